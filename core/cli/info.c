@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordon probe | plugins | version, and output helpers. */
+#include "config.h"
+
+#include "cli.h"
+
+#include <cordon/plugin.h>
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int cli_parse_duration(const char *s, uint64_t *ret_ms)
+{
+	char *end = NULL;
+	if (!s || !g_ascii_isdigit(*s))
+		return -1;
+	guint64 v = g_ascii_strtoull(s, &end, 10);
+	uint64_t mul;
+	if (strcmp(end, "ms") == 0)
+		mul = 1;
+	else if (strcmp(end, "s") == 0 || *end == '\0')
+		mul = 1000;
+	else if (strcmp(end, "m") == 0)
+		mul = 60000;
+	else if (strcmp(end, "h") == 0)
+		mul = 3600000;
+	else
+		return -1;
+	if (v == 0 || v > UINT64_MAX / mul)
+		return -1;
+	*ret_ms = v * mul;
+	return 0;
+}
+
+char *cli_json_string(const char *s, size_t len)
+{
+	GString *o = g_string_new("\"");
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		switch (c) {
+		case '"': g_string_append(o, "\\\""); break;
+		case '\\': g_string_append(o, "\\\\"); break;
+		case '\n': g_string_append(o, "\\n"); break;
+		case '\r': g_string_append(o, "\\r"); break;
+		case '\t': g_string_append(o, "\\t"); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				g_string_append_printf(o, "\\u%04x", c);
+			else
+				g_string_append_c(o, (char)c);
+		}
+	}
+	g_string_append_c(o, '"');
+	return g_string_free(o, FALSE);
+}
+
+static void write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+int cli_print_result(const cordon_result *res, const char *tier, cordon_containment c, bool json)
+{
+	size_t olen, elen;
+	const char *out = cordon_result_output(res, 1, &olen);
+	const char *err = cordon_result_output(res, 2, &elen);
+	int status = cordon_result_exit_code(res);
+	if (json) {
+		g_autofree char *jo = cli_json_string(out, olen);
+		g_autofree char *je = cli_json_string(err, elen);
+		printf("{\"tier\":\"%s\",\"containment\":\"%s\",\"exit_code\":%d,\"signal\":%d,"
+		       "\"timed_out\":%s,\"oom_killed\":%s,\"truncated\":%s,\"stdout\":%s,\"stderr\":%s}\n",
+		       tier, cordon_containment_to_string(c), status, cordon_result_signal(res),
+		       cordon_result_timed_out(res) ? "true" : "false",
+		       cordon_result_oom_killed(res) ? "true" : "false",
+		       cordon_result_truncated(res, 0) ? "true" : "false", jo, je);
+		return status;
+	}
+	write_all(STDOUT_FILENO, out, olen);
+	write_all(STDERR_FILENO, err, elen);
+	if (cordon_result_truncated(res, 0))
+		fprintf(stderr, "cordon: output was truncated at the tier's cap\n");
+	if (cordon_result_timed_out(res))
+		fprintf(stderr, "cordon: the work timed out and was killed\n");
+	if (cordon_result_oom_killed(res))
+		fprintf(stderr, "cordon: the work ran out of memory and was killed\n");
+	return status;
+}
+
+static int parse_simple(int *argc, char ***argv, const char *what, GOptionEntry *entries)
+{
+	g_autoptr(GOptionContext) oc = g_option_context_new(what);
+	g_option_context_add_main_entries(oc, entries, NULL);
+	g_autoptr(GError) gerr = NULL;
+	if (!g_option_context_parse(oc, argc, argv, &gerr))
+		return cli_usage_error("%s", gerr->message);
+	if (*argc > 1)
+		return cli_usage_error("unexpected argument '%s'", (*argv)[1]);
+	return 0;
+}
+
+int cli_cmd_probe(int argc, char **argv)
+{
+	g_autofree char *policy = NULL, *plugin_dir = NULL;
+	gboolean json = FALSE;
+	GOptionEntry entries[] = {
+		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per tier", NULL },
+		{ NULL }
+	};
+	int r = parse_simple(&argc, &argv, "- report whether each tier can run work on this host", entries);
+	if (r)
+		return r;
+	cordon_context *ctx = NULL;
+	if ((r = cli_open_context(policy, plugin_dir, false, &ctx)))
+		return r;
+	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++) {
+		cordon_probe_report *rep = NULL;
+		cordon_error *err = NULL;
+		if (cordon_context_probe_tier(ctx, i, &rep, &err) < 0) {
+			r = cli_report(err);
+			break;
+		}
+		const char *name = cordon_context_tier_name(ctx, i);
+		const char *drv = cordon_context_tier_driver(ctx, i);
+		const char *reason = cordon_probe_report_reason(rep);
+		const char *cont = cordon_containment_to_string(cordon_probe_report_containment(rep));
+		bool ok = cordon_probe_report_available(rep);
+		if (json) {
+			g_autofree char *jr = cli_json_string(reason, strlen(reason));
+			printf("{\"tier\":\"%s\",\"driver\":\"%s\",\"available\":%s,\"containment\":\"%s\",\"reason\":%s}\n",
+			       name, drv, ok ? "true" : "false", cont, jr);
+		} else {
+			printf("%-12s %-8s %-11s %-16s %s\n", name, drv, ok ? "available" : "unavailable",
+			       cont, reason);
+		}
+		cordon_probe_report_free(rep);
+	}
+	cordon_context_free(ctx);
+	return r;
+}
+
+int cli_cmd_plugins(int argc, char **argv)
+{
+	g_autofree char *plugin_dir = NULL;
+	gboolean json = FALSE;
+	GOptionEntry entries[] = {
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per plugin", NULL },
+		{ NULL }
+	};
+	int r = parse_simple(&argc, &argv, "- list every plugin found: loaded, or why it was refused", entries);
+	if (r)
+		return r;
+	cordon_context *ctx = NULL;
+	if ((r = cli_open_context(NULL, plugin_dir, true, &ctx)))
+		return r;
+	size_t n = cordon_context_plugin_count(ctx);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = cordon_context_plugin_name(ctx, i);
+		const char *detail = cordon_context_plugin_detail(ctx, i);
+		const char *drivers = cordon_context_plugin_drivers(ctx, i);
+		bool loaded = cordon_context_plugin_loaded(ctx, i);
+		if (json) {
+			g_autofree char *jd = cli_json_string(detail, strlen(detail));
+			printf("{\"plugin\":\"%s\",\"loaded\":%s,\"%s\":%s,\"drivers\":\"%s\"}\n", name,
+			       loaded ? "true" : "false", loaded ? "version" : "reason", jd, drivers);
+		} else {
+			printf("%-12s %-8s %s%s%s\n", name, loaded ? "loaded" : "refused", detail,
+			       loaded ? "  drivers: " : "", loaded ? drivers : "");
+		}
+	}
+	if (n == 0 && !json)
+		printf("no plugins found\n");
+	cordon_context_free(ctx);
+	return 0;
+}
+
+int cli_cmd_version(int argc, char **argv)
+{
+	printf("cordon %s (plugin ABI %d.%d, default plugin directory %s)\n", PACKAGE_VERSION,
+	       CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, CORDON_PLUGINDIR);
+	return 0;
+}

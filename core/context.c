@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Context creation: policy, drivers (built-in and plugins), tiers, probes. */
+#include "config.h"
+
+#include "context.h"
+#include "loader.h"
+#include "local/local.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* ---- options ------------------------------------------------------------- */
+
+cordon_options *cordon_options_new(void)
+{
+	cordon_options *o = g_new0(cordon_options, 1);
+	o->extra_plugins = g_ptr_array_new_with_free_func(g_free);
+	return o;
+}
+
+void cordon_options_free(cordon_options *o)
+{
+	if (!o)
+		return;
+	g_free(o->policy_path);
+	g_free(o->policy_text);
+	g_free(o->policy_name);
+	g_free(o->plugin_dir);
+	g_ptr_array_unref(o->extra_plugins);
+	g_free(o);
+}
+
+static int bad_option(cordon_error **reterr, const char *what)
+{
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument", "%s", what);
+}
+
+int cordon_options_set_policy_file(cordon_options *o, const char *path, cordon_error **reterr)
+{
+	if (!o || !path || !*path)
+		return bad_option(reterr, "a policy file path is required");
+	g_free(o->policy_path);
+	o->policy_path = g_strdup(path);
+	return 0;
+}
+
+int cordon_options_set_policy_text(cordon_options *o, const char *text, size_t len,
+				   const char *name, cordon_error **reterr)
+{
+	if (!o || (!text && len))
+		return bad_option(reterr, "policy text is required");
+	g_free(o->policy_text);
+	o->policy_text = g_malloc(len + 1);
+	if (len)
+		memcpy(o->policy_text, text, len);
+	o->policy_text[len] = '\0';
+	o->policy_len = len;
+	g_free(o->policy_name);
+	o->policy_name = g_strdup(name ? name : "<policy>");
+	return 0;
+}
+
+int cordon_options_set_plugin_dir(cordon_options *o, const char *dir, cordon_error **reterr)
+{
+	if (!o || !dir || dir[0] != '/')
+		return bad_option(reterr, "the plugin directory must be an absolute path");
+	g_free(o->plugin_dir);
+	o->plugin_dir = g_strdup(dir);
+	return 0;
+}
+
+int cordon_options_add_plugin(cordon_options *o, const char *name, cordon_error **reterr)
+{
+	if (!o || !name || !*name)
+		return bad_option(reterr, "a plugin name is required");
+	g_ptr_array_add(o->extra_plugins, g_strdup(name));
+	return 0;
+}
+
+void cordon_options_set_load_all_plugins(cordon_options *o, bool all)
+{
+	if (o)
+		o->load_all_plugins = all;
+}
+
+/* ---- drivers --------------------------------------------------------------- */
+
+static bool valid_driver_name(const char *s)
+{
+	if (!s || !*s || strlen(s) > 64)
+		return false;
+	for (; *s; s++)
+		if (!(g_ascii_islower(*s) || g_ascii_isdigit(*s) || *s == '_' || *s == '-'))
+			return false;
+	return true;
+}
+
+int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
+			    const cordon_plugin_driver *drv, cordon_error **reterr)
+{
+	const char *who = plugin ? plugin->name : "core";
+	if (!drv || drv->size < offsetof(cordon_plugin_driver, configure))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+				 "%s: driver table too small", who);
+	/* A table from a newer plugin must not carry operations we would ignore. */
+	for (size_t i = sizeof(cordon_plugin_driver); i < drv->size; i++)
+		if (((const uint8_t *)drv)[i])
+			return error_set(reterr, EPROTO, CORDON_ERROR_INVALID, "plugin_invalid",
+					 "%s: driver table has %u bytes, %zu known, and the rest is "
+					 "not zero", who, drv->size, sizeof(cordon_plugin_driver));
+	if (!valid_driver_name(drv->name))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+				 "%s: driver name must match [a-z0-9_-]+", who);
+	if (context_find_driver(ctx, drv->name))
+		return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, "plugin_duplicate",
+				 "%s: driver '%s' is already registered", who, drv->name);
+	if (drv->flags)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+				 "%s: unknown driver flags 0x%x", who, drv->flags);
+	driver_entry *e = g_new0(driver_entry, 1);
+	memcpy(&e->ops, drv, MIN((size_t)drv->size, sizeof(e->ops)));
+	e->ops.size = sizeof(e->ops);
+	e->plugin = plugin;
+	g_ptr_array_add(ctx->drivers, e);
+	return 0;
+}
+
+const driver_entry *context_find_driver(const cordon_context *ctx, const char *name)
+{
+	for (guint i = 0; i < ctx->drivers->len; i++) {
+		const driver_entry *e = ctx->drivers->pdata[i];
+		if (strcmp(e->ops.name, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+tier_runtime *context_find_tier(const cordon_context *ctx, const char *name)
+{
+	for (guint i = 0; i < ctx->tiers->len; i++) {
+		tier_runtime *t = ctx->tiers->pdata[i];
+		if (strcmp(t->cfg->name, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* ---- tiers ------------------------------------------------------------------- */
+
+static void tier_free(gpointer p)
+{
+	tier_runtime *t = p;
+	if (t->state && t->driver->ops.unconfigure)
+		t->driver->ops.unconfigure(t->state);
+	g_free(t->unusable);
+	g_mutex_clear(&t->lock);
+	g_free(t);
+}
+
+static const char *plugin_hint(const cordon_context *ctx, const char *driver)
+{
+	for (guint i = 0; i < ctx->plugins->len; i++) {
+		const plugin_record *p = ctx->plugins->pdata[i];
+		if (strcmp(p->name, driver) == 0 && !p->loaded)
+			return p->detail;
+	}
+	return NULL;
+}
+
+static int configure_tier(cordon_context *ctx, const policy_tier *cfg, cordon_error **reterr)
+{
+	tier_runtime *t = g_new0(tier_runtime, 1);
+	g_mutex_init(&t->lock);
+	t->cfg = cfg;
+	t->driver = context_find_driver(ctx, cfg->driver);
+	g_ptr_array_add(ctx->tiers, t);
+	if (!t->driver) {
+		const char *why = plugin_hint(ctx, cfg->driver);
+		t->unusable = why ? g_strdup_printf("driver %s was refused: %s", cfg->driver, why)
+				  : g_strdup_printf("driver %s is not loaded", cfg->driver);
+		return 0;
+	}
+	int r = policy_check_section(ctx->policy, cfg, t->driver->ops.config_keys, reterr);
+	if (r < 0)
+		return r;
+	if (!t->driver->ops.configure)
+		return 0;
+	struct cordon_plugin_config pc = { cfg, ctx->policy->source, t->driver->ops.config_keys };
+	struct cordon_plugin_error perr = { 0 };
+	r = t->driver->ops.configure(t->driver->ops.data, &pc, &t->state, &perr);
+	r = error_from_plugin(reterr, &perr, r, cfg->name);
+	if (r < 0)
+		error_prefix(reterr, "tier %s", cfg->name);
+	return r;
+}
+
+void context_probe(tier_runtime *t, gint64 max_age_us, cordon_plugin_probe *ret)
+{
+	g_mutex_lock(&t->lock);
+	gint64 now = g_get_monotonic_time();
+	if (!t->probed_at || now - t->probed_at > max_age_us || max_age_us == 0) {
+		cordon_plugin_probe pr = { .size = sizeof(pr) };
+		int r = t->driver->ops.probe ? t->driver->ops.probe(t->state, &pr) : -ENOTSUP;
+		pr.reason[sizeof(pr.reason) - 1] = '\0';
+		if (r < 0) {
+			pr.available = 0;
+			if (!pr.reason[0])
+				g_snprintf(pr.reason, sizeof(pr.reason), "probe failed: %s",
+					   g_strerror(-r));
+		}
+		/* Never more than the scale allows; unknown counts as the weakest. */
+		if (pr.containment < CORDON_CONTAINMENT_PROCESS_JAIL ||
+		    pr.containment > CORDON_CONTAINMENT_REMOTE)
+			pr.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
+		t->probe = pr;
+		t->probed_at = now;
+	}
+	*ret = t->probe;
+	g_mutex_unlock(&t->lock);
+}
+
+/* ---- the context --------------------------------------------------------------- */
+
+static void plugin_record_free(gpointer p)
+{
+	plugin_record *r = p;
+	g_free(r->name);
+	g_free(r->path);
+	g_free(r->detail);
+	g_free(r->drivers);
+	g_free(r->version);
+	g_free(r->description);
+	g_free(r->license);
+	g_free(r);
+}
+
+static int load_policy(const cordon_options *o, cordon_policy **ret, cordon_error **reterr)
+{
+	if (o && o->policy_text)
+		return policy_parse(o->policy_text, o->policy_len, o->policy_name, ret, reterr);
+	if (o && o->policy_path)
+		return policy_load_file(o->policy_path, ret, reterr);
+	*ret = policy_new_default();
+	return 0;
+}
+
+static int load_plugins(cordon_context *ctx, const cordon_options *o, cordon_error **reterr)
+{
+	const char *dir = (o && o->plugin_dir) ? o->plugin_dir
+			  : ctx->policy->plugin_dir ? ctx->policy->plugin_dir
+						    : CORDON_PLUGINDIR;
+	g_autoptr(GPtrArray) names = g_ptr_array_new();
+	for (guint i = 0; i < ctx->policy->plugin_load->len; i++)
+		g_ptr_array_add(names, ctx->policy->plugin_load->pdata[i]);
+	for (guint i = 0; o && i < o->extra_plugins->len; i++)
+		g_ptr_array_add(names, o->extra_plugins->pdata[i]);
+	g_ptr_array_add(names, NULL);
+	bool all = o && o->load_all_plugins;
+	if (names->len == 1 && !all)
+		return 0;
+	return loader_load(ctx, dir, (const char *const *)names->pdata, all, reterr);
+}
+
+int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon_error **reterr)
+{
+	if (!ret_ctx)
+		return bad_option(reterr, "ret_ctx is required");
+	cordon_context *ctx = g_new0(cordon_context, 1);
+	ctx->plugins = g_ptr_array_new_with_free_func(plugin_record_free);
+	ctx->drivers = g_ptr_array_new_with_free_func(g_free);
+	ctx->tiers = g_ptr_array_new_with_free_func(tier_free);
+	g_mutex_init(&ctx->audit_lock);
+
+	int r = load_policy(o, &ctx->policy, reterr);
+	if (r >= 0)
+		r = context_register_driver(ctx, NULL, &local_driver, reterr);
+	if (r >= 0)
+		r = load_plugins(ctx, o, reterr);
+	for (guint i = 0; r >= 0 && i < ctx->policy->tiers->len; i++)
+		r = configure_tier(ctx, ctx->policy->tiers->pdata[i], reterr);
+	if (r < 0) {
+		cordon_context_free(ctx);
+		return r;
+	}
+	*ret_ctx = ctx;
+	return 0;
+}
+
+void cordon_context_free(cordon_context *ctx)
+{
+	if (!ctx)
+		return;
+	/* Tiers first: unconfigure runs driver code that must still be mapped.
+	 * Plugin modules stay resident (never unloaded). */
+	g_ptr_array_unref(ctx->tiers);
+	g_ptr_array_unref(ctx->drivers);
+	g_ptr_array_unref(ctx->plugins);
+	policy_free(ctx->policy);
+	g_mutex_clear(&ctx->audit_lock);
+	g_free(ctx);
+}
+
+/* ---- listings -------------------------------------------------------------------- */
+
+static const plugin_record *plugin_at(const cordon_context *ctx, size_t i)
+{
+	return ctx && i < ctx->plugins->len ? ctx->plugins->pdata[i] : NULL;
+}
+
+size_t cordon_context_plugin_count(const cordon_context *ctx)
+{
+	return ctx ? ctx->plugins->len : 0;
+}
+
+const char *cordon_context_plugin_name(const cordon_context *ctx, size_t i)
+{
+	const plugin_record *p = plugin_at(ctx, i);
+	return p ? p->name : NULL;
+}
+
+bool cordon_context_plugin_loaded(const cordon_context *ctx, size_t i)
+{
+	const plugin_record *p = plugin_at(ctx, i);
+	return p && p->loaded;
+}
+
+const char *cordon_context_plugin_detail(const cordon_context *ctx, size_t i)
+{
+	const plugin_record *p = plugin_at(ctx, i);
+	return p ? p->detail : NULL;
+}
+
+const char *cordon_context_plugin_drivers(const cordon_context *ctx, size_t i)
+{
+	const plugin_record *p = plugin_at(ctx, i);
+	return p ? (p->drivers ? p->drivers : "") : NULL;
+}
+
+size_t cordon_context_tier_count(const cordon_context *ctx)
+{
+	return ctx ? ctx->tiers->len : 0;
+}
+
+static const tier_runtime *tier_at(const cordon_context *ctx, size_t i)
+{
+	return ctx && i < ctx->tiers->len ? ctx->tiers->pdata[i] : NULL;
+}
+
+const char *cordon_context_tier_name(const cordon_context *ctx, size_t i)
+{
+	const tier_runtime *t = tier_at(ctx, i);
+	return t ? t->cfg->name : NULL;
+}
+
+const char *cordon_context_tier_driver(const cordon_context *ctx, size_t i)
+{
+	const tier_runtime *t = tier_at(ctx, i);
+	return t ? t->cfg->driver : NULL;
+}
+
+struct cordon_probe_report {
+	cordon_plugin_probe probe;
+};
+
+int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report **ret,
+			      cordon_error **reterr)
+{
+	tier_runtime *t = (tier_runtime *)tier_at(ctx, i);
+	if (!t || !ret)
+		return bad_option(reterr, "no such tier");
+	cordon_probe_report *rep = g_new0(cordon_probe_report, 1);
+	if (t->unusable) {
+		rep->probe.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
+		g_strlcpy(rep->probe.reason, t->unusable, sizeof(rep->probe.reason));
+	} else {
+		context_probe(t, 0, &rep->probe);
+	}
+	*ret = rep;
+	return 0;
+}
+
+bool cordon_probe_report_available(const cordon_probe_report *r)
+{
+	return r && r->probe.available;
+}
+
+cordon_containment cordon_probe_report_containment(const cordon_probe_report *r)
+{
+	return r ? (cordon_containment)r->probe.containment : CORDON_CONTAINMENT_PROCESS_JAIL;
+}
+
+const char *cordon_probe_report_reason(const cordon_probe_report *r)
+{
+	return r ? r->probe.reason : "";
+}
+
+void cordon_probe_report_free(cordon_probe_report *r)
+{
+	g_free(r);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The context: loaded plugins, registered drivers, configured tiers. */
+#pragma once
+
+#include "error.h"
+#include "policy.h"
+
+#include <cordon/cordon.h>
+#include <cordon/plugin.h>
+#include <glib.h>
+
+/* A plugin file seen by the loader, loaded or refused. */
+typedef struct plugin_record {
+	char *name;    /* file base name */
+	char *path;
+	bool loaded;
+	int errnum;    /* positive errno of the refusal */
+	char *detail;  /* version when loaded, one-line reason when refused */
+	char *drivers; /* comma-separated driver names */
+	char *version, *description, *license;
+} plugin_record;
+
+/* A registered driver (a plugin's, or the built-in local one). */
+typedef struct driver_entry {
+	cordon_plugin_driver ops;      /* normalised copy: unknown tail refused, missing ops NULL */
+	const plugin_record *plugin;   /* NULL for built-in drivers */
+} driver_entry;
+
+/* What a plugin's configure reads: the tier's section checked against the
+ * driver's declared keys. */
+struct cordon_plugin_config {
+	const policy_tier *tier;
+	const char *source; /* policy file name, for positions */
+	const cordon_plugin_config_key *keys;
+};
+
+/* A tier of the policy, bound to its driver. */
+typedef struct tier_runtime {
+	const policy_tier *cfg;
+	const driver_entry *driver; /* NULL when the driver is not registered */
+	void *state;                /* the driver's configure result */
+	char *unusable;             /* why the tier cannot be used (no driver, configure failed) */
+	GMutex lock;                /* guards the probe cache */
+	cordon_plugin_probe probe;
+	gint64 probed_at;           /* monotonic µs; 0: never */
+} tier_runtime;
+
+struct cordon_options {
+	char *policy_path;
+	char *policy_text;
+	size_t policy_len;
+	char *policy_name;
+	char *plugin_dir;
+	GPtrArray *extra_plugins;
+	bool load_all_plugins;
+};
+
+struct cordon_context {
+	cordon_policy *policy;
+	GPtrArray *plugins; /* plugin_record* */
+	GPtrArray *drivers; /* driver_entry* */
+	GPtrArray *tiers;   /* tier_runtime* */
+	GMutex audit_lock;
+};
+
+/* Handed to a plugin's init: where its drivers register. */
+struct cordon_plugin_registrar {
+	cordon_context *ctx;
+	plugin_record *plugin; /* NULL for built-in drivers */
+	cordon_error *err;     /* the first registration failure */
+	unsigned count;
+};
+
+/* The host services table handed to plugins (and used by built-in drivers). */
+extern const cordon_host cordon_host_services CORDON_HIDDEN;
+
+/* Registers a driver (validates name and table; copies the table). */
+int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
+			    const cordon_plugin_driver *drv, cordon_error **reterr) CORDON_HIDDEN;
+const driver_entry *context_find_driver(const cordon_context *ctx, const char *name) CORDON_HIDDEN;
+tier_runtime *context_find_tier(const cordon_context *ctx, const char *name) CORDON_HIDDEN;
+/* Probes through the cache (max_age_us 0: always fresh). */
+void context_probe(tier_runtime *t, gint64 max_age_us, cordon_plugin_probe *ret) CORDON_HIDDEN;

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * <cordon/cordon.h>: the embedding API of libcordon.
+ *
+ * cordon runs work under the isolation tier its trust level requires and
+ * refuses rather than downgrades. A host opens one context (policy, loaded
+ * drivers), asks it for a sandbox for a request, and runs work in the sandbox.
+ *
+ * Conventions (docs/embedding.md, docs/error-handling.md):
+ *  - Every fallible call returns int: >= 0 on success (0 or a count), a
+ *    negative errno on failure. The optional last parameter `reterr`, when not
+ *    NULL, receives a cordon_error the caller owns (cordon_error_free).
+ *  - Output parameters are named ret_*, written only on success.
+ *  - "borrowed": the callee does not keep the pointer past the call.
+ *    "owned by caller": the caller frees it with the named destructor.
+ *    All destructors accept NULL.
+ *  - A context and its sandboxes may be used from many threads at once.
+ *  - A non-zero exit of the work is a result, never an error: an error means
+ *    the work could not run.
+ */
+#ifndef CORDON_CORDON_H
+#define CORDON_CORDON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden visibility; what this header declares is
+ * its whole public surface. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
+#define CORDON_VERSION_MAJOR 0
+#define CORDON_VERSION_MINOR 1
+
+/* ---- errors ------------------------------------------------------------ */
+
+typedef enum cordon_error_class {
+	CORDON_ERROR_TERMINAL = 1,  /* the work could not run; retrying will not help */
+	CORDON_ERROR_FORBIDDEN = 2, /* refused by policy; the answer is a stronger tier */
+	CORDON_ERROR_TRANSIENT = 3, /* may succeed later (daemon restarting, busy) */
+	CORDON_ERROR_CANCELLED = 4, /* the caller cancelled or a deadline passed */
+	CORDON_ERROR_INVALID = 5,   /* the caller passed bad input */
+} cordon_error_class;
+
+typedef struct cordon_error cordon_error;
+
+/* The class, never 0. */
+cordon_error_class cordon_error_get_class(const cordon_error *err);
+/* A stable machine-readable code, e.g. "sandbox_denied". Borrowed from err. */
+const char *cordon_error_get_code(const cordon_error *err);
+/* A one-line human message. Borrowed from err. */
+const char *cordon_error_get_message(const cordon_error *err);
+/* The positive errno the failing call returned negated. */
+int cordon_error_get_errno(const cordon_error *err);
+/* "forbidden", "terminal", ... Static string. */
+const char *cordon_error_class_name(cordon_error_class cls);
+void cordon_error_free(cordon_error *err);
+
+/* ---- vocabulary ----------------------------------------------------------- */
+
+typedef enum cordon_trust {
+	CORDON_TRUST_TRUSTED = 1,
+	CORDON_TRUST_SEMI_TRUSTED = 2,
+	CORDON_TRUST_UNTRUSTED = 3,
+} cordon_trust;
+
+/* Ordered: a larger value contains more. */
+typedef enum cordon_containment {
+	CORDON_CONTAINMENT_PROCESS_JAIL = 1,
+	CORDON_CONTAINMENT_KERNEL = 2,
+	CORDON_CONTAINMENT_CONTAINER = 3,
+	CORDON_CONTAINMENT_USERSPACE_KERNEL = 4,
+	CORDON_CONTAINMENT_MICROVM = 5,
+	CORDON_CONTAINMENT_REMOTE = 6,
+} cordon_containment;
+
+/* Parses "trusted", "semi-trusted", "untrusted". Anything else, NULL
+ * included, fails closed to CORDON_TRUST_UNTRUSTED. */
+cordon_trust cordon_trust_from_string(const char *s);
+const char *cordon_trust_to_string(cordon_trust t);
+/* Returns 0 for an unknown name. */
+cordon_containment cordon_containment_from_string(const char *s);
+const char *cordon_containment_to_string(cordon_containment c);
+
+/* ---- context ---------------------------------------------------------- */
+
+typedef struct cordon_options cordon_options;
+typedef struct cordon_context cordon_context;
+
+cordon_options *cordon_options_new(void);
+void cordon_options_free(cordon_options *opts);
+/* The policy to use; without one, the built-in default policy. path and text
+ * are copied. text need not be NUL-terminated. */
+int cordon_options_set_policy_file(cordon_options *opts, const char *path, cordon_error **reterr);
+int cordon_options_set_policy_text(cordon_options *opts, const char *text, size_t len,
+				   const char *name, cordon_error **reterr);
+/* Overrides the plugin directory of the policy and the configure-time default.
+ * Must be absolute. Copied. */
+int cordon_options_set_plugin_dir(cordon_options *opts, const char *dir, cordon_error **reterr);
+/* Loads this plugin even if the policy does not list it (tests, the CLI's
+ * `plugins` listing). name is copied. */
+int cordon_options_add_plugin(cordon_options *opts, const char *name, cordon_error **reterr);
+/* Loads every plugin found in the directory (the CLI's `plugins` listing). */
+void cordon_options_set_load_all_plugins(cordon_options *opts, bool all);
+
+/* Loads plugins, configures tiers. opts is borrowed (may be NULL: defaults).
+ * *ret_ctx is owned by the caller (cordon_context_free). A plugin that is
+ * refused does not fail the context: see cordon_context_plugin_*. */
+int cordon_context_new(const cordon_options *opts, cordon_context **ret_ctx, cordon_error **reterr);
+void cordon_context_free(cordon_context *ctx);
+
+/* Plugins seen at context creation, loaded or refused. Index < count. Strings
+ * are borrowed from ctx. */
+size_t cordon_context_plugin_count(const cordon_context *ctx);
+const char *cordon_context_plugin_name(const cordon_context *ctx, size_t i);
+bool cordon_context_plugin_loaded(const cordon_context *ctx, size_t i);
+/* Version when loaded; the one-line refusal reason when refused. */
+const char *cordon_context_plugin_detail(const cordon_context *ctx, size_t i);
+/* Comma-separated driver names the plugin registered ("" when refused). */
+const char *cordon_context_plugin_drivers(const cordon_context *ctx, size_t i);
+
+/* ---- probing ---------------------------------------------------------- */
+
+/* Tiers configured by the policy, in policy order. Strings borrowed from ctx. */
+size_t cordon_context_tier_count(const cordon_context *ctx);
+const char *cordon_context_tier_name(const cordon_context *ctx, size_t i);
+const char *cordon_context_tier_driver(const cordon_context *ctx, size_t i);
+
+typedef struct cordon_probe_report cordon_probe_report;
+
+/* Probes tier i now (bypassing the probe cache). *ret is owned by the caller. */
+int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report **ret,
+			      cordon_error **reterr);
+bool cordon_probe_report_available(const cordon_probe_report *r);
+/* The containment the tier provides on this host (process-jail when unknown). */
+cordon_containment cordon_probe_report_containment(const cordon_probe_report *r);
+/* Plain-language reason: what was found or what is missing. Borrowed. */
+const char *cordon_probe_report_reason(const cordon_probe_report *r);
+void cordon_probe_report_free(cordon_probe_report *r);
+
+/* ---- requests and decisions -------------------------------------------- */
+
+typedef struct cordon_request cordon_request;
+
+typedef enum cordon_limit {
+	CORDON_LIMIT_WALL_MS = 0,     /* wall time of one run, milliseconds */
+	CORDON_LIMIT_MEMORY = 1,      /* bytes */
+	CORDON_LIMIT_PIDS = 2,        /* tasks */
+	CORDON_LIMIT_CPU_MILLI = 3,   /* thousandths of a CPU */
+	CORDON_LIMIT_OUTPUT = 4,      /* bytes per output stream */
+	CORDON_LIMIT_NOFILE = 5,      /* open files */
+	CORDON_LIMIT_FSIZE = 6,       /* bytes, largest file written */
+	CORDON_LIMIT_COUNT_ = 7,
+} cordon_limit;
+
+typedef enum cordon_egress {
+	CORDON_EGRESS_DENY = 0,
+	CORDON_EGRESS_GOVERNED = 1,
+	CORDON_EGRESS_ALLOW = 2,
+} cordon_egress;
+
+/* Unknown trust strings fail closed to untrusted. trust is copied. */
+cordon_request *cordon_request_new(const char *trust);
+void cordon_request_free(cordon_request *req);
+/* Asks for this tier by name; it must still be a candidate for the trust. */
+int cordon_request_set_tier(cordon_request *req, const char *tier, cordon_error **reterr);
+int cordon_request_add_label(cordon_request *req, const char *key, const char *value,
+			     cordon_error **reterr);
+/* The host directory the work may write (absolute). For the local driver it is
+ * the sandbox root; without one, a private temporary directory is made and
+ * removed at close. */
+int cordon_request_set_workspace(cordon_request *req, const char *dir, cordon_error **reterr);
+int cordon_request_set_limit(cordon_request *req, cordon_limit which, uint64_t value,
+			     cordon_error **reterr);
+/* Grants one environment variable to every command of the sandbox. The value
+ * is never logged or audited. Loader-influencing names (LD_*, ...) are refused. */
+int cordon_request_grant_env(cordon_request *req, const char *key, const char *value,
+			     cordon_error **reterr);
+int cordon_request_set_egress(cordon_request *req, cordon_egress egress, cordon_error **reterr);
+int cordon_request_set_image(cordon_request *req, const char *image, cordon_error **reterr);
+
+typedef struct cordon_decision cordon_decision;
+
+/* Decides without opening anything (a dry run). Returns 0 and a decision when
+ * admitted; a refusal is -EPERM with a forbidden error AND a decision (when
+ * ret_decision is not NULL) so the host can read every candidate's verdict. */
+int cordon_decide(cordon_context *ctx, const cordon_request *req, cordon_decision **ret_decision,
+		  cordon_error **reterr);
+bool cordon_decision_admitted(const cordon_decision *d);
+/* NULL when refused. Borrowed. */
+const char *cordon_decision_tier(const cordon_decision *d);
+cordon_containment cordon_decision_containment(const cordon_decision *d);
+cordon_containment cordon_decision_requirement(const cordon_decision *d);
+cordon_trust cordon_decision_trust(const cordon_decision *d);
+size_t cordon_decision_candidate_count(const cordon_decision *d);
+const char *cordon_decision_candidate_tier(const cordon_decision *d, size_t i);
+bool cordon_decision_candidate_chosen(const cordon_decision *d, size_t i);
+/* Why the candidate was passed over ("unavailable: ...", "container < microvm",
+ * "rule untrusted-offline"), or "chosen". Borrowed. */
+const char *cordon_decision_candidate_reason(const cordon_decision *d, size_t i);
+/* The decision as one JSON object; owned by caller (free()). */
+char *cordon_decision_to_json(const cordon_decision *d);
+void cordon_decision_free(cordon_decision *d);
+
+/* ---- sandboxes ------------------------------------------------------------ */
+
+typedef struct cordon_sandbox cordon_sandbox;
+
+/* Decides and opens. *ret_sb is owned by the caller (cordon_sandbox_close).
+ * req is borrowed. */
+int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_sandbox **ret_sb,
+			cordon_error **reterr);
+/* Ends everything the sandbox started and releases it. Safe on NULL. */
+void cordon_sandbox_close(cordon_sandbox *sb);
+cordon_containment cordon_sandbox_containment(const cordon_sandbox *sb);
+/* Borrowed from sb. */
+const char *cordon_sandbox_tier(const cordon_sandbox *sb);
+
+/* Options for one run. Zero-initialise with CORDON_RUN_OPTIONS_INIT; fields
+ * added later go at the end, and `size` tells the library which exist. */
+typedef struct cordon_run_options {
+	uint32_t size;
+	uint32_t flags;            /* no flags defined yet; must be 0 */
+	uint64_t timeout_ms;       /* 0: the tier's wall limit (always finite) */
+	const char *const *env;    /* NULL-terminated "KEY=VALUE" grants for this run; borrowed */
+	const char *workdir;       /* relative to the sandbox root; NULL: the root */
+	const void *stdin_data;    /* written to the work's stdin, then closed; borrowed */
+	size_t stdin_len;
+	int cancel_fd;             /* readable => cancel; -1 for none */
+	uint32_t reserved_;
+	uint64_t output_cap;       /* bytes per stream kept; 0: the tier's limit (16 MiB default) */
+} cordon_run_options;
+
+#define CORDON_RUN_OPTIONS_INIT { sizeof(cordon_run_options), 0, 0, NULL, NULL, NULL, 0, -1, 0, 0 }
+
+typedef struct cordon_result cordon_result;
+
+/* Exit code; 128+signal when killed by a signal (as a shell reports it). */
+int cordon_result_exit_code(const cordon_result *r);
+/* The signal that ended the work, 0 when it exited. */
+int cordon_result_signal(const cordon_result *r);
+bool cordon_result_timed_out(const cordon_result *r);
+bool cordon_result_cancelled(const cordon_result *r);
+bool cordon_result_oom_killed(const cordon_result *r);
+/* stream: 1 stdout, 2 stderr, 0 both interleaved as they arrived. Borrowed;
+ * NUL-terminated for convenience, *len excludes the NUL. */
+const char *cordon_result_output(const cordon_result *r, int stream, size_t *len);
+/* True when the stream (0: either) exceeded its cap and was cut. */
+bool cordon_result_truncated(const cordon_result *r, int stream);
+void cordon_result_free(cordon_result *r);
+
+/* Runs argv (no shell) to completion. argv is NULL-terminated and borrowed;
+ * opts may be NULL. */
+int cordon_sandbox_run(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *opts,
+		       cordon_result **ret_result, cordon_error **reterr);
+/* Runs one shell line through the sandbox's /bin/sh -c. */
+int cordon_sandbox_exec(cordon_sandbox *sb, const char *line, const cordon_run_options *opts,
+			cordon_result **ret_result, cordon_error **reterr);
+
+/* Called with output as it comes (stream 1 or 2). Return non-zero to cancel. */
+typedef int (*cordon_output_fn)(void *user, int stream, const void *data, size_t len);
+
+/* Runs argv delivering output live; returns when the work ends, times out or
+ * is cancelled (by cancel_fd or the callback). The result carries status only
+ * (no captured output). */
+int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv,
+			  const cordon_run_options *opts, cordon_output_fn fn, void *user,
+			  cordon_result **ret_result, cordon_error **reterr);
+
+typedef struct cordon_serve cordon_serve;
+
+/* Starts argv in the background. port, when not 0, is the port the server
+ * listens on inside the sandbox, to be reachable from the host loopback.
+ * *ret is owned by the caller (cordon_serve_free stops it first). */
+int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t port,
+			 const cordon_run_options *opts, cordon_serve **ret, cordon_error **reterr);
+/* "127.0.0.1:PORT" on the host, or NULL when no port was asked or not known
+ * yet. Owned by caller (free()). */
+char *cordon_serve_address(cordon_serve *s);
+bool cordon_serve_running(cordon_serve *s);
+/* The retained tail of combined output; owned by caller (free()). */
+char *cordon_serve_output(cordon_serve *s);
+/* Waits up to timeout_ms (negative: forever) for the server to end. Returns
+ * 0 and the result when it ended, -ETIMEDOUT when still running. */
+int cordon_serve_wait(cordon_serve *s, int64_t timeout_ms, cordon_result **ret_result,
+		      cordon_error **reterr);
+/* Ends the server and everything it started. Idempotent. */
+int cordon_serve_stop(cordon_serve *s, cordon_error **reterr);
+void cordon_serve_free(cordon_serve *s);
+
+/* File operations. Paths are relative to the sandbox root; anything that
+ * would resolve outside it (.., absolute, symlinks out) is refused with
+ * forbidden "sandbox_path_escape". */
+/* *ret_data is owned by the caller (free()), NUL-terminated past *ret_len. */
+int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_data,
+			     size_t *ret_len, cordon_error **reterr);
+/* Creates parent directories; replaces the file atomically. data borrowed. */
+int cordon_sandbox_write_file(cordon_sandbox *sb, const char *path, const void *data, size_t len,
+			      cordon_error **reterr);
+/* Paths matching a shell pattern (fnmatch, '/' matched literally), sorted,
+ * relative to the root. Returns the count; *ret_paths is a NULL-terminated
+ * array owned by the caller (cordon_strv_free). */
+int cordon_sandbox_glob(cordon_sandbox *sb, const char *pattern, char ***ret_paths,
+			cordon_error **reterr);
+/* Regular files under dir ("" or "." for the root), sorted, relative to the
+ * sandbox root. Symlinks are listed as nothing and never followed. */
+int cordon_sandbox_walk(cordon_sandbox *sb, const char *dir, char ***ret_paths,
+			cordon_error **reterr);
+void cordon_strv_free(char **strv);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CORDON_CORDON_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The policy as typed structs (docs/policy.md is the contract for the YAML). */
+#pragma once
+
+#include "cfgtree.h"
+#include "error.h"
+
+#include <cordon/cordon.h>
+#include <cordon/plugin.h>
+#include <glib.h>
+
+#define POLICY_TRUST_LEVELS 4 /* indexed by cordon_trust, [0] unused */
+
+typedef struct policy_tier {
+	char *name;
+	char *driver;
+	cordon_plugin_limits limits;
+	cfg_node *section; /* the tier's map, driver keys included (borrowed from policy->root) */
+} policy_tier;
+
+typedef struct policy_trust {
+	bool set;
+	cordon_containment require; /* after relax/built-in minimum applied */
+	bool relax;
+	GPtrArray *tiers; /* char*: candidate tier names, in policy order */
+} policy_trust;
+
+typedef enum policy_select { POLICY_SELECT_STRONGEST = 0, POLICY_SELECT_FIRST = 1 } policy_select;
+
+typedef struct policy_rule {
+	char *name;
+	/* when: empty lists match everything */
+	uint32_t when_trust;   /* bit (1<<cordon_trust); 0: any */
+	GPtrArray *when_tiers;   /* char* */
+	GPtrArray *when_drivers; /* char* */
+	GPtrArray *when_labels;  /* char* "key=value" */
+	/* effects */
+	bool deny;
+	int require_egress; /* -1: none, else cordon_egress maximum allowed */
+	bool require_image_pinned;
+	bool require_workspace_ro;
+	cordon_plugin_limits limit;
+} policy_rule;
+
+typedef struct cordon_policy {
+	char *source;       /* file name, or "<default>", or the text's name */
+	char sha256[65];    /* of the text; "" for the built-in default */
+	char *plugin_dir;   /* NULL: the configure-time default */
+	GPtrArray *plugin_load; /* char*: plugin names to load */
+	GPtrArray *tiers;   /* policy_tier*, policy order */
+	policy_trust trust[POLICY_TRUST_LEVELS];
+	policy_select select;
+	GPtrArray *rules;   /* policy_rule* */
+	char *audit_path;   /* NULL: no audit file */
+	bool audit_required;
+	cfg_node *root;     /* owns every section */
+} cordon_policy;
+
+/* The built-in minimum containment per trust level (DESIGN §6). */
+cordon_containment policy_builtin_minimum(cordon_trust t) CORDON_HIDDEN;
+/* The built-in default policy: trusted -> process-jail (local jail),
+ * semi-trusted -> kernel (local kernel), untrusted -> microvm (no tier: refused). */
+cordon_policy *policy_new_default(void) CORDON_HIDDEN;
+/* The default policy's YAML text (shown by `cordon policy show --default`). */
+const char *policy_default_text(void) CORDON_HIDDEN;
+int policy_parse(const char *text, size_t len, const char *name, cordon_policy **ret,
+		 cordon_error **reterr) CORDON_HIDDEN;
+int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reterr) CORDON_HIDDEN;
+void policy_free(cordon_policy *p) CORDON_HIDDEN;
+const policy_tier *policy_find_tier(const cordon_policy *p, const char *name) CORDON_HIDDEN;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_policy, policy_free)
+
+/* Checks a tier's section against its driver's declared keys: the core's own
+ * keys (driver, limits) plus keys[]; unknown keys, wrong types and missing
+ * required keys are errors with file:line:column and key path. */
+int policy_check_section(const cordon_policy *p, const policy_tier *t,
+			 const cordon_plugin_config_key *keys, cordon_error **reterr) CORDON_HIDDEN;

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include "request.h"
+#include "env.h"
+#include "error.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const trust_names[] = {
+	[CORDON_TRUST_TRUSTED] = "trusted",
+	[CORDON_TRUST_SEMI_TRUSTED] = "semi-trusted",
+	[CORDON_TRUST_UNTRUSTED] = "untrusted",
+};
+
+static const char *const containment_names[] = {
+	[CORDON_CONTAINMENT_PROCESS_JAIL] = "process-jail",
+	[CORDON_CONTAINMENT_KERNEL] = "kernel",
+	[CORDON_CONTAINMENT_CONTAINER] = "container",
+	[CORDON_CONTAINMENT_USERSPACE_KERNEL] = "userspace-kernel",
+	[CORDON_CONTAINMENT_MICROVM] = "microvm",
+	[CORDON_CONTAINMENT_REMOTE] = "remote",
+};
+
+cordon_trust cordon_trust_from_string(const char *s)
+{
+	for (size_t i = 1; s && i < G_N_ELEMENTS(trust_names); i++)
+		if (strcmp(s, trust_names[i]) == 0)
+			return (cordon_trust)i;
+	return CORDON_TRUST_UNTRUSTED; /* unknown fails closed */
+}
+
+const char *cordon_trust_to_string(cordon_trust t)
+{
+	if (t >= CORDON_TRUST_TRUSTED && t <= CORDON_TRUST_UNTRUSTED)
+		return trust_names[t];
+	return "untrusted";
+}
+
+cordon_containment cordon_containment_from_string(const char *s)
+{
+	for (size_t i = 1; s && i < G_N_ELEMENTS(containment_names); i++)
+		if (strcmp(s, containment_names[i]) == 0)
+			return (cordon_containment)i;
+	return 0;
+}
+
+const char *cordon_containment_to_string(cordon_containment c)
+{
+	if (c >= CORDON_CONTAINMENT_PROCESS_JAIL && c <= CORDON_CONTAINMENT_REMOTE)
+		return containment_names[c];
+	return "process-jail"; /* an unknown level never claims more */
+}
+
+cordon_request *cordon_request_new(const char *trust)
+{
+	cordon_request *req = g_new0(cordon_request, 1);
+	req->trust = cordon_trust_from_string(trust);
+	req->trust_text = g_strdup(trust ? trust : "");
+	req->labels = g_ptr_array_new_with_free_func(g_free);
+	req->env = g_ptr_array_new_with_free_func(env_entry_free);
+	req->egress = CORDON_EGRESS_DENY;
+	return req;
+}
+
+void cordon_request_free(cordon_request *req)
+{
+	if (!req)
+		return;
+	g_free(req->trust_text);
+	g_free(req->tier);
+	g_ptr_array_unref(req->labels);
+	g_free(req->workspace);
+	g_ptr_array_unref(req->env);
+	g_free(req->image);
+	g_free(req);
+}
+
+static bool valid_name(const char *s)
+{
+	return s && *s && strlen(s) < 256 && !strpbrk(s, "=\n\r");
+}
+
+int cordon_request_set_tier(cordon_request *req, const char *tier, cordon_error **reterr)
+{
+	if (!req || !valid_name(tier))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "a tier name is required");
+	g_free(req->tier);
+	req->tier = g_strdup(tier);
+	return 0;
+}
+
+int cordon_request_add_label(cordon_request *req, const char *key, const char *value,
+			     cordon_error **reterr)
+{
+	if (!req || !valid_name(key) || !value || strpbrk(value, "\n\r"))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "a label needs a key without '=' and a one-line value");
+	g_ptr_array_add(req->labels, g_strdup_printf("%s=%s", key, value));
+	return 0;
+}
+
+bool request_has_label(const cordon_request *req, const char *key_eq_value)
+{
+	for (guint i = 0; i < req->labels->len; i++)
+		if (strcmp(req->labels->pdata[i], key_eq_value) == 0)
+			return true;
+	return false;
+}
+
+int cordon_request_set_workspace(cordon_request *req, const char *dir, cordon_error **reterr)
+{
+	if (!req || !dir || dir[0] != '/')
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "the workspace must be an absolute directory");
+	g_free(req->workspace);
+	req->workspace = g_strdup(dir);
+	return 0;
+}
+
+int cordon_request_set_limit(cordon_request *req, cordon_limit which, uint64_t value,
+			     cordon_error **reterr)
+{
+	if (!req || (unsigned)which >= CORDON_LIMIT_COUNT_ || value == 0)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "unknown limit or zero value");
+	req->limits.value[which] = value;
+	req->limits.set |= 1u << which;
+	return 0;
+}
+
+int cordon_request_grant_env(cordon_request *req, const char *key, const char *value,
+			     cordon_error **reterr)
+{
+	if (!req)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument", "no request");
+	int r = env_check_grant(key, value, reterr);
+	if (r < 0)
+		return r;
+	g_ptr_array_add(req->env, g_strdup_printf("%s=%s", key, value));
+	return 0;
+}
+
+int cordon_request_set_egress(cordon_request *req, cordon_egress egress, cordon_error **reterr)
+{
+	if (!req || (unsigned)egress > CORDON_EGRESS_ALLOW)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "unknown egress mode");
+	req->egress = egress;
+	req->egress_set = true;
+	return 0;
+}
+
+int cordon_request_set_image(cordon_request *req, const char *image, cordon_error **reterr)
+{
+	if (!req || !image || !*image || strpbrk(image, " \t\n\r"))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "an image reference without spaces is required");
+	g_free(req->image);
+	req->image = g_strdup(image);
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <cordon/cordon.h>
+#include <cordon/plugin.h>
+#include <glib.h>
+
+struct cordon_request {
+	cordon_trust trust;
+	char *trust_text;    /* what the host asked, for audit ("bogus" -> untrusted) */
+	char *tier;          /* explicit tier, or NULL */
+	GPtrArray *labels;   /* char* "key=value", sorted on use */
+	char *workspace;
+	cordon_plugin_limits limits;
+	GPtrArray *env;      /* char* "KEY=VALUE" grants; values are secret */
+	bool egress_set;
+	cordon_egress egress;
+	char *image;
+};
+
+/* True when a label "key=value" is present. */
+bool request_has_label(const cordon_request *req, const char *key_eq_value) G_GNUC_INTERNAL;

@@ -1,0 +1,703 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The sandbox port: run/exec/stream/serve and file operations, each mapped
+ * onto one driver operation. Output caps, environment and time bounds are
+ * enforced here, once, for every tier. */
+#include "config.h"
+
+#include "sandbox.h"
+#include "admission.h"
+#include "env.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+static int invalid(cordon_error **reterr, const char *what)
+{
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument", "%s", what);
+}
+
+static int unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr)
+{
+	return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, "unsupported",
+			 "tier %s (driver %s) does not support %s", sb->tier->cfg->name,
+			 sb->tier->driver->ops.name, op);
+}
+
+/* ---- open / close ------------------------------------------------------------ */
+
+int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_sandbox **ret_sb,
+			cordon_error **reterr)
+{
+	if (!ctx || !req || !ret_sb)
+		return invalid(reterr, "context, request and ret_sb are required");
+	g_autoptr(cordon_decision) d = NULL;
+	int r = admission_decide(ctx, req, &d, reterr);
+	if (r < 0)
+		return r;
+	tier_runtime *t = context_find_tier(ctx, d->tier);
+	if (!t->driver->ops.open)
+		return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, "unsupported",
+				 "driver %s cannot open sandboxes", t->driver->ops.name);
+
+	cordon_plugin_open_spec spec = {
+		.size = sizeof(spec),
+		.trust = req->trust,
+		.egress = req->egress,
+		.workspace = req->workspace,
+		.image = req->image,
+		.limits = d->limits,
+	};
+	void *state = NULL;
+	struct cordon_plugin_error perr = { 0 };
+	r = t->driver->ops.open(t->state, &spec, &state, &perr);
+	r = error_from_plugin(reterr, &perr, r, "open");
+	if (r < 0)
+		return r;
+
+	cordon_sandbox *sb = g_new0(cordon_sandbox, 1);
+	sb->ctx = ctx;
+	sb->tier = t;
+	sb->state = state;
+	sb->containment = d->containment;
+	sb->limits = d->limits;
+	sb->env_grants = g_ptr_array_new_with_free_func(env_entry_free);
+	for (guint i = 0; i < req->env->len; i++)
+		g_ptr_array_add(sb->env_grants, g_strdup(req->env->pdata[i]));
+	g_mutex_init(&sb->lock);
+	sb->serves = g_ptr_array_new();
+	*ret_sb = sb;
+	return 0;
+}
+
+cordon_containment cordon_sandbox_containment(const cordon_sandbox *sb)
+{
+	return sb ? sb->containment : CORDON_CONTAINMENT_PROCESS_JAIL;
+}
+
+const char *cordon_sandbox_tier(const cordon_sandbox *sb)
+{
+	return sb ? sb->tier->cfg->name : NULL;
+}
+
+/* ---- results ----------------------------------------------------------------- */
+
+struct cordon_result {
+	cordon_plugin_run_status status;
+	GString *out[3]; /* [0] combined, [1] stdout, [2] stderr */
+	bool truncated[3];
+};
+
+static cordon_result *result_new(void)
+{
+	cordon_result *r = g_new0(cordon_result, 1);
+	for (int i = 0; i < 3; i++)
+		r->out[i] = g_string_new(NULL);
+	return r;
+}
+
+void cordon_result_free(cordon_result *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < 3; i++)
+		g_string_free(r->out[i], TRUE);
+	g_free(r);
+}
+
+int cordon_result_exit_code(const cordon_result *r)
+{
+	if (!r)
+		return -1;
+	if (r->status.flags & CORDON_PLUGIN_RUN_SIGNALED)
+		return 128 + r->status.signal;
+	return r->status.exit_code;
+}
+
+int cordon_result_signal(const cordon_result *r)
+{
+	return r && (r->status.flags & CORDON_PLUGIN_RUN_SIGNALED) ? r->status.signal : 0;
+}
+
+bool cordon_result_timed_out(const cordon_result *r)
+{
+	return r && (r->status.flags & CORDON_PLUGIN_RUN_TIMED_OUT);
+}
+
+bool cordon_result_cancelled(const cordon_result *r)
+{
+	return r && (r->status.flags & CORDON_PLUGIN_RUN_CANCELLED);
+}
+
+bool cordon_result_oom_killed(const cordon_result *r)
+{
+	return r && (r->status.flags & CORDON_PLUGIN_RUN_OOM);
+}
+
+const char *cordon_result_output(const cordon_result *r, int stream, size_t *len)
+{
+	if (!r || stream < 0 || stream > 2) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = r->out[stream]->len;
+	return r->out[stream]->str;
+}
+
+bool cordon_result_truncated(const cordon_result *r, int stream)
+{
+	if (!r || stream < 0 || stream > 2)
+		return false;
+	return stream ? r->truncated[stream] : (r->truncated[1] || r->truncated[2]);
+}
+
+/* ---- one run -------------------------------------------------------------------- */
+
+/* What the sink of one run writes into. */
+typedef struct run_capture {
+	cordon_result *result;
+	uint64_t cap;          /* per stream */
+	bool keep;             /* keep output (run/exec) or only pass it on (stream) */
+	cordon_output_fn fn;   /* stream: the host's callback */
+	void *user;
+	int cancel_event;      /* eventfd the callback's cancel writes to, or -1 */
+	/* serve: the retained tail and the address, under the serve's lock */
+	GMutex *lock;
+	GString *tail;
+	char **address;
+} run_capture;
+
+static void append_capped(GString *s, bool *truncated, uint64_t cap, const char *data, size_t len)
+{
+	if (s->len + len > cap) {
+		*truncated = true;
+		len = s->len < cap ? cap - s->len : 0;
+	}
+	g_string_append_len(s, data, len);
+}
+
+static void sink_output(void *ctx, uint32_t stream, const void *data, size_t len)
+{
+	run_capture *c = ctx;
+	if (stream != 1 && stream != 2)
+		return;
+	if (c->keep) {
+		cordon_result *r = c->result;
+		append_capped(r->out[stream], &r->truncated[stream], c->cap, data, len);
+		append_capped(r->out[0], &r->truncated[0], 2 * c->cap, data, len);
+	}
+	if (c->tail) {
+		g_mutex_lock(c->lock);
+		g_string_append_len(c->tail, data, len);
+		if (c->tail->len > SANDBOX_SERVE_TAIL)
+			g_string_erase(c->tail, 0, c->tail->len - SANDBOX_SERVE_TAIL);
+		g_mutex_unlock(c->lock);
+	}
+	if (c->fn && c->fn(c->user, (int)stream, data, len) != 0 && c->cancel_event >= 0) {
+		uint64_t one = 1;
+		if (write(c->cancel_event, &one, sizeof(one)) < 0) {
+			/* an eventfd write only fails at overflow: already cancelled */
+		}
+	}
+}
+
+static void sink_address(void *ctx, const char *host_port)
+{
+	run_capture *c = ctx;
+	if (!c->address || !host_port)
+		return;
+	g_mutex_lock(c->lock);
+	g_free(*c->address);
+	*c->address = g_strdup(host_port);
+	g_mutex_unlock(c->lock);
+}
+
+/* Checks the per-run options against the sandbox's limits: a run may ask for
+ * less than the policy allows, never more (refused, not clamped). */
+static int run_bounds(cordon_sandbox *sb, const cordon_run_options *o, uint64_t *ret_timeout,
+		      uint64_t *ret_cap, cordon_error **reterr)
+{
+	const cordon_plugin_limits *l = &sb->limits;
+	uint64_t wall = (l->set & (1u << CORDON_LIMIT_WALL_MS)) ? l->value[CORDON_LIMIT_WALL_MS]
+								 : SANDBOX_DEFAULT_WALL_MS;
+	uint64_t cap = (l->set & (1u << CORDON_LIMIT_OUTPUT)) ? l->value[CORDON_LIMIT_OUTPUT]
+							     : SANDBOX_DEFAULT_OUTPUT_CAP;
+	if (o && o->timeout_ms > wall)
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "limit_exceeded",
+				 "a timeout of %" G_GUINT64_FORMAT " ms exceeds the tier's wall limit "
+				 "of %" G_GUINT64_FORMAT " ms", o->timeout_ms, wall);
+	if (o && o->output_cap > cap)
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "limit_exceeded",
+				 "an output cap of %" G_GUINT64_FORMAT " bytes exceeds the tier's "
+				 "limit of %" G_GUINT64_FORMAT, o->output_cap, cap);
+	*ret_timeout = (o && o->timeout_ms) ? o->timeout_ms : wall;
+	*ret_cap = (o && o->output_cap) ? o->output_cap : cap;
+	return 0;
+}
+
+static int check_options(const cordon_run_options *o, cordon_error **reterr)
+{
+	if (!o)
+		return 0;
+	if (o->size < sizeof(cordon_run_options))
+		return invalid(reterr, "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
+	if (o->flags)
+		return invalid(reterr, "unknown cordon_run_options flags");
+	for (size_t i = 0; o->env && o->env[i]; i++) {
+		const char *eq = strchr(o->env[i], '=');
+		if (!eq)
+			return invalid(reterr, "run environment grants are KEY=VALUE");
+		g_autofree char *key = g_strndup(o->env[i], eq - o->env[i]);
+		int r = env_check_grant(key, eq + 1, reterr);
+		if (r < 0)
+			return r;
+	}
+	if (o->workdir && !cordon_host_services.path_is_confined(o->workdir))
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "sandbox_path_escape",
+				 "the working directory must be a relative path inside the sandbox");
+	return 0;
+}
+
+static bool argv_ok(const char *const *argv)
+{
+	return argv && argv[0] && argv[0][0];
+}
+
+/* Runs argv through the driver with capture c. cancel_fd is what the driver
+ * watches (the host's, a merge of the host's and ours, or -1). */
+static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
+		      uint16_t port, int cancel_fd, run_capture *c, cordon_error **reterr)
+{
+	if (!sb->tier->driver->ops.run)
+		return unsupported(sb, "run", reterr);
+	uint64_t timeout, cap;
+	int r = run_bounds(sb, o, &timeout, &cap, reterr);
+	if (r < 0)
+		return r;
+	c->cap = cap;
+	g_auto(GStrv) envp = env_build(sb->env_grants, o ? o->env : NULL);
+	cordon_plugin_run_spec spec = {
+		.size = sizeof(spec),
+		.argv = argv,
+		.envp = (const char *const *)envp,
+		.workdir = o ? o->workdir : NULL,
+		.stdin_data = o ? o->stdin_data : NULL,
+		.stdin_len = o ? o->stdin_len : 0,
+		.timeout_ms = timeout,
+		.cancel_fd = cancel_fd,
+		.port = port,
+	};
+	cordon_plugin_run_sink sink = { sizeof(sink), 0, c, sink_output, sink_address };
+	cordon_plugin_run_status st = { .size = sizeof(st) };
+	struct cordon_plugin_error perr = { 0 };
+	r = sb->tier->driver->ops.run(sb->state, &spec, &sink, &st, &perr);
+	r = error_from_plugin(reterr, &perr, r, "run");
+	if (r >= 0 && c->result)
+		c->result->status = st;
+	return r;
+}
+
+int cordon_sandbox_run(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
+		       cordon_result **ret_result, cordon_error **reterr)
+{
+	if (!sb || !argv_ok(argv) || !ret_result)
+		return invalid(reterr, "sandbox, a non-empty argv and ret_result are required");
+	int r = check_options(o, reterr);
+	if (r < 0)
+		return r;
+	run_capture c = { .result = result_new(), .keep = true, .cancel_event = -1 };
+	r = run_driver(sb, argv, o, 0, o ? o->cancel_fd : -1, &c, reterr);
+	if (r < 0) {
+		cordon_result_free(c.result);
+		return r;
+	}
+	*ret_result = c.result;
+	return 0;
+}
+
+int cordon_sandbox_exec(cordon_sandbox *sb, const char *line, const cordon_run_options *o,
+			cordon_result **ret_result, cordon_error **reterr)
+{
+	if (!line)
+		return invalid(reterr, "a shell line is required");
+	const char *argv[] = { "/bin/sh", "-c", line, NULL };
+	return cordon_sandbox_run(sb, argv, o, ret_result, reterr);
+}
+
+/* An fd readable when either the host's cancel_fd or our eventfd is: an
+ * epoll set polls readable when any member is ready. */
+static int cancel_merge(int host_fd, int event_fd)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0)
+		return -errno;
+	struct epoll_event ev = { .events = EPOLLIN };
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, event_fd, &ev) < 0 ||
+	    (host_fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, host_fd, &ev) < 0)) {
+		int e = -errno;
+		close(ep);
+		return e;
+	}
+	return ep;
+}
+
+int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
+			  cordon_output_fn fn, void *user, cordon_result **ret_result,
+			  cordon_error **reterr)
+{
+	if (!sb || !argv_ok(argv) || !fn)
+		return invalid(reterr, "sandbox, a non-empty argv and a callback are required");
+	int r = check_options(o, reterr);
+	if (r < 0)
+		return r;
+	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ev < 0)
+		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, "resource", "eventfd: %s",
+				 g_strerror(errno));
+	int merged = cancel_merge(o ? o->cancel_fd : -1, ev);
+	if (merged < 0) {
+		close(ev);
+		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, "resource", "epoll: %s",
+				 g_strerror(-merged));
+	}
+	run_capture c = { .result = result_new(), .fn = fn, .user = user, .cancel_event = ev };
+	r = run_driver(sb, argv, o, 0, merged, &c, reterr);
+	close(merged);
+	close(ev);
+	if (r < 0 || !ret_result)
+		cordon_result_free(c.result);
+	else
+		*ret_result = c.result;
+	return r;
+}
+
+/* ---- serve -------------------------------------------------------------------- */
+
+struct cordon_serve {
+	gint refs;
+	cordon_sandbox *sb; /* valid while running; cleared at close */
+	GThread *thread;
+	GMutex lock;
+	GCond done_cond;
+	bool done;
+	int cancel_event;
+	int rc;
+	cordon_error *err;
+	cordon_result *result;
+	GString *tail;
+	char *address;
+	/* copies: the caller's argv and options need not outlive the call */
+	char **argv;
+	char **env;
+	char *workdir;
+	uint16_t port;
+	cordon_run_options opts;
+};
+
+static void serve_unref(cordon_serve *s)
+{
+	if (!s || !g_atomic_int_dec_and_test(&s->refs))
+		return;
+	cordon_serve_stop(s, NULL);
+	close(s->cancel_event);
+	cordon_error_free(s->err);
+	cordon_result_free(s->result);
+	g_string_free(s->tail, TRUE);
+	g_free(s->address);
+	g_strfreev(s->argv);
+	g_strfreev(s->env);
+	g_free(s->workdir);
+	g_mutex_clear(&s->lock);
+	g_cond_clear(&s->done_cond);
+	g_free(s);
+}
+
+static gpointer serve_thread(gpointer data)
+{
+	cordon_serve *s = data;
+	run_capture c = { .result = result_new(), .cancel_event = -1, .lock = &s->lock,
+			  .tail = s->tail, .address = &s->address };
+	cordon_error *err = NULL;
+	int r = run_driver(s->sb, (const char *const *)s->argv, &s->opts, s->port, s->cancel_event,
+			   &c, &err);
+	g_mutex_lock(&s->lock);
+	s->rc = r;
+	s->err = err;
+	s->result = c.result;
+	s->done = true;
+	g_cond_broadcast(&s->done_cond);
+	g_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t port,
+			 const cordon_run_options *o, cordon_serve **ret, cordon_error **reterr)
+{
+	if (!sb || !argv_ok(argv) || !ret)
+		return invalid(reterr, "sandbox, a non-empty argv and ret are required");
+	int r = check_options(o, reterr);
+	if (r < 0)
+		return r;
+	if (o && o->cancel_fd >= 0)
+		return invalid(reterr, "serve is stopped with cordon_serve_stop, not a cancel_fd");
+	uint64_t timeout, cap;
+	r = run_bounds(sb, o, &timeout, &cap, reterr);
+	if (r < 0)
+		return r;
+	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ev < 0)
+		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, "resource", "eventfd: %s",
+				 g_strerror(errno));
+
+	cordon_serve *s = g_new0(cordon_serve, 1);
+	s->refs = 2; /* the caller's and the sandbox's */
+	s->sb = sb;
+	g_mutex_init(&s->lock);
+	g_cond_init(&s->done_cond);
+	s->cancel_event = ev;
+	s->tail = g_string_new(NULL);
+	s->argv = g_strdupv((char **)argv);
+	s->port = port;
+	if (o) {
+		s->opts = *o;
+		s->env = o->env ? g_strdupv((char **)o->env) : NULL;
+		s->workdir = g_strdup(o->workdir);
+		s->opts.env = (const char *const *)s->env;
+		s->opts.workdir = s->workdir;
+		s->opts.stdin_data = NULL; /* servers get no stdin */
+		s->opts.stdin_len = 0;
+	} else {
+		s->opts = (cordon_run_options)CORDON_RUN_OPTIONS_INIT;
+	}
+	s->opts.cancel_fd = -1;
+	g_mutex_lock(&sb->lock);
+	g_ptr_array_add(sb->serves, s);
+	g_mutex_unlock(&sb->lock);
+	s->thread = g_thread_new("cordon-serve", serve_thread, s);
+	*ret = s;
+	return 0;
+}
+
+char *cordon_serve_address(cordon_serve *s)
+{
+	if (!s)
+		return NULL;
+	g_mutex_lock(&s->lock);
+	char *a = g_strdup(s->address);
+	g_mutex_unlock(&s->lock);
+	return a;
+}
+
+bool cordon_serve_running(cordon_serve *s)
+{
+	if (!s)
+		return false;
+	g_mutex_lock(&s->lock);
+	bool running = !s->done;
+	g_mutex_unlock(&s->lock);
+	return running;
+}
+
+char *cordon_serve_output(cordon_serve *s)
+{
+	if (!s)
+		return NULL;
+	g_mutex_lock(&s->lock);
+	char *t = g_strndup(s->tail->str, s->tail->len);
+	g_mutex_unlock(&s->lock);
+	return t;
+}
+
+static cordon_result *result_copy(const cordon_result *src)
+{
+	cordon_result *r = result_new();
+	r->status = src->status;
+	return r;
+}
+
+int cordon_serve_wait(cordon_serve *s, int64_t timeout_ms, cordon_result **ret_result,
+		      cordon_error **reterr)
+{
+	if (!s)
+		return invalid(reterr, "no serve handle");
+	gint64 deadline = g_get_monotonic_time() + timeout_ms * G_TIME_SPAN_MILLISECOND;
+	g_mutex_lock(&s->lock);
+	while (!s->done) {
+		if (timeout_ms < 0)
+			g_cond_wait(&s->done_cond, &s->lock);
+		else if (!g_cond_wait_until(&s->done_cond, &s->lock, deadline))
+			break;
+	}
+	int r;
+	if (!s->done) {
+		r = error_set(reterr, ETIMEDOUT, CORDON_ERROR_TRANSIENT, "still_running",
+			      "the server is still running");
+	} else if (s->rc < 0) {
+		r = s->rc;
+		if (reterr && !*reterr && s->err)
+			error_set(reterr, s->err->errnum, s->err->cls, s->err->code, "%s",
+				  s->err->message);
+	} else {
+		r = 0;
+		if (ret_result)
+			*ret_result = result_copy(s->result);
+	}
+	g_mutex_unlock(&s->lock);
+	return r;
+}
+
+int cordon_serve_stop(cordon_serve *s, cordon_error **reterr)
+{
+	if (!s)
+		return 0;
+	uint64_t one = 1;
+	if (write(s->cancel_event, &one, sizeof(one)) < 0) {
+		/* overflow only: a stop is already pending */
+	}
+	g_mutex_lock(&s->lock);
+	GThread *t = g_steal_pointer(&s->thread);
+	g_mutex_unlock(&s->lock);
+	if (t)
+		g_thread_join(t);
+	return 0;
+}
+
+void cordon_serve_free(cordon_serve *s)
+{
+	if (!s)
+		return;
+	cordon_serve_stop(s, NULL);
+	serve_unref(s);
+}
+
+/* ---- file operations -------------------------------------------------------------- */
+
+static int emit_bytes(void *ctx, const void *data, size_t len)
+{
+	GByteArray *b = ctx;
+	if (b->len + len > SANDBOX_READ_MAX)
+		return -EFBIG;
+	g_byte_array_append(b, data, (guint)len);
+	return 0;
+}
+
+static int emit_path(void *ctx, const void *data, size_t len)
+{
+	GPtrArray *a = ctx;
+	g_ptr_array_add(a, g_strndup(data, len));
+	return 0;
+}
+
+static int path_arg(const char *path, cordon_error **reterr)
+{
+	if (!path)
+		return invalid(reterr, "a path is required");
+	return 0;
+}
+
+int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_data,
+			     size_t *ret_len, cordon_error **reterr)
+{
+	if (!sb || !ret_data || path_arg(path, reterr) < 0)
+		return invalid(reterr, "sandbox, path and ret_data are required");
+	if (!sb->tier->driver->ops.read_file)
+		return unsupported(sb, "read_file", reterr);
+	g_autoptr(GByteArray) b = g_byte_array_new();
+	struct cordon_plugin_error perr = { 0 };
+	int r = sb->tier->driver->ops.read_file(sb->state, path, SANDBOX_READ_MAX, emit_bytes, b,
+						&perr);
+	if (r == -EFBIG && !perr.err)
+		return error_set(reterr, EFBIG, CORDON_ERROR_FORBIDDEN, "limit_exceeded",
+				 "%s is larger than %u bytes", path, SANDBOX_READ_MAX);
+	r = error_from_plugin(reterr, &perr, r, "read_file");
+	if (r < 0)
+		return r;
+	if (ret_len)
+		*ret_len = b->len;
+	g_byte_array_append(b, (const guint8 *)"", 1);
+	*ret_data = g_byte_array_free(g_steal_pointer(&b), FALSE);
+	return 0;
+}
+
+int cordon_sandbox_write_file(cordon_sandbox *sb, const char *path, const void *data, size_t len,
+			      cordon_error **reterr)
+{
+	if (!sb || path_arg(path, reterr) < 0 || (!data && len))
+		return invalid(reterr, "sandbox, path and data are required");
+	if (!sb->tier->driver->ops.write_file)
+		return unsupported(sb, "write_file", reterr);
+	struct cordon_plugin_error perr = { 0 };
+	int r = sb->tier->driver->ops.write_file(sb->state, path, data ? data : "", len, &perr);
+	return error_from_plugin(reterr, &perr, r, "write_file");
+}
+
+static int cmp_str(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+typedef int (*list_op)(void *, const char *, cordon_plugin_emit_fn, void *, cordon_plugin_error *);
+
+static int list_paths(cordon_sandbox *sb, list_op op, const char *what, const char *arg,
+		      char ***ret_paths, cordon_error **reterr)
+{
+	if (!sb || !arg || !ret_paths)
+		return invalid(reterr, "sandbox, argument and ret_paths are required");
+	if (!op)
+		return unsupported(sb, what, reterr);
+	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
+	struct cordon_plugin_error perr = { 0 };
+	int r = op(sb->state, arg, emit_path, a, &perr);
+	r = error_from_plugin(reterr, &perr, r, what);
+	if (r < 0)
+		return r;
+	g_ptr_array_sort(a, cmp_str);
+	int n = (int)a->len;
+	g_ptr_array_add(a, NULL);
+	g_ptr_array_set_free_func(a, NULL);
+	*ret_paths = (char **)g_ptr_array_free(g_steal_pointer(&a), FALSE);
+	return n;
+}
+
+int cordon_sandbox_glob(cordon_sandbox *sb, const char *pattern, char ***ret_paths,
+			cordon_error **reterr)
+{
+	return list_paths(sb, sb ? sb->tier->driver->ops.glob : NULL, "glob", pattern, ret_paths,
+			  reterr);
+}
+
+int cordon_sandbox_walk(cordon_sandbox *sb, const char *dir, char ***ret_paths,
+			cordon_error **reterr)
+{
+	return list_paths(sb, sb ? sb->tier->driver->ops.walk : NULL, "walk", dir, ret_paths,
+			  reterr);
+}
+
+void cordon_strv_free(char **strv)
+{
+	g_strfreev(strv);
+}
+
+/* ---- close ------------------------------------------------------------------------ */
+
+void cordon_sandbox_close(cordon_sandbox *sb)
+{
+	if (!sb)
+		return;
+	/* Servers first: their runs use the driver's sandbox state. */
+	for (guint i = 0; i < sb->serves->len; i++) {
+		cordon_serve *s = sb->serves->pdata[i];
+		cordon_serve_stop(s, NULL);
+		serve_unref(s);
+	}
+	g_ptr_array_unref(sb->serves);
+	if (sb->tier->driver->ops.close)
+		sb->tier->driver->ops.close(sb->state);
+	g_ptr_array_unref(sb->env_grants);
+	g_mutex_clear(&sb->lock);
+	g_free(sb);
+}

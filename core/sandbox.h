@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Sandboxes: the port of DESIGN §4 on top of a driver's operations. */
+#pragma once
+
+#include "context.h"
+
+/* Default wall time of a run when neither the request nor the policy sets one. */
+#define SANDBOX_DEFAULT_WALL_MS (10 * 60 * 1000)
+/* Default output kept per stream. */
+#define SANDBOX_DEFAULT_OUTPUT_CAP (16u << 20)
+/* Largest file read_file returns. */
+#define SANDBOX_READ_MAX (256u << 20)
+/* Combined output a serve handle retains. */
+#define SANDBOX_SERVE_TAIL (64u << 10)
+
+struct cordon_sandbox {
+	cordon_context *ctx;
+	tier_runtime *tier;
+	void *state; /* the driver's open result */
+	cordon_containment containment;
+	GPtrArray *env_grants; /* "K=V" copies of the request's grants */
+	cordon_plugin_limits limits;
+	GMutex lock;
+	GPtrArray *serves; /* cordon_serve*, references held until close */
+};

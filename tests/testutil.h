@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Shared helpers for the Check suites. */
+#pragma once
+
+#include <check.h>
+#include <cordon/cordon.h>
+
+/* Runs one suite with TAP output (automake's tap driver); returns the exit code. */
+int testutil_run(Suite *s);
+/* $CORDON_TOP_BUILDDIR/rel or $CORDON_TOP_SRCDIR/rel; owned by caller (g_free). */
+char *testutil_build_path(const char *rel);
+char *testutil_src_path(const char *rel);
+/* A fresh private directory under $TMPDIR, removed by testutil_rmtree. */
+char *testutil_tmpdir(void);
+void testutil_rmtree(const char *dir);
+/* Asserts err is set with class and code, then frees it. */
+#define ck_assert_cordon_error(err, cls, code)                                               \
+	do {                                                                                     \
+		ck_assert_ptr_nonnull(err);                                                      \
+		ck_assert_str_eq(cordon_error_get_code(err), (code));                            \
+		ck_assert_int_eq(cordon_error_get_class(err), (cls));                            \
+		cordon_error_free(err);                                                          \
+		(err) = NULL;                                                                    \
+	} while (0)
