@@ -80,7 +80,7 @@ static int run_work(int argc, char **argv, bool shell)
 	g_auto(GStrv) env = NULL;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
-		{ "trust", 't', 0, G_OPTION_ARG_STRING, &trust, "Trust level (trusted, semi-trusted, untrusted)", "T" },
+		{ "trust", 't', 0, G_OPTION_ARG_STRING, &trust, "Trust level: trusted, semi-trusted (default), untrusted", "T" },
 		{ "tier", 0, 0, G_OPTION_ARG_STRING, &tier, "Ask for this tier by name", "NAME" },
 		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout, "Wall time limit (30s, 10m, 500ms)", "D" },
 		{ "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &env, "Grant an environment variable", "K=V" },
@@ -116,7 +116,7 @@ static int run_work(int argc, char **argv, bool shell)
 	if (r)
 		return r;
 	cordon_error *err = NULL;
-	cordon_request *req = cordon_request_new(trust ? trust : "trusted");
+	cordon_request *req = cordon_request_new(trust ? trust : "semi-trusted");
 	if (trust && cordon_trust_from_string(trust) == CORDON_TRUST_UNTRUSTED &&
 	    strcmp(trust, "untrusted") != 0)
 		fprintf(stderr, "cordon: unknown trust '%s': treated as untrusted\n", trust);

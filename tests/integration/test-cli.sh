@@ -1,0 +1,59 @@
+#!/bin/sh
+# The cordon CLI: exit status passthrough, clear errors with class and code, help, version.
+set -u
+cordon="${CORDON_TOP_BUILDDIR:-.}/cordon"
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { # check DESCRIPTION EXPECTED_STATUS COMMAND...
+	desc=$1 want=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -eq "$want" ]; then ok "$desc"; else
+		not_ok "$desc (exit $got, wanted $want)"
+		sed 's/^/# /' "$tmp/err"
+	fi
+}
+grep_err() { # grep_err DESCRIPTION PATTERN
+	if grep -q -- "$2" "$tmp/err"; then ok "$1"; else not_ok "$1"; sed 's/^/# /' "$tmp/err"; fi
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset CORDON_POLICY
+
+check "run passes the work's exit status through (trusted)" 7 "$cordon" run --trust trusted -- sh -c 'exit 7'
+check "run passes the work's exit status through (default trust)" 7 "$cordon" run -- sh -c 'exit 7'
+check "exec runs a shell line" 3 "$cordon" exec --trust trusted 'exit 3'
+check "signals are reported as 128+sig" 137 "$cordon" run --trust trusted -- sh -c 'kill -9 $$'
+check "run output is passed through" 0 "$cordon" run --trust trusted -- echo cordon-says-hi
+if grep -q '^cordon-says-hi$' "$tmp/out"; then ok "stdout reaches the caller"; else not_ok "stdout reaches the caller"; fi
+check "an unknown tier is refused" 77 "$cordon" run --trust trusted --tier no-such-tier -- true
+grep_err "the refusal names its class and code" "forbidden \["
+grep_err "the refusal names the tier" "no-such-tier"
+check "an unknown trust level fails closed to untrusted" 77 "$cordon" run --trust bogus -- true
+grep_err "unknown trust is announced" "unknown trust 'bogus'"
+grep_err "the untrusted requirement is named" "microvm"
+check "a missing command is a usage error" 64 "$cordon" run --trust trusted --
+check "an unknown command is a usage error" 64 "$cordon" frobnicate
+check "a bad timeout is a usage error" 64 "$cordon" run --timeout 5x -- true
+check "a forbidden env grant is refused" 77 "$cordon" run --trust trusted --env LD_PRELOAD=/x.so -- true
+grep_err "the env refusal has its code" "env_forbidden"
+check "a command that cannot be executed is an error, not a status" 70 "$cordon" run --trust trusted -- /nonexistent/program
+check "a timeout kills the work" 137 "$cordon" run --trust trusted --timeout 300ms -- sleep 30
+grep_err "the timeout is reported" "timed out"
+check "--help works" 0 "$cordon" --help
+check "run --help works" 0 "$cordon" run --help
+check "version works" 0 "$cordon" version
+check "probe lists the default tiers" 0 "$cordon" probe
+if grep -q '^jail ' "$tmp/out" && grep -q '^kernel ' "$tmp/out"; then ok "probe shows jail and kernel"; else not_ok "probe shows jail and kernel"; fi
+check "probe --json works" 0 "$cordon" probe --json
+if grep -q '"tier":"jail","driver":"local","available":true,"containment":"process-jail"' "$tmp/out"; then
+	ok "probe --json reports the jail tier"; else not_ok "probe --json reports the jail tier"; sed 's/^/# /' "$tmp/out"; fi
+check "run --json reports tier and containment" 0 "$cordon" run --json --trust trusted -- printf 'a"b'
+if grep -q '"tier":"jail","containment":"process-jail","exit_code":0' "$tmp/out" && grep -q '"stdout":"a\\"b"' "$tmp/out"; then
+	ok "run --json output is escaped JSON"; else not_ok "run --json output is escaped JSON"; sed 's/^/# /' "$tmp/out"; fi
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
