@@ -274,6 +274,8 @@ int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon
 	int r = load_policy(o, &ctx->policy, reterr);
 	if (r >= 0)
 		r = context_register_driver(ctx, NULL, &local_driver, reterr);
+	for (size_t i = 0; r >= 0 && o && o->builtin_drivers && o->builtin_drivers[i]; i++)
+		r = context_register_driver(ctx, NULL, o->builtin_drivers[i], reterr);
 	if (r >= 0)
 		r = load_plugins(ctx, o, reterr);
 	for (guint i = 0; r >= 0 && i < ctx->policy->tiers->len; i++)

@@ -53,6 +53,9 @@ struct cordon_options {
 	char *plugin_dir;
 	GPtrArray *extra_plugins;
 	bool load_all_plugins;
+	/* Internal (tests): driver tables registered like built-in ones, before
+	 * tiers are configured. NULL-terminated, borrowed. */
+	const cordon_plugin_driver *const *builtin_drivers;
 };
 
 struct cordon_context {
