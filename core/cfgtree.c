@@ -15,6 +15,7 @@ void cfg_node_free(cfg_node *n)
 		g_ptr_array_unref(n->keys);
 	if (n->items)
 		g_ptr_array_unref(n->items);
+	g_free(n->strv); /* the strings are the items' */
 	g_free(n);
 }
 

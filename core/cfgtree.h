@@ -19,6 +19,8 @@ struct cfg_node {
 	char *path;         /* key path: "tiers.box.limits.memory", "rules[2].name" */
 	GPtrArray *keys;    /* CFG_MAP: cfg_node* keys (scalars) */
 	GPtrArray *items;   /* CFG_MAP: values parallel to keys; CFG_SEQ: items */
+	char **strv;        /* CFG_SEQ: NULL-terminated view of the scalars, built
+			     * lazily by host->config_strv (hostservices.c) */
 };
 
 void cfg_node_free(cfg_node *n);

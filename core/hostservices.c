@@ -3,10 +3,17 @@
 #include "config.h"
 
 #include "context.h"
+#include "hostspawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A secret file larger than this is a misconfiguration, not a key. */
+#define SECRET_FILE_MAX (64 * 1024)
 
 static void host_log(uint32_t level, const char *plugin, const char *fmt, ...)
 {
@@ -53,16 +60,334 @@ static bool host_path_is_confined(const char *path)
 	return true;
 }
 
+/* ---- a tier's section ------------------------------------------------------ */
+
+static const cfg_node *section_of(const cordon_plugin_config *cfg)
+{
+	return cfg && cfg->tier ? cfg->tier->section : NULL;
+}
+
+static const cordon_plugin_config_key *declared(const cordon_plugin_config *cfg, const char *key)
+{
+	for (const cordon_plugin_config_key *k = cfg ? cfg->keys : NULL; k && k->name; k++)
+		if (strcmp(k->name, key) == 0)
+			return k;
+	return NULL;
+}
+
+/* `key:`, `key: ~` and `key: null` read as absent, as YAML means them. */
+static bool scalar_is_null(const cfg_node *n)
+{
+	return n->kind == CFG_SCALAR && n->plain &&
+	       (!*n->scalar || strcmp(n->scalar, "~") == 0 || g_ascii_strcasecmp(n->scalar, "null") == 0);
+}
+
+/* The value node of key: 1 and *ret when set, 0 when absent. */
+static int lookup(const cordon_plugin_config *cfg, const char *key, const cfg_node **ret)
+{
+	if (!key)
+		return -EINVAL;
+	const cfg_node *n = cfg_map_get(section_of(cfg), key);
+	if (!n || scalar_is_null(n))
+		return 0;
+	*ret = n;
+	return 1;
+}
+
+static int lookup_scalar(const cordon_plugin_config *cfg, const char *key, const char **ret)
+{
+	const cfg_node *n = NULL;
+	int r = lookup(cfg, key, &n);
+	if (r <= 0)
+		return r;
+	if (n->kind != CFG_SCALAR)
+		return -EINVAL;
+	*ret = n->scalar;
+	return 1;
+}
+
+static const char *host_config_tier_name(const cordon_plugin_config *cfg)
+{
+	return cfg && cfg->tier ? cfg->tier->name : NULL;
+}
+
+static int host_config_string(const cordon_plugin_config *cfg, const char *key, const char **ret)
+{
+	const cordon_plugin_config_key *k = declared(cfg, key);
+	/* A secret is read only through config_secret, so it is never a plain string. */
+	if (k && k->type == CORDON_PLUGIN_CONFIG_SECRET)
+		return -EPERM;
+	const char *s = NULL;
+	int r = lookup_scalar(cfg, key, &s);
+	if (r > 0 && ret)
+		*ret = s;
+	return r;
+}
+
+static int host_config_bool(const cordon_plugin_config *cfg, const char *key, bool *ret)
+{
+	const char *s = NULL;
+	int r = lookup_scalar(cfg, key, &s);
+	if (r <= 0)
+		return r;
+	bool v;
+	if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
+		v = true;
+	else if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
+		v = false;
+	else
+		return -EINVAL;
+	if (ret)
+		*ret = v;
+	return 1;
+}
+
+static int host_config_int(const cordon_plugin_config *cfg, const char *key, int64_t *ret)
+{
+	const char *s = NULL;
+	int r = lookup_scalar(cfg, key, &s);
+	if (r <= 0)
+		return r;
+	gint64 v;
+	if (!g_ascii_string_to_signed(s, 10, G_MININT64, G_MAXINT64, &v, NULL))
+		return -EINVAL;
+	if (ret)
+		*ret = v;
+	return 1;
+}
+
+/* SIZE and DURATION keys use the policy's unit grammar; others are plain. */
+static int host_config_u64(const cordon_plugin_config *cfg, const char *key, uint64_t *ret)
+{
+	const char *s = NULL;
+	int r = lookup_scalar(cfg, key, &s);
+	if (r <= 0)
+		return r;
+	const cordon_plugin_config_key *k = declared(cfg, key);
+	uint64_t v;
+	if (k && k->type == CORDON_PLUGIN_CONFIG_SIZE)
+		r = policy_parse_size(s, &v);
+	else if (k && k->type == CORDON_PLUGIN_CONFIG_DURATION)
+		r = policy_parse_duration(s, &v);
+	else
+		r = g_ascii_string_to_unsigned(s, 10, 0, G_MAXUINT64, &v, NULL) ? 0 : -EINVAL;
+	if (r < 0)
+		return -EINVAL;
+	if (ret)
+		*ret = v;
+	return 1;
+}
+
+/* A NULL-terminated view of a sequence of scalars. Cached on the node so that
+ * it lives as long as the policy, as the getters promise. */
+static int host_config_strv(const cordon_plugin_config *cfg, const char *key,
+			    const char *const **ret)
+{
+	const cfg_node *n = NULL;
+	int r = lookup(cfg, key, &n);
+	if (r <= 0)
+		return r;
+	if (n->kind != CFG_SEQ)
+		return -EINVAL;
+	for (guint i = 0; i < n->items->len; i++)
+		if (((const cfg_node *)n->items->pdata[i])->kind != CFG_SCALAR)
+			return -EINVAL;
+	cfg_node *node = (cfg_node *)n; /* the cache is the only thing written */
+	char **v = g_atomic_pointer_get(&node->strv);
+	if (!v) {
+		char **fresh = g_new0(char *, n->items->len + 1);
+		for (guint i = 0; i < n->items->len; i++)
+			fresh[i] = ((const cfg_node *)n->items->pdata[i])->scalar;
+		/* Another thread may have won: use its array, drop ours. */
+		if (!g_atomic_pointer_compare_and_exchange(&node->strv, NULL, fresh))
+			g_free(fresh);
+		v = g_atomic_pointer_get(&node->strv);
+	}
+	if (ret)
+		*ret = (const char *const *)v;
+	return 1;
+}
+
+/* "file:line:col: tiers.NAME.KEY: message", class invalid, code policy_invalid. */
+static int config_errorv(const cordon_plugin_config *cfg, const char *key, cordon_error **reterr,
+			 const char *fmt, va_list ap) G_GNUC_PRINTF(4, 0);
+static int config_errorv(const cordon_plugin_config *cfg, const char *key, cordon_error **reterr,
+			 const char *fmt, va_list ap)
+{
+	const cfg_node *sec = section_of(cfg);
+	const cfg_node *at = key ? cfg_map_get(sec, key) : NULL;
+	if (!at)
+		at = sec;
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	g_autofree char *path = NULL;
+	if (sec && sec->path && *sec->path)
+		path = key ? g_strdup_printf("%s.%s", sec->path, key) : g_strdup(sec->path);
+	else
+		path = g_strdup(key ? key : "");
+	const char *source = cfg && cfg->source ? cfg->source : "<policy>";
+	if (at && at->line)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_invalid",
+				 "%s:%u:%u: %s: %s", source, at->line, at->col, path, msg);
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_invalid", "%s: %s: %s",
+			 source, path, msg);
+}
+
+static int host_config_error(const cordon_plugin_config *cfg, const char *key,
+			     cordon_plugin_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = config_errorv(cfg, key, err ? &err->err : NULL, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int config_fail(const cordon_plugin_config *cfg, const char *key, cordon_plugin_error *err,
+		       const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static int config_fail(const cordon_plugin_config *cfg, const char *key, cordon_plugin_error *err,
+		       const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = config_errorv(cfg, key, err ? &err->err : NULL, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static bool env_name_valid(const char *s)
+{
+	if (!s || !(g_ascii_isalpha(*s) || *s == '_'))
+		return false;
+	for (; *s; s++)
+		if (!(g_ascii_isalnum(*s) || *s == '_'))
+			return false;
+	return true;
+}
+
+/* Reads a whole secret file into memory the caller owns; one trailing
+ * newline is dropped (editors add it). Messages never include content. */
+static int read_secret_file(const char *path, char **ret, const char **ret_why)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		*ret_why = g_strerror(errno);
+		return -errno;
+	}
+	struct stat st;
+	int r = 0;
+	char *buf = NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*ret_why = "not a regular file";
+		r = -EINVAL;
+	} else if (st.st_size > SECRET_FILE_MAX) {
+		*ret_why = "larger than 64 KiB";
+		r = -EFBIG;
+	} else {
+		size_t cap = (size_t)st.st_size + 1, n = 0;
+		buf = g_malloc0(cap + 1);
+		ssize_t k;
+		while (n < cap && (k = read(fd, buf + n, cap - n)) != 0) {
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0 || n + (size_t)k >= cap) {
+				*ret_why = k < 0 ? g_strerror(errno) : "changed while being read";
+				r = -EIO;
+				break;
+			}
+			n += (size_t)k;
+		}
+		if (r == 0 && n > 0 && buf[n - 1] == '\n')
+			buf[--n] = '\0';
+		if (r == 0 && n > 0 && buf[n - 1] == '\r')
+			buf[--n] = '\0';
+		if (r == 0 && (n == 0 || memchr(buf, '\0', n))) {
+			*ret_why = n == 0 ? "empty" : "contains a NUL byte";
+			r = -EINVAL;
+		}
+		if (r < 0) {
+			explicit_bzero(buf, cap + 1);
+			g_clear_pointer(&buf, g_free);
+		}
+	}
+	close(fd);
+	*ret = buf;
+	return r;
+}
+
+static int host_config_secret(const cordon_plugin_config *cfg, const char *key, char **ret,
+			      cordon_plugin_error *err)
+{
+	const cfg_node *n = NULL;
+	int r = lookup(cfg, key, &n);
+	if (r <= 0)
+		return r;
+	if (n->kind != CFG_MAP || n->keys->len != 1)
+		return config_fail(cfg, key, err, "a secret must be {env: NAME} or {file: PATH}; "
+				   "secrets are never written into the policy");
+	const char *how = ((const cfg_node *)n->keys->pdata[0])->scalar;
+	const cfg_node *v = n->items->pdata[0];
+	if (v->kind != CFG_SCALAR)
+		return config_fail(cfg, key, err, "%s: expected a string", how);
+	if (strcmp(how, "env") == 0) {
+		if (!env_name_valid(v->scalar))
+			return config_fail(cfg, key, err, "'%s' is not an environment variable name",
+					   v->scalar);
+		const char *val = g_getenv(v->scalar);
+		if (!val || !*val)
+			return config_fail(cfg, key, err, "environment variable %s is not set",
+					   v->scalar);
+		*ret = g_strdup(val);
+		return 1;
+	}
+	if (strcmp(how, "file") == 0) {
+		if (v->scalar[0] != '/')
+			return config_fail(cfg, key, err, "secret file '%s' is not an absolute path",
+					   v->scalar);
+		const char *why = NULL;
+		char *val = NULL;
+		if (read_secret_file(v->scalar, &val, &why) < 0)
+			return config_fail(cfg, key, err, "secret file %s: %s", v->scalar, why);
+		*ret = val;
+		return 1;
+	}
+	return config_fail(cfg, key, err, "a secret must be {env: NAME} or {file: PATH}, not {%s: ...}",
+			   how);
+}
+
+static void host_config_limits(const cordon_plugin_config *cfg, cordon_plugin_limits *ret)
+{
+	if (!ret)
+		return;
+	if (cfg && cfg->tier)
+		*ret = cfg->tier->limits;
+	else
+		memset(ret, 0, sizeof(*ret));
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+/* Field order is plugin.h's, so that a misplaced entry shows up in review. */
 const cordon_host cordon_host_services = {
 	.size = sizeof(cordon_host),
 	.abi_major = CORDON_PLUGIN_ABI_MAJOR,
 	.abi_minor = CORDON_PLUGIN_ABI_MINOR,
+	.reserved = 0,
 	.log = host_log,
 	.error_set = host_error_set,
 	.alloc = host_alloc,
 	.free = host_free,
 	.strdup = host_strdup,
 	.register_driver = host_register_driver,
+	.config_tier_name = host_config_tier_name,
+	.config_string = host_config_string,
+	.config_bool = host_config_bool,
+	.config_int = host_config_int,
+	.config_u64 = host_config_u64,
+	.config_strv = host_config_strv,
+	.config_secret = host_config_secret,
+	.config_error = host_config_error,
+	.config_limits = host_config_limits,
+	.spawn = hostspawn_run,
+	.find_program = hostspawn_find_program,
 	.path_is_confined = host_path_is_confined,
-	/* config getters, spawn, find_program, path_is_confined: see issue 2 loader work */
 };
