@@ -75,3 +75,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_policy, policy_free)
  * required keys are errors with file:line:column and key path. */
 int policy_check_section(const cordon_policy *p, const policy_tier *t,
 			 const cordon_plugin_config_key *keys, cordon_error **reterr) CORDON_HIDDEN;
+
+/* The unit grammar (docs/policy.md): sizes "512MiB", durations "30s". */
+int policy_parse_size(const char *text, uint64_t *ret) CORDON_HIDDEN;
+int policy_parse_duration(const char *text, uint64_t *ret_ms) CORDON_HIDDEN;
