@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The strict YAML reader: libyaml events into a positioned tree. It never
+ * expands anything: the first anchor, alias, tag or merge key ends the parse,
+ * so a billion-laughs document costs as much as its first few lines. */
 #include "config.h"
 
 #include "cfgtree.h"
 
+#include <errno.h>
 #include <string.h>
+#include <yaml.h>
 
 void cfg_node_free(cfg_node *n)
 {
@@ -19,14 +24,500 @@ void cfg_node_free(cfg_node *n)
 	g_free(n);
 }
 
-cfg_node *cfg_map_get(const cfg_node *map, const char *key)
+static gssize map_index(const cfg_node *map, const char *key)
 {
-	if (!map || map->kind != CFG_MAP)
-		return NULL;
+	if (!map || map->kind != CFG_MAP || !key)
+		return -1;
 	for (guint i = 0; i < map->keys->len; i++) {
 		const cfg_node *k = map->keys->pdata[i];
 		if (strcmp(k->scalar, key) == 0)
-			return map->items->pdata[i];
+			return i;
 	}
-	return NULL;
+	return -1;
+}
+
+cfg_node *cfg_map_get(const cfg_node *map, const char *key)
+{
+	gssize i = map_index(map, key);
+	return i < 0 ? NULL : map->items->pdata[i];
+}
+
+cfg_node *cfg_map_get_key(const cfg_node *map, const char *key)
+{
+	gssize i = map_index(map, key);
+	return i < 0 ? NULL : map->keys->pdata[i];
+}
+
+bool cfg_is_null(const cfg_node *n)
+{
+	if (!n || n->kind != CFG_SCALAR || !n->plain)
+		return false;
+	const char *s = n->scalar;
+	return !*s || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 || strcmp(s, "Null") == 0 ||
+	       strcmp(s, "NULL") == 0;
+}
+
+char *cfg_child_path(const cfg_node *map, const char *k)
+{
+	if (!map || !map->path || !*map->path)
+		return g_strdup(k);
+	return g_strdup_printf("%s.%s", map->path, k);
+}
+
+/* ---- errors ------------------------------------------------------------------ */
+
+char *cfg_error_text(const char *name, const cfg_node *at, const char *path, const char *fmt,
+		     va_list ap)
+{
+	GString *s = g_string_new(name ? name : "<policy>");
+	if (at && at->line)
+		g_string_append_printf(s, ":%u:%u", at->line, at->col);
+	g_string_append(s, ": ");
+	if (path && *path)
+		g_string_append_printf(s, "%s: ", path);
+	g_string_append_vprintf(s, fmt, ap);
+	return g_string_free(s, FALSE);
+}
+
+int cfg_error(cordon_error **reterr, const char *code, const char *name, const cfg_node *at,
+	      const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = cfg_error_text(name, at, path, fmt, ap);
+	va_end(ap);
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, code, "%s", msg);
+}
+
+/* ---- did you mean ---------------------------------------------------------------- */
+
+unsigned cfg_edit_distance(const char *a, const char *b, unsigned cap)
+{
+	/* Optimal string alignment: a swap of two neighbours counts once. */
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return cap + 1;
+	if ((la > lb ? la - lb : lb - la) > cap)
+		return cap + 1;
+	unsigned d[65][65];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cost = a[i - 1] != b[j - 1];
+			unsigned v = MIN(MIN(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+				v = MIN(v, d[i - 2][j - 2] + 1);
+			d[i][j] = v;
+		}
+	}
+	return d[la][lb] > cap ? cap + 1 : d[la][lb];
+}
+
+const char *cfg_did_you_mean(const char *word, const char *const *candidates)
+{
+	if (!word || !candidates)
+		return NULL;
+	size_t len = strlen(word);
+	unsigned cap = len <= 3 ? 1 : len <= 8 ? 2 : 3;
+	const char *best = NULL;
+	unsigned best_d = cap + 1;
+	for (size_t i = 0; candidates[i]; i++) {
+		unsigned dist = cfg_edit_distance(word, candidates[i], cap);
+		if (dist < best_d) {
+			best_d = dist;
+			best = candidates[i];
+		}
+	}
+	/* A case-only difference is always worth naming. */
+	for (size_t i = 0; !best && candidates[i]; i++)
+		if (g_ascii_strcasecmp(word, candidates[i]) == 0)
+			best = candidates[i];
+	return best;
+}
+
+/* ---- the builder -------------------------------------------------------------------- */
+
+typedef struct frame {
+	cfg_node *node;
+	GHashTable *seen; /* maps with many keys: key text -> key node */
+} frame;
+
+typedef struct builder {
+	const char *name;
+	const char *text;
+	size_t len;
+	GArray *stack; /* frame */
+	cfg_node *root;
+	guint nodes;
+	guint documents;
+	cordon_error **reterr;
+} builder;
+
+static void position_of_offset(const char *text, size_t len, size_t off, uint32_t *line,
+			       uint32_t *col)
+{
+	uint32_t l = 1, c = 1;
+	for (size_t i = 0; i < off && i < len; i++) {
+		if (text[i] == '\n') {
+			l++;
+			c = 1;
+		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+			c++; /* columns count characters, as libyaml's marks do */
+		}
+	}
+	*line = l;
+	*col = c;
+}
+
+static int fail_at(builder *b, const char *code, uint32_t line, uint32_t col, const char *path,
+		   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int fail_at(builder *b, const char *code, uint32_t line, uint32_t col, const char *path,
+		   const char *fmt, ...)
+{
+	cfg_node at = { .line = line, .col = col };
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = cfg_error_text(b->name, &at, path, fmt, ap);
+	va_end(ap);
+	return error_set(b->reterr, EINVAL, CORDON_ERROR_INVALID, code, "%s", msg);
+}
+
+static frame *top(builder *b)
+{
+	return b->stack->len ? &g_array_index(b->stack, frame, b->stack->len - 1) : NULL;
+}
+
+/* Where the parser is in the tree, for errors that have no node yet. */
+static char *current_path(builder *b)
+{
+	frame *f = top(b);
+	if (!f)
+		return g_strdup("");
+	cfg_node *n = f->node;
+	if (n->kind == CFG_SEQ)
+		return g_strdup_printf("%s[%u]", n->path, n->items->len);
+	if (n->keys->len > n->items->len)
+		return cfg_child_path(n, ((cfg_node *)n->keys->pdata[n->keys->len - 1])->scalar);
+	return g_strdup(n->path);
+}
+
+static cfg_node *node_new(cfg_kind kind, const yaml_mark_t *mark)
+{
+	cfg_node *n = g_new0(cfg_node, 1);
+	n->kind = kind;
+	n->line = (uint32_t)mark->line + 1;
+	n->col = (uint32_t)mark->column + 1;
+	if (kind != CFG_SCALAR) {
+		n->items = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
+		if (kind == CFG_MAP)
+			n->keys = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
+	}
+	return n;
+}
+
+static int check_scalar_bytes(builder *b, const yaml_event_t *ev, cfg_node *n)
+{
+	const char *v = (const char *)ev->data.scalar.value;
+	size_t len = ev->data.scalar.length;
+	if (memchr(v, '\0', len))
+		return fail_at(b, "policy_encoding", n->line, n->col, n->path,
+			       "a NUL character in a value is not allowed");
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)v[i];
+		if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
+			return fail_at(b, "policy_encoding", n->line, n->col, n->path,
+				       "control character 0x%02x in a value is not allowed", c);
+	}
+	return 0;
+}
+
+static int check_duplicate(builder *b, frame *f, cfg_node *key)
+{
+	cfg_node *map = f->node;
+	cfg_node *first = NULL;
+	if (f->seen) {
+		first = g_hash_table_lookup(f->seen, key->scalar);
+	} else {
+		for (guint i = 0; i < map->keys->len && !first; i++)
+			if (strcmp(((cfg_node *)map->keys->pdata[i])->scalar, key->scalar) == 0)
+				first = map->keys->pdata[i];
+	}
+	if (first)
+		return fail_at(b, "policy_duplicate_key", key->line, key->col, key->path,
+			       "duplicate key '%s' (first at line %u, column %u)", key->scalar,
+			       first->line, first->col);
+	if (!f->seen && map->keys->len >= 8) {
+		f->seen = g_hash_table_new(g_str_hash, g_str_equal);
+		for (guint i = 0; i < map->keys->len; i++) {
+			cfg_node *k = map->keys->pdata[i];
+			g_hash_table_insert(f->seen, k->scalar, k);
+		}
+	}
+	if (f->seen)
+		g_hash_table_insert(f->seen, key->scalar, key);
+	return 0;
+}
+
+static int add_key(builder *b, frame *f, cfg_node *n)
+{
+	if (n->kind != CFG_SCALAR) {
+		int r = fail_at(b, "policy_type", n->line, n->col, f->node->path,
+				"a key must be a plain string, not a %s",
+				n->kind == CFG_MAP ? "mapping" : "sequence");
+		cfg_node_free(n);
+		return r;
+	}
+	n->path = cfg_child_path(f->node, n->scalar);
+	int r = 0;
+	if (n->plain && strcmp(n->scalar, "<<") == 0)
+		r = fail_at(b, "policy_alias", n->line, n->col, f->node->path,
+			    "merge keys (<<) are not allowed: write every key out");
+	else if (cfg_is_null(n))
+		r = fail_at(b, "policy_type", n->line, n->col, f->node->path, "an empty key is not allowed");
+	else
+		r = check_duplicate(b, f, n);
+	if (r < 0) {
+		cfg_node_free(n);
+		return r;
+	}
+	g_ptr_array_add(f->node->keys, n);
+	return 0;
+}
+
+/* Hangs n below the current container (or makes it the root). Takes n. */
+static int attach(builder *b, cfg_node *n)
+{
+	if (++b->nodes > CFG_MAX_NODES) {
+		int r = fail_at(b, "policy_too_large", n->line, n->col, NULL,
+				"more than %u values: the document is too large", CFG_MAX_NODES);
+		cfg_node_free(n);
+		return r;
+	}
+	frame *f = top(b);
+	if (!f) {
+		n->path = g_strdup("");
+		b->root = n;
+		return 0;
+	}
+	cfg_node *parent = f->node;
+	if (parent->kind == CFG_SEQ) {
+		n->path = g_strdup_printf("%s[%u]", parent->path, parent->items->len);
+	} else if (parent->keys->len == parent->items->len) {
+		return add_key(b, f, n);
+	} else {
+		const cfg_node *k = parent->keys->pdata[parent->keys->len - 1];
+		n->path = cfg_child_path(parent, k->scalar);
+	}
+	g_ptr_array_add(parent->items, n);
+	return 0;
+}
+
+static int refuse_decorations(builder *b, const yaml_event_t *ev, const yaml_char_t *anchor,
+			      const yaml_char_t *tag)
+{
+	uint32_t line = (uint32_t)ev->start_mark.line + 1, col = (uint32_t)ev->start_mark.column + 1;
+	g_autofree char *path = current_path(b);
+	if (anchor)
+		return fail_at(b, "policy_alias", line, col, path,
+			       "anchors (&%s) are not allowed: write every value out", anchor);
+	if (tag)
+		return fail_at(b, "policy_tag", line, col, path, "tags (%s) are not allowed", tag);
+	return 0;
+}
+
+static int on_scalar(builder *b, const yaml_event_t *ev)
+{
+	int r = refuse_decorations(b, ev, ev->data.scalar.anchor, ev->data.scalar.tag);
+	if (r < 0)
+		return r;
+	cfg_node *n = node_new(CFG_SCALAR, &ev->start_mark);
+	n->scalar = g_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	g_autofree char *path = current_path(b);
+	n->path = g_strdup(path); /* for the byte check; attach sets the final one */
+	r = check_scalar_bytes(b, ev, n);
+	g_clear_pointer(&n->path, g_free);
+	if (r < 0) {
+		cfg_node_free(n);
+		return r;
+	}
+	return attach(b, n);
+}
+
+static int on_collection_start(builder *b, const yaml_event_t *ev, cfg_kind kind)
+{
+	const yaml_char_t *anchor = kind == CFG_MAP ? ev->data.mapping_start.anchor
+						    : ev->data.sequence_start.anchor;
+	const yaml_char_t *tag = kind == CFG_MAP ? ev->data.mapping_start.tag
+						 : ev->data.sequence_start.tag;
+	int r = refuse_decorations(b, ev, anchor, tag);
+	if (r < 0)
+		return r;
+	if (b->stack->len >= CFG_MAX_DEPTH) {
+		g_autofree char *path = current_path(b);
+		return fail_at(b, "policy_depth", (uint32_t)ev->start_mark.line + 1,
+			       (uint32_t)ev->start_mark.column + 1, path,
+			       "nested more than %u levels deep", CFG_MAX_DEPTH);
+	}
+	cfg_node *n = node_new(kind, &ev->start_mark);
+	r = attach(b, n);
+	if (r < 0)
+		return r;
+	frame f = { n, NULL };
+	g_array_append_val(b->stack, f);
+	return 0;
+}
+
+static void on_collection_end(builder *b)
+{
+	frame *f = top(b);
+	if (f->seen)
+		g_hash_table_unref(f->seen);
+	g_array_set_size(b->stack, b->stack->len - 1);
+}
+
+static int on_document_start(builder *b, const yaml_event_t *ev)
+{
+	uint32_t line = (uint32_t)ev->start_mark.line + 1, col = (uint32_t)ev->start_mark.column + 1;
+	if (b->documents++)
+		return fail_at(b, "policy_multidoc", line, col, NULL,
+			       "a second document: a policy is exactly one YAML document");
+	if (ev->data.document_start.tag_directives.start != ev->data.document_start.tag_directives.end)
+		return fail_at(b, "policy_tag", line, col, NULL, "%%TAG directives are not allowed");
+	return 0;
+}
+
+static int on_event(builder *b, const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_DOCUMENT_START_EVENT:
+		return on_document_start(b, ev);
+	case YAML_ALIAS_EVENT: {
+		g_autofree char *path = current_path(b);
+		return fail_at(b, "policy_alias", (uint32_t)ev->start_mark.line + 1,
+			       (uint32_t)ev->start_mark.column + 1, path,
+			       "aliases (*%s) are not allowed: write every value out",
+			       ev->data.alias.anchor);
+	}
+	case YAML_SCALAR_EVENT:
+		return on_scalar(b, ev);
+	case YAML_SEQUENCE_START_EVENT:
+		return on_collection_start(b, ev, CFG_SEQ);
+	case YAML_MAPPING_START_EVENT:
+		return on_collection_start(b, ev, CFG_MAP);
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		on_collection_end(b);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int libyaml_error(builder *b, const yaml_parser_t *p)
+{
+	if (p->error == YAML_MEMORY_ERROR)
+		return error_set(b->reterr, ENOMEM, CORDON_ERROR_TERMINAL, "resource",
+				 "%s: out of memory while parsing", b->name);
+	g_autofree char *path = current_path(b);
+	if (p->error == YAML_READER_ERROR) {
+		uint32_t line, col;
+		position_of_offset(b->text, b->len, p->problem_offset, &line, &col);
+		return fail_at(b, "policy_encoding", line, col, path, "%s",
+			       p->problem ? p->problem : "unreadable input");
+	}
+	const char *problem = p->problem ? p->problem : "syntax error";
+	if (p->context)
+		return fail_at(b, "policy_syntax", (uint32_t)p->problem_mark.line + 1,
+			       (uint32_t)p->problem_mark.column + 1, path, "%s %s (line %zu)",
+			       problem, p->context, p->context_mark.line + 1);
+	return fail_at(b, "policy_syntax", (uint32_t)p->problem_mark.line + 1,
+		       (uint32_t)p->problem_mark.column + 1, path, "%s", problem);
+}
+
+/* Byte-level checks before libyaml sees the text: it would stop at a NUL
+ * and guess encodings from a BOM. */
+static int check_bytes(builder *b)
+{
+	if (b->len > CFG_MAX_BYTES)
+		return error_set(b->reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
+				 "%s: the policy is %zu bytes; the limit is %u (1 MiB)", b->name,
+				 b->len, CFG_MAX_BYTES);
+	uint32_t line, col;
+	const char *nul = memchr(b->text, '\0', b->len);
+	if (nul) {
+		position_of_offset(b->text, b->len, (size_t)(nul - b->text), &line, &col);
+		return fail_at(b, "policy_encoding", line, col, NULL, "a NUL byte is not allowed");
+	}
+	const char *end = NULL;
+	if (!g_utf8_validate_len(b->text, b->len, &end)) {
+		position_of_offset(b->text, b->len, (size_t)(end - b->text), &line, &col);
+		return fail_at(b, "policy_encoding", line, col, NULL,
+			       "invalid UTF-8 (byte 0x%02x): the policy must be UTF-8 text",
+			       (unsigned char)*end);
+	}
+	return 0;
+}
+
+static int finish(builder *b)
+{
+	if (!b->root || cfg_is_null(b->root))
+		return error_set(b->reterr, EINVAL, CORDON_ERROR_INVALID, "policy_empty",
+				 "%s:1:1: the policy is empty: an empty policy is an error, never "
+				 "\"allow everything\"", b->name);
+	if (b->root->kind != CFG_MAP)
+		return cfg_error(b->reterr, "policy_type", b->name, b->root, NULL,
+				 "the top level must be a mapping (key: value), not a %s",
+				 b->root->kind == CFG_SEQ ? "sequence" : "scalar");
+	return 0;
+}
+
+static int run_parser(builder *b)
+{
+	yaml_parser_t parser;
+	if (!yaml_parser_initialize(&parser))
+		return error_set(b->reterr, ENOMEM, CORDON_ERROR_TERMINAL, "resource",
+				 "%s: cannot initialise the YAML parser", b->name);
+	yaml_parser_set_input_string(&parser, (const unsigned char *)b->text, b->len);
+	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+	int r = 0;
+	for (bool done = false; !done && r >= 0;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&parser, &ev)) {
+			r = libyaml_error(b, &parser);
+			break;
+		}
+		done = ev.type == YAML_STREAM_END_EVENT;
+		r = on_event(b, &ev);
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+int cfg_parse(const char *text, size_t len, const char *name, cfg_node **ret,
+	      cordon_error **reterr)
+{
+	builder b = { .name = name ? name : "<policy>", .text = text ? text : "", .len = text ? len : 0,
+		      .reterr = reterr };
+	int r = check_bytes(&b);
+	if (r < 0)
+		return r;
+	b.stack = g_array_new(FALSE, FALSE, sizeof(frame));
+	r = run_parser(&b);
+	if (r >= 0)
+		r = finish(&b);
+	while (b.stack->len)
+		on_collection_end(&b);
+	g_array_unref(b.stack);
+	if (r < 0) {
+		cfg_node_free(b.root);
+		return r;
+	}
+	*ret = b.root;
+	return 0;
 }

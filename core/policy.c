@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* STUB until the policy parser lands (issue 3): the default policy built in C. */
+/* The policy: schema v1 read strictly from the positioned YAML tree.
+ * docs/policy.md is the contract; every rule here has a line there. */
 #include "config.h"
 
 #include "policy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define POLICY_MAX_ERRORS 50
+#define NAME_MAX_LEN 64
 
 cordon_containment policy_builtin_minimum(cordon_trust t)
 {
@@ -18,7 +25,11 @@ cordon_containment policy_builtin_minimum(cordon_trust t)
 
 const char *policy_default_text(void)
 {
-	return "cordon: 1\n"
+	return "# The built-in default policy of cordon, used when no policy is given.\n"
+	       "# Trusted work runs in the process jail, semi-trusted work under kernel\n"
+	       "# confinement; untrusted work needs a microVM, which this policy does not\n"
+	       "# configure, so it is refused with the reason until a policy adds one.\n"
+	       "cordon: 1\n"
 	       "tiers:\n"
 	       "  jail:   {driver: local, confine: none}\n"
 	       "  kernel: {driver: local, confine: kernel}\n"
@@ -29,84 +40,1080 @@ const char *policy_default_text(void)
 	       "select: strongest\n";
 }
 
-static cfg_node *scalar(const char *text, const char *path)
+/* ---- numbers and units -------------------------------------------------------- */
+
+static bool looks_like_non_finite(const char *s)
 {
-	cfg_node *n = g_new0(cfg_node, 1);
-	n->kind = CFG_SCALAR;
-	n->scalar = g_strdup(text);
-	n->plain = true;
-	n->path = g_strdup(path);
-	return n;
+	static const char *const words[] = { ".inf", "-.inf", "+.inf", ".Inf", ".INF", "-.Inf",
+					     "+.Inf", "-.INF", "+.INF", ".nan", ".NaN", ".NAN",
+					     "inf", "nan", "Infinity", "NaN", NULL };
+	return g_strv_contains(words, s);
 }
 
-static cfg_node *map_new(const char *path)
+/* Scans the leading decimal digits of s strictly. *ret_end points past them.
+ * Returns 0, -EINVAL with *why, or -ERANGE. */
+static int scan_uint(const char *s, uint64_t *ret, const char **ret_end, const char **why)
 {
-	cfg_node *n = g_new0(cfg_node, 1);
-	n->kind = CFG_MAP;
-	n->path = g_strdup(path);
-	n->keys = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
-	n->items = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
-	return n;
+	if (!s || !*s) {
+		*why = "empty: a number is required";
+		return -EINVAL;
+	}
+	if (looks_like_non_finite(s)) {
+		*why = "infinity and NaN are not numbers here";
+		return -EINVAL;
+	}
+	if (s[0] == '+') {
+		*why = "a leading + is not allowed";
+		return -EINVAL;
+	}
+	if (s[0] == '-') {
+		*why = "a negative value is not allowed";
+		return -EINVAL;
+	}
+	if (!g_ascii_isdigit(s[0])) {
+		*why = "not a number";
+		return -EINVAL;
+	}
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		*why = "hexadecimal is not accepted: write the number in decimal";
+		return -EINVAL;
+	}
+	if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O' || s[1] == 'b' || s[1] == 'B')) {
+		*why = "octal and binary are not accepted: write the number in decimal";
+		return -EINVAL;
+	}
+	if (s[0] == '0' && g_ascii_isdigit(s[1])) {
+		*why = "a leading zero is ambiguous (octal?): write the number without it";
+		return -EINVAL;
+	}
+	uint64_t v = 0;
+	const char *p = s;
+	for (; g_ascii_isdigit(*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10) {
+			*why = "too large";
+			return -ERANGE;
+		}
+		v = v * 10 + d;
+	}
+	*ret = v;
+	*ret_end = p;
+	return 0;
 }
 
-static void map_put(cfg_node *map, const char *key, cfg_node *value)
+/* Why the text after the digits of a number is wrong. */
+static const char *suffix_problem(const char *rest)
 {
-	g_ptr_array_add(map->keys, scalar(key, map->path));
-	g_ptr_array_add(map->items, value);
+	if (*rest == '_' || *rest == ',')
+		return "digit separators are not accepted: write the digits together";
+	if (*rest == '.')
+		return "a fraction is not accepted here: write a whole number";
+	if (*rest == 'e' || *rest == 'E')
+		return "an exponent is not accepted: write every digit";
+	return "unexpected text after the number";
 }
 
-static void add_tier(cordon_policy *p, const char *name, const char *confine)
+static int parse_plain_uint(const char *s, uint64_t *ret, const char **why)
 {
-	g_autofree char *path = g_strdup_printf("tiers.%s", name);
-	cfg_node *sec = map_new(path);
-	map_put(sec, "driver", scalar("local", path));
-	map_put(sec, "confine", scalar(confine, path));
-	map_put(p->root, name, sec);
-	policy_tier *t = g_new0(policy_tier, 1);
-	t->name = g_strdup(name);
-	t->driver = g_strdup("local");
-	t->section = sec;
-	g_ptr_array_add(p->tiers, t);
+	const char *end;
+	uint64_t v;
+	int r = scan_uint(s, &v, &end, why);
+	if (r < 0)
+		return r;
+	if (*end) {
+		*why = suffix_problem(end);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
 }
 
-static void tier_free(gpointer p)
+static int mul_checked(uint64_t v, uint64_t mul, uint64_t *ret, const char **why)
 {
-	policy_tier *t = p;
+	if (mul && v > UINT64_MAX / mul) {
+		*why = "too large";
+		return -ERANGE;
+	}
+	*ret = v * mul;
+	return 0;
+}
+
+static const struct unit {
+	const char *suffix;
+	uint64_t mul;
+} size_units[] = {
+	{ "", 1 }, { "B", 1 }, { "KiB", 1ull << 10 }, { "MiB", 1ull << 20 },
+	{ "GiB", 1ull << 30 }, { "TiB", 1ull << 40 }, { NULL, 0 },
+}, duration_units[] = {
+	{ "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 }, { "h", 60 * 60 * 1000 }, { NULL, 0 },
+};
+
+static const char *size_unit_problem(const char *u)
+{
+	static const char *const decimal[] = { "kB", "KB", "MB", "GB", "TB", "PB", "kb", "mb", "gb", NULL };
+	static const char *const shorthand[] = { "K", "k", "M", "m", "G", "g", "T", "t", "Ki", "Mi",
+						 "Gi", "Ti", "KI", "MI", "GI", "kiB", "mib", "gib",
+						 "Kib", "Mib", "Gib", "KIB", "MIB", "GIB", NULL };
+	if (g_strv_contains(decimal, u))
+		return "decimal units (kB, MB, GB) are not accepted: sizes use the binary units "
+		       "KiB, MiB, GiB, TiB";
+	if (g_strv_contains(shorthand, u))
+		return "ambiguous unit: write KiB, MiB, GiB or TiB exactly (e.g. 512MiB)";
+	if (*u == ' ')
+		return "no space between the number and its unit (e.g. 512MiB)";
+	return "unknown unit: use B, KiB, MiB, GiB or TiB (e.g. 512MiB), or plain bytes";
+}
+
+static int parse_with_units(const char *text, const struct unit *units, bool unit_required,
+			    uint64_t *ret, const char **why)
+{
+	const char *end;
+	uint64_t v;
+	int r = scan_uint(text, &v, &end, why);
+	if (r < 0)
+		return r;
+	if (*end == '_' || *end == ',' || *end == '.' ||
+	    ((*end == 'e' || *end == 'E') && g_ascii_isdigit(end[1]))) {
+		*why = suffix_problem(end);
+		return -EINVAL;
+	}
+	for (const struct unit *u = units; u->suffix; u++)
+		if (strcmp(end, u->suffix) == 0)
+			return mul_checked(v, u->mul, ret, why);
+	if (unit_required && !*end)
+		*why = "a duration needs a unit: ms, s, m or h (e.g. 30s)";
+	else if (unit_required)
+		*why = *end == ' ' ? "no space between the number and its unit (e.g. 30s)"
+				   : "unknown unit: use ms, s, m or h (e.g. 30s, 10m); "
+				     "combinations such as 1h30m are not accepted";
+	else
+		*why = size_unit_problem(end);
+	return -EINVAL;
+}
+
+int policy_parse_size(const char *text, uint64_t *ret)
+{
+	const char *why;
+	uint64_t v;
+	int r = parse_with_units(text, size_units, false, &v, &why);
+	if (r == 0 && ret)
+		*ret = v;
+	return r;
+}
+
+int policy_parse_duration(const char *text, uint64_t *ret_ms)
+{
+	const char *why;
+	uint64_t v;
+	int r = parse_with_units(text, duration_units, true, &v, &why);
+	if (r == 0 && ret_ms)
+		*ret_ms = v;
+	return r;
+}
+
+const char *policy_size_problem(const char *text)
+{
+	const char *why;
+	uint64_t v;
+	return parse_with_units(text, size_units, false, &v, &why) < 0 ? why : NULL;
+}
+
+const char *policy_duration_problem(const char *text)
+{
+	const char *why;
+	uint64_t v;
+	return parse_with_units(text, duration_units, true, &v, &why) < 0 ? why : NULL;
+}
+
+/* cpus: a whole number or up to three decimals ("2", "0.5", "1.25"). */
+static int parse_cpus(const char *text, uint64_t *ret_milli, const char **why)
+{
+	const char *end;
+	uint64_t v;
+	int r = scan_uint(text, &v, &end, why);
+	if (r < 0)
+		return r;
+	uint64_t frac = 0;
+	if (*end == '.') {
+		const char *f = end + 1;
+		unsigned n = 0;
+		for (; g_ascii_isdigit(*f); f++, n++)
+			frac = frac * 10 + (uint64_t)(*f - '0');
+		if (n == 0 || n > 3 || *f) {
+			*why = n > 3 ? "cpus take at most three decimals (thousandths of a CPU)"
+				     : "expected a number of CPUs such as 2 or 0.5";
+			return -EINVAL;
+		}
+		for (; n < 3; n++)
+			frac *= 10;
+		end = f;
+	}
+	if (*end) {
+		*why = *end == 'm' ? "millicpu suffixes are not accepted: write 0.5 for half a CPU"
+				   : suffix_problem(end);
+		return -EINVAL;
+	}
+	if (v > UINT64_MAX / 1000 - 1) {
+		*why = "too large";
+		return -ERANGE;
+	}
+	*ret_milli = v * 1000 + frac;
+	return 0;
+}
+
+char *policy_format_size(uint64_t bytes)
+{
+	for (int i = 5; i >= 2; i--)
+		if (bytes && bytes % size_units[i].mul == 0)
+			return g_strdup_printf("%" G_GUINT64_FORMAT "%s", bytes / size_units[i].mul,
+					       size_units[i].suffix);
+	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+}
+
+char *policy_format_duration(uint64_t ms)
+{
+	for (int i = 3; i >= 1; i--)
+		if (ms && ms % duration_units[i].mul == 0)
+			return g_strdup_printf("%" G_GUINT64_FORMAT "%s", ms / duration_units[i].mul,
+					       duration_units[i].suffix);
+	return g_strdup_printf("%" G_GUINT64_FORMAT "ms", ms);
+}
+
+/* ---- limits ------------------------------------------------------------------- */
+
+typedef enum limit_kind { LIMIT_DURATION, LIMIT_SIZE, LIMIT_COUNT, LIMIT_CPUS } limit_kind;
+
+static const struct limit_def {
+	const char *name;
+	limit_kind kind;
+	uint64_t max; /* 0: only overflow bounds it */
+} limit_defs[CORDON_LIMIT_COUNT_] = {
+	[CORDON_LIMIT_WALL_MS] = { "wall", LIMIT_DURATION, 0 },
+	[CORDON_LIMIT_MEMORY] = { "memory", LIMIT_SIZE, 0 },
+	[CORDON_LIMIT_PIDS] = { "pids", LIMIT_COUNT, 4194304 },     /* the kernel's PID_MAX_LIMIT */
+	[CORDON_LIMIT_CPU_MILLI] = { "cpus", LIMIT_CPUS, 4096000 }, /* 4096 CPUs */
+	[CORDON_LIMIT_OUTPUT] = { "output", LIMIT_SIZE, 0 },
+	[CORDON_LIMIT_NOFILE] = { "nofile", LIMIT_COUNT, 1048576 }, /* the default nr_open */
+	[CORDON_LIMIT_FSIZE] = { "fsize", LIMIT_SIZE, 0 },
+};
+
+static const char *const limit_names[] = { "wall", "memory", "pids", "cpus", "output", "nofile",
+					   "fsize", NULL };
+
+const char *policy_limit_name(unsigned i)
+{
+	return i < CORDON_LIMIT_COUNT_ ? limit_defs[i].name : "?";
+}
+
+char *policy_format_limit(unsigned i, uint64_t v)
+{
+	if (i >= CORDON_LIMIT_COUNT_)
+		return g_strdup("?");
+	switch (limit_defs[i].kind) {
+	case LIMIT_DURATION: {
+		g_autofree char *d = policy_format_duration(v);
+		return g_strdup_printf("%s %s", limit_defs[i].name, d);
+	}
+	case LIMIT_SIZE: {
+		g_autofree char *s = policy_format_size(v);
+		return g_strdup_printf("%s %s", limit_defs[i].name, s);
+	}
+	case LIMIT_CPUS:
+		if (v % 1000 == 0)
+			return g_strdup_printf("cpus %" G_GUINT64_FORMAT, v / 1000);
+		return g_strdup_printf("cpus %" G_GUINT64_FORMAT ".%03u", v / 1000,
+				       (unsigned)(v % 1000));
+	default:
+		return g_strdup_printf("%s %" G_GUINT64_FORMAT, limit_defs[i].name, v);
+	}
+}
+
+/* ---- errors collected while reading ----------------------------------------------- */
+
+typedef struct pctx {
+	const char *name;
+	cordon_policy *p;
+	GString *msgs;
+	unsigned count;
+	const char *code; /* of the first error; static strings only */
+} pctx;
+
+static void perr(pctx *c, const char *code, const cfg_node *at, const char *path, const char *fmt,
+		 ...) __attribute__((format(printf, 5, 6)));
+
+static void perr(pctx *c, const char *code, const cfg_node *at, const char *path, const char *fmt,
+		 ...)
+{
+	if (!c->code)
+		c->code = code;
+	if (++c->count > POLICY_MAX_ERRORS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = cfg_error_text(c->name, at, path, fmt, ap);
+	va_end(ap);
+	if (c->msgs->len)
+		g_string_append_c(c->msgs, '\n');
+	g_string_append(c->msgs, msg);
+}
+
+static int pctx_finish(pctx *c, cordon_error **reterr)
+{
+	if (!c->count)
+		return 0;
+	if (c->count > POLICY_MAX_ERRORS)
+		g_string_append_printf(c->msgs, "\n%s: ... and %u more errors", c->name,
+				       c->count - POLICY_MAX_ERRORS);
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, c->code, "%s", c->msgs->str);
+}
+
+/* ---- typed reads -------------------------------------------------------------------- */
+
+static bool is_bool_text(const char *s)
+{
+	return strcmp(s, "true") == 0 || strcmp(s, "false") == 0;
+}
+
+static bool looks_numeric(const char *s)
+{
+	if (*s == '-' || *s == '+')
+		s++;
+	return g_ascii_isdigit(*s) || looks_like_non_finite(s) || (*s == '.' && g_ascii_isdigit(s[1]));
+}
+
+static const char *describe(const cfg_node *n)
+{
+	if (!n)
+		return "nothing";
+	if (n->kind == CFG_MAP)
+		return "a mapping";
+	if (n->kind == CFG_SEQ)
+		return "a sequence";
+	if (cfg_is_null(n))
+		return "null (an empty value)";
+	if (!n->plain)
+		return "a quoted string";
+	if (is_bool_text(n->scalar))
+		return "a boolean";
+	if (looks_numeric(n->scalar))
+		return "a number";
+	return "a string";
+}
+
+static bool want_map(pctx *c, const cfg_node *n)
+{
+	if (n->kind == CFG_MAP)
+		return true;
+	perr(c, "policy_type", n, n->path, "expected a mapping (key: value), got %s", describe(n));
+	return false;
+}
+
+static bool want_seq(pctx *c, const cfg_node *n)
+{
+	if (n->kind == CFG_SEQ)
+		return true;
+	perr(c, "policy_type", n, n->path, "expected a sequence ([a, b] or - lines), got %s",
+	     describe(n));
+	return false;
+}
+
+static const char *want_string(pctx *c, const cfg_node *n)
+{
+	if (n->kind == CFG_SCALAR && !cfg_is_null(n) && !(n->plain && is_bool_text(n->scalar)))
+		return n->scalar;
+	perr(c, "policy_type", n, n->path, "expected a string, got %s", describe(n));
+	return NULL;
+}
+
+static bool want_bool(pctx *c, const cfg_node *n, bool *ret)
+{
+	if (n->kind == CFG_SCALAR && n->plain && is_bool_text(n->scalar)) {
+		*ret = n->scalar[0] == 't';
+		return true;
+	}
+	static const char *const yaml11[] = { "yes", "no", "on", "off", "y", "n", "Yes", "No", "On",
+					      "Off", "YES", "NO", "ON", "OFF", "Y", "N", "True",
+					      "False", "TRUE", "FALSE", NULL };
+	if (n->kind == CFG_SCALAR && g_strv_contains(yaml11, n->scalar))
+		perr(c, "policy_type", n, n->path,
+		     "'%s' is not a boolean here: write true or false", n->scalar);
+	else
+		perr(c, "policy_type", n, n->path, "expected true or false, got %s", describe(n));
+	return false;
+}
+
+/* A scalar that must be an unquoted number. */
+static const char *want_number_text(pctx *c, const cfg_node *n, const char *what)
+{
+	if (n->kind == CFG_SCALAR && n->plain && !cfg_is_null(n))
+		return n->scalar;
+	perr(c, "policy_type", n, n->path, "expected %s, got %s", what, describe(n));
+	return NULL;
+}
+
+static void number_error(pctx *c, const cfg_node *n, int r, const char *why, const char *what)
+{
+	perr(c, r == -ERANGE ? "policy_range" : "policy_type", n, n->path, "'%s' is not %s: %s",
+	     n->scalar, what, why);
+}
+
+static bool want_uint(pctx *c, const cfg_node *n, uint64_t min, uint64_t max, uint64_t *ret)
+{
+	const char *s = want_number_text(c, n, "a whole number");
+	if (!s)
+		return false;
+	const char *why;
+	uint64_t v;
+	int r = parse_plain_uint(s, &v, &why);
+	if (r < 0) {
+		number_error(c, n, r, why, "a whole number");
+		return false;
+	}
+	if (v < min || (max && v > max)) {
+		perr(c, "policy_range", n, n->path,
+		     "%" G_GUINT64_FORMAT " is out of range (%" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT ")",
+		     v, min, max ? max : UINT64_MAX);
+		return false;
+	}
+	*ret = v;
+	return true;
+}
+
+static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
+{
+	const struct limit_def *d = &limit_defs[i];
+	if (d->kind == LIMIT_COUNT)
+		return want_uint(c, n, 1, d->max, ret);
+	const char *what = d->kind == LIMIT_DURATION ? "a duration such as 30s or 10m"
+			   : d->kind == LIMIT_SIZE   ? "a size such as 512MiB or 2GiB"
+						     : "a number of CPUs such as 2 or 0.5";
+	if (n->kind != CFG_SCALAR || cfg_is_null(n) || (n->plain && is_bool_text(n->scalar))) {
+		perr(c, "policy_type", n, n->path, "expected %s, got %s", what, describe(n));
+		return false;
+	}
+	const char *why = NULL;
+	uint64_t v = 0;
+	int r = d->kind == LIMIT_DURATION ? parse_with_units(n->scalar, duration_units, true, &v, &why)
+		: d->kind == LIMIT_SIZE   ? parse_with_units(n->scalar, size_units, false, &v, &why)
+					  : parse_cpus(n->scalar, &v, &why);
+	if (r < 0) {
+		number_error(c, n, r, why, what);
+		return false;
+	}
+	if (v == 0 || (d->max && v > d->max)) {
+		perr(c, "policy_range", n, n->path, "'%s' is out of range: a limit must be greater "
+		     "than 0%s", n->scalar, d->max ? " and at most 4096 CPUs" : "");
+		return false;
+	}
+	*ret = v;
+	return true;
+}
+
+static void unknown_key(pctx *c, const cfg_node *key, const char *const *allowed, const char *what)
+{
+	const char *hint = cfg_did_you_mean(key->scalar, allowed);
+	g_autofree char *list = g_strjoinv(", ", (char **)allowed);
+	if (hint)
+		perr(c, "policy_unknown_key", key, key->path, "unknown %s '%s' (did you mean '%s'?)",
+		     what, key->scalar, hint);
+	else
+		perr(c, "policy_unknown_key", key, key->path, "unknown %s '%s'; expected one of: %s",
+		     what, key->scalar, list);
+}
+
+/* Reports every key of map not in allowed. */
+static bool check_keys(pctx *c, const cfg_node *map, const char *const *allowed)
+{
+	bool ok = true;
+	for (guint i = 0; i < map->keys->len; i++) {
+		const cfg_node *k = map->keys->pdata[i];
+		if (!g_strv_contains(allowed, k->scalar)) {
+			unknown_key(c, k, allowed, "key");
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static int want_enum(pctx *c, const cfg_node *n, const char *const *names, const char *what)
+{
+	const char *s = want_string(c, n);
+	if (!s)
+		return -1;
+	for (int i = 0; names[i]; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	const char *hint = cfg_did_you_mean(s, names);
+	g_autofree char *list = g_strjoinv(", ", (char **)names);
+	if (hint)
+		perr(c, "policy_type", n, n->path, "unknown %s '%s' (did you mean '%s'?)", what, s,
+		     hint);
+	else
+		perr(c, "policy_type", n, n->path, "unknown %s '%s'; expected one of: %s", what, s,
+		     list);
+	return -1;
+}
+
+static bool valid_name(const char *s, bool allow_upper_dot)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > NAME_MAX_LEN || !(g_ascii_isalnum(s[0])))
+		return false;
+	for (; *s; s++) {
+		bool ok = g_ascii_islower(*s) || g_ascii_isdigit(*s) || *s == '_' || *s == '-' ||
+			  (allow_upper_dot && (g_ascii_isupper(*s) || *s == '.'));
+		if (!ok)
+			return false;
+	}
+	return allow_upper_dot || !g_ascii_isupper(s[0]);
+}
+
+static const char *want_name(pctx *c, const cfg_node *n, const char *what)
+{
+	const char *s = want_string(c, n);
+	if (s && !valid_name(s, false)) {
+		perr(c, "policy_type", n, n->path,
+		     "'%s' is not a valid %s name: 1 to 64 of a-z 0-9 _ -, starting with a letter "
+		     "or digit", s, what);
+		return NULL;
+	}
+	return s;
+}
+
+/* Absolute and normalised: no expansion is ever done, so what is written is
+ * exactly what is opened. */
+static const char *want_abs_path(pctx *c, const cfg_node *n)
+{
+	const char *s = want_string(c, n);
+	if (!s)
+		return NULL;
+	const char *why = NULL;
+	if (s[0] != '/')
+		why = "must be absolute (no ~, $VAR or relative paths: nothing is expanded)";
+	else if (strlen(s) > 4095)
+		why = "is too long";
+	else if (strstr(s, "//") || strstr(s, "/./") || strstr(s, "/../") ||
+		 g_str_has_suffix(s, "/.") || g_str_has_suffix(s, "/..") ||
+		 (strlen(s) > 1 && g_str_has_suffix(s, "/")))
+		why = "must be normalised (no //, . or .. components, no trailing /)";
+	if (why) {
+		perr(c, "policy_path", n, n->path, "path '%s' %s", s, why);
+		return NULL;
+	}
+	return s;
+}
+
+/* A string or a sequence of strings; each checked by check(c, node) when set. */
+static GPtrArray *want_string_list(pctx *c, const cfg_node *n, bool one_allowed)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	if (one_allowed && n->kind == CFG_SCALAR) {
+		const char *s = want_string(c, n);
+		if (s)
+			g_ptr_array_add(out, g_strdup(s));
+		return out;
+	}
+	if (!want_seq(c, n))
+		return out;
+	for (guint i = 0; i < n->items->len; i++) {
+		const char *s = want_string(c, n->items->pdata[i]);
+		if (s)
+			g_ptr_array_add(out, g_strdup(s));
+	}
+	return out;
+}
+
+/* ---- sections ----------------------------------------------------------------------- */
+
+static void read_limits(pctx *c, const cfg_node *n, cordon_plugin_limits *out)
+{
+	if (!want_map(c, n))
+		return;
+	check_keys(c, n, limit_names);
+	for (unsigned i = 0; i < CORDON_LIMIT_COUNT_; i++) {
+		const cfg_node *v = cfg_map_get(n, limit_defs[i].name);
+		uint64_t val;
+		if (v && want_limit(c, v, i, &val)) {
+			out->value[i] = val;
+			out->set |= 1u << i;
+		}
+	}
+}
+
+static void read_plugins(pctx *c, const cfg_node *n)
+{
+	static const char *const keys[] = { "dir", "load", NULL };
+	if (!want_map(c, n))
+		return;
+	check_keys(c, n, keys);
+	const cfg_node *dir = cfg_map_get(n, "dir");
+	const char *d = dir ? want_abs_path(c, dir) : NULL;
+	if (d)
+		c->p->plugin_dir = g_strdup(d);
+	const cfg_node *load = cfg_map_get(n, "load");
+	if (!load || !want_seq(c, load))
+		return;
+	for (guint i = 0; i < load->items->len; i++) {
+		const cfg_node *item = load->items->pdata[i];
+		const char *name = want_name(c, item, "plugin");
+		if (!name)
+			continue;
+		if (g_strv_contains((const char *const *)c->p->plugin_load->pdata, name)) {
+			perr(c, "policy_invalid", item, item->path, "plugin '%s' is listed twice",
+			     name);
+			continue;
+		}
+		g_ptr_array_insert(c->p->plugin_load, c->p->plugin_load->len - 1, g_strdup(name));
+	}
+}
+
+static void tier_free(gpointer data)
+{
+	policy_tier *t = data;
 	g_free(t->name);
 	g_free(t->driver);
 	g_free(t);
 }
 
-cordon_policy *policy_new_default(void)
+static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)
+{
+	if (!valid_name(key->scalar, false)) {
+		perr(c, "policy_type", key, key->path,
+		     "'%s' is not a valid tier name: 1 to 64 of a-z 0-9 _ -, starting with a letter "
+		     "or digit", key->scalar);
+		return;
+	}
+	if (!want_map(c, sec))
+		return;
+	const cfg_node *drv = cfg_map_get(sec, "driver");
+	if (!drv) {
+		perr(c, "policy_invalid", sec, sec->path, "missing required key 'driver'");
+		return;
+	}
+	const char *driver = want_name(c, drv, "driver");
+	if (!driver)
+		return;
+	policy_tier *t = g_new0(policy_tier, 1);
+	t->name = g_strdup(key->scalar);
+	t->driver = g_strdup(driver);
+	t->section = sec;
+	const cfg_node *lim = cfg_map_get(sec, "limits");
+	if (lim)
+		read_limits(c, lim, &t->limits);
+	g_ptr_array_add(c->p->tiers, t);
+}
+
+static void read_tiers(pctx *c, const cfg_node *n)
+{
+	if (!want_map(c, n))
+		return;
+	for (guint i = 0; i < n->keys->len; i++)
+		read_tier(c, n->keys->pdata[i], n->items->pdata[i]);
+}
+
+static const char *const trust_names[] = { "trusted", "semi-trusted", "untrusted", NULL };
+static const char *const containment_names[] = { "process-jail", "kernel", "container",
+						  "userspace-kernel", "microvm", "remote", NULL };
+
+/* The names of every tier, NULL-terminated, borrowed from the policy. */
+static const char **tier_names(const cordon_policy *p)
+{
+	const char **v = g_new0(const char *, p->tiers->len + 1);
+	for (guint i = 0; i < p->tiers->len; i++)
+		v[i] = ((const policy_tier *)p->tiers->pdata[i])->name;
+	return v;
+}
+
+/* A tier name that must name a tier of the policy. */
+static bool want_tier_ref(pctx *c, const cfg_node *n, const char *s)
+{
+	if (policy_find_tier(c->p, s))
+		return true;
+	g_autofree const char **names = tier_names(c->p);
+	const char *hint = cfg_did_you_mean(s, names);
+	if (hint)
+		perr(c, "policy_invalid", n, n->path, "unknown tier '%s' (did you mean '%s'?)", s,
+		     hint);
+	else
+		perr(c, "policy_invalid", n, n->path, "unknown tier '%s': it is not under tiers", s);
+	return false;
+}
+
+static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
+{
+	static const char *const keys[] = { "require", "tiers", "relax", NULL };
+	policy_trust *pt = &c->p->trust[level];
+	if (!want_map(c, n))
+		return;
+	check_keys(c, n, keys);
+	pt->set = true;
+	const cfg_node *req = cfg_map_get(n, "require");
+	if (req) {
+		int i = want_enum(c, req, containment_names, "containment");
+		if (i >= 0)
+			pt->declared = (cordon_containment)(i + 1);
+	}
+	const cfg_node *relax = cfg_map_get(n, "relax");
+	if (relax)
+		want_bool(c, relax, &pt->relax);
+	cordon_containment builtin = policy_builtin_minimum(level);
+	pt->require = pt->declared ? pt->declared : builtin;
+	if (!pt->relax && pt->require < builtin)
+		pt->require = builtin;
+	if (pt->relax && pt->require < builtin)
+		g_debug("policy %s: trust %s relaxed to %s, below the built-in minimum %s", c->name,
+			trust_names[level - 1], cordon_containment_to_string(pt->require),
+			cordon_containment_to_string(builtin));
+	const cfg_node *tiers = cfg_map_get(n, "tiers");
+	if (!tiers || !want_seq(c, tiers))
+		return;
+	for (guint i = 0; i < tiers->items->len; i++) {
+		const cfg_node *item = tiers->items->pdata[i];
+		const char *s = want_string(c, item);
+		if (!s || !want_tier_ref(c, item, s))
+			continue;
+		if (g_ptr_array_find_with_equal_func(pt->tiers, s, g_str_equal, NULL)) {
+			perr(c, "policy_invalid", item, item->path, "tier '%s' is listed twice", s);
+			continue;
+		}
+		g_ptr_array_add(pt->tiers, g_strdup(s));
+	}
+}
+
+static void read_trust(pctx *c, const cfg_node *n)
+{
+	if (!want_map(c, n))
+		return;
+	for (guint i = 0; i < n->keys->len; i++) {
+		const cfg_node *k = n->keys->pdata[i];
+		int level = -1;
+		for (int j = 0; trust_names[j]; j++)
+			if (strcmp(k->scalar, trust_names[j]) == 0)
+				level = j + 1;
+		if (level < 0)
+			unknown_key(c, k, trust_names, "trust level");
+		else
+			read_trust_level(c, (cordon_trust)level, n->items->pdata[i]);
+	}
+}
+
+static void rule_free(gpointer data)
+{
+	policy_rule *r = data;
+	g_free(r->name);
+	g_ptr_array_unref(r->when_tiers);
+	g_ptr_array_unref(r->when_drivers);
+	g_ptr_array_unref(r->when_labels);
+	g_free(r);
+}
+
+static void read_when_labels(pctx *c, policy_rule *rule, const cfg_node *n)
+{
+	if (!want_map(c, n))
+		return;
+	for (guint i = 0; i < n->keys->len; i++) {
+		const cfg_node *k = n->keys->pdata[i];
+		const char *v = want_string(c, n->items->pdata[i]);
+		if (strchr(k->scalar, '=') || strchr(k->scalar, '\n')) {
+			perr(c, "policy_type", k, k->path, "a label key has no '=' and no newline");
+			continue;
+		}
+		if (v)
+			g_ptr_array_add(rule->when_labels, g_strdup_printf("%s=%s", k->scalar, v));
+	}
+}
+
+static void read_when(pctx *c, policy_rule *rule, const cfg_node *n)
+{
+	static const char *const keys[] = { "trust", "tier", "driver", "labels", NULL };
+	if (!want_map(c, n))
+		return;
+	check_keys(c, n, keys);
+	const cfg_node *v;
+	if ((v = cfg_map_get(n, "trust"))) {
+		const cfg_node *one[] = { v };
+		const cfg_node *const *items = v->kind == CFG_SEQ ? (const cfg_node *const *)v->items->pdata : one;
+		guint count = v->kind == CFG_SEQ ? v->items->len : 1;
+		for (guint i = 0; i < count; i++) {
+			int t = want_enum(c, items[i], trust_names, "trust level");
+			if (t >= 0)
+				rule->when_trust |= 1u << (t + 1);
+		}
+	}
+	if ((v = cfg_map_get(n, "tier"))) {
+		g_autoptr(GPtrArray) names = want_string_list(c, v, true);
+		for (guint i = 0; i < names->len; i++) {
+			const cfg_node *at = v->kind == CFG_SEQ ? v->items->pdata[i] : v;
+			if (want_tier_ref(c, at, names->pdata[i]))
+				g_ptr_array_add(rule->when_tiers, g_strdup(names->pdata[i]));
+		}
+	}
+	if ((v = cfg_map_get(n, "driver"))) {
+		g_autoptr(GPtrArray) names = want_string_list(c, v, true);
+		for (guint i = 0; i < names->len; i++)
+			g_ptr_array_add(rule->when_drivers, g_strdup(names->pdata[i]));
+	}
+	if ((v = cfg_map_get(n, "labels")))
+		read_when_labels(c, rule, v);
+}
+
+static void read_require(pctx *c, policy_rule *rule, const cfg_node *n)
+{
+	static const char *const keys[] = { "egress", "image", "workspace", NULL };
+	static const char *const egress[] = { "deny", "governed", NULL };
+	static const char *const image[] = { "pinned", NULL };
+	static const char *const workspace[] = { "read-only", NULL };
+	if (!want_map(c, n))
+		return;
+	check_keys(c, n, keys);
+	const cfg_node *v;
+	if ((v = cfg_map_get(n, "egress"))) {
+		int e = want_enum(c, v, egress, "egress requirement");
+		if (e >= 0)
+			rule->require_egress = e; /* deny = 0, governed = 1, as cordon_egress */
+	}
+	if ((v = cfg_map_get(n, "image")) && want_enum(c, v, image, "image requirement") == 0)
+		rule->require_image_pinned = true;
+	if ((v = cfg_map_get(n, "workspace")) &&
+	    want_enum(c, v, workspace, "workspace requirement") == 0)
+		rule->require_workspace_ro = true;
+}
+
+static bool rule_has_require(const policy_rule *r)
+{
+	return r->require_egress >= 0 || r->require_image_pinned || r->require_workspace_ro;
+}
+
+static void read_rule(pctx *c, const cfg_node *n)
+{
+	static const char *const keys[] = { "name", "when", "deny", "require", "limit", NULL };
+	if (!want_map(c, n))
+		return;
+	check_keys(c, n, keys);
+	policy_rule *rule = g_new0(policy_rule, 1);
+	rule->require_egress = -1;
+	rule->when_tiers = g_ptr_array_new_with_free_func(g_free);
+	rule->when_drivers = g_ptr_array_new_with_free_func(g_free);
+	rule->when_labels = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(c->p->rules, rule);
+
+	const cfg_node *name = cfg_map_get(n, "name");
+	const char *s = name ? want_string(c, name) : NULL;
+	if (!name)
+		perr(c, "policy_invalid", n, n->path, "missing required key 'name'");
+	else if (s && !valid_name(s, true))
+		perr(c, "policy_type", name, name->path,
+		     "'%s' is not a valid rule name: 1 to 64 of A-Z a-z 0-9 _ . -", s);
+	else if (s)
+		rule->name = g_strdup(s);
+	for (guint i = 0; rule->name && i + 1 < c->p->rules->len; i++) {
+		const policy_rule *other = c->p->rules->pdata[i];
+		if (other->name && strcmp(other->name, rule->name) == 0)
+			perr(c, "policy_invalid", name, name->path, "rule name '%s' is used twice",
+			     rule->name);
+	}
+
+	const cfg_node *v;
+	if ((v = cfg_map_get(n, "when")))
+		read_when(c, rule, v);
+	if ((v = cfg_map_get(n, "deny")))
+		want_bool(c, v, &rule->deny);
+	if ((v = cfg_map_get(n, "require")))
+		read_require(c, rule, v);
+	if ((v = cfg_map_get(n, "limit")))
+		read_limits(c, v, &rule->limit);
+	bool has_other = rule_has_require(rule) || cfg_map_get(n, "require") || cfg_map_get(n, "limit");
+	if (rule->deny && has_other)
+		perr(c, "policy_invalid", n, n->path,
+		     "a rule with deny: true takes no require or limit (it refuses outright)");
+	else if (!rule->deny && !has_other)
+		perr(c, "policy_invalid", n, n->path,
+		     "the rule has no effect: give it deny: true, require or limit");
+}
+
+static void read_rules(pctx *c, const cfg_node *n)
+{
+	if (!want_seq(c, n))
+		return;
+	for (guint i = 0; i < n->items->len; i++)
+		read_rule(c, n->items->pdata[i]);
+}
+
+static void read_audit(pctx *c, const cfg_node *n)
+{
+	static const char *const keys[] = { "path", "required", NULL };
+	if (!want_map(c, n))
+		return;
+	check_keys(c, n, keys);
+	const cfg_node *path = cfg_map_get(n, "path");
+	if (!path) {
+		perr(c, "policy_invalid", n, n->path, "missing required key 'path'");
+	} else {
+		const char *s = want_abs_path(c, path);
+		if (s)
+			c->p->audit_path = g_strdup(s);
+	}
+	c->p->audit_required = true; /* fail closed unless the policy says otherwise */
+	const cfg_node *req = cfg_map_get(n, "required");
+	if (req)
+		want_bool(c, req, &c->p->audit_required);
+}
+
+/* The schema version is read first and alone: a policy for another version
+ * is not worth reporting key by key. */
+static int read_version(pctx *c, const cfg_node *root, cordon_error **reterr)
+{
+	const cfg_node *v = cfg_map_get(root, "cordon");
+	if (!v)
+		return cfg_error(reterr, "policy_version", c->name, root, NULL,
+				 "missing the schema version: the policy starts with `cordon: %d`",
+				 POLICY_VERSION);
+	uint64_t version = 0;
+	const char *why;
+	if (v->kind != CFG_SCALAR || !v->plain || parse_plain_uint(v->scalar, &version, &why) < 0)
+		return cfg_error(reterr, "policy_version", c->name, v, v->path,
+				 "the schema version is a whole number (`cordon: %d`), got %s",
+				 POLICY_VERSION, describe(v));
+	if (version != POLICY_VERSION)
+		return cfg_error(reterr, "policy_version", c->name, v, v->path,
+				 "unsupported policy version %" G_GUINT64_FORMAT ": this cordon reads "
+				 "version %d", version, POLICY_VERSION);
+	return 0;
+}
+
+static void read_sections(pctx *c, const cfg_node *root)
+{
+	static const char *const keys[] = { "cordon", "plugins", "tiers", "trust", "select",
+					    "rules", "audit", NULL };
+	static const char *const selects[] = { "strongest", "first", NULL };
+	check_keys(c, root, keys);
+	const cfg_node *v;
+	if ((v = cfg_map_get(root, "plugins")))
+		read_plugins(c, v);
+	if ((v = cfg_map_get(root, "tiers")))
+		read_tiers(c, v);
+	if ((v = cfg_map_get(root, "trust")))
+		read_trust(c, v);
+	if ((v = cfg_map_get(root, "select"))) {
+		int s = want_enum(c, v, selects, "select");
+		if (s >= 0)
+			c->p->select = (policy_select)s;
+	}
+	if ((v = cfg_map_get(root, "rules")))
+		read_rules(c, v);
+	if ((v = cfg_map_get(root, "audit")))
+		read_audit(c, v);
+}
+
+/* ---- the policy ------------------------------------------------------------------------ */
+
+static cordon_policy *policy_alloc(const char *name)
 {
 	cordon_policy *p = g_new0(cordon_policy, 1);
-	p->source = g_strdup("<default>");
+	p->source = g_strdup(name);
 	p->plugin_load = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(p->plugin_load, NULL); /* kept NULL-terminated */
 	p->tiers = g_ptr_array_new_with_free_func(tier_free);
-	p->rules = g_ptr_array_new();
-	p->root = map_new("");
-	add_tier(p, "jail", "none");
-	add_tier(p, "kernel", "kernel");
+	p->rules = g_ptr_array_new_with_free_func(rule_free);
 	for (int t = CORDON_TRUST_TRUSTED; t <= CORDON_TRUST_UNTRUSTED; t++) {
-		p->trust[t].set = true;
-		p->trust[t].require = policy_builtin_minimum(t);
+		p->trust[t].require = policy_builtin_minimum((cordon_trust)t);
 		p->trust[t].tiers = g_ptr_array_new_with_free_func(g_free);
 	}
-	g_ptr_array_add(p->trust[CORDON_TRUST_TRUSTED].tiers, g_strdup("jail"));
-	g_ptr_array_add(p->trust[CORDON_TRUST_SEMI_TRUSTED].tiers, g_strdup("kernel"));
 	return p;
 }
 
 int policy_parse(const char *text, size_t len, const char *name, cordon_policy **ret,
 		 cordon_error **reterr)
 {
-	return error_set(reterr, ENOSYS, CORDON_ERROR_TERMINAL, "policy_unsupported",
-			 "%s: YAML policies are not implemented yet", name ? name : "policy");
+	if (!ret)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "ret is required");
+	name = name ? name : "<policy>";
+	g_autoptr(cfg_node) root = NULL;
+	int r = cfg_parse(text, len, name, &root, reterr);
+	if (r < 0)
+		return r;
+	g_autoptr(cordon_policy) p = policy_alloc(name);
+	pctx c = { .name = name, .p = p, .msgs = g_string_new(NULL) };
+	r = read_version(&c, root, reterr);
+	if (r >= 0) {
+		read_sections(&c, root);
+		r = pctx_finish(&c, reterr);
+	}
+	g_string_free(c.msgs, TRUE);
+	if (r < 0)
+		return r;
+	g_ptr_array_remove_index(p->plugin_load, p->plugin_load->len - 1);
+	g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, len);
+	g_strlcpy(p->sha256, sum, sizeof(p->sha256));
+	p->root = g_steal_pointer(&root);
+	*ret = g_steal_pointer(&p);
+	return 0;
+}
+
+cordon_policy *policy_new_default(void)
+{
+	const char *text = policy_default_text();
+	cordon_policy *p = NULL;
+	cordon_error *err = NULL;
+	if (policy_parse(text, strlen(text), "<default>", &p, &err) < 0)
+		g_error("the built-in default policy does not parse: %s", err->message);
+	return p;
+}
+
+static int read_fd_capped(int fd, const char *path, GByteArray *buf, cordon_error **reterr)
+{
+	char chunk[16384];
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io",
+					 "%s: cannot read: %s", path, g_strerror(errno));
+		if (n == 0)
+			return 0;
+		if (buf->len + (size_t)n > CFG_MAX_BYTES)
+			return error_set(reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
+					 "%s: the policy is larger than %u bytes (1 MiB)", path,
+					 CFG_MAX_BYTES);
+		g_byte_array_append(buf, (const guint8 *)chunk, (guint)n);
+	}
 }
 
 int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reterr)
 {
-	return policy_parse(NULL, 0, path, ret, reterr);
+	if (!path || !*path || !ret)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "a policy path is required");
+	/* O_NONBLOCK: a FIFO must not hang us; it is refused below anyway. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io",
+				 "%s: cannot open the policy: %s", path, g_strerror(errno));
+	struct stat st;
+	int r = 0;
+	if (fstat(fd, &st) < 0)
+		r = error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io", "%s: %s", path,
+			      g_strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		r = error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_io",
+			      "%s: not a regular file", path);
+	else if (st.st_mode & S_IWOTH)
+		r = error_set(reterr, EPERM, CORDON_ERROR_INVALID, "policy_perms",
+			      "%s: the policy is writable by anyone (mode %04o): anyone could "
+			      "loosen it; chmod o-w it", path, (unsigned)(st.st_mode & 07777));
+	else if (st.st_size > CFG_MAX_BYTES)
+		r = error_set(reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
+			      "%s: the policy is %jd bytes; the limit is %u (1 MiB)", path,
+			      (intmax_t)st.st_size, CFG_MAX_BYTES);
+	g_autoptr(GByteArray) buf = g_byte_array_sized_new(r < 0 ? 0 : (guint)st.st_size);
+	if (r >= 0)
+		r = read_fd_capped(fd, path, buf, reterr);
+	close(fd);
+	if (r < 0)
+		return r;
+	return policy_parse((const char *)buf->data, buf->len, path, ret, reterr);
 }
 
 void policy_free(cordon_policy *p)
@@ -128,7 +1135,7 @@ void policy_free(cordon_policy *p)
 
 const policy_tier *policy_find_tier(const cordon_policy *p, const char *name)
 {
-	for (guint i = 0; i < p->tiers->len; i++) {
+	for (guint i = 0; name && i < p->tiers->len; i++) {
 		const policy_tier *t = p->tiers->pdata[i];
 		if (strcmp(t->name, name) == 0)
 			return t;
@@ -136,43 +1143,232 @@ const policy_tier *policy_find_tier(const cordon_policy *p, const char *name)
 	return NULL;
 }
 
+bool policy_image_is_pinned(const char *image)
+{
+	const char *at = image ? strstr(image, "@sha256:") : NULL;
+	if (!at || at == image)
+		return false;
+	const char *hex = at + strlen("@sha256:");
+	if (strlen(hex) != 64)
+		return false;
+	for (; *hex; hex++)
+		if (!g_ascii_isdigit(*hex) && !(*hex >= 'a' && *hex <= 'f'))
+			return false;
+	return true;
+}
+
+/* ---- a driver's section ---------------------------------------------------------------- */
+
+static void check_secret(pctx *c, const cfg_node *v)
+{
+	static const char *const keys[] = { "env", "file", NULL };
+	if (v->kind != CFG_MAP) {
+		perr(c, "policy_type", v, v->path,
+		     "a secret is {env: NAME} or {file: /path}, never the value itself; got %s",
+		     describe(v));
+		return;
+	}
+	if (!check_keys(c, v, keys))
+		return;
+	const cfg_node *env = cfg_map_get(v, "env"), *file = cfg_map_get(v, "file");
+	if ((env != NULL) == (file != NULL)) {
+		perr(c, "policy_type", v, v->path, "a secret has exactly one of env or file");
+		return;
+	}
+	if (file) {
+		want_abs_path(c, file);
+		return;
+	}
+	const char *name = want_string(c, env);
+	bool ok = name && (g_ascii_isalpha(name[0]) || name[0] == '_');
+	for (const char *s = name; ok && *s; s++)
+		ok = g_ascii_isalnum(*s) || *s == '_';
+	if (name && !ok)
+		perr(c, "policy_type", env, env->path, "'%s' is not an environment variable name",
+		     name);
+}
+
+static void check_value(pctx *c, const cfg_node *v, uint32_t type)
+{
+	bool b;
+	uint64_t u;
+	switch (type) {
+	case CORDON_PLUGIN_CONFIG_STRING:
+		want_string(c, v);
+		return;
+	case CORDON_PLUGIN_CONFIG_BOOL:
+		want_bool(c, v, &b);
+		return;
+	case CORDON_PLUGIN_CONFIG_INT: {
+		const char *s = want_number_text(c, v, "a whole number");
+		if (!s)
+			return;
+		const char *why = NULL;
+		bool neg = s[0] == '-' && s[1];
+		int r = parse_plain_uint(neg ? s + 1 : s, &u, &why);
+		if (r == 0 && u > (uint64_t)INT64_MAX + neg) {
+			r = -ERANGE;
+			why = "does not fit in 64 bits";
+		}
+		if (r < 0)
+			number_error(c, v, r, why, "a whole number");
+		return;
+	}
+	case CORDON_PLUGIN_CONFIG_SIZE:
+	case CORDON_PLUGIN_CONFIG_DURATION: {
+		bool size = type == CORDON_PLUGIN_CONFIG_SIZE;
+		const char *what = size ? "a size such as 512MiB" : "a duration such as 30s";
+		const char *s = v->kind == CFG_SCALAR && !cfg_is_null(v) ? v->scalar : NULL;
+		const char *why = NULL;
+		int r = s ? parse_with_units(s, size ? size_units : duration_units, !size, &u, &why)
+			  : -EINVAL;
+		if (!s)
+			perr(c, "policy_type", v, v->path, "expected %s, got %s", what, describe(v));
+		else if (r < 0)
+			number_error(c, v, r, why, what);
+		return;
+	}
+	case CORDON_PLUGIN_CONFIG_STRING_LIST: {
+		g_autoptr(GPtrArray) l = want_string_list(c, v, false);
+		return;
+	}
+	case CORDON_PLUGIN_CONFIG_SECRET:
+		check_secret(c, v);
+		return;
+	default:
+		perr(c, "policy_invalid", v, v->path,
+		     "the driver declares this key with an unknown type %u", type);
+	}
+}
+
+static const cordon_plugin_config_key *find_key(const cordon_plugin_config_key *keys,
+						const char *name)
+{
+	for (size_t i = 0; keys && keys[i].name; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
 int policy_check_section(const cordon_policy *p, const policy_tier *t,
 			 const cordon_plugin_config_key *keys, cordon_error **reterr)
 {
-	return 0; /* STUB: strict checking comes with the parser */
-}
-
-/* loader engineer: replace with the policy grammar */
-static int parse_unit(const char *text, const char *const *units, const uint64_t *mul,
-		      uint64_t *ret)
-{
-	char *end = NULL;
-	if (!text || !g_ascii_isdigit(*text))
-		return -EINVAL;
-	errno = 0;
-	guint64 v = g_ascii_strtoull(text, &end, 10);
-	if (errno)
-		return -ERANGE;
-	for (size_t i = 0; units[i]; i++)
-		if (strcmp(end, units[i]) == 0) {
-			if (mul[i] && v > UINT64_MAX / mul[i])
-				return -ERANGE;
-			*ret = v * mul[i];
-			return 0;
+	if (!p || !t || !t->section)
+		return 0;
+	const cfg_node *sec = t->section;
+	pctx c = { .name = p->source, .p = (cordon_policy *)p, .msgs = g_string_new(NULL) };
+	g_autoptr(GPtrArray) allowed = g_ptr_array_new();
+	g_ptr_array_add(allowed, (gpointer) "driver");
+	g_ptr_array_add(allowed, (gpointer) "limits");
+	for (size_t i = 0; keys && keys[i].name; i++)
+		g_ptr_array_add(allowed, (gpointer)keys[i].name);
+	g_ptr_array_add(allowed, NULL);
+	for (guint i = 0; i < sec->keys->len; i++) {
+		const cfg_node *k = sec->keys->pdata[i];
+		if (strcmp(k->scalar, "driver") == 0 || strcmp(k->scalar, "limits") == 0)
+			continue;
+		const cordon_plugin_config_key *decl = find_key(keys, k->scalar);
+		if (!decl) {
+			g_autofree char *what = g_strdup_printf("key for driver %s", t->driver);
+			unknown_key(&c, k, (const char *const *)allowed->pdata, what);
+			continue;
 		}
-	return -EINVAL;
+		check_value(&c, sec->items->pdata[i], decl->type);
+	}
+	for (size_t i = 0; keys && keys[i].name; i++)
+		if (keys[i].required && !cfg_map_get(sec, keys[i].name))
+			perr(&c, "policy_invalid", sec, sec->path,
+			     "missing required key '%s' (driver %s)", keys[i].name, t->driver);
+	int r = pctx_finish(&c, reterr);
+	g_string_free(c.msgs, TRUE);
+	return r;
 }
 
-int policy_parse_size(const char *text, uint64_t *ret)
+/* ---- the summary ------------------------------------------------------------------------ */
+
+static void describe_limits(GString *s, const cordon_plugin_limits *l)
 {
-	static const char *const units[] = { "", "B", "KiB", "MiB", "GiB", "TiB", NULL };
-	static const uint64_t mul[] = { 1, 1, 1ull << 10, 1ull << 20, 1ull << 30, 1ull << 40 };
-	return parse_unit(text, units, mul, ret);
+	bool first = true;
+	for (unsigned i = 0; i < CORDON_LIMIT_COUNT_; i++) {
+		if (!(l->set & (1u << i)))
+			continue;
+		g_autofree char *v = policy_format_limit(i, l->value[i]);
+		g_string_append_printf(s, "%s%s", first ? "" : ", ", v);
+		first = false;
+	}
 }
 
-int policy_parse_duration(const char *text, uint64_t *ret_ms)
+static bool tier_is_candidate(const cordon_policy *p, const char *name)
 {
-	static const char *const units[] = { "ms", "s", "m", "h", NULL };
-	static const uint64_t mul[] = { 1, 1000, 60000, 3600000 };
-	return parse_unit(text, units, mul, ret_ms);
+	for (int t = CORDON_TRUST_TRUSTED; t <= CORDON_TRUST_UNTRUSTED; t++)
+		if (g_ptr_array_find_with_equal_func(p->trust[t].tiers, name, g_str_equal, NULL))
+			return true;
+	return false;
+}
+
+static void describe_trust(GString *s, const cordon_policy *p)
+{
+	for (int t = CORDON_TRUST_TRUSTED; t <= CORDON_TRUST_UNTRUSTED; t++) {
+		const policy_trust *pt = &p->trust[t];
+		cordon_containment builtin = policy_builtin_minimum((cordon_trust)t);
+		g_string_append_printf(s, "  %-13s requires %-16s tiers: ", trust_names[t - 1],
+				       cordon_containment_to_string(pt->require));
+		for (guint i = 0; i < pt->tiers->len; i++)
+			g_string_append_printf(s, "%s%s", i ? ", " : "", (char *)pt->tiers->pdata[i]);
+		if (!pt->tiers->len)
+			g_string_append(s, "(none: always refused)");
+		if (pt->declared && pt->declared < builtin && !pt->relax)
+			g_string_append_printf(s, "  [require %s raised to the built-in minimum; "
+					       "relax: true lowers it]",
+					       cordon_containment_to_string(pt->declared));
+		if (pt->relax && pt->require < builtin)
+			g_string_append_printf(s, "  [relaxed below the built-in %s]",
+					       cordon_containment_to_string(builtin));
+		g_string_append_c(s, '\n');
+	}
+}
+
+char *policy_describe(const cordon_policy *p)
+{
+	GString *s = g_string_new(NULL);
+	g_string_append_printf(s, "%s: valid policy (schema %d, sha256 %s)\n", p->source,
+			       POLICY_VERSION, p->sha256);
+	g_string_append_printf(s, "tiers (%u):\n", p->tiers->len);
+	for (guint i = 0; i < p->tiers->len; i++) {
+		const policy_tier *t = p->tiers->pdata[i];
+		g_string_append_printf(s, "  %-13s driver %s", t->name, t->driver);
+		if (t->limits.set) {
+			g_string_append(s, "; limits: ");
+			describe_limits(s, &t->limits);
+		}
+		if (!tier_is_candidate(p, t->name))
+			g_string_append(s, "  [no trust level lists it]");
+		g_string_append_c(s, '\n');
+	}
+	g_string_append(s, "trust:\n");
+	describe_trust(s, p);
+	g_string_append_printf(s, "select: %s\n", p->select == POLICY_SELECT_FIRST ? "first" : "strongest");
+	g_string_append_printf(s, "rules (%u):\n", p->rules->len);
+	for (guint i = 0; i < p->rules->len; i++) {
+		const policy_rule *r = p->rules->pdata[i];
+		g_string_append_printf(s, "  %s:%s", r->name, r->deny ? " deny" : "");
+		if (r->require_egress >= 0)
+			g_string_append_printf(s, " egress %s", r->require_egress ? "governed" : "deny");
+		if (r->require_image_pinned)
+			g_string_append(s, " image pinned");
+		if (r->require_workspace_ro)
+			g_string_append(s, " workspace read-only");
+		if (r->limit.set) {
+			g_string_append(s, " limit ");
+			describe_limits(s, &r->limit);
+		}
+		g_string_append_c(s, '\n');
+	}
+	if (p->audit_path)
+		g_string_append_printf(s, "audit: %s (%s)\n", p->audit_path,
+				       p->audit_required ? "required: a write failure refuses work"
+							 : "best effort");
+	else
+		g_string_append(s, "audit: none\n");
+	return g_string_free(s, FALSE);
 }
