@@ -1,17 +1,726 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* STUB: the local driver is being written. */
+/*
+ * The built-in `local` driver.
+ *
+ * confine: none  -> process-jail: the sandbox root is a directory (the
+ *   request's workspace, or a private temporary directory removed at close);
+ *   file operations are confined beneath it by pathres; commands start in
+ *   it with only the core's environment, in a new session and process group,
+ *   with nothing inherited beyond 0-2, rlimits where limits map to them, and
+ *   the whole group killed when the run ends, times out or is cancelled.
+ * confine: kernel -> the kernel tier (namespaces, seccomp, Landlock). Not
+ *   implemented yet: it probes unavailable and refuses to open or run, so
+ *   kernel-tier work never runs unconfined.
+ *
+ * Limits of the process jail (what the kernel tier closes):
+ *  - the work runs with the host user's rights outside the root: the jail
+ *    confines the file API and the working directory, not the work itself;
+ *  - a process that leaves the group (setsid, setpgid) escapes the group
+ *    kill; only a pid namespace (kernel tier) reaches it;
+ *  - limits: memory -> RLIMIT_AS (address space, so runtimes that reserve
+ *    large mappings need a generous value), nofile -> RLIMIT_NOFILE, fsize ->
+ *    RLIMIT_FSIZE, core dumps off; wall time is the run's timeout; output is
+ *    capped by the core. pids and cpu need cgroups: not enforced here
+ *    (RLIMIT_NPROC counts the whole user, and a CPU share is not a time).
+ */
 #include "config.h"
 
 #include "local.h"
+#include "cfgtree.h"
+#include "context.h"
+#include "fsops.h"
+#include "pathres.h"
+#include "spawn.h"
 
-/* policy engineer: the key the default policy uses, so its tiers pass the strict check. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define H (&cordon_host_services)
+
+/* Output is read in chunks of this size and handed to the sink as it comes. */
+#define RUN_CHUNK (32u << 10)
+/* Without pidfds, how often the loop looks for the leader's exit. */
+#define NO_PIDFD_TICK_MS 10
+/* After the group is killed: how long to collect what is still buffered. */
+#define DRAIN_MS 200
+/* After the leader is reaped: how long to wait for killed members to go. */
+#define GROUP_GONE_MS 1000
+
+typedef struct local_tier {
+	bool kernel;
+} local_tier;
+
+typedef struct local_sandbox {
+	int root_fd;
+	int null_fd;       /* /dev/null, the stdin of runs without input */
+	int tmp_parent_fd; /* the private root's parent, or -1 for a workspace */
+	char tmp_name[64];
+	spawn_plan base;   /* rlimits and default steps, copied per run */
+} local_sandbox;
+
 static const cordon_plugin_config_key local_keys[] = {
-	{ "confine", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "confine", CORDON_PLUGIN_CONFIG_STRING, 1 },
 	{ NULL, 0, 0 },
 };
+
+static const char kernel_missing[] = "kernel confinement is not implemented yet";
+
+/* ---- configure / probe ------------------------------------------------------------ */
+
+/* The host table's getter, or the section itself while the table lacks it. */
+static int config_confine(const cordon_plugin_config *cfg, const char **ret)
+{
+	if (H->config_string)
+		return H->config_string(cfg, "confine", ret);
+	const cfg_node *n = cfg->tier ? cfg_map_get(cfg->tier->section, "confine") : NULL;
+	if (!n || n->kind != CFG_SCALAR)
+		return 0;
+	*ret = n->scalar;
+	return 1;
+}
+
+static int confine_error(const cordon_plugin_config *cfg, cordon_plugin_error *err,
+			 const char *what)
+{
+	static const char msg[] = "must be 'none' (process jail) or 'kernel'";
+	if (H->config_error)
+		return H->config_error(cfg, "confine", err, "%s %s", what, msg);
+	return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "policy_invalid",
+			    "tiers.%s.confine: %s %s", cfg->tier ? cfg->tier->name : "?", what, msg);
+}
+
+static int local_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
+			   cordon_plugin_error *err)
+{
+	const char *confine = NULL;
+	if (config_confine(cfg, &confine) <= 0 || !confine)
+		return confine_error(cfg, err, "is required and");
+	bool kernel;
+	if (strcmp(confine, "none") == 0)
+		kernel = false;
+	else if (strcmp(confine, "kernel") == 0)
+		kernel = true;
+	else
+		return confine_error(cfg, err, "is unknown:");
+	local_tier *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->kernel = kernel;
+	*ret_tier = t;
+	return 0;
+}
+
+static void local_unconfigure(void *tier)
+{
+	free(tier);
+}
+
+static int local_probe(void *tier, cordon_plugin_probe *ret)
+{
+	const local_tier *t = tier;
+	/* Never more than the weakest level: an unavailable tier provides nothing. */
+	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
+	if (!t || t->kernel) {
+		ret->available = 0;
+		snprintf(ret->reason, sizeof(ret->reason), "%s", kernel_missing);
+		return 0;
+	}
+	ret->available = 1;
+	snprintf(ret->reason, sizeof(ret->reason),
+		 "directory jail, scrubbed environment, process-group kill "
+		 "(no kernel isolation: for trusted work only)");
+	return 0;
+}
+
+/* ---- open / close ------------------------------------------------------------------ */
+
+static int refuse_kernel(cordon_plugin_error *err)
+{
+	return H->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL, "tier_unavailable",
+			    "%s; kernel-tier work is refused rather than run unconfined",
+			    kernel_missing);
+}
+
+static int fd_fail(cordon_plugin_error *err, int r, const char *what)
+{
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "sandbox_open_failed", "%s: %s",
+			    what, strerror(-r));
+}
+
+static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error *err)
+{
+	if (ws[0] != '/')
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
+				    "the workspace must be an absolute path");
+	sb->root_fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sb->root_fd < 0)
+		return H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL, "sandbox_open_failed",
+				    "cannot open the workspace %s: %s", ws, strerror(errno));
+	return 0;
+}
+
+/* mkdtemp, but relative to a held parent fd, so removal never goes by path. */
+static int open_private_root(local_sandbox *sb, cordon_plugin_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	sb->tmp_parent_fd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (sb->tmp_parent_fd < 0)
+		return fd_fail(err, -errno, "cannot open the temporary directory");
+	for (int attempt = 0; attempt < 32; attempt++) {
+		uint64_t rnd;
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return fd_fail(err, -errno, "getrandom");
+		snprintf(sb->tmp_name, sizeof(sb->tmp_name), "cordon-%016llx",
+			 (unsigned long long)rnd);
+		if (mkdirat(sb->tmp_parent_fd, sb->tmp_name, 0700) == 0)
+			break;
+		if (errno != EEXIST)
+			return fd_fail(err, -errno, "cannot create a private sandbox directory");
+		sb->tmp_name[0] = '\0';
+	}
+	if (!sb->tmp_name[0])
+		return fd_fail(err, -EEXIST, "cannot create a private sandbox directory");
+	sb->root_fd = openat(sb->tmp_parent_fd, sb->tmp_name,
+			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sb->root_fd < 0)
+		return fd_fail(err, -errno, "cannot open the private sandbox directory");
+	return 0;
+}
+
+/* Lowers a limit to value, never above what we have ourselves. */
+static void plan_rlimit(spawn_plan *p, int resource, uint64_t value)
+{
+	struct rlimit cur;
+	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+	    value > cur.rlim_max)
+		value = cur.rlim_max;
+	spawn_plan_add_rlimit(p, resource, (rlim_t)value);
+}
+
+static void plan_limits(spawn_plan *p, const cordon_plugin_limits *l)
+{
+	plan_rlimit(p, RLIMIT_CORE, 0);
+	if (l->set & (1u << CORDON_PLUGIN_LIMIT_NOFILE))
+		plan_rlimit(p, RLIMIT_NOFILE, l->value[CORDON_PLUGIN_LIMIT_NOFILE]);
+	if (l->set & (1u << CORDON_PLUGIN_LIMIT_FSIZE))
+		plan_rlimit(p, RLIMIT_FSIZE, l->value[CORDON_PLUGIN_LIMIT_FSIZE]);
+	if (l->set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))
+		plan_rlimit(p, RLIMIT_AS, l->value[CORDON_PLUGIN_LIMIT_MEMORY]);
+}
+
+static void local_close(void *sandbox)
+{
+	local_sandbox *sb = sandbox;
+	if (!sb)
+		return;
+	if (sb->root_fd >= 0)
+		close(sb->root_fd);
+	if (sb->null_fd >= 0)
+		close(sb->null_fd);
+	if (sb->tmp_parent_fd >= 0) {
+		if (sb->tmp_name[0]) {
+			int r = fsops_rmtree(sb->tmp_parent_fd, sb->tmp_name);
+			if (r < 0)
+				H->log(CORDON_PLUGIN_LOG_WARNING, "local",
+				       "private sandbox directory %s not fully removed: %s",
+				       sb->tmp_name, strerror(-r));
+		}
+		close(sb->tmp_parent_fd);
+	}
+	free(sb);
+}
+
+static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
+		      cordon_plugin_error *err)
+{
+	const local_tier *t = tier;
+	if (!t || t->kernel)
+		return refuse_kernel(err);
+	local_sandbox *sb = calloc(1, sizeof(*sb));
+	if (!sb)
+		return -ENOMEM;
+	sb->root_fd = sb->null_fd = sb->tmp_parent_fd = -1;
+	int r = spec->workspace ? open_workspace(sb, spec->workspace, err)
+				: open_private_root(sb, err);
+	if (r == 0) {
+		sb->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		r = sb->null_fd < 0 ? fd_fail(err, -errno, "/dev/null") : 0;
+	}
+	/* Both become sources of the child's 0-2 and cwd: keep them above 2. */
+	if (r == 0 && ((r = spawn_fd_above_stdio(&sb->root_fd)) < 0 ||
+		       (r = spawn_fd_above_stdio(&sb->null_fd)) < 0))
+		r = fd_fail(err, r, "fcntl");
+	if (r < 0) {
+		local_close(sb);
+		return r;
+	}
+	spawn_plan_init(&sb->base);
+	plan_limits(&sb->base, &spec->limits);
+	*ret_sandbox = sb;
+	return 0;
+}
+
+/* ---- run: setup ---------------------------------------------------------------------- */
+
+typedef struct run_io {
+	int out, err; /* our read ends; -1 at EOF */
+	int in;       /* our write end of stdin; -1 when done or unused */
+	const uint8_t *in_data;
+	size_t in_left;
+	const cordon_plugin_run_sink *sink;
+	char buf[RUN_CHUNK];
+} run_io;
+
+typedef struct run_fds {
+	int out[2], err[2], in[2];
+	int cwd; /* a resolved workdir, or -1 */
+} run_fds;
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void run_fds_close(run_fds *f)
+{
+	for (int i = 0; i < 2; i++) {
+		close_fd(&f->out[i]);
+		close_fd(&f->err[i]);
+		close_fd(&f->in[i]);
+	}
+	close_fd(&f->cwd);
+}
+
+static int run_pipes(run_fds *f, bool want_stdin)
+{
+	if (pipe2(f->out, O_CLOEXEC) < 0 || pipe2(f->err, O_CLOEXEC) < 0)
+		return -errno;
+	if (want_stdin) {
+		if (pipe2(f->in, O_CLOEXEC) < 0)
+			return -errno;
+		/* Only our end: the work gets an ordinary blocking stdin. */
+		if (fcntl(f->in[1], F_SETFL, O_NONBLOCK) < 0)
+			return -errno;
+	}
+	int r = spawn_fd_above_stdio(&f->out[1]);
+	if (r == 0)
+		r = spawn_fd_above_stdio(&f->err[1]);
+	if (r == 0)
+		r = spawn_fd_above_stdio(&f->in[0]);
+	return r;
+}
+
+static int path_error(cordon_plugin_error *err, int r, const char *op, const char *path);
+
+static int run_workdir(local_sandbox *sb, const char *workdir, run_fds *f,
+		       cordon_plugin_error *err)
+{
+	if (!workdir || !*workdir)
+		return 0;
+	int fd = pathres_open(sb->root_fd, workdir, O_PATH | O_DIRECTORY, 0);
+	if (fd < 0)
+		return path_error(err, fd, "workdir", workdir);
+	f->cwd = fd;
+	return spawn_fd_above_stdio(&f->cwd);
+}
+
+static int spawn_error(cordon_plugin_error *err, int r, const spawn_failure *fail,
+		       const char *argv0)
+{
+	if (fail->step && strcmp(fail->step, "execve") == 0)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+				    "cannot execute '%.256s': %s", argv0, strerror(-r));
+	if (fail->step)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+				    "cannot start '%.256s': sandbox setup step '%s' failed: %s",
+				    argv0, fail->step, strerror(-r));
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+			    "cannot start '%.256s': %s", argv0, strerror(-r));
+}
+
+static int find_program(const cordon_plugin_run_spec *spec, char *buf, size_t size,
+			cordon_plugin_error *err)
+{
+	int r = spawn_find_program(spec->argv[0], (char *const *)spec->envp, buf, size);
+	if (r == -ENOENT)
+		return H->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+				    "cannot execute '%.256s': command not found", spec->argv[0]);
+	if (r < 0)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+				    "cannot execute '%.256s': %s", spec->argv[0], strerror(-r));
+	return 0;
+}
+
+/* ---- run: the loop -------------------------------------------------------------------- */
+
+typedef enum run_end { RUN_EXITED, RUN_TIMED_OUT, RUN_CANCELLED, RUN_FAILED } run_end;
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pump_out(run_io *io, int *fd, uint32_t stream)
+{
+	ssize_t n = read(*fd, io->buf, sizeof(io->buf));
+	if (n > 0) {
+		io->sink->output(io->sink->ctx, stream, io->buf, (size_t)n);
+		return;
+	}
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	close_fd(fd); /* EOF, or an error we cannot read past */
+}
+
+/* A write to a pipe whose reader is gone raises SIGPIPE in this thread: keep
+ * it from the host (block it, and consume the one we caused). */
+static ssize_t write_nosigpipe(int fd, const void *data, size_t len)
+{
+	sigset_t pipe_set, old, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	bool was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	ssize_t n = write(fd, data, len);
+	int e = errno;
+	if (n < 0 && e == EPIPE && !was_pending) {
+		struct timespec zero = { 0, 0 };
+		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return n;
+}
+
+static void pump_in(run_io *io)
+{
+	size_t chunk = io->in_left > (64u << 10) ? (64u << 10) : io->in_left;
+	ssize_t n = write_nosigpipe(io->in, io->in_data, chunk);
+	if (n > 0) {
+		io->in_data += n;
+		io->in_left -= (size_t)n;
+		if (io->in_left == 0)
+			close_fd(&io->in);
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	close_fd(&io->in); /* the work closed its stdin: the rest is not wanted */
+}
+
+static bool leader_exited(pid_t pid)
+{
+	siginfo_t si = { 0 };
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
+	       si.si_pid == pid;
+}
+
+static run_end run_loop(run_io *io, const spawn_child *c, int cancel_fd, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd[5] = {
+			{ .fd = c->pidfd, .events = POLLIN },
+			{ .fd = io->out, .events = POLLIN },
+			{ .fd = io->err, .events = POLLIN },
+			{ .fd = io->in, .events = POLLOUT },
+			{ .fd = cancel_fd, .events = POLLIN },
+		};
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return RUN_TIMED_OUT;
+		int wait = left > INT_MAX ? INT_MAX : (int)left;
+		if (c->pidfd < 0 && wait > NO_PIDFD_TICK_MS)
+			wait = NO_PIDFD_TICK_MS;
+		int n = poll(pfd, 5, wait);
+		if (n < 0 && errno != EINTR)
+			return RUN_FAILED;
+		if (n <= 0 && c->pidfd >= 0)
+			continue;
+		if (pfd[1].revents)
+			pump_out(io, &io->out, 1);
+		if (pfd[2].revents)
+			pump_out(io, &io->err, 2);
+		if (pfd[3].revents)
+			pump_in(io);
+		if (pfd[0].revents || (c->pidfd < 0 && leader_exited(c->pid)))
+			return RUN_EXITED;
+		if (pfd[4].revents)
+			return RUN_CANCELLED;
+	}
+}
+
+/* Collects what is still buffered once nothing in the group can write. */
+static void drain(run_io *io)
+{
+	int64_t until = now_ms() + DRAIN_MS;
+	while ((io->out >= 0 || io->err >= 0) && now_ms() < until) {
+		struct pollfd pfd[2] = { { .fd = io->out, .events = POLLIN },
+					 { .fd = io->err, .events = POLLIN } };
+		if (poll(pfd, 2, 0) <= 0)
+			break;
+		if (pfd[0].revents)
+			pump_out(io, &io->out, 1);
+		if (pfd[1].revents)
+			pump_out(io, &io->err, 2);
+	}
+}
+
+/* Waits (bounded) until no process of the group is left, so that what they
+ * held (locks, files, ports) is released when the run returns. The leader is
+ * reaped already; killed members go as soon as their reaper collects them. */
+static void wait_group_gone(pid_t pgid)
+{
+	struct timespec pause = { 0, 50000 };
+	int64_t until = now_ms() + GROUP_GONE_MS;
+	while (kill(-pgid, 0) == 0 && now_ms() < until) {
+		nanosleep(&pause, NULL);
+		if (pause.tv_nsec < 8000000)
+			pause.tv_nsec *= 2;
+	}
+}
+
+static void wait_leader(pid_t pid, int flags, siginfo_t *si)
+{
+	while (waitid(P_PID, (id_t)pid, si, WEXITED | __WALL | flags) < 0 && errno == EINTR)
+		;
+}
+
+/* Ends the run: nothing started by the work survives it. */
+static void run_finish(run_io *io, const spawn_child *c, run_end end,
+		       cordon_plugin_run_status *st)
+{
+	siginfo_t si = { 0 };
+	if (end != RUN_EXITED)
+		kill(-c->pid, SIGKILL);
+	/* Not reaped yet: the group id cannot be reused while we kill by it. */
+	wait_leader(c->pid, WNOWAIT, &si);
+	kill(-c->pid, SIGKILL);
+	drain(io);
+	wait_leader(c->pid, 0, &si);
+	wait_group_gone(c->pid);
+
+	st->flags = 0;
+	if (si.si_code == CLD_EXITED) {
+		st->flags |= CORDON_PLUGIN_RUN_EXITED;
+		st->exit_code = si.si_status;
+	} else {
+		st->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+		st->signal = si.si_status;
+	}
+	if (end == RUN_TIMED_OUT)
+		st->flags |= CORDON_PLUGIN_RUN_TIMED_OUT;
+	if (end == RUN_CANCELLED)
+		st->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+}
+
+static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
+		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+		     cordon_plugin_error *err)
+{
+	local_sandbox *sb = sandbox;
+	if (spec->flags)
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
+				    "unknown run flags 0x%x", spec->flags);
+	if (!spec->argv || !spec->argv[0])
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
+				    "an argv is required");
+	int64_t deadline = now_ms() + (int64_t)(spec->timeout_ms ? spec->timeout_ms : 1);
+	char program[PATH_MAX];
+	int r = find_program(spec, program, sizeof(program), err);
+	if (r < 0)
+		return r;
+
+	/* One chunk of buffer: kept off the (possibly small) host thread stack. */
+	run_io *io = malloc(sizeof(*io));
+	if (!io)
+		return H->error_set(err, ENOMEM, CORDON_PLUGIN_ERROR_TERMINAL, "resource",
+				    "out of memory");
+	run_fds f = { { -1, -1 }, { -1, -1 }, { -1, -1 }, -1 };
+	bool want_stdin = spec->stdin_data && spec->stdin_len > 0;
+	r = run_workdir(sb, spec->workdir, &f, err);
+	if (r == 0 && (r = run_pipes(&f, want_stdin)) < 0)
+		r = H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+				 "cannot create pipes: %s", strerror(-r));
+	if (r < 0) {
+		run_fds_close(&f);
+		free(io);
+		return r;
+	}
+
+	spawn_plan plan = sb->base;
+	plan.path = program;
+	plan.argv = (char *const *)spec->argv;
+	plan.envp = (char *const *)spec->envp;
+	plan.stdio[0] = want_stdin ? f.in[0] : sb->null_fd;
+	plan.stdio[1] = f.out[1];
+	plan.stdio[2] = f.err[1];
+	plan.cwd_fd = f.cwd >= 0 ? f.cwd : sb->root_fd;
+	spawn_child child;
+	spawn_failure fail = { NULL, 0 };
+	r = spawn_start(&plan, &child, &fail);
+	/* The child has its copies (or is gone): ours would hide EOF. */
+	close_fd(&f.out[1]);
+	close_fd(&f.err[1]);
+	close_fd(&f.in[0]);
+	close_fd(&f.cwd);
+	if (r < 0) {
+		run_fds_close(&f);
+		free(io);
+		return spawn_error(err, r, &fail, spec->argv[0]);
+	}
+	if (spec->port && sink->address) {
+		char addr[32];
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)spec->port);
+		sink->address(sink->ctx, addr);
+	}
+
+	*io = (run_io){ .out = f.out[0], .err = f.err[0], .in = want_stdin ? f.in[1] : -1,
+			.in_data = spec->stdin_data, .in_left = spec->stdin_len, .sink = sink };
+	f.out[0] = f.err[0] = f.in[1] = -1;
+	run_end end = run_loop(io, &child, spec->cancel_fd, deadline);
+	run_finish(io, &child, end, ret);
+	close_fd(&io->out);
+	close_fd(&io->err);
+	close_fd(&io->in);
+	free(io);
+	if (child.pidfd >= 0)
+		close(child.pidfd);
+	run_fds_close(&f);
+	if (end == RUN_FAILED)
+		return H->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "run_failed",
+				    "waiting for '%.256s' failed; the work was killed",
+				    spec->argv[0]);
+	return 0;
+}
+
+/* ---- file operations ------------------------------------------------------------------- */
+
+static int path_error(cordon_plugin_error *err, int r, const char *op, const char *path)
+{
+	if (pathres_is_escape(r))
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "sandbox_path_escape",
+				    "%s: '%.256s' resolves outside the sandbox", op, path);
+	switch (-r) {
+	case ENOENT:
+		return H->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "not_found",
+				    "%s: '%.256s': no such file or directory", op, path);
+	case ENOTDIR:
+		return H->error_set(err, ENOTDIR, CORDON_PLUGIN_ERROR_TERMINAL, "not_found",
+				    "%s: '%.256s': a component is not a directory", op, path);
+	case EISDIR:
+		return H->error_set(err, EISDIR, CORDON_PLUGIN_ERROR_TERMINAL, "not_a_file",
+				    "%s: '%.256s' is a directory", op, path);
+	case EINVAL:
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_TERMINAL, "not_a_file",
+				    "%s: '%.256s' is not a regular file", op, path);
+	case E2BIG:
+		return H->error_set(err, E2BIG, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_exceeded",
+				    "%s: '%.256s' has more than %d entries or is deeper than %d "
+				    "directories", op, path, FSOPS_MAX_ENTRIES, FSOPS_MAX_DEPTH);
+	case ENAMETOOLONG:
+		return H->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID, "path_too_long",
+				    "%s: '%.256s' is too long", op, path);
+	}
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "io_error", "%s: '%.256s': %s",
+			    op, path, strerror(-r));
+}
+
+/* Tells the emitter's own stop value apart from an error of the operation. */
+typedef struct relay {
+	cordon_plugin_emit_fn fn;
+	void *ctx;
+	bool stopped;
+} relay;
+
+static int relay_emit(void *ctx, const void *data, size_t len)
+{
+	relay *rl = ctx;
+	int r = rl->fn(rl->ctx, data, len);
+	if (r != 0)
+		rl->stopped = true;
+	return r;
+}
+
+static int fs_result(int r, const relay *rl, cordon_plugin_error *err, const char *op,
+		     const char *path)
+{
+	if (rl && rl->stopped)
+		return r;
+	return r < 0 ? path_error(err, r, op, path) : r;
+}
+
+static int local_read_file(void *sandbox, const char *path, uint64_t max_len,
+			   cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+{
+	local_sandbox *sb = sandbox;
+	relay rl = { emit, ctx, false };
+	int r = fsops_read(sb->root_fd, path, max_len, relay_emit, &rl);
+	if (r == -EFBIG) /* the core names the limit */
+		return r;
+	return fs_result(r, &rl, err, "read", path);
+}
+
+static int local_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
+			    cordon_plugin_error *err)
+{
+	local_sandbox *sb = sandbox;
+	if (len > SIZE_MAX)
+		return H->error_set(err, EFBIG, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
+				    "write: too large");
+	return fs_result(fsops_write(sb->root_fd, path, data, (size_t)len), NULL, err, "write",
+			 path);
+}
+
+static int local_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
+		      cordon_plugin_error *err)
+{
+	local_sandbox *sb = sandbox;
+	relay rl = { emit, ctx, false };
+	return fs_result(fsops_glob(sb->root_fd, pattern, relay_emit, &rl), &rl, err, "glob",
+			 pattern);
+}
+
+static int local_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
+		      cordon_plugin_error *err)
+{
+	local_sandbox *sb = sandbox;
+	relay rl = { emit, ctx, false };
+	return fs_result(fsops_walk(sb->root_fd, dir, relay_emit, &rl), &rl, err, "walk", dir);
+}
 
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
 	.name = "local",
 	.config_keys = local_keys,
+	.configure = local_configure,
+	.unconfigure = local_unconfigure,
+	.probe = local_probe,
+	.open = local_open,
+	.run = local_run,
+	.read_file = local_read_file,
+	.write_file = local_write_file,
+	.glob = local_glob,
+	.walk = local_walk,
+	.close = local_close,
 };

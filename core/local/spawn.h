@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The launcher of the local driver: starts one program from a possibly
+ * multi-threaded host without inheriting anything by accident.
+ *
+ * Everything is prepared before the fork (argv/envp arrays, the resolved
+ * executable, the descriptors, the rlimit values, a seccomp program). The
+ * child is a clone(CLONE_VM | CLONE_VFORK) on a private stack: it shares our
+ * memory until execve, so it runs only the steps of its plan, each made of
+ * raw, async-signal-safe system calls (no malloc, no locks, no libc state,
+ * no sanitizer interceptors), and our thread sleeps until it execs or dies.
+ *
+ * The child runs, in order:
+ *   the plan's steps (default: "signals", "session", "deathsig", "cwd",
+ *   "stdio", "rlimits"; more can be inserted, see spawn_plan_insert),
+ *   then "sigmask" (unblock), "seccomp" (when plan->seccomp is set: no new
+ *   privileges, then the filter), then "execve".
+ * A failing step writes {step, errno} to a close-on-exec pipe and exits 127;
+ * spawn_start turns that into an error naming the step. The seccomp filter
+ * must allow execve, write and exit_group (the failure report).
+ *
+ * For the kernel tier: extra clone flags (CLONE_NEW*) go in clone_flags;
+ * namespace, mount and pivot steps go before "cwd" (spawn_plan_insert(p,
+ * "cwd", ...)); Landlock, capability and no-new-privs steps are appended
+ * (before = NULL) and so run after "rlimits"; the seccomp program, built
+ * before the fork, is installed last. A step that needs a descriptor must
+ * run before "stdio", which closes everything but 0-2 and the report pipe.
+ */
+#pragma once
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#define SPAWN_HIDDEN __attribute__((visibility("hidden")))
+/* Code that runs in the child: on a borrowed stack, sharing our memory. */
+#define SPAWN_CHILD __attribute__((no_sanitize_address, noinline))
+
+#define SPAWN_MAX_STEPS 16
+#define SPAWN_MAX_RLIMITS 8
+
+typedef struct spawn_plan spawn_plan;
+
+/* A step of the child's setup. Runs in the child: raw system calls only;
+ * returns 0 or a negative errno (which aborts the launch). */
+typedef int (*spawn_step_fn)(const spawn_plan *plan, const void *arg);
+
+typedef struct spawn_step {
+	const char *name; /* static string, reported when the step fails */
+	spawn_step_fn fn;
+	const void *arg;
+} spawn_step;
+
+typedef struct spawn_rlimit {
+	int resource;
+	struct rlimit value;
+} spawn_rlimit;
+
+struct spawn_plan {
+	const char *path;    /* the executable, resolved before the fork */
+	char *const *argv;
+	char *const *envp;
+	int stdio[3];        /* become the child's 0, 1, 2 */
+	int cwd_fd;          /* fchdir target, or -1 to stay */
+	spawn_rlimit rlimits[SPAWN_MAX_RLIMITS];
+	size_t n_rlimits;
+	unsigned long clone_flags;        /* extra clone flags (CLONE_NEW*) */
+	const struct sock_fprog *seccomp; /* installed right before execve, or NULL */
+	spawn_step steps[SPAWN_MAX_STEPS];
+	size_t n_steps;
+	/* set by spawn_start for the child */
+	pid_t parent_pid;
+	int report_fd;
+};
+
+/* The result of a launch. */
+typedef struct spawn_child {
+	pid_t pid;   /* also the child's session and process group id */
+	int pidfd;   /* -1 where the kernel has no pidfds */
+} spawn_child;
+
+/* Why a launch failed in the child: the step's name ("execve" when the program
+ * could not be executed) and its errno. */
+typedef struct spawn_failure {
+	const char *step;
+	int errnum;
+} spawn_failure;
+
+/* Fills the default steps and empties everything else (fds -1). */
+void spawn_plan_init(spawn_plan *p) SPAWN_HIDDEN;
+/* Inserts step before the step named `before` (NULL: at the end). -E2BIG
+ * when full, -ENOENT for an unknown name. */
+int spawn_plan_insert(spawn_plan *p, const char *before, const spawn_step *step) SPAWN_HIDDEN;
+/* Adds an rlimit (soft = hard = value). */
+int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value) SPAWN_HIDDEN;
+
+/* Launches the plan. Returns 0 and the child, or a negative errno; when the
+ * failure happened in the child, *ret_fail names the step (the child is
+ * already reaped). The plan's fds are not closed. Thread-safe. */
+int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) SPAWN_HIDDEN;
+
+/* Finds name on the PATH of envp (only absolute PATH entries count) the way
+ * execvp would, before any fork. name with a '/' is returned as is. Writes
+ * into buf; returns 0 or -ENOENT/-EACCES/-ENAMETOOLONG. */
+int spawn_find_program(const char *name, char *const *envp, char *buf, size_t size) SPAWN_HIDDEN;
+
+/* Moves *fd to a number >= 3 (close-on-exec), so that setting up 0-2 in the
+ * child never overwrites a source. */
+int spawn_fd_above_stdio(int *fd) SPAWN_HIDDEN;
