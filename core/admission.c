@@ -1,31 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Minimal admission until the policy issue extends it with rules. */
+/* Admission: requirement, candidates, rules, selection, and the explanation
+ * of every verdict. Never returns a tier below the requirement; anything it
+ * cannot judge is a refusal. */
 #include "config.h"
 
 #include "admission.h"
 #include "audit.h"
+#include "json.h"
 
 #include <errno.h>
 #include <string.h>
 
+/* Probes are cached this long; cordon_context_probe_tier refreshes. */
 #define PROBE_MAX_AGE_US (2 * G_USEC_PER_SEC)
 
 static void candidate_free(gpointer p)
 {
 	decision_candidate *c = p;
 	g_free(c->tier);
+	g_free(c->driver);
 	g_free(c->reason);
+	g_free(c->rule);
 	g_free(c);
-}
-
-static cordon_decision *decision_new(const cordon_request *req)
-{
-	cordon_decision *d = g_new0(cordon_decision, 1);
-	d->trust = req->trust;
-	d->trust_text = g_strdup(req->trust_text);
-	d->candidates = g_ptr_array_new_with_free_func(candidate_free);
-	d->limits = req->limits;
-	return d;
 }
 
 void cordon_decision_free(cordon_decision *d)
@@ -34,49 +30,268 @@ void cordon_decision_free(cordon_decision *d)
 		return;
 	g_free(d->trust_text);
 	g_free(d->tier);
+	g_free(d->driver);
 	g_ptr_array_unref(d->candidates);
 	g_free(d->refusal);
 	g_free(d);
 }
 
-/* Judges one candidate; returns true when it may run the request. */
-static bool judge(cordon_context *ctx, const cordon_request *req, cordon_containment need,
-		  const char *name, decision_candidate *c)
+const char *admission_verdict_name(candidate_verdict v)
 {
-	tier_runtime *t = context_find_tier(ctx, name);
-	if (!t) {
-		c->reason = g_strdup("unavailable: no such tier in the policy");
-		return false;
+	switch (v) {
+	case VERDICT_CHOSEN: return "chosen";
+	case VERDICT_PASSED_OVER: return "passed_over";
+	case VERDICT_NOT_REQUESTED: return "not_requested";
+	case VERDICT_UNAVAILABLE: return "unavailable";
+	case VERDICT_INSUFFICIENT: return "insufficient";
+	case VERDICT_DENIED: return "denied";
 	}
-	if (t->unusable) {
-		c->reason = g_strdup_printf("unavailable: %s", t->unusable);
+	return "unknown";
+}
+
+/* ---- one candidate ------------------------------------------------------------ */
+
+typedef struct judge_ctx {
+	cordon_context *ctx;
+	const cordon_request *req;
+	cordon_trust trust; /* effective */
+	cordon_containment need;
+} judge_ctx;
+
+static bool verdict(decision_candidate *c, candidate_verdict v, char *reason)
+{
+	c->verdict = v;
+	c->reason = reason;
+	return false;
+}
+
+static bool strv_has(const GPtrArray *a, const char *s)
+{
+	for (guint i = 0; i < a->len; i++)
+		if (strcmp(a->pdata[i], s) == 0)
+			return true;
+	return false;
+}
+
+static bool rule_matches(const policy_rule *r, cordon_trust trust, const cordon_request *req,
+			 const policy_tier *t)
+{
+	if (r->when_trust && !(r->when_trust & (1u << trust)))
 		return false;
+	if (r->when_tiers->len && !strv_has(r->when_tiers, t->name))
+		return false;
+	if (r->when_drivers->len && !strv_has(r->when_drivers, t->driver))
+		return false;
+	for (guint i = 0; i < r->when_labels->len; i++)
+		if (!request_has_label(req, r->when_labels->pdata[i]))
+			return false;
+	return true;
+}
+
+/* Applies caps: a request above a cap is refused (never clamped); a request
+ * without a value gets the smallest cap. Returns the limit that failed or -1. */
+static int apply_caps(cordon_plugin_limits *eff, const cordon_plugin_limits *asked,
+		      const cordon_plugin_limits *cap)
+{
+	for (unsigned i = 0; i < CORDON_LIMIT_COUNT_; i++) {
+		uint32_t bit = 1u << i;
+		if (!(cap->set & bit))
+			continue;
+		if (asked->set & bit) {
+			if (asked->value[i] > cap->value[i])
+				return (int)i;
+		} else if (!(eff->set & bit) || eff->value[i] > cap->value[i]) {
+			eff->value[i] = cap->value[i];
+			eff->set |= bit;
+		}
 	}
-	cordon_plugin_probe pr;
-	context_probe(t, PROBE_MAX_AGE_US, &pr);
-	c->available = pr.available;
-	c->containment = pr.containment;
-	if (!pr.available) {
-		c->reason = g_strdup_printf("unavailable: %s", pr.reason);
-		return false;
+	return -1;
+}
+
+static char *over_cap(unsigned i, uint64_t asked, uint64_t cap)
+{
+	g_autofree char *a = policy_format_limit(i, asked);
+	g_autofree char *c = policy_format_limit(i, cap);
+	const char *cv = strchr(c, ' ');
+	return g_strdup_printf("%s > %s", a, cv ? cv + 1 : c);
+}
+
+static const char *effective_image(const cordon_request *req, const policy_tier *t)
+{
+	if (req->image)
+		return req->image;
+	const cfg_node *n = cfg_map_get(t->section, "image");
+	return n && n->kind == CFG_SCALAR ? n->scalar : NULL;
+}
+
+/* Why rule r refuses the request on tier t, or NULL. */
+static char *rule_refusal(const policy_rule *r, const cordon_request *req, const policy_tier *t,
+			  cordon_plugin_limits *eff)
+{
+	static const char *const egress_names[] = { "deny", "governed", "allow" };
+	if (r->deny)
+		return g_strdup_printf("rule %s", r->name);
+	if (r->require_egress >= 0 && (int)req->egress > r->require_egress)
+		return g_strdup_printf("rule %s: requires egress %s, the request asks for %s", r->name,
+				       egress_names[r->require_egress], egress_names[req->egress]);
+	const char *image = effective_image(req, t);
+	if (r->require_image_pinned && image && !policy_image_is_pinned(image))
+		return g_strdup_printf("rule %s: requires a pinned image (name@sha256:<64 hex>), "
+				       "'%s' is not", r->name, image);
+	if (r->require_workspace_ro && req->workspace)
+		return g_strdup_printf("rule %s: requires a read-only workspace, and a host "
+				       "workspace cannot be opened read-only yet", r->name);
+	int over = apply_caps(eff, &req->limits, &r->limit);
+	if (over >= 0) {
+		g_autofree char *why = over_cap((unsigned)over, req->limits.value[over],
+						r->limit.value[over]);
+		return g_strdup_printf("rule %s: %s", r->name, why);
 	}
-	if (pr.containment < need) {
-		c->reason = g_strdup_printf("%s < %s", cordon_containment_to_string(pr.containment),
-					    cordon_containment_to_string(need));
-		return false;
+	return NULL;
+}
+
+static bool judge_rules(judge_ctx *j, const policy_tier *t, decision_candidate *c)
+{
+	c->limits = j->req->limits;
+	int over = apply_caps(&c->limits, &j->req->limits, &t->limits);
+	if (over >= 0) {
+		g_autofree char *why = over_cap((unsigned)over, j->req->limits.value[over],
+						t->limits.value[over]);
+		return verdict(c, VERDICT_DENIED, g_strdup_printf("tier limit: %s", why));
 	}
-	if (req->tier && strcmp(req->tier, name) != 0) {
-		c->reason = g_strdup_printf("not the requested tier %s", req->tier);
-		return false;
+	const GPtrArray *rules = j->ctx->policy->rules;
+	for (guint i = 0; i < rules->len; i++) {
+		const policy_rule *r = rules->pdata[i];
+		if (!rule_matches(r, j->trust, j->req, t))
+			continue;
+		char *why = rule_refusal(r, j->req, t, &c->limits);
+		if (why) {
+			c->rule = g_strdup(r->name);
+			return verdict(c, VERDICT_DENIED, why);
+		}
 	}
 	return true;
 }
 
-static char *refusal_message(const cordon_decision *d)
+/* Judges one candidate; true when it may run the request. */
+static bool judge(judge_ctx *j, decision_candidate *c)
+{
+	tier_runtime *t = context_find_tier(j->ctx, c->tier);
+	if (!t)
+		return verdict(c, VERDICT_UNAVAILABLE,
+			       g_strdup("unavailable: no such tier in the policy"));
+	c->driver = g_strdup(t->cfg->driver);
+	if (j->req->tier && strcmp(j->req->tier, c->tier) != 0)
+		return verdict(c, VERDICT_NOT_REQUESTED,
+			       g_strdup_printf("not requested (tier %s was asked for)", j->req->tier));
+	if (t->unusable)
+		return verdict(c, VERDICT_UNAVAILABLE, g_strdup_printf("unavailable: %s", t->unusable));
+	cordon_plugin_probe pr;
+	context_probe(t, PROBE_MAX_AGE_US, &pr);
+	c->probed = true;
+	c->available = pr.available;
+	c->containment = pr.containment;
+	if (!pr.available)
+		return verdict(c, VERDICT_UNAVAILABLE,
+			       g_strdup_printf("unavailable: %s", pr.reason[0] ? pr.reason
+									       : "the probe gave no reason"));
+	if (pr.containment < j->need)
+		return verdict(c, VERDICT_INSUFFICIENT,
+			       g_strdup_printf("%s < %s", cordon_containment_to_string(pr.containment),
+					       cordon_containment_to_string(j->need)));
+	if (!judge_rules(j, t->cfg, c))
+		return false;
+	c->verdict = VERDICT_PASSED_OVER;
+	return true;
+}
+
+/* ---- the decision -------------------------------------------------------------- */
+
+static cordon_decision *decision_new(const cordon_context *ctx, const cordon_request *req)
+{
+	cordon_decision *d = g_new0(cordon_decision, 1);
+	/* cordon_request_new already fails closed; this guards the index below. */
+	d->trust = req->trust >= CORDON_TRUST_TRUSTED && req->trust <= CORDON_TRUST_UNTRUSTED
+			   ? req->trust : CORDON_TRUST_UNTRUSTED;
+	d->trust_text = g_strdup(req->trust_text);
+	d->candidates = g_ptr_array_new_with_free_func(candidate_free);
+	d->limits = req->limits;
+	d->builtin = policy_builtin_minimum(d->trust);
+	const policy_trust *pt = &ctx->policy->trust[d->trust];
+	d->requirement = pt->set ? pt->require : d->builtin;
+	d->relaxed = d->requirement < d->builtin;
+	if (d->relaxed)
+		g_debug("admission: %s work relaxed to %s (built-in minimum %s) by the policy",
+			cordon_trust_to_string(d->trust), cordon_containment_to_string(d->requirement),
+			cordon_containment_to_string(d->builtin));
+	return d;
+}
+
+static int select_best(const cordon_context *ctx, const cordon_decision *d)
+{
+	int best = -1;
+	for (guint i = 0; i < d->candidates->len; i++) {
+		const decision_candidate *c = d->candidates->pdata[i];
+		if (c->verdict != VERDICT_PASSED_OVER)
+			continue;
+		if (best < 0)
+			best = (int)i;
+		else if (ctx->policy->select == POLICY_SELECT_STRONGEST &&
+			 c->containment > ((decision_candidate *)d->candidates->pdata[best])->containment)
+			best = (int)i;
+	}
+	return best;
+}
+
+static void mark_chosen(const cordon_context *ctx, cordon_decision *d, int best)
+{
+	decision_candidate *b = d->candidates->pdata[best];
+	b->chosen = true;
+	b->verdict = VERDICT_CHOSEN;
+	b->reason = g_strdup("chosen");
+	d->tier = g_strdup(b->tier);
+	d->driver = g_strdup(b->driver);
+	d->containment = b->containment;
+	d->limits = b->limits;
+	const char *how = ctx->policy->select == POLICY_SELECT_FIRST ? "first" : "strongest";
+	for (guint i = 0; i < d->candidates->len; i++) {
+		decision_candidate *c = d->candidates->pdata[i];
+		if (c->verdict == VERDICT_PASSED_OVER)
+			c->reason = g_strdup_printf("eligible; %s chosen (select: %s)", b->tier, how);
+	}
+}
+
+static bool any_verdict(const cordon_decision *d, candidate_verdict v)
+{
+	for (guint i = 0; i < d->candidates->len; i++)
+		if (((decision_candidate *)d->candidates->pdata[i])->verdict == v)
+			return true;
+	return false;
+}
+
+static char *refusal_message(const cordon_decision *d, const cordon_request *req,
+			     bool tier_not_candidate)
 {
 	GString *s = g_string_new(NULL);
-	g_string_append_printf(s, "%s work requires %s; ", cordon_trust_to_string(d->trust),
+	if (strcmp(d->trust_text, cordon_trust_to_string(d->trust)) != 0)
+		g_string_append_printf(s, "unknown trust '%s' is treated as untrusted; ", d->trust_text);
+	g_string_append_printf(s, "%s work requires %s", cordon_trust_to_string(d->trust),
 			       cordon_containment_to_string(d->requirement));
+	if (d->relaxed)
+		g_string_append_printf(s, " (relaxed below the built-in %s)",
+				       cordon_containment_to_string(d->builtin));
+	g_string_append(s, "; ");
+	if (tier_not_candidate) {
+		g_string_append_printf(s, "tier %s is not a candidate for %s work", req->tier,
+				       cordon_trust_to_string(d->trust));
+		g_string_append(s, d->candidates->len ? " (candidates: " : " (the policy lists none)");
+		for (guint i = 0; i < d->candidates->len; i++)
+			g_string_append_printf(s, "%s%s", i ? ", " : "",
+					       ((decision_candidate *)d->candidates->pdata[i])->tier);
+		if (d->candidates->len)
+			g_string_append_c(s, ')');
+		return g_string_free(s, FALSE);
+	}
 	if (d->candidates->len == 0)
 		g_string_append(s, "the policy lists no tier for it");
 	for (guint i = 0; i < d->candidates->len; i++) {
@@ -86,51 +301,74 @@ static char *refusal_message(const cordon_decision *d)
 	return g_string_free(s, FALSE);
 }
 
-int admission_decide(cordon_context *ctx, const cordon_request *req, cordon_decision **ret,
-		     cordon_error **reterr)
+static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_candidate,
+		  cordon_error **reterr)
 {
-	cordon_decision *d = decision_new(req);
-	const policy_trust *pt = &ctx->policy->trust[req->trust];
-	d->requirement = pt->set ? pt->require : policy_builtin_minimum(req->trust);
+	d->code = tier_not_candidate || any_verdict(d, VERDICT_DENIED) ? "sandbox_denied"
+									: "containment_insufficient";
+	d->refusal = refusal_message(d, req, tier_not_candidate);
+	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);
+}
 
-	int best = -1;
-	for (guint i = 0; pt->tiers && i < pt->tiers->len; i++) {
+static bool tier_is_candidate(const policy_trust *pt, const char *tier)
+{
+	for (guint i = 0; i < pt->tiers->len; i++)
+		if (strcmp(pt->tiers->pdata[i], tier) == 0)
+			return true;
+	return false;
+}
+
+static int decide(cordon_context *ctx, const cordon_request *req, cordon_decision *d,
+		  cordon_error **reterr)
+{
+	const policy_trust *pt = &ctx->policy->trust[d->trust];
+	judge_ctx j = { ctx, req, d->trust, d->requirement };
+	bool tier_ok = !req->tier || tier_is_candidate(pt, req->tier);
+	for (guint i = 0; i < pt->tiers->len; i++) {
 		decision_candidate *c = g_new0(decision_candidate, 1);
 		c->tier = g_strdup(pt->tiers->pdata[i]);
 		g_ptr_array_add(d->candidates, c);
-		if (!judge(ctx, req, d->requirement, c->tier, c))
-			continue;
-		if (best < 0 || (ctx->policy->select == POLICY_SELECT_STRONGEST &&
-				 c->containment >
-					 ((decision_candidate *)d->candidates->pdata[best])->containment))
-			best = (int)i;
+		if (tier_ok)
+			judge(&j, c);
+		else
+			verdict(c, VERDICT_NOT_REQUESTED,
+				g_strdup_printf("not requested (tier %s was asked for)", req->tier));
 	}
-	for (guint i = 0; i < d->candidates->len; i++) {
-		decision_candidate *c = d->candidates->pdata[i];
-		if ((int)i == best) {
-			c->chosen = true;
-			g_free(c->reason);
-			c->reason = g_strdup("chosen");
-			d->tier = g_strdup(c->tier);
-			d->containment = c->containment;
-		} else if (!c->reason) {
-			c->reason = g_strdup_printf("passed over: %s chosen",
-				((decision_candidate *)d->candidates->pdata[best])->tier);
-		}
-	}
+	int best = tier_ok ? select_best(ctx, d) : -1;
+	if (best < 0)
+		return refuse(d, req, !tier_ok, reterr);
+	mark_chosen(ctx, d, best);
+	return 0;
+}
 
-	int r = 0;
-	if (best < 0) {
-		d->refusal = refusal_message(d);
-		r = error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "containment_insufficient",
-			      "%s", d->refusal);
-	}
+/* An admission whose audit line cannot be written becomes a refusal. */
+static int audit_failed(cordon_decision *d, cordon_error *aerr, cordon_error **reterr)
+{
+	g_clear_pointer(&d->tier, g_free);
+	g_clear_pointer(&d->driver, g_free);
+	d->containment = 0;
+	for (guint i = 0; i < d->candidates->len; i++)
+		((decision_candidate *)d->candidates->pdata[i])->chosen = false;
+	d->code = "audit_failed";
+	d->refusal = g_strdup(aerr->message);
+	return error_propagate(reterr, aerr);
+}
+
+int admission_decide_full(cordon_context *ctx, const cordon_request *req, bool dry_run,
+			  cordon_decision **ret, cordon_error **reterr)
+{
+	if (!ctx || !req)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+				 "a context and a request are required");
+	cordon_decision *d = decision_new(ctx, req);
+	d->dry_run = dry_run;
+	int r = decide(ctx, req, d, reterr);
 	cordon_error *aerr = NULL;
-	if (audit_record(ctx, req, d, &aerr) < 0 && ctx->policy->audit_required && r == 0) {
-		g_free(d->tier);
-		d->tier = NULL;
-		r = error_propagate(reterr, aerr);
-		aerr = NULL;
+	if (audit_record(ctx, req, d, &aerr) < 0) {
+		if (ctx->policy->audit_required && r == 0)
+			r = audit_failed(d, g_steal_pointer(&aerr), reterr);
+		else if (aerr)
+			g_debug("audit (not required): %s", aerr->message);
 	}
 	cordon_error_free(aerr);
 	if (ret)
@@ -140,12 +378,36 @@ int admission_decide(cordon_context *ctx, const cordon_request *req, cordon_deci
 	return r;
 }
 
+int admission_decide(cordon_context *ctx, const cordon_request *req, cordon_decision **ret,
+		     cordon_error **reterr)
+{
+	return admission_decide_full(ctx, req, false, ret, reterr);
+}
+
+int cordon_decide(cordon_context *ctx, const cordon_request *req, cordon_decision **ret_decision,
+		  cordon_error **reterr)
+{
+	return admission_decide_full(ctx, req, true, ret_decision, reterr);
+}
+
+/* ---- accessors ------------------------------------------------------------------- */
+
 bool cordon_decision_admitted(const cordon_decision *d) { return d && d->tier; }
 const char *cordon_decision_tier(const cordon_decision *d) { return d ? d->tier : NULL; }
 cordon_containment cordon_decision_containment(const cordon_decision *d) { return d ? d->containment : 0; }
 cordon_containment cordon_decision_requirement(const cordon_decision *d) { return d ? d->requirement : 0; }
 cordon_trust cordon_decision_trust(const cordon_decision *d) { return d ? d->trust : CORDON_TRUST_UNTRUSTED; }
 size_t cordon_decision_candidate_count(const cordon_decision *d) { return d ? d->candidates->len : 0; }
+const char *cordon_decision_code(const cordon_decision *d) { return d ? d->code : NULL; }
+
+bool cordon_decision_limit(const cordon_decision *d, cordon_limit which, uint64_t *ret)
+{
+	if (!d || (unsigned)which >= CORDON_LIMIT_COUNT_ || !(d->limits.set & (1u << which)))
+		return false;
+	if (ret)
+		*ret = d->limits.value[which];
+	return true;
+}
 
 static const decision_candidate *cand(const cordon_decision *d, size_t i)
 {
@@ -170,7 +432,141 @@ const char *cordon_decision_candidate_reason(const cordon_decision *d, size_t i)
 	return c ? c->reason : NULL;
 }
 
+bool cordon_decision_candidate_available(const cordon_decision *d, size_t i)
+{
+	const decision_candidate *c = cand(d, i);
+	return c && c->probed && c->available;
+}
+
+cordon_containment cordon_decision_candidate_containment(const cordon_decision *d, size_t i)
+{
+	const decision_candidate *c = cand(d, i);
+	return c ? c->containment : 0;
+}
+
+const char *cordon_decision_candidate_rule(const cordon_decision *d, size_t i)
+{
+	const decision_candidate *c = cand(d, i);
+	return c ? c->rule : NULL;
+}
+
+/* ---- JSON ---------------------------------------------------------------------- */
+
+static const char *const limit_json_names[CORDON_LIMIT_COUNT_] = {
+	"wall_ms", "memory", "pids", "cpu_milli", "output", "nofile", "fsize",
+};
+
+void admission_json_limits(GString *out, const cordon_plugin_limits *l)
+{
+	g_string_append_c(out, '{');
+	bool first = true;
+	for (unsigned i = 0; i < CORDON_LIMIT_COUNT_; i++) {
+		if (!(l->set & (1u << i)))
+			continue;
+		json_append_key(out, limit_json_names[i], first);
+		json_append_u64(out, l->value[i]);
+		first = false;
+	}
+	g_string_append_c(out, '}');
+}
+
+static const char *containment_or_null(cordon_containment c)
+{
+	return c ? cordon_containment_to_string(c) : NULL;
+}
+
+static void json_candidate(GString *out, const decision_candidate *c)
+{
+	g_string_append_c(out, '{');
+	json_append_key(out, "tier", true);
+	json_append_string(out, c->tier);
+	json_append_key(out, "driver", false);
+	json_append_string(out, c->driver);
+	json_append_key(out, "verdict", false);
+	json_append_string(out, admission_verdict_name(c->verdict));
+	json_append_key(out, "chosen", false);
+	json_append_bool(out, c->chosen);
+	json_append_key(out, "available", false);
+	if (c->probed)
+		json_append_bool(out, c->available);
+	else
+		g_string_append(out, "null");
+	json_append_key(out, "containment", false);
+	json_append_string(out, c->probed ? containment_or_null(c->containment) : NULL);
+	json_append_key(out, "rule", false);
+	json_append_string(out, c->rule);
+	json_append_key(out, "reason", false);
+	json_append_string(out, c->reason);
+	g_string_append_c(out, '}');
+}
+
+void admission_json_members(GString *out, const cordon_decision *d)
+{
+	json_append_key(out, "admitted", true);
+	json_append_bool(out, d->tier != NULL);
+	json_append_key(out, "code", false);
+	json_append_string(out, d->code);
+	json_append_key(out, "message", false);
+	json_append_string(out, d->refusal);
+	json_append_key(out, "trust", false);
+	json_append_string(out, cordon_trust_to_string(d->trust));
+	json_append_key(out, "trust_asked", false);
+	json_append_string(out, d->trust_text);
+	json_append_key(out, "requirement", false);
+	json_append_string(out, cordon_containment_to_string(d->requirement));
+	json_append_key(out, "builtin_minimum", false);
+	json_append_string(out, cordon_containment_to_string(d->builtin));
+	json_append_key(out, "relaxed", false);
+	json_append_bool(out, d->relaxed);
+	json_append_key(out, "tier", false);
+	json_append_string(out, d->tier);
+	json_append_key(out, "driver", false);
+	json_append_string(out, d->driver);
+	json_append_key(out, "containment", false);
+	json_append_string(out, d->tier ? containment_or_null(d->containment) : NULL);
+	json_append_key(out, "limits", false);
+	admission_json_limits(out, d->tier ? &d->limits : &(cordon_plugin_limits){ 0 });
+	json_append_key(out, "candidates", false);
+	g_string_append_c(out, '[');
+	for (guint i = 0; i < d->candidates->len; i++) {
+		if (i)
+			g_string_append_c(out, ',');
+		json_candidate(out, d->candidates->pdata[i]);
+	}
+	g_string_append_c(out, ']');
+}
+
 char *cordon_decision_to_json(const cordon_decision *d)
 {
-	return d ? g_strdup("{}") : NULL; /* the policy issue writes the real encoder */
+	if (!d)
+		return NULL;
+	GString *s = g_string_new("{");
+	admission_json_members(s, d);
+	g_string_append_c(s, '}');
+	return g_string_free(s, FALSE);
+}
+
+/* ---- the policy, as the context sees it ------------------------------------------- */
+
+char *cordon_context_policy_summary(const cordon_context *ctx)
+{
+	if (!ctx)
+		return NULL;
+	g_autofree char *base = policy_describe(ctx->policy);
+	GString *s = g_string_new(base);
+	for (guint i = 0; i < ctx->tiers->len; i++) {
+		const tier_runtime *t = ctx->tiers->pdata[i];
+		if (t->unusable)
+			g_string_append_printf(s, "note: tier %s is unusable here (%s); its driver "
+					       "keys were not checked\n", t->cfg->name, t->unusable);
+	}
+	for (guint i = 0; i < ctx->policy->rules->len; i++) {
+		const policy_rule *r = ctx->policy->rules->pdata[i];
+		for (guint k = 0; k < r->when_drivers->len; k++)
+			if (!context_find_driver(ctx, r->when_drivers->pdata[k]))
+				g_string_append_printf(s, "note: rule %s names driver %s, which is "
+						       "not loaded here\n", r->name,
+						       (char *)r->when_drivers->pdata[k]);
+	}
+	return g_string_free(s, FALSE);
 }

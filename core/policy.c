@@ -40,6 +40,11 @@ const char *policy_default_text(void)
 	       "select: strongest\n";
 }
 
+const char *cordon_policy_default_text(void)
+{
+	return policy_default_text();
+}
+
 /* ---- numbers and units -------------------------------------------------------- */
 
 static bool looks_like_non_finite(const char *s)

@@ -207,6 +207,27 @@ const char *cordon_decision_candidate_reason(const cordon_decision *d, size_t i)
 /* The decision as one JSON object; owned by caller (free()). */
 char *cordon_decision_to_json(const cordon_decision *d);
 void cordon_decision_free(cordon_decision *d);
+/* Structured verdicts (docs/policy.md, "Decisions"): whether the candidate
+ * was probed available, the containment it probed at (0 when not probed),
+ * the rule that denied it (NULL when none; borrowed). */
+bool cordon_decision_candidate_available(const cordon_decision *d, size_t i);
+cordon_containment cordon_decision_candidate_containment(const cordon_decision *d, size_t i);
+const char *cordon_decision_candidate_rule(const cordon_decision *d, size_t i);
+/* The refusal code ("containment_insufficient", "sandbox_denied",
+ * "audit_failed"), NULL when admitted. Static string. */
+const char *cordon_decision_code(const cordon_decision *d);
+/* The limit an admitted request runs under (the request's own value, or the
+ * smallest policy cap). Returns false when no limit of that kind applies. */
+bool cordon_decision_limit(const cordon_decision *d, cordon_limit which, uint64_t *ret);
+
+/* ---- policy --------------------------------------------------------------- */
+
+/* The YAML text of the built-in default policy. Static string. */
+const char *cordon_policy_default_text(void);
+/* A human-readable summary of the context's policy (tiers, trust levels,
+ * rules, audit, and notes such as tiers whose driver is not loaded). Owned by
+ * caller (free()). */
+char *cordon_context_policy_summary(const cordon_context *ctx);
 
 /* ---- sandboxes ------------------------------------------------------------ */
 
