@@ -23,3 +23,5 @@ int cli_cmd_exec(int argc, char **argv);
 int cli_cmd_probe(int argc, char **argv);
 int cli_cmd_plugins(int argc, char **argv);
 int cli_cmd_version(int argc, char **argv);
+int cli_cmd_policy(int argc, char **argv);
+int cli_cmd_explain(int argc, char **argv);

@@ -172,6 +172,8 @@ static const struct command {
 	{ "exec", cli_cmd_exec, "run a shell line in a sandbox" },
 	{ "probe", cli_cmd_probe, "report each tier: available or not, containment, reason" },
 	{ "plugins", cli_cmd_plugins, "list plugins: loaded or why refused" },
+	{ "policy", cli_cmd_policy, "check a policy file, or show the policy in effect" },
+	{ "explain", cli_cmd_explain, "explain which tier a request gets, or why it is refused" },
 	{ "version", cli_cmd_version, "print versions" },
 	{ NULL, NULL, NULL },
 };

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordon policy check | policy show, and cordon explain. */
+#include "config.h"
+
+#include "cli.h"
+
+#include <cordon/cordon.h>
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EXIT_INVALID_POLICY 1 /* `policy check`: the policy has errors */
+#define EXIT_REFUSED 77       /* as the other commands: refused by policy */
+
+static int parse_args(int *argc, char ***argv, const char *what, const char *summary,
+		      GOptionEntry *entries)
+{
+	g_autoptr(GOptionContext) oc = g_option_context_new(what);
+	if (summary)
+		g_option_context_set_summary(oc, summary);
+	g_option_context_add_main_entries(oc, entries, NULL);
+	g_autoptr(GError) gerr = NULL;
+	if (!g_option_context_parse(oc, argc, argv, &gerr))
+		return cli_usage_error("%s", gerr->message);
+	return 0;
+}
+
+/* ---- policy check ------------------------------------------------------------- */
+
+static int open_policy(const char *path, const char *plugin_dir, cordon_context **ret,
+		       cordon_error **reterr)
+{
+	cordon_options *o = cordon_options_new();
+	const char *dir = plugin_dir ? plugin_dir : g_getenv("CORDON_PLUGIN_DIR");
+	int r = 0;
+	if (path)
+		r = cordon_options_set_policy_file(o, path, reterr);
+	if (r >= 0 && dir && *dir)
+		r = cordon_options_set_plugin_dir(o, dir, reterr);
+	if (r >= 0)
+		r = cordon_context_new(o, ret, reterr);
+	cordon_options_free(o);
+	return r;
+}
+
+static int policy_check(int argc, char **argv)
+{
+	g_autofree char *plugin_dir = NULL;
+	GOptionEntry entries[] = {
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
+		{ NULL }
+	};
+	int r = parse_args(&argc, &argv, "FILE - check a policy file",
+			   "Exit status: 0 when the policy is valid (a summary is printed), 1 when it "
+			   "has errors (each printed with file:line:column and key path).", entries);
+	if (r)
+		return r;
+	if (argc != 2)
+		return cli_usage_error("policy check takes exactly one FILE");
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	if (open_policy(argv[1], plugin_dir, &ctx, &err) < 0) {
+		if (cordon_error_get_class(err) != CORDON_ERROR_INVALID ||
+		    strncmp(cordon_error_get_code(err), "policy_", 7) != 0)
+			return cli_report(err);
+		/* Every error, one per line, each with its position. */
+		fprintf(stderr, "%s\n", cordon_error_get_message(err));
+		fprintf(stderr, "cordon: %s is not a valid policy [%s]\n", argv[1],
+			cordon_error_get_code(err));
+		cordon_error_free(err);
+		return EXIT_INVALID_POLICY;
+	}
+	char *summary = cordon_context_policy_summary(ctx);
+	fputs(summary, stdout);
+	free(summary);
+	cordon_context_free(ctx);
+	return 0;
+}
+
+static int policy_show(int argc, char **argv)
+{
+	g_autofree char *policy = NULL, *plugin_dir = NULL;
+	gboolean def = FALSE;
+	GOptionEntry entries[] = {
+		{ "default", 0, 0, G_OPTION_ARG_NONE, &def, "Print the built-in default policy (YAML)", NULL },
+		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
+		{ NULL }
+	};
+	int r = parse_args(&argc, &argv, "- show the policy in effect (or the built-in default)",
+			   "Without --default: a summary of the policy cordon would use here, found "
+			   "in this order: --policy, $CORDON_POLICY, " CORDON_SYSCONFDIR
+			   "/cordon/policy.yaml, the built-in default.", entries);
+	if (r)
+		return r;
+	if (argc > 1)
+		return cli_usage_error("unexpected argument '%s'", argv[1]);
+	if (def) {
+		fputs(cordon_policy_default_text(), stdout);
+		return 0;
+	}
+	const char *path = cli_policy_path(policy);
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	if (open_policy(path, plugin_dir, &ctx, &err) < 0)
+		return cli_report(err);
+	char *summary = cordon_context_policy_summary(ctx);
+	if (!path)
+		printf("(no policy file: the built-in default is in effect)\n");
+	fputs(summary, stdout);
+	free(summary);
+	cordon_context_free(ctx);
+	return 0;
+}
+
+int cli_cmd_policy(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "check") == 0)
+		return policy_check(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "show") == 0)
+		return policy_show(argc - 1, argv + 1);
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("Usage: cordon policy check FILE\n"
+		       "       cordon policy show [--default] [--policy FILE]\n");
+		return 0;
+	}
+	return cli_usage_error("policy needs a subcommand: check FILE, or show [--default]");
+}
+
+/* ---- explain ------------------------------------------------------------------ */
+
+static int parse_size(const char *s, uint64_t *ret)
+{
+	static const struct { const char *unit; uint64_t mul; } units[] = {
+		{ "", 1 }, { "B", 1 }, { "KiB", 1ull << 10 }, { "MiB", 1ull << 20 },
+		{ "GiB", 1ull << 30 }, { "TiB", 1ull << 40 },
+	};
+	char *end = NULL;
+	if (!g_ascii_isdigit(*s))
+		return -1;
+	guint64 v = g_ascii_strtoull(s, &end, 10);
+	for (size_t i = 0; i < G_N_ELEMENTS(units); i++)
+		if (strcmp(end, units[i].unit) == 0 && v && v <= UINT64_MAX / units[i].mul) {
+			*ret = v * units[i].mul;
+			return 0;
+		}
+	return -1;
+}
+
+static int parse_cpus(const char *s, uint64_t *ret)
+{
+	char *end = NULL;
+	if (!g_ascii_isdigit(*s))
+		return -1;
+	double v = g_ascii_strtod(s, &end);
+	if (*end || v <= 0 || v > 4096)
+		return -1;
+	*ret = (uint64_t)(v * 1000 + 0.5);
+	return *ret ? 0 : -1;
+}
+
+static int parse_count(const char *s, uint64_t *ret)
+{
+	char *end = NULL;
+	if (!g_ascii_isdigit(*s))
+		return -1;
+	guint64 v = g_ascii_strtoull(s, &end, 10);
+	if (*end || !v)
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+/* --limit KEY=VALUE with the policy's names and units. */
+static int add_limit(cordon_request *req, const char *spec, cordon_error **reterr)
+{
+	static const struct { const char *name; cordon_limit which; int kind; } keys[] = {
+		{ "wall", CORDON_LIMIT_WALL_MS, 0 }, { "memory", CORDON_LIMIT_MEMORY, 1 },
+		{ "pids", CORDON_LIMIT_PIDS, 2 },    { "cpus", CORDON_LIMIT_CPU_MILLI, 3 },
+		{ "output", CORDON_LIMIT_OUTPUT, 1 }, { "nofile", CORDON_LIMIT_NOFILE, 2 },
+		{ "fsize", CORDON_LIMIT_FSIZE, 1 },
+	};
+	const char *eq = strchr(spec, '=');
+	if (!eq)
+		return cli_usage_error("--limit needs KEY=VALUE (e.g. memory=512MiB)");
+	g_autofree char *key = g_strndup(spec, eq - spec);
+	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+		if (strcmp(key, keys[i].name) != 0)
+			continue;
+		uint64_t v = 0;
+		int r = keys[i].kind == 0 ? cli_parse_duration(eq + 1, &v)
+			: keys[i].kind == 1 ? parse_size(eq + 1, &v)
+			: keys[i].kind == 2 ? parse_count(eq + 1, &v)
+					    : parse_cpus(eq + 1, &v);
+		if (r < 0)
+			return cli_usage_error("bad --limit value '%s'", spec);
+		return cordon_request_set_limit(req, keys[i].which, v, reterr) < 0 ? -1 : 0;
+	}
+	return cli_usage_error("unknown limit '%s': wall, memory, pids, cpus, output, nofile, fsize",
+			       key);
+}
+
+typedef struct explain_args {
+	char *trust, *tier, *egress, *image, *workspace;
+	char **labels, **limits;
+} explain_args;
+
+static void explain_args_clear(explain_args *a)
+{
+	g_free(a->trust);
+	g_free(a->tier);
+	g_free(a->egress);
+	g_free(a->image);
+	g_free(a->workspace);
+	g_strfreev(a->labels);
+	g_strfreev(a->limits);
+}
+
+/* Builds the request; returns 0, a usage exit code, or -1 with *err set. */
+static int build_request(const explain_args *a, cordon_request **ret, cordon_error **err)
+{
+	static const char *const egress[] = { "deny", "governed", "allow" };
+	cordon_request *req = cordon_request_new(a->trust);
+	int r = 0;
+	if (a->tier)
+		r = cordon_request_set_tier(req, a->tier, err);
+	for (size_t i = 0; r == 0 && a->labels && a->labels[i]; i++) {
+		const char *eq = strchr(a->labels[i], '=');
+		if (!eq) {
+			r = cli_usage_error("--label needs KEY=VALUE");
+			break;
+		}
+		g_autofree char *k = g_strndup(a->labels[i], eq - a->labels[i]);
+		r = cordon_request_add_label(req, k, eq + 1, err) < 0 ? -1 : 0;
+	}
+	for (size_t i = 0; r == 0 && a->limits && a->limits[i]; i++)
+		r = add_limit(req, a->limits[i], err);
+	if (r == 0 && a->egress) {
+		size_t e = 0;
+		while (e < G_N_ELEMENTS(egress) && strcmp(a->egress, egress[e]) != 0)
+			e++;
+		r = e < G_N_ELEMENTS(egress) ? (cordon_request_set_egress(req, (cordon_egress)e, err) < 0 ? -1 : 0)
+					     : cli_usage_error("--egress is deny, governed or allow");
+	}
+	if (r == 0 && a->image)
+		r = cordon_request_set_image(req, a->image, err) < 0 ? -1 : 0;
+	if (r == 0 && a->workspace)
+		r = cordon_request_set_workspace(req, a->workspace, err) < 0 ? -1 : 0;
+	if (r != 0) {
+		cordon_request_free(req);
+		return r;
+	}
+	*ret = req;
+	return 0;
+}
+
+static void print_size(uint64_t v)
+{
+	static const char *const units[] = { "TiB", "GiB", "MiB", "KiB" };
+	for (int i = 0; i < 4; i++) {
+		uint64_t mul = 1ull << (10 * (4 - i));
+		if (v % mul == 0) {
+			printf("%" G_GUINT64_FORMAT "%s", v / mul, units[i]);
+			return;
+		}
+	}
+	printf("%" G_GUINT64_FORMAT, v);
+}
+
+static void print_duration(uint64_t ms)
+{
+	if (ms % 3600000 == 0)
+		printf("%" G_GUINT64_FORMAT "h", ms / 3600000);
+	else if (ms % 60000 == 0)
+		printf("%" G_GUINT64_FORMAT "m", ms / 60000);
+	else if (ms % 1000 == 0)
+		printf("%" G_GUINT64_FORMAT "s", ms / 1000);
+	else
+		printf("%" G_GUINT64_FORMAT "ms", ms);
+}
+
+static void print_limits(const cordon_decision *d)
+{
+	static const char *const names[] = { "wall", "memory", "pids", "cpus", "output", "nofile", "fsize" };
+	bool any = false;
+	for (int i = 0; i < CORDON_LIMIT_COUNT_; i++) {
+		uint64_t v;
+		if (!cordon_decision_limit(d, (cordon_limit)i, &v))
+			continue;
+		printf("%s%s ", any ? ", " : "limits:       ", names[i]);
+		if (i == CORDON_LIMIT_WALL_MS)
+			print_duration(v);
+		else if (i == CORDON_LIMIT_CPU_MILLI)
+			printf("%g", (double)v / 1000.0);
+		else if (i == CORDON_LIMIT_PIDS || i == CORDON_LIMIT_NOFILE)
+			printf("%" G_GUINT64_FORMAT, v);
+		else
+			print_size(v);
+		any = true;
+	}
+	printf(any ? "\n" : "limits:       none set by the request or the policy\n");
+}
+
+static void print_decision(const cordon_decision *d, const char *trust_asked)
+{
+	const char *trust = cordon_trust_to_string(cordon_decision_trust(d));
+	if (trust_asked && strcmp(trust_asked, trust) != 0)
+		printf("trust:        %s (asked: '%s', unknown, so treated as untrusted)\n", trust, trust_asked);
+	else
+		printf("trust:        %s\n", trust);
+	printf("requirement:  %s\n", cordon_containment_to_string(cordon_decision_requirement(d)));
+	if (cordon_decision_admitted(d)) {
+		printf("decision:     admitted: tier %s (containment %s)\n", cordon_decision_tier(d),
+		       cordon_containment_to_string(cordon_decision_containment(d)));
+		print_limits(d);
+	} else {
+		printf("decision:     refused [%s]\n", cordon_decision_code(d));
+	}
+	printf("candidates:%s\n", cordon_decision_candidate_count(d) ? "" : "   none");
+	for (size_t i = 0; i < cordon_decision_candidate_count(d); i++) {
+		cordon_containment c = cordon_decision_candidate_containment(d, i);
+		printf("  %s %-12s %-16s %s\n", cordon_decision_candidate_chosen(d, i) ? "*" : " ",
+		       cordon_decision_candidate_tier(d, i), c ? cordon_containment_to_string(c) : "-",
+		       cordon_decision_candidate_reason(d, i));
+	}
+}
+
+static int explain(const explain_args *a, const char *policy, const char *plugin_dir, bool json)
+{
+	cordon_context *ctx = NULL;
+	int r = cli_open_context(policy, plugin_dir, false, &ctx);
+	if (r)
+		return r;
+	cordon_error *err = NULL;
+	cordon_request *req = NULL;
+	r = build_request(a, &req, &err);
+	if (r != 0) {
+		cordon_context_free(ctx);
+		return r < 0 ? cli_report(err) : r;
+	}
+	cordon_decision *d = NULL;
+	r = cordon_decide(ctx, req, &d, &err);
+	if (!d) {
+		r = cli_report(err);
+	} else {
+		if (json) {
+			char *j = cordon_decision_to_json(d);
+			printf("%s\n", j);
+			free(j);
+		} else {
+			print_decision(d, a->trust);
+			if (r < 0)
+				printf("why:          %s\n", cordon_error_get_message(err));
+		}
+		r = cordon_decision_admitted(d) ? 0 : EXIT_REFUSED;
+		cordon_error_free(err);
+	}
+	cordon_decision_free(d);
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+	return r;
+}
+
+int cli_cmd_explain(int argc, char **argv)
+{
+	explain_args a = { 0 };
+	g_autofree char *policy = NULL, *plugin_dir = NULL;
+	gboolean json = FALSE;
+	GOptionEntry entries[] = {
+		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a.trust, "Trust level: trusted, semi-trusted, untrusted (required)", "T" },
+		{ "label", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &a.labels, "A request label (repeatable)", "K=V" },
+		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a.tier, "Ask for this tier by name", "NAME" },
+		{ "egress", 0, 0, G_OPTION_ARG_STRING, &a.egress, "Egress asked for: deny (default), governed, allow", "MODE" },
+		{ "image", 0, 0, G_OPTION_ARG_STRING, &a.image, "Image asked for", "REF" },
+		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a.workspace, "Host workspace (absolute)", "DIR" },
+		{ "limit", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.limits, "A limit asked for, e.g. memory=1GiB, wall=30s (repeatable)", "K=V" },
+		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the decision as one JSON object", NULL },
+		{ NULL }
+	};
+	int r = parse_args(&argc, &argv, "- explain which tier a request gets, or why it is refused",
+			   "Exit status: 0 when admitted, 77 when refused. Nothing is opened or run; "
+			   "the decision is audited as a dry run when the policy has an audit trail.",
+			   entries);
+	if (!r && argc > 1)
+		r = cli_usage_error("unexpected argument '%s'", argv[1]);
+	if (!r && !a.trust)
+		r = cli_usage_error("explain needs --trust");
+	if (!r)
+		r = explain(&a, policy, plugin_dir, json);
+	explain_args_clear(&a);
+	return r;
+}
