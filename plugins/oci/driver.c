@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The OCI driver: configuration, probe, gc and registration. */
+#include "config.h"
+
+#include "driver.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#ifndef CORDON_LIBEXECDIR
+#define CORDON_LIBEXECDIR "/usr/local/libexec/cordon"
+#endif
+
+#define PROBE_TIMEOUT_MS 10000
+#define TRIAL_TIMEOUT_MS 60000
+#define DEFAULT_CLI_TIMEOUT_MS 60000
+#define MAX_POOL 32
+
+const cordon_host *oci_host;
+
+/* ---- configure ---------------------------------------------------------------------- */
+
+static void tier_free(oci_tier *t)
+{
+	if (!t)
+		return;
+	oci_pool_destroy(t);
+	free(t->name);
+	free(t->engine_cfg);
+	free(t->image);
+	free(t->runtime);
+	free(t->cgroup_manager);
+	oci_strv_free(t->runtime_flags);
+	free(t->host_url);
+	free(t->user);
+	oci_strv_free(t->ulimits);
+	free(t->helper);
+	free(t->network);
+	free(t->owner);
+	free(t->engine);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static bool is_key(const oci_engine_kind *k, const char *key)
+{
+	for (const cordon_plugin_config_key *c = k->config_keys; c && c->name; c++)
+		if (strcmp(c->name, key) == 0)
+			return true;
+	return false;
+}
+
+static int get_str(const cordon_plugin_config *cfg, const oci_tier *t, const char *key, char **ret)
+{
+	const char *v = NULL;
+	if (!is_key(t->kind, key) || oci_host->config_string(cfg, key, &v) <= 0 || !v)
+		return 0;
+	*ret = oci_xstrdup(v);
+	return 1;
+}
+
+static char **get_strv(const cordon_plugin_config *cfg, const oci_tier *t, const char *key)
+{
+	const char *const *v = NULL;
+	if (!is_key(t->kind, key) || oci_host->config_strv(cfg, key, &v) <= 0 || !v)
+		return NULL;
+	oci_strv s = { 0 };
+	for (size_t i = 0; v[i]; i++)
+		oci_strv_add(&s, v[i]);
+	return oci_strv_steal(&s);
+}
+
+/* Which policy key a guarantee refusal points at. */
+static const char *key_for_code(const char *code)
+{
+	if (strstr(code, "image"))
+		return "image";
+	if (strcmp(code, "container_root_user") == 0)
+		return "user";
+	if (strcmp(code, "container_ulimit_invalid") == 0)
+		return "ulimits";
+	if (strcmp(code, "container_runtime_invalid") == 0)
+		return "runtime";
+	if (strstr(code, "network") || strstr(code, "publish"))
+		return "network";
+	if (strstr(code, "mount"))
+		return "helper";
+	return "image";
+}
+
+/* The configured values pass the same guarantees a container will: checked
+ * once here so that a bad policy fails at load, with its position. */
+static int check_config(const cordon_plugin_config *cfg, const oci_tier *t,
+			cordon_plugin_error *err)
+{
+	oci_mount helper = { t->helper, "/helper", true };
+	oci_spec s = {
+		.image = t->image,
+		.trust = 3,
+		.egress = t->network ? CORDON_PLUGIN_EGRESS_GOVERNED : CORDON_PLUGIN_EGRESS_DENY,
+		.network = t->network,
+		.mounts = &helper,
+		.n_mounts = 1,
+		.user = t->user,
+		.runtime = t->runtime,
+		.ulimits = (const char *const *)t->ulimits,
+		.publish_port = t->publish,
+	};
+	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = OCI_MIN_MEMORY;
+	oci_refusal r;
+	if (oci_guarantees_check(&s, &r) < 0)
+		return oci_host->config_error(cfg, key_for_code(r.code), err, "%s", r.message);
+	return 0;
+}
+
+static bool flag_ok(const char *f)
+{
+	if (!*f || f[0] == '-')
+		return false;
+	for (const char *c = f; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+		      *c == '_' || *c == '=' || *c == '.' || *c == '/' || *c == ','))
+			return false;
+	return true;
+}
+
+static int read_scalars(const cordon_plugin_config *cfg, oci_tier *t, cordon_plugin_error *err)
+{
+	char *pull = NULL;
+	int64_t i64;
+	uint64_t u64;
+	get_str(cfg, t, "image", &t->image);
+	get_str(cfg, t, "engine", &t->engine_cfg);
+	get_str(cfg, t, "runtime", &t->runtime);
+	get_str(cfg, t, "cgroup_manager", &t->cgroup_manager);
+	get_str(cfg, t, "host", &t->host_url);
+	get_str(cfg, t, "user", &t->user);
+	get_str(cfg, t, "helper", &t->helper);
+	get_str(cfg, t, "network", &t->network);
+	t->runtime_flags = get_strv(cfg, t, "runtime_flags");
+	t->ulimits = get_strv(cfg, t, "ulimits");
+	if (get_str(cfg, t, "pull", &pull)) {
+		bool ok = strcmp(pull, "never") == 0 || strcmp(pull, "missing") == 0;
+		t->pull_missing = strcmp(pull, "missing") == 0;
+		free(pull);
+		if (!ok)
+			return oci_host->config_error(cfg, "pull", err, "pull is never or missing");
+	}
+	if (oci_host->config_int(cfg, "pool", &i64) > 0) {
+		if (i64 < 0 || i64 > MAX_POOL)
+			return oci_host->config_error(cfg, "pool", err, "pool is 0..%d", MAX_POOL);
+		t->pool_size = i64;
+	}
+	if (oci_host->config_int(cfg, "publish", &i64) > 0) {
+		if (i64 < 1 || i64 > 65535)
+			return oci_host->config_error(cfg, "publish", err, "publish is a port, 1..65535");
+		t->publish = (uint16_t)i64;
+	}
+	if (oci_host->config_u64(cfg, "scratch", &u64) > 0) {
+		if (u64 < (1u << 20))
+			return oci_host->config_error(cfg, "scratch", err, "scratch is at least 1MiB");
+		t->scratch = u64;
+	}
+	if (oci_host->config_u64(cfg, "engine_timeout", &u64) > 0) {
+		if (u64 < 1000)
+			return oci_host->config_error(cfg, "engine_timeout", err,
+						      "engine_timeout is at least 1s");
+		t->cli_timeout_ms = u64;
+	}
+	return 0;
+}
+
+static int validate(const cordon_plugin_config *cfg, oci_tier *t, cordon_plugin_error *err)
+{
+	if (!t->image)
+		return oci_host->config_error(cfg, "image", err, "a container tier needs an image");
+	if (t->engine_cfg && t->engine_cfg[0] != '/')
+		return oci_host->config_error(cfg, "engine", err, "engine must be an absolute path");
+	if (t->helper[0] != '/')
+		return oci_host->config_error(cfg, "helper", err, "helper must be an absolute path");
+	if (t->cgroup_manager && strcmp(t->cgroup_manager, "cgroupfs") != 0 &&
+	    strcmp(t->cgroup_manager, "systemd") != 0)
+		return oci_host->config_error(cfg, "cgroup_manager", err,
+					      "cgroup_manager is cgroupfs or systemd");
+	for (size_t i = 0; t->runtime_flags && t->runtime_flags[i]; i++)
+		if (!flag_ok(t->runtime_flags[i]))
+			return oci_host->config_error(cfg, "runtime_flags", err,
+						      "runtime flag '%s' is not valid (NAME[=VALUE], "
+						      "without the leading dashes)", t->runtime_flags[i]);
+	if (t->host_url && (strchr(t->host_url, '\n') || t->host_url[0] == '-'))
+		return oci_host->config_error(cfg, "host", err, "host is an engine URL");
+	if (t->publish && !t->network)
+		return oci_host->config_error(cfg, "publish", err,
+					      "a published port needs a governed network (network:)");
+	return check_config(cfg, t, err);
+}
+
+static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
+			 cordon_plugin_error *err)
+{
+	const oci_engine_kind *kind = data;
+	if (!oci_host->config_string || !oci_host->config_limits || !oci_host->spawn)
+		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL, "host_incomplete",
+					   "the core lacks host services the %s driver needs",
+					   kind->name);
+	oci_tier *t = oci_xmalloc0(sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	t->kind = kind;
+	t->name = oci_xstrdup(oci_host->config_tier_name ? oci_host->config_tier_name(cfg) : kind->name);
+	t->pull_missing = true;
+	t->cli_timeout_ms = DEFAULT_CLI_TIMEOUT_MS;
+	int r = read_scalars(cfg, t, err);
+	if (!t->helper)
+		t->helper = oci_xstrdup(CORDON_LIBEXECDIR "/cordon-oci-helper");
+	if (r == 0)
+		r = validate(cfg, t, err);
+	if (r < 0) {
+		tier_free(t);
+		return r;
+	}
+	oci_host->config_limits(cfg, &t->limits);
+	t->owner = oci_owner_label();
+	*ret_tier = t;
+	return 0;
+}
+
+static void oci_unconfigure(void *tier)
+{
+	tier_free(tier);
+}
+
+/* ---- probe ---------------------------------------------------------------------------- */
+
+static int unavailable(cordon_plugin_probe *ret, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int unavailable(cordon_plugin_probe *ret, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = snprintf(ret->reason, sizeof(ret->reason), "unavailable: ");
+	vsnprintf(ret->reason + n, sizeof(ret->reason) - (size_t)n, fmt, ap);
+	va_end(ap);
+	ret->available = 0;
+	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
+	return 0;
+}
+
+/* `engine version`: answers only when the engine (and its daemon) works. */
+static int probe_version(oci_tier *t, const char *engine, char *ver, size_t len,
+			 cordon_plugin_probe *ret)
+{
+	const char *args[] = { "version", "--format", t->kind->version_format, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, args, NULL, 0, PROBE_TIMEOUT_MS, 64 << 10, &res);
+	char line[256];
+	oci_first_line(res.err, line, sizeof(line));
+	int bad = 0;
+	if (r < 0)
+		bad = unavailable(ret, "could not run %s: %s", engine, strerror(-r)) - 1;
+	else if (res.timed_out)
+		bad = unavailable(ret, "the %s engine did not answer `version` within %d s",
+				  t->kind->name, PROBE_TIMEOUT_MS / 1000) - 1;
+	else if (res.exit_code != 0 && t->kind->daemon && oci_output_says_daemon_down(res.err))
+		bad = unavailable(ret, "the %s daemon is not running", t->kind->name) - 1;
+	else if (res.exit_code != 0)
+		bad = unavailable(ret, "`%s version` failed: %s", t->kind->name, line) - 1;
+	else
+		oci_first_line(res.out, ver, len);
+	oci_cli_result_clear(&res);
+	return bad;
+}
+
+static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *ret)
+{
+	const char *fmt = t->kind->runtime_is_global ? "{{.Host.OCIRuntime.Name}}"
+						     : "{{json .Runtimes}}";
+	const char *args[] = { "info", "--format", fmt, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, args, NULL, 0, PROBE_TIMEOUT_MS, 256 << 10, &res);
+	char line[256];
+	oci_first_line(res.err, line, sizeof(line));
+	int bad = 0;
+	if (r < 0 || res.timed_out)
+		bad = unavailable(ret, "`%s info` did not answer", t->kind->name) - 1;
+	else if (res.exit_code != 0)
+		bad = unavailable(ret, "%s cannot use the configured runtime%s%s: %s", t->kind->name,
+				  t->runtime ? " " : "", t->runtime ? t->runtime : "", line) - 1;
+	else if (t->runtime && !t->kind->runtime_is_global &&
+		 !oci_runtimes_json_has(res.out, t->runtime))
+		bad = unavailable(ret, "runtime %s is not registered with the %s daemon", t->runtime,
+				  t->kind->name) - 1;
+	oci_cli_result_clear(&res);
+	return bad;
+}
+
+static bool is_gvisor(const oci_tier *t)
+{
+	if (!t->runtime)
+		return false;
+	const char *base = strrchr(t->runtime, '/');
+	return strcmp(base ? base + 1 : t->runtime, "runsc") == 0;
+}
+
+/* gVisor is reported only after work actually ran under it here, answered by
+ * a kernel that is not the host's. */
+static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret)
+{
+	pthread_mutex_lock(&t->lock);
+	bool passed = t->trial == 1;
+	pthread_mutex_unlock(&t->lock);
+	if (passed)
+		return 0;
+	oci_start st = { .image = t->image, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY };
+	oci_limits_merge(&t->limits, NULL, &st.limits);
+	if (!(st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))) {
+		st.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+		st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 64ull << 20;
+	}
+	oci_spec_buf b;
+	oci_session_spec(t, &st, NULL, &b);
+	b.spec.detach = false;
+	b.spec.name = NULL;
+	b.spec.labels = NULL;
+	free(b.command[0]);
+	b.command[0] = oci_xstrdup("probe");
+	oci_refusal r;
+	int rc = oci_image_ensure(t, engine, t->image, &r);
+	if (rc < 0) {
+		oci_spec_clear(&b);
+		return unavailable(ret, "gVisor trial run: %s", r.message) - 1;
+	}
+	char **args = oci_run_argv(&b.spec);
+	oci_spec_clear(&b);
+	oci_cli_result res;
+	rc = oci_cli(t, engine, (const char *const *)args, NULL, 0, TRIAL_TIMEOUT_MS, 64 << 10, &res);
+	oci_strv_free(args);
+	char kernel[128] = "";
+	const char *k = rc == 0 && res.exit_code == 0 && res.out ? strstr(res.out, "kernel=") : NULL;
+	if (k)
+		sscanf(k + 7, "%127s", kernel);
+	char line[256];
+	oci_first_line(res.err, line, sizeof(line));
+	oci_cli_result_clear(&res);
+	struct utsname u;
+	uname(&u);
+	if (!k)
+		return unavailable(ret, "runtime %s is configured but a trial run failed: %s",
+				   t->runtime, line[0] ? line : "no answer from the helper") - 1;
+	if (!kernel[0] || strcmp(kernel, u.release) == 0)
+		return unavailable(ret, "runtime %s answered with the host kernel %s, not gVisor's",
+				   t->runtime, u.release) - 1;
+	pthread_mutex_lock(&t->lock);
+	t->trial = 1;
+	snprintf(t->trial_kernel, sizeof(t->trial_kernel), "%s", kernel);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+static int oci_probe(void *tier, cordon_plugin_probe *ret)
+{
+	oci_tier *t = tier;
+	oci_refusal r;
+	char *engine = oci_tier_engine(t, &r);
+	if (!engine)
+		return unavailable(ret, "%s", r.message);
+	char ver[128] = "";
+	int bad = probe_version(t, engine, ver, sizeof(ver), ret);
+	if (!bad)
+		bad = probe_runtime(t, engine, ret);
+	if (!bad && access(t->helper, X_OK) != 0)
+		bad = unavailable(ret, "cordon-oci-helper is missing at %s", t->helper) - 1;
+	bool present = false;
+	if (!bad) {
+		present = oci_image_present(t, engine, t->image);
+		if (!present && !t->pull_missing)
+			bad = unavailable(ret, "image %s is not present and pull is never",
+					  t->image) - 1;
+	}
+	if (!bad && is_gvisor(t))
+		bad = probe_trial(t, engine, ret);
+	free(engine);
+	if (bad)
+		return 0;
+	ret->available = 1;
+	if (is_gvisor(t)) {
+		ret->containment = CORDON_PLUGIN_CONTAINMENT_USERSPACE_KERNEL;
+		snprintf(ret->reason, sizeof(ret->reason),
+			 "%s %s, runtime %s: a trial run was answered by gVisor's kernel %s",
+			 t->kind->name, ver, t->runtime, t->trial_kernel);
+	} else {
+		ret->containment = CORDON_PLUGIN_CONTAINMENT_CONTAINER;
+		snprintf(ret->reason, sizeof(ret->reason), "%s %s, runtime %s, image %s",
+			 t->kind->name, ver, t->runtime ? t->runtime : "default",
+			 present ? "present" : "will be pulled by digest");
+	}
+	return 0;
+}
+
+/* ---- gc ---------------------------------------------------------------------------------- */
+
+static char *owner_of(oci_tier *t, const char *engine, const char *id)
+{
+	const char *args[] = { "inspect", "--format", "{{index .Config.Labels \"cordon.owner\"}}",
+			       "--", id, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, args, NULL, 0, 0, 4096, &res);
+	char line[256] = "";
+	if (r == 0 && res.exit_code == 0)
+		oci_first_line(res.out, line, sizeof(line));
+	oci_cli_result_clear(&res);
+	return oci_xstrdup(line);
+}
+
+/* Removes cordon's containers whose owning process is gone (a crashed host);
+ * those of live processes, this one's included, are left alone. Returns how
+ * many were removed. */
+static int oci_gc(void *tier, cordon_plugin_error *err)
+{
+	oci_tier *t = tier;
+	oci_refusal r;
+	char *engine = oci_tier_engine(t, &r);
+	if (!engine)
+		return oci_fail(err, &r);
+	const char *args[] = { "ps", "-a", "-q", "--no-trunc", "--filter", "label=cordon.managed=1",
+			       NULL };
+	oci_cli_result res;
+	int rc = oci_cli(t, engine, args, NULL, 0, 0, 1 << 20, &res);
+	if (rc < 0 || res.exit_code != 0) {
+		if (rc == 0)
+			oci_cli_failure(t, "gc", &res, &r);
+		else
+			oci_refuse(&r, -rc, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+				   "could not run %s ps", t->kind->name);
+		oci_cli_result_clear(&res);
+		free(engine);
+		return oci_fail(err, &r);
+	}
+	int removed = 0;
+	char *save = NULL;
+	for (char *id = strtok_r(res.out, " \n", &save); id; id = strtok_r(NULL, " \n", &save)) {
+		char *owner = owner_of(t, engine, id);
+		if (oci_owner_is_dead(owner)) {
+			oci_container_remove(t, engine, id);
+			removed++;
+		}
+		free(owner);
+	}
+	oci_cli_result_clear(&res);
+	free(engine);
+	return removed;
+}
+
+/* ---- registration ------------------------------------------------------------------------ */
+
+int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
+		    cordon_plugin_error *err, const oci_engine_kind *kind)
+{
+	oci_host = host;
+	static cordon_plugin_driver drv; /* one kind per plugin module */
+	drv = (cordon_plugin_driver){
+		.size = sizeof(drv),
+		.name = kind->name,
+		.config_keys = kind->config_keys,
+		.data = (void *)kind,
+		.configure = oci_configure,
+		.unconfigure = oci_unconfigure,
+		.probe = oci_probe,
+		.open = oci_op_open,
+		.run = oci_op_run,
+		.read_file = oci_op_read_file,
+		.write_file = oci_op_write_file,
+		.glob = oci_op_glob,
+		.walk = oci_op_walk,
+		.close = oci_op_close,
+		.gc = oci_gc,
+	};
+	return host->register_driver(reg, &drv);
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The OCI driver's internal state, shared by driver.c, engine.c, session.c, pool.c. */
+#ifndef CORDON_OCI_DRIVER_H
+#define CORDON_OCI_DRIVER_H
+
+#include "oci.h"
+
+#include <pthread.h>
+
+/* Set by oci_plugin_init; each plugin module carries its own copy of the library. */
+extern const cordon_host *oci_host OCI_HIDDEN;
+
+typedef struct oci_pool oci_pool;
+
+/* A configured tier. Immutable after configure except where noted. */
+typedef struct oci_tier {
+	const oci_engine_kind *kind;
+	char *name;            /* the tier's name in the policy */
+	char *engine_cfg;      /* configured absolute CLI path, or NULL: found on PATH */
+	char *image;           /* pinned reference */
+	char *runtime;         /* OCI runtime, or NULL: the engine's default */
+	char *cgroup_manager;  /* podman */
+	char **runtime_flags;  /* podman --runtime-flag values */
+	char *host_url;        /* docker --host / podman --url, or NULL */
+	char *user;
+	char **ulimits;
+	char *helper;          /* host path of cordon-oci-helper */
+	char *network;         /* named network for governed egress, or NULL */
+	uint16_t publish;      /* container port published on loopback at open, or 0 */
+	bool pull_missing;
+	int64_t pool_size;
+	uint64_t scratch;
+	uint64_t cli_timeout_ms;
+	cordon_plugin_limits limits;
+	char *owner;           /* cordon.owner label of this process */
+
+	pthread_mutex_t lock;  /* guards what follows */
+	char *engine;          /* resolved CLI path (cached) */
+	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
+	char trial_kernel[128];
+	oci_pool *pool;
+} oci_tier;
+
+typedef struct oci_sandbox {
+	oci_tier *tier;
+	char *engine;
+	char name[64];    /* the session container */
+	uint64_t out_cap; /* per stream, forwarded by the helper */
+	uint16_t published; /* container port published at open, or 0 */
+} oci_sandbox;
+
+/* ---- engine CLI (engine.c) ------------------------------------------------------ */
+
+typedef struct oci_cli_result {
+	char *out, *err;   /* host-allocated (oci_cli_result_clear) */
+	int exit_code;     /* -1 on timeout */
+	bool timed_out;
+} oci_cli_result;
+
+/* The engine's path, resolving it once; NULL with r filled when missing. */
+char *oci_tier_engine(oci_tier *t, oci_refusal *r) OCI_HIDDEN;
+/* engine + global flags + args. */
+char **oci_engine_argv(const oci_tier *t, const char *engine, const char *const *args) OCI_HIDDEN;
+/* The minimal environment every engine CLI gets. */
+char **oci_engine_env(void) OCI_HIDDEN;
+/* Runs one engine command to completion through host->spawn. */
+int oci_cli(const oci_tier *t, const char *engine, const char *const *args, const void *in,
+	    size_t in_len, uint64_t timeout_ms, uint64_t cap, oci_cli_result *ret) OCI_HIDDEN;
+void oci_cli_result_clear(oci_cli_result *r) OCI_HIDDEN;
+/* Describes a failed engine command as a refusal (daemon down, image missing, ...). */
+int oci_cli_failure(const oci_tier *t, const char *what, const oci_cli_result *res,
+		    oci_refusal *r) OCI_HIDDEN;
+bool oci_image_present(const oci_tier *t, const char *engine, const char *image) OCI_HIDDEN;
+/* Pulls by digest when the tier allows and the image is absent. */
+int oci_image_ensure(const oci_tier *t, const char *engine, const char *image,
+		     oci_refusal *r) OCI_HIDDEN;
+/* Removes a container (rm -f); never fails, logs. */
+void oci_container_remove(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+
+/* ---- sessions (session.c) ------------------------------------------------------- */
+
+/* Starts a session container for the spec's inputs (already validated). */
+typedef struct oci_start {
+	const char *image;
+	uint32_t trust, egress;
+	const char *workspace;
+	cordon_plugin_limits limits;
+} oci_start;
+
+int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
+		      size_t name_len, oci_refusal *r) OCI_HIDDEN;
+/* Fills a spec for st (validation is the caller's); frees with oci_spec_clear. */
+typedef struct oci_spec_buf {
+	oci_spec spec;
+	oci_mount mounts[2];
+	char *labels[5];
+	char *command[2];
+} oci_spec_buf;
+void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name,
+		      oci_spec_buf *buf) OCI_HIDDEN;
+void oci_spec_clear(oci_spec_buf *buf) OCI_HIDDEN;
+void oci_limits_merge(const cordon_plugin_limits *tier, const cordon_plugin_limits *req,
+		      cordon_plugin_limits *ret) OCI_HIDDEN;
+
+int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
+		cordon_plugin_error *err) OCI_HIDDEN;
+int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plugin_run_sink *sink,
+	       cordon_plugin_run_status *ret, cordon_plugin_error *err) OCI_HIDDEN;
+int oci_op_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plugin_emit_fn emit,
+		     void *ctx, cordon_plugin_error *err) OCI_HIDDEN;
+int oci_op_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
+		      cordon_plugin_error *err) OCI_HIDDEN;
+int oci_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
+		cordon_plugin_error *err) OCI_HIDDEN;
+int oci_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
+		cordon_plugin_error *err) OCI_HIDDEN;
+void oci_op_close(void *sandbox) OCI_HIDDEN;
+
+/* ---- pools (pool.c) ----------------------------------------------------------- */
+
+/* Takes a ready container when st matches what the pool starts; starts the
+ * filler on first use. Returns false when the caller must start its own. */
+bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
+		   size_t name_len) OCI_HIDDEN;
+/* Stops the filler and removes the ready containers. */
+void oci_pool_destroy(oci_tier *t) OCI_HIDDEN;
+
+/* Reports a refusal through the host. */
+int oci_fail(cordon_plugin_error *err, const oci_refusal *r) OCI_HIDDEN;
+
+#endif

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Talking to the engine CLI: argv with the tier's global flags, a minimal
+ * environment (no host secret reaches the CLI or its logs), one-shot commands
+ * through host->spawn with a timeout, and what their failures mean.
+ */
+#include "config.h"
+
+#include "driver.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define OCI_PULL_TIMEOUT_MS (10u * 60 * 1000)
+
+char *oci_tier_engine(oci_tier *t, oci_refusal *r)
+{
+	pthread_mutex_lock(&t->lock);
+	if (!t->engine) {
+		if (t->engine_cfg) {
+			if (access(t->engine_cfg, X_OK) == 0)
+				t->engine = oci_xstrdup(t->engine_cfg);
+		} else if (oci_host->find_program) {
+			char *p = oci_host->find_program(t->kind->name);
+			t->engine = oci_xstrdup(p);
+			oci_host->free(p);
+		}
+	}
+	char *e = oci_xstrdup(t->engine);
+	pthread_mutex_unlock(&t->lock);
+	if (!e)
+		oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "engine_unavailable",
+			   "the %s CLI is not installed (%s)", t->kind->name,
+			   t->engine_cfg ? t->engine_cfg : "not found on PATH");
+	return e;
+}
+
+char **oci_engine_argv(const oci_tier *t, const char *engine, const char *const *args)
+{
+	oci_strv a = { 0 };
+	oci_strv_add(&a, engine);
+	if (t->host_url) {
+		oci_strv_add(&a, t->kind->host_flag);
+		oci_strv_add(&a, t->host_url);
+	}
+	if (t->kind->runtime_is_global && t->runtime) {
+		oci_strv_add(&a, "--runtime");
+		oci_strv_add(&a, t->runtime);
+	}
+	for (size_t i = 0; t->runtime_flags && t->runtime_flags[i]; i++) {
+		oci_strv_add(&a, "--runtime-flag");
+		oci_strv_add(&a, t->runtime_flags[i]);
+	}
+	if (t->cgroup_manager) {
+		oci_strv_add(&a, "--cgroup-manager");
+		oci_strv_add(&a, t->cgroup_manager);
+	}
+	for (size_t i = 0; args && args[i]; i++)
+		oci_strv_add(&a, args[i]);
+	return oci_strv_steal(&a);
+}
+
+/* PATH for the CLI's own helpers (conmon, runc), HOME for its configuration,
+ * a fixed locale so its messages can be recognised; nothing from the host's
+ * environment, so no token or key of the host process reaches the engine. */
+char **oci_engine_env(void)
+{
+	oci_strv e = { 0 };
+	oci_strv_add(&e, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	oci_strv_add(&e, "LC_ALL=C");
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_dir)
+		oci_strv_addf(&e, "HOME=%s", res->pw_dir);
+	else
+		oci_strv_add(&e, "HOME=/");
+	if (getuid() != 0) {
+		char dir[64];
+		struct stat sb;
+		snprintf(dir, sizeof(dir), "/run/user/%u", (unsigned)getuid());
+		if (stat(dir, &sb) == 0 && sb.st_uid == getuid())
+			oci_strv_addf(&e, "XDG_RUNTIME_DIR=%s", dir);
+	}
+	return oci_strv_steal(&e);
+}
+
+int oci_cli(const oci_tier *t, const char *engine, const char *const *args, const void *in,
+	    size_t in_len, uint64_t timeout_ms, uint64_t cap, oci_cli_result *ret)
+{
+	*ret = (oci_cli_result){ .exit_code = -1 };
+	if (!oci_host->spawn)
+		return -ENOSYS;
+	char **argv = oci_engine_argv(t, engine, args);
+	char **env = oci_engine_env();
+	cordon_host_spawn sp = {
+		.size = sizeof(sp),
+		.argv = (const char *const *)argv,
+		.envp = (const char *const *)env,
+		.stdin_data = in,
+		.stdin_len = in_len,
+		.timeout_ms = timeout_ms ? timeout_ms : t->cli_timeout_ms,
+		.output_cap = cap,
+	};
+	int r = oci_host->spawn(&sp, NULL);
+	oci_strv_free(argv);
+	oci_strv_free(env);
+	ret->out = sp.out;
+	ret->err = sp.err;
+	ret->exit_code = sp.exit_code;
+	ret->timed_out = sp.timed_out != 0;
+	return r;
+}
+
+void oci_cli_result_clear(oci_cli_result *r)
+{
+	if (r->out)
+		oci_host->free(r->out);
+	if (r->err)
+		oci_host->free(r->err);
+	r->out = r->err = NULL;
+}
+
+int oci_cli_failure(const oci_tier *t, const char *what, const oci_cli_result *res, oci_refusal *r)
+{
+	char line[300];
+	oci_first_line(res->err && *res->err ? res->err : res->out, line, sizeof(line));
+	if (res->timed_out)
+		return oci_refuse(r, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, "engine_unavailable",
+				  "%s: the %s engine did not answer in time", what, t->kind->name);
+	if (t->kind->daemon && oci_output_says_daemon_down(res->err))
+		return oci_refuse(r, ECONNREFUSED, CORDON_PLUGIN_ERROR_TRANSIENT,
+				  "engine_unavailable", "%s: the %s daemon is not running", what,
+				  t->kind->name);
+	if (oci_output_says_no_image(res->err))
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "container_image_missing",
+				  "%s: image not available: %s", what, line);
+	return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed", "%s: %s", what,
+			  line[0] ? line : "the engine failed without a message");
+}
+
+bool oci_image_present(const oci_tier *t, const char *engine, const char *image)
+{
+	const char *args[] = { "image", "inspect", "--format", "{{.Id}}", "--", image, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, args, NULL, 0, 0, 64 << 10, &res);
+	bool ok = r == 0 && res.exit_code == 0;
+	oci_cli_result_clear(&res);
+	return ok;
+}
+
+int oci_image_ensure(const oci_tier *t, const char *engine, const char *image, oci_refusal *r)
+{
+	if (oci_image_present(t, engine, image))
+		return 0;
+	if (!t->pull_missing)
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "container_image_missing",
+				  "image %s is not present and the tier never pulls (pull: never)",
+				  image);
+	/* by digest: the engine verifies the content against the pin */
+	const char *args[] = { "pull", "-q", "--", image, NULL };
+	oci_cli_result res;
+	int ret = oci_cli(t, engine, args, NULL, 0, OCI_PULL_TIMEOUT_MS, 64 << 10, &res);
+	if (ret == 0 && res.exit_code != 0) {
+		char line[300];
+		oci_first_line(res.err, line, sizeof(line));
+		if (t->kind->daemon && oci_output_says_daemon_down(res.err))
+			ret = oci_cli_failure(t, "pull", &res, r);
+		else
+			ret = oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
+					 "container_image_unavailable",
+					 "pulling %s by digest failed: %s", image, line);
+	} else if (ret < 0) {
+		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+			   "could not run %s pull: %s", t->kind->name, strerror(-ret));
+	}
+	oci_cli_result_clear(&res);
+	return ret;
+}
+
+void oci_container_remove(const oci_tier *t, const char *engine, const char *name)
+{
+	const char *args[] = { "rm", "-f", "--", name, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, args, NULL, 0, 0, 64 << 10, &res);
+	if (r < 0 || (res.exit_code != 0 && !oci_output_says_no_container(res.err))) {
+		char line[300];
+		oci_first_line(res.err, line, sizeof(line));
+		/* left to `gc`: the container carries our owner label */
+		oci_host->log(CORDON_PLUGIN_LOG_WARNING, t->kind->name,
+			      "could not remove container %s: %s", name, line);
+	}
+	oci_cli_result_clear(&res);
+}

@@ -1,0 +1,863 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cordon-oci-helper: the small static program the container tiers bind-mount
+ * read-only into every session container (OCI_HELPER_PATH). Static, so any
+ * image works, even one without a libc or a shell; it runs inside the
+ * container, so file operations are resolved by the container's own mount
+ * namespace and never on the host.
+ *
+ *   idle                     pid 1 of the session container: reaps, exits on SIGTERM
+ *   run [opts] -- ARGV...    runs the work (protocol.h), kills its whole subtree at the
+ *                            end, on timeout and on cancel; opts: --timeout-ms N,
+ *                            --cap N (bytes per stream), --workdir REL
+ *   kill PID                 asks the `run` helper PID to cancel its work
+ *   read PATH MAX | write PATH | glob PATTERN | walk DIR
+ *                            file operations beneath OCI_SANDBOX_ROOT
+ *   probe                    prints "kernel=RELEASE uid=N" as plain text (the trial run)
+ *
+ * Everything it says goes out as frames on stdout; its exit code only says
+ * whether the protocol was followed.
+ */
+#define _GNU_SOURCE
+#include "../protocol.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WALK_MAX_DEPTH 64
+#define WALK_MAX_ENTRIES 100000
+#define KILL_MAX_PROCS 8192
+
+extern char **environ;
+
+/* ---- frames ------------------------------------------------------------------- */
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* False when the host is gone (stdout broken): the caller stops the work. */
+static bool frame(uint8_t type, const void *data, size_t len)
+{
+	const char *p = data;
+	do {
+		size_t n = len > OCI_FRAME_MAX ? OCI_FRAME_MAX : len;
+		uint8_t hdr[OCI_FRAME_HEADER];
+		oci_frame_header(hdr, type, (uint32_t)n);
+		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)p, n } };
+		size_t total = sizeof(hdr) + n;
+		ssize_t w = writev(STDOUT_FILENO, iov, 2);
+		if (w < 0 && errno != EINTR)
+			return false;
+		if (w < 0)
+			w = 0;
+		if ((size_t)w < total) {
+			/* finish a short write byte-exactly */
+			size_t done = (size_t)w;
+			if (done < sizeof(hdr)) {
+				if (!write_all(STDOUT_FILENO, hdr + done, sizeof(hdr) - done))
+					return false;
+				done = sizeof(hdr);
+			}
+			if (!write_all(STDOUT_FILENO, p + (done - sizeof(hdr)), n - (done - sizeof(hdr))))
+				return false;
+		}
+		p += n;
+		len -= n;
+	} while (len > 0);
+	return true;
+}
+
+static void frame_text(uint8_t type, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void frame_text(uint8_t type, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	frame(type, buf, (size_t)n);
+}
+
+/* Reports a failed operation: "<code> <errno> <message>", exit status 1. */
+static int fail(const char *code, int errnum, const char *what)
+{
+	frame_text(OCI_FRAME_ERROR, "%s %d %s: %s", code, errnum, what, strerror(errnum));
+	return 1;
+}
+
+static const char *code_for(int errnum)
+{
+	switch (errnum) {
+	case EXDEV:
+	case ELOOP:
+		return "sandbox_path_escape";
+	case ENOENT:
+	case ENOTDIR:
+		return "not_found";
+	case EFBIG:
+		return "limit_exceeded";
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return "permission_denied";
+	default:
+		return "io_error";
+	}
+}
+
+/* ---- paths beneath the sandbox root --------------------------------------------- */
+
+/* Opens rel beneath rootfd without ever leaving it: openat2 RESOLVE_BENEATH
+ * where the kernel has it, else a walk that refuses every symlink (gVisor's
+ * older kernels, pre-5.6 hosts). */
+static int open_beneath(int rootfd, const char *rel, int flags, mode_t mode)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .mode = mode,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+	int fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && errno != EINVAL))
+		return fd;
+
+	char buf[4096];
+	if (strlen(rel) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(buf, rel);
+	int cur = dup(rootfd);
+	char *save = NULL;
+	char *comp = strtok_r(buf, "/", &save);
+	while (comp && cur >= 0) {
+		char *next = strtok_r(NULL, "/", &save);
+		if (strcmp(comp, "..") == 0) {
+			close(cur);
+			errno = EXDEV;
+			return -1;
+		}
+		int nfd = next ? openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			       : openat(cur, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		int e = errno;
+		close(cur);
+		errno = e;
+		cur = nfd;
+		comp = next;
+	}
+	return cur;
+}
+
+static int open_root(void)
+{
+	return open(OCI_SANDBOX_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static bool path_ok(const char *rel)
+{
+	return rel && rel[0] && rel[0] != '/' && strlen(rel) < 4096;
+}
+
+/* ---- idle: pid 1 ------------------------------------------------------------------ */
+
+static int cmd_idle(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	for (;;) {
+		int sig = sigwaitinfo(&set, NULL);
+		if (sig == SIGCHLD) {
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+		} else if (sig > 0) {
+			return 0;
+		}
+	}
+}
+
+/* ---- run ---------------------------------------------------------------------------- */
+
+typedef struct proc_entry {
+	pid_t pid, ppid;
+	bool live;
+} proc_entry;
+
+static size_t scan_procs(proc_entry *out, size_t max)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 0;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < max) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		char path[300], buf[512];
+		snprintf(path, sizeof(path), "/proc/%.32s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold spaces and parens */
+		char *rp = strrchr(buf, ')');
+		char state;
+		int ppid;
+		if (!rp || sscanf(rp + 1, " %c %d", &state, &ppid) != 2)
+			continue;
+		out[n].pid = atoi(e->d_name);
+		out[n].ppid = ppid;
+		out[n].live = state != 'Z' && state != 'X';
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* SIGKILLs every live descendant of this process until none is left. As a
+ * subreaper we inherit orphans, so a daemonising grandchild (double fork,
+ * setsid) is still our descendant; a process group kill alone would miss it. */
+static void kill_tree(pid_t pgid)
+{
+	static proc_entry procs[KILL_MAX_PROCS];
+	static bool desc[KILL_MAX_PROCS];
+	if (pgid > 0)
+		kill(-pgid, SIGKILL);
+	pid_t self = getpid();
+	for (int pass = 0; pass < 100; pass++) {
+		size_t n = scan_procs(procs, KILL_MAX_PROCS);
+		memset(desc, 0, sizeof(desc));
+		bool grew = true;
+		while (grew) {
+			grew = false;
+			for (size_t i = 0; i < n; i++) {
+				if (desc[i])
+					continue;
+				bool d = procs[i].ppid == self;
+				for (size_t j = 0; !d && j < n; j++)
+					d = desc[j] && procs[j].pid == procs[i].ppid;
+				if (d) {
+					desc[i] = true;
+					grew = true;
+				}
+			}
+		}
+		int killed = 0;
+		for (size_t i = 0; i < n; i++)
+			if (desc[i] && procs[i].live && kill(procs[i].pid, SIGKILL) == 0)
+				killed++;
+		if (!killed)
+			return;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static long long oom_kills(void)
+{
+	static const char *const files[] = { "/sys/fs/cgroup/memory/memory.oom_control",
+					     "/sys/fs/cgroup/memory.events", NULL };
+	for (size_t i = 0; files[i]; i++) {
+		FILE *f = fopen(files[i], "re");
+		if (!f)
+			continue;
+		char key[64];
+		long long v;
+		while (fscanf(f, "%63s %lld", key, &v) == 2) {
+			if (strcmp(key, "oom_kill") == 0) {
+				fclose(f);
+				return v;
+			}
+		}
+		fclose(f);
+	}
+	return -1;
+}
+
+/* Reads "<n>\n" and n bytes of NUL-separated KEY=VALUE from stdin, byte-exactly:
+ * everything after it is the work's stdin, which the work inherits. */
+static char **read_env(void)
+{
+	char num[16];
+	size_t i = 0;
+	for (;;) {
+		char c;
+		ssize_t r = read(STDIN_FILENO, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r != 1 || i >= sizeof(num) - 1)
+			return NULL;
+		if (c == '\n')
+			break;
+		if (c < '0' || c > '9')
+			return NULL;
+		num[i++] = c;
+	}
+	num[i] = '\0';
+	size_t len = strtoul(num, NULL, 10);
+	if (i == 0 || len > OCI_ENV_MAX)
+		return NULL;
+	char *block = calloc(1, len + 1);
+	size_t got = 0;
+	while (block && got < len) {
+		ssize_t r = read(STDIN_FILENO, block + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return NULL;
+		got += (size_t)r;
+	}
+	if (!block)
+		return NULL;
+	size_t count = 0;
+	for (size_t k = 0; k < len; k++)
+		count += block[k] == '\0';
+	char **envp = calloc(count + 2, sizeof(char *));
+	size_t n = 0;
+	for (size_t k = 0; envp && k < len; k += strlen(block + k) + 1)
+		if (strchr(block + k, '='))
+			envp[n++] = block + k;
+	return envp;
+}
+
+typedef struct run_opts {
+	long long timeout_ms; /* 0: none (the host always sets one) */
+	long long cap;        /* bytes per stream forwarded; 0: unlimited */
+	const char *workdir;
+	char **argv;
+} run_opts;
+
+typedef struct stream {
+	int fd;
+	uint8_t type;
+	long long sent;
+	bool truncated;
+} stream;
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Forwards what the work wrote, up to the cap; beyond it, drains and drops so
+ * the work never blocks on a full pipe (the core caps too; this spares the
+ * engine's stream the flood). False at EOF. */
+static bool pump(stream *s, long long cap, bool *host_gone)
+{
+	char buf[OCI_FRAME_MAX];
+	ssize_t n = read(s->fd, buf, sizeof(buf));
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return true;
+	if (n <= 0)
+		return false;
+	long long fwd = n;
+	if (cap > 0 && s->sent + fwd > cap) {
+		fwd = cap > s->sent ? cap - s->sent : 0;
+		s->truncated = true;
+	}
+	s->sent += fwd;
+	if (fwd > 0 && !*host_gone && !frame(s->type, buf, (size_t)fwd))
+		*host_gone = true;
+	return true;
+}
+
+static int spawn_work(const run_opts *o, char **envp, int wdfd, int out[2], int err[2],
+		      pid_t *ret_pid)
+{
+	int ep[2];
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		setsid();
+		signal(SIGPIPE, SIG_DFL);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		dup2(out[1], STDOUT_FILENO);
+		dup2(err[1], STDERR_FILENO);
+		if (fchdir(wdfd) < 0)
+			goto fail;
+		/* execvp searches the work's PATH, not ours */
+		environ = envp;
+		execvp(o->argv[0], o->argv);
+	fail:;
+		int e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0) {
+			/* nothing left to tell */
+		}
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	close(ep[1]);
+	int e = 0;
+	ssize_t r;
+	do
+		r = read(ep[0], &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	close(ep[0]);
+	*ret_pid = pid;
+	return r == sizeof(e) ? -e : 0;
+}
+
+static int parse_run(int argc, char **argv, run_opts *o)
+{
+	int i = 0;
+	for (; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		}
+		if (i + 1 >= argc)
+			return -1;
+		if (strcmp(argv[i], "--timeout-ms") == 0)
+			o->timeout_ms = atoll(argv[++i]);
+		else if (strcmp(argv[i], "--cap") == 0)
+			o->cap = atoll(argv[++i]);
+		else if (strcmp(argv[i], "--workdir") == 0)
+			o->workdir = argv[++i];
+		else
+			return -1;
+	}
+	if (i >= argc)
+		return -1;
+	o->argv = argv + i;
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	run_opts o = { 0 };
+	if (parse_run(argc, argv, &o) < 0)
+		return fail("invalid_argument", EINVAL, "run");
+	char **envp = read_env();
+	if (!envp)
+		return fail("invalid_argument", EPROTO, "environment header");
+	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+
+	int rootfd = open_root();
+	if (rootfd < 0)
+		return fail("io_error", errno, OCI_SANDBOX_ROOT);
+	int wdfd = rootfd;
+	if (o.workdir && *o.workdir && strcmp(o.workdir, ".") != 0) {
+		if (!path_ok(o.workdir))
+			return fail("sandbox_path_escape", EXDEV, "workdir");
+		wdfd = open_beneath(rootfd, o.workdir, O_RDONLY | O_DIRECTORY, 0);
+		if (wdfd < 0)
+			return fail(code_for(errno), errno, "workdir");
+	}
+
+	/* Orphans of the work become ours, so kill_tree reaches them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_IGN);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1); /* `kill`: cancel */
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0)
+		return fail("io_error", errno, "signalfd");
+	long long oom_before = oom_kills();
+
+	int out[2], err[2];
+	pid_t pid = -1;
+	int r = spawn_work(&o, envp, wdfd, out, err, &pid);
+	if (r < 0) {
+		kill_tree(pid);
+		while (waitpid(-1, NULL, 0) > 0)
+			;
+		frame_text(OCI_FRAME_ERROR, "exec_failed %d %s: %s", -r, o.argv[0], strerror(-r));
+		return 1;
+	}
+	/* The work holds its stdin; we must not keep the pipe's read end busy. */
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, STDIN_FILENO);
+		close(devnull);
+	}
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	fcntl(err[0], F_SETFL, O_NONBLOCK);
+
+	stream st[2] = { { out[0], OCI_FRAME_STDOUT, 0, false }, { err[0], OCI_FRAME_STDERR, 0, false } };
+	bool open_[2] = { true, true };
+	bool exited = false, timed_out = false, cancelled = false, host_gone = false;
+	int status = 0;
+	long long deadline = o.timeout_ms > 0 ? now_ms() + o.timeout_ms : -1;
+
+	while (open_[0] || open_[1] || !exited) {
+		struct pollfd pfd[3] = { { sfd, POLLIN, 0 }, { open_[0] ? out[0] : -1, POLLIN, 0 },
+					 { open_[1] ? err[0] : -1, POLLIN, 0 } };
+		int wait_ms = -1;
+		if (deadline >= 0 && !timed_out) {
+			long long left = deadline - now_ms();
+			wait_ms = left < 0 ? 0 : (left > 60000 ? 60000 : (int)left);
+		}
+		int n = poll(pfd, 3, wait_ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (deadline >= 0 && !timed_out && !exited && now_ms() >= deadline) {
+			timed_out = true;
+			kill_tree(pid);
+		}
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo != SIGCHLD && !exited && !cancelled) {
+					cancelled = true;
+					kill_tree(pid);
+				}
+			}
+			int ws;
+			pid_t w;
+			while ((w = waitpid(-1, &ws, WNOHANG)) > 0) {
+				if (w == pid) {
+					exited = true;
+					status = ws;
+					/* nothing the work started outlives it */
+					kill_tree(pid);
+				}
+			}
+		}
+		for (int i = 0; i < 2; i++) {
+			if (!open_[i] || !(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (!pump(&st[i], o.cap, &host_gone)) {
+				open_[i] = false;
+				close(st[i].fd);
+			}
+		}
+		if (host_gone && !cancelled) {
+			cancelled = true;
+			kill_tree(pid);
+		}
+	}
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+	if (!exited) {
+		kill_tree(pid);
+		waitpid(pid, &status, 0);
+	}
+	bool oom = false;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && !timed_out && !cancelled) {
+		long long after = oom_kills();
+		oom = oom_before >= 0 && after > oom_before;
+	}
+	char flags[64] = "";
+	snprintf(flags, sizeof(flags), "%s%s%s%s%s", timed_out ? " timeout" : "",
+		 cancelled ? " cancelled" : "", oom ? " oom" : "",
+		 st[0].truncated ? " truncated-stdout" : "", st[1].truncated ? " truncated-stderr" : "");
+	if (WIFSIGNALED(status))
+		frame_text(OCI_FRAME_STATUS, "signal %d%s", WTERMSIG(status), flags);
+	else
+		frame_text(OCI_FRAME_STATUS, "exit %d%s", WEXITSTATUS(status), flags);
+	return 0;
+}
+
+/* ---- kill ---------------------------------------------------------------------------- */
+
+static int cmd_kill(const char *arg)
+{
+	pid_t pid = (pid_t)atoi(arg);
+	char path[64], comm[64] = "";
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pid <= 1 || fd < 0)
+		return fail("not_found", ESRCH, "run helper");
+	ssize_t n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	/* Only ever signal a run helper: the pid came from the host, not from us. */
+	if (n <= 0 || strncmp(comm, "cordon-oci-help", 15) != 0)
+		return fail("not_found", ESRCH, "run helper");
+	if (kill(pid, SIGUSR1) < 0)
+		return fail("io_error", errno, "kill");
+	frame(OCI_FRAME_DONE, "", 0);
+	return 0;
+}
+
+/* ---- file operations ------------------------------------------------------------------ */
+
+static int cmd_read(const char *rel, const char *max_arg)
+{
+	long long max = atoll(max_arg);
+	if (!path_ok(rel))
+		return fail("sandbox_path_escape", EXDEV, "path");
+	int rootfd = open_root();
+	if (rootfd < 0)
+		return fail("io_error", errno, OCI_SANDBOX_ROOT);
+	int fd = open_beneath(rootfd, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return fail(code_for(errno), errno, "open");
+	struct stat sb;
+	if (fstat(fd, &sb) < 0)
+		return fail("io_error", errno, "stat");
+	if (!S_ISREG(sb.st_mode))
+		return fail("invalid_argument", EINVAL, "not a regular file");
+	if (max > 0 && sb.st_size > max)
+		return fail("limit_exceeded", EFBIG, "file");
+	char buf[OCI_FRAME_MAX];
+	long long total = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail("io_error", errno, "read");
+		if (n == 0)
+			break;
+		total += n;
+		if (max > 0 && total > max)
+			return fail("limit_exceeded", EFBIG, "file");
+		if (!frame(OCI_FRAME_DATA, buf, (size_t)n))
+			return 1;
+	}
+	frame(OCI_FRAME_DONE, "", 0);
+	return 0;
+}
+
+/* Opens (creating as needed) the parent directories of rel beneath rootfd and
+ * returns the parent's fd; *ret_last points at the final component. */
+static int make_parents(int rootfd, char *rel, const char **ret_last)
+{
+	char *slash = strrchr(rel, '/');
+	if (!slash) {
+		*ret_last = rel;
+		return dup(rootfd);
+	}
+	*slash = '\0';
+	*ret_last = slash + 1;
+	int cur = dup(rootfd);
+	char *save = NULL;
+	for (char *c = strtok_r(rel, "/", &save); c && cur >= 0; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			close(cur);
+			errno = EXDEV;
+			return -1;
+		}
+		if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST) {
+			int e = errno;
+			close(cur);
+			errno = e;
+			return -1;
+		}
+		int nfd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int e = errno;
+		close(cur);
+		errno = e == ELOOP || e == ENOTDIR ? EXDEV : e;
+		cur = nfd;
+	}
+	return cur;
+}
+
+static int cmd_write(const char *arg)
+{
+	char rel[4096];
+	if (!path_ok(arg))
+		return fail("sandbox_path_escape", EXDEV, "path");
+	snprintf(rel, sizeof(rel), "%s", arg);
+	int rootfd = open_root();
+	if (rootfd < 0)
+		return fail("io_error", errno, OCI_SANDBOX_ROOT);
+	const char *last;
+	int dfd = make_parents(rootfd, rel, &last);
+	if (dfd < 0)
+		return fail(code_for(errno), errno, "parent directory");
+	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
+		return fail("invalid_argument", EINVAL, "file name");
+	char tmp[64];
+	int fd = -1;
+	for (int i = 0; i < 100 && fd < 0; i++) {
+		snprintf(tmp, sizeof(tmp), ".cordon-tmp-%d-%d", (int)getpid(), i);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 && errno != EEXIST)
+			return fail(code_for(errno), errno, "create");
+	}
+	if (fd < 0)
+		return fail("io_error", EEXIST, "create");
+	char buf[OCI_FRAME_MAX];
+	for (;;) {
+		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (n > 0 && !write_all(fd, buf, (size_t)n))) {
+			int e = errno;
+			unlinkat(dfd, tmp, 0);
+			return fail(code_for(e), e, "write");
+		}
+		if (n == 0)
+			break;
+	}
+	/* renameat replaces the final name itself, never what a symlink there points to */
+	if (fsync(fd) < 0 || close(fd) < 0 || renameat(dfd, tmp, dfd, last) < 0) {
+		int e = errno;
+		unlinkat(dfd, tmp, 0);
+		return fail(code_for(e), e, "replace");
+	}
+	frame(OCI_FRAME_DONE, "", 0);
+	return 0;
+}
+
+typedef struct walk_ctx {
+	const char *pattern; /* glob: match every entry; walk: NULL, regular files only */
+	long entries;
+	bool host_gone;
+} walk_ctx;
+
+/* Visits dirfd (whose path relative to the root is prefix) without following
+ * symlinks, emitting matches; bounded in depth and entries. */
+static int walk_dir(int fd, const char *prefix, int depth, walk_ctx *w)
+{
+	if (depth > WALK_MAX_DEPTH)
+		return -ELOOP;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	int r = 0;
+	struct dirent *e;
+	while (r == 0 && !w->host_gone && (e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (++w->entries > WALK_MAX_ENTRIES) {
+			r = -EFBIG;
+			break;
+		}
+		char path[4096];
+		int n = snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "", e->d_name);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue;
+		struct stat sb;
+		if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		bool match = w->pattern ? fnmatch(w->pattern, path, FNM_PATHNAME | FNM_PERIOD) == 0
+					: S_ISREG(sb.st_mode);
+		if (match && !frame(OCI_FRAME_PATH, path, (size_t)n))
+			w->host_gone = true;
+		if (S_ISDIR(sb.st_mode)) {
+			int sub = openat(dirfd(d), e->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub >= 0)
+				r = walk_dir(sub, path, depth + 1, w);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+static int cmd_list(const char *arg, bool glob)
+{
+	int rootfd = open_root();
+	if (rootfd < 0)
+		return fail("io_error", errno, OCI_SANDBOX_ROOT);
+	walk_ctx w = { .pattern = glob ? arg : NULL };
+	const char *start = glob ? "" : arg;
+	if (strcmp(start, ".") == 0)
+		start = "";
+	if (glob && (!arg[0] || arg[0] == '/'))
+		return fail("sandbox_path_escape", EXDEV, "pattern");
+	int dfd;
+	if (!*start) {
+		dfd = dup(rootfd);
+	} else {
+		if (!path_ok(start))
+			return fail("sandbox_path_escape", EXDEV, "directory");
+		dfd = open_beneath(rootfd, start, O_RDONLY | O_DIRECTORY, 0);
+	}
+	if (dfd < 0)
+		return fail(code_for(errno), errno, "directory");
+	int r = walk_dir(dfd, start, 0, &w);
+	if (r < 0)
+		return fail(code_for(-r), -r, glob ? "glob" : "walk");
+	frame(OCI_FRAME_DONE, "", 0);
+	return 0;
+}
+
+/* ---- probe ---------------------------------------------------------------------------- */
+
+static int cmd_probe(void)
+{
+	struct utsname u;
+	if (uname(&u) < 0)
+		return fail("io_error", errno, "uname");
+	/* plain text, not frames: the trial run reads it through a text capture */
+	printf("kernel=%s uid=%d\n", u.release, (int)getuid());
+	return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: cordon-oci-helper idle|run|kill|read|write|glob|walk|probe\n");
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "idle") == 0)
+		return cmd_idle();
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(cmd, "kill") == 0 && argc == 3)
+		return cmd_kill(argv[2]);
+	if (strcmp(cmd, "read") == 0 && argc == 4)
+		return cmd_read(argv[2], argv[3]);
+	if (strcmp(cmd, "write") == 0 && argc == 3)
+		return cmd_write(argv[2]);
+	if (strcmp(cmd, "glob") == 0 && argc == 3)
+		return cmd_list(argv[2], true);
+	if (strcmp(cmd, "walk") == 0 && argc == 3)
+		return cmd_list(argv[2], false);
+	if (strcmp(cmd, "probe") == 0)
+		return cmd_probe();
+	return fail("invalid_argument", EINVAL, cmd);
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The OCI convenience library shared by the `docker` and `podman` plugins:
+ * guarantees, the hardened argv, engine CLI parsing (pure, unit-tested in
+ * tests/unit/test-oci.c) and the driver itself (probe, session containers,
+ * runs through `engine exec` and cordon-oci-helper, pools, gc).
+ *
+ * Plain C on purpose: plugins use only <cordon/plugin.h> and the host
+ * services table, never glib or libcordon. Memory here is malloc'd (oci_*
+ * free functions); what crosses into the core goes through host->alloc.
+ */
+#ifndef CORDON_OCI_H
+#define CORDON_OCI_H
+
+#include <cordon/plugin.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define OCI_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- small utilities ---------------------------------------------------------- */
+
+/* A growable NULL-terminated string vector. */
+typedef struct oci_strv {
+	char **v;
+	size_t n, cap;
+} oci_strv;
+
+void oci_strv_add(oci_strv *s, const char *str) OCI_HIDDEN;
+void oci_strv_addf(oci_strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3))) OCI_HIDDEN;
+void oci_strv_clear(oci_strv *s) OCI_HIDDEN;
+/* Hands the vector over (NULL-terminated, free with oci_strv_free). */
+char **oci_strv_steal(oci_strv *s) OCI_HIDDEN;
+void oci_strv_free(char **v) OCI_HIDDEN;
+size_t oci_strv_length(const char *const *v) OCI_HIDDEN;
+void *oci_xmalloc0(size_t n) OCI_HIDDEN;
+char *oci_xstrdup(const char *s) OCI_HIDDEN;
+char *oci_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))) OCI_HIDDEN;
+
+/* A refusal or failure described without the host (pure functions fill it;
+ * the driver turns it into host->error_set). */
+typedef struct oci_refusal {
+	int errnum;   /* positive errno */
+	uint32_t cls; /* CORDON_PLUGIN_ERROR_* */
+	char code[48];
+	char message[400];
+} oci_refusal;
+
+int oci_refuse(oci_refusal *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6))) OCI_HIDDEN;
+
+/* ---- images ------------------------------------------------------------------- */
+
+/* A digest-pinned reference "name@sha256:<64 hex>" (name may carry a
+ * registry host:port and a tag, kept for diagnostics only). */
+bool oci_image_is_pinned(const char *ref) OCI_HIDDEN;
+/* Validates ref: a pinned image, nothing an engine could read as a flag.
+ * Codes: container_unpinned_image (a tag or name alone), container_image_invalid. */
+int oci_image_check(const char *ref, oci_refusal *r) OCI_HIDDEN;
+
+/* ---- guarantees and the hardened argv ------------------------------------------ */
+
+#define OCI_DEFAULT_PIDS 256
+#define OCI_DEFAULT_SCRATCH (64ull << 20)
+#define OCI_MIN_MEMORY (6ull << 20) /* the engines' own floor */
+
+typedef struct oci_mount {
+	const char *source; /* absolute host path */
+	const char *target; /* absolute container path */
+	bool readonly;
+} oci_mount;
+
+/* Everything that decides how a container is started. Borrowed strings. */
+typedef struct oci_spec {
+	const char *image;       /* pinned ref */
+	uint32_t trust;          /* 1 trusted .. 3 untrusted (anything else: untrusted) */
+	uint32_t egress;         /* CORDON_PLUGIN_EGRESS_* */
+	const char *network;     /* NULL: none; a named network only for governed egress */
+	const oci_mount *mounts;
+	size_t n_mounts;
+	const char *const *env;  /* container-level "KEY=VALUE", any order; may be NULL */
+	cordon_plugin_limits limits;
+	const char *user;        /* "uid[:gid]"; NULL: 65534:65534 */
+	const char *runtime;     /* per-run --runtime (docker); NULL: the engine's default */
+	const char *const *ulimits; /* "name=soft[:hard]" */
+	uint64_t scratch_size;   /* bytes of the /tmp and root tmpfs; 0: OCI_DEFAULT_SCRATCH */
+	bool root_tmpfs;         /* no workspace: the sandbox root is a tmpfs */
+	uint16_t publish_port;   /* serve: container port published on 127.0.0.1, or 0 */
+	const char *name;        /* container name */
+	const char *const *labels; /* "key=value" */
+	const char *const *extra; /* engine-specific run flags (e.g. podman's --read-only-tmpfs=false) */
+	const char *entrypoint;  /* NULL: the image's */
+	const char *workdir;     /* absolute, or NULL */
+	bool detach;             /* session container: -d */
+	const char *const *command; /* argv after the image; may be NULL */
+} oci_spec;
+
+/* Checks the spec against the container guarantees before any engine call.
+ * Every refusal is forbidden (class) with one of the codes:
+ * container_unpinned_image, container_image_invalid, container_no_memory_cap,
+ * container_limit_invalid, container_mount_path_invalid, container_mount_forbidden,
+ * container_mount_writable, container_network_forbidden, container_root_user,
+ * container_ulimit_invalid, container_env_invalid, container_runtime_invalid,
+ * container_publish_invalid, container_name_invalid. */
+int oci_guarantees_check(const oci_spec *spec, oci_refusal *r) OCI_HIDDEN;
+
+/* The hardened `run` argv (without the engine binary and global flags), in a
+ * fixed order; see the definition. Call only after oci_guarantees_check. */
+char **oci_run_argv(const oci_spec *spec) OCI_HIDDEN;
+
+/* ---- engine output parsing -------------------------------------------------------- */
+
+/* "Cannot connect to the Docker daemon", "connection refused", ... */
+bool oci_output_says_daemon_down(const char *stderr_text) OCI_HIDDEN;
+/* "No such image", "image not known", "manifest unknown", ... */
+bool oci_output_says_no_image(const char *stderr_text) OCI_HIDDEN;
+/* "No such container", "no container with name or ID", ... */
+bool oci_output_says_no_container(const char *stderr_text) OCI_HIDDEN;
+/* Whether `docker info --format '{{json .Runtimes}}'` output lists runtime. */
+bool oci_runtimes_json_has(const char *json, const char *runtime) OCI_HIDDEN;
+/* First line, trimmed, at most max-1 bytes, for messages. */
+void oci_first_line(const char *text, char *out, size_t max) OCI_HIDDEN;
+/* A cordon.owner label: "<boot_id>:<pid>:<starttime>". */
+char *oci_owner_label(void) OCI_HIDDEN;
+/* Whether the process that wrote owner is certainly gone (another boot, no such
+ * pid, or a different start time). Unparseable labels count as gone. */
+bool oci_owner_is_dead(const char *owner) OCI_HIDDEN;
+
+/* ---- helper protocol (host side) ------------------------------------------------- */
+
+typedef struct oci_status {
+	bool exited, signaled, timed_out, cancelled, oom;
+	bool truncated_out, truncated_err;
+	int code;   /* exit code or signal number */
+} oci_status;
+
+/* Parses a STATUS frame payload ("exit 3", "signal 9 timeout"). */
+int oci_status_parse(const char *text, oci_status *ret) OCI_HIDDEN;
+/* Parses an ERROR frame payload ("<code> <errno> <message>"). */
+int oci_error_parse(const char *text, oci_refusal *ret) OCI_HIDDEN;
+/* Maps a helper error code onto an error class. */
+uint32_t oci_error_class_for(const char *code) OCI_HIDDEN;
+
+/* An incremental frame decoder (the run's output arrives in arbitrary chunks). */
+typedef struct oci_decoder {
+	uint8_t hdr[5];
+	size_t hdr_len;
+	uint8_t type;
+	uint32_t want, have;
+	char *payload;
+	bool broken;
+} oci_decoder;
+
+/* Feeds bytes; calls fn for every complete frame (payload NUL-terminated).
+ * Returns -EPROTO on a malformed stream, or fn's first non-zero return. */
+int oci_decoder_feed(oci_decoder *d, const void *data, size_t len,
+		     int (*fn)(void *ctx, uint8_t type, const char *payload, uint32_t len),
+		     void *ctx) OCI_HIDDEN;
+void oci_decoder_clear(oci_decoder *d) OCI_HIDDEN;
+/* The environment header for `helper run`: "<n>\n" + KEY=VALUE\0... */
+char *oci_env_header(const char *const *envp, size_t *ret_len) OCI_HIDDEN;
+
+/* ---- the driver ----------------------------------------------------------------- */
+
+/* What differs between engines. */
+typedef struct oci_engine_kind {
+	const char *name;            /* "docker", "podman": driver and default binary name */
+	bool daemon;                 /* a server answers (docker): its absence is "not running" */
+	bool runtime_is_global;      /* podman: --runtime before the subcommand */
+	const char *host_flag;       /* "--host" (docker), "--url" (podman) */
+	const char *version_format;  /* answers only when the engine (and its daemon) works */
+	const char *const *run_extra; /* engine-specific hardening flags for `run` */
+	const cordon_plugin_config_key *config_keys;
+} oci_engine_kind;
+
+/* Registers the kind's driver; call from the plugin's init. */
+int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
+		    cordon_plugin_error *err, const oci_engine_kind *kind) OCI_HIDDEN;
+
+#endif /* CORDON_OCI_H */

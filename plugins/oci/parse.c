@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reading what engines and the helper say: CLI error texts, `info` output,
+ * the helper's frames and status lines, the owner labels of containers.
+ * Pure except for the owner functions, which read /proc.
+ */
+#include "config.h"
+
+#include "oci.h"
+#include "protocol.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool contains_any(const char *text, const char *const *needles)
+{
+	if (!text)
+		return false;
+	for (size_t i = 0; needles[i]; i++)
+		if (strcasestr(text, needles[i]))
+			return true;
+	return false;
+}
+
+bool oci_output_says_daemon_down(const char *text)
+{
+	static const char *const n[] = { "cannot connect to the docker daemon",
+					 "is the docker daemon running",
+					 "unable to connect to podman", "cannot connect to podman",
+					 "connection refused", "error during connect", NULL };
+	return contains_any(text, n);
+}
+
+bool oci_output_says_no_image(const char *text)
+{
+	static const char *const n[] = { "no such image", "image not known", "manifest unknown",
+					 "unable to find image", "not found: manifest",
+					 "failed to resolve reference", "pull access denied", NULL };
+	return contains_any(text, n);
+}
+
+bool oci_output_says_no_container(const char *text)
+{
+	static const char *const n[] = { "no such container", "no container with name or id",
+					 "container not known", "is not running",
+					 "state improper", NULL };
+	return contains_any(text, n);
+}
+
+/* `docker info --format '{{json .Runtimes}}'`: {"runc":{...},"runsc":{...}}.
+ * A key is a quoted name followed by a colon at the top level. */
+bool oci_runtimes_json_has(const char *json, const char *runtime)
+{
+	if (!json || !runtime || !*runtime)
+		return false;
+	size_t n = strlen(runtime);
+	int depth = 0;
+	for (const char *p = json; *p; p++) {
+		if (*p == '{') {
+			depth++;
+		} else if (*p == '}') {
+			depth--;
+		} else if (*p == '"') {
+			const char *end = strchr(p + 1, '"');
+			if (!end)
+				return false;
+			const char *after = end + 1;
+			while (*after == ' ')
+				after++;
+			if (depth == 1 && *after == ':' && (size_t)(end - p - 1) == n &&
+			    strncmp(p + 1, runtime, n) == 0)
+				return true;
+			p = end;
+		}
+	}
+	return false;
+}
+
+void oci_first_line(const char *text, char *out, size_t max)
+{
+	if (!max)
+		return;
+	out[0] = '\0';
+	if (!text)
+		return;
+	while (*text && isspace((unsigned char)*text))
+		text++;
+	size_t n = strcspn(text, "\r\n");
+	if (n >= max)
+		n = max - 1;
+	memcpy(out, text, n);
+	out[n] = '\0';
+	while (n > 0 && isspace((unsigned char)out[n - 1]))
+		out[--n] = '\0';
+}
+
+/* ---- owners ------------------------------------------------------------------------ */
+
+static bool read_small(const char *path, char *buf, size_t max)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, max - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n > 0;
+}
+
+static bool boot_id(char *out, size_t max)
+{
+	if (!read_small("/proc/sys/kernel/random/boot_id", out, max))
+		return false;
+	out[strcspn(out, "\n")] = '\0';
+	return true;
+}
+
+/* Field 22 of /proc/PID/stat: the start time, which tells a reused pid apart. */
+static bool start_time(long pid, unsigned long long *ret)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (!read_small(path, buf, sizeof(buf)))
+		return false;
+	const char *p = strrchr(buf, ')');
+	if (!p)
+		return false;
+	p++;
+	for (int field = 3; field < 22 && p; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	return p && sscanf(p, " %llu", ret) == 1;
+}
+
+char *oci_owner_label(void)
+{
+	char boot[64] = "unknown";
+	unsigned long long st = 0;
+	boot_id(boot, sizeof(boot));
+	start_time((long)getpid(), &st);
+	return oci_xasprintf("%s:%ld:%llu", boot, (long)getpid(), st);
+}
+
+bool oci_owner_is_dead(const char *owner)
+{
+	char boot[64], now[64];
+	long pid;
+	unsigned long long st, cur;
+	if (!owner || sscanf(owner, "%63[^:]:%ld:%llu", boot, &pid, &st) != 3 || pid <= 0)
+		return true;
+	if (!boot_id(now, sizeof(now)) || strcmp(now, boot) != 0)
+		return true;
+	if (!start_time(pid, &cur))
+		return true;
+	return cur != st;
+}
+
+/* ---- helper protocol ------------------------------------------------------------------ */
+
+int oci_status_parse(const char *text, oci_status *ret)
+{
+	oci_status s = { 0 };
+	char kind[16];
+	int code, used = 0;
+	if (!text || sscanf(text, "%15s %d%n", kind, &code, &used) != 2)
+		return -EPROTO;
+	if (strcmp(kind, "exit") == 0)
+		s.exited = true;
+	else if (strcmp(kind, "signal") == 0)
+		s.signaled = true;
+	else
+		return -EPROTO;
+	s.code = code;
+	char word[32];
+	const char *p = text + used;
+	int n;
+	while (sscanf(p, "%31s%n", word, &n) == 1) {
+		p += n;
+		if (strcmp(word, "timeout") == 0)
+			s.timed_out = true;
+		else if (strcmp(word, "cancelled") == 0)
+			s.cancelled = true;
+		else if (strcmp(word, "oom") == 0)
+			s.oom = true;
+		else if (strcmp(word, "truncated-stdout") == 0)
+			s.truncated_out = true;
+		else if (strcmp(word, "truncated-stderr") == 0)
+			s.truncated_err = true;
+		/* unknown words: a newer helper; ignore */
+	}
+	*ret = s;
+	return 0;
+}
+
+uint32_t oci_error_class_for(const char *code)
+{
+	if (strcmp(code, "sandbox_path_escape") == 0 || strcmp(code, "limit_exceeded") == 0 ||
+	    strcmp(code, "permission_denied") == 0)
+		return CORDON_PLUGIN_ERROR_FORBIDDEN;
+	if (strcmp(code, "invalid_argument") == 0)
+		return CORDON_PLUGIN_ERROR_INVALID;
+	return CORDON_PLUGIN_ERROR_TERMINAL;
+}
+
+int oci_error_parse(const char *text, oci_refusal *ret)
+{
+	char code[48];
+	int errnum, used = 0;
+	if (!text || sscanf(text, "%47s %d %n", code, &errnum, &used) != 2 || errnum <= 0)
+		return -EPROTO;
+	oci_refuse(ret, errnum, oci_error_class_for(code), code, "%s", text + used);
+	return 0;
+}
+
+static bool known_frame(uint8_t t)
+{
+	return t == OCI_FRAME_HELLO || t == OCI_FRAME_STDOUT || t == OCI_FRAME_STDERR ||
+	       t == OCI_FRAME_STATUS || t == OCI_FRAME_ERROR || t == OCI_FRAME_DATA ||
+	       t == OCI_FRAME_PATH || t == OCI_FRAME_DONE;
+}
+
+int oci_decoder_feed(oci_decoder *d, const void *data, size_t len,
+		     int (*fn)(void *ctx, uint8_t type, const char *payload, uint32_t len), void *ctx)
+{
+	const uint8_t *p = data;
+	if (d->broken)
+		return -EPROTO;
+	while (len > 0) {
+		if (d->hdr_len < OCI_FRAME_HEADER) {
+			d->hdr[d->hdr_len++] = *p++;
+			len--;
+			if (d->hdr_len < OCI_FRAME_HEADER)
+				continue;
+			d->type = d->hdr[0];
+			d->want = oci_frame_length(d->hdr);
+			d->have = 0;
+			if (!known_frame(d->type) || d->want > OCI_FRAME_MAX) {
+				d->broken = true;
+				return -EPROTO;
+			}
+			free(d->payload);
+			d->payload = oci_xmalloc0((size_t)d->want + 1);
+		}
+		size_t take = d->want - d->have;
+		if (take > len)
+			take = len;
+		memcpy(d->payload + d->have, p, take);
+		d->have += (uint32_t)take;
+		p += take;
+		len -= take;
+		if (d->have == d->want) {
+			d->payload[d->want] = '\0';
+			d->hdr_len = 0;
+			int r = fn(ctx, d->type, d->payload, d->want);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+void oci_decoder_clear(oci_decoder *d)
+{
+	free(d->payload);
+	memset(d, 0, sizeof(*d));
+}
+
+char *oci_env_header(const char *const *envp, size_t *ret_len)
+{
+	size_t block = 0;
+	for (size_t i = 0; envp && envp[i]; i++)
+		block += strlen(envp[i]) + 1;
+	char prefix[32];
+	int plen = snprintf(prefix, sizeof(prefix), "%zu\n", block);
+	char *out = oci_xmalloc0((size_t)plen + block + 1);
+	memcpy(out, prefix, (size_t)plen);
+	size_t off = (size_t)plen;
+	for (size_t i = 0; envp && envp[i]; i++) {
+		size_t n = strlen(envp[i]) + 1;
+		memcpy(out + off, envp[i], n);
+		off += n;
+	}
+	*ret_len = off;
+	return out;
+}

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Pools: a tier with `pool: N` keeps N session containers started ahead so
+ * that `open` takes a ready one. A pooled container is started exactly as
+ * `open` would start it for a request without a workspace and with the tier's
+ * own limits and denied egress; any other request starts its own. A container
+ * taken from the pool belongs to that sandbox alone and is removed at close:
+ * nothing is ever reused for another sandbox.
+ */
+#include "config.h"
+
+#include "driver.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POOL_MAX_BACKOFF_S 30
+
+struct oci_pool {
+	pthread_t thread;
+	pthread_cond_t cond; /* with tier->lock */
+	bool stop;
+	char *engine;
+	char **ready; /* FIFO of container names */
+	size_t n;
+};
+
+static void pool_start_spec(const oci_tier *t, oci_start *st)
+{
+	*st = (oci_start){ .image = t->image, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY };
+	oci_limits_merge(&t->limits, NULL, &st->limits);
+}
+
+static bool limits_equal(const cordon_plugin_limits *a, const cordon_plugin_limits *b)
+{
+	if (a->set != b->set)
+		return false;
+	for (int i = 0; i < CORDON_PLUGIN_LIMIT_COUNT; i++)
+		if ((a->set & (1u << i)) && a->value[i] != b->value[i])
+			return false;
+	return true;
+}
+
+static bool pool_compatible(const oci_tier *t, const oci_start *st)
+{
+	oci_start p;
+	pool_start_spec(t, &p);
+	return !st->workspace && st->egress == CORDON_PLUGIN_EGRESS_DENY &&
+	       strcmp(st->image, t->image) == 0 && limits_equal(&st->limits, &p.limits);
+}
+
+static void *pool_filler(void *data)
+{
+	oci_tier *t = data;
+	oci_pool *p = t->pool;
+	oci_start st;
+	pool_start_spec(t, &st);
+	unsigned backoff = 0;
+	pthread_mutex_lock(&t->lock);
+	while (!p->stop) {
+		if (p->n >= (size_t)t->pool_size) {
+			pthread_cond_wait(&p->cond, &t->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&t->lock);
+		char name[64];
+		oci_refusal r;
+		int ret = oci_session_start(t, p->engine, &st, name, sizeof(name), &r);
+		pthread_mutex_lock(&t->lock);
+		if (ret == 0 && p->stop) {
+			pthread_mutex_unlock(&t->lock);
+			oci_container_remove(t, p->engine, name);
+			pthread_mutex_lock(&t->lock);
+		} else if (ret == 0) {
+			p->ready[p->n++] = oci_xstrdup(name);
+			backoff = 0;
+		} else {
+			oci_host->log(CORDON_PLUGIN_LOG_WARNING, t->kind->name,
+				      "tier %s: pool container did not start: %s", t->name, r.message);
+			backoff = backoff ? (backoff * 2 > POOL_MAX_BACKOFF_S ? POOL_MAX_BACKOFF_S
+									      : backoff * 2)
+					  : 1;
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += backoff;
+			while (!p->stop && pthread_cond_timedwait(&p->cond, &t->lock, &ts) == 0)
+				;
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+/* Called with t->lock held. */
+static bool pool_ensure_started(oci_tier *t, const char *engine)
+{
+	if (t->pool)
+		return true;
+	oci_pool *p = oci_xmalloc0(sizeof(*p));
+	p->engine = oci_xstrdup(engine);
+	p->ready = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(char *));
+	pthread_cond_init(&p->cond, NULL);
+	t->pool = p;
+	if (pthread_create(&p->thread, NULL, pool_filler, t) != 0) {
+		t->pool = NULL;
+		pthread_cond_destroy(&p->cond);
+		free(p->ready);
+		free(p->engine);
+		free(p);
+		return false;
+	}
+	return true;
+}
+
+bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
+		   size_t name_len)
+{
+	if (t->pool_size <= 0 || !pool_compatible(t, st))
+		return false;
+	bool took = false;
+	pthread_mutex_lock(&t->lock);
+	if (pool_ensure_started(t, engine) && t->pool->n > 0) {
+		oci_pool *p = t->pool;
+		char *name = p->ready[0];
+		memmove(p->ready, p->ready + 1, (p->n - 1) * sizeof(char *));
+		p->ready[--p->n] = NULL;
+		pthread_cond_signal(&p->cond);
+		snprintf(ret_name, name_len, "%s", name);
+		free(name);
+		took = true;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return took;
+}
+
+void oci_pool_destroy(oci_tier *t)
+{
+	pthread_mutex_lock(&t->lock);
+	oci_pool *p = t->pool;
+	t->pool = NULL;
+	if (p) {
+		p->stop = true;
+		pthread_cond_broadcast(&p->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+	if (!p)
+		return;
+	/* the filler may be inside an engine call: it sees stop and removes
+	 * what it just started */
+	pthread_join(p->thread, NULL);
+	for (size_t i = 0; i < p->n; i++) {
+		oci_container_remove(t, p->engine, p->ready[i]);
+		free(p->ready[i]);
+	}
+	pthread_cond_destroy(&p->cond);
+	free(p->ready);
+	free(p->engine);
+	free(p);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Streaming engine CLI processes (see proc.c). */
+#ifndef CORDON_OCI_PROC_H
+#define CORDON_OCI_PROC_H
+
+#include "oci.h"
+
+#include <sys/types.h>
+
+typedef struct oci_proc {
+	pid_t pid; /* also its process group and session */
+	int in, out, err; /* non-blocking parent ends; -1 once closed */
+} oci_proc;
+
+/* argv[0] must be absolute; envp is the whole environment. */
+int oci_proc_spawn(const char *const *argv, const char *const *envp, oci_proc *ret) OCI_HIDDEN;
+void oci_proc_close_in(oci_proc *p) OCI_HIDDEN;
+/* SIGKILLs the CLI's whole process group. */
+void oci_proc_kill(oci_proc *p) OCI_HIDDEN;
+/* Reaps it, closes the pipes; returns the exit code (128+sig when killed). */
+int oci_proc_wait(oci_proc *p) OCI_HIDDEN;
+int64_t oci_now_ms(void) OCI_HIDDEN;
+
+#endif

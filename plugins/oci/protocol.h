@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The wire protocol between the container plugins (host side) and
+ * cordon-oci-helper (inside the container, reached through `engine exec`).
+ * Shared by both sides and dependency-free: the helper is a static binary.
+ *
+ * Helper -> host (its stdout): frames of one type byte, a 4-byte big-endian
+ * payload length, then the payload. Frames keep the work's stdout and stderr
+ * apart, carry the exit status (the engine's own exit code cannot tell
+ * "exited 137" from "killed", nor a timeout or an OOM kill from either), and
+ * let file operations return data and paths without a shell.
+ *
+ * Host -> helper `run` (its stdin): "<n>\n", then n bytes of environment
+ * ("KEY=VALUE\0" each), then the work's stdin until EOF. The environment
+ * travels on stdin because engine CLIs put `--env` values in their own argv,
+ * where any local user can read them (/proc/PID/cmdline) and engines log them.
+ */
+#ifndef CORDON_OCI_PROTOCOL_H
+#define CORDON_OCI_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the plugin mounts the helper and the sandbox root, inside the container. */
+#define OCI_HELPER_PATH "/.cordon-helper"
+#define OCI_SANDBOX_ROOT "/work"
+#define OCI_SCRATCH_PATH "/tmp"
+
+#define OCI_FRAME_HEADER 5
+#define OCI_FRAME_MAX (64u * 1024)  /* largest payload the helper sends */
+#define OCI_ENV_MAX (1u << 20)      /* largest environment block it accepts */
+
+enum oci_frame_type {
+	OCI_FRAME_HELLO = 'I',  /* payload: the helper's pid inside the container (decimal) */
+	OCI_FRAME_STDOUT = 'O', /* the work's stdout bytes */
+	OCI_FRAME_STDERR = 'E', /* the work's stderr bytes */
+	OCI_FRAME_STATUS = 'S', /* "exit N" | "signal N", then words: timeout cancelled oom */
+	OCI_FRAME_ERROR = 'X',  /* "<code> <errno> <message>": the operation did not happen */
+	OCI_FRAME_DATA = 'D',   /* read: file bytes */
+	OCI_FRAME_PATH = 'P',   /* glob, walk: one path relative to the sandbox root */
+	OCI_FRAME_DONE = 'K',   /* a file operation completed; payload: optional text */
+};
+
+static inline void oci_frame_header(uint8_t out[OCI_FRAME_HEADER], uint8_t type, uint32_t len)
+{
+	out[0] = type;
+	out[1] = (uint8_t)(len >> 24);
+	out[2] = (uint8_t)(len >> 16);
+	out[3] = (uint8_t)(len >> 8);
+	out[4] = (uint8_t)len;
+}
+
+static inline uint32_t oci_frame_length(const uint8_t hdr[OCI_FRAME_HEADER])
+{
+	return (uint32_t)hdr[1] << 24 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 8 | hdr[4];
+}
+
+#endif /* CORDON_OCI_PROTOCOL_H */

@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A sandbox is a session container: `open` starts one container per sandbox
+ * whose pid 1 is cordon-oci-helper idling; runs and file operations go
+ * through `engine exec` of the helper; `close` removes the container.
+ */
+#include "config.h"
+
+#include "driver.h"
+#include "proc.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+/* Engine latency allowed on top of a run's own timeout before the host side
+ * gives up on the CLI (the helper has killed the work by then). */
+#define RUN_GRACE_MS 20000
+#define KILL_TIMEOUT_MS 10000
+#define ERR_CAPTURE 8192
+#define DEFAULT_OUTPUT_CAP (16ull << 20)
+
+int oci_fail(cordon_plugin_error *err, const oci_refusal *r)
+{
+	return oci_host->error_set(err, r->errnum, r->cls, r->code, "%s", r->message);
+}
+
+void oci_limits_merge(const cordon_plugin_limits *tier, const cordon_plugin_limits *req,
+		      cordon_plugin_limits *ret)
+{
+	cordon_plugin_limits m = *tier;
+	for (int i = 0; i < CORDON_PLUGIN_LIMIT_COUNT; i++) {
+		if (req && (req->set & (1u << i))) {
+			m.value[i] = req->value[i];
+			m.set |= 1u << i;
+		}
+		if (!(m.set & (1u << i)))
+			m.value[i] = 0;
+	}
+	m.reserved = 0;
+	*ret = m;
+}
+
+/* ---- starting a session container ------------------------------------------------- */
+
+void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, oci_spec_buf *b)
+{
+	memset(b, 0, sizeof(*b));
+	oci_spec *s = &b->spec;
+	s->image = st->image;
+	s->trust = st->trust;
+	s->egress = st->egress;
+	s->network = st->egress == CORDON_PLUGIN_EGRESS_GOVERNED ? t->network : NULL;
+	size_t n = 0;
+	if (st->workspace) {
+		/* untrusted work sees the workspace read-only (the guarantees insist) */
+		b->mounts[n++] = (oci_mount){ st->workspace, OCI_SANDBOX_ROOT,
+					      st->trust != 1 && st->trust != 2 };
+	}
+	b->mounts[n++] = (oci_mount){ t->helper, OCI_HELPER_PATH, true };
+	s->mounts = b->mounts;
+	s->n_mounts = n;
+	s->limits = st->limits;
+	s->user = t->user;
+	s->runtime = t->kind->runtime_is_global ? NULL : t->runtime;
+	s->ulimits = (const char *const *)t->ulimits;
+	s->scratch_size = t->scratch;
+	s->root_tmpfs = st->workspace == NULL;
+	s->publish_port = s->network ? t->publish : 0;
+	s->name = name;
+	b->labels[0] = oci_xstrdup("cordon.managed=1");
+	b->labels[1] = oci_xasprintf("cordon.session=%s", name);
+	b->labels[2] = oci_xasprintf("cordon.tier=%s", t->name);
+	b->labels[3] = oci_xasprintf("cordon.owner=%s", t->owner);
+	s->labels = (const char *const *)b->labels;
+	s->extra = t->kind->run_extra;
+	s->entrypoint = OCI_HELPER_PATH;
+	s->workdir = OCI_SANDBOX_ROOT;
+	s->detach = true;
+	b->command[0] = oci_xstrdup("idle");
+	s->command = (const char *const *)b->command;
+}
+
+void oci_spec_clear(oci_spec_buf *b)
+{
+	for (size_t i = 0; i < sizeof(b->labels) / sizeof(b->labels[0]); i++)
+		free(b->labels[i]);
+	for (size_t i = 0; i < sizeof(b->command) / sizeof(b->command[0]); i++)
+		free(b->command[i]);
+	memset(b, 0, sizeof(*b));
+}
+
+/* The helper mount is the plugin's own; it is checked like any other except
+ * that its target is the reserved helper path. */
+static int check_helper(const oci_tier *t, oci_refusal *r)
+{
+	if (access(t->helper, X_OK) != 0)
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "helper_missing",
+				  "cordon-oci-helper is missing at %s", t->helper);
+	return 0;
+}
+
+static void session_name(char *out, size_t len)
+{
+	uint8_t rnd[12];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		abort(); /* no entropy: never fall back to a guessable name */
+	int n = snprintf(out, len, "cordon-");
+	for (size_t i = 0; i < sizeof(rnd) && (size_t)n + 2 < len; i++)
+		n += snprintf(out + n, len - (size_t)n, "%02x", rnd[i]);
+}
+
+int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
+		      size_t name_len, oci_refusal *r)
+{
+	char name[64];
+	session_name(name, sizeof(name));
+	oci_spec_buf b;
+	oci_session_spec(t, st, name, &b);
+	/* the helper's mount target is reserved: check the caller's part alone */
+	b.spec.n_mounts--;
+	int ret = oci_guarantees_check(&b.spec, r);
+	b.spec.n_mounts++;
+	if (ret == 0)
+		ret = check_helper(t, r);
+	if (ret == 0)
+		ret = oci_image_ensure(t, engine, st->image, r);
+	if (ret < 0) {
+		oci_spec_clear(&b);
+		return ret;
+	}
+	char **args = oci_run_argv(&b.spec);
+	oci_spec_clear(&b);
+	oci_cli_result res;
+	ret = oci_cli(t, engine, (const char *const *)args, NULL, 0, 0, 64 << 10, &res);
+	oci_strv_free(args);
+	if (ret < 0) {
+		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+			   "could not run %s: %s", t->kind->name, strerror(-ret));
+	} else if (res.exit_code != 0) {
+		ret = oci_cli_failure(t, "starting the session container", &res, r);
+	}
+	oci_cli_result_clear(&res);
+	if (ret < 0) {
+		/* a half-created container must not survive a failed start */
+		oci_container_remove(t, engine, name);
+		return ret;
+	}
+	snprintf(ret_name, name_len, "%s", name);
+	return 0;
+}
+
+/* ---- open / close ----------------------------------------------------------------- */
+
+int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
+		cordon_plugin_error *err)
+{
+	oci_tier *t = tier;
+	oci_refusal r;
+	oci_start st = {
+		.image = spec->image ? spec->image : t->image,
+		.trust = spec->trust,
+		.egress = spec->egress,
+		.workspace = spec->workspace,
+	};
+	oci_limits_merge(&t->limits, &spec->limits, &st.limits);
+	char *engine = oci_tier_engine(t, &r);
+	if (!engine)
+		return oci_fail(err, &r);
+	oci_sandbox *sb = oci_xmalloc0(sizeof(*sb));
+	sb->tier = t;
+	sb->engine = engine;
+	if (!oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name))) {
+		int ret = oci_session_start(t, engine, &st, sb->name, sizeof(sb->name), &r);
+		if (ret < 0) {
+			free(sb->engine);
+			free(sb);
+			return oci_fail(err, &r);
+		}
+	}
+	uint64_t cap = (st.limits.set & (1u << CORDON_PLUGIN_LIMIT_OUTPUT))
+			       ? st.limits.value[CORDON_PLUGIN_LIMIT_OUTPUT]
+			       : DEFAULT_OUTPUT_CAP;
+	/* one byte more than the core keeps, so the core sees the cut and reports it */
+	sb->out_cap = cap + 1;
+	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
+	*ret_sandbox = sb;
+	return 0;
+}
+
+void oci_op_close(void *sandbox)
+{
+	oci_sandbox *sb = sandbox;
+	if (!sb)
+		return;
+	oci_container_remove(sb->tier, sb->engine, sb->name);
+	free(sb->engine);
+	free(sb);
+}
+
+/* ---- run ------------------------------------------------------------------------------ */
+
+typedef struct file_state file_state;
+
+typedef struct run_state {
+	oci_sandbox *sb;
+	int (*frame)(void *ctx, uint8_t type, const char *payload, uint32_t len);
+	const cordon_plugin_run_sink *sink;
+	file_state *file;
+	long helper_pid;
+	bool have_status, have_error;
+	oci_status status;
+	oci_refusal error;
+	char errbuf[ERR_CAPTURE];
+	size_t errlen;
+	bool cancel_wanted, cancel_sent;
+} run_state;
+
+static int on_run_frame(void *ctx, uint8_t type, const char *payload, uint32_t len)
+{
+	run_state *s = ctx;
+	switch (type) {
+	case OCI_FRAME_HELLO:
+		s->helper_pid = strtol(payload, NULL, 10);
+		break;
+	case OCI_FRAME_STDOUT:
+	case OCI_FRAME_STDERR:
+		if (s->sink && s->sink->output)
+			s->sink->output(s->sink->ctx, type == OCI_FRAME_STDOUT ? 1 : 2, payload, len);
+		break;
+	case OCI_FRAME_STATUS:
+		if (oci_status_parse(payload, &s->status) == 0)
+			s->have_status = true;
+		break;
+	case OCI_FRAME_ERROR:
+		if (oci_error_parse(payload, &s->error) == 0)
+			s->have_error = true;
+		break;
+	default:
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Asks the run's helper to kill its work (a second exec: killing the CLI
+ * would leave the work running inside the container). */
+static void send_cancel(run_state *s)
+{
+	if (s->cancel_sent || s->helper_pid <= 1)
+		return;
+	s->cancel_sent = true;
+	char pid[32];
+	snprintf(pid, sizeof(pid), "%ld", s->helper_pid);
+	const char *args[] = { "exec", s->sb->name, OCI_HELPER_PATH, "kill", pid, NULL };
+	oci_cli_result res;
+	oci_cli(s->sb->tier, s->sb->engine, args, NULL, 0, KILL_TIMEOUT_MS, 4096, &res);
+	oci_cli_result_clear(&res);
+}
+
+/* The poll loop of one helper exec: feeds stdin, decodes the helper's frames,
+ * watches cancel_fd and the host-side deadline (timeout_ms + grace). */
+static int exec_loop(run_state *s, oci_proc *p, uint64_t timeout_ms, int cancel_fd,
+		     const char *in, size_t in_len, bool *ret_deadline)
+{
+	oci_decoder dec = { 0 };
+	size_t in_off = 0;
+	bool out_open = true, err_open = true;
+	int64_t deadline = oci_now_ms() + (int64_t)timeout_ms + RUN_GRACE_MS;
+	int64_t kill_deadline = -1;
+	int ret = 0;
+	*ret_deadline = false;
+	if (!in)
+		oci_proc_close_in(p);
+	while (out_open || err_open) {
+		struct pollfd pfd[4] = {
+			{ out_open ? p->out : -1, POLLIN, 0 },
+			{ err_open ? p->err : -1, POLLIN, 0 },
+			{ p->in, POLLOUT, 0 },
+			{ s->cancel_wanted ? -1 : cancel_fd, POLLIN, 0 },
+		};
+		int64_t now = oci_now_ms();
+		int64_t until = kill_deadline >= 0 ? kill_deadline : deadline;
+		int wait = until - now < 0 ? 0 : (int)(until - now > 60000 ? 60000 : until - now);
+		int n = poll(pfd, 4, wait);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (pfd[3].revents & (POLLIN | POLLHUP | POLLERR))
+			s->cancel_wanted = true;
+		if (s->cancel_wanted && !s->cancel_sent && s->helper_pid > 1) {
+			send_cancel(s);
+			kill_deadline = oci_now_ms() + KILL_TIMEOUT_MS;
+		}
+		now = oci_now_ms();
+		if (now >= deadline || (kill_deadline >= 0 && now >= kill_deadline)) {
+			/* the CLI hangs (a frozen daemon): stop waiting for it */
+			*ret_deadline = now >= deadline;
+			if (!s->cancel_sent && s->helper_pid > 1)
+				send_cancel(s);
+			oci_proc_kill(p);
+			break;
+		}
+		if (pfd[2].revents & (POLLOUT | POLLERR | POLLHUP)) {
+			ssize_t w = in_off < in_len ? write(p->in, in + in_off, in_len - in_off) : 0;
+			if (w > 0)
+				in_off += (size_t)w;
+			if (w < 0 && errno != EAGAIN && errno != EINTR)
+				in_off = in_len; /* the helper stopped reading: nothing more to give */
+			if (in_off >= in_len)
+				oci_proc_close_in(p);
+		}
+		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+			char buf[65536];
+			ssize_t r = read(p->out, buf, sizeof(buf));
+			if (r > 0) {
+				int fr = oci_decoder_feed(&dec, buf, (size_t)r, s->frame, s);
+				if (fr < 0 && ret == 0)
+					ret = fr;
+			} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+				out_open = false;
+			}
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			char buf[4096];
+			ssize_t r = read(p->err, buf, sizeof(buf));
+			if (r > 0) {
+				size_t keep = sizeof(s->errbuf) - 1 - s->errlen;
+				if ((size_t)r < keep)
+					keep = (size_t)r;
+				memcpy(s->errbuf + s->errlen, buf, keep);
+				s->errlen += keep;
+				s->errbuf[s->errlen] = '\0';
+			} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+				err_open = false;
+			}
+		}
+	}
+	oci_decoder_clear(&dec);
+	return ret;
+}
+
+/* Runs `engine exec [-i] NAME HELPER args...` to completion through the
+ * loop above. in == NULL: no stdin at all. Returns the CLI's exit code, or a
+ * negative errno when it could not be started. */
+static int exec_helper(run_state *s, const char *const *args, const char *in, size_t in_len,
+		       uint64_t timeout_ms, int cancel_fd, bool *ret_deadline, int *ret_loop)
+{
+	oci_sandbox *sb = s->sb;
+	oci_strv a = { 0 };
+	oci_strv_add(&a, "exec");
+	if (in)
+		oci_strv_add(&a, "-i");
+	oci_strv_add(&a, sb->name);
+	oci_strv_add(&a, OCI_HELPER_PATH);
+	for (size_t i = 0; args[i]; i++)
+		oci_strv_add(&a, args[i]);
+	char **sub = oci_strv_steal(&a);
+	char **argv = oci_engine_argv(sb->tier, sb->engine, (const char *const *)sub);
+	oci_strv_free(sub);
+	char **env = oci_engine_env();
+	oci_proc p;
+	int r = oci_proc_spawn((const char *const *)argv, (const char *const *)env, &p);
+	oci_strv_free(argv);
+	oci_strv_free(env);
+	if (r < 0)
+		return r;
+	*ret_loop = exec_loop(s, &p, timeout_ms, cancel_fd, in, in_len, ret_deadline);
+	return oci_proc_wait(&p);
+}
+
+static bool container_oom_killed(const oci_sandbox *sb)
+{
+	const char *args[] = { "inspect", "--format", "{{.State.OOMKilled}}", "--", sb->name, NULL };
+	oci_cli_result res;
+	int r = oci_cli(sb->tier, sb->engine, args, NULL, 0, 0, 4096, &res);
+	bool oom = r == 0 && res.exit_code == 0 && res.out && strncmp(res.out, "true", 4) == 0;
+	oci_cli_result_clear(&res);
+	return oom;
+}
+
+/* Neither a status nor a result came back: say why. */
+static int exec_failure(run_state *s, int exit_code, cordon_plugin_run_status *ret,
+			cordon_plugin_error *err)
+{
+	oci_sandbox *sb = s->sb;
+	if (s->have_error)
+		return oci_fail(err, &s->error);
+	oci_cli_result res = { .err = s->errbuf, .exit_code = exit_code };
+	oci_refusal r;
+	if (sb->tier->kind->daemon && oci_output_says_daemon_down(s->errbuf)) {
+		oci_cli_failure(sb->tier, "exec", &res, &r);
+		return oci_fail(err, &r);
+	}
+	/* a container-wide OOM kill (gVisor's sandbox, pid 1) takes the session with it */
+	if (ret && container_oom_killed(sb)) {
+		ret->flags = CORDON_PLUGIN_RUN_SIGNALED | CORDON_PLUGIN_RUN_OOM;
+		ret->signal = 9;
+		return 0;
+	}
+	char line[300];
+	oci_first_line(s->errbuf, line, sizeof(line));
+	if (oci_output_says_no_container(s->errbuf) || !line[0])
+		return oci_host->error_set(err, ESRCH, CORDON_PLUGIN_ERROR_TERMINAL, "container_gone",
+					   "the session container %s is gone (removed or killed "
+					   "from outside)%s%s", sb->name, line[0] ? ": " : "", line);
+	return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+				   "%s exec failed (exit %d): %s", sb->tier->kind->name, exit_code,
+				   line);
+}
+
+static void fill_status(const run_state *s, cordon_plugin_run_status *ret)
+{
+	const oci_status *st = &s->status;
+	ret->flags = 0;
+	if (st->exited) {
+		ret->flags |= CORDON_PLUGIN_RUN_EXITED;
+		ret->exit_code = st->code;
+	} else {
+		ret->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+		ret->signal = st->code;
+	}
+	if (st->timed_out)
+		ret->flags |= CORDON_PLUGIN_RUN_TIMED_OUT;
+	if (st->cancelled)
+		ret->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+	if (st->oom)
+		ret->flags |= CORDON_PLUGIN_RUN_OOM;
+}
+
+static char **run_args(const oci_sandbox *sb, const cordon_plugin_run_spec *spec)
+{
+	oci_strv a = { 0 };
+	oci_strv_add(&a, "run");
+	oci_strv_add(&a, "--timeout-ms");
+	oci_strv_addf(&a, "%" PRIu64, spec->timeout_ms);
+	oci_strv_add(&a, "--cap");
+	oci_strv_addf(&a, "%" PRIu64, sb->out_cap);
+	if (spec->workdir && *spec->workdir) {
+		oci_strv_add(&a, "--workdir");
+		oci_strv_add(&a, spec->workdir);
+	}
+	oci_strv_add(&a, "--");
+	for (size_t i = 0; spec->argv[i]; i++)
+		oci_strv_add(&a, spec->argv[i]);
+	return oci_strv_steal(&a);
+}
+
+int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plugin_run_sink *sink,
+	       cordon_plugin_run_status *ret, cordon_plugin_error *err)
+{
+	oci_sandbox *sb = sandbox;
+	if (spec->port && spec->port != sb->published)
+		return oci_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+					   "container_publish_invalid",
+					   "port %u is not published by this tier (publish: needs "
+					   "governed egress and network:)", spec->port);
+	/* the environment goes on stdin, never into the engine's argv */
+	size_t hdr_len;
+	char *hdr = oci_env_header(spec->envp, &hdr_len);
+	size_t in_len = hdr_len + (size_t)spec->stdin_len;
+	char *in = oci_xmalloc0(in_len + 1);
+	memcpy(in, hdr, hdr_len);
+	if (spec->stdin_len)
+		memcpy(in + hdr_len, spec->stdin_data, (size_t)spec->stdin_len);
+	explicit_bzero(hdr, hdr_len);
+	free(hdr);
+
+	char **args = run_args(sb, spec);
+	run_state s = { .sb = sb, .frame = on_run_frame, .sink = sink };
+	bool deadline = false;
+	int loop = 0;
+	int code = exec_helper(&s, (const char *const *)args, in, in_len, spec->timeout_ms,
+			       spec->cancel_fd, &deadline, &loop);
+	oci_strv_free(args);
+	explicit_bzero(in, in_len); /* granted secrets */
+	free(in);
+	if (code < 0)
+		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+					   "could not start %s exec: %s", sb->tier->kind->name,
+					   strerror(-code));
+	if (s.have_status) {
+		fill_status(&s, ret);
+		if (s.cancel_wanted && !s.status.timed_out)
+			ret->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+		return 0;
+	}
+	if (deadline) {
+		ret->flags = CORDON_PLUGIN_RUN_SIGNALED | CORDON_PLUGIN_RUN_TIMED_OUT;
+		ret->signal = 9;
+		return 0;
+	}
+	if (loop < 0 && !s.have_error)
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+					   "the helper's output was malformed");
+	return exec_failure(&s, code, ret, err);
+}
+
+/* ---- file operations ----------------------------------------------------------------- */
+
+struct file_state {
+	cordon_plugin_emit_fn emit;
+	void *ctx;
+	int emit_rc;
+	bool done;
+};
+
+static int on_file_frame(void *ctx, uint8_t type, const char *payload, uint32_t len)
+{
+	run_state *s = ctx;
+	file_state *f = s->file;
+	switch (type) {
+	case OCI_FRAME_DATA:
+	case OCI_FRAME_PATH:
+		if (f->emit && f->emit_rc == 0)
+			f->emit_rc = f->emit(f->ctx, payload, len);
+		return 0;
+	case OCI_FRAME_DONE:
+		f->done = true;
+		return 0;
+	case OCI_FRAME_ERROR:
+		s->have_error = oci_error_parse(payload, &s->error) == 0;
+		return 0;
+	default:
+		return -EPROTO;
+	}
+}
+
+static int path_refused(cordon_plugin_error *err, const char *what)
+{
+	return oci_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "sandbox_path_escape",
+				   "%s must be a relative path inside the sandbox", what);
+}
+
+/* One helper file operation: frames stream back (binary-safe), bounded by
+ * the tier's engine timeout. */
+static int file_op(oci_sandbox *sb, const char *const *args, const void *in, size_t in_len,
+		   cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+{
+	file_state f = { .emit = emit, .ctx = ctx };
+	run_state s = { .sb = sb, .frame = on_file_frame, .file = &f };
+	bool deadline = false;
+	int loop = 0;
+	int code = exec_helper(&s, args, in, in_len, sb->tier->cli_timeout_ms, -1, &deadline, &loop);
+	if (code < 0)
+		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+					   "could not start %s exec: %s", sb->tier->kind->name,
+					   strerror(-code));
+	if (f.emit_rc)
+		return f.emit_rc;
+	if (s.have_error)
+		return oci_fail(err, &s.error);
+	if (f.done && loop == 0)
+		return 0;
+	if (deadline)
+		return oci_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
+					   "engine_unavailable",
+					   "the %s engine did not answer in time", sb->tier->kind->name);
+	return exec_failure(&s, code, NULL, err);
+}
+
+int oci_op_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plugin_emit_fn emit,
+		     void *ctx, cordon_plugin_error *err)
+{
+	if (!oci_host->path_is_confined(path))
+		return path_refused(err, "the path");
+	char max[32];
+	snprintf(max, sizeof(max), "%" PRIu64, max_len);
+	const char *args[] = { "read", path, max, NULL };
+	return file_op(sandbox, args, NULL, 0, emit, ctx, err);
+}
+
+int oci_op_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
+		      cordon_plugin_error *err)
+{
+	if (!oci_host->path_is_confined(path))
+		return path_refused(err, "the path");
+	const char *args[] = { "write", path, NULL };
+	/* an empty file still needs a stdin that reaches EOF */
+	return file_op(sandbox, args, len ? data : "", (size_t)len, NULL, NULL, err);
+}
+
+int oci_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
+		cordon_plugin_error *err)
+{
+	if (!pattern || !*pattern || pattern[0] == '/')
+		return path_refused(err, "the pattern");
+	const char *args[] = { "glob", pattern, NULL };
+	return file_op(sandbox, args, NULL, 0, emit, ctx, err);
+}
+
+int oci_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
+		cordon_plugin_error *err)
+{
+	bool root = !dir || !*dir || strcmp(dir, ".") == 0;
+	if (!root && !oci_host->path_is_confined(dir))
+		return path_refused(err, "the directory");
+	const char *args[] = { "walk", root ? "." : dir, NULL };
+	return file_op(sandbox, args, NULL, 0, emit, ctx, err);
+}

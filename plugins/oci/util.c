@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Allocation and string vectors for the OCI library (no glib in plugins). */
+#include "config.h"
+
+#include "oci.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Like the core's allocator: exhaustion is not an error path we can honour. */
+void *oci_xmalloc0(size_t n)
+{
+	void *p = calloc(1, n ? n : 1);
+	if (!p)
+		abort();
+	return p;
+}
+
+char *oci_xstrdup(const char *s)
+{
+	if (!s)
+		return NULL;
+	char *p = strdup(s);
+	if (!p)
+		abort();
+	return p;
+}
+
+char *oci_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = NULL;
+	int n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		abort();
+	return p;
+}
+
+static void strv_push(oci_strv *s, char *owned)
+{
+	if (s->n + 2 > s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->v = realloc(s->v, s->cap * sizeof(char *));
+		if (!s->v)
+			abort();
+	}
+	s->v[s->n++] = owned;
+	s->v[s->n] = NULL;
+}
+
+void oci_strv_add(oci_strv *s, const char *str)
+{
+	strv_push(s, oci_xstrdup(str));
+}
+
+void oci_strv_addf(oci_strv *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *p = NULL;
+	int n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		abort();
+	strv_push(s, p);
+}
+
+void oci_strv_clear(oci_strv *s)
+{
+	oci_strv_free(oci_strv_steal(s));
+}
+
+char **oci_strv_steal(oci_strv *s)
+{
+	char **v = s->v;
+	if (!v)
+		v = oci_xmalloc0(sizeof(char *));
+	s->v = NULL;
+	s->n = s->cap = 0;
+	return v;
+}
+
+void oci_strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+size_t oci_strv_length(const char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+int oci_refuse(oci_refusal *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
+{
+	if (r) {
+		r->errnum = errnum;
+		r->cls = cls;
+		snprintf(r->code, sizeof(r->code), "%s", code);
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(r->message, sizeof(r->message), fmt, ap);
+		va_end(ap);
+	}
+	return -errnum;
+}
