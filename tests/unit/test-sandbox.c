@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sandbox port (core/sandbox.c) over a scripted in-test driver: output
+ * caps, time bounds, stream cancellation, serve, unsupported operations,
+ * errors from drivers, probe clamping. The driver is a test double named as
+ * such; the real drivers have their own suites.
+ */
+#include "config.h"
+
+#include "testutil.h"
+
+#include "context.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+/* ---- the scripted driver: argv[0] names the behaviour ------------------------ */
+
+typedef struct { uint32_t containment; } scripted_tier;
+
+static int scripted_configure(void *data, const cordon_plugin_config *cfg, void **ret,
+			      cordon_plugin_error *err)
+{
+	scripted_tier *t = g_new0(scripted_tier, 1);
+	cfg_node *c = cfg_map_get(cfg->tier->section, "containment");
+	t->containment = c ? (uint32_t)atoi(c->scalar) : CORDON_CONTAINMENT_KERNEL;
+	*ret = t;
+	return 0;
+}
+
+static int scripted_probe(void *tier, cordon_plugin_probe *ret)
+{
+	ret->available = 1;
+	ret->containment = ((scripted_tier *)tier)->containment;
+	g_strlcpy(ret->reason, "scripted test double", sizeof(ret->reason));
+	return 0;
+}
+
+static int scripted_open(void *tier, const cordon_plugin_open_spec *spec, void **ret,
+			 cordon_plugin_error *err)
+{
+	*ret = tier;
+	return 0;
+}
+
+/* Waits for cancel_fd up to timeout_ms; sets CANCELLED or TIMED_OUT. */
+static void wait_cancel(const cordon_plugin_run_spec *spec, cordon_plugin_run_status *st)
+{
+	struct pollfd p = { .fd = spec->cancel_fd, .events = POLLIN };
+	int r = poll(&p, spec->cancel_fd >= 0 ? 1 : 0, (int)spec->timeout_ms);
+	st->flags = r > 0 ? CORDON_PLUGIN_RUN_CANCELLED : CORDON_PLUGIN_RUN_TIMED_OUT;
+	st->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+	st->signal = 9;
+}
+
+static int scripted_run(void *sb, const cordon_plugin_run_spec *spec,
+			const cordon_plugin_run_sink *sink, cordon_plugin_run_status *st,
+			cordon_plugin_error *err)
+{
+	const char *cmd = spec->argv[0];
+	const char *arg = spec->argv[1];
+	st->flags = CORDON_PLUGIN_RUN_EXITED;
+	if (strcmp(cmd, "echo") == 0) {
+		for (size_t i = 1; spec->argv[i]; i++)
+			sink->output(sink->ctx, 1, spec->argv[i], strlen(spec->argv[i]));
+	} else if (strcmp(cmd, "stderr") == 0) {
+		sink->output(sink->ctx, 2, arg, strlen(arg));
+	} else if (strcmp(cmd, "flood") == 0) {
+		static char chunk[65536];
+		memset(chunk, 'x', sizeof(chunk));
+		for (long left = atol(arg); left > 0; left -= (long)sizeof(chunk))
+			sink->output(sink->ctx, 1, chunk, MIN((size_t)left, sizeof(chunk)));
+	} else if (strcmp(cmd, "status") == 0) {
+		st->exit_code = atoi(arg);
+	} else if (strcmp(cmd, "signal") == 0) {
+		st->flags = CORDON_PLUGIN_RUN_SIGNALED;
+		st->signal = atoi(arg);
+	} else if (strcmp(cmd, "env") == 0) {
+		for (size_t i = 0; spec->envp[i]; i++) {
+			sink->output(sink->ctx, 1, spec->envp[i], strlen(spec->envp[i]));
+			sink->output(sink->ctx, 1, "\n", 1);
+		}
+	} else if (strcmp(cmd, "timeout") == 0) {
+		char buf[32];
+		g_snprintf(buf, sizeof(buf), "%" G_GUINT64_FORMAT, spec->timeout_ms);
+		sink->output(sink->ctx, 1, buf, strlen(buf));
+	} else if (strcmp(cmd, "chatter") == 0) { /* output, then wait to be cancelled */
+		sink->output(sink->ctx, 1, "tick", 4);
+		wait_cancel(spec, st);
+	} else if (strcmp(cmd, "serve") == 0) {
+		sink->address(sink->ctx, "127.0.0.1:4242");
+		sink->output(sink->ctx, 1, "listening\n", 10);
+		wait_cancel(spec, st);
+	} else if (strcmp(cmd, "fail") == 0) {
+		return cordon_host_services.error_set(err, EACCES, CORDON_PLUGIN_ERROR_TERMINAL,
+						      "exec_failed", "cannot execute %s", arg);
+	} else if (strcmp(cmd, "fail-silently") == 0) {
+		return -EIO;
+	}
+	return 0;
+}
+
+static const cordon_plugin_config_key scripted_keys[] = {
+	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ NULL, 0, 0 },
+};
+
+static const cordon_plugin_driver scripted_driver = {
+	.size = sizeof(cordon_plugin_driver),
+	.name = "scripted",
+	.config_keys = scripted_keys,
+	.configure = scripted_configure,
+	.unconfigure = g_free,
+	.probe = scripted_probe,
+	.open = scripted_open,
+	.run = scripted_run,
+};
+
+/* A driver whose probe claims a containment beyond the scale. */
+static int boastful_probe(void *tier, cordon_plugin_probe *ret)
+{
+	ret->available = 1;
+	ret->containment = 42;
+	return 0;
+}
+
+static const cordon_plugin_driver boastful_driver = {
+	.size = sizeof(cordon_plugin_driver),
+	.name = "boastful",
+	.probe = boastful_probe,
+};
+
+static const cordon_plugin_driver *const test_drivers[] = { &scripted_driver, &boastful_driver,
+							     NULL };
+
+static const char policy_text[] =
+	"cordon: 1\n"
+	"tiers:\n"
+	"  s: {driver: scripted, containment: \"2\", limits: {wall: 5s, output: 1MiB}}\n"
+	"  b: {driver: boastful}\n"
+	"trust:\n"
+	"  trusted: {require: process-jail, tiers: [s]}\n"
+	"  semi-trusted: {require: kernel, tiers: [b]}\n";
+
+static cordon_context *ctx;
+static cordon_sandbox *sb;
+
+static void setup(void)
+{
+	cordon_error *err = NULL;
+	cordon_options *o = cordon_options_new();
+	o->builtin_drivers = test_drivers;
+	ck_assert_int_eq(cordon_options_set_policy_text(o, policy_text, strlen(policy_text),
+							"test-sandbox", &err), 0);
+	int r = cordon_context_new(o, &ctx, &err);
+	ck_assert_msg(r == 0, "context: %s", cordon_error_get_message(err));
+	cordon_options_free(o);
+	cordon_request *req = cordon_request_new("trusted");
+	ck_assert_int_eq(cordon_request_grant_env(req, "GRANTED", "yes", &err), 0);
+	r = cordon_sandbox_open(ctx, req, &sb, &err);
+	ck_assert_msg(r == 0, "open: %s", cordon_error_get_message(err));
+	cordon_request_free(req);
+}
+
+static void teardown(void)
+{
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+
+static cordon_result *run_ok(const char *const *argv, const cordon_run_options *o)
+{
+	cordon_result *res = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_run(sb, argv, o, &res, &err);
+	ck_assert_msg(r == 0, "run: %s", cordon_error_get_message(err));
+	return res;
+}
+
+START_TEST(test_streams_are_separate_and_combined)
+{
+	const char *a1[] = { "echo", "out", NULL };
+	cordon_result *res = run_ok(a1, NULL);
+	size_t n;
+	ck_assert_str_eq(cordon_result_output(res, 1, &n), "out");
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(cordon_result_output(res, 2, NULL), "");
+	ck_assert_str_eq(cordon_result_output(res, 0, NULL), "out");
+	ck_assert_ptr_null(cordon_result_output(res, 3, &n));
+	cordon_result_free(res);
+	const char *a2[] = { "stderr", "err", NULL };
+	res = run_ok(a2, NULL);
+	ck_assert_str_eq(cordon_result_output(res, 2, NULL), "err");
+	ck_assert_str_eq(cordon_result_output(res, 0, NULL), "err");
+	cordon_result_free(res);
+}
+END_TEST
+
+START_TEST(test_exit_status_and_signal)
+{
+	const char *a1[] = { "status", "7", NULL };
+	cordon_result *res = run_ok(a1, NULL);
+	ck_assert_int_eq(cordon_result_exit_code(res), 7);
+	ck_assert_int_eq(cordon_result_signal(res), 0);
+	cordon_result_free(res);
+	const char *a2[] = { "signal", "15", NULL };
+	res = run_ok(a2, NULL);
+	ck_assert_int_eq(cordon_result_exit_code(res), 128 + 15);
+	ck_assert_int_eq(cordon_result_signal(res), 15);
+	cordon_result_free(res);
+}
+END_TEST
+
+START_TEST(test_output_cap_from_policy)
+{
+	const char *argv[] = { "flood", "3145728", NULL }; /* 3 MiB against a 1 MiB cap */
+	cordon_result *res = run_ok(argv, NULL);
+	size_t n;
+	cordon_result_output(res, 1, &n);
+	ck_assert_uint_eq(n, 1u << 20);
+	ck_assert(cordon_result_truncated(res, 1));
+	ck_assert(cordon_result_truncated(res, 0));
+	ck_assert(!cordon_result_truncated(res, 2));
+	cordon_result_free(res);
+}
+END_TEST
+
+START_TEST(test_output_cap_per_run)
+{
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.output_cap = 1000;
+	const char *argv[] = { "flood", "5000", NULL };
+	cordon_result *res = run_ok(argv, &o);
+	size_t n;
+	cordon_result_output(res, 1, &n);
+	ck_assert_uint_eq(n, 1000);
+	ck_assert(cordon_result_truncated(res, 1));
+	cordon_result_free(res);
+}
+END_TEST
+
+START_TEST(test_run_bounds_refused_not_clamped)
+{
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.timeout_ms = 6000; /* above the tier's 5 s wall */
+	const char *argv[] = { "status", "0", NULL };
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EPERM);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_exceeded");
+	o.timeout_ms = 0;
+	o.output_cap = 2u << 20;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EPERM);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_exceeded");
+	ck_assert_ptr_null(res);
+}
+END_TEST
+
+START_TEST(test_timeout_defaults_to_wall_limit)
+{
+	const char *argv[] = { "timeout", NULL };
+	cordon_result *res = run_ok(argv, NULL);
+	ck_assert_str_eq(cordon_result_output(res, 1, NULL), "5000");
+	cordon_result_free(res);
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.timeout_ms = 250;
+	res = run_ok(argv, &o);
+	ck_assert_str_eq(cordon_result_output(res, 1, NULL), "250");
+	cordon_result_free(res);
+}
+END_TEST
+
+START_TEST(test_environment_baseline_and_grants)
+{
+	g_setenv("CORDON_TEST_API_KEY", "sk-do-not-leak", TRUE);
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	const char *grants[] = { "PER_RUN=1", NULL };
+	o.env = grants;
+	const char *argv[] = { "env", NULL };
+	cordon_result *res = run_ok(argv, &o);
+	const char *env = cordon_result_output(res, 1, NULL);
+	ck_assert_ptr_null(strstr(env, "CORDON_TEST_API_KEY"));
+	ck_assert_ptr_null(strstr(env, "sk-do-not-leak"));
+	ck_assert_ptr_nonnull(strstr(env, "GRANTED=yes\n"));
+	ck_assert_ptr_nonnull(strstr(env, "PER_RUN=1\n"));
+	ck_assert_ptr_nonnull(strstr(env, "PATH="));
+	cordon_result_free(res);
+	g_unsetenv("CORDON_TEST_API_KEY");
+}
+END_TEST
+
+START_TEST(test_bad_run_options_refused)
+{
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	const char *argv[] = { "status", "0", NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	const char *bad_env[] = { "LD_PRELOAD=/x.so", NULL };
+	o.env = bad_env;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EPERM);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "env_forbidden");
+	o = (cordon_run_options)CORDON_RUN_OPTIONS_INIT;
+	o.workdir = "../outside";
+	ck_assert_int_lt(cordon_sandbox_run(sb, argv, &o, &res, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "sandbox_path_escape");
+	o = (cordon_run_options)CORDON_RUN_OPTIONS_INIT;
+	o.flags = 0x80;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	o.flags = 0;
+	o.size = 8;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	const char *empty[] = { NULL };
+	ck_assert_int_eq(cordon_sandbox_run(sb, empty, NULL, &res, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+}
+END_TEST
+
+START_TEST(test_driver_errors)
+{
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	const char *a1[] = { "fail", "x", NULL };
+	ck_assert_int_eq(cordon_sandbox_run(sb, a1, NULL, &res, &err), -EACCES);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "exec_failed");
+	const char *a2[] = { "fail-silently", NULL };
+	ck_assert_int_eq(cordon_sandbox_run(sb, a2, NULL, &res, &err), -EIO);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "driver_failed");
+	ck_assert_ptr_null(res);
+}
+END_TEST
+
+START_TEST(test_unsupported_file_ops)
+{
+	cordon_error *err = NULL;
+	void *data = NULL;
+	size_t len;
+	char **paths = NULL;
+	ck_assert_int_eq(cordon_sandbox_read_file(sb, "a", &data, &len, &err), -ENOTSUP);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "a", "x", 1, &err), -ENOTSUP);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	ck_assert_int_eq(cordon_sandbox_glob(sb, "*", &paths, &err), -ENOTSUP);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	ck_assert_int_eq(cordon_sandbox_walk(sb, ".", &paths, &err), -ENOTSUP);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	ck_assert_ptr_null(data);
+	ck_assert_ptr_null(paths);
+}
+END_TEST
+
+static int chunks;
+static int stop_after_first(void *user, int stream, const void *data, size_t len)
+{
+	chunks++;
+	ck_assert_int_eq(stream, 1);
+	ck_assert_mem_eq(data, "tick", 4);
+	return 1; /* cancel */
+}
+
+START_TEST(test_stream_cancelled_by_callback)
+{
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	const char *argv[] = { "chatter", NULL };
+	chunks = 0;
+	gint64 t0 = g_get_monotonic_time();
+	int r = cordon_sandbox_stream(sb, argv, NULL, stop_after_first, NULL, &res, &err);
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(chunks, 1);
+	ck_assert(cordon_result_cancelled(res));
+	ck_assert(!cordon_result_timed_out(res));
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 2 * G_USEC_PER_SEC);
+	cordon_result_free(res);
+}
+END_TEST
+
+static int keep_going(void *user, int stream, const void *data, size_t len)
+{
+	return 0;
+}
+
+START_TEST(test_stream_cancelled_by_host_fd)
+{
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	int ev = eventfd(1, EFD_CLOEXEC); /* already readable */
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.cancel_fd = ev;
+	const char *argv[] = { "chatter", NULL };
+	ck_assert_int_eq(cordon_sandbox_stream(sb, argv, &o, keep_going, NULL, &res, &err), 0);
+	ck_assert(cordon_result_cancelled(res));
+	cordon_result_free(res);
+	close(ev);
+}
+END_TEST
+
+START_TEST(test_serve_lifecycle)
+{
+	cordon_error *err = NULL;
+	cordon_serve *s = NULL;
+	const char *argv[] = { "serve", NULL };
+	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 8080, NULL, &s, &err), 0);
+	/* Wait for the address and the first output. */
+	char *addr = NULL;
+	for (int i = 0; i < 200 && !(addr = cordon_serve_address(s)); i++)
+		g_usleep(5000);
+	ck_assert_str_eq(addr, "127.0.0.1:4242");
+	free(addr);
+	ck_assert(cordon_serve_running(s));
+	cordon_result *res = NULL;
+	ck_assert_int_eq(cordon_serve_wait(s, 20, &res, &err), -ETIMEDOUT);
+	ck_assert_cordon_error(err, CORDON_ERROR_TRANSIENT, "still_running");
+	char *out = cordon_serve_output(s);
+	ck_assert_str_eq(out, "listening\n");
+	free(out);
+	ck_assert_int_eq(cordon_serve_stop(s, &err), 0);
+	ck_assert_int_eq(cordon_serve_stop(s, &err), 0); /* idempotent */
+	ck_assert(!cordon_serve_running(s));
+	ck_assert_int_eq(cordon_serve_wait(s, -1, &res, &err), 0);
+	ck_assert(cordon_result_cancelled(res));
+	cordon_result_free(res);
+	cordon_serve_free(s);
+}
+END_TEST
+
+START_TEST(test_serve_stopped_by_close)
+{
+	cordon_error *err = NULL;
+	cordon_serve *s = NULL;
+	const char *argv[] = { "serve", NULL };
+	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 0, NULL, &s, &err), 0);
+	cordon_sandbox_close(sb); /* must stop the server and not wait 5 s for it */
+	sb = NULL;
+	ck_assert(!cordon_serve_running(s));
+	cordon_serve_free(s); /* still valid after the sandbox is gone */
+}
+END_TEST
+
+START_TEST(test_probe_never_claims_beyond_the_scale)
+{
+	cordon_error *err = NULL;
+	size_t b = 1;
+	ck_assert_str_eq(cordon_context_tier_name(ctx, b), "b");
+	cordon_probe_report *rep = NULL;
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, b, &rep, &err), 0);
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_PROCESS_JAIL);
+	cordon_probe_report_free(rep);
+	/* ... so a level that needs kernel containment refuses it. */
+	cordon_request *req = cordon_request_new("semi-trusted");
+	cordon_decision *d = NULL;
+	ck_assert_int_eq(cordon_decide(ctx, req, &d, &err), -EPERM);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "containment_insufficient");
+	ck_assert(!cordon_decision_admitted(d));
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0), "process-jail < kernel");
+	cordon_decision_free(d);
+	cordon_request_free(req);
+}
+END_TEST
+
+static Suite *sandbox_suite(void)
+{
+	Suite *s = suite_create("sandbox");
+	TCase *tc = tcase_create("port");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_streams_are_separate_and_combined);
+	tcase_add_test(tc, test_exit_status_and_signal);
+	tcase_add_test(tc, test_output_cap_from_policy);
+	tcase_add_test(tc, test_output_cap_per_run);
+	tcase_add_test(tc, test_run_bounds_refused_not_clamped);
+	tcase_add_test(tc, test_timeout_defaults_to_wall_limit);
+	tcase_add_test(tc, test_environment_baseline_and_grants);
+	tcase_add_test(tc, test_bad_run_options_refused);
+	tcase_add_test(tc, test_driver_errors);
+	tcase_add_test(tc, test_unsupported_file_ops);
+	tcase_add_test(tc, test_stream_cancelled_by_callback);
+	tcase_add_test(tc, test_stream_cancelled_by_host_fd);
+	tcase_add_test(tc, test_serve_lifecycle);
+	tcase_add_test(tc, test_serve_stopped_by_close);
+	tcase_add_test(tc, test_probe_never_claims_beyond_the_scale);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return testutil_run(sandbox_suite());
+}
