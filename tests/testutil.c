@@ -5,6 +5,7 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 
 int testutil_run(Suite *s)
@@ -62,4 +63,41 @@ void testutil_rmtree(const char *dir)
 {
 	if (dir)
 		rmtree_at(dir);
+}
+
+/* Where `make check` builds a plugin module (libtool puts it in .libs). */
+static char *built_plugin(const char *name)
+{
+	g_autofree char *file = g_strconcat(name, ".so", NULL);
+	g_autofree char *in_plugins = g_build_filename("plugins", name, ".libs", file, NULL);
+	g_autofree char *in_corpus = g_build_filename("tests/plugins/.libs", file, NULL);
+	const char *const rels[] = { in_plugins, in_corpus };
+	for (size_t i = 0; i < G_N_ELEMENTS(rels); i++) {
+		char *p = testutil_build_path(rels[i]);
+		if (g_file_test(p, G_FILE_TEST_IS_REGULAR))
+			return p;
+		g_free(p);
+	}
+	ck_abort_msg("plugin %s is not built (make check builds it)", name);
+	return NULL;
+}
+
+char *testutil_plugin_dir(const char *first, ...)
+{
+	char *dir = testutil_tmpdir();
+	va_list ap;
+	va_start(ap, first);
+	for (const char *name = first; name; name = va_arg(ap, const char *)) {
+		g_autofree char *src = built_plugin(name);
+		g_autofree char *data = NULL;
+		gsize len = 0;
+		g_autoptr(GError) err = NULL;
+		ck_assert_msg(g_file_get_contents(src, &data, &len, &err), "%s", err ? err->message : src);
+		g_autofree char *file = g_strconcat(name, ".so", NULL);
+		g_autofree char *dst = g_build_filename(dir, file, NULL);
+		ck_assert_msg(g_file_set_contents_full(dst, data, (gssize)len, G_FILE_SET_CONTENTS_NONE,
+						       0644, &err), "%s", err ? err->message : dst);
+	}
+	va_end(ap);
+	return dir;
 }

@@ -13,6 +13,12 @@ char *testutil_src_path(const char *rel);
 /* A fresh private directory under $TMPDIR, removed by testutil_rmtree. */
 char *testutil_tmpdir(void);
 void testutil_rmtree(const char *dir);
+/* A fresh private plugin directory (mode 0700) holding copies (mode 0644) of
+ * the named in-tree plugins, e.g. "test" for the fake driver (plugins/test)
+ * or "alpha" for a corpus plugin (tests/plugins). NULL-terminated; the build
+ * tree itself may be group-writable, which the loader refuses. Remove with
+ * testutil_rmtree; owned by caller (g_free). */
+char *testutil_plugin_dir(const char *first, ...) __attribute__((sentinel));
 /* Asserts err is set with class and code, then frees it. */
 #define ck_assert_cordon_error(err, cls, code)                                               \
 	do {                                                                                     \

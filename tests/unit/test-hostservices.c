@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The host services table (core/hostservices.c, core/hostspawn.c): a tier
+ * section's typed getters, secrets, positioned errors, limits; spawn with its
+ * minimal environment, new session, closed descriptors, stdin, caps,
+ * signals and timeouts; find_program; path_is_confined.
+ */
+#include "config.h"
+
+#include "testutil.h"
+
+#include "context.h"
+#include "hostspawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const cordon_host *host = &cordon_host_services;
+
+/* ---- a section, built as the policy parser would ------------------------------- */
+
+static cfg_node *node_new(cfg_kind kind, const char *text, bool plain, const char *path,
+			  uint32_t line, uint32_t col)
+{
+	cfg_node *n = g_new0(cfg_node, 1);
+	n->kind = kind;
+	n->scalar = g_strdup(text);
+	n->plain = plain;
+	n->path = g_strdup(path);
+	n->line = line;
+	n->col = col;
+	if (kind != CFG_SCALAR)
+		n->items = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
+	if (kind == CFG_MAP)
+		n->keys = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
+	return n;
+}
+
+static cfg_node *put(cfg_node *map, const char *key, cfg_node *value)
+{
+	g_ptr_array_add(map->keys, node_new(CFG_SCALAR, key, true, map->path, value->line, 3));
+	g_ptr_array_add(map->items, value);
+	return value;
+}
+
+static cfg_node *put_scalar(cfg_node *map, const char *key, const char *text, bool plain,
+			    uint32_t line)
+{
+	g_autofree char *path = g_strdup_printf("%s.%s", map->path, key);
+	return put(map, key, node_new(CFG_SCALAR, text, plain, path, line, 3 + (uint32_t)strlen(key) + 2));
+}
+
+static const cordon_plugin_config_key keys[] = {
+	{ "image", CORDON_PLUGIN_CONFIG_STRING, 1 },
+	{ "rootless", CORDON_PLUGIN_CONFIG_BOOL, 0 },
+	{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 },
+	{ "shm", CORDON_PLUGIN_CONFIG_SIZE, 0 },
+	{ "grace", CORDON_PLUGIN_CONFIG_DURATION, 0 },
+	{ "count", CORDON_PLUGIN_CONFIG_INT, 0 },
+	{ "args", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 },
+	{ "token", CORDON_PLUGIN_CONFIG_SECRET, 0 },
+	{ "empty", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ NULL, 0, 0 },
+};
+
+typedef struct section {
+	cfg_node *root;
+	policy_tier tier;
+	struct cordon_plugin_config cfg;
+} section;
+
+static void section_init(section *s)
+{
+	s->root = node_new(CFG_MAP, NULL, false, "tiers.box", 4, 3);
+	put_scalar(s->root, "driver", "podman", true, 5);
+	put_scalar(s->root, "image", "localhost/x@sha256:00", false, 6);
+	put_scalar(s->root, "rootless", "true", true, 7);
+	put_scalar(s->root, "cpus", "-3", true, 8);
+	put_scalar(s->root, "shm", "64MiB", true, 9);
+	put_scalar(s->root, "grace", "1500ms", true, 10);
+	put_scalar(s->root, "count", "twelve", true, 11);
+	cfg_node *args = put(s->root, "args", node_new(CFG_SEQ, NULL, false, "tiers.box.args", 12, 9));
+	g_ptr_array_add(args->items, node_new(CFG_SCALAR, "--a", true, "tiers.box.args[0]", 12, 10));
+	g_ptr_array_add(args->items, node_new(CFG_SCALAR, "b c", false, "tiers.box.args[1]", 12, 15));
+	put_scalar(s->root, "empty", "~", true, 13);
+	s->tier = (policy_tier){ .name = (char *)"box", .driver = (char *)"podman", .section = s->root };
+	s->tier.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 1 << 30;
+	s->tier.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+	s->cfg = (struct cordon_plugin_config){ &s->tier, "/etc/cordon/policy.yaml", keys };
+}
+
+static void section_fini(section *s)
+{
+	cfg_node_free(s->root);
+}
+
+START_TEST(test_table_complete)
+{
+	ck_assert_uint_eq(host->size, sizeof(cordon_host));
+	ck_assert_uint_eq(host->abi_major, CORDON_PLUGIN_ABI_MAJOR);
+	ck_assert_uint_eq(host->abi_minor, CORDON_PLUGIN_ABI_MINOR);
+	/* Every service is there: a plugin never has to test for NULL. */
+	const size_t first = offsetof(cordon_host, log);
+	for (size_t off = first; off < sizeof(cordon_host); off += sizeof(void *)) {
+		void *fn = NULL;
+		memcpy(&fn, (const char *)host + off, sizeof(fn));
+		ck_assert_msg(fn != NULL, "host service at offset %zu is NULL", off);
+	}
+}
+END_TEST
+
+START_TEST(test_getters)
+{
+	section s;
+	section_init(&s);
+	const cordon_plugin_config *cfg = &s.cfg;
+	const char *str = NULL;
+	bool b = false;
+	int64_t i64 = 0;
+	uint64_t u64 = 0;
+
+	ck_assert_str_eq(host->config_tier_name(cfg), "box");
+	ck_assert_int_eq(host->config_string(cfg, "image", &str), 1);
+	ck_assert_str_eq(str, "localhost/x@sha256:00");
+	ck_assert_int_eq(host->config_string(cfg, "missing", &str), 0);
+	ck_assert_int_eq(host->config_string(cfg, "empty", &str), 0); /* `empty: ~` is absent */
+	ck_assert_int_eq(host->config_bool(cfg, "rootless", &b), 1);
+	ck_assert(b);
+	ck_assert_int_eq(host->config_bool(cfg, "image", &b), -EINVAL);
+	ck_assert_int_eq(host->config_int(cfg, "cpus", &i64), 1);
+	ck_assert_int_eq(i64, -3);
+	ck_assert_int_eq(host->config_int(cfg, "count", &i64), -EINVAL);
+	ck_assert_int_eq(host->config_u64(cfg, "shm", &u64), 1);
+	ck_assert_uint_eq(u64, 64ull << 20);
+	ck_assert_int_eq(host->config_u64(cfg, "grace", &u64), 1);
+	ck_assert_uint_eq(u64, 1500);
+	ck_assert_int_eq(host->config_u64(cfg, "cpus", &u64), -EINVAL); /* negative */
+	ck_assert_int_eq(host->config_u64(cfg, "absent", &u64), 0);
+	/* A list is not a string, a string not a list. */
+	ck_assert_int_eq(host->config_string(cfg, "args", &str), -EINVAL);
+	ck_assert_int_eq(host->config_strv(cfg, "image", NULL), -EINVAL);
+	ck_assert_int_eq(host->config_tier_name(NULL) == NULL, 1);
+	section_fini(&s);
+}
+END_TEST
+
+START_TEST(test_strv_stable)
+{
+	section s;
+	section_init(&s);
+	const char *const *v = NULL, *const *again = NULL;
+	ck_assert_int_eq(host->config_strv(&s.cfg, "args", &v), 1);
+	ck_assert_str_eq(v[0], "--a");
+	ck_assert_str_eq(v[1], "b c");
+	ck_assert_ptr_null(v[2]);
+	/* Borrowed and stable: the same array every time, as long as the policy. */
+	ck_assert_int_eq(host->config_strv(&s.cfg, "args", &again), 1);
+	ck_assert_ptr_eq(v, again);
+	ck_assert_int_eq(host->config_strv(&s.cfg, "nothing", &v), 0);
+	section_fini(&s);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	section s;
+	section_init(&s);
+	cordon_plugin_limits l;
+	memset(&l, 0xff, sizeof(l));
+	host->config_limits(&s.cfg, &l);
+	ck_assert_uint_eq(l.set, 1u << CORDON_PLUGIN_LIMIT_MEMORY);
+	ck_assert_uint_eq(l.value[CORDON_PLUGIN_LIMIT_MEMORY], 1 << 30);
+	ck_assert_uint_eq(l.value[CORDON_PLUGIN_LIMIT_WALL_MS], 0);
+	section_fini(&s);
+}
+END_TEST
+
+static cordon_error *config_error_of(const cordon_plugin_config *cfg, const char *key)
+{
+	struct cordon_plugin_error perr = { 0 };
+	ck_assert_int_eq(host->config_error(cfg, key, &perr, "must be %s", "pinned"), -EINVAL);
+	return perr.err;
+}
+
+START_TEST(test_config_error)
+{
+	section s;
+	section_init(&s);
+	cordon_error *err = config_error_of(&s.cfg, "image");
+	ck_assert_str_eq(cordon_error_get_message(err),
+			 "/etc/cordon/policy.yaml:6:10: tiers.box.image: must be pinned");
+	ck_assert_int_eq(cordon_error_get_errno(err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	/* An absent key points at the section. */
+	err = config_error_of(&s.cfg, "network");
+	ck_assert_str_eq(cordon_error_get_message(err),
+			 "/etc/cordon/policy.yaml:4:3: tiers.box.network: must be pinned");
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	section_fini(&s);
+}
+END_TEST
+
+/* ---- secrets ------------------------------------------------------------------------ */
+
+static cfg_node *put_secret(section *s, const char *how, const char *what)
+{
+	cfg_node *m = put(s->root, "token", node_new(CFG_MAP, NULL, false, "tiers.box.token", 14, 10));
+	put_scalar(m, how, what, false, 14);
+	return m;
+}
+
+static int secret(section *s, char **ret, cordon_error **ret_err)
+{
+	struct cordon_plugin_error perr = { 0 };
+	int r = host->config_secret(&s->cfg, "token", ret, &perr);
+	*ret_err = perr.err;
+	return r;
+}
+
+START_TEST(test_secret_env)
+{
+	section s;
+	section_init(&s);
+	put_secret(&s, "env", "CORDON_TEST_TOKEN");
+	g_setenv("CORDON_TEST_TOKEN", "tok-123", TRUE);
+	char *v = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(secret(&s, &v, &err), 1);
+	ck_assert_str_eq(v, "tok-123");
+	host->free(v);
+	/* A secret key is never readable as a plain string. */
+	const char *str = NULL;
+	ck_assert_int_eq(host->config_string(&s.cfg, "token", &str), -EPERM);
+	g_unsetenv("CORDON_TEST_TOKEN");
+	ck_assert_int_eq(secret(&s, &v, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err),
+				     "tiers.box.token: environment variable CORDON_TEST_TOKEN is not set"));
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	section_fini(&s);
+}
+END_TEST
+
+START_TEST(test_secret_file)
+{
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *path = g_build_filename(dir, "key", NULL);
+	ck_assert(g_file_set_contents(path, "file-secret\n", -1, NULL));
+	section s;
+	section_init(&s);
+	put_secret(&s, "file", path);
+	char *v = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(secret(&s, &v, &err), 1);
+	ck_assert_str_eq(v, "file-secret"); /* the editor's newline is dropped */
+	host->free(v);
+	ck_assert(g_file_set_contents(path, "", 0, NULL));
+	ck_assert_int_eq(secret(&s, &v, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err), ": empty"));
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	section_fini(&s);
+
+	section_init(&s);
+	put_secret(&s, "file", "relative/key");
+	ck_assert_int_eq(secret(&s, &v, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err), "is not an absolute path"));
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	section_fini(&s);
+
+	section_init(&s);
+	put_secret(&s, "file", dir); /* a directory */
+	ck_assert_int_eq(secret(&s, &v, &err), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err), "not a regular file"));
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	section_fini(&s);
+	testutil_rmtree(dir);
+}
+END_TEST
+
+/* A literal in the policy is refused, and the error never repeats it. */
+START_TEST(test_secret_literal_refused)
+{
+	section s;
+	section_init(&s);
+	put_scalar(s.root, "token", "sk-live-LITERAL", false, 14);
+	char *v = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(secret(&s, &v, &err), -EINVAL);
+	ck_assert_ptr_null(v);
+	ck_assert_ptr_null(strstr(cordon_error_get_message(err), "LITERAL"));
+	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err), "{env: NAME} or {file: PATH}"));
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	section_fini(&s);
+
+	section_init(&s);
+	put_secret(&s, "vault", "x");
+	ck_assert_int_eq(secret(&s, &v, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+	section_fini(&s);
+}
+END_TEST
+
+/* ---- spawn ------------------------------------------------------------------------------ */
+
+static int spawn_sh(cordon_host_spawn *sp, const char *script, uint64_t timeout_ms)
+{
+	static const char *argv[4];
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = script;
+	argv[3] = NULL;
+	*sp = (cordon_host_spawn){ .size = sizeof(*sp), .argv = argv, .timeout_ms = timeout_ms };
+	return 0;
+}
+
+static int run(cordon_host_spawn *sp, cordon_error **ret_err)
+{
+	struct cordon_plugin_error perr = { 0 };
+	int r = host->spawn(sp, &perr);
+	if (ret_err)
+		*ret_err = perr.err;
+	else
+		cordon_error_free(perr.err);
+	return r;
+}
+
+static void spawn_done(cordon_host_spawn *sp)
+{
+	host->free(sp->out);
+	host->free(sp->err);
+}
+
+START_TEST(test_spawn_capture_and_exit)
+{
+	cordon_host_spawn sp;
+	spawn_sh(&sp, "echo out; echo err >&2; exit 3", 0);
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_str_eq(sp.out, "out\n");
+	ck_assert_str_eq(sp.err, "err\n");
+	ck_assert_int_eq(sp.exit_code, 3);
+	ck_assert_uint_eq(sp.timed_out, 0);
+	spawn_done(&sp);
+
+	spawn_sh(&sp, "kill -TERM $$", 0);
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_int_eq(sp.exit_code, 128 + SIGTERM);
+	spawn_done(&sp);
+}
+END_TEST
+
+START_TEST(test_spawn_minimal_env)
+{
+	g_setenv("CORDON_TEST_API_KEY", "must-not-leak", TRUE);
+	cordon_host_spawn sp;
+	const char *argv[] = { "env", NULL };
+	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = argv };
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_str_eq(sp.out, "PATH=" HOSTSPAWN_PATH "\nLANG=C.UTF-8\n");
+	spawn_done(&sp);
+	/* A plugin's envp replaces the baseline entirely. */
+	const char *envp[] = { "ONLY=this", NULL };
+	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = argv, .envp = envp };
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_str_eq(sp.out, "ONLY=this\n");
+	spawn_done(&sp);
+	g_unsetenv("CORDON_TEST_API_KEY");
+}
+END_TEST
+
+/* New session (its own group, no terminal), cwd "/", only fds 0-2. */
+START_TEST(test_spawn_nothing_inherited)
+{
+	int leak = open("/dev/null", O_RDONLY); /* not O_CLOEXEC on purpose */
+	ck_assert_int_ge(leak, 3);
+	cordon_host_spawn sp;
+	g_autofree char *script = g_strdup_printf(
+		"set -e; echo $$; cut -d' ' -f6 /proc/$$/stat; pwd; "
+		"if [ -e /proc/$$/fd/%d ]; then echo leaked; fi; ls /proc/self/fd | wc -l", leak);
+	spawn_sh(&sp, script, 0);
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	g_auto(GStrv) l = g_strsplit(sp.out, "\n", -1);
+	ck_assert_uint_ge(g_strv_length(l), 4);
+	ck_assert_str_eq(l[0], l[1]); /* session id == pid: setsid */
+	ck_assert_str_eq(l[2], "/");
+	/* ls: 0, 1, 2 and the one it opens to read the directory. */
+	ck_assert_str_eq(g_strstrip(l[3]), "4");
+	ck_assert_int_eq(sp.exit_code, 0);
+	spawn_done(&sp);
+	close(leak);
+}
+END_TEST
+
+START_TEST(test_spawn_stdin_and_cap)
+{
+	gsize n = 3 * 1024 * 1024;
+	g_autofree char *big = g_malloc(n);
+	memset(big, 'x', n);
+	const char *cat[] = { "cat", NULL };
+	cordon_host_spawn sp = { .size = sizeof(sp), .argv = cat, .stdin_data = big,
+				 .stdin_len = n, .output_cap = 1000 };
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_uint_eq(strlen(sp.out), 1000); /* capped, and cat still finished */
+	ck_assert_int_eq(sp.exit_code, 0);
+	spawn_done(&sp);
+	/* Default cap: 1 MiB. */
+	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = cat, .stdin_data = big, .stdin_len = n };
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_uint_eq(strlen(sp.out), HOSTSPAWN_OUTPUT_CAP_DEFAULT);
+	spawn_done(&sp);
+	/* A program that never reads its stdin must not kill us with SIGPIPE. */
+	const char *tru[] = { "true", NULL };
+	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = tru, .stdin_data = big, .stdin_len = n };
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_int_eq(sp.exit_code, 0);
+	spawn_done(&sp);
+}
+END_TEST
+
+static bool process_gone(pid_t pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+	g_autofree char *stat = NULL;
+	if (!g_file_get_contents(path, &stat, NULL, NULL))
+		return true;
+	const char *rp = strrchr(stat, ')');
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'); /* dead, not yet reaped by init */
+}
+
+/* The timeout kills the whole group: the grandchild too, not just sh. */
+START_TEST(test_spawn_timeout_kills_group)
+{
+	cordon_host_spawn sp;
+	spawn_sh(&sp, "sleep 30 & echo $!; wait", 300);
+	gint64 t0 = g_get_monotonic_time();
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	gint64 dt = g_get_monotonic_time() - t0;
+	ck_assert_uint_eq(sp.timed_out, 1);
+	ck_assert_int_eq(sp.exit_code, -1);
+	ck_assert_int_lt(dt, 3 * G_USEC_PER_SEC);
+	pid_t grandchild = (pid_t)atoi(sp.out);
+	ck_assert_int_gt(grandchild, 1);
+	for (int i = 0; i < 100 && !process_gone(grandchild); i++)
+		g_usleep(10000);
+	ck_assert_msg(process_gone(grandchild), "grandchild %d survived the timeout", (int)grandchild);
+	spawn_done(&sp);
+}
+END_TEST
+
+/* A leftover holding the pipes after the leader exits cannot hold the call. */
+START_TEST(test_spawn_leftover_does_not_block)
+{
+	cordon_host_spawn sp;
+	spawn_sh(&sp, "(sleep 5; echo late) & echo early", 10000);
+	gint64 t0 = g_get_monotonic_time();
+	ck_assert_int_eq(run(&sp, NULL), 0);
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 3 * G_USEC_PER_SEC);
+	ck_assert_uint_eq(sp.timed_out, 0);
+	ck_assert_int_eq(sp.exit_code, 0);
+	ck_assert_str_eq(sp.out, "early\n");
+	spawn_done(&sp);
+}
+END_TEST
+
+START_TEST(test_spawn_errors)
+{
+	cordon_error *err = NULL;
+	const char *missing[] = { "cordon-no-such-program", NULL };
+	cordon_host_spawn sp = { .size = sizeof(sp), .argv = missing };
+	ck_assert_int_eq(run(&sp, &err), -ENOENT);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "program_not_found");
+	const char *relative[] = { "./bin/thing", NULL };
+	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = relative };
+	ck_assert_int_eq(run(&sp, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	sp = (cordon_host_spawn){ .size = 8, .argv = missing };
+	ck_assert_int_eq(run(&sp, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	const char *empty[] = { NULL };
+	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = empty };
+	ck_assert_int_eq(run(&sp, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	/* A directory is found by nobody. */
+	const char *dir[] = { "/tmp", NULL };
+	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = dir };
+	ck_assert_int_eq(run(&sp, &err), -ENOENT);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "program_not_found");
+}
+END_TEST
+
+START_TEST(test_find_program)
+{
+	g_autofree char *sh = host->find_program("sh");
+	ck_assert_ptr_nonnull(sh);
+	ck_assert(g_path_is_absolute(sh));
+	ck_assert(g_str_has_suffix(sh, "/sh"));
+	g_autofree char *abs = host->find_program("/bin/sh");
+	ck_assert_str_eq(abs, "/bin/sh");
+	ck_assert_ptr_null(host->find_program("cordon-no-such-program"));
+	ck_assert_ptr_null(host->find_program("../bin/sh"));
+	ck_assert_ptr_null(host->find_program(""));
+	ck_assert_ptr_null(host->find_program(NULL));
+	ck_assert_ptr_null(host->find_program("/etc/passwd")); /* not executable */
+}
+END_TEST
+
+START_TEST(test_path_is_confined)
+{
+	ck_assert(host->path_is_confined("a"));
+	ck_assert(host->path_is_confined("a/b/c.txt"));
+	ck_assert(host->path_is_confined("a/..b"));
+	ck_assert(!host->path_is_confined(NULL));
+	ck_assert(!host->path_is_confined(""));
+	ck_assert(!host->path_is_confined("/etc/passwd"));
+	ck_assert(!host->path_is_confined(".."));
+	ck_assert(!host->path_is_confined("a/../../b"));
+	ck_assert(!host->path_is_confined("a/.."));
+}
+END_TEST
+
+static Suite *hostservices_suite(void)
+{
+	Suite *s = suite_create("hostservices");
+	TCase *tc = tcase_create("config");
+	tcase_add_test(tc, test_table_complete);
+	tcase_add_test(tc, test_getters);
+	tcase_add_test(tc, test_strv_stable);
+	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_config_error);
+	tcase_add_test(tc, test_secret_env);
+	tcase_add_test(tc, test_secret_file);
+	tcase_add_test(tc, test_secret_literal_refused);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("spawn");
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_spawn_capture_and_exit);
+	tcase_add_test(tc, test_spawn_minimal_env);
+	tcase_add_test(tc, test_spawn_nothing_inherited);
+	tcase_add_test(tc, test_spawn_stdin_and_cap);
+	tcase_add_test(tc, test_spawn_timeout_kills_group);
+	tcase_add_test(tc, test_spawn_leftover_does_not_block);
+	tcase_add_test(tc, test_spawn_errors);
+	tcase_add_test(tc, test_find_program);
+	tcase_add_test(tc, test_path_is_confined);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return testutil_run(hostservices_suite());
+}
