@@ -4,12 +4,14 @@
  * measured side by side with its floor in one run, as paired ratios:
  *
  *  1. library loop: cordon_sandbox_run("/bin/true") vs posix_spawn + waitpid;
- *  2. whole process: `cordon run --trust T -- /bin/true` vs `/bin/true`, both
- *     started by this minimal launcher;
+ *  2. whole process: `cordon run --trust T -- /bin/true` vs `spawn-one
+ *     /bin/true` (a minimal C launcher, bench/spawn-one.c): both sides pay for
+ *     two process creations, both started by this program;
  *  3. context creation with every plugin in a directory loaded (-P DIR).
  *
  * Rounds alternate the two sides so that drift on a busy machine hits both.
- * Usage: bench-launch [-n N] [-r ROUNDS] [-t TRUST] [-c CORDON_BINARY] [-P PLUGIN_DIR]
+ * Usage: bench-launch [-n N] [-r ROUNDS] [-t TRUST] [-c CORDON_BINARY -s SPAWN_ONE]
+ *                     [-P PLUGIN_DIR]
  */
 #include "config.h"
 
@@ -138,14 +140,15 @@ static double first_context_us(const char *dir)
 int main(int argc, char **argv)
 {
 	int n = 200, rounds = 5, opt;
-	const char *trust = "trusted", *cordon_bin = NULL, *plugin_dir = NULL;
-	while ((opt = getopt(argc, argv, "n:r:t:c:P:F:")) != -1) {
+	const char *trust = "trusted", *cordon_bin = NULL, *plugin_dir = NULL, *spawn_one = NULL;
+	while ((opt = getopt(argc, argv, "n:r:t:c:s:P:F:")) != -1) {
 		switch (opt) {
 		case 'F': return child_context(optarg);
 		case 'n': n = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		case 't': trust = optarg; break;
 		case 'c': cordon_bin = optarg; break;
+		case 's': spawn_one = optarg; break;
 		case 'P': plugin_dir = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-n N] [-r ROUNDS] [-t TRUST] [-c CORDON] [-P DIR]\n", argv[0]);
@@ -176,14 +179,15 @@ int main(int argc, char **argv)
 	report("library loop", "cordon_sandbox_run /bin/true", va, "posix_spawn+waitpid /bin/true", vb, rounds);
 	cordon_sandbox_close(sb);
 
-	if (cordon_bin) {
+	if (cordon_bin && spawn_one) {
 		char *cargv[] = { (char *)cordon_bin, "run", "--trust", (char *)trust, "--", "/bin/true", NULL };
+		char *sargv[] = { (char *)spawn_one, "/bin/true", NULL };
 		int m = n / 4 > 10 ? n / 4 : 10;
 		for (int r = 0; r < rounds; r++) {
 			va[r] = loop_spawn(cargv, m);
-			vb[r] = loop_spawn(true_argv, m);
+			vb[r] = loop_spawn(sargv, m);
 		}
-		report("whole process", "cordon run -- /bin/true", va, "/bin/true", vb, rounds);
+		report("whole process", "cordon run -- /bin/true", va, "spawn-one /bin/true", vb, rounds);
 	}
 
 	if (plugin_dir) {
