@@ -1,0 +1,694 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The OCI library's pure functions: image pinning, the container guarantees
+ * (every refusal and its code), the hardened run argv (exactly), engine
+ * output parsing and the helper protocol.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "oci/oci.h"
+#include "oci/protocol.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define IMAGE "localhost:5000/cordon-busybox@" DIGEST
+
+/* ---- images -------------------------------------------------------------------- */
+
+static void assert_image_code(const char *ref, const char *code)
+{
+	oci_refusal r;
+	int ret = oci_image_check(ref, &r);
+	ck_assert_msg(ret == -EPERM, "%s: expected refusal %s", ref ? ref : "(null)", code);
+	ck_assert_str_eq(r.code, code);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_FORBIDDEN);
+}
+
+START_TEST(test_image_pinned_accepted)
+{
+	ck_assert(oci_image_is_pinned(IMAGE));
+	ck_assert(oci_image_is_pinned("busybox@" DIGEST));
+	ck_assert(oci_image_is_pinned("docker.io/library/busybox:1.36@" DIGEST));
+	ck_assert(oci_image_is_pinned("registry.example:443/a/b-c_d.e:Tag_1@" DIGEST));
+}
+END_TEST
+
+START_TEST(test_image_refusals)
+{
+	assert_image_code(NULL, "container_image_invalid");
+	assert_image_code("", "container_image_invalid");
+	assert_image_code("busybox", "container_unpinned_image");
+	assert_image_code("busybox:latest", "container_unpinned_image");
+	assert_image_code("localhost:5000/cordon-busybox:ci", "container_unpinned_image");
+	assert_image_code("busybox@md5:0123", "container_unpinned_image");
+	assert_image_code("busybox@sha256:0123", "container_image_invalid");
+	assert_image_code("busybox@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+			  "container_image_invalid");
+	assert_image_code("busybox@" DIGEST "0", "container_image_invalid");
+	/* anything an engine could read as a flag, or that is not a name */
+	assert_image_code("--privileged@" DIGEST, "container_image_invalid");
+	assert_image_code("-v@" DIGEST, "container_image_invalid");
+	assert_image_code("busy box@" DIGEST, "container_image_invalid");
+	assert_image_code("Busybox@" DIGEST, "container_image_invalid");
+	assert_image_code("a//b@" DIGEST, "container_image_invalid");
+	assert_image_code("a/@" DIGEST, "container_image_invalid");
+	assert_image_code("@" DIGEST, "container_image_invalid");
+	assert_image_code("busybox:@" DIGEST, "container_image_invalid");
+}
+END_TEST
+
+/* ---- guarantees -------------------------------------------------------------------- */
+
+static oci_spec base_spec(void)
+{
+	oci_spec s = { .image = IMAGE, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY };
+	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 256ull << 20;
+	return s;
+}
+
+static void assert_refused(const oci_spec *s, const char *code)
+{
+	oci_refusal r = { 0 };
+	int ret = oci_guarantees_check(s, &r);
+	ck_assert_msg(ret == -EPERM, "expected refusal %s, got %d", code, ret);
+	ck_assert_str_eq(r.code, code);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_FORBIDDEN);
+	ck_assert(r.message[0]);
+}
+
+static void assert_ok(const oci_spec *s)
+{
+	oci_refusal r = { 0 };
+	int ret = oci_guarantees_check(s, &r);
+	ck_assert_msg(ret == 0, "refused: %s: %s", r.code, r.message);
+}
+
+START_TEST(test_guarantees_base_ok)
+{
+	oci_spec s = base_spec();
+	assert_ok(&s);
+}
+END_TEST
+
+START_TEST(test_guarantees_image)
+{
+	oci_spec s = base_spec();
+	s.image = "localhost:5000/cordon-busybox:ci";
+	assert_refused(&s, "container_unpinned_image");
+	s.image = NULL;
+	assert_refused(&s, "container_image_invalid");
+}
+END_TEST
+
+START_TEST(test_guarantees_memory_cap)
+{
+	oci_spec s = base_spec();
+	s.limits.set = 0;
+	assert_refused(&s, "container_no_memory_cap");
+	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 0;
+	assert_refused(&s, "container_no_memory_cap");
+	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 1 << 20;
+	assert_refused(&s, "container_limit_invalid");
+	s = base_spec();
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_PIDS;
+	s.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 0;
+	assert_refused(&s, "container_limit_invalid");
+	s = base_spec();
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_CPU_MILLI;
+	assert_refused(&s, "container_limit_invalid");
+}
+END_TEST
+
+START_TEST(test_guarantees_mounts)
+{
+	oci_spec s = base_spec();
+	oci_mount m = { "/srv/models", "/models", true };
+	s.mounts = &m;
+	s.n_mounts = 1;
+	assert_ok(&s);
+
+	/* writable host mounts: only below untrusted */
+	m.readonly = false;
+	assert_refused(&s, "container_mount_writable");
+	s.trust = 0; /* unknown trust fails closed */
+	assert_refused(&s, "container_mount_writable");
+	s.trust = 99;
+	assert_refused(&s, "container_mount_writable");
+	s.trust = 2;
+	assert_ok(&s);
+	s.trust = 1;
+	assert_ok(&s);
+	s.trust = 3;
+	m.readonly = true;
+
+	static const char *const bad_paths[] = { "relative/dir", "/a,b", "/a=b", "/a/../etc",
+						 "/..", "/a/..", "/line\nbreak", "", NULL };
+	for (size_t i = 0; bad_paths[i]; i++) {
+		m = (oci_mount){ bad_paths[i], "/models", true };
+		assert_refused(&s, "container_mount_path_invalid");
+		m = (oci_mount){ "/srv/models", bad_paths[i], true };
+		assert_refused(&s, "container_mount_path_invalid");
+	}
+	m = (oci_mount){ NULL, "/models", true };
+	assert_refused(&s, "container_mount_path_invalid");
+	/* "..." and "a..b" are names, not parent references */
+	m = (oci_mount){ "/srv/a..b/...", "/models", true };
+	assert_ok(&s);
+
+	static const char *const bad_sources[] = { "/", "/proc", "/proc/1/root", "/sys",
+						   "/dev/sda", "/run", "/var/run/docker.sock",
+						   "/run/podman/podman.sock", "/home/u/agent.sock",
+						   "/var/lib/docker", NULL };
+	for (size_t i = 0; bad_sources[i]; i++) {
+		m = (oci_mount){ bad_sources[i], "/models", true };
+		assert_refused(&s, "container_mount_forbidden");
+	}
+	static const char *const bad_targets[] = { "/", "/proc", "/sys/fs", "/dev",
+						   "/.cordon-helper", NULL };
+	for (size_t i = 0; bad_targets[i]; i++) {
+		m = (oci_mount){ "/srv/models", bad_targets[i], true };
+		assert_refused(&s, "container_mount_forbidden");
+	}
+	/* /procfs is not /proc */
+	m = (oci_mount){ "/procfs", "/devices", true };
+	assert_ok(&s);
+}
+END_TEST
+
+START_TEST(test_guarantees_network)
+{
+	oci_spec s = base_spec();
+	s.network = "none";
+	assert_ok(&s);
+	static const char *const reserved[] = { "host", "bridge", "default", "container:abc",
+						"ns:/proc/1/ns/net", "slirp4netns", "pasta",
+						"private", "-x", "a b", NULL };
+	for (size_t i = 0; reserved[i]; i++) {
+		s.network = reserved[i];
+		s.egress = CORDON_PLUGIN_EGRESS_GOVERNED;
+		assert_refused(&s, "container_network_forbidden");
+		s.egress = CORDON_PLUGIN_EGRESS_DENY;
+		assert_refused(&s, "container_network_forbidden");
+	}
+	/* egress denied: no network at all */
+	s.network = "cordon-governed";
+	s.egress = CORDON_PLUGIN_EGRESS_DENY;
+	assert_refused(&s, "container_network_forbidden");
+	/* governed: only through a named network */
+	s.egress = CORDON_PLUGIN_EGRESS_GOVERNED;
+	assert_ok(&s);
+	s.network = NULL;
+	assert_refused(&s, "container_network_forbidden");
+	/* open egress is never run */
+	s.egress = CORDON_PLUGIN_EGRESS_ALLOW;
+	assert_refused(&s, "container_network_forbidden");
+	s.network = "cordon-governed";
+	assert_refused(&s, "container_network_forbidden");
+	s.egress = 77;
+	assert_refused(&s, "container_network_forbidden");
+}
+END_TEST
+
+START_TEST(test_guarantees_publish)
+{
+	oci_spec s = base_spec();
+	s.publish_port = 8080;
+	assert_refused(&s, "container_publish_invalid");
+	s.egress = CORDON_PLUGIN_EGRESS_GOVERNED;
+	s.network = "cordon-governed";
+	assert_ok(&s);
+}
+END_TEST
+
+START_TEST(test_guarantees_user)
+{
+	oci_spec s = base_spec();
+	static const char *const ok[] = { "65534:65534", "1000", "1000:1000", "nobody",
+					  "nobody:nogroup", NULL };
+	for (size_t i = 0; ok[i]; i++) {
+		s.user = ok[i];
+		assert_ok(&s);
+	}
+	static const char *const root[] = { "0", "00", "root", "0:0", "1000:0", "0:1000",
+					    "root:root", "nobody:root", "", "-u", "1:2:3",
+					    "a b", NULL };
+	for (size_t i = 0; root[i]; i++) {
+		s.user = root[i];
+		assert_refused(&s, "container_root_user");
+	}
+}
+END_TEST
+
+START_TEST(test_guarantees_env_ulimits_runtime_names)
+{
+	oci_spec s = base_spec();
+	const char *env_ok[] = { "A=1", "_X=", "PATH=/bin:/usr/bin", "K=v=w", NULL };
+	s.env = env_ok;
+	assert_ok(&s);
+	const char *env_bad[][2] = { { "=x", NULL }, { "1A=x", NULL }, { "A-B=x", NULL },
+				     { "NOEQ", NULL }, { "A=line\nbreak", NULL } };
+	for (size_t i = 0; i < sizeof(env_bad) / sizeof(env_bad[0]); i++) {
+		s.env = env_bad[i];
+		assert_refused(&s, "container_env_invalid");
+	}
+	s = base_spec();
+	const char *ul_ok[] = { "nofile=1024:1024", "nproc=512", NULL };
+	s.ulimits = ul_ok;
+	assert_ok(&s);
+	const char *ul_bad[][2] = { { "nofile=2048:1024", NULL }, { "bogus=1", NULL },
+				    { "nofile", NULL }, { "nofile=-1", NULL }, { "nofile=1:x", NULL },
+				    { "nofile=1,2", NULL } };
+	for (size_t i = 0; i < sizeof(ul_bad) / sizeof(ul_bad[0]); i++) {
+		s.ulimits = ul_bad[i];
+		assert_refused(&s, "container_ulimit_invalid");
+	}
+	s = base_spec();
+	static const char *const rt_ok[] = { "runc", "runsc", "crun", "io.containerd.runc.v2",
+					     "/usr/bin/runsc", NULL };
+	for (size_t i = 0; rt_ok[i]; i++) {
+		s.runtime = rt_ok[i];
+		assert_ok(&s);
+	}
+	static const char *const rt_bad[] = { "-x", "run c", "rel/path", "/a/../b", "/a,b", "", NULL };
+	for (size_t i = 0; rt_bad[i]; i++) {
+		s.runtime = rt_bad[i];
+		assert_refused(&s, "container_runtime_invalid");
+	}
+	s = base_spec();
+	s.name = "-rm";
+	assert_refused(&s, "container_name_invalid");
+	s.name = "cordon-0a";
+	const char *labels_bad[] = { "Key=v", NULL };
+	s.labels = labels_bad;
+	assert_refused(&s, "container_name_invalid");
+	const char *labels_ok[] = { "cordon.managed=1", "cordon.owner=a:1:2", NULL };
+	s.labels = labels_ok;
+	assert_ok(&s);
+	s.workdir = "relative";
+	assert_refused(&s, "container_mount_path_invalid");
+}
+END_TEST
+
+/* ---- the hardened argv ---------------------------------------------------------------- */
+
+static void assert_argv(char **got, const char *const *want)
+{
+	size_t i = 0;
+	for (; want[i]; i++) {
+		ck_assert_msg(got[i] != NULL, "argv ends early at %zu (want %s)", i, want[i]);
+		ck_assert_msg(strcmp(got[i], want[i]) == 0, "argv[%zu] = '%s', want '%s'", i,
+			      got[i], want[i]);
+	}
+	ck_assert_msg(got[i] == NULL, "argv has extra '%s' at %zu", got[i] ? got[i] : "", i);
+	oci_strv_free(got);
+}
+
+START_TEST(test_argv_minimal)
+{
+	oci_spec s = base_spec();
+	const char *want[] = {
+		"run", "--rm", "--pull", "never", "--read-only", "--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges", "--user", "65534:65534",
+		"--memory", "268435456", "--memory-swap", "268435456",
+		"--pids-limit", "256", "--network", "none",
+		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+		"--", IMAGE, NULL,
+	};
+	assert_argv(oci_run_argv(&s), want);
+}
+END_TEST
+
+START_TEST(test_argv_session)
+{
+	oci_spec s = base_spec();
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_CPU_MILLI | 1u << CORDON_PLUGIN_LIMIT_PIDS |
+			1u << CORDON_PLUGIN_LIMIT_NOFILE | 1u << CORDON_PLUGIN_LIMIT_FSIZE;
+	s.limits.value[CORDON_PLUGIN_LIMIT_CPU_MILLI] = 1500;
+	s.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 64;
+	s.limits.value[CORDON_PLUGIN_LIMIT_NOFILE] = 512;
+	s.limits.value[CORDON_PLUGIN_LIMIT_FSIZE] = 1048576;
+	oci_mount m[2] = { { "/srv/ws", "/work", true }, { "/usr/libexec/h", "/.cordon-helper", true } };
+	s.mounts = m;
+	s.n_mounts = 2;
+	const char *env[] = { "ZED=1", "A_B=2", "A=3", "PATH=/bin", NULL };
+	s.env = env;
+	const char *ulimits[] = { "nofile=1024:1024", "nproc=2048:2048", NULL };
+	s.ulimits = ulimits;
+	const char *labels[] = { "cordon.managed=1", "cordon.session=cordon-ab", NULL };
+	s.labels = labels;
+	const char *extra[] = { "--read-only-tmpfs=false", NULL };
+	s.extra = extra;
+	const char *cmd[] = { "idle", NULL };
+	s.command = cmd;
+	s.name = "cordon-ab";
+	s.user = "1000:1000";
+	s.runtime = "runsc";
+	s.scratch_size = 1 << 20;
+	s.entrypoint = "/.cordon-helper";
+	s.workdir = "/work";
+	s.detach = true;
+	/* the plugin's own helper mount targets a reserved path: checked apart */
+	s.n_mounts = 1;
+	assert_ok(&s);
+	s.n_mounts = 2;
+	const char *want[] = {
+		"run", "-d", "--rm", "--pull", "never", "--name", "cordon-ab",
+		"--label", "cordon.managed=1", "--label", "cordon.session=cordon-ab",
+		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+		"--user", "1000:1000", "--memory", "268435456", "--memory-swap", "268435456",
+		"--cpus", "1.500", "--pids-limit", "64", "--network", "none",
+		"--runtime", "runsc",
+		/* configured ulimits win over the limit-derived nofile; fsize comes from limits */
+		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=2048:2048",
+		"--ulimit", "fsize=1048576:1048576",
+		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777",
+		"--mount", "type=bind,source=/srv/ws,target=/work,readonly",
+		"--mount", "type=bind,source=/usr/libexec/h,target=/.cordon-helper,readonly",
+		/* sorted by name: A < A_B < PATH < ZED */
+		"--env", "A=3", "--env", "A_B=2", "--env", "PATH=/bin", "--env", "ZED=1",
+		"--workdir", "/work", "--entrypoint", "/.cordon-helper", "--read-only-tmpfs=false",
+		"--", IMAGE, "idle", NULL,
+	};
+	assert_argv(oci_run_argv(&s), want);
+}
+END_TEST
+
+START_TEST(test_argv_root_tmpfs_publish_rw_mount)
+{
+	oci_spec s = base_spec();
+	s.trust = 2;
+	oci_mount m = { "/srv/ws", "/work", false };
+	s.mounts = &m;
+	s.n_mounts = 1;
+	s.root_tmpfs = true;
+	s.egress = CORDON_PLUGIN_EGRESS_GOVERNED;
+	s.network = "cordon-governed";
+	s.publish_port = 8080;
+	const char *cmd[] = { "--not-a-flag", "x", NULL };
+	s.command = cmd;
+	assert_ok(&s);
+	const char *want[] = {
+		"run", "--rm", "--pull", "never", "--read-only", "--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges", "--user", "65534:65534",
+		"--memory", "268435456", "--memory-swap", "268435456",
+		"--pids-limit", "256", "--network", "cordon-governed",
+		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+		"--mount", "type=bind,source=/srv/ws,target=/work",
+		"--publish", "127.0.0.1::8080",
+		/* the command follows the image: never parsed as engine flags */
+		"--", IMAGE, "--not-a-flag", "x", NULL,
+	};
+	assert_argv(oci_run_argv(&s), want);
+}
+END_TEST
+
+/* Properties over many specs: whatever the inputs, the hardening is there. */
+START_TEST(test_argv_invariants)
+{
+	for (unsigned seed = 0; seed < 200; seed++) {
+		oci_spec s = base_spec();
+		s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = (8ull + seed) << 20;
+		if (seed % 2) {
+			s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_PIDS;
+			s.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 1 + seed;
+		}
+		s.detach = seed % 3 == 0;
+		s.root_tmpfs = seed % 5 == 0;
+		char **a = oci_run_argv(&s);
+		size_t n = oci_strv_length((const char *const *)a);
+		bool ro = false, capdrop = false, nnp = false, pids = false, net = false;
+		const char *mem = NULL, *swap = NULL;
+		for (size_t i = 0; i + 1 < n; i++) {
+			ro |= strcmp(a[i], "--read-only") == 0;
+			capdrop |= strcmp(a[i], "--cap-drop") == 0 && strcmp(a[i + 1], "ALL") == 0;
+			nnp |= strcmp(a[i], "no-new-privileges") == 0;
+			pids |= strcmp(a[i], "--pids-limit") == 0;
+			net |= strcmp(a[i], "--network") == 0 && strcmp(a[i + 1], "none") == 0;
+			if (strcmp(a[i], "--memory") == 0)
+				mem = a[i + 1];
+			if (strcmp(a[i], "--memory-swap") == 0)
+				swap = a[i + 1];
+		}
+		ck_assert(ro && capdrop && nnp && pids && net && mem && swap);
+		ck_assert_str_eq(mem, swap);
+		ck_assert_str_eq(a[n - 1], IMAGE);
+		ck_assert_str_eq(a[n - 2], "--");
+		oci_strv_free(a);
+	}
+}
+END_TEST
+
+/* ---- engine output -------------------------------------------------------------------- */
+
+START_TEST(test_parse_engine_texts)
+{
+	ck_assert(oci_output_says_daemon_down(
+		"Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker "
+		"daemon running?\n"));
+	ck_assert(oci_output_says_daemon_down("error during connect: Get ...: dial unix: "
+					      "connect: connection refused"));
+	ck_assert(!oci_output_says_daemon_down("Error: no container with name or ID x"));
+	ck_assert(!oci_output_says_daemon_down(NULL));
+	ck_assert(oci_output_says_no_image("Error response from daemon: No such image: "
+					   "localhost:5000/x@sha256:00"));
+	ck_assert(oci_output_says_no_image("Error: localhost:5000/x@sha256:00: image not known"));
+	ck_assert(oci_output_says_no_image("Error response from daemon: manifest unknown"));
+	ck_assert(!oci_output_says_no_image("permission denied"));
+	ck_assert(oci_output_says_no_container("Error: no container with name or ID \"x\" found: "
+					       "no such container"));
+	ck_assert(oci_output_says_no_container("Error: No such container: cordon-x"));
+	ck_assert(oci_output_says_no_container("Error response from daemon: Container abc is not "
+					       "running"));
+	ck_assert(!oci_output_says_no_container("OCI runtime error"));
+}
+END_TEST
+
+START_TEST(test_parse_runtimes_json)
+{
+	const char *j = "{\"io.containerd.runc.v2\":{\"path\":\"runc\"},\"runc\":{\"path\":\"runc\"},"
+			"\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[\"--oci-seccomp\"]}}";
+	ck_assert(oci_runtimes_json_has(j, "runsc"));
+	ck_assert(oci_runtimes_json_has(j, "runc"));
+	ck_assert(oci_runtimes_json_has(j, "io.containerd.runc.v2"));
+	ck_assert(!oci_runtimes_json_has(j, "run"));
+	ck_assert(!oci_runtimes_json_has(j, "path"));          /* a nested key */
+	ck_assert(!oci_runtimes_json_has(j, "/usr/bin/runsc")); /* a value */
+	ck_assert(!oci_runtimes_json_has(j, "crun"));
+	ck_assert(!oci_runtimes_json_has("{", "runc"));
+	ck_assert(!oci_runtimes_json_has(NULL, "runc"));
+}
+END_TEST
+
+START_TEST(test_parse_first_line)
+{
+	char buf[16];
+	oci_first_line("  \nError: boom\nmore", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "Error: boom");
+	oci_first_line("a very long line that is cut", buf, sizeof(buf));
+	ck_assert_str_eq(buf, "a very long lin");
+	oci_first_line(NULL, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "");
+}
+END_TEST
+
+START_TEST(test_parse_owner)
+{
+	char *me = oci_owner_label();
+	ck_assert(!oci_owner_is_dead(me));
+	char boot[64];
+	long pid;
+	unsigned long long st;
+	ck_assert_int_eq(sscanf(me, "%63[^:]:%ld:%llu", boot, &pid, &st), 3);
+	ck_assert_int_eq(pid, getpid());
+	char other[256];
+	snprintf(other, sizeof(other), "%s:%ld:%llu", boot, pid, st + 1); /* a reused pid */
+	ck_assert(oci_owner_is_dead(other));
+	snprintf(other, sizeof(other), "00000000-0000-0000-0000-000000000000:%ld:%llu", pid, st);
+	ck_assert(oci_owner_is_dead(other)); /* another boot */
+	snprintf(other, sizeof(other), "%s:%d:%llu", boot, 999999999, st);
+	ck_assert(oci_owner_is_dead(other));
+	ck_assert(oci_owner_is_dead(""));
+	ck_assert(oci_owner_is_dead(NULL));
+	ck_assert(oci_owner_is_dead("garbage"));
+	free(me);
+}
+END_TEST
+
+/* ---- the helper protocol ----------------------------------------------------------------- */
+
+START_TEST(test_status_parse)
+{
+	oci_status s;
+	ck_assert_int_eq(oci_status_parse("exit 3", &s), 0);
+	ck_assert(s.exited && !s.signaled && s.code == 3 && !s.timed_out && !s.oom);
+	ck_assert_int_eq(oci_status_parse("signal 9 timeout", &s), 0);
+	ck_assert(s.signaled && s.code == 9 && s.timed_out && !s.cancelled);
+	ck_assert_int_eq(oci_status_parse("signal 9 oom truncated-stderr future-word", &s), 0);
+	ck_assert(s.oom && s.truncated_err && !s.truncated_out);
+	ck_assert_int_eq(oci_status_parse("exit 0 cancelled truncated-stdout", &s), 0);
+	ck_assert(s.cancelled && s.truncated_out);
+	ck_assert_int_eq(oci_status_parse("exited 0", &s), -EPROTO);
+	ck_assert_int_eq(oci_status_parse("exit", &s), -EPROTO);
+	ck_assert_int_eq(oci_status_parse(NULL, &s), -EPROTO);
+}
+END_TEST
+
+START_TEST(test_error_parse)
+{
+	oci_refusal r;
+	ck_assert_int_eq(oci_error_parse("sandbox_path_escape 18 open: Invalid cross-device link", &r), 0);
+	ck_assert_str_eq(r.code, "sandbox_path_escape");
+	ck_assert_int_eq(r.errnum, 18);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_FORBIDDEN);
+	ck_assert_str_eq(r.message, "open: Invalid cross-device link");
+	ck_assert_int_eq(oci_error_parse("exec_failed 2 /bin/nope: No such file", &r), 0);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_TERMINAL);
+	ck_assert_int_eq(oci_error_parse("not_found 2 open: x", &r), 0);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_TERMINAL);
+	ck_assert_int_eq(oci_error_parse("invalid_argument 22 x", &r), 0);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_INVALID);
+	ck_assert_int_eq(oci_error_parse("code", &r), -EPROTO);
+	ck_assert_int_eq(oci_error_parse("code 0 zero errno", &r), -EPROTO);
+}
+END_TEST
+
+typedef struct collected {
+	char types[64];
+	char payloads[64][32];
+	size_t n;
+} collected;
+
+static int collect(void *ctx, uint8_t type, const char *payload, uint32_t len)
+{
+	collected *c = ctx;
+	ck_assert_uint_eq(strlen(payload) <= len, 1);
+	c->types[c->n] = (char)type;
+	ck_assert_uint_lt(len, sizeof(c->payloads[0]));
+	memcpy(c->payloads[c->n], payload, len + 1);
+	c->n++;
+	return 0;
+}
+
+static size_t put_frame(uint8_t *buf, uint8_t type, const char *payload, size_t len)
+{
+	oci_frame_header(buf, type, (uint32_t)len);
+	memcpy(buf + OCI_FRAME_HEADER, payload, len);
+	return OCI_FRAME_HEADER + len;
+}
+
+START_TEST(test_decoder_chunks)
+{
+	uint8_t buf[256];
+	size_t n = 0;
+	n += put_frame(buf + n, OCI_FRAME_HELLO, "42", 2);
+	n += put_frame(buf + n, OCI_FRAME_STDOUT, "hello\0world", 11);
+	n += put_frame(buf + n, OCI_FRAME_STDERR, "", 0);
+	n += put_frame(buf + n, OCI_FRAME_STATUS, "exit 0", 6);
+	/* byte by byte, and all at once: the same frames */
+	for (int mode = 0; mode < 2; mode++) {
+		collected c = { 0 };
+		oci_decoder d = { 0 };
+		if (mode == 0) {
+			for (size_t i = 0; i < n; i++)
+				ck_assert_int_eq(oci_decoder_feed(&d, buf + i, 1, collect, &c), 0);
+		} else {
+			ck_assert_int_eq(oci_decoder_feed(&d, buf, n, collect, &c), 0);
+		}
+		oci_decoder_clear(&d);
+		ck_assert_uint_eq(c.n, 4);
+		ck_assert_int_eq(c.types[0], 'I');
+		ck_assert_str_eq(c.payloads[0], "42");
+		ck_assert_int_eq(c.types[1], 'O');
+		ck_assert_int_eq(memcmp(c.payloads[1], "hello\0world", 11), 0);
+		ck_assert_int_eq(c.types[2], 'E');
+		ck_assert_int_eq(c.types[3], 'S');
+		ck_assert_str_eq(c.payloads[3], "exit 0");
+	}
+}
+END_TEST
+
+START_TEST(test_decoder_malformed)
+{
+	collected c = { 0 };
+	oci_decoder d = { 0 };
+	uint8_t bad[OCI_FRAME_HEADER];
+	oci_frame_header(bad, 'Z', 1);
+	ck_assert_int_eq(oci_decoder_feed(&d, bad, sizeof(bad), collect, &c), -EPROTO);
+	/* once broken, always broken: no resynchronising on attacker bytes */
+	uint8_t ok[16];
+	size_t n = put_frame(ok, OCI_FRAME_STDOUT, "x", 1);
+	ck_assert_int_eq(oci_decoder_feed(&d, ok, n, collect, &c), -EPROTO);
+	oci_decoder_clear(&d);
+	oci_frame_header(bad, 'O', OCI_FRAME_MAX + 1);
+	ck_assert_int_eq(oci_decoder_feed(&d, bad, sizeof(bad), collect, &c), -EPROTO);
+	oci_decoder_clear(&d);
+	ck_assert_uint_eq(c.n, 0);
+}
+END_TEST
+
+START_TEST(test_env_header)
+{
+	const char *env[] = { "A=1", "SECRET=s3", NULL };
+	size_t len;
+	char *h = oci_env_header(env, &len);
+	const char want[] = "14\nA=1\0SECRET=s3"; /* sizeof counts the final NUL */
+	ck_assert_uint_eq(len, sizeof(want));
+	ck_assert_int_eq(memcmp(h, want, len), 0);
+	free(h);
+	h = oci_env_header(NULL, &len);
+	ck_assert_uint_eq(len, 2);
+	ck_assert_int_eq(memcmp(h, "0\n", 2), 0);
+	free(h);
+}
+END_TEST
+
+static Suite *oci_suite(void)
+{
+	Suite *s = suite_create("oci");
+	TCase *tc = tcase_create("images");
+	tcase_add_test(tc, test_image_pinned_accepted);
+	tcase_add_test(tc, test_image_refusals);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("guarantees");
+	tcase_add_test(tc, test_guarantees_base_ok);
+	tcase_add_test(tc, test_guarantees_image);
+	tcase_add_test(tc, test_guarantees_memory_cap);
+	tcase_add_test(tc, test_guarantees_mounts);
+	tcase_add_test(tc, test_guarantees_network);
+	tcase_add_test(tc, test_guarantees_publish);
+	tcase_add_test(tc, test_guarantees_user);
+	tcase_add_test(tc, test_guarantees_env_ulimits_runtime_names);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("argv");
+	tcase_add_test(tc, test_argv_minimal);
+	tcase_add_test(tc, test_argv_session);
+	tcase_add_test(tc, test_argv_root_tmpfs_publish_rw_mount);
+	tcase_add_test(tc, test_argv_invariants);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("parse");
+	tcase_add_test(tc, test_parse_engine_texts);
+	tcase_add_test(tc, test_parse_runtimes_json);
+	tcase_add_test(tc, test_parse_first_line);
+	tcase_add_test(tc, test_parse_owner);
+	tcase_add_test(tc, test_status_parse);
+	tcase_add_test(tc, test_error_parse);
+	tcase_add_test(tc, test_decoder_chunks);
+	tcase_add_test(tc, test_decoder_malformed);
+	tcase_add_test(tc, test_env_header);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return testutil_run(oci_suite());
+}
