@@ -420,6 +420,66 @@ START_TEST(test_fake_run_and_files)
 }
 END_TEST
 
+/* The whole path a host takes: a YAML policy names the plugin and fake
+ * tiers; the loader, configure, probe, admission and the sandbox port all
+ * run through the real ABI. */
+static const char fake_policy[] =
+	"cordon: 1\n"
+	"plugins: {load: [test]}\n"
+	"tiers:\n"
+	"  down: {driver: fake, containment: remote, available: false, reason: switched off}\n"
+	"  vm:   {driver: fake, containment: microvm}\n"
+	"trust:\n"
+	"  untrusted: {require: microvm, tiers: [down, vm]}\n";
+
+START_TEST(test_fake_through_public_api)
+{
+	g_autofree char *dir = testutil_plugin_dir("test", NULL);
+	cordon_options *o = cordon_options_new();
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
+	ck_assert_int_eq(cordon_options_set_policy_text(o, fake_policy, sizeof(fake_policy) - 1,
+							"fake.yaml", NULL), 0);
+	cordon_context *ctx = NULL;
+	int r = cordon_context_new(o, &ctx, &err);
+	ck_assert_msg(r == 0, "context: %s", cordon_error_get_message(err));
+	cordon_options_free(o);
+	ck_assert_uint_eq(cordon_context_plugin_count(ctx), 1);
+	ck_assert(cordon_context_plugin_loaded(ctx, 0));
+	ck_assert_str_eq(cordon_context_plugin_drivers(ctx, 0), "fake");
+
+	cordon_probe_report *rep = NULL;
+	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++) {
+		if (strcmp(cordon_context_tier_name(ctx, i), "down") != 0)
+			continue;
+		ck_assert_int_eq(cordon_context_probe_tier(ctx, i, &rep, NULL), 0);
+		ck_assert(!cordon_probe_report_available(rep));
+		ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_REMOTE);
+		ck_assert_str_eq(cordon_probe_report_reason(rep), "switched off");
+		cordon_probe_report_free(rep);
+	}
+
+	cordon_request *req = cordon_request_new("untrusted");
+	cordon_sandbox *sb = NULL;
+	r = cordon_sandbox_open(ctx, req, &sb, &err);
+	ck_assert_msg(r == 0, "open: %s", cordon_error_get_message(err));
+	ck_assert_str_eq(cordon_sandbox_tier(sb), "vm");
+	ck_assert_int_eq(cordon_sandbox_containment(sb), CORDON_CONTAINMENT_MICROVM);
+	const char *argv[] = { "echo", "through", "the", "ABI", NULL };
+	cordon_result *res = NULL;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, NULL, &res, NULL), 0);
+	size_t len = 0;
+	const char *out = cordon_result_output(res, 1, &len);
+	ck_assert_str_eq(out, "through the ABI\n");
+	ck_assert_int_eq(cordon_result_exit_code(res), 0);
+	cordon_result_free(res);
+	cordon_sandbox_close(sb);
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+	testutil_rmtree(dir);
+}
+END_TEST
+
 /* ---- the directory -------------------------------------------------------------- */
 
 START_TEST(test_relative_dir)
@@ -602,6 +662,7 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, test_fake_probe_from_config);
 	tcase_add_test(tc, test_fake_bad_config);
 	tcase_add_test(tc, test_fake_run_and_files);
+	tcase_add_test(tc, test_fake_through_public_api);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("directory");
 	tcase_add_test(tc, test_relative_dir);
