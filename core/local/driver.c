@@ -511,8 +511,12 @@ static void run_finish(run_io *io, const spawn_child *c, run_end end,
 		       cordon_plugin_run_status *st)
 {
 	siginfo_t si = { 0 };
-	if (end != RUN_EXITED)
+	if (end != RUN_EXITED) {
 		kill(-c->pid, SIGKILL);
+		/* The leader too, by pid, should the group kill ever fail: the
+		 * reap below must not wait for a live process. */
+		kill(c->pid, SIGKILL);
+	}
 	/* Not reaped yet: the group id cannot be reused while we kill by it. */
 	wait_leader(c->pid, WNOWAIT, &si);
 	kill(-c->pid, SIGKILL);

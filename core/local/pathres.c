@@ -138,29 +138,32 @@ static int walk_step(walk *w, const char *name, const char *after)
 static int walk_last(walk *w, const char *name, int flags, mode_t mode, int *ret_fd)
 {
 	int fd = openat(walk_cur(w), name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	int e = errno;
 	if (fd >= 0 && (flags & O_PATH)) {
 		/* O_PATH|O_NOFOLLOW opens a link itself instead of failing. */
 		struct stat st;
-		if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
-			close(fd);
-			fd = -1;
-			errno = ELOOP;
+		if (fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
+			*ret_fd = fd;
+			return 1;
 		}
-	}
-	if (fd >= 0) {
+		close(fd);
+		fd = -1;
+		e = ELOOP;
+	} else if (fd >= 0) {
 		*ret_fd = fd;
 		return 1;
 	}
-	if (errno != ELOOP)
-		return -errno;
-	/* A link (or it became one): read the inode we open now, not a name. */
+	/* O_NOFOLLOW meets a link as ELOOP, or as ENOTDIR with O_DIRECTORY. */
+	if (e != ELOOP && e != ENOTDIR)
+		return -e;
+	/* Read the link from the inode we open now, not from a name. */
 	int lfd = openat(walk_cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (lfd < 0)
 		return -errno;
 	struct stat st;
 	int r = fstat(lfd, &st) < 0 ? -errno : 0;
 	if (r == 0)
-		r = S_ISLNK(st.st_mode) ? walk_splice(w, lfd, "") : -ELOOP;
+		r = S_ISLNK(st.st_mode) ? walk_splice(w, lfd, "") : -e;
 	close(lfd);
 	return r;
 }
@@ -240,11 +243,34 @@ static int via_walk(int root_fd, const char *path, int flags, mode_t mode)
 	return r;
 }
 
+/* True when the path's own ".." components climb above where it starts,
+ * before any link is looked at ("a/../../b", "../x"). */
+static bool climbs_lexically(const char *path)
+{
+	int depth = 0;
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		const char *end = strchrnul(p, '/');
+		size_t n = (size_t)(end - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return true;
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p = end;
+	}
+	return false;
+}
+
 int pathres_open(int root_fd, const char *path, int flags, mode_t mode)
 {
 	path = dot_if_empty(path);
 	if (strlen(path) >= PATH_MAX)
 		return -ENAMETOOLONG;
+	if (path[0] == '/' || climbs_lexically(path))
+		return -EXDEV;
 	pathres_method m = pathres_effective_method();
 	if (m == PATHRES_WALK)
 		return via_walk(root_fd, path, flags, mode);

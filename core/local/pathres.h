@@ -6,6 +6,8 @@
  *
  * Semantics are those of openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS):
  *  - absolute paths, and ".." that would climb above the root, fail -EXDEV;
+ *    a path whose own ".." components climb above its start ("a/../../b")
+ *    fails -EXDEV before any lookup, whether "a" exists or what it links to;
  *  - symbolic links are followed only while they stay beneath the root: an
  *    absolute target, or a relative one that climbs out, fails -EXDEV,
  *    whether the target exists or not (a dangling link never leads out);
