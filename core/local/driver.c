@@ -8,9 +8,11 @@
  *   it with only the core's environment, in a new session and process group,
  *   with nothing inherited beyond 0-2, rlimits where limits map to them, and
  *   the whole group killed when the run ends, times out or is cancelled.
- * confine: kernel -> the kernel tier (namespaces, seccomp, Landlock). Not
- *   implemented yet: it probes unavailable and refuses to open or run, so
- *   kernel-tier work never runs unconfined.
+ * confine: kernel -> the kernel tier (namespaces, read-only host, seccomp,
+ *   Landlock, limits, an init as pid 1): kernel.c and the modules it names.
+ *   Same sandbox root and file operations; runs go through kernel_spawn and
+ *   kernel_finish. A host that cannot confine probes unavailable and refuses
+ *   to open, so kernel-tier work never runs unconfined.
  *
  * Limits of the process jail (what the kernel tier closes):
  *  - the work runs with the host user's rights outside the root: the jail
@@ -29,6 +31,7 @@
 #include "cfgtree.h"
 #include "context.h"
 #include "fsops.h"
+#include "kernel.h"
 #include "pathres.h"
 #include "spawn.h"
 
@@ -61,6 +64,7 @@
 
 typedef struct local_tier {
 	bool kernel;
+	cordon_plugin_limits limits; /* the tier's policy limits (the kernel probe checks them) */
 } local_tier;
 
 typedef struct local_sandbox {
@@ -69,6 +73,7 @@ typedef struct local_sandbox {
 	int tmp_parent_fd; /* the private root's parent, or -1 for a workspace */
 	char tmp_name[64];
 	spawn_plan base;   /* rlimits and default steps, copied per run */
+	confine_sandbox *kernel; /* confine: kernel (kernel.c), else NULL */
 } local_sandbox;
 
 static const cordon_plugin_config_key local_keys[] = {
@@ -119,6 +124,8 @@ static int local_configure(void *data, const cordon_plugin_config *cfg, void **r
 	if (!t)
 		return -ENOMEM;
 	t->kernel = kernel;
+	if (H->config_limits)
+		H->config_limits(cfg, &t->limits);
 	*ret_tier = t;
 	return 0;
 }
@@ -133,7 +140,11 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 	const local_tier *t = tier;
 	/* Never more than the weakest level: an unavailable tier provides nothing. */
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
-	if (!t || t->kernel) {
+	if (t && t->kernel) {
+		kernel_probe(&t->limits, ret);
+		return 0;
+	}
+	if (!t) {
 		ret->available = 0;
 		snprintf(ret->reason, sizeof(ret->reason), "%s", kernel_missing);
 		return 0;
@@ -228,6 +239,7 @@ static void local_close(void *sandbox)
 	local_sandbox *sb = sandbox;
 	if (!sb)
 		return;
+	confine_sandbox_free(sb->kernel);
 	if (sb->root_fd >= 0)
 		close(sb->root_fd);
 	if (sb->null_fd >= 0)
@@ -249,7 +261,7 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		      cordon_plugin_error *err)
 {
 	const local_tier *t = tier;
-	if (!t || t->kernel)
+	if (!t)
 		return refuse_kernel(err);
 	local_sandbox *sb = calloc(1, sizeof(*sb));
 	if (!sb)
@@ -265,6 +277,8 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	if (r == 0 && ((r = spawn_fd_above_stdio(&sb->root_fd)) < 0 ||
 		       (r = spawn_fd_above_stdio(&sb->null_fd)) < 0))
 		r = fd_fail(err, r, "fcntl");
+	if (r == 0 && t->kernel)
+		r = kernel_open(sb->root_fd, &spec->limits, &sb->kernel, err);
 	if (r < 0) {
 		local_close(sb);
 		return r;
@@ -551,7 +565,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 				    "an argv is required");
 	int64_t deadline = now_ms() + (int64_t)(spec->timeout_ms ? spec->timeout_ms : 1);
 	char program[PATH_MAX];
-	int r = find_program(spec, program, sizeof(program), err);
+	/* The kernel tier searches PATH inside the sandbox, in its own view. */
+	int r = sb->kernel ? 0 : find_program(spec, program, sizeof(program), err);
 	if (r < 0)
 		return r;
 
@@ -582,7 +597,14 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	plan.cwd_fd = f.cwd >= 0 ? f.cwd : sb->root_fd;
 	spawn_child child;
 	spawn_failure fail = { NULL, 0 };
-	r = spawn_start(&plan, &child, &fail);
+	confine_child kchild;
+	if (sb->kernel) {
+		r = kernel_spawn(sb->kernel, spec, plan.stdio, &kchild, err);
+		child = (spawn_child){ kchild.pid, kchild.pidfd };
+		kchild.pidfd = -1; /* closed below with child's */
+	} else {
+		r = spawn_start(&plan, &child, &fail);
+	}
 	/* The child has its copies (or is gone): ours would hide EOF. */
 	close_fd(&f.out[1]);
 	close_fd(&f.err[1]);
@@ -591,7 +613,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	if (r < 0) {
 		run_fds_close(&f);
 		free(io);
-		return spawn_error(err, r, &fail, spec->argv[0]);
+		return sb->kernel ? r : spawn_error(err, r, &fail, spec->argv[0]);
 	}
 	if (spec->port && sink->address) {
 		char addr[32];
@@ -604,6 +626,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	f.out[0] = f.err[0] = f.in[1] = -1;
 	run_end end = run_loop(io, &child, spec->cancel_fd, deadline);
 	run_finish(io, &child, end, ret);
+	/* The init's status is not the work's: kernel.c reads what it reported. */
+	int kr = sb->kernel ? kernel_finish(&kchild, ret, spec->argv[0], err) : 0;
 	close_fd(&io->out);
 	close_fd(&io->err);
 	close_fd(&io->in);
@@ -615,7 +639,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		return H->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "run_failed",
 				    "waiting for '%.256s' failed; the work was killed",
 				    spec->argv[0]);
-	return 0;
+	return kr;
 }
 
 /* ---- file operations ------------------------------------------------------------------- */

@@ -19,6 +19,7 @@
  * Built as a static executable: it runs where the host's libraries may not
  * be reachable and must not depend on the sandbox's view of them.
  */
+#define _GNU_SOURCE 1
 #include "nsinit-proto.h"
 
 #include <errno.h>
@@ -52,8 +53,8 @@ static void report(uint32_t kind, int32_t value, int32_t step)
 
 /* The work's side of the fork: the last confinement steps, then execve. */
 static void __attribute__((noreturn))
-work(const char *path, char **argv, char **envp, bool landlock, unsigned short insns,
-     const sigset_t *oldmask)
+work(const char *path, char **argv, char **envp, bool landlock, bool probe,
+     unsigned short insns, const sigset_t *oldmask)
 {
 	int step = NSINIT_STEP_SETSID;
 	/* Its own session: no controlling terminal, and a process group the
@@ -74,7 +75,13 @@ work(const char *path, char **argv, char **envp, bool landlock, unsigned short i
 	struct sock_fprog prog = { .len = insns, .filter = bpf };
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
 		goto fail;
-	execve(path, argv, envp);
+	if (probe)
+		_exit(0); /* every step held: that is all a probe asks */
+	/* A bare name is searched in the work's own PATH, in the sandbox's view. */
+	if (strchr(path, '/'))
+		execve(path, argv, envp);
+	else
+		execvpe(path, argv, envp);
 	step = NSINIT_STEP_EXEC;
 fail:
 	report(NSINIT_REC_EXEC_FAILED, errno, step);
@@ -143,6 +150,7 @@ int main(int argc, char **argv, char **envp)
 		return 126;
 	}
 	bool landlock = strchr(argv[1], 'L') != NULL;
+	bool probe = strchr(argv[1], 'P') != NULL;
 	fcntl(NSINIT_FD_STATUS, F_SETFD, FD_CLOEXEC);
 	fcntl(NSINIT_FD_LIFELINE, F_SETFD, FD_CLOEXEC);
 	/* Nothing in the sandbox may read or write this process's memory. */
@@ -165,7 +173,7 @@ int main(int argc, char **argv, char **envp)
 	report(NSINIT_REC_STARTED, 0, 0);
 	pid_t pid = fork();
 	if (pid == 0)
-		work(argv[2], argv + 3, envp, landlock, insns, &oldmask);
+		work(argv[2], argv + 3, envp, landlock, probe, insns, &oldmask);
 	if (pid < 0) {
 		report(NSINIT_REC_EXEC_FAILED, errno, NSINIT_STEP_FORK);
 		return 126;

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kernel tier of the local driver: probe, open, run hooks (kernel.h). */
+#include "config.h"
+
+#include "kernel.h"
+#include "context.h"
+#include "landlock.h"
+#include "seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define H (&cordon_host_services)
+
+/* How long a probe's trial launch may take before the tier counts as broken. */
+#define PROBE_TIMEOUT_MS 10000
+
+static int read_sysctl(const char *path, long *ret)
+{
+	g_autofree char *text = NULL;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return -ENOENT;
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (end == text)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static bool am_root(void)
+{
+	return geteuid() == 0;
+}
+
+/* What the host lacks, in words, before any launch is tried. */
+static bool missing_mechanism(char *why, size_t len)
+{
+	long v;
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL) {
+		snprintf(why, len, "the kernel has no seccomp (CONFIG_SECCOMP)");
+		return true;
+	}
+	if (access("/proc/self/ns/user", F_OK) < 0) {
+		snprintf(why, len, "the kernel has no user namespaces (CONFIG_USER_NS)");
+		return true;
+	}
+	if (read_sysctl("/proc/sys/user/max_user_namespaces", &v) == 0 && v == 0) {
+		snprintf(why, len, "user namespaces are disabled (user.max_user_namespaces = 0)");
+		return true;
+	}
+	if (!am_root() && read_sysctl("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 &&
+	    v == 0) {
+		snprintf(why, len, "unprivileged user namespaces are disabled "
+			 "(kernel.unprivileged_userns_clone = 0)");
+		return true;
+	}
+	if (!am_root() &&
+	    read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1) {
+		snprintf(why, len, "AppArmor restricts unprivileged user namespaces "
+			 "(kernel.apparmor_restrict_unprivileged_userns = 1)");
+		return true;
+	}
+	const char *what = NULL;
+	int fd = seccomp_filter_fd(&what);
+	if (fd < 0) {
+		snprintf(why, len, "the seccomp filter cannot be built (%s): %s", what ? what : "?",
+			 g_strerror(-fd));
+		return true;
+	}
+	return false;
+}
+
+/* Runs the whole launch once, with the init's child stopping right after
+ * its last confinement step (seccomp), in a throwaway workspace. */
+static int trial_launch(const cordon_plugin_limits *limits, char *why, size_t len)
+{
+	g_autoptr(GError) gerr = NULL;
+	g_autofree char *dir = g_dir_make_tmp("cordon-probe-XXXXXX", &gerr);
+	if (!dir) {
+		snprintf(why, len, "cannot make a probe directory: %s", gerr->message);
+		return -EIO;
+	}
+	int root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	confine_sandbox *s = NULL;
+	int r = root < 0 || null < 0 ? -errno : confine_sandbox_new(root, limits, &s, why, len);
+	if (root < 0 || null < 0)
+		snprintf(why, len, "cannot open the probe directory: %s", g_strerror(-r));
+	if (r == 0) {
+		static const char *const argv[] = { "true", NULL };
+		static const char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
+		confine_request req = {
+			.argv = argv, .envp = envp, .stdin_fd = null, .stdout_fd = null,
+			.stderr_fd = null, .probe = true,
+		};
+		confine_child c;
+		r = confine_spawn(s, &req, &c, why, len);
+		if (r == 0) {
+			struct pollfd pfd = { c.pidfd, POLLIN, 0 };
+			bool killed = poll(&pfd, 1, PROBE_TIMEOUT_MS) <= 0;
+			if (killed)
+				confine_child_kill(&c);
+			siginfo_t si;
+			while (waitid(P_PID, (id_t)c.pid, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+				;
+			cordon_plugin_run_status st = { .size = sizeof(st) };
+			bool exec_failed;
+			r = confine_child_finish(&c, killed, &st, &exec_failed, why, len);
+			if (r == 0 && (killed || !(st.flags & CORDON_PLUGIN_RUN_EXITED) || st.exit_code)) {
+				snprintf(why, len, "the trial launch did not complete (%s)",
+					 killed ? "timed out" : "the init's child failed");
+				r = -EIO;
+			}
+			confine_child_release(&c);
+		}
+		confine_sandbox_free(s);
+	}
+	if (root >= 0)
+		close(root);
+	if (null >= 0)
+		close(null);
+	g_rmdir(dir);
+	return r;
+}
+
+void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
+{
+	char why[CORDON_PLUGIN_REASON_MAX - 64] = "";
+	ret->available = 0;
+	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
+	if (missing_mechanism(why, sizeof(why))) {
+		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
+		return;
+	}
+	limits_plan lp;
+	if (limits_plan_make(limits, &lp, why, sizeof(why)) < 0) {
+		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
+		return;
+	}
+	if (trial_launch(limits, why, sizeof(why)) < 0) {
+		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
+		return;
+	}
+	char lim[256];
+	limits_plan_describe(&lp, lim, sizeof(lim));
+	int abi = landlock_abi();
+	size_t denied;
+	seccomp_filter_deny_list(&denied);
+	ret->available = 1;
+	ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
+	snprintf(ret->reason, sizeof(ret->reason),
+		 "user, mount, pid, net, ipc, uts and cgroup namespaces; read-only host; "
+		 "seccomp (%zu calls refused, %zu BPF instructions); Landlock %s%d (%s); "
+		 "no capabilities, no_new_privs, %s; limits: %s",
+		 denied, seccomp_filter_insns(), abi > 0 ? "ABI " : "absent, ABI ", abi,
+		 landlock_describe(abi),
+		 am_root() ? "work runs as host uid 65534" : "work runs as the caller's uid", lim);
+}
+
+int kernel_open(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
+		cordon_plugin_error *err)
+{
+	char why[512];
+	int r = confine_sandbox_new(root_fd, limits, ret, why, sizeof(why));
+	if (r == -EPERM)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
+				    "kernel tier: %s", why);
+	if (r < 0)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "tier_unavailable",
+				    "kernel tier: %s", why);
+	return 0;
+}
+
+int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const int stdio[3],
+		 confine_child *ret, cordon_plugin_error *err)
+{
+	confine_request req = {
+		.argv = spec->argv,
+		.envp = spec->envp,
+		.workdir = spec->workdir,
+		.stdin_fd = stdio[0],
+		.stdout_fd = stdio[1],
+		.stderr_fd = stdio[2],
+		.port = spec->port,
+	};
+	char why[512];
+	int r = confine_spawn(k, &req, ret, why, sizeof(why));
+	if (r < 0)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+				    "cannot start '%.256s' in the kernel tier: %s", spec->argv[0], why);
+	return 0;
+}
+
+int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,
+		  cordon_plugin_error *err)
+{
+	bool killed = st->flags & (CORDON_PLUGIN_RUN_TIMED_OUT | CORDON_PLUGIN_RUN_CANCELLED);
+	cordon_plugin_run_status work = { .size = sizeof(work) };
+	bool exec_failed = false;
+	char why[512];
+	int r = confine_child_finish(c, killed, &work, &exec_failed, why, sizeof(why));
+	confine_child_release(c);
+	if (r < 0 && exec_failed)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+				    "cannot execute '%.256s': %s", argv0, g_strerror(-r));
+	if (r < 0)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "run_failed",
+				    "'%.256s': %s", argv0, why);
+	st->flags = (st->flags & (CORDON_PLUGIN_RUN_TIMED_OUT | CORDON_PLUGIN_RUN_CANCELLED)) |
+		    work.flags;
+	st->exit_code = work.exit_code;
+	st->signal = work.signal;
+	return 0;
+}

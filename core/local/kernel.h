@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel tier of the local driver (`confine: kernel`): what driver.c
+ * calls when a tier is configured so. The mechanisms live in confine.c
+ * (namespaces, mounts, identity, the launch), seccomp.c, landlock.c,
+ * limits.c and nsinit.c; docs/tiers/local.md describes them.
+ *
+ * The probe is truthful: it reports `kernel` only after a trial launch on
+ * this host went through every step (namespaces, read-only host, no
+ * capabilities, Landlock where present, seccomp) and otherwise says which
+ * mechanism is missing. Nothing falls back to a weaker run.
+ */
+#pragma once
+
+#include "confine.h"
+
+#include <cordon/plugin.h>
+#include <stdbool.h>
+
+#define KERNEL_HIDDEN __attribute__((visibility("hidden")))
+
+/* Fills ret for a kernel tier whose policy asks for limits (may be NULL).
+ * Never fails: an unavailable tier is a probe result. */
+void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret) KERNEL_HIDDEN;
+
+/* Prepares the kernel tier for a sandbox rooted at root_fd. */
+int kernel_open(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
+		cordon_plugin_error *err) KERNEL_HIDDEN;
+
+/* Starts one run: argv[0] is searched in the work's PATH inside the
+ * sandbox. The stdio fds are the child's ends (borrowed). On success *ret
+ * holds the sandbox init, whose pid and pidfd the run loop watches. */
+int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const int stdio[3],
+		 confine_child *ret, cordon_plugin_error *err) KERNEL_HIDDEN;
+
+/* After the run loop reaped the init: the work's status (exit code or
+ * signal, OOM) replaces the init's in st; timed_out/cancelled flags stay.
+ * Releases the run's resources. Returns 0 or an error (the work could not
+ * be executed, or confinement failed in its last steps). */
+int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,
+		  cordon_plugin_error *err) KERNEL_HIDDEN;

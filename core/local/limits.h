@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Resource limits of the kernel tier: which mechanism enforces each limit on
+ * this host, and the per-run control groups.
+ *
+ *  wall     the host's timer; expiry kills the namespace's init, and with it
+ *           the whole pid namespace
+ *  output   the core's capture caps
+ *  memory   cgroup v2 memory.max (+ swap.max 0), else cgroup v1 (root),
+ *           else RLIMIT_AS per process
+ *  pids     cgroup v2/v1 pids.max, else RLIMIT_NPROC (counted per user
+ *           namespace since Linux 5.14: the sandbox's own processes only)
+ *  cpu      cgroup v2 cpu.max / v1 cpu.cfs_quota_us; no rlimit can cap a
+ *           rate, so without a cgroup a CPU limit makes the tier unavailable
+ *  nofile   RLIMIT_NOFILE          fsize  RLIMIT_FSIZE
+ * A limit no mechanism can enforce makes the tier unavailable with the
+ * reason; nothing runs without a limit it was asked for.
+ */
+#pragma once
+
+#include <cordon/plugin.h>
+#include <linux/limits.h> /* PATH_MAX */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LIMITS_HIDDEN __attribute__((visibility("hidden")))
+
+/* Defaults when neither policy nor request sets a limit (no run is unbounded). */
+#define LIMITS_DEFAULT_MEMORY (4ull << 30)
+#define LIMITS_DEFAULT_PIDS 1024
+#define LIMITS_DEFAULT_NOFILE 1024
+
+typedef enum limit_via {
+	LIMIT_VIA_UNSET = 0,   /* not asked for, no default */
+	LIMIT_VIA_HOST_TIMER,  /* wall */
+	LIMIT_VIA_CORE,        /* output */
+	LIMIT_VIA_CGROUP2,
+	LIMIT_VIA_CGROUP1,
+	LIMIT_VIA_RLIMIT,
+	LIMIT_VIA_IMPOSSIBLE,  /* asked for, cannot be enforced here */
+} limit_via;
+
+enum { LIMITS_CG_MEMORY = 0, LIMITS_CG_PIDS = 1, LIMITS_CG_CPU = 2, LIMITS_CG_COUNT = 3 };
+
+/* What the host offers, detected once per process. */
+typedef struct limits_host {
+	bool v2;                            /* a writable, delegating cgroup v2 directory */
+	char v2_dir[PATH_MAX];
+	bool v2_has[LIMITS_CG_COUNT];
+	bool v1_has[LIMITS_CG_COUNT];       /* writable v1 hierarchy for the controller */
+	char v1_dir[LIMITS_CG_COUNT][PATH_MAX];
+} limits_host;
+
+#define LIMITS_MAX_RLIMITS 8
+
+typedef struct limits_plan {
+	uint64_t value[CORDON_PLUGIN_LIMIT_COUNT];
+	uint32_t set;                       /* bit i: value[i] applies */
+	limit_via via[CORDON_PLUGIN_LIMIT_COUNT];
+	bool cgroup2;                       /* one v2 group per run */
+	bool cgroup1[LIMITS_CG_COUNT];      /* one v1 group per controller per run */
+	struct { int resource; uint64_t value; } rlimits[LIMITS_MAX_RLIMITS];
+	int nrlimits;
+} limits_plan;
+
+/* The host's cgroup facilities (cached; thread-safe). */
+const limits_host *limits_host_get(void) LIMITS_HIDDEN;
+/* Test hook: forget the cgroup facilities (as on a host without them). */
+void limits_host_disable_cgroups(bool disable) LIMITS_HIDDEN;
+
+/* Decides how each limit is enforced. Returns 0, or -EPERM with a reason in
+ * why when a limit asked for cannot be enforced on this host. */
+int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *why,
+		     size_t whylen) LIMITS_HIDDEN;
+/* "wall: host timer; memory 4294967296: cgroup v1; ..." into buf. */
+void limits_plan_describe(const limits_plan *p, char *buf, size_t len) LIMITS_HIDDEN;
+const char *limits_via_name(limit_via v) LIMITS_HIDDEN;
+
+/* The control groups of one run. */
+typedef struct limits_cgroup {
+	int ndirs;
+	char dirs[LIMITS_CG_COUNT][PATH_MAX];
+	int procs_fd[LIMITS_CG_COUNT];      /* cgroup.procs, written with the init's pid */
+	int events_fd;                      /* memory.events (v2) or memory.oom_control (v1), or -1 */
+	bool v2;
+} limits_cgroup;
+
+/* Creates the run's groups with the plan's values and opens their
+ * cgroup.procs. Returns 0 or a negative errno with a reason in why. */
+int limits_cgroup_create(const limits_plan *p, limits_cgroup *cg, char *why,
+			 size_t whylen) LIMITS_HIDDEN;
+/* True when the kernel's OOM killer killed a process of the run. */
+bool limits_cgroup_oom_killed(const limits_cgroup *cg) LIMITS_HIDDEN;
+/* Removes the groups (after every process of the run is gone). */
+void limits_cgroup_destroy(limits_cgroup *cg) LIMITS_HIDDEN;

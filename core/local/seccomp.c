@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The kernel tier's seccomp deny list, built with libseccomp (seccomp.h). */
+#include "config.h"
+
+#include "seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <pthread.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+#ifndef CLONE_NEWCGROUP
+#define CLONE_NEWCGROUP 0x02000000
+#endif
+#ifndef TIOCLINUX
+#define TIOCLINUX 0x541C
+#endif
+
+/* Every row says which attack it closes; docs/tiers/local.md is generated
+ * from the same words. References: threat model §1 (Docker's blocked list)
+ * and §3 (E-numbers). */
+static const seccomp_deny_entry deny_list[] = {
+	/* Kernel keyring: not namespaced, shared with the host (E6). */
+	{ "add_key", -1, SECCOMP_DENY_ALWAYS, "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
+	{ "keyctl", -1, SECCOMP_DENY_ALWAYS, "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
+	{ "request_key", -1, SECCOMP_DENY_ALWAYS, "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
+	/* eBPF and tracing. */
+	{ "bpf", -1, SECCOMP_DENY_ALWAYS, "eBPF verifier bugs are a standing kernel-exploit path (E9)" },
+	{ "perf_event_open", -1, SECCOMP_DENY_ALWAYS, "host information leaks and a large kernel surface (E8)" },
+	{ "lookup_dcookie", -1, SECCOMP_DENY_ALWAYS, "kernel profiling interface, leaks host paths" },
+	/* Time is not namespaced the way the work could change it. */
+	{ "clock_adjtime", -1, SECCOMP_DENY_ALWAYS, "changes the host clock" },
+	{ "clock_settime", -1, SECCOMP_DENY_ALWAYS, "changes the host clock" },
+	{ "settimeofday", -1, SECCOMP_DENY_ALWAYS, "changes the host clock" },
+	{ "stime", -1, SECCOMP_DENY_ALWAYS, "changes the host clock (32-bit ABIs)" },
+	/* Namespaces: a nested user namespace hands the work CAP_SYS_ADMIN over
+	 * large kernel surfaces (E10, flatpak CVE-2021-41133). */
+	{ "setns", -1, SECCOMP_DENY_ALWAYS, "joins another namespace (E10)" },
+	{ "unshare", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: creates namespaces, nested user namespaces give CAP_SYS_ADMIN over kernel surfaces (E10)" },
+	{ "clone", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: as unshare (E10)" },
+	{ "clone3", -1, SECCOMP_DENY_ENOSYS, "its flags sit behind a pointer seccomp cannot read; ENOSYS makes libc fall back to clone (E10, moby#42681)" },
+	/* Kernel modules (E12). */
+	{ "init_module", -1, SECCOMP_DENY_ALWAYS, "loads kernel code (E12)" },
+	{ "finit_module", -1, SECCOMP_DENY_ALWAYS, "loads kernel code (E12)" },
+	{ "delete_module", -1, SECCOMP_DENY_ALWAYS, "unloads kernel code (E12)" },
+	{ "create_module", -1, SECCOMP_DENY_ALWAYS, "obsolete module interface (E12)" },
+	{ "query_module", -1, SECCOMP_DENY_ALWAYS, "obsolete module interface (E12)" },
+	{ "get_kernel_syms", -1, SECCOMP_DENY_ALWAYS, "obsolete module interface, leaks kernel addresses" },
+	/* NUMA memory policy: host-wide effects without CAP_SYS_NICE. */
+	{ "get_mempolicy", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: host memory topology, blocked by Docker's profile" },
+	{ "set_mempolicy", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: blocked by Docker's profile" },
+	{ "mbind", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: blocked by Docker's profile" },
+	{ "move_pages", -1, SECCOMP_DENY_ALWAYS, "moves other processes' pages between NUMA nodes" },
+	{ "migrate_pages", -1, SECCOMP_DENY_ALWAYS, "moves other processes' pages between NUMA nodes" },
+	{ "set_mempolicy_home_node", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: as set_mempolicy" },
+	/* I/O privilege. */
+	{ "ioperm", -1, SECCOMP_DENY_ALWAYS, "raw I/O port access" },
+	{ "iopl", -1, SECCOMP_DENY_ALWAYS, "raw I/O port access" },
+	/* Reaching into other processes (E5). */
+	{ "ptrace", -1, SECCOMP_DENY_ALWAYS, "inspects and controls other processes, historic seccomp bypass (E5)" },
+	{ "process_vm_readv", -1, SECCOMP_DENY_ALWAYS, "reads another process's memory (E5)" },
+	{ "process_vm_writev", -1, SECCOMP_DENY_ALWAYS, "writes another process's memory (E5)" },
+	{ "kcmp", -1, SECCOMP_DENY_ALWAYS, "compares other processes' kernel objects, leaks kernel pointers ordering (E5)" },
+	{ "pidfd_getfd", -1, SECCOMP_DENY_ALWAYS, "steals a file descriptor from another process" },
+	{ "process_madvise", -1, SECCOMP_DENY_ALWAYS, "acts on another process's memory" },
+	/* Kexec and reboot. */
+	{ "kexec_load", -1, SECCOMP_DENY_ALWAYS, "replaces the running kernel" },
+	{ "kexec_file_load", -1, SECCOMP_DENY_ALWAYS, "replaces the running kernel" },
+	{ "reboot", -1, SECCOMP_DENY_ALWAYS, "reboots the host, or the pid namespace" },
+	/* Mounts, old and new API (E13; flatpak CVE-2021-41133 missed the new one). */
+	{ "mount", -1, SECCOMP_DENY_ALWAYS, "changes the mount table (E13)" },
+	{ "umount", -1, SECCOMP_DENY_ALWAYS, "uncovers masked paths (E13)" },
+	{ "umount2", -1, SECCOMP_DENY_ALWAYS, "uncovers masked paths (E13)" },
+	{ "pivot_root", -1, SECCOMP_DENY_ALWAYS, "changes the root (E13)" },
+	{ "chroot", -1, SECCOMP_DENY_ALWAYS, "Landlock does not restrict it (E13)" },
+	{ "fsopen", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13, CVE-2022-0185 was reached through fsconfig)" },
+	{ "fsconfig", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13, CVE-2022-0185)" },
+	{ "fsmount", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13)" },
+	{ "fspick", -1, SECCOMP_DENY_ALWAYS, "new mount API: reconfigures an existing superblock (E13)" },
+	{ "move_mount", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13)" },
+	{ "open_tree", -1, SECCOMP_DENY_ALWAYS, "new mount API: clones mounts, may reveal what masks cover (E13)" },
+	{ "open_tree_attr", 467, SECCOMP_DENY_ALWAYS, "new mount API (Linux 6.15) (E13)" },
+	{ "mount_setattr", -1, SECCOMP_DENY_ALWAYS, "new mount API: changes mount flags (E13)" },
+	/* File handles: the "shocker" breakout (E14). */
+	{ "open_by_handle_at", -1, SECCOMP_DENY_ALWAYS, "opens files by handle, bypassing the mount view (E14)" },
+	{ "name_to_handle_at", -1, SECCOMP_DENY_ALWAYS, "produces handles for open_by_handle_at (E14)" },
+	/* Quota and swap. */
+	{ "quotactl", -1, SECCOMP_DENY_ALWAYS, "host quota administration" },
+	{ "quotactl_fd", -1, SECCOMP_DENY_ALWAYS, "host quota administration" },
+	{ "swapon", -1, SECCOMP_DENY_ALWAYS, "host swap administration" },
+	{ "swapoff", -1, SECCOMP_DENY_ALWAYS, "host swap administration" },
+	{ "acct", -1, SECCOMP_DENY_ALWAYS, "host process accounting" },
+	/* Obsolete interfaces: poorly tested code. */
+	{ "nfsservctl", -1, SECCOMP_DENY_ALWAYS, "obsolete" },
+	{ "sysfs", -1, SECCOMP_DENY_ALWAYS, "obsolete" },
+	{ "_sysctl", -1, SECCOMP_DENY_ALWAYS, "obsolete" },
+	{ "uselib", -1, SECCOMP_DENY_ALWAYS, "obsolete, historic exploit vector" },
+	{ "ustat", -1, SECCOMP_DENY_ALWAYS, "obsolete" },
+	{ "vm86", -1, SECCOMP_DENY_ALWAYS, "obsolete, 32-bit only" },
+	{ "vm86old", -1, SECCOMP_DENY_ALWAYS, "obsolete, 32-bit only" },
+	/* Exploit helpers (E7, E11). */
+	{ "userfaultfd", -1, SECCOMP_DENY_ALWAYS, "widens kernel race windows for exploits (E7)" },
+	{ "io_uring_setup", -1, SECCOMP_DENY_ALWAYS, "io_uring operations bypass seccomp; disabled by Google production (E11)" },
+	{ "io_uring_enter", -1, SECCOMP_DENY_ALWAYS, "io_uring (E11)" },
+	{ "io_uring_register", -1, SECCOMP_DENY_ALWAYS, "io_uring (E11)" },
+	/* Host information and terminals. */
+	{ "syslog", -1, SECCOMP_DENY_ALWAYS, "reads the host kernel log" },
+	{ "vhangup", -1, SECCOMP_DENY_ALWAYS, "hangs up the terminal" },
+	{ "fanotify_init", -1, SECCOMP_DENY_ALWAYS, "filesystem-wide event monitoring" },
+	{ "ioctl", -1, SECCOMP_DENY_ARGS, "TIOCSTI and TIOCLINUX inject input into a terminal (E4, CVE-2017-5226, CVE-2023-28100); compared on 32 bits (CVE-2019-10063)" },
+	{ "personality", -1, SECCOMP_DENY_ARGS, "anything but PER_LINUX, PER_LINUX32, UNAME26 and the query: READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE weaken exploit mitigations (E15)" },
+	{ "socket", -1, SECCOMP_DENY_ARGS, "families other than unix, inet, inet6 and netlink (fails EAFNOSUPPORT): rare families autoload buggy modules (E12), vsock reaches a hypervisor past the network namespace" },
+};
+
+const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n)
+{
+	*ret_n = sizeof(deny_list) / sizeof(deny_list[0]);
+	return deny_list;
+}
+
+/* Namespace-creating flags; CLONE_NEWTIME shares its bit with CSIGNAL in
+ * clone(2) (exit signals stay below 128), so it is refused there too. */
+static const uint64_t ns_flags[] = {
+	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
+	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
+/* clone's flags are its first argument except on s390. */
+#if defined(__s390__) || defined(__s390x__)
+#define CLONE_FLAGS_ARG 1
+#else
+#define CLONE_FLAGS_ARG 0
+#endif
+
+static int add_flag_rules(scmp_filter_ctx ctx, int nr, unsigned arg)
+{
+	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
+		struct scmp_arg_cmp c = { arg, SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i] };
+		int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* The kernel reads ioctl's request as 32 bits: compare only those, so high
+ * bits set by the caller cannot slip past (CVE-2019-10063). */
+static int add_ioctl_rules(scmp_filter_ctx ctx, int nr)
+{
+	static const uint64_t cmds[] = { TIOCSTI, TIOCLINUX };
+	for (size_t i = 0; i < 2; i++) {
+		struct scmp_arg_cmp c = { 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, cmds[i] };
+		int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* personality: allowed are 0 (PER_LINUX), 8 (PER_LINUX32), 0x20000
+ * (UNAME26), 0x20008 and the query 0xffffffff. libseccomp takes one
+ * comparison per argument and rule, so the complement is spelled out:
+ *  - any of bits 32..63 set (the kernel truncates; refuse rather than guess);
+ *  - with bit 31 clear, any bit other than 3 and 17 set;
+ *  - with bit 31 set, any of bits 0..30 clear (only the query has bit 31). */
+static int add_personality_rules(scmp_filter_ctx ctx, int nr)
+{
+	const uint64_t b31 = 1ull << 31;
+	struct scmp_arg_cmp hi = { 0, SCMP_CMP_GT, 0xffffffffu, 0 };
+	int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &hi);
+	for (unsigned b = 0; r >= 0 && b < 31; b++) {
+		uint64_t bit = 1ull << b;
+		if (b != 3 && b != 17) {
+			struct scmp_arg_cmp set = { 0, SCMP_CMP_MASKED_EQ, bit | b31, bit };
+			r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &set);
+		}
+		if (r >= 0) {
+			struct scmp_arg_cmp clear = { 0, SCMP_CMP_MASKED_EQ, bit | b31, b31 };
+			r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &clear);
+		}
+	}
+	return r;
+}
+
+/* socket: only AF_UNIX (1), AF_INET (2), AF_INET6 (10), AF_NETLINK (16).
+ * Every other value, upper bits included, matches one of these rules. */
+static int add_socket_rules(scmp_filter_ctx ctx, int nr)
+{
+	const uint32_t act = SCMP_ACT_ERRNO(EAFNOSUPPORT);
+	struct scmp_arg_cmp ge = { 0, SCMP_CMP_GE, 17, 0 };
+	int r = seccomp_rule_add_array(ctx, act, nr, 1, &ge);
+	for (uint64_t f = 0; r >= 0 && f < 16; f++) {
+		if (f == AF_UNIX || f == AF_INET || f == AF_INET6)
+			continue;
+		struct scmp_arg_cmp eq = { 0, SCMP_CMP_EQ, f, 0 };
+		r = seccomp_rule_add_array(ctx, act, nr, 1, &eq);
+	}
+	return r;
+}
+
+static int add_entry(scmp_filter_ctx ctx, const seccomp_deny_entry *e)
+{
+	int nr = seccomp_syscall_resolve_name(e->name);
+	if (nr == __NR_SCMP_ERROR)
+		nr = e->fallback_nr;
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* not a call of this architecture: nothing to refuse */
+	switch (e->kind) {
+	case SECCOMP_DENY_ALWAYS:
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	case SECCOMP_DENY_ENOSYS:
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	case SECCOMP_DENY_ARGS:
+		break;
+	}
+	if (strcmp(e->name, "clone") == 0)
+		return add_flag_rules(ctx, nr, CLONE_FLAGS_ARG);
+	if (strcmp(e->name, "unshare") == 0)
+		return add_flag_rules(ctx, nr, 0);
+	if (strcmp(e->name, "ioctl") == 0)
+		return add_ioctl_rules(ctx, nr);
+	if (strcmp(e->name, "personality") == 0)
+		return add_personality_rules(ctx, nr);
+	if (strcmp(e->name, "socket") == 0)
+		return add_socket_rules(ctx, nr);
+	return -EINVAL; /* an argument rule without code: a bug, fail closed */
+}
+
+/* The x32 ABI shares x86_64's audit architecture and sets bit 30 of the
+ * call number. libseccomp sends those calls to the bad-architecture action
+ * when x32 is not in the filter; check that the program really does, so a
+ * libseccomp that stopped doing it fails the build instead of the sandbox. */
+static bool bpf_refuses_x32(const struct sock_filter *f, size_t n)
+{
+#if defined(__x86_64__)
+	for (size_t i = 0; i < n; i++)
+		if (f[i].code == (BPF_JMP | BPF_JGE | BPF_K) && f[i].k == 0x40000000u)
+			return true;
+	return false;
+#else
+	return true;
+#endif
+}
+
+static size_t built_insns;
+
+static int export_sealed(scmp_filter_ctx ctx, const char **what)
+{
+	int fd = memfd_create("cordon-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0) {
+		*what = "memfd_create";
+		return -errno;
+	}
+	int r = seccomp_export_bpf(ctx, fd);
+	if (r < 0) {
+		*what = "seccomp_export_bpf";
+		close(fd);
+		return r;
+	}
+	off_t len = lseek(fd, 0, SEEK_END);
+	size_t n = len > 0 ? (size_t)len / sizeof(struct sock_filter) : 0;
+	if (n == 0 || n > BPF_MAXINSNS) {
+		*what = "seccomp program size";
+		close(fd);
+		return -E2BIG;
+	}
+	struct sock_filter *prog = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
+	if (prog == MAP_FAILED) {
+		*what = "mmap";
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	bool x32 = bpf_refuses_x32(prog, n);
+	munmap(prog, (size_t)len);
+	if (!x32) {
+		*what = "libseccomp did not refuse x32 system calls";
+		close(fd);
+		return -EPROTO;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		*what = "sealing the seccomp program";
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	built_insns = n;
+	return fd;
+}
+
+int seccomp_filter_build(const char **ret_what)
+{
+	const char *what = "seccomp_init";
+	int r = -ENOMEM;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		goto out;
+	/* Foreign architectures (i386 int 0x80, x32) end the process: no honest
+	 * work in a 64-bit sandbox makes them, and EPERM would let an exploit
+	 * probe. NNP is set by the launcher itself. */
+	what = "seccomp attributes";
+	r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+	if (r >= 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (r >= 0)
+		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	what = "seccomp rules";
+	for (size_t i = 0; r >= 0 && i < sizeof(deny_list) / sizeof(deny_list[0]); i++) {
+		r = add_entry(ctx, &deny_list[i]);
+		if (r < 0)
+			what = deny_list[i].name;
+	}
+	/* Calls newer than this list: ENOSYS, as for a kernel that lacks them,
+	 * so an unknown kernel feature fails closed (E21). */
+	for (int nr = SECCOMP_FILTER_UNKNOWN_FIRST; r >= 0 && nr < SECCOMP_FILTER_UNKNOWN_END; nr++)
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	if (r >= 0)
+		r = export_sealed(ctx, &what);
+out:
+	if (ctx)
+		seccomp_release(ctx);
+	if (r < 0 && ret_what)
+		*ret_what = what;
+	return r;
+}
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int cached_fd = -ENOSYS;
+static const char *cached_what;
+
+static void build_once(void)
+{
+	cached_fd = seccomp_filter_build(&cached_what);
+}
+
+int seccomp_filter_fd(const char **ret_what)
+{
+	pthread_once(&once, build_once);
+	if (cached_fd < 0 && ret_what)
+		*ret_what = cached_what;
+	return cached_fd;
+}
+
+size_t seccomp_filter_insns(void)
+{
+	return built_insns;
+}

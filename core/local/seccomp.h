@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel tier's seccomp filter (docs/tiers/local.md, "The seccomp deny
+ * list"). Built once per process with libseccomp, exported as a classic BPF
+ * program into a sealed memfd, and handed to the namespace init, which
+ * installs it in the work as the last step before execve. Default: allow;
+ * listed calls fail with EPERM (the work continues), clone3 with ENOSYS (so
+ * libc falls back to clone, whose flags the filter can see), calls newer than
+ * this list with ENOSYS, foreign architectures and x32 kill the process.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SECCOMP_HIDDEN __attribute__((visibility("hidden")))
+
+/* How a listed call is refused. */
+typedef enum seccomp_deny_kind {
+	SECCOMP_DENY_ALWAYS = 0,   /* every call, EPERM */
+	SECCOMP_DENY_ENOSYS = 1,   /* every call, ENOSYS */
+	SECCOMP_DENY_ARGS = 2,     /* only some argument values, EPERM */
+} seccomp_deny_kind;
+
+/* One row of the deny list, for the documentation and the tests. */
+typedef struct seccomp_deny_entry {
+	const char *name;     /* system call name */
+	int fallback_nr;      /* its number where libseccomp may not know it; -1: resolve by name */
+	seccomp_deny_kind kind;
+	const char *why;      /* one line: the attack it closes */
+} seccomp_deny_entry;
+
+/* The deny list; *ret_n receives its length. Static data. */
+const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n) SECCOMP_HIDDEN;
+
+/* First system call number the list does not know (newer calls fail ENOSYS
+ * up to SECCOMP_FILTER_UNKNOWN_END). */
+#define SECCOMP_FILTER_UNKNOWN_FIRST 468
+#define SECCOMP_FILTER_UNKNOWN_END 600
+
+/* The process-wide sealed memfd holding the program (close-on-exec; the
+ * caller must not close it), built on first use. Returns the fd or a negative
+ * errno; *ret_what (may be NULL) names the failing step. Thread-safe. */
+int seccomp_filter_fd(const char **ret_what) SECCOMP_HIDDEN;
+
+/* Instructions in the program (0 before the first successful build). */
+size_t seccomp_filter_insns(void) SECCOMP_HIDDEN;
+
+/* Builds the program into a new sealed memfd (what seccomp_filter_fd caches).
+ * Returns the fd or a negative errno. */
+int seccomp_filter_build(const char **ret_what) SECCOMP_HIDDEN;
