@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include "fakectx.h"
+
+#include <errno.h>
+#include <string.h>
+
+typedef struct fake_tier {
+	cordon_containment containment;
+	gint available;
+	char reason[128];
+} fake_tier;
+
+static gint probes;
+
+static int fake_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
+			  cordon_plugin_error *err)
+{
+	const cfg_node *sec = cfg->tier->section;
+	fake_tier *t = g_new0(fake_tier, 1);
+	const cfg_node *n = cfg_map_get(sec, "containment");
+	t->containment = n ? cordon_containment_from_string(n->scalar) : CORDON_CONTAINMENT_PROCESS_JAIL;
+	n = cfg_map_get(sec, "available");
+	t->available = !n || strcmp(n->scalar, "true") == 0;
+	n = cfg_map_get(sec, "reason");
+	g_strlcpy(t->reason, n ? n->scalar : "fake tier", sizeof(t->reason));
+	*ret_tier = t;
+	return 0;
+}
+
+static void fake_unconfigure(void *tier)
+{
+	g_free(tier);
+}
+
+static int fake_probe(void *tier, cordon_plugin_probe *ret)
+{
+	fake_tier *t = tier;
+	g_atomic_int_inc(&probes);
+	ret->available = (uint32_t)g_atomic_int_get(&t->available);
+	ret->containment = t->containment;
+	g_strlcpy(ret->reason, t->reason, sizeof(ret->reason));
+	return 0;
+}
+
+static const cordon_plugin_config_key fake_keys[] = {
+	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 1 },
+	{ "available", CORDON_PLUGIN_CONFIG_BOOL, 0 },
+	{ "reason", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "image", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ NULL, 0, 0 },
+};
+
+static const cordon_plugin_driver fake_driver = {
+	.size = sizeof(cordon_plugin_driver),
+	.name = FAKECTX_DRIVER,
+	.config_keys = fake_keys,
+	.configure = fake_configure,
+	.unconfigure = fake_unconfigure,
+	.probe = fake_probe,
+};
+
+int fakectx_open(const char *policy, cordon_context **ret, cordon_error **reterr)
+{
+	static const cordon_plugin_driver *const drivers[] = { &fake_driver, NULL };
+	cordon_options *o = cordon_options_new();
+	o->builtin_drivers = drivers;
+	int r = cordon_options_set_policy_text(o, policy, strlen(policy), "test.yaml", reterr);
+	if (r >= 0)
+		r = cordon_context_new(o, ret, reterr);
+	cordon_options_free(o);
+	return r;
+}
+
+unsigned fakectx_probe_count(void)
+{
+	return (unsigned)g_atomic_int_get(&probes);
+}
+
+void fakectx_set_available(cordon_context *ctx, const char *tier, bool available)
+{
+	tier_runtime *t = context_find_tier(ctx, tier);
+	g_assert(t && t->state && t->driver->ops.probe == fake_probe);
+	g_atomic_int_set(&((fake_tier *)t->state)->available, available);
+}

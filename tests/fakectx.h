@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* An in-process driver for admission tests and benchmarks: tiers of any
+ * containment and availability, without privileges or plugins. Its keys:
+ *   containment: process-jail ... remote   (what the probe reports)
+ *   available: true | false                 (default true)
+ *   reason: "text"                          (the probe's reason)
+ *   image: "ref"                            (read by image rules) */
+#pragma once
+
+#include "context.h"
+
+#define FAKECTX_DRIVER "tfake"
+
+/* Opens a context for the policy text with the tfake driver registered
+ * next to the built-in ones. */
+int fakectx_open(const char *policy, cordon_context **ret, cordon_error **reterr);
+/* Probes made by tfake tiers so far (all contexts of the process). */
+unsigned fakectx_probe_count(void);
+/* Changes what a tier's next probe reports. */
+void fakectx_set_available(cordon_context *ctx, const char *tier, bool available);
