@@ -447,18 +447,23 @@ static int check_bytes(builder *b)
 		return error_set(b->reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
 				 "%s: the policy is %zu bytes; the limit is %u (1 MiB)", b->name,
 				 b->len, CFG_MAX_BYTES);
-	uint32_t line, col;
-	const char *nul = memchr(b->text, '\0', b->len);
-	if (nul) {
-		position_of_offset(b->text, b->len, (size_t)(nul - b->text), &line, &col);
-		return fail_at(b, "policy_encoding", line, col, NULL, "a NUL byte is not allowed");
-	}
+	/* One pass: g_utf8_validate_len also stops at a NUL byte. */
 	const char *end = NULL;
 	if (!g_utf8_validate_len(b->text, b->len, &end)) {
+		uint32_t line, col;
 		position_of_offset(b->text, b->len, (size_t)(end - b->text), &line, &col);
+		if (!*end)
+			return fail_at(b, "policy_encoding", line, col, NULL,
+				       "a NUL byte is not allowed");
 		return fail_at(b, "policy_encoding", line, col, NULL,
 			       "invalid UTF-8 (byte 0x%02x): the policy must be UTF-8 text",
 			       (unsigned char)*end);
+	}
+	/* libyaml is told the encoding (it would otherwise guess from a BOM);
+	 * a UTF-8 BOM is skipped here so it is not read as a character. */
+	if (b->len >= 3 && memcmp(b->text, "\xef\xbb\xbf", 3) == 0) {
+		b->text += 3;
+		b->len -= 3;
 	}
 	return 0;
 }
