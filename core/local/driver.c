@@ -514,15 +514,19 @@ static void wait_group_gone(pid_t pgid)
 	}
 }
 
-static void wait_leader(pid_t pid, int flags, siginfo_t *si)
+static int wait_leader(pid_t pid, int flags, siginfo_t *si)
 {
-	while (waitid(P_PID, (id_t)pid, si, WEXITED | __WALL | flags) < 0 && errno == EINTR)
+	int r;
+	while ((r = waitid(P_PID, (id_t)pid, si, WEXITED | __WALL | flags)) < 0 && errno == EINTR)
 		;
+	return r < 0 ? -errno : 0;
 }
 
-/* Ends the run: nothing started by the work survives it. */
-static void run_finish(run_io *io, const spawn_child *c, run_end end,
-		       cordon_plugin_run_status *st)
+/* Ends the run: nothing started by the work survives it. Returns -ECHILD when
+ * the host reaped the leader first (SIGCHLD ignored, or a waitpid(-1) reaper):
+ * its status is lost and is not made up. */
+static int run_finish(run_io *io, const spawn_child *c, run_end end,
+		      cordon_plugin_run_status *st)
 {
 	siginfo_t si = { 0 };
 	if (end != RUN_EXITED) {
@@ -531,12 +535,16 @@ static void run_finish(run_io *io, const spawn_child *c, run_end end,
 		 * reap below must not wait for a live process. */
 		kill(c->pid, SIGKILL);
 	}
-	/* Not reaped yet: the group id cannot be reused while we kill by it. */
-	wait_leader(c->pid, WNOWAIT, &si);
+	/* Not reaped yet: the group id cannot be reused while we kill by it.
+	 * (Should the host have reaped it, killed members keep the id taken.) */
+	int r = wait_leader(c->pid, WNOWAIT, &si);
 	kill(-c->pid, SIGKILL);
 	drain(io);
-	wait_leader(c->pid, 0, &si);
+	if (r == 0)
+		r = wait_leader(c->pid, 0, &si);
 	wait_group_gone(c->pid);
+	if (r < 0)
+		return r;
 
 	st->flags = 0;
 	if (si.si_code == CLD_EXITED) {
@@ -550,6 +558,7 @@ static void run_finish(run_io *io, const spawn_child *c, run_end end,
 		st->flags |= CORDON_PLUGIN_RUN_TIMED_OUT;
 	if (end == RUN_CANCELLED)
 		st->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+	return 0;
 }
 
 static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
@@ -625,7 +634,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 			.in_data = spec->stdin_data, .in_left = spec->stdin_len, .sink = sink };
 	f.out[0] = f.err[0] = f.in[1] = -1;
 	run_end end = run_loop(io, &child, spec->cancel_fd, deadline);
-	run_finish(io, &child, end, ret);
+	int fr = run_finish(io, &child, end, ret);
 	/* The init's status is not the work's: kernel.c reads what it reported. */
 	int kr = sb->kernel ? kernel_finish(&kchild, ret, spec->argv[0], err) : 0;
 	close_fd(&io->out);
@@ -639,6 +648,10 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		return H->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "run_failed",
 				    "waiting for '%.256s' failed; the work was killed",
 				    spec->argv[0]);
+	if (fr < 0)
+		return H->error_set(err, -fr, CORDON_PLUGIN_ERROR_TERMINAL, "status_lost",
+				    "the exit status of '%.256s' was lost: the host reaps child "
+				    "processes itself (SIGCHLD ignored?)", spec->argv[0]);
 	return kr;
 }
 

@@ -233,9 +233,8 @@ static pid_t clone_blocked(spawn_plan *p, unsigned long flags, int *ret_pidfd)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* Exit signal 0: the host's SIGCHLD handling (a reaper, SIG_IGN) never
-	 * sees or steals this child; we wait for it with __WALL. */
-	pid_t pid = clone(child_main, stack + sizeof(stack), (int)flags, p, ret_pidfd);
+	pid_t pid = clone(child_main, stack + sizeof(stack), (int)(flags | SIGCHLD), p,
+			  ret_pidfd);
 	int e = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;

@@ -237,6 +237,23 @@ START_TEST(test_stdin)
 }
 END_TEST
 
+/* A host that auto-reaps its children loses the status: an error, not a guess. */
+START_TEST(test_host_ignores_sigchld)
+{
+	signal(SIGCHLD, SIG_IGN);
+	const char *argv[] = { "/bin/sh", "-c", "exit 7", NULL };
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, NULL, &res, &err), -ECHILD);
+	ck_assert_ptr_null(res);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "status_lost");
+	signal(SIGCHLD, SIG_DFL);
+	res = run_in(sb, argv, NULL);
+	ck_assert_int_eq(cordon_result_exit_code(res), 7);
+	cordon_result_free(res);
+}
+END_TEST
+
 /* ---- environment ------------------------------------------------------------------- */
 
 START_TEST(test_env_scrubbed)
@@ -727,6 +744,7 @@ static Suite *local_suite(void)
 	tcase_add_test(tc, test_exit_status);
 	tcase_add_test(tc, test_exec_failure);
 	tcase_add_test(tc, test_stdin);
+	tcase_add_test(tc, test_host_ignores_sigchld);
 	tcase_add_test(tc, test_env_scrubbed);
 	tcase_add_test(tc, test_env_forbidden);
 	tcase_add_test(tc, test_no_inherited_fds);
