@@ -28,7 +28,6 @@
 #include "config.h"
 
 #include "local.h"
-#include "cfgtree.h"
 #include "context.h"
 #include "fsops.h"
 #include "kernel.h"
@@ -85,41 +84,38 @@ static const char kernel_missing[] = "kernel confinement is not implemented yet"
 
 /* ---- configure / probe ------------------------------------------------------------ */
 
-/* The host table's getter, or the section itself while the table lacks it. */
-static int config_confine(const cordon_plugin_config *cfg, const char **ret)
+static int confine_error(const cordon_plugin_config *cfg, cordon_plugin_error *err,
+			 const char *value)
 {
-	if (H->config_string)
-		return H->config_string(cfg, "confine", ret);
-	const cfg_node *n = cfg->tier ? cfg_map_get(cfg->tier->section, "confine") : NULL;
-	if (!n || n->kind != CFG_SCALAR)
-		return 0;
-	*ret = n->scalar;
-	return 1;
+	if (!value)
+		return H->config_error(cfg, "confine", err,
+				       "is required: 'none' (process jail) or 'kernel'");
+	return H->config_error(cfg, "confine", err,
+			       "'%.64s' is neither 'none' (process jail) nor 'kernel'", value);
 }
 
-static int confine_error(const cordon_plugin_config *cfg, cordon_plugin_error *err,
-			 const char *what)
+/* Limits the jail cannot enforce (they need cgroups), named for a reason, or
+ * NULL. Running without them would be a silent downgrade (DESIGN §8.2). */
+static const char *jail_unenforceable(const cordon_plugin_limits *l)
 {
-	static const char msg[] = "must be 'none' (process jail) or 'kernel'";
-	if (H->config_error)
-		return H->config_error(cfg, "confine", err, "%s %s", what, msg);
-	return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "policy_invalid",
-			    "tiers.%s.confine: %s %s", cfg->tier ? cfg->tier->name : "?", what, msg);
+	bool pids = l->set & (1u << CORDON_PLUGIN_LIMIT_PIDS);
+	bool cpu = l->set & (1u << CORDON_PLUGIN_LIMIT_CPU_MILLI);
+	return pids && cpu ? "pids and cpus" : pids ? "pids" : cpu ? "cpus" : NULL;
 }
 
 static int local_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
 			   cordon_plugin_error *err)
 {
 	const char *confine = NULL;
-	if (config_confine(cfg, &confine) <= 0 || !confine)
-		return confine_error(cfg, err, "is required and");
+	if (H->config_string(cfg, "confine", &confine) <= 0 || !confine)
+		return confine_error(cfg, err, NULL);
 	bool kernel;
 	if (strcmp(confine, "none") == 0)
 		kernel = false;
 	else if (strcmp(confine, "kernel") == 0)
 		kernel = true;
 	else
-		return confine_error(cfg, err, "is unknown:");
+		return confine_error(cfg, err, confine);
 	local_tier *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -147,6 +143,14 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 	if (!t) {
 		ret->available = 0;
 		snprintf(ret->reason, sizeof(ret->reason), "%s", kernel_missing);
+		return 0;
+	}
+	const char *cannot = jail_unenforceable(&t->limits);
+	if (cannot) {
+		ret->available = 0;
+		snprintf(ret->reason, sizeof(ret->reason),
+			 "the process jail cannot enforce the tier's %s limit (it needs cgroups: "
+			 "use confine: kernel)", cannot);
 		return 0;
 	}
 	ret->available = 1;
@@ -263,6 +267,11 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	const local_tier *t = tier;
 	if (!t)
 		return refuse_kernel(err);
+	const char *cannot = t->kernel ? NULL : jail_unenforceable(&spec->limits);
+	if (cannot)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
+				    "the process jail cannot enforce a %s limit; it needs a tier "
+				    "with kernel confinement", cannot);
 	local_sandbox *sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return -ENOMEM;

@@ -142,6 +142,67 @@ START_TEST(test_kernel_tier_never_unconfined)
 }
 END_TEST
 
+static int context_from(const char *yaml, cordon_context **ret, cordon_error **err)
+{
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_policy_text(o, yaml, strlen(yaml), "test.yaml", NULL),
+			 0);
+	int r = cordon_context_new(o, ret, err);
+	cordon_options_free(o);
+	return r;
+}
+
+/* pids and cpus need cgroups: a jail configured with them is unavailable, and
+ * a request for them is refused, rather than run without them. */
+START_TEST(test_unenforceable_limits)
+{
+	static const char yaml[] = "cordon: 1\n"
+				   "tiers:\n"
+				   "  jail: {driver: local, confine: none, limits: {pids: 64}}\n"
+				   "trust:\n"
+				   "  trusted: {tiers: [jail]}\n";
+	cordon_context *c = NULL;
+	cordon_error *err = NULL;
+	int r = context_from(yaml, &c, &err);
+	ck_assert_msg(r == 0, "%s", err ? cordon_error_get_message(err) : "?");
+	cordon_probe_report *rep = NULL;
+	ck_assert_int_eq(cordon_context_probe_tier(c, 0, &rep, NULL), 0);
+	ck_assert(!cordon_probe_report_available(rep));
+	ck_assert_ptr_nonnull(strstr(cordon_probe_report_reason(rep), "pids"));
+	cordon_probe_report_free(rep);
+	cordon_context_free(c);
+
+	cordon_request *req = cordon_request_new("trusted");
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_CPU_MILLI, 500, NULL), 0);
+	cordon_sandbox *s = NULL;
+	ck_assert_int_eq(cordon_sandbox_open(ctx, req, &s, &err), -EPERM);
+	ck_assert_ptr_null(s);
+	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err), "cpus"));
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_unenforceable");
+	cordon_request_free(req);
+}
+END_TEST
+
+START_TEST(test_confine_key)
+{
+	static const char *bad[] = {
+		"cordon: 1\ntiers:\n  jail: {driver: local}\ntrust:\n  trusted: {tiers: [jail]}\n",
+		"cordon: 1\ntiers:\n  jail: {driver: local, confine: maybe}\n"
+		"trust:\n  trusted: {tiers: [jail]}\n",
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		cordon_context *c = NULL;
+		cordon_error *err = NULL;
+		ck_assert_int_lt(context_from(bad[i], &c, &err), 0);
+		ck_assert_ptr_null(c);
+		ck_assert_msg(strstr(cordon_error_get_message(err), "confine"), "%s",
+			      cordon_error_get_message(err));
+		ck_assert_int_eq(cordon_error_get_class(err), CORDON_ERROR_INVALID);
+		cordon_error_free(err);
+	}
+}
+END_TEST
+
 /* ---- results ------------------------------------------------------------------------- */
 
 START_TEST(test_run_output)
@@ -740,6 +801,8 @@ static Suite *local_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_kernel_tier_never_unconfined);
+	tcase_add_test(tc, test_unenforceable_limits);
+	tcase_add_test(tc, test_confine_key);
 	tcase_add_test(tc, test_run_output);
 	tcase_add_test(tc, test_exit_status);
 	tcase_add_test(tc, test_exec_failure);
