@@ -877,8 +877,8 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine
 		s->out_uid = s->out_gid = OUTSIDE_NOBODY;
 		s->idmap_userns = make_idmap_userns(st.st_uid, st.st_gid, s->out_uid, s->out_gid);
 		if (s->idmap_userns < 0) {
-			snprintf(why, whylen, "cannot create the user namespace for the workspace "
-				 "id mapping: %s", g_strerror(-s->idmap_userns));
+			snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
+				 "mapping): %s", g_strerror(-s->idmap_userns));
 			return s->idmap_userns;
 		}
 	} else {

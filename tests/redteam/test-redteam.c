@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Red-team suite for the kernel tier (issue 4): real kernel, no mocks.
+ *
+ * Runs tests/redteam/cordon-probe inside `confine: kernel` sandboxes opened
+ * through the public API and checks that every escape it tries fails with
+ * the documented error, that nothing survives a run, a timeout or the death
+ * of the host, that limits contain a fork bomb and a memory hog, that a
+ * symlink planted by the work never redirects a host-side file operation,
+ * and that the probe tells the truth on a host that lacks a mechanism.
+ *
+ * Runs as whoever runs `make check`; test-redteam-nobody.sh runs it again as
+ * nobody when that is root. A host without the kernel tier skips (and fails
+ * under CORDON_REQUIRE=all).
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "local/confine.h"
+#include "local/limits.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- fixture ------------------------------------------------------------------------ */
+
+typedef struct rt {
+	char *top;     /* /var/tmp/cordon-rt-XXXXXX, 0755: not under /tmp, which the sandbox replaces */
+	char *ws;      /* top/ws, the workspace */
+	char *sibling; /* top/sibling, 0777: only the read-only mount can refuse writes */
+	cordon_context *ctx;
+	cordon_sandbox *sb;
+} rt;
+
+static void copy_probe(const char *dest, mode_t mode)
+{
+	g_autofree char *src = testutil_build_path("tests/redteam/cordon-probe");
+	g_autofree char *data = NULL;
+	gsize len;
+	ck_assert_msg(g_file_get_contents(src, &data, &len, NULL), "cannot read %s", src);
+	ck_assert(g_file_set_contents(dest, data, (gssize)len, NULL));
+	ck_assert_int_eq(chmod(dest, mode), 0);
+}
+
+static void rt_setup(rt *t)
+{
+	t->top = g_strdup("/var/tmp/cordon-rt-XXXXXX");
+	ck_assert_ptr_nonnull(g_mkdtemp(t->top));
+	ck_assert_int_eq(chmod(t->top, 0755), 0);
+	t->ws = g_build_filename(t->top, "ws", NULL);
+	t->sibling = g_build_filename(t->top, "sibling", NULL);
+	ck_assert_int_eq(g_mkdir(t->ws, 0700), 0);
+	ck_assert_int_eq(g_mkdir(t->sibling, 0777), 0);
+	ck_assert_int_eq(chmod(t->sibling, 0777), 0);
+	g_autofree char *probe = g_build_filename(t->ws, "cordon-probe", NULL);
+	copy_probe(probe, 0755);
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_context_new(NULL, &t->ctx, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "");
+}
+
+static void rt_open(rt *t, cordon_request *req)
+{
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, t->ws, NULL), 0);
+	int r = cordon_sandbox_open(t->ctx, req, &t->sb, &err);
+	ck_assert_msg(r == 0, "open: %s", err ? cordon_error_get_message(err) : "");
+	ck_assert_int_eq(cordon_sandbox_containment(t->sb), CORDON_CONTAINMENT_KERNEL);
+}
+
+static void rt_teardown(rt *t)
+{
+	cordon_sandbox_close(t->sb);
+	cordon_context_free(t->ctx);
+	testutil_rmtree(t->top);
+	g_free(t->top);
+	g_free(t->ws);
+	g_free(t->sibling);
+}
+
+static cordon_result *rt_run(rt *t, const char *const *argv, const char *const *env,
+			     uint64_t timeout_ms)
+{
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.env = env;
+	o.timeout_ms = timeout_ms;
+	cordon_result *res = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_run(t->sb, argv, &o, &res, &err);
+	ck_assert_msg(r == 0, "run %s: %s: %s", argv[0], err ? cordon_error_get_code(err) : "",
+		      err ? cordon_error_get_message(err) : "");
+	return res;
+}
+
+static const char *out(const cordon_result *r)
+{
+	return cordon_result_output(r, 1, NULL);
+}
+
+static bool lock_free(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = flock(fd, LOCK_EX | LOCK_NB) == 0;
+	close(fd);
+	return ok;
+}
+
+/* A setuid-root copy of the probe (root only), or the one the nobody run's
+ * wrapper prepared. */
+static char *suid_probe(const rt *t)
+{
+	const char *given = g_getenv("CORDON_REDTEAM_SUID");
+	if (given && *given)
+		return g_strdup(given);
+	if (geteuid() != 0)
+		return NULL;
+	g_autofree char *dir = g_build_filename(t->top, "suid", NULL);
+	ck_assert_int_eq(g_mkdir(dir, 0755), 0);
+	char *p = g_build_filename(dir, "cordon-probe", NULL);
+	copy_probe(p, 0755);
+	ck_assert_int_eq(chown(p, 0, 0), 0);
+	ck_assert_int_eq(chmod(p, 04755), 0);
+	return p;
+}
+
+/* ---- the escape list ------------------------------------------------------------------- */
+
+/* Each must appear as "PASS <name>:" (issue 4's list, and the controls). */
+static const char *const expected[] = {
+	"capabilities-none", "no-new-privs", "seccomp-filter", "not-root-inside", "threads-work",
+	"setuid-binary", "write-host-home", "write-etc", "write-usr", "write-sibling",
+	"write-workspace", "write-private-tmp", "write-private-shm", "write-dev-null", "dev-minimal",
+	"write-proc-sys", "proc-kallsyms-masked", "write-max-user-namespaces", "mount", "mount-bind",
+	"mount-remount-rw", "umount2", "pivot_root", "chroot", "fsopen", "open_tree", "move_mount",
+	"mount_setattr", "unshare-user", "unshare-mount", "unshare-net", "setns", "clone-newuser",
+	"clone-newpid", "clone3", "ptrace-sibling", "process_vm_readv", "process_vm_writev", "kcmp",
+	"read-init-environ", "read-host-environ", "pid-namespace", "keyctl", "add_key", "bpf",
+	"perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "open_by_handle_at",
+	"init_module", "finit_module", "kexec_load", "reboot", "personality-read-implies-exec",
+	"personality-addr-no-randomize", "personality-high-bits", "personality-query-allowed",
+	"ioctl-tiocsti", "ioctl-tiocsti-high-bits", "ioctl-tioclinux", "no-controlling-tty",
+	"socket-vsock", "socket-packet", "socket-alg", "socket-family-high-bits", "x32-syscall",
+	"i386-syscall", "connect-host-loopback", "dns-udp", "no-network-interfaces", "inherited-fd",
+	"only-stdio-inherited",
+};
+
+static void run_escapes(rt *t)
+{
+	/* A host listener the work must not reach. */
+	int lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	ck_assert_int_eq(bind(lsn, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(lsn, 4), 0);
+	ck_assert_int_eq(getsockname(lsn, (struct sockaddr *)&a, &alen), 0);
+	/* A descriptor left open without CLOEXEC, as a careless host would. */
+	g_autofree char *secret = g_build_filename(t->sibling, "secret", NULL);
+	ck_assert(g_file_set_contents(secret, "host secret", -1, NULL));
+	int sfd = open(secret, O_RDONLY);
+	ck_assert_int_ge(sfd, 0);
+	ck_assert_int_eq(dup2(sfd, 77), 77);
+	g_autofree char *suid = suid_probe(t);
+	g_autofree char *tmpname = g_strdup_printf("cordon-rt-%d-%u", (int)getpid(), g_random_int());
+
+	g_autofree char *e_home = g_strdup_printf("PROBE_HOME=%s", g_get_home_dir());
+	g_autofree char *e_sib = g_strdup_printf("PROBE_SIBLING=%s", t->sibling);
+	g_autofree char *e_pid = g_strdup_printf("PROBE_HOSTPID=%d", (int)getpid());
+	g_autofree char *e_port = g_strdup_printf("PROBE_PORT=%u", (unsigned)ntohs(a.sin_port));
+	g_autofree char *e_suid = g_strdup_printf("PROBE_SUID=%s", suid ? suid : "");
+	g_autofree char *e_tmp = g_strdup_printf("PROBE_TMPNAME=%s", tmpname);
+	const char *env[] = { e_home, e_sib, e_pid, e_port, "PROBE_FD=77", e_suid, e_tmp, NULL };
+	const char *argv[] = { "./cordon-probe", "escapes", NULL };
+	cordon_result *r = rt_run(t, argv, env, 60000);
+	close(77);
+	close(sfd);
+
+	const char *o = out(r);
+	for (size_t i = 0; i < G_N_ELEMENTS(expected); i++) {
+		g_autofree char *want = g_strdup_printf("PASS %s:", expected[i]);
+		ck_assert_msg(strstr(o, want), "escape '%s' not refused as documented:\n%s",
+			      expected[i], o);
+	}
+	ck_assert_msg(cordon_result_exit_code(r) == 0, "probe failures:\n%s%s", o,
+		      cordon_result_output(r, 2, NULL));
+	if (suid)
+		ck_assert_msg(strstr(o, "PASS setuid-binary: ran with euid"), "%s", o);
+	/* Nothing reached the host: no connection, no file in the host's /tmp. */
+	ck_assert_int_lt(accept(lsn, NULL, NULL), 0);
+	close(lsn);
+	g_autofree char *hosttmp = g_build_filename("/tmp", tmpname, NULL);
+	ck_assert_msg(!g_file_test(hosttmp, G_FILE_TEST_EXISTS), "%s reached the host", hosttmp);
+	g_autofree char *sibx = g_build_filename(t->sibling, "x", NULL);
+	ck_assert(!g_file_test(sibx, G_FILE_TEST_EXISTS));
+	cordon_result_free(r);
+}
+
+START_TEST(test_escapes)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req);
+	cordon_request_free(req);
+	run_escapes(&t);
+	rt_teardown(&t);
+}
+END_TEST
+
+/* The same list on a kernel without mount_setattr: every host mount
+ * remounted read-only one by one. */
+START_TEST(test_escapes_remount_fallback)
+{
+	confine_test_force_remount_fallback(true);
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req);
+	cordon_request_free(req);
+	run_escapes(&t);
+	rt_teardown(&t);
+	confine_test_force_remount_fallback(false);
+}
+END_TEST
+
+/* ---- file operations after the work planted symlinks ----------------------------------- */
+
+START_TEST(test_planted_symlink)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req);
+	cordon_request_free(req);
+	g_autofree char *secret = g_build_filename(t.sibling, "secret", NULL);
+	ck_assert(g_file_set_contents(secret, "host secret", -1, NULL));
+	g_autofree char *line = g_strdup_printf("ln -s %s abs && ln -s ../sibling/secret rel && "
+						"ln -s ../sibling dir && ln -s /nonexistent-%d dangling",
+						secret, (int)getpid());
+	cordon_result *r = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_sandbox_exec(t.sb, line, NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_result_exit_code(r), 0);
+	cordon_result_free(r);
+
+	/* Reads through a link that leads out are refused... */
+	const char *reads[] = { "abs", "rel", "dir/secret" };
+	for (size_t i = 0; i < G_N_ELEMENTS(reads); i++) {
+		void *data = NULL;
+		size_t len;
+		ck_assert_int_lt(cordon_sandbox_read_file(t.sb, reads[i], &data, &len, &err), 0);
+		ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "sandbox_path_escape");
+	}
+	/* ...so are writes below a directory link that leads out... */
+	ck_assert_int_lt(cordon_sandbox_write_file(t.sb, "dir/secret", "pwned", 5, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "sandbox_path_escape");
+	/* ...and a write to a link's own name replaces the link, never its target. */
+	ck_assert_int_eq(cordon_sandbox_write_file(t.sb, "abs", "mine", 4, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_write_file(t.sb, "rel", "mine", 4, &err), 0);
+	g_autofree char *abs = g_build_filename(t.ws, "abs", NULL);
+	ck_assert(!g_file_test(abs, G_FILE_TEST_IS_SYMLINK));
+	ck_assert_int_lt(cordon_sandbox_write_file(t.sb, "dangling/x", "x", 1, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "sandbox_path_escape");
+	g_autofree char *dangling = g_strdup_printf("/nonexistent-%d", (int)getpid());
+	ck_assert(!g_file_test(dangling, G_FILE_TEST_EXISTS));
+	g_autofree char *data = NULL;
+	ck_assert(g_file_get_contents(secret, &data, NULL, NULL));
+	ck_assert_str_eq(data, "host secret");
+	rt_teardown(&t);
+}
+END_TEST
+
+/* ---- lifetime ---------------------------------------------------------------------------- */
+
+START_TEST(test_nothing_survives_the_run)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req);
+	cordon_request_free(req);
+	const char *argv[] = { "./cordon-probe", "daemon", "lock", NULL };
+	cordon_result *r = rt_run(&t, argv, NULL, 30000);
+	ck_assert_msg(strstr(out(r), "daemon holding"), "%s", out(r));
+	cordon_result_free(r);
+	/* The daemon left the process group and the session: only the pid
+	 * namespace's end reached it, before the run returned. */
+	g_autofree char *lock = g_build_filename(t.ws, "lock", NULL);
+	ck_assert_msg(lock_free(lock), "a process of the run still holds its lock");
+	rt_teardown(&t);
+}
+END_TEST
+
+START_TEST(test_nothing_survives_a_timeout)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req);
+	cordon_request_free(req);
+	const char *argv[] = { "./cordon-probe", "hold", "lock", NULL };
+	gint64 t0 = g_get_monotonic_time();
+	cordon_result *r = rt_run(&t, argv, NULL, 1000);
+	ck_assert(cordon_result_timed_out(r));
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 10 * G_USEC_PER_SEC);
+	cordon_result_free(r);
+	g_autofree char *lock = g_build_filename(t.ws, "lock", NULL);
+	ck_assert_msg(lock_free(lock), "the timed-out work still holds its lock");
+	rt_teardown(&t);
+}
+END_TEST
+
+/* The host dies (SIGKILL) in the middle of a run: PR_SET_PDEATHSIG and the
+ * lifeline end the sandbox. */
+START_TEST(test_nothing_survives_the_host)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	g_autofree char *lock = g_build_filename(t.ws, "lock", NULL);
+	pid_t host = fork();
+	ck_assert_int_ge(host, 0);
+	if (host == 0) {
+		cordon_request *req = cordon_request_new("semi-trusted");
+		rt_open(&t, req);
+		const char *argv[] = { "./cordon-probe", "hold", "lock", NULL };
+		cordon_result *r = rt_run(&t, argv, NULL, 60000);
+		cordon_result_free(r);
+		_exit(0);
+	}
+	/* Wait until the work holds the lock, then kill the host. */
+	bool held = false;
+	for (int i = 0; i < 1000 && !held; i++) {
+		held = g_file_test(lock, G_FILE_TEST_EXISTS) && !lock_free(lock);
+		if (!held)
+			g_usleep(10000);
+	}
+	ck_assert_msg(held, "the work never took its lock");
+	kill(host, SIGKILL);
+	waitpid(host, NULL, 0);
+	bool freed = false;
+	for (int i = 0; i < 500 && !freed; i++) {
+		freed = lock_free(lock);
+		if (!freed)
+			g_usleep(10000);
+	}
+	ck_assert_msg(freed, "the work outlived its host");
+	rt_teardown(&t);
+}
+END_TEST
+
+/* ---- limits ----------------------------------------------------------------------------------- */
+
+START_TEST(test_fork_bomb)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_PIDS, 64, NULL), 0);
+	rt_open(&t, req);
+	cordon_request_free(req);
+	const char *argv[] = { "./cordon-probe", "forkbomb", NULL };
+	cordon_result *r = rt_run(&t, argv, NULL, 60000);
+	int forks = -1;
+	char err[32] = "";
+	const char *line = strstr(out(r), "forks ");
+	ck_assert_msg(line && sscanf(line, "forks %d %31s", &forks, err) == 2, "%s", out(r));
+	ck_assert_msg(forks >= 1 && forks < 64, "%d forks under a limit of 64", forks);
+	ck_assert_str_eq(err, "EAGAIN");
+	ck_assert_int_eq(cordon_result_exit_code(r), 0);
+	cordon_result_free(r);
+	rt_teardown(&t);
+}
+END_TEST
+
+START_TEST(test_memory_hog)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, 96u << 20, NULL), 0);
+	rt_open(&t, req);
+	cordon_request_free(req);
+	const char *argv[] = { "./cordon-probe", "memhog", "1024", NULL };
+	cordon_result *r = rt_run(&t, argv, NULL, 60000);
+	const char *o = out(r);
+	ck_assert_msg(!strstr(o, "memhog got all"), "the hog got 1 GiB under a 96 MiB limit");
+	const limits_host *h = limits_host_get();
+	if (h->v2_has[LIMITS_CG_MEMORY] || h->v1_has[LIMITS_CG_MEMORY]) {
+		/* A cgroup: the kernel's OOM killer ends it, and the run says so. */
+		ck_assert_msg(cordon_result_oom_killed(r), "not reported as an OOM kill: %s", o);
+		ck_assert_int_eq(cordon_result_signal(r), SIGKILL);
+	} else {
+		/* The rlimit floor: allocations past the limit fail. */
+		ck_assert_msg(strstr(o, "ENOMEM") && cordon_result_exit_code(r) == 3, "%s", o);
+	}
+	cordon_result_free(r);
+	rt_teardown(&t);
+}
+END_TEST
+
+/* A limit the host cannot enforce makes the tier refuse, never run without it. */
+START_TEST(test_unenforceable_limit)
+{
+	limits_host_disable_cgroups(true);
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, t.ws, NULL), 0);
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_CPU_MILLI, 500, NULL), 0);
+	cordon_error *err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "cpu"), "%s", cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_unenforceable");
+	ck_assert_ptr_null(t.sb);
+	cordon_request_free(req);
+	rt_teardown(&t);
+	limits_host_disable_cgroups(false);
+}
+END_TEST
+
+/* ---- the probe tells the truth ---------------------------------------------------------------- */
+
+static size_t tier_index(cordon_context *ctx, const char *name)
+{
+	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++)
+		if (strcmp(cordon_context_tier_name(ctx, i), name) == 0)
+			return i;
+	ck_abort_msg("no tier %s", name);
+	return 0;
+}
+
+START_TEST(test_probe_reports)
+{
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
+	cordon_probe_report *p = NULL;
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, tier_index(ctx, "kernel"), &p, NULL), 0);
+	ck_assert(cordon_probe_report_available(p));
+	ck_assert_int_eq(cordon_probe_report_containment(p), CORDON_CONTAINMENT_KERNEL);
+	const char *why = cordon_probe_report_reason(p);
+	ck_assert_msg(strstr(why, "namespaces") && strstr(why, "read-only host") &&
+			      strstr(why, "seccomp") && strstr(why, "Landlock") &&
+			      strstr(why, "limits:"),
+		      "%s", why);
+	cordon_probe_report_free(p);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* Runs check(ctx) in a child that first disabled a mechanism; the child's
+ * exit status is the verdict (so the test process keeps its own state). */
+static void in_crippled_child(void (*cripple)(void), void (*check)(void))
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		cripple();
+		check();
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's checks failed (status %d)", st);
+}
+
+static void expect_refused(const char *fragment)
+{
+	cordon_context *ctx = NULL;
+	if (cordon_context_new(NULL, &ctx, NULL) < 0)
+		_exit(10);
+	cordon_probe_report *p = NULL;
+	if (cordon_context_probe_tier(ctx, tier_index(ctx, "kernel"), &p, NULL) < 0)
+		_exit(11);
+	const char *why = cordon_probe_report_reason(p);
+	fprintf(stderr, "# crippled probe: %s\n", why);
+	if (cordon_probe_report_available(p) ||
+	    cordon_probe_report_containment(p) != CORDON_CONTAINMENT_PROCESS_JAIL)
+		_exit(12);
+	if (!strstr(why, fragment))
+		_exit(13);
+	/* The default policy's semi-trusted level is refused, with the reason. */
+	cordon_request *req = cordon_request_new("semi-trusted");
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	if (cordon_sandbox_open(ctx, req, &sb, &err) == 0)
+		_exit(14);
+	if (cordon_error_get_class(err) != CORDON_ERROR_FORBIDDEN)
+		_exit(15);
+	cordon_error_free(err);
+	err = NULL;
+	/* The explicit tier fails loudly too. */
+	cordon_request_set_tier(req, "kernel", NULL);
+	if (cordon_sandbox_open(ctx, req, &sb, &err) == 0)
+		_exit(16);
+	cordon_error_free(err);
+	cordon_request_free(req);
+	cordon_probe_report_free(p);
+	cordon_context_free(ctx);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		_exit(20);
+	close(fd);
+}
+
+/* A user namespace of our own where user.max_user_namespaces is 0: nested
+ * user namespaces are disabled, as on a host that turned them off. */
+static void disable_userns(void)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER) < 0)
+		_exit(21);
+	g_autofree char *umap = g_strdup_printf("0 %u 1", (unsigned)uid);
+	g_autofree char *gmap = g_strdup_printf("0 %u 1", (unsigned)gid);
+	write_text("/proc/self/setgroups", "deny");
+	write_text("/proc/self/uid_map", umap);
+	write_text("/proc/self/gid_map", gmap);
+	write_text("/proc/sys/user/max_user_namespaces", "0");
+}
+
+static void check_userns_disabled(void)
+{
+	expect_refused("user namespaces are disabled");
+}
+
+START_TEST(test_probe_truthful_without_userns)
+{
+	in_crippled_child(disable_userns, check_userns_disabled);
+}
+END_TEST
+
+/* A seccomp filter in the host that refuses namespace creation, as some
+ * container runtimes and hardened services do. */
+static void deny_namespaces(void)
+{
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	if (!f)
+		_exit(22);
+	struct scmp_arg_cmp c = { 0, SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER };
+	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &c);
+	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, &c);
+	seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	if (seccomp_load(f) < 0)
+		_exit(23);
+	seccomp_release(f);
+}
+
+static void check_namespaces_denied(void)
+{
+	/* As root the first namespace made is the workspace's id mapping, else
+	 * the sandbox's own: either way, refused by the host's filter. */
+	expect_refused("Operation not permitted");
+}
+
+START_TEST(test_probe_truthful_under_seccomp)
+{
+	in_crippled_child(deny_namespaces, check_namespaces_denied);
+}
+END_TEST
+
+/* ---- the other operations in this tier -------------------------------------------------- */
+
+static int on_output(void *user, int stream, const void *data, size_t len)
+{
+	GString *s = user;
+	g_string_append_len(s, data, (gssize)len);
+	return strstr(s->str, "first") ? 1 : 0; /* cancel once the first line came */
+}
+
+START_TEST(test_stream_serve_files)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req);
+	cordon_request_free(req);
+	cordon_error *err = NULL;
+
+	/* stream: live output, then cancelled by the callback. */
+	g_autoptr(GString) s = g_string_new(NULL);
+	const char *sargv[] = { "/bin/sh", "-c", "echo first; sleep 30; echo never", NULL };
+	cordon_result *r = NULL;
+	ck_assert_int_eq(cordon_sandbox_stream(t.sb, sargv, NULL, on_output, s, &r, &err), 0);
+	ck_assert(cordon_result_cancelled(r));
+	ck_assert(!strstr(s->str, "never"));
+	cordon_result_free(r);
+
+	/* serve: confined, may bind its own port inside. */
+	const char *vargv[] = { "/usr/bin/python3", "-c",
+				"import socket,time\n"
+				"s=socket.socket(); s.bind(('127.0.0.1', 8123)); s.listen()\n"
+				"print('listening', flush=True)\n"
+				"try:\n  socket.create_connection(('127.0.0.1', 9))\n"
+				"except OSError as e: print('connect-other', e.errno, flush=True)\n"
+				"time.sleep(60)\n",
+				NULL };
+	cordon_serve *sv = NULL;
+	bool have_python = g_file_test(vargv[0], G_FILE_TEST_IS_EXECUTABLE);
+	if (have_python) {
+		ck_assert_int_eq(cordon_sandbox_serve(t.sb, vargv, 8123, NULL, &sv, &err), 0);
+		g_autofree char *tail = NULL;
+		for (int i = 0; i < 500; i++) {
+			g_free(tail);
+			tail = cordon_serve_output(sv);
+			if (strstr(tail, "connect-other"))
+				break;
+			g_usleep(10000);
+		}
+		ck_assert_msg(strstr(tail, "listening"), "server output: %s", tail);
+		ck_assert(cordon_serve_running(sv));
+		ck_assert_int_eq(cordon_serve_stop(sv, NULL), 0);
+		ck_assert(!cordon_serve_running(sv));
+		cordon_serve_free(sv);
+	} else {
+		fprintf(stderr, "# serve port test needs %s\n", vargv[0]);
+	}
+
+	/* Files written by the host are the work's, and the other way round. */
+	ck_assert_int_eq(cordon_sandbox_write_file(t.sb, "dir/in.txt", "from host", 9, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_exec(t.sb, "cat dir/in.txt > dir/out.txt && echo ok >> dir/out.txt",
+					     NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_result_exit_code(r), 0);
+	cordon_result_free(r);
+	void *data = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(cordon_sandbox_read_file(t.sb, "dir/out.txt", &data, &len, &err), 0);
+	ck_assert_str_eq(data, "from hostok\n");
+	free(data);
+	char **paths = NULL;
+	ck_assert_int_eq(cordon_sandbox_glob(t.sb, "dir/*.txt", &paths, &err), 2);
+	cordon_strv_free(paths);
+
+	/* A command that does not exist is an error, not an exit code. */
+	const char *bad[] = { "no-such-command-xyz", NULL };
+	ck_assert_int_lt(cordon_sandbox_run(t.sb, bad, NULL, &r, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "exec_failed");
+	/* Exit codes and signals pass through the init. */
+	ck_assert_int_eq(cordon_sandbox_exec(t.sb, "exit 7", NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_result_exit_code(r), 7);
+	cordon_result_free(r);
+	ck_assert_int_eq(cordon_sandbox_exec(t.sb, "kill -TERM $$", NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_result_signal(r), SIGTERM);
+	cordon_result_free(r);
+	rt_teardown(&t);
+}
+END_TEST
+
+/* Without a workspace: a private directory, which lives under /tmp. */
+START_TEST(test_private_workspace)
+{
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "");
+	ck_assert_int_eq(cordon_sandbox_containment(sb), CORDON_CONTAINMENT_KERNEL);
+	cordon_result *r = NULL;
+	ck_assert_int_eq(cordon_sandbox_exec(sb, "echo hi > f && cat f && mkdir -p d/e && touch d/e/g",
+					     NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_result_exit_code(r), 0);
+	ck_assert_str_eq(out(r), "hi\n");
+	cordon_result_free(r);
+	char **paths = NULL;
+	ck_assert_int_eq(cordon_sandbox_walk(sb, "", &paths, &err), 2);
+	cordon_strv_free(paths);
+	cordon_request_free(req);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+static Suite *redteam_suite(void)
+{
+	Suite *s = suite_create("redteam");
+	TCase *tc = tcase_create("kernel");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_probe_reports);
+	tcase_add_test(tc, test_escapes);
+	tcase_add_test(tc, test_escapes_remount_fallback);
+	tcase_add_test(tc, test_planted_symlink);
+	tcase_add_test(tc, test_nothing_survives_the_run);
+	tcase_add_test(tc, test_nothing_survives_a_timeout);
+	tcase_add_test(tc, test_nothing_survives_the_host);
+	tcase_add_test(tc, test_fork_bomb);
+	tcase_add_test(tc, test_memory_hog);
+	tcase_add_test(tc, test_unenforceable_limit);
+	tcase_add_test(tc, test_probe_truthful_without_userns);
+	tcase_add_test(tc, test_probe_truthful_under_seccomp);
+	tcase_add_test(tc, test_stream_serve_files);
+	tcase_add_test(tc, test_private_workspace);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* The suite needs the tier on this host; where it cannot be had, say why. */
+static bool tier_available(char **ret_why)
+{
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	if (cordon_context_new(NULL, &ctx, &err) < 0) {
+		*ret_why = g_strdup(cordon_error_get_message(err));
+		cordon_error_free(err);
+		return false;
+	}
+	cordon_probe_report *p = NULL;
+	bool ok = false;
+	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++)
+		if (strcmp(cordon_context_tier_name(ctx, i), "kernel") == 0 &&
+		    cordon_context_probe_tier(ctx, i, &p, NULL) == 0) {
+			ok = cordon_probe_report_available(p);
+			*ret_why = g_strdup(cordon_probe_report_reason(p));
+			cordon_probe_report_free(p);
+		}
+	cordon_context_free(ctx);
+	return ok;
+}
+
+int main(void)
+{
+	g_autofree char *why = NULL;
+	if (!tier_available(&why)) {
+		if (g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") == 0) {
+			printf("Bail out! CORDON_REQUIRE=all: %s\n", why ? why : "no kernel tier");
+			return 1;
+		}
+		printf("1..0 # SKIP %s\n", why ? why : "no kernel tier");
+		return 0;
+	}
+	fprintf(stderr, "# running as uid %d: %s\n", (int)geteuid(), why);
+	return testutil_run(redteam_suite());
+}
