@@ -32,6 +32,8 @@ static const oci_engine_kind docker_kind = {
 	.host_flag = "--host",
 	.version_format = "{{.Server.Version}}",
 	.run_extra = NULL,
+	/* docker's --tmpfs takes uid=/gid= for the owner */
+	.tmpfs_owner_by_id = true,
 	.config_keys = docker_keys,
 };
 

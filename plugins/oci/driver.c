@@ -277,8 +277,16 @@ static int probe_version(oci_tier *t, const char *engine, char *ver, size_t len,
 	return bad;
 }
 
+/* `info` checks that the runtime is registered; podman's takes over a second,
+ * so a success is remembered for the tier's lifetime (a runtime that goes
+ * away later fails `open` with the engine's own message). */
 static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *ret)
 {
+	pthread_mutex_lock(&t->lock);
+	bool known = t->runtime_ok;
+	pthread_mutex_unlock(&t->lock);
+	if (known)
+		return 0;
 	const char *fmt = t->kind->runtime_is_global ? "{{.Host.OCIRuntime.Name}}"
 						     : "{{json .Runtimes}}";
 	const char *args[] = { "info", "--format", fmt, NULL };
@@ -297,15 +305,17 @@ static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *r
 		bad = unavailable(ret, "runtime %s is not registered with the %s daemon", t->runtime,
 				  t->kind->name) - 1;
 	oci_cli_result_clear(&res);
+	if (!bad) {
+		pthread_mutex_lock(&t->lock);
+		t->runtime_ok = true;
+		pthread_mutex_unlock(&t->lock);
+	}
 	return bad;
 }
 
 static bool is_gvisor(const oci_tier *t)
 {
-	if (!t->runtime)
-		return false;
-	const char *base = strrchr(t->runtime, '/');
-	return strcmp(base ? base + 1 : t->runtime, "runsc") == 0;
+	return oci_runtime_is_gvisor(t->runtime);
 }
 
 /* gVisor is reported only after work actually ran under it here, answered by

@@ -36,6 +36,7 @@ typedef struct oci_tier {
 
 	pthread_mutex_t lock;  /* guards what follows */
 	char *engine;          /* resolved CLI path (cached) */
+	bool runtime_ok;       /* `info` found the runtime once */
 	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
 	char trial_kernel[128];
 	oci_pool *pool;
@@ -95,6 +96,7 @@ typedef struct oci_spec_buf {
 	oci_mount mounts[2];
 	char *labels[5];
 	char *command[2];
+	char *tmpfs_owner;
 } oci_spec_buf;
 void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name,
 		      oci_spec_buf *buf) OCI_HIDDEN;

@@ -82,11 +82,13 @@ typedef struct oci_spec {
 	size_t n_mounts;
 	const char *const *env;  /* container-level "KEY=VALUE", any order; may be NULL */
 	cordon_plugin_limits limits;
-	const char *user;        /* "uid[:gid]"; NULL: 65534:65534 */
+	const char *user;        /* numeric "uid:gid"; NULL: 65534:65534 */
 	const char *runtime;     /* per-run --runtime (docker); NULL: the engine's default */
 	const char *const *ulimits; /* "name=soft[:hard]" */
 	uint64_t scratch_size;   /* bytes of the /tmp and root tmpfs; 0: OCI_DEFAULT_SCRATCH */
 	bool root_tmpfs;         /* no workspace: the sandbox root is a tmpfs */
+	const char *tmpfs_owner; /* engine's tmpfs option making the user own it ("U", "uid=..") */
+	uint64_t pids_overhead;  /* added to --pids-limit: gVisor's own threads count too */
 	uint16_t publish_port;   /* serve: container port published on 127.0.0.1, or 0 */
 	const char *name;        /* container name */
 	const char *const *labels; /* "key=value" */
@@ -122,6 +124,9 @@ bool oci_output_says_no_container(const char *stderr_text) OCI_HIDDEN;
 bool oci_runtimes_json_has(const char *json, const char *runtime) OCI_HIDDEN;
 /* First line, trimmed, at most max-1 bytes, for messages. */
 void oci_first_line(const char *text, char *out, size_t max) OCI_HIDDEN;
+/* Whether the runtime (a name or a path) is gVisor's runsc. */
+bool oci_runtime_is_gvisor(const char *runtime) OCI_HIDDEN;
+#define OCI_GVISOR_PIDS_OVERHEAD 256
 /* A cordon.owner label: "<boot_id>:<pid>:<starttime>". */
 char *oci_owner_label(void) OCI_HIDDEN;
 /* Whether the process that wrote owner is certainly gone (another boot, no such
@@ -172,6 +177,7 @@ typedef struct oci_engine_kind {
 	const char *host_flag;       /* "--host" (docker), "--url" (podman) */
 	const char *version_format;  /* answers only when the engine (and its daemon) works */
 	const char *const *run_extra; /* engine-specific hardening flags for `run` */
+	bool tmpfs_owner_by_id;      /* docker: uid=,gid= options; podman: U */
 	const cordon_plugin_config_key *config_keys;
 } oci_engine_kind;
 

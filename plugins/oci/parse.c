@@ -287,3 +287,11 @@ char *oci_env_header(const char *const *envp, size_t *ret_len)
 	*ret_len = off;
 	return out;
 }
+
+bool oci_runtime_is_gvisor(const char *runtime)
+{
+	if (!runtime)
+		return false;
+	const char *base = strrchr(runtime, '/');
+	return strcmp(base ? base + 1 : runtime, "runsc") == 0;
+}

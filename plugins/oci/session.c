@@ -72,6 +72,16 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	s->ulimits = (const char *const *)t->ulimits;
 	s->scratch_size = t->scratch;
 	s->root_tmpfs = st->workspace == NULL;
+	const char *user = t->user ? t->user : "65534:65534";
+	if (t->kind->tmpfs_owner_by_id) {
+		const char *colon = strchr(user, ':');
+		b->tmpfs_owner = oci_xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user, colon + 1);
+	} else {
+		b->tmpfs_owner = oci_xstrdup("U");
+	}
+	s->tmpfs_owner = b->tmpfs_owner;
+	/* runsc: the sandbox's own threads (dozens) count in the pids cgroup too */
+	s->pids_overhead = oci_runtime_is_gvisor(t->runtime) ? OCI_GVISOR_PIDS_OVERHEAD : 0;
 	s->publish_port = s->network ? t->publish : 0;
 	s->name = name;
 	b->labels[0] = oci_xstrdup("cordon.managed=1");
@@ -93,6 +103,7 @@ void oci_spec_clear(oci_spec_buf *b)
 		free(b->labels[i]);
 	for (size_t i = 0; i < sizeof(b->command) / sizeof(b->command[0]); i++)
 		free(b->command[i]);
+	free(b->tmpfs_owner);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -116,6 +127,23 @@ static void session_name(char *out, size_t len)
 		n += snprintf(out + n, len - (size_t)n, "%02x", rnd[i]);
 }
 
+static int start_once(oci_tier *t, const char *engine, char *const *args, bool *ret_no_image,
+		      oci_refusal *r)
+{
+	oci_cli_result res;
+	int ret = oci_cli(t, engine, (const char *const *)args, NULL, 0, 0, 64 << 10, &res);
+	*ret_no_image = false;
+	if (ret < 0) {
+		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+			   "could not run %s: %s", t->kind->name, strerror(-ret));
+	} else if (res.exit_code != 0) {
+		*ret_no_image = oci_output_says_no_image(res.err);
+		ret = oci_cli_failure(t, "starting the session container", &res, r);
+	}
+	oci_cli_result_clear(&res);
+	return ret;
+}
+
 int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
 		      size_t name_len, oci_refusal *r)
 {
@@ -129,24 +157,21 @@ int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char
 	b.spec.n_mounts++;
 	if (ret == 0)
 		ret = check_helper(t, r);
-	if (ret == 0)
-		ret = oci_image_ensure(t, engine, st->image, r);
-	if (ret < 0) {
-		oci_spec_clear(&b);
-		return ret;
-	}
-	char **args = oci_run_argv(&b.spec);
+	char **args = ret == 0 ? oci_run_argv(&b.spec) : NULL;
 	oci_spec_clear(&b);
-	oci_cli_result res;
-	ret = oci_cli(t, engine, (const char *const *)args, NULL, 0, 0, 64 << 10, &res);
-	oci_strv_free(args);
-	if (ret < 0) {
-		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-			   "could not run %s: %s", t->kind->name, strerror(-ret));
-	} else if (res.exit_code != 0) {
-		ret = oci_cli_failure(t, "starting the session container", &res, r);
+	if (ret < 0)
+		return ret;
+	/* `run --pull never` says when the image is absent: only then pull, by
+	 * digest, and try once more (no inspect round trip on every open) */
+	bool no_image = false;
+	ret = start_once(t, engine, args, &no_image, r);
+	if (ret < 0 && no_image) {
+		oci_container_remove(t, engine, name);
+		ret = oci_image_ensure(t, engine, st->image, r);
+		if (ret == 0)
+			ret = start_once(t, engine, args, &no_image, r);
 	}
-	oci_cli_result_clear(&res);
+	oci_strv_free(args);
 	if (ret < 0) {
 		/* a half-created container must not survive a failed start */
 		oci_container_remove(t, engine, name);

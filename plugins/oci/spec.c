@@ -216,38 +216,29 @@ static int check_network(const oci_spec *s, oci_refusal *r)
 	return 0;
 }
 
-static bool user_is_root(const char *user)
-{
-	const char *colon = strchr(user, ':');
-	size_t ulen = colon ? (size_t)(colon - user) : strlen(user);
-	if ((ulen == 1 && user[0] == '0') || (ulen == 4 && strncmp(user, "root", 4) == 0))
-		return true;
-	/* any all-zero numeric id ("00") is root too */
-	bool zeros = ulen > 0;
-	for (size_t i = 0; i < ulen; i++)
-		zeros = zeros && user[i] == '0';
-	if (zeros)
-		return true;
-	if (colon) {
-		const char *g = colon + 1;
-		bool gzeros = *g != '\0';
-		for (const char *c = g; *c; c++)
-			gzeros = gzeros && *c == '0';
-		if (gzeros || strcmp(g, "root") == 0)
-			return true;
-	}
-	return false;
-}
-
+/* "uid:gid", both numeric: a name would be resolved by the image's own
+ * /etc/passwd, which an untrusted image can make say anything (root). */
 static bool user_ok(const char *user)
 {
-	if (!*user || strlen(user) > 64 || user[0] == '-')
+	const char *colon = strchr(user, ':');
+	if (!colon || colon == user || !colon[1] || strlen(user) > 32)
 		return false;
 	for (const char *c = user; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
-		      *c == '-' || *c == ':'))
+		if (c != colon && (*c < '0' || *c > '9'))
 			return false;
-	return strchr(user, ':') == strrchr(user, ':');
+	return true;
+}
+
+static bool user_is_root(const char *user)
+{
+	/* any all-zero id, user or group, is root's */
+	bool uzero = true, gzero = true;
+	const char *c = user;
+	for (; *c && *c != ':'; c++)
+		uzero = uzero && *c == '0';
+	for (c = *c ? c + 1 : c; *c; c++)
+		gzero = gzero && *c == '0';
+	return uzero || gzero;
 }
 
 static bool digits(const char *s, size_t n)
@@ -344,7 +335,8 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 		return ret;
 	if (s->user && (!user_ok(s->user) || user_is_root(s->user)))
 		return FORBID(r, "container_root_user",
-			      "user '%.64s' is not allowed: containers run as a non-root uid[:gid]",
+			      "user '%.64s' is not allowed: containers run as a numeric, non-root "
+			      "uid:gid",
 			      s->user);
 	for (size_t i = 0; i < s->n_mounts; i++)
 		if ((ret = check_mount(s, &s->mounts[i], r)) < 0)
@@ -416,9 +408,9 @@ static void add_limits(oci_strv *a, const oci_spec *s)
 		oci_strv_addf(a, "%" PRIu64 ".%03" PRIu64, m / 1000, m % 1000);
 	}
 	oci_strv_add(a, "--pids-limit");
-	oci_strv_addf(a, "%" PRIu64, limit_set(l, CORDON_PLUGIN_LIMIT_PIDS)
-					   ? l->value[CORDON_PLUGIN_LIMIT_PIDS]
-					   : (uint64_t)OCI_DEFAULT_PIDS);
+	oci_strv_addf(a, "%" PRIu64, (limit_set(l, CORDON_PLUGIN_LIMIT_PIDS)
+					    ? l->value[CORDON_PLUGIN_LIMIT_PIDS]
+					    : (uint64_t)OCI_DEFAULT_PIDS) + s->pids_overhead);
 }
 
 static void add_ulimits(oci_strv *a, const oci_spec *s)
@@ -441,11 +433,11 @@ static void add_ulimits(oci_strv *a, const oci_spec *s)
 	}
 }
 
-static void add_tmpfs(oci_strv *a, const char *path, uint64_t size, const char *mode)
+static void add_tmpfs(oci_strv *a, const char *path, uint64_t size, const char *owner)
 {
 	oci_strv_add(a, "--tmpfs");
-	oci_strv_addf(a, "%s:rw,noexec,nosuid,nodev,size=%" PRIu64 "%s%s", path, size,
-		      mode ? ",mode=" : "", mode ? mode : "");
+	oci_strv_addf(a, "%s:rw,noexec,nosuid,nodev,size=%" PRIu64 ",mode=1777%s%s", path, size,
+		      owner ? "," : "", owner ? owner : "");
 }
 
 static void add_env(oci_strv *a, const char *const *env)
@@ -467,8 +459,9 @@ static void add_env(oci_strv *a, const char *const *env)
  * The order is fixed (tests compare it exactly):
  *   run [-d] --rm --pull never [--name N] [--label L]...
  *   --read-only --cap-drop ALL --security-opt no-new-privileges --user U
- *   --memory M --memory-swap M [--cpus C] --pids-limit P --network none|NAME
- *   [--runtime R] [--ulimit U]... --tmpfs /tmp:... [--tmpfs ROOT:...]
+ *   --memory M --memory-swap M [--cpus C] --pids-limit P(+overhead) --network none|NAME
+ *   [--runtime R] [--ulimit U]... --tmpfs /tmp:... [--tmpfs ROOT:...] (mode 1777 and
+ *   owned by the user: an image's own directory there would lend its mode)
  *   [--mount type=bind,...]... [--env K=V]... (sorted by name)
  *   [--publish 127.0.0.1::PORT] [--workdir W] [--entrypoint E] [engine extras]...
  *   -- IMAGE@sha256:DIGEST [command...]
@@ -508,9 +501,9 @@ char **oci_run_argv(const oci_spec *s)
 	}
 	add_ulimits(&a, s);
 	uint64_t scratch = s->scratch_size ? s->scratch_size : OCI_DEFAULT_SCRATCH;
-	add_tmpfs(&a, OCI_SCRATCH_PATH, scratch, "1777");
+	add_tmpfs(&a, OCI_SCRATCH_PATH, scratch, s->tmpfs_owner);
 	if (s->root_tmpfs)
-		add_tmpfs(&a, OCI_SANDBOX_ROOT, scratch, "1777");
+		add_tmpfs(&a, OCI_SANDBOX_ROOT, scratch, s->tmpfs_owner);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const oci_mount *m = &s->mounts[i];
 		oci_strv_add(&a, "--mount");

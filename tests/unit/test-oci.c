@@ -231,17 +231,17 @@ END_TEST
 START_TEST(test_guarantees_user)
 {
 	oci_spec s = base_spec();
-	static const char *const ok[] = { "65534:65534", "1000", "1000:1000", "nobody",
-					  "nobody:nogroup", NULL };
+	static const char *const ok[] = { "65534:65534", "1000:1000", "1:2", NULL };
 	for (size_t i = 0; ok[i]; i++) {
 		s.user = ok[i];
 		assert_ok(&s);
 	}
-	static const char *const root[] = { "0", "00", "root", "0:0", "1000:0", "0:1000",
-					    "root:root", "nobody:root", "", "-u", "1:2:3",
-					    "a b", NULL };
-	for (size_t i = 0; root[i]; i++) {
-		s.user = root[i];
+	/* root in any spelling, and names (the image's passwd would resolve them) */
+	static const char *const bad[] = { "0", "00", "root", "0:0", "1000:0", "0:1000", "00:5",
+					   "5:000", "root:root", "nobody", "nobody:nogroup",
+					   "1000", "1000:", ":1000", "", "-u", "1:2:3", "a b", NULL };
+	for (size_t i = 0; bad[i]; i++) {
+		s.user = bad[i];
 		assert_refused(&s, "container_root_user");
 	}
 }
@@ -352,6 +352,9 @@ START_TEST(test_argv_session)
 	s.user = "1000:1000";
 	s.runtime = "runsc";
 	s.scratch_size = 1 << 20;
+	s.tmpfs_owner = "U";
+	s.pids_overhead = 256;
+	s.root_tmpfs = true;
 	s.entrypoint = "/.cordon-helper";
 	s.workdir = "/work";
 	s.detach = true;
@@ -364,12 +367,13 @@ START_TEST(test_argv_session)
 		"--label", "cordon.managed=1", "--label", "cordon.session=cordon-ab",
 		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
 		"--user", "1000:1000", "--memory", "268435456", "--memory-swap", "268435456",
-		"--cpus", "1.500", "--pids-limit", "64", "--network", "none",
+		"--cpus", "1.500", "--pids-limit", "320", "--network", "none",
 		"--runtime", "runsc",
 		/* configured ulimits win over the limit-derived nofile; fsize comes from limits */
 		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=2048:2048",
 		"--ulimit", "fsize=1048576:1048576",
-		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777",
+		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
+		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--mount", "type=bind,source=/srv/ws,target=/work,readonly",
 		"--mount", "type=bind,source=/usr/libexec/h,target=/.cordon-helper,readonly",
 		/* sorted by name: A < A_B < PATH < ZED */
@@ -389,6 +393,7 @@ START_TEST(test_argv_root_tmpfs_publish_rw_mount)
 	s.mounts = &m;
 	s.n_mounts = 1;
 	s.root_tmpfs = true;
+	s.tmpfs_owner = "uid=65534,gid=65534";
 	s.egress = CORDON_PLUGIN_EGRESS_GOVERNED;
 	s.network = "cordon-governed";
 	s.publish_port = 8080;
@@ -400,8 +405,8 @@ START_TEST(test_argv_root_tmpfs_publish_rw_mount)
 		"--security-opt", "no-new-privileges", "--user", "65534:65534",
 		"--memory", "268435456", "--memory-swap", "268435456",
 		"--pids-limit", "256", "--network", "cordon-governed",
-		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
-		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777,uid=65534,gid=65534",
+		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=67108864,mode=1777,uid=65534,gid=65534",
 		"--mount", "type=bind,source=/srv/ws,target=/work",
 		"--publish", "127.0.0.1::8080",
 		/* the command follows the image: never parsed as engine flags */
@@ -557,6 +562,11 @@ START_TEST(test_error_parse)
 	ck_assert_int_eq(oci_error_parse("invalid_argument 22 x", &r), 0);
 	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_INVALID);
 	ck_assert_int_eq(oci_error_parse("code", &r), -EPROTO);
+	ck_assert(oci_runtime_is_gvisor("runsc"));
+	ck_assert(oci_runtime_is_gvisor("/usr/local/bin/runsc"));
+	ck_assert(!oci_runtime_is_gvisor("runc"));
+	ck_assert(!oci_runtime_is_gvisor("runsc-wrapper"));
+	ck_assert(!oci_runtime_is_gvisor(NULL));
 	ck_assert_int_eq(oci_error_parse("code 0 zero errno", &r), -EPROTO);
 }
 END_TEST

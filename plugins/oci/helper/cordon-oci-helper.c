@@ -615,8 +615,10 @@ static int cmd_kill(const char *arg)
 		return fail("not_found", ESRCH, "run helper");
 	ssize_t n = read(fd, comm, sizeof(comm) - 1);
 	close(fd);
-	/* Only ever signal a run helper: the pid came from the host, not from us. */
-	if (n <= 0 || strncmp(comm, "cordon-oci-help", 15) != 0)
+	/* Only ever signal a run helper (comm is the basename of the mount path):
+	 * the pid came from the host, not from us. */
+	const char *want = strrchr(OCI_HELPER_PATH, '/') + 1;
+	if (n <= 0 || strncmp(comm, want, strlen(want)) != 0 || comm[strlen(want)] != '\n')
 		return fail("not_found", ESRCH, "run helper");
 	if (kill(pid, SIGUSR1) < 0)
 		return fail("io_error", errno, "kill");
