@@ -269,6 +269,9 @@ static int probe_version(oci_tier *t, const char *engine, char *ver, size_t len,
 				  t->kind->name, PROBE_TIMEOUT_MS / 1000) - 1;
 	else if (res.exit_code != 0 && t->kind->daemon && oci_output_says_daemon_down(res.err))
 		bad = unavailable(ret, "the %s daemon is not running", t->kind->name) - 1;
+	else if (res.exit_code != 0 && t->kind->runtime_is_global && strstr(line, "runtime"))
+		bad = unavailable(ret, "%s cannot use runtime %s: %s", t->kind->name,
+				  t->runtime ? t->runtime : "(default)", line) - 1;
 	else if (res.exit_code != 0)
 		bad = unavailable(ret, "`%s version` failed: %s", t->kind->name, line) - 1;
 	else
@@ -277,11 +280,14 @@ static int probe_version(oci_tier *t, const char *engine, char *ver, size_t len,
 	return bad;
 }
 
-/* `info` checks that the runtime is registered; podman's takes over a second,
- * so a success is remembered for the tier's lifetime (a runtime that goes
- * away later fails `open` with the engine's own message). */
+/* The daemon's `info` lists its runtimes (podman needs no such call: it
+ * resolves --runtime on every command, `version` included). A success is
+ * remembered for the tier's lifetime: a runtime that goes away later fails
+ * `open` with the engine's own message. */
 static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *ret)
 {
+	if (t->kind->runtime_is_global)
+		return 0;
 	pthread_mutex_lock(&t->lock);
 	bool known = t->runtime_ok;
 	pthread_mutex_unlock(&t->lock);

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "driver.h"
+#include "proc.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -106,7 +107,11 @@ int oci_cli(const oci_tier *t, const char *engine, const char *const *args, cons
 		.timeout_ms = timeout_ms ? timeout_ms : t->cli_timeout_ms,
 		.output_cap = cap,
 	};
+	int64_t t0 = oci_now_ms();
 	int r = oci_host->spawn(&sp, NULL);
+	/* the subcommand and how long it took, never its arguments (values) */
+	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name, "%s %s: exit %d in %lld ms",
+		      t->kind->name, args[0], sp.exit_code, (long long)(oci_now_ms() - t0));
 	oci_strv_free(argv);
 	oci_strv_free(env);
 	ret->out = sp.out;
@@ -184,9 +189,17 @@ int oci_image_ensure(const oci_tier *t, const char *engine, const char *image, o
 
 void oci_container_remove(const oci_tier *t, const char *engine, const char *name)
 {
-	const char *args[] = { "rm", "-f", "--", name, NULL };
+	oci_strv a = { 0 };
+	oci_strv_add(&a, "rm");
+	oci_strv_add(&a, "-f");
+	for (size_t i = 0; t->kind->rm_extra && t->kind->rm_extra[i]; i++)
+		oci_strv_add(&a, t->kind->rm_extra[i]);
+	oci_strv_add(&a, "--");
+	oci_strv_add(&a, name);
+	char **args = oci_strv_steal(&a);
 	oci_cli_result res;
-	int r = oci_cli(t, engine, args, NULL, 0, 0, 64 << 10, &res);
+	int r = oci_cli(t, engine, (const char *const *)args, NULL, 0, 0, 64 << 10, &res);
+	oci_strv_free(args);
 	if (r < 0 || (res.exit_code != 0 && !oci_output_says_no_container(res.err))) {
 		char line[300];
 		oci_first_line(res.err, line, sizeof(line));

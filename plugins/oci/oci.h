@@ -178,6 +178,7 @@ typedef struct oci_engine_kind {
 	const char *version_format;  /* answers only when the engine (and its daemon) works */
 	const char *const *run_extra; /* engine-specific hardening flags for `run` */
 	bool tmpfs_owner_by_id;      /* docker: uid=,gid= options; podman: U */
+	const char *const *rm_extra; /* `rm -f` options: podman would wait 10 s for SIGTERM */
 	const cordon_plugin_config_key *config_keys;
 } oci_engine_kind;
 

@@ -30,6 +30,9 @@ static const cordon_plugin_config_key podman_keys[] = {
  * and /var/tmp (exec allowed); the tier mounts its own scratch instead. */
 static const char *const podman_run_extra[] = { "--read-only-tmpfs=false", NULL };
 
+/* kill at once: `rm -f` would otherwise wait 10 s for a SIGTERM to work */
+static const char *const podman_rm_extra[] = { "--time", "0", NULL };
+
 static const oci_engine_kind podman_kind = {
 	.name = "podman",
 	/* no daemon: `version` answers whenever the binary runs */
@@ -39,6 +42,7 @@ static const oci_engine_kind podman_kind = {
 	.host_flag = "--url",
 	.version_format = "{{.Client.Version}}",
 	.run_extra = podman_run_extra,
+	.rm_extra = podman_rm_extra,
 	.config_keys = podman_keys,
 };
 
