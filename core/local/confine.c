@@ -173,27 +173,27 @@ void confine_test_force_remount_fallback(bool on)
 
 /* ---- code that runs in the children (raw system calls only) -------------------------- */
 
-static void __attribute__((noreturn)) child_exit(int code)
+static void __attribute__((noreturn)) RAWSYS_CHILD child_exit(int code)
 {
 	for (;;)
 		rsys1(SYS_exit, code);
 }
 
-static void __attribute__((noreturn)) fail(int status_fd, int step, long err)
+static void __attribute__((noreturn)) RAWSYS_CHILD fail(int status_fd, int step, long err)
 {
 	struct nsinit_record rec = { NSINIT_MAGIC, NSINIT_REC_SETUP_FAILED, (int32_t)-err, step };
 	rsys3(SYS_write, status_fd, &rec, sizeof(rec));
 	child_exit(126);
 }
 
-static long write_str(int fd, const char *s)
+static long RAWSYS_CHILD write_str(int fd, const char *s)
 {
 	size_t len = rs_strlen(s);
 	long r = rsys3(SYS_write, fd, s, len);
 	return r < 0 ? r : (size_t)r == len ? 0 : -EIO;
 }
 
-static long write_file(const char *path, const char *s)
+static long RAWSYS_CHILD write_file(const char *path, const char *s)
 {
 	long fd = rsys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -204,7 +204,7 @@ static long write_file(const char *path, const char *s)
 }
 
 /* "/proc/<pid>/<what>" */
-static void proc_path(char *buf, long pid, const char *what)
+static void RAWSYS_CHILD proc_path(char *buf, long pid, const char *what)
 {
 	char *e = rs_stpcpy(buf, "/proc/");
 	e = rs_utoa(e, (unsigned long)pid);
@@ -213,16 +213,16 @@ static void proc_path(char *buf, long pid, const char *what)
 }
 
 /* "/proc/self/fd/<fd>" */
-static void fd_path(char *buf, long fd)
+static void RAWSYS_CHILD fd_path(char *buf, long fd)
 {
 	rs_utoa(rs_stpcpy(buf, "/proc/self/fd/"), (unsigned long)fd);
 }
 
 /* A: in the host's namespaces, sharing the host's memory; the host thread
  * is suspended until A exits. */
-static int stage_b(void *arg);
+static int RAWSYS_CHILD stage_b(void *arg);
 
-static int stage_a(void *arg)
+static int RAWSYS_CHILD stage_a(void *arg)
 {
 	child_plan *p = arg;
 	int step = STEP_CLONE;
@@ -277,7 +277,7 @@ fail:
 			fail(status_fd, step, r_);  \
 	} while (0)
 
-static long open_path_dir(int dirfd, const char *path, uint64_t resolve)
+static long RAWSYS_CHILD open_path_dir(int dirfd, const char *path, uint64_t resolve)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -286,7 +286,7 @@ static long open_path_dir(int dirfd, const char *path, uint64_t resolve)
 	return rsys4(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
-static long same_inode(long fd, dev_t dev, ino_t ino)
+static long RAWSYS_CHILD same_inode(long fd, dev_t dev, ino_t ino)
 {
 	struct statx stx;
 	long r = rsys5(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &stx);
@@ -298,7 +298,7 @@ static long same_inode(long fd, dev_t dev, ino_t ino)
 }
 
 /* mkdir -p of an absolute path (in a tmpfs), returning an O_PATH fd. */
-static long make_dirs(const char *rel)
+static long RAWSYS_CHILD make_dirs(const char *rel)
 {
 	char buf[PATH_MAX];
 	size_t n = rs_strlen(rel);
@@ -319,14 +319,14 @@ static long make_dirs(const char *rel)
 	return open_path_dir(AT_FDCWD, rel, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
-static long bind_fd(long src_fd, const char *target)
+static long RAWSYS_CHILD bind_fd(long src_fd, const char *target)
 {
 	char src[48];
 	fd_path(src, src_fd);
 	return rsys5(SYS_mount, src, target, 0, MS_BIND, 0);
 }
 
-static unsigned long st_to_ms(unsigned long f)
+static unsigned long RAWSYS_CHILD st_to_ms(unsigned long f)
 {
 	unsigned long ms = 0;
 	if (f & ST_NOEXEC)
@@ -342,7 +342,7 @@ static unsigned long st_to_ms(unsigned long f)
 
 /* Without mount_setattr: every mount of the copied host tree, one by one,
  * keeping the flags a user namespace may not change. */
-static long remount_all_readonly(const char *mounts)
+static long RAWSYS_CHILD remount_all_readonly(const char *mounts)
 {
 	for (const char *m = mounts; *m; m += rs_strlen(m) + 1) {
 		const char *target = m;
@@ -362,7 +362,7 @@ static long remount_all_readonly(const char *mounts)
 }
 
 /* Lets a device node bound from the (now nodev) host /dev work again. */
-static long allow_dev(const char *target, bool fallback)
+static long RAWSYS_CHILD allow_dev(const char *target, bool fallback)
 {
 	if (!fallback) {
 		struct mount_attr a = { .attr_clr = MOUNT_ATTR_NODEV, .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
@@ -378,7 +378,7 @@ static long allow_dev(const char *target, bool fallback)
 		     0);
 }
 
-static long mount_dev(const long *node_fd, bool fallback)
+static long RAWSYS_CHILD mount_dev(const long *node_fd, bool fallback)
 {
 	long r = rsys5(SYS_mount, "tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, DEV_OPTS);
 	for (size_t i = 0; r >= 0 && i < NDEVNODES; i++) {
@@ -408,12 +408,12 @@ static long mount_dev(const long *node_fd, bool fallback)
 }
 
 /* A path missing on this host (no /proc/kcore, say) needs no mask. */
-static long skip_missing(long r)
+static long RAWSYS_CHILD skip_missing(long r)
 {
 	return r == -ENOENT ? 0 : r;
 }
 
-static long mask_paths(void)
+static long RAWSYS_CHILD mask_paths(void)
 {
 	long r = 0;
 	for (size_t i = 0; r >= 0 && i < sizeof(mask_files) / sizeof(mask_files[0]); i++)
@@ -435,7 +435,7 @@ static long mask_paths(void)
 	return r;
 }
 
-static long loopback_up(void)
+static long RAWSYS_CHILD loopback_up(void)
 {
 	long s = rsys3(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
@@ -454,7 +454,7 @@ static long loopback_up(void)
 	return r;
 }
 
-static long drop_caps(void)
+static long RAWSYS_CHILD drop_caps(void)
 {
 	long r = rsys2(SYS_prctl, PR_SET_SECUREBITS,
 		       (1 << 0) | (1 << 1) |   /* NOROOT, locked */
@@ -482,7 +482,7 @@ static long drop_caps(void)
 
 /* Puts the fds nsinit expects at 0..NSINIT_FD_COUNT and the init's own
  * executable right above (close-on-exec), closing everything else. */
-static long arrange_fds(const child_plan *p, long ruleset)
+static long RAWSYS_CHILD arrange_fds(const child_plan *p, long ruleset)
 {
 	long src[NSINIT_FD_COUNT + 1] = {
 		p->fd_stdin, p->fd_stdout, p->fd_stderr, p->fd_status_w, p->fd_bpf,
@@ -514,7 +514,7 @@ struct k_sigaction {
 	unsigned long mask;
 };
 
-static long reset_signals(void)
+static long RAWSYS_CHILD reset_signals(void)
 {
 	struct k_sigaction dfl = { SIG_DFL, 0, 0, 0 };
 	for (long sig = 1; sig <= 64; sig++) {
@@ -529,7 +529,7 @@ static long reset_signals(void)
 }
 
 /* B: pid 1 of the new namespaces, still in the host's memory until execve. */
-static int __attribute__((noreturn)) stage_b_run(child_plan *p)
+static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 {
 	const confine_sandbox *s = p->s;
 	int status_fd = p->fd_status_w;
@@ -700,7 +700,7 @@ static int __attribute__((noreturn)) stage_b_run(child_plan *p)
 	fail(status_fd, step, -EIO);
 }
 
-static int stage_b(void *arg)
+static int RAWSYS_CHILD stage_b(void *arg)
 {
 	stage_b_run(arg);
 }
@@ -761,18 +761,18 @@ static bool is_privileged(void)
 	if (!g_file_get_contents("/proc/self/uid_map", &map, NULL, NULL))
 		return false;
 	g_auto(GStrv) f = g_strsplit_set(g_strstrip(map), " \t\n", -1);
+	const char *w[3];
 	guint n = 0;
 	for (char **x = f; *x; x++)
-		if (**x)
-			f[n++] = *x;
-	f[n] = NULL;
-	return n == 3 && strcmp(f[0], "0") == 0 && strcmp(f[1], "0") == 0 &&
-	       strcmp(f[2], "4294967295") == 0;
+		if (**x && n++ < 3)
+			w[n - 1] = *x;
+	return n == 3 && strcmp(w[0], "0") == 0 && strcmp(w[1], "0") == 0 &&
+	       strcmp(w[2], "4294967295") == 0;
 }
 
 /* A user namespace that maps the workspace's owner to the work's host id,
  * for the idmapped workspace mount of a privileged host. Held by fd. */
-static int idmap_child(void *arg)
+static int RAWSYS_CHILD idmap_child(void *arg)
 {
 	char c;
 	rsys3(SYS_read, (long)(intptr_t)arg, &c, 1);

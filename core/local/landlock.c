@@ -115,14 +115,14 @@ int landlock_plan_add_port(landlock_plan *p, uint16_t port)
 	return 0;
 }
 
-static long add_fd(int rs, int fd, uint64_t access)
+static RAWSYS_CHILD long add_fd(int rs, int fd, uint64_t access)
 {
 	struct ll_path_beneath_attr pb = { .allowed_access = access, .parent_fd = fd };
 	return rsys4(SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0);
 }
 
 /* One path-beneath rule; a path missing from this sandbox is skipped. */
-static long add_path(int rs, const char *path, uint64_t access)
+static RAWSYS_CHILD long add_path(int rs, const char *path, uint64_t access)
 {
 	long fd = rsys4(SYS_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC, 0);
 	if (fd == -ENOENT)
@@ -134,7 +134,7 @@ static long add_path(int rs, const char *path, uint64_t access)
 	return r;
 }
 
-int landlock_plan_build(const landlock_plan *p, int ws_fd)
+RAWSYS_CHILD int landlock_plan_build(const landlock_plan *p, int ws_fd)
 {
 	if (p->abi < 1)
 		return -EOPNOTSUPP;

@@ -15,8 +15,13 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 
+/* Marks code that runs in the launcher's children: no sanitizer runtime
+ * call may happen there (ASan's no-return bookkeeping and fake stacks
+ * assume the host's own threads and stacks). */
+#define RAWSYS_CHILD __attribute__((no_sanitize_address, no_sanitize_undefined))
+
 #if defined(__x86_64__)
-static inline long rsys6(long n, long a, long b, long c, long d, long e, long f)
+static inline RAWSYS_CHILD long rsys6(long n, long a, long b, long c, long d, long e, long f)
 {
 	long ret;
 	register long r10 __asm__("r10") = d;
@@ -29,7 +34,7 @@ static inline long rsys6(long n, long a, long b, long c, long d, long e, long f)
 	return ret;
 }
 #elif defined(__aarch64__)
-static inline long rsys6(long n, long a, long b, long c, long d, long e, long f)
+static inline RAWSYS_CHILD long rsys6(long n, long a, long b, long c, long d, long e, long f)
 {
 	register long x8 __asm__("x8") = n;
 	register long x0 __asm__("x0") = a;
@@ -58,7 +63,7 @@ static inline long rsys6(long n, long a, long b, long c, long d, long e, long f)
 	rsys6((n), RSYS_ARG(a), RSYS_ARG(b), RSYS_ARG(c), RSYS_ARG(d), RSYS_ARG(e), 0)
 
 /* Small string helpers that allocate nothing (the children may not). */
-static inline size_t rs_strlen(const char *s)
+static inline RAWSYS_CHILD size_t rs_strlen(const char *s)
 {
 	size_t n = 0;
 	while (s[n])
@@ -68,7 +73,7 @@ static inline size_t rs_strlen(const char *s)
 
 /* Appends the decimal form of v at dst (which has room for 21 bytes) and
  * NUL-terminates; returns the end. */
-static inline char *rs_utoa(char *dst, unsigned long v)
+static inline RAWSYS_CHILD char *rs_utoa(char *dst, unsigned long v)
 {
 	char tmp[21];
 	int n = 0;
@@ -83,7 +88,7 @@ static inline char *rs_utoa(char *dst, unsigned long v)
 }
 
 /* Appends src at dst (room is the caller's business); returns the end. */
-static inline char *rs_stpcpy(char *dst, const char *src)
+static inline RAWSYS_CHILD char *rs_stpcpy(char *dst, const char *src)
 {
 	while (*src)
 		*dst++ = *src++;
