@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The container tiers against the raw engine, side by side in one run
+ * (interleaved, so load on a shared machine hits both alike):
+ *
+ *   cycle   cordon open + run /bin/true + close   vs  ENGINE run --rm (same flags) /bin/true
+ *   exec    cordon run /bin/true in an open sandbox vs ENGINE exec CONTAINER /bin/true
+ *   pool    cordon open with `pool: 2` (a ready container taken)
+ *
+ * The raw command gets exactly the hardened flags the tier uses (oci_run_argv
+ * from plugins/oci). Needs what .ci/engines.sh sets up; run from the build tree:
+ *   bench/bench-containers [-n N] [--engine podman|docker]
+ */
+#include "config.h"
+
+#include "oci/oci.h"
+#include "oci/protocol.h"
+
+#include <cordon/cordon.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *engine = "podman";
+static char *engine_bin;
+static char *image_ref;
+static char *helper;
+static const char *env_min[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+				 "LC_ALL=C", "HOME=/root", NULL };
+
+static bool is_podman(void)
+{
+	return strcmp(engine, "podman") == 0;
+}
+
+static double now_ms(void)
+{
+	return (double)g_get_monotonic_time() / 1000.0;
+}
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "bench-containers: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+/* ENGINE [podman's global flags] args... */
+static GPtrArray *engine_cmd(void)
+{
+	GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(a, g_strdup(engine_bin));
+	if (is_podman()) {
+		for (const char *const *f = (const char *const[]){ "--runtime", "runc", "--cgroup-manager",
+								   "cgroupfs", NULL };
+		     *f; f++)
+			g_ptr_array_add(a, g_strdup(*f));
+	}
+	return a;
+}
+
+static void run_cmd(GPtrArray *a, char **ret_out)
+{
+	g_ptr_array_add(a, NULL);
+	int status;
+	g_autoptr(GError) e = NULL;
+	char *out = NULL, *err = NULL;
+	if (!g_spawn_sync(NULL, (char **)a->pdata, (char **)env_min, G_SPAWN_DEFAULT, NULL, NULL,
+			  &out, &err, &status, &e) || status != 0)
+		die("%s failed: %s", (char *)a->pdata[1], err ? err : (e ? e->message : "?"));
+	g_free(err);
+	if (ret_out)
+		*ret_out = g_strstrip(out);
+	else
+		g_free(out);
+}
+
+/* The spec a session container of the bench tier gets, minus what only a
+ * session needs; command NULL: the helper idles. */
+static char **hardened_run(const char *const *command, const char *name)
+{
+	static const char *const ulimits[] = { "nofile=1024:1024", "nproc=4096:4096", NULL };
+	static const char *const podman_extra[] = { "--read-only-tmpfs=false", NULL };
+	oci_mount m = { helper, OCI_HELPER_PATH, true };
+	oci_spec s = {
+		.image = image_ref, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY,
+		.mounts = &m, .n_mounts = 1, .ulimits = ulimits, .root_tmpfs = true,
+		.tmpfs_owner = is_podman() ? "U" : "uid=65534,gid=65534",
+		.extra = is_podman() ? podman_extra : NULL, .name = name,
+		.workdir = OCI_SANDBOX_ROOT,
+	};
+	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY | 1u << CORDON_PLUGIN_LIMIT_PIDS;
+	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 256ull << 20;
+	s.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 128;
+	const char *idle[] = { "idle", NULL };
+	if (!command) {
+		s.entrypoint = OCI_HELPER_PATH;
+		s.command = idle;
+		s.detach = true;
+	} else {
+		s.command = command;
+	}
+	return oci_run_argv(&s);
+}
+
+static void raw_cycle(void)
+{
+	g_autoptr(GPtrArray) a = engine_cmd();
+	const char *cmd[] = { "/bin/true", NULL };
+	char **args = hardened_run(cmd, NULL);
+	for (size_t i = 0; args[i]; i++)
+		g_ptr_array_add(a, g_strdup(args[i]));
+	oci_strv_free(args);
+	run_cmd(a, NULL);
+}
+
+static char *policy_text(const char *plugin_dir)
+{
+	GString *p = g_string_new(NULL);
+	g_string_append_printf(p, "cordon: 1\nplugins: {dir: %s, load: [%s]}\ntiers:\n", plugin_dir,
+			       engine);
+	const char *tiers[] = { "box", "pool" };
+	for (int i = 0; i < 2; i++) {
+		g_string_append_printf(p, "  %s:\n    driver: %s\n    image: \"%s\"\n    helper: %s\n"
+				       "    ulimits: [nofile=1024:1024, nproc=4096:4096]\n"
+				       "    limits: {memory: 256MiB, pids: 128}\n",
+				       tiers[i], engine, image_ref, helper);
+		if (is_podman())
+			g_string_append(p, "    runtime: runc\n    cgroup_manager: cgroupfs\n");
+		if (i == 1)
+			g_string_append(p, "    pool: 2\n");
+	}
+	g_string_append(p, "trust:\n  untrusted: {require: container, relax: true, tiers: [box, pool]}\n");
+	return g_string_free(p, FALSE);
+}
+
+static cordon_sandbox *open_tier(cordon_context *ctx, const char *tier)
+{
+	cordon_request *req = cordon_request_new("untrusted");
+	cordon_request_set_tier(req, tier, NULL);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	if (cordon_sandbox_open(ctx, req, &sb, &err) < 0)
+		die("open %s: %s", tier, cordon_error_get_message(err));
+	cordon_request_free(req);
+	return sb;
+}
+
+static void run_true(cordon_sandbox *sb)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	cordon_result *r = NULL;
+	cordon_error *err = NULL;
+	if (cordon_sandbox_run(sb, argv, NULL, &r, &err) < 0 || cordon_result_exit_code(r) != 0)
+		die("run: %s", err ? cordon_error_get_message(err) : "non-zero exit");
+	cordon_result_free(r);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, int n, double p)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	int i = (int)(p * (n - 1) + 0.5);
+	return v[i];
+}
+
+static void report(const char *what, const char *peer, double *a, double *b, int n)
+{
+	double am = pct(a, n, 0.5), ap = pct(a, n, 0.9);
+	if (!b) {
+		printf("%-44s median %8.1f ms  p90 %8.1f ms\n", what, am, ap);
+		return;
+	}
+	double bm = pct(b, n, 0.5), bp = pct(b, n, 0.9);
+	printf("%-44s median %8.1f ms  p90 %8.1f ms\n", what, am, ap);
+	printf("%-44s median %8.1f ms  p90 %8.1f ms\n", peer, bm, bp);
+	printf("%-44s %.2fx (overhead %+.0f%%)\n", "  ratio (median)", am / bm, (am / bm - 1) * 100);
+}
+
+static bool copy_plugin(const char *builddir, const char *dir)
+{
+	g_autofree char *src = g_strdup_printf("%s/plugins/%s/.libs/%s.so", builddir, engine, engine);
+	g_autofree char *dst = g_strdup_printf("%s/%s.so", dir, engine);
+	g_autofree char *data = NULL;
+	gsize len;
+	return g_file_get_contents(src, &data, &len, NULL) &&
+	       g_file_set_contents(dst, data, (gssize)len, NULL) && chmod(dst, 0755) == 0;
+}
+
+/* Waits until the pool tier has n ready containers (none is in use here). */
+static void wait_pool(int n)
+{
+	for (int i = 0; i < 600; i++) {
+		g_autoptr(GPtrArray) a = engine_cmd();
+		for (const char *const *f = (const char *const[]){ "ps", "-q", "--filter",
+								   "label=cordon.tier=pool", NULL };
+		     *f; f++)
+			g_ptr_array_add(a, g_strdup(*f));
+		g_autofree char *out = NULL;
+		run_cmd(a, &out);
+		g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+		if (*out && (int)g_strv_length(lines) >= n)
+			return;
+		g_usleep(100 * 1000);
+	}
+	die("the pool did not fill");
+}
+
+int main(int argc, char **argv)
+{
+	int n = 10;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+			n = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
+			engine = argv[++i];
+		else
+			die("usage: bench-containers [-n N] [--engine podman|docker]");
+	}
+	if (n < 3)
+		n = 3;
+	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
+							: "/var/lib/cordon-ci";
+	g_autofree char *ref_file = g_build_filename(state, "image-ref", NULL);
+	if (!g_file_get_contents(ref_file, &image_ref, NULL, NULL))
+		die("no %s: run .ci/engines.sh", ref_file);
+	g_strstrip(image_ref);
+	engine_bin = g_find_program_in_path(engine);
+	if (!engine_bin)
+		die("%s is not installed", engine);
+	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : ".";
+	helper = g_canonicalize_filename("plugins/oci/helper/cordon-oci-helper", builddir);
+	g_autofree char *pdir = g_dir_make_tmp("cordon-bench-XXXXXX", NULL);
+	if (!pdir || !copy_plugin(builddir, pdir))
+		die("the %s plugin is not built (run from the build tree)", engine);
+	g_autofree char *policy = policy_text(pdir);
+	cordon_options *o = cordon_options_new();
+	cordon_options_set_policy_text(o, policy, strlen(policy), "bench.yaml", NULL);
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	if (cordon_context_new(o, &ctx, &err) < 0)
+		die("context: %s", cordon_error_get_message(err));
+	cordon_options_free(o);
+
+	printf("# %s, image %s, %d iterations, interleaved\n", engine, image_ref, n);
+	double *a = g_new0(double, n), *b = g_new0(double, n);
+
+	/* warm-up: caches, the probe's one-time checks */
+	cordon_sandbox *w = open_tier(ctx, "box");
+	run_true(w);
+	cordon_sandbox_close(w);
+	raw_cycle();
+
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < 2; k++) {
+			if ((i + k) % 2 == 0) {
+				double t0 = now_ms();
+				cordon_sandbox *sb = open_tier(ctx, "box");
+				run_true(sb);
+				cordon_sandbox_close(sb);
+				a[i] = now_ms() - t0;
+			} else {
+				double t0 = now_ms();
+				raw_cycle();
+				b[i] = now_ms() - t0;
+			}
+		}
+	}
+	report("cordon open + run /bin/true + close", "raw run --rm (same flags) /bin/true", a, b, n);
+
+	/* exec in an open session vs a raw exec into an equivalent container */
+	cordon_sandbox *sb = open_tier(ctx, "box");
+	g_autofree char *raw_name = g_strdup_printf("cordon-bench-raw-%d", (int)getpid());
+	{
+		g_autoptr(GPtrArray) c = engine_cmd();
+		char **args = hardened_run(NULL, raw_name);
+		for (size_t i = 0; args[i]; i++)
+			g_ptr_array_add(c, g_strdup(args[i]));
+		oci_strv_free(args);
+		run_cmd(c, NULL);
+	}
+	for (int i = 0; i < n; i++) {
+		for (int k = 0; k < 2; k++) {
+			double t0 = now_ms();
+			if ((i + k) % 2 == 0) {
+				run_true(sb);
+				a[i] = now_ms() - t0;
+			} else {
+				g_autoptr(GPtrArray) c = engine_cmd();
+				g_ptr_array_add(c, g_strdup("exec"));
+				g_ptr_array_add(c, g_strdup(raw_name));
+				g_ptr_array_add(c, g_strdup("/bin/true"));
+				run_cmd(c, NULL);
+				b[i] = now_ms() - t0;
+			}
+		}
+	}
+	report("cordon run /bin/true in an open sandbox", "raw exec /bin/true", a, b, n);
+	cordon_sandbox_close(sb);
+	{
+		g_autoptr(GPtrArray) c = engine_cmd();
+		g_ptr_array_add(c, g_strdup("rm"));
+		g_ptr_array_add(c, g_strdup("-f"));
+		g_ptr_array_add(c, g_strdup(raw_name));
+		run_cmd(c, NULL);
+	}
+
+	/* pool: 2 -- the first open starts the filler */
+	cordon_sandbox_close(open_tier(ctx, "pool"));
+	for (int i = 0; i < n; i++) {
+		wait_pool(2);
+		double t0 = now_ms();
+		cordon_sandbox *p = open_tier(ctx, "pool");
+		a[i] = now_ms() - t0;
+		cordon_sandbox_close(p);
+	}
+	report("cordon open with pool: 2", NULL, a, NULL, n);
+
+	cordon_context_free(ctx);
+	g_autofree char *so = g_strdup_printf("%s/%s.so", pdir, engine);
+	g_unlink(so);
+	g_rmdir(pdir);
+	g_free(a);
+	g_free(b);
+	return 0;
+}
