@@ -10,17 +10,63 @@
 #include <string.h>
 #include <yaml.h>
 
+/* The parser allocates a document's nodes and strings from a few large
+ * blocks: a 1 MiB policy has some 200 000 nodes, and one malloc each would
+ * cost more than reading the YAML. */
+typedef struct cfg_arena {
+	GPtrArray *blocks;
+	char *cur;
+	size_t left;
+} cfg_arena;
+
+#define ARENA_BLOCK (64 * 1024)
+
+static cfg_arena *arena_new(void)
+{
+	cfg_arena *a = g_new0(cfg_arena, 1);
+	a->blocks = g_ptr_array_new_with_free_func(g_free);
+	return a;
+}
+
+static void arena_free(cfg_arena *a)
+{
+	if (!a)
+		return;
+	g_ptr_array_unref(a->blocks);
+	g_free(a);
+}
+
+/* Only the first `zeroed` bytes are cleared: the rest is copied over. */
+static void *arena_alloc(cfg_arena *a, size_t size, size_t zeroed)
+{
+	size = (size + 15) & ~(size_t)15;
+	if (size > a->left) {
+		size_t block = MAX(size, ARENA_BLOCK);
+		a->cur = g_malloc(block);
+		a->left = block;
+		g_ptr_array_add(a->blocks, a->cur);
+	}
+	void *p = a->cur;
+	a->cur += size;
+	a->left -= size;
+	return memset(p, 0, zeroed);
+}
+
 void cfg_node_free(cfg_node *n)
 {
 	if (!n)
 		return;
-	g_free(n->scalar);
-	g_free(n->path);
 	if (n->keys)
 		g_ptr_array_unref(n->keys);
 	if (n->items)
 		g_ptr_array_unref(n->items);
 	g_free(n->strv); /* the strings are the items' */
+	if (n->in_arena) {
+		arena_free(n->arena); /* only the root holds it */
+		return;
+	}
+	g_free(n->scalar);
+	g_free(n->path);
 	g_free(n);
 }
 
@@ -61,7 +107,14 @@ char *cfg_child_path(const cfg_node *map, const char *k)
 {
 	if (!map || !map->path || !*map->path)
 		return g_strdup(k);
-	return g_strdup_printf("%s.%s", map->path, k);
+	return g_strconcat(map->path, ".", k, NULL);
+}
+
+static char *item_path(const cfg_node *seq, guint i)
+{
+	char idx[16];
+	g_snprintf(idx, sizeof(idx), "[%u]", i);
+	return g_strconcat(seq->path, idx, NULL);
 }
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -153,6 +206,8 @@ typedef struct builder {
 	cfg_node *root;
 	guint nodes;
 	guint documents;
+	GString *scratch; /* the next node's path */
+	cfg_arena *arena;
 	cordon_error **reterr;
 } builder;
 
@@ -199,38 +254,79 @@ static char *current_path(builder *b)
 		return g_strdup("");
 	cfg_node *n = f->node;
 	if (n->kind == CFG_SEQ)
-		return g_strdup_printf("%s[%u]", n->path, n->items->len);
+		return item_path(n, n->items->len);
 	if (n->keys->len > n->items->len)
 		return cfg_child_path(n, ((cfg_node *)n->keys->pdata[n->keys->len - 1])->scalar);
 	return g_strdup(n->path);
 }
 
-static cfg_node *node_new(cfg_kind kind, const yaml_mark_t *mark)
+/* The path of the node about to be attached, or NULL at a key position (a
+ * key has no path of its own). Borrowed from b->scratch. */
+static const char *next_path(builder *b)
 {
-	cfg_node *n = g_new0(cfg_node, 1);
+	frame *f = top(b);
+	GString *s = b->scratch;
+	g_string_truncate(s, 0);
+	if (!f)
+		return s->str;
+	cfg_node *n = f->node;
+	if (n->kind == CFG_MAP && n->keys->len == n->items->len)
+		return NULL;
+	g_string_append(s, n->path);
+	if (n->kind == CFG_SEQ) {
+		g_string_append_printf(s, "[%u]", n->items->len);
+		return s->str;
+	}
+	if (s->len)
+		g_string_append_c(s, '.');
+	g_string_append(s, ((cfg_node *)n->keys->pdata[n->keys->len - 1])->scalar);
+	return s->str;
+}
+
+/* One arena allocation per node, its strings included. */
+static cfg_node *node_new(builder *b, cfg_kind kind, const yaml_mark_t *mark, const char *scalar,
+			  size_t scalar_len, const char *path)
+{
+	size_t path_len = path ? strlen(path) : 0;
+	size_t size = sizeof(cfg_node) + (scalar ? scalar_len + 1 : 0) + (path ? path_len + 1 : 0);
+	cfg_node *n = arena_alloc(b->arena, size, sizeof(cfg_node));
+	char *p = (char *)(n + 1);
+	n->in_arena = true;
+	if (scalar) {
+		memcpy(p, scalar, scalar_len);
+		p[scalar_len] = '\0';
+		n->scalar = p;
+		p += scalar_len + 1;
+	}
+	if (path) {
+		memcpy(p, path, path_len + 1);
+		n->path = p;
+	}
 	n->kind = kind;
 	n->line = (uint32_t)mark->line + 1;
 	n->col = (uint32_t)mark->column + 1;
 	if (kind != CFG_SCALAR) {
-		n->items = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
+		n->items = g_ptr_array_new_full(4, (GDestroyNotify)cfg_node_free);
 		if (kind == CFG_MAP)
-			n->keys = g_ptr_array_new_with_free_func((GDestroyNotify)cfg_node_free);
+			n->keys = g_ptr_array_new_full(4, (GDestroyNotify)cfg_node_free);
 	}
 	return n;
 }
 
-static int check_scalar_bytes(builder *b, const yaml_event_t *ev, cfg_node *n)
+static int check_scalar_bytes(builder *b, const yaml_event_t *ev, const cfg_node *n)
 {
 	const char *v = (const char *)ev->data.scalar.value;
 	size_t len = ev->data.scalar.length;
-	if (memchr(v, '\0', len))
-		return fail_at(b, "policy_encoding", n->line, n->col, n->path,
-			       "a NUL character in a value is not allowed");
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)v[i];
-		if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)
-			return fail_at(b, "policy_encoding", n->line, n->col, n->path,
-				       "control character 0x%02x in a value is not allowed", c);
+		if ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n')
+			continue;
+		g_autofree char *path = current_path(b);
+		if (c == 0)
+			return fail_at(b, "policy_encoding", n->line, n->col, path,
+				       "a NUL character in a value is not allowed");
+		return fail_at(b, "policy_encoding", n->line, n->col, path,
+			       "control character 0x%02x in a value is not allowed", c);
 	}
 	return 0;
 }
@@ -246,10 +342,12 @@ static int check_duplicate(builder *b, frame *f, cfg_node *key)
 			if (strcmp(((cfg_node *)map->keys->pdata[i])->scalar, key->scalar) == 0)
 				first = map->keys->pdata[i];
 	}
-	if (first)
-		return fail_at(b, "policy_duplicate_key", key->line, key->col, key->path,
+	if (first) {
+		g_autofree char *path = cfg_child_path(map, key->scalar);
+		return fail_at(b, "policy_duplicate_key", key->line, key->col, path,
 			       "duplicate key '%s' (first at line %u, column %u)", key->scalar,
 			       first->line, first->col);
+	}
 	if (!f->seen && map->keys->len >= 8) {
 		f->seen = g_hash_table_new(g_str_hash, g_str_equal);
 		for (guint i = 0; i < map->keys->len; i++) {
@@ -271,7 +369,7 @@ static int add_key(builder *b, frame *f, cfg_node *n)
 		cfg_node_free(n);
 		return r;
 	}
-	n->path = cfg_child_path(f->node, n->scalar);
+	/* A key carries no path: its value's is the same string. */
 	int r = 0;
 	if (n->plain && strcmp(n->scalar, "<<") == 0)
 		r = fail_at(b, "policy_alias", n->line, n->col, f->node->path,
@@ -299,19 +397,12 @@ static int attach(builder *b, cfg_node *n)
 	}
 	frame *f = top(b);
 	if (!f) {
-		n->path = g_strdup("");
 		b->root = n;
 		return 0;
 	}
 	cfg_node *parent = f->node;
-	if (parent->kind == CFG_SEQ) {
-		n->path = g_strdup_printf("%s[%u]", parent->path, parent->items->len);
-	} else if (parent->keys->len == parent->items->len) {
+	if (parent->kind == CFG_MAP && parent->keys->len == parent->items->len)
 		return add_key(b, f, n);
-	} else {
-		const cfg_node *k = parent->keys->pdata[parent->keys->len - 1];
-		n->path = cfg_child_path(parent, k->scalar);
-	}
 	g_ptr_array_add(parent->items, n);
 	return 0;
 }
@@ -319,6 +410,8 @@ static int attach(builder *b, cfg_node *n)
 static int refuse_decorations(builder *b, const yaml_event_t *ev, const yaml_char_t *anchor,
 			      const yaml_char_t *tag)
 {
+	if (!anchor && !tag)
+		return 0;
 	uint32_t line = (uint32_t)ev->start_mark.line + 1, col = (uint32_t)ev->start_mark.column + 1;
 	g_autofree char *path = current_path(b);
 	if (anchor)
@@ -334,13 +427,10 @@ static int on_scalar(builder *b, const yaml_event_t *ev)
 	int r = refuse_decorations(b, ev, ev->data.scalar.anchor, ev->data.scalar.tag);
 	if (r < 0)
 		return r;
-	cfg_node *n = node_new(CFG_SCALAR, &ev->start_mark);
-	n->scalar = g_strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	cfg_node *n = node_new(b, CFG_SCALAR, &ev->start_mark, (const char *)ev->data.scalar.value,
+			       ev->data.scalar.length, next_path(b));
 	n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-	g_autofree char *path = current_path(b);
-	n->path = g_strdup(path); /* for the byte check; attach sets the final one */
 	r = check_scalar_bytes(b, ev, n);
-	g_clear_pointer(&n->path, g_free);
 	if (r < 0) {
 		cfg_node_free(n);
 		return r;
@@ -363,7 +453,8 @@ static int on_collection_start(builder *b, const yaml_event_t *ev, cfg_kind kind
 			       (uint32_t)ev->start_mark.column + 1, path,
 			       "nested more than %u levels deep", CFG_MAX_DEPTH);
 	}
-	cfg_node *n = node_new(kind, &ev->start_mark);
+	const char *path = next_path(b);
+	cfg_node *n = node_new(b, kind, &ev->start_mark, NULL, 0, path ? path : "");
 	r = attach(b, n);
 	if (r < 0)
 		return r;
@@ -513,16 +604,21 @@ int cfg_parse(const char *text, size_t len, const char *name, cfg_node **ret,
 	if (r < 0)
 		return r;
 	b.stack = g_array_new(FALSE, FALSE, sizeof(frame));
+	b.scratch = g_string_sized_new(256);
+	b.arena = arena_new();
 	r = run_parser(&b);
 	if (r >= 0)
 		r = finish(&b);
 	while (b.stack->len)
 		on_collection_end(&b);
 	g_array_unref(b.stack);
+	g_string_free(b.scratch, TRUE);
 	if (r < 0) {
 		cfg_node_free(b.root);
+		arena_free(b.arena);
 		return r;
 	}
+	b.root->arena = b.arena; /* freed with the root */
 	*ret = b.root;
 	return 0;
 }

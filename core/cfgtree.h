@@ -19,15 +19,20 @@ typedef enum cfg_kind { CFG_SCALAR = 1, CFG_SEQ, CFG_MAP } cfg_kind;
 
 typedef struct cfg_node cfg_node;
 struct cfg_node {
-	cfg_kind kind;
 	char *scalar;       /* CFG_SCALAR: the text */
-	bool plain;         /* CFG_SCALAR: unquoted (so `true`, numbers are typed) */
-	uint32_t line, col; /* 1-based position of the node */
-	char *path;         /* key path: "tiers.box.limits.memory", "rules[2].name" */
+	char *path;         /* key path: "tiers.box.limits.memory", "rules[2].name"; NULL
+			     * for key nodes (their value has the same path) */
 	GPtrArray *keys;    /* CFG_MAP: cfg_node* keys (scalars) */
 	GPtrArray *items;   /* CFG_MAP: values parallel to keys; CFG_SEQ: items */
 	char **strv;        /* CFG_SEQ: NULL-terminated view of the scalars, built
 			     * lazily by host->config_strv (hostservices.c) */
+	void *arena;        /* the root of a parsed document: the arena it owns */
+	uint32_t line, col; /* 1-based position of the node */
+	cfg_kind kind;
+	bool plain;         /* CFG_SCALAR: unquoted (so `true`, numbers are typed) */
+	bool in_arena;      /* the parser's nodes: the node and its strings live in
+			     * the document's arena, freed with the root; other
+			     * nodes (tests) are g_new0'd with g_strdup'd strings */
 };
 
 void cfg_node_free(cfg_node *n);

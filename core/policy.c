@@ -340,7 +340,9 @@ typedef struct pctx {
 	cordon_policy *p;
 	GString *msgs;
 	unsigned count;
-	const char *code; /* of the first error; static strings only */
+	const char *code;        /* of the first error; static strings only */
+	GHashTable *tier_index;  /* name -> policy_tier*, once tiers are read */
+	GHashTable *rule_names;  /* names seen so far */
 } pctx;
 
 static void perr(pctx *c, const char *code, const cfg_node *at, const char *path, const char *fmt,
@@ -514,15 +516,20 @@ static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
 	return true;
 }
 
-static void unknown_key(pctx *c, const cfg_node *key, const char *const *allowed, const char *what)
+/* Key i of map: reported at the key's position with the value's path (key
+ * nodes carry no path of their own). */
+static void unknown_key(pctx *c, const cfg_node *map, guint i, const char *const *allowed,
+			const char *what)
 {
+	const cfg_node *key = map->keys->pdata[i];
+	const char *path = ((const cfg_node *)map->items->pdata[i])->path;
 	const char *hint = cfg_did_you_mean(key->scalar, allowed);
 	g_autofree char *list = g_strjoinv(", ", (char **)allowed);
 	if (hint)
-		perr(c, "policy_unknown_key", key, key->path, "unknown %s '%s' (did you mean '%s'?)",
+		perr(c, "policy_unknown_key", key, path, "unknown %s '%s' (did you mean '%s'?)",
 		     what, key->scalar, hint);
 	else
-		perr(c, "policy_unknown_key", key, key->path, "unknown %s '%s'; expected one of: %s",
+		perr(c, "policy_unknown_key", key, path, "unknown %s '%s'; expected one of: %s",
 		     what, key->scalar, list);
 }
 
@@ -533,7 +540,7 @@ static bool check_keys(pctx *c, const cfg_node *map, const char *const *allowed)
 	for (guint i = 0; i < map->keys->len; i++) {
 		const cfg_node *k = map->keys->pdata[i];
 		if (!g_strv_contains(allowed, k->scalar)) {
-			unknown_key(c, k, allowed, "key");
+			unknown_key(c, map, i, allowed, "key");
 			ok = false;
 		}
 	}
@@ -683,7 +690,7 @@ static void tier_free(gpointer data)
 static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)
 {
 	if (!valid_name(key->scalar, false)) {
-		perr(c, "policy_type", key, key->path,
+		perr(c, "policy_type", key, sec->path,
 		     "'%s' is not a valid tier name: 1 to 64 of a-z 0-9 _ -, starting with a letter "
 		     "or digit", key->scalar);
 		return;
@@ -714,6 +721,12 @@ static void read_tiers(pctx *c, const cfg_node *n)
 		return;
 	for (guint i = 0; i < n->keys->len; i++)
 		read_tier(c, n->keys->pdata[i], n->items->pdata[i]);
+	/* References are checked against an index: policies may be large. */
+	c->tier_index = g_hash_table_new(g_str_hash, g_str_equal);
+	for (guint i = 0; i < c->p->tiers->len; i++) {
+		policy_tier *t = c->p->tiers->pdata[i];
+		g_hash_table_insert(c->tier_index, t->name, t);
+	}
 }
 
 static const char *const trust_names[] = { "trusted", "semi-trusted", "untrusted", NULL };
@@ -732,7 +745,7 @@ static const char **tier_names(const cordon_policy *p)
 /* A tier name that must name a tier of the policy. */
 static bool want_tier_ref(pctx *c, const cfg_node *n, const char *s)
 {
-	if (policy_find_tier(c->p, s))
+	if (c->tier_index ? g_hash_table_contains(c->tier_index, s) : policy_find_tier(c->p, s) != NULL)
 		return true;
 	g_autofree const char **names = tier_names(c->p);
 	const char *hint = cfg_did_you_mean(s, names);
@@ -772,12 +785,13 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 	const cfg_node *tiers = cfg_map_get(n, "tiers");
 	if (!tiers || !want_seq(c, tiers))
 		return;
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
 	for (guint i = 0; i < tiers->items->len; i++) {
 		const cfg_node *item = tiers->items->pdata[i];
 		const char *s = want_string(c, item);
 		if (!s || !want_tier_ref(c, item, s))
 			continue;
-		if (g_ptr_array_find_with_equal_func(pt->tiers, s, g_str_equal, NULL)) {
+		if (!g_hash_table_add(seen, (gpointer)s)) {
 			perr(c, "policy_invalid", item, item->path, "tier '%s' is listed twice", s);
 			continue;
 		}
@@ -796,7 +810,7 @@ static void read_trust(pctx *c, const cfg_node *n)
 			if (strcmp(k->scalar, trust_names[j]) == 0)
 				level = j + 1;
 		if (level < 0)
-			unknown_key(c, k, trust_names, "trust level");
+			unknown_key(c, n, i, trust_names, "trust level");
 		else
 			read_trust_level(c, (cordon_trust)level, n->items->pdata[i]);
 	}
@@ -818,9 +832,10 @@ static void read_when_labels(pctx *c, policy_rule *rule, const cfg_node *n)
 		return;
 	for (guint i = 0; i < n->keys->len; i++) {
 		const cfg_node *k = n->keys->pdata[i];
-		const char *v = want_string(c, n->items->pdata[i]);
+		const cfg_node *val = n->items->pdata[i];
+		const char *v = want_string(c, val);
 		if (strchr(k->scalar, '=') || strchr(k->scalar, '\n')) {
-			perr(c, "policy_type", k, k->path, "a label key has no '=' and no newline");
+			perr(c, "policy_type", k, val->path, "a label key has no '=' and no newline");
 			continue;
 		}
 		if (v)
@@ -911,12 +926,8 @@ static void read_rule(pctx *c, const cfg_node *n)
 		     "'%s' is not a valid rule name: 1 to 64 of A-Z a-z 0-9 _ . -", s);
 	else if (s)
 		rule->name = g_strdup(s);
-	for (guint i = 0; rule->name && i + 1 < c->p->rules->len; i++) {
-		const policy_rule *other = c->p->rules->pdata[i];
-		if (other->name && strcmp(other->name, rule->name) == 0)
-			perr(c, "policy_invalid", name, name->path, "rule name '%s' is used twice",
-			     rule->name);
-	}
+	if (rule->name && !g_hash_table_add(c->rule_names, rule->name))
+		perr(c, "policy_invalid", name, name->path, "rule name '%s' is used twice", rule->name);
 
 	const cfg_node *v;
 	if ((v = cfg_map_get(n, "when")))
@@ -1039,13 +1050,17 @@ int policy_parse(const char *text, size_t len, const char *name, cordon_policy *
 	if (r < 0)
 		return r;
 	g_autoptr(cordon_policy) p = policy_alloc(name);
-	pctx c = { .name = name, .p = p, .msgs = g_string_new(NULL) };
+	pctx c = { .name = name, .p = p, .msgs = g_string_new(NULL),
+		   .rule_names = g_hash_table_new(g_str_hash, g_str_equal) };
 	r = read_version(&c, root, reterr);
 	if (r >= 0) {
 		read_sections(&c, root);
 		r = pctx_finish(&c, reterr);
 	}
 	g_string_free(c.msgs, TRUE);
+	g_hash_table_unref(c.rule_names);
+	if (c.tier_index)
+		g_hash_table_unref(c.tier_index);
 	if (r < 0)
 		return r;
 	g_ptr_array_remove_index(p->plugin_load, p->plugin_load->len - 1);
@@ -1275,7 +1290,7 @@ int policy_check_section(const cordon_policy *p, const policy_tier *t,
 		const cordon_plugin_config_key *decl = find_key(keys, k->scalar);
 		if (!decl) {
 			g_autofree char *what = g_strdup_printf("key for driver %s", t->driver);
-			unknown_key(&c, k, (const char *const *)allowed->pdata, what);
+			unknown_key(&c, sec, i, (const char *const *)allowed->pdata, what);
 			continue;
 		}
 		check_value(&c, sec->items->pdata[i], decl->type);
