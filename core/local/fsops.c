@@ -438,9 +438,20 @@ int fsops_rmtree(int parent_fd, const char *name)
 	int fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return unlinkat(parent_fd, name, 0) < 0 ? -errno : 0;
-	int r = rm_contents(fd, 0);
+	/* Entries unlinked while readdir runs may make it skip others: go over
+	 * the directory again while it is not empty (a few times at most). */
+	int r = 0;
+	for (int pass = 0; pass < 3; pass++) {
+		r = rm_contents(fd, 0);
+		if (unlinkat(parent_fd, name, AT_REMOVEDIR) == 0) {
+			r = 0;
+			break;
+		}
+		if (r == 0)
+			r = -errno;
+		if (r != -ENOTEMPTY)
+			break;
+	}
 	close(fd);
-	if (unlinkat(parent_fd, name, AT_REMOVEDIR) < 0 && r == 0)
-		r = -errno;
 	return r;
 }

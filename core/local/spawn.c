@@ -321,7 +321,8 @@ static const char *env_get(char *const *envp, const char *key)
 static bool is_executable(const char *path)
 {
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) == 0;
 }
 
 int spawn_find_program(const char *name, char *const *envp, char *buf, size_t size)
