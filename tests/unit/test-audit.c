@@ -195,8 +195,13 @@ START_TEST(test_processes)
 	worker w = { ctx, child == 0 ? 1 : 2, 0 };
 	decide_many(&w);
 	cordon_context_free(ctx);
-	if (child == 0)
+	if (child == 0) {
+		/* _exit skips the cleanup attributes: free first (leak checkers). */
+		g_clear_pointer(&policy, g_free);
+		g_clear_pointer(&path, g_free);
+		g_clear_pointer(&dir, g_free);
 		_exit(w.failures ? 1 : 0);
+	}
 	int status = 0;
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
