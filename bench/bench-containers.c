@@ -242,7 +242,8 @@ int main(int argc, char **argv)
 	engine_bin = g_find_program_in_path(engine);
 	if (!engine_bin)
 		die("%s is not installed", engine);
-	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : ".";
+	g_autofree char *cwd = g_get_current_dir();
+	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : cwd;
 	helper = g_canonicalize_filename("plugins/oci/helper/cordon-oci-helper", builddir);
 	g_autofree char *pdir = g_dir_make_tmp("cordon-bench-XXXXXX", NULL);
 	if (!pdir || !copy_plugin(builddir, pdir))

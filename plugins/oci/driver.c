@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "driver.h"
+#include "proc.h"
 #include "protocol.h"
 
 #include <errno.h>
@@ -44,6 +45,10 @@ static void tier_free(oci_tier *t)
 	free(t->network);
 	free(t->owner);
 	free(t->engine);
+	if (t->health) {
+		pthread_mutex_destroy(&t->health->lock);
+		free(t->health);
+	}
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -212,6 +217,8 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 					   kind->name);
 	oci_tier *t = oci_xmalloc0(sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
+	t->health = oci_xmalloc0(sizeof(*t->health));
+	pthread_mutex_init(&t->health->lock, NULL);
 	t->kind = kind;
 	t->name = oci_xstrdup(oci_host->config_tier_name ? oci_host->config_tier_name(cfg) : kind->name);
 	t->pull_missing = true;
@@ -379,9 +386,36 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	return 0;
 }
 
+/* Within OCI_HEALTH_TTL_MS of an engine call that succeeded (a container
+ * started, a run completed, a probe), the last full probe still holds: the
+ * engine answered moments ago. Any daemon-down answer clears it. */
+static bool probe_recent(oci_tier *t, cordon_plugin_probe *ret)
+{
+	oci_health *h = t->health;
+	pthread_mutex_lock(&h->lock);
+	bool fresh = h->probed && oci_now_ms() - h->ok_at < OCI_HEALTH_TTL_MS &&
+		     access(t->helper, X_OK) == 0;
+	if (fresh)
+		*ret = h->last;
+	pthread_mutex_unlock(&h->lock);
+	return fresh;
+}
+
+static void probe_remember(oci_tier *t, const cordon_plugin_probe *ret)
+{
+	oci_health *h = t->health;
+	pthread_mutex_lock(&h->lock);
+	h->probed = true;
+	h->ok_at = oci_now_ms();
+	h->last = *ret;
+	pthread_mutex_unlock(&h->lock);
+}
+
 static int oci_probe(void *tier, cordon_plugin_probe *ret)
 {
 	oci_tier *t = tier;
+	if (probe_recent(t, ret))
+		return 0;
 	oci_refusal r;
 	char *engine = oci_tier_engine(t, &r);
 	if (!engine)
@@ -416,6 +450,7 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 			 t->kind->name, ver, t->runtime ? t->runtime : "default",
 			 present ? "present" : "will be pulled by digest");
 	}
+	probe_remember(t, ret);
 	return 0;
 }
 

@@ -12,6 +12,16 @@ extern const cordon_host *oci_host OCI_HIDDEN;
 
 typedef struct oci_pool oci_pool;
 
+/* Passive health: engine calls that just succeeded prove what a probe would
+ * ask again. Separate (and mutable through a const tier) on purpose. */
+#define OCI_HEALTH_TTL_MS 10000
+typedef struct oci_health {
+	pthread_mutex_t lock;
+	bool probed;                 /* a full probe found the tier available */
+	int64_t ok_at;               /* monotonic ms of the last success */
+	cordon_plugin_probe last;    /* what that probe said */
+} oci_health;
+
 /* A configured tier. Immutable after configure except where noted. */
 typedef struct oci_tier {
 	const oci_engine_kind *kind;
@@ -33,6 +43,7 @@ typedef struct oci_tier {
 	uint64_t cli_timeout_ms;
 	cordon_plugin_limits limits;
 	char *owner;           /* cordon.owner label of this process */
+	oci_health *health;
 
 	pthread_mutex_t lock;  /* guards what follows */
 	char *engine;          /* resolved CLI path (cached) */
@@ -126,6 +137,9 @@ bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *r
 		   size_t name_len) OCI_HIDDEN;
 /* Stops the filler and removes the ready containers. */
 void oci_pool_destroy(oci_tier *t) OCI_HIDDEN;
+
+/* The engine answered (ok) or failed in a way a probe must see again. */
+void oci_health_note(const oci_tier *t, bool ok) OCI_HIDDEN;
 
 /* Reports a refusal through the host. */
 int oci_fail(cordon_plugin_error *err, const oci_refusal *r) OCI_HIDDEN;

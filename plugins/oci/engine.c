@@ -114,6 +114,10 @@ int oci_cli(const oci_tier *t, const char *engine, const char *const *args, cons
 		      t->kind->name, args[0], sp.exit_code, (long long)(oci_now_ms() - t0));
 	oci_strv_free(argv);
 	oci_strv_free(env);
+	/* a daemon that stopped answering must be probed again at once */
+	if (r < 0 || sp.timed_out || (t->kind->daemon && sp.exit_code != 0 &&
+				      oci_output_says_daemon_down(sp.err)))
+		oci_health_note(t, false);
 	ret->out = sp.out;
 	ret->err = sp.err;
 	ret->exit_code = sp.exit_code;
@@ -208,4 +212,15 @@ void oci_container_remove(const oci_tier *t, const char *engine, const char *nam
 			      "could not remove container %s: %s", name, line);
 	}
 	oci_cli_result_clear(&res);
+}
+
+void oci_health_note(const oci_tier *t, bool ok)
+{
+	oci_health *h = t->health;
+	pthread_mutex_lock(&h->lock);
+	if (ok)
+		h->ok_at = oci_now_ms();
+	else
+		h->probed = false;
+	pthread_mutex_unlock(&h->lock);
 }

@@ -177,6 +177,7 @@ int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char
 		oci_container_remove(t, engine, name);
 		return ret;
 	}
+	oci_health_note(t, true);
 	snprintf(ret_name, name_len, "%s", name);
 	return 0;
 }
@@ -418,6 +419,7 @@ static int exec_failure(run_state *s, int exit_code, cordon_plugin_run_status *r
 	oci_cli_result res = { .err = s->errbuf, .exit_code = exit_code };
 	oci_refusal r;
 	if (sb->tier->kind->daemon && oci_output_says_daemon_down(s->errbuf)) {
+		oci_health_note(sb->tier, false);
 		oci_cli_failure(sb->tier, "exec", &res, &r);
 		return oci_fail(err, &r);
 	}
@@ -509,6 +511,7 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_p
 					   "could not start %s exec: %s", sb->tier->kind->name,
 					   strerror(-code));
 	if (s.have_status) {
+		oci_health_note(sb->tier, true);
 		fill_status(&s, ret);
 		if (s.cancel_wanted && !s.status.timed_out)
 			ret->flags |= CORDON_PLUGIN_RUN_CANCELLED;
