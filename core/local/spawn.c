@@ -35,6 +35,7 @@
 
 /* 1: CLONE_PIDFD works, -1: it does not, 0: not tried yet. */
 static _Atomic int clone_pidfd_ok = 0;
+static _Atomic bool pidfd_enabled = true;
 
 /* What the child writes to the report pipe when a step fails. */
 typedef struct report {
@@ -203,6 +204,11 @@ int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value)
 
 /* ---- the parent side ------------------------------------------------------------ */
 
+void spawn_set_pidfd_enabled(bool enabled)
+{
+	atomic_store(&pidfd_enabled, enabled);
+}
+
 int spawn_fd_above_stdio(int *fd)
 {
 	if (*fd < 0 || *fd > 2)
@@ -245,7 +251,7 @@ static pid_t clone_child(spawn_plan *p, int *ret_pidfd)
 {
 	unsigned long flags = CLONE_VM | CLONE_VFORK | p->clone_flags;
 	*ret_pidfd = -1;
-	if (atomic_load(&clone_pidfd_ok) >= 0) {
+	if (atomic_load(&clone_pidfd_ok) >= 0 && atomic_load(&pidfd_enabled)) {
 		pid_t pid = clone_blocked(p, flags | CLONE_PIDFD, ret_pidfd);
 		if (pid >= 0 || errno != EINVAL) {
 			if (pid >= 0)
@@ -275,7 +281,7 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
 	pid_t pid = clone_child(p, &pidfd);
 	int clone_errno = errno;
 	/* Kernels before 5.2 ignore CLONE_PIDFD; pidfd_open (5.3) may still work. */
-	if (pid >= 0 && pidfd < 0)
+	if (pid >= 0 && pidfd < 0 && atomic_load(&pidfd_enabled))
 		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	close(rp[1]);
 	p->report_fd = -1;

@@ -106,6 +106,10 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) SPAWN_
  * into buf; returns 0 or -ENOENT/-EACCES/-ENAMETOOLONG. */
 int spawn_find_program(const char *name, char *const *envp, char *buf, size_t size) SPAWN_HIDDEN;
 
+/* Test hook: launch without pidfds, as on kernels before 5.3 (the driver
+ * then polls for the leader's exit). Process-wide. */
+void spawn_set_pidfd_enabled(bool enabled) SPAWN_HIDDEN;
+
 /* Moves *fd to a number >= 3 (close-on-exec), so that setting up 0-2 in the
  * child never overwrites a source. */
 int spawn_fd_above_stdio(int *fd) SPAWN_HIDDEN;
