@@ -22,8 +22,9 @@
  *  - limits: memory -> RLIMIT_AS (address space, so runtimes that reserve
  *    large mappings need a generous value), nofile -> RLIMIT_NOFILE, fsize ->
  *    RLIMIT_FSIZE, core dumps off; wall time is the run's timeout; output is
- *    capped by the core. pids and cpu need cgroups: not enforced here
- *    (RLIMIT_NPROC counts the whole user, and a CPU share is not a time).
+ *    capped by the core. pids and cpus need cgroups (RLIMIT_NPROC counts the
+ *    whole user, and a CPU share is not a time): a jail tier configured with
+ *    them probes unavailable, and a request for them is refused at open.
  */
 #include "config.h"
 
