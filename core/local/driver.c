@@ -453,11 +453,14 @@ static void pump_in(run_io *io)
 	close_fd(&io->in); /* the work closed its stdin: the rest is not wanted */
 }
 
+/* Without a pidfd: has the leader exited? ECHILD (the host reaped it) counts
+ * as yes, so the run ends now and reports the lost status. */
 static bool leader_exited(pid_t pid)
 {
 	siginfo_t si = { 0 };
-	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) == 0 &&
-	       si.si_pid == pid;
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0)
+		return errno == ECHILD;
+	return si.si_pid == pid;
 }
 
 static run_end run_loop(run_io *io, const spawn_child *c, int cancel_fd, int64_t deadline)

@@ -294,6 +294,14 @@ START_TEST(test_no_pidfd)
 	ck_assert(cordon_result_timed_out(res));
 	ck_assert_int_lt(g_get_monotonic_time() - t0, 3 * G_USEC_PER_SEC);
 	cordon_result_free(res);
+	/* a host that reaps children itself: the loss is noticed at once */
+	signal(SIGCHLD, SIG_IGN);
+	t0 = g_get_monotonic_time();
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_sandbox_exec(sb, "exit 0", NULL, &res, &err), -ECHILD);
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 3 * G_USEC_PER_SEC);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "status_lost");
+	signal(SIGCHLD, SIG_DFL);
 	cordon_sandbox_close(sb);
 	cordon_request_free(req);
 	cordon_context_free(ctx);
