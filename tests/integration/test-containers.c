@@ -34,6 +34,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define HOST_SECRET "cordon-host-secret-4f1e"
@@ -916,6 +917,38 @@ START_TEST(test_secrets_not_in_argv)
 }
 END_TEST
 
+/* ---- cordon image pin ------------------------------------------------------------------- */
+
+START_TEST(test_image_pin)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *cordon = testutil_build_path("cordon");
+	g_autofree char *repo = g_strndup(image_ref, strchr(image_ref, '@') - image_ref);
+	/* the tag engines.sh gave each engine's copy */
+	g_autofree char *tag = g_strdup_printf("%s:%s", repo, _i == 0 ? "ci" : "docker-ci");
+	const char *by_tag[] = { cordon, "image", "pin", tag, "--engine", e->engine, NULL };
+	int st;
+	g_autofree char *pins = host_cmd(&st, by_tag);
+	ck_assert_int_eq(st, 0);
+	g_auto(GStrv) lines = g_strsplit(g_strstrip(pins), "\n", -1);
+	bool found = false;
+	for (size_t i = 0; lines[i]; i++) {
+		ck_assert_msg(g_str_has_prefix(lines[i], repo) && strstr(lines[i], "@sha256:"),
+			      "not a pinned reference: %s", lines[i]);
+		found |= strcmp(lines[i], image_ref) == 0;
+	}
+	ck_assert_msg(found, "the registry's digest is not among '%s'", pins);
+	const char *pinned[] = { cordon, "image", "pin", image_ref, "--engine", e->engine, NULL };
+	g_autofree char *same = host_cmd(&st, pinned);
+	ck_assert_int_eq(st, 0);
+	ck_assert_str_eq(g_strstrip(same), image_ref);
+	const char *absent[] = { cordon, "image", "pin", "cordon-no-such-image:1", "--engine",
+				 e->engine, NULL };
+	g_free(host_cmd(&st, absent));
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 70);
+}
+END_TEST
+
 /* ---- setup --------------------------------------------------------------------------------- */
 
 static void add_tier(GString *p, const char *name, const char *engine, const char *extra,
@@ -1041,6 +1074,7 @@ static Suite *containers_suite(void)
 	add_case(s, "killed", test_killed_from_outside, 2);
 	add_case(s, "gc", test_gc, 2);
 	add_case(s, "secrets", test_secrets_not_in_argv, 2);
+	add_case(s, "pin", test_image_pin, 2);
 	add_case(s, "pool", test_pool, 0);
 	add_case(s, "daemon", test_docker_daemon_stopped, 0);
 	return s;

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `cordon image pin REF`: prints the digest form (NAME@sha256:<64 hex>) of an
+ * image present in a local engine, for a container tier's `image:` key. The
+ * digests come from the engine's RepoDigests (manifest digests the engine
+ * verifies content against); an image without any is refused (its local ID is
+ * not a manifest digest).
+ */
+#include "config.h"
+
+#include "cli.h"
+
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EXIT_USAGE 64
+#define EXIT_FAILED 70
+
+/* The repository part of a reference: no digest, no tag (a colon after the
+ * last slash), docker.io's implicit prefixes removed so references compare. */
+static char *repo_of(const char *ref)
+{
+	g_autofree char *r = g_strdup(ref);
+	char *at = strchr(r, '@');
+	if (at)
+		*at = '\0';
+	char *slash = strrchr(r, '/');
+	char *colon = strrchr(slash ? slash : r, ':');
+	if (colon)
+		*colon = '\0';
+	const char *s = r;
+	if (g_str_has_prefix(s, "docker.io/library/"))
+		s += strlen("docker.io/library/");
+	else if (g_str_has_prefix(s, "docker.io/"))
+		s += strlen("docker.io/");
+	return g_strdup(s);
+}
+
+static bool pinned_ok(const char *s)
+{
+	const char *d = strstr(s, "@sha256:");
+	if (!d || strlen(d + 8) != 64)
+		return false;
+	for (const char *c = d + 8; *c; c++)
+		if (!g_ascii_isxdigit(*c) || g_ascii_isupper(*c))
+			return false;
+	return true;
+}
+
+static gint cmp_strp(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* RepoDigests (one per line) of the reference's repository, sorted; when none
+ * matches the repository but exactly one digest exists, that one. */
+static GPtrArray *choose_digests(const char *ref, const char *lines)
+{
+	g_autofree char *want = repo_of(ref);
+	g_auto(GStrv) all = g_strsplit(lines, "\n", -1);
+	GPtrArray *match = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) any = g_ptr_array_new_with_free_func(g_free);
+	for (size_t i = 0; all[i]; i++) {
+		g_strstrip(all[i]);
+		if (!pinned_ok(all[i]))
+			continue;
+		g_autofree char *repo = repo_of(all[i]);
+		g_ptr_array_add(strcmp(repo, want) == 0 ? match : any, g_strdup(all[i]));
+	}
+	if (match->len == 0 && any->len == 1)
+		g_ptr_array_add(match, g_strdup(any->pdata[0]));
+	g_ptr_array_sort(match, cmp_strp);
+	return match;
+}
+
+static char *find_engine(const char *flag)
+{
+	if (flag && flag[0] == '/')
+		return g_strdup(flag);
+	if (flag)
+		return g_find_program_in_path(flag);
+	char *p = g_find_program_in_path("podman");
+	return p ? p : g_find_program_in_path("docker");
+}
+
+int cli_cmd_image(int argc, char **argv)
+{
+	g_autofree char *engine_flag = NULL;
+	GOptionEntry entries[] = {
+		{ "engine", 0, 0, G_OPTION_ARG_STRING, &engine_flag,
+		  "podman, docker, or an absolute path (default: podman, else docker)", "ENGINE" },
+		{ NULL },
+	};
+	g_autoptr(GOptionContext) oc = g_option_context_new("pin REF - print an image's pinned digest form");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	g_autoptr(GError) gerr = NULL;
+	if (!g_option_context_parse(oc, &argc, &argv, &gerr))
+		return cli_usage_error("%s", gerr->message);
+	if (argc != 3 || strcmp(argv[1], "pin") != 0)
+		return cli_usage_error("usage: cordon image pin REF [--engine ENGINE]");
+	const char *ref = argv[2];
+	if (!*ref || ref[0] == '-')
+		return cli_usage_error("'%s' is not an image reference", ref);
+	g_autofree char *engine = find_engine(engine_flag);
+	if (!engine)
+		return fprintf(stderr, "cordon: no container engine found (podman, docker)\n"),
+		       EXIT_FAILED;
+	/* the engine gets a minimal environment, like the plugins give it */
+	g_autofree char *home = g_strdup_printf("HOME=%s", g_get_home_dir());
+	const char *env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			      "LC_ALL=C", home, NULL };
+	const char *args[] = { engine, "image", "inspect", "--format",
+			       "{{range .RepoDigests}}{{println .}}{{end}}", "--", ref, NULL };
+	g_autofree char *out = NULL, *err = NULL;
+	int status = -1;
+	if (!g_spawn_sync(NULL, (char **)args, (char **)env, G_SPAWN_DEFAULT, NULL, NULL, &out,
+			  &err, &status, &gerr))
+		return fprintf(stderr, "cordon: %s: %s\n", engine, gerr->message), EXIT_FAILED;
+	if (!g_spawn_check_wait_status(status, NULL)) {
+		fprintf(stderr, "cordon: %s has no image %s: %s", engine, ref, err ? err : "\n");
+		return EXIT_FAILED;
+	}
+	g_autoptr(GPtrArray) pins = choose_digests(ref, out);
+	/* an already pinned reference the engine knows: confirmed as it is */
+	for (guint i = 0; pinned_ok(ref) && i < pins->len; i++) {
+		if (strcmp(pins->pdata[i], ref) == 0) {
+			printf("%s\n", ref);
+			return 0;
+		}
+	}
+	if (pins->len == 0) {
+		fprintf(stderr, "cordon: %s has no registry digest for %s: push it to a registry "
+				"(or pull it) first; a local image ID is not a digest a registry can "
+				"verify\n", engine, ref);
+		return EXIT_FAILED;
+	}
+	/* Several: the engine knows this image under more than one manifest (a
+	 * local build and what a registry served after a format conversion, say).
+	 * Each pins the same content locally; a tier that pulls needs the one its
+	 * registry serves. */
+	if (pins->len > 1)
+		fprintf(stderr, "cordon: %u digests name %s locally; a tier that pulls needs the "
+				"one its registry serves\n", pins->len, ref);
+	for (guint i = 0; i < pins->len; i++)
+		printf("%s\n", (char *)pins->pdata[i]);
+	return 0;
+}
