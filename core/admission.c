@@ -116,12 +116,17 @@ static char *over_cap(unsigned i, uint64_t asked, uint64_t cap)
 	return g_strdup_printf("%s > %s", a, cv ? cv + 1 : c);
 }
 
+/* The image the tier would run: the request's, else the tier's `image` key.
+ * An `image` that is not a plain string cannot be shown pinned: it is
+ * returned as "" so that an image rule refuses it. */
 static const char *effective_image(const cordon_request *req, const policy_tier *t)
 {
 	if (req->image)
 		return req->image;
 	const cfg_node *n = cfg_map_get(t->section, "image");
-	return n && n->kind == CFG_SCALAR ? n->scalar : NULL;
+	if (!n)
+		return NULL;
+	return n->kind == CFG_SCALAR ? n->scalar : "";
 }
 
 /* Why rule r refuses the request on tier t, or NULL. */
