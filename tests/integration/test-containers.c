@@ -1028,7 +1028,8 @@ static char *missing_requirements(void)
 	engine_path[1] = g_find_program_in_path("docker");
 	if (!engine_path[0] || !engine_path[1])
 		return g_strdup("podman or docker is not installed: run .ci/engines.sh");
-	if (!g_find_program_in_path("runsc") && access("/usr/bin/runsc", X_OK) != 0)
+	g_autofree char *runsc = g_find_program_in_path("runsc");
+	if (!runsc && access("/usr/bin/runsc", X_OK) != 0)
 		return g_strdup("gVisor's runsc is not installed: run .ci/engines.sh");
 	g_autofree char *pidfile = g_build_filename(state_dir, "dockerd.pid", NULL);
 	if (!g_file_test(pidfile, G_FILE_TEST_EXISTS))
