@@ -86,6 +86,9 @@ bool oci_image_present(const oci_tier *t, const char *engine, const char *image)
 /* Pulls by digest when the tier allows and the image is absent. */
 int oci_image_ensure(const oci_tier *t, const char *engine, const char *image,
 		     oci_refusal *r) OCI_HIDDEN;
+/* Makes sure the named network exists (creates it when absent). */
+int oci_network_ensure(const oci_tier *t, const char *engine, const char *name,
+		       oci_refusal *r) OCI_HIDDEN;
 /* Removes a container (rm -f); never fails, logs. */
 void oci_container_remove(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
 

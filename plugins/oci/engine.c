@@ -224,3 +224,27 @@ void oci_health_note(const oci_tier *t, bool ok)
 		h->probed = false;
 	pthread_mutex_unlock(&h->lock);
 }
+
+/* The named network a published server joins, created when absent (as the
+ * reference's EnsureContainerNetwork): idempotent, and a concurrent creator
+ * winning the race is success. It names the network; whether its egress is
+ * governed is the administrator's configuration of that network. */
+int oci_network_ensure(const oci_tier *t, const char *engine, const char *name, oci_refusal *r)
+{
+	const char *inspect[] = { "network", "inspect", "--format", "{{.Name}}", "--", name, NULL };
+	oci_cli_result res;
+	int ret = oci_cli(t, engine, inspect, NULL, 0, 0, 64 << 10, &res);
+	bool exists = ret == 0 && res.exit_code == 0;
+	oci_cli_result_clear(&res);
+	if (exists)
+		return 0;
+	const char *create[] = { "network", "create", "--", name, NULL };
+	ret = oci_cli(t, engine, create, NULL, 0, 0, 64 << 10, &res);
+	if (ret == 0 && res.exit_code != 0 && !strcasestr(res.err ? res.err : "", "already exists"))
+		ret = oci_cli_failure(t, "creating the network", &res, r);
+	else if (ret < 0)
+		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+			   "could not run %s network create", t->kind->name);
+	oci_cli_result_clear(&res);
+	return ret;
+}

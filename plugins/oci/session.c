@@ -157,6 +157,8 @@ int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char
 	b.spec.n_mounts++;
 	if (ret == 0)
 		ret = check_helper(t, r);
+	if (ret == 0 && b.spec.network)
+		ret = oci_network_ensure(t, engine, b.spec.network, r);
 	char **args = ret == 0 ? oci_run_argv(&b.spec) : NULL;
 	oci_spec_clear(&b);
 	if (ret < 0)
@@ -246,7 +248,26 @@ typedef struct run_state {
 	char errbuf[ERR_CAPTURE];
 	size_t errlen;
 	bool cancel_wanted, cancel_sent;
+	uint16_t port; /* serve: the published container port */
 } run_state;
+
+/* serve: where the published port is reachable on the host's loopback */
+static void report_address(run_state *s)
+{
+	if (!s->sink || !s->sink->address)
+		return;
+	char port[32];
+	snprintf(port, sizeof(port), "%u/tcp", s->port);
+	const char *args[] = { "port", s->sb->name, port, NULL };
+	oci_cli_result res;
+	int r = oci_cli(s->sb->tier, s->sb->engine, args, NULL, 0, 0, 4096, &res);
+	char line[128];
+	oci_first_line(res.out, line, sizeof(line));
+	/* only ever a loopback address: the publish flag binds 127.0.0.1 */
+	if (r == 0 && res.exit_code == 0 && strncmp(line, "127.0.0.1:", 10) == 0)
+		s->sink->address(s->sink->ctx, line);
+	oci_cli_result_clear(&res);
+}
 
 static int on_run_frame(void *ctx, uint8_t type, const char *payload, uint32_t len)
 {
@@ -254,6 +275,8 @@ static int on_run_frame(void *ctx, uint8_t type, const char *payload, uint32_t l
 	switch (type) {
 	case OCI_FRAME_HELLO:
 		s->helper_pid = strtol(payload, NULL, 10);
+		if (s->port)
+			report_address(s);
 		break;
 	case OCI_FRAME_STDOUT:
 	case OCI_FRAME_STDERR:
@@ -498,7 +521,7 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_p
 	free(hdr);
 
 	char **args = run_args(sb, spec);
-	run_state s = { .sb = sb, .frame = on_run_frame, .sink = sink };
+	run_state s = { .sb = sb, .frame = on_run_frame, .sink = sink, .port = spec->port };
 	bool deadline = false;
 	int loop = 0;
 	int code = exec_helper(&s, (const char *const *)args, in, in_len, spec->timeout_ms,

@@ -26,6 +26,9 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -917,6 +920,87 @@ START_TEST(test_secrets_not_in_argv)
 }
 END_TEST
 
+/* ---- serve: a published port on the host's loopback ----------------------------------------- */
+
+/* A bare HTTP/1.0 GET to "127.0.0.1:PORT" (no GIO in the build). */
+static char *http_get(const char *host_port, const char *path)
+{
+	const char *colon = strrchr(host_port, ':');
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	g_autofree char *host = g_strndup(host_port, colon - host_port);
+	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
+		return NULL;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { 5, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		close(fd);
+		return NULL;
+	}
+	g_autofree char *req = g_strdup_printf("GET %s HTTP/1.0\r\n\r\n", path);
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+		close(fd);
+		return NULL;
+	}
+	GString *resp = g_string_new(NULL);
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(resp, buf, n);
+	close(fd);
+	return g_string_free(resp, FALSE);
+}
+
+START_TEST(test_serve_published)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *tier = g_strdup_printf("%s-serve", e->engine);
+	cordon_context *ctx = ctx_new();
+	cordon_error *err = NULL;
+
+	/* egress denied: no network, so nothing can be published */
+	cordon_sandbox *sb = open_tier(ctx, tier, NULL);
+	const char *httpd[] = { "httpd", "-f", "-p", "8080", "-h", "/work", NULL };
+	cordon_serve *s = NULL;
+	ck_assert_int_eq(cordon_sandbox_serve(sb, httpd, 8080, NULL, &s, &err), 0);
+	cordon_result *r = NULL;
+	ck_assert_int_lt(cordon_serve_wait(s, 30000, &r, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_publish_invalid");
+	cordon_serve_free(s);
+	cordon_sandbox_close(sb);
+
+	/* governed egress: the tier's named network, the port on 127.0.0.1 only */
+	open_args a = { .egress = CORDON_EGRESS_GOVERNED };
+	sb = open_tier(ctx, tier, &a);
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "index.html", "served by cordon", 16, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_serve(sb, httpd, 8080, NULL, &s, &err), 0);
+	g_autofree char *addr = NULL;
+	for (int i = 0; i < 100 && !addr; i++) {
+		addr = cordon_serve_address(s);
+		if (!addr)
+			g_usleep(100 * 1000);
+	}
+	ck_assert_msg(addr, "no address for the published port: %s", cordon_serve_output(s));
+	ck_assert_msg(g_str_has_prefix(addr, "127.0.0.1:"), "not loopback: %s", addr);
+	g_autofree char *body = NULL;
+	for (int i = 0; i < 50 && !(body && strstr(body, "served by cordon")); i++) {
+		g_free(body);
+		body = http_get(addr, "/index.html");
+		if (!body || !strstr(body, "served by cordon"))
+			g_usleep(100 * 1000);
+	}
+	ck_assert_msg(body && strstr(body, "served by cordon"), "GET %s: %s", addr,
+		      body ? body : "(no answer)");
+	ck_assert(cordon_serve_running(s));
+	ck_assert_int_eq(cordon_serve_stop(s, &err), 0);
+	ck_assert(!cordon_serve_running(s));
+	cordon_serve_free(s);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
 /* ---- cordon image pin ------------------------------------------------------------------- */
 
 START_TEST(test_image_pin)
@@ -992,9 +1076,14 @@ static char *build_policy(void)
 	add_tier(p, "docker-missing", "docker", absent_missing, true);
 	add_tier(p, "docker-noengine", "docker", "    engine: /nonexistent/docker\n", true);
 	add_tier(p, "docker-nodaemon", "docker", "    host: unix:///nonexistent/docker.sock\n", true);
+	add_tier(p, "podman-serve", "podman",
+		 "    runtime: runc\n    network: cordon-test-net\n    publish: 8080\n", true);
+	add_tier(p, "docker-serve", "docker", "    network: cordon-test-net\n    publish: 8080\n",
+		 true);
 	const char *all = "[podman, podman-gvisor, podman-pool, podman-nomem, podman-never, "
 			  "podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
-			  "docker-never, docker-missing, docker-noengine, docker-nodaemon]";
+			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
+			  "podman-serve, docker-serve]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
@@ -1076,6 +1165,7 @@ static Suite *containers_suite(void)
 	add_case(s, "gc", test_gc, 2);
 	add_case(s, "secrets", test_secrets_not_in_argv, 2);
 	add_case(s, "pin", test_image_pin, 2);
+	add_case(s, "serve", test_serve_published, 2);
 	add_case(s, "pool", test_pool, 0);
 	add_case(s, "daemon", test_docker_daemon_stopped, 0);
 	return s;
