@@ -41,7 +41,7 @@
 #define CLONE_NEWCGROUP 0x02000000
 #endif
 
-/* The embedded init (nsinit-blob.c, generated from the static cordon-nsinit). */
+/* The embedded init (nsinit-blob.c, generated from the freestanding cordon-nsinit). */
 extern const unsigned char confine_nsinit_blob[] CONFINE_HIDDEN;
 extern const size_t confine_nsinit_blob_len CONFINE_HIDDEN;
 
@@ -54,19 +54,23 @@ extern const size_t confine_nsinit_blob_len CONFINE_HIDDEN;
 #define STACK_SIZE (256u << 10)
 
 /* Sizes of the private scratch mounts. */
-#define TMP_OPTS "size=512m,nr_inodes=65536,mode=1777"
-#define SHM_OPTS "size=64m,nr_inodes=4096,mode=1777"
-#define DEV_OPTS "size=64k,nr_inodes=64,mode=755"
+#define TMP_SIZE "size=512m,nr_inodes=65536,mode=1777"
+#define SHM_SIZE "size=64m,nr_inodes=4096,mode=1777"
+#define DEV_SIZE "size=64k,nr_inodes=64,mode=755"
 #define MASK_OPTS "size=4k,nr_inodes=2,mode=555"
+
+/* Capabilities the zygote keeps (in the sandbox's user namespace only) to
+ * start runs: a pid namespace and the workspace mount need SYS_ADMIN, the
+ * switch to the sandbox ids SETUID/SETGID, the run's capability drop SETPCAP. */
+static const int zygote_caps[] = { CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_SETPCAP };
 
 enum confine_step {
 	STEP_NONE = 0,
-	STEP_CLONE, STEP_SETGROUPS_DENY, STEP_UID_MAP, STEP_GID_MAP, STEP_CGROUP, STEP_SYNC,
-	STEP_PDEATHSIG, STEP_LIFELINE, STEP_CGROUPNS, STEP_RPRIVATE, STEP_DEVNODES, STEP_WS_OPEN,
-	STEP_TREE_RO, STEP_REMOUNT_RO, STEP_WS_MOUNTPOINT, STEP_WS_CLONE,
-	STEP_GROUPS, STEP_IDS, STEP_TMP, STEP_DEV, STEP_SHM, STEP_PROC, STEP_USERNS_MAX, STEP_MASK,
-	STEP_WS_BIND, STEP_HOSTNAME, STEP_LOOPBACK, STEP_LANDLOCK, STEP_WORKDIR,
-	STEP_SETSID, STEP_RLIMIT, STEP_CAPS, STEP_NNP, STEP_FDS, STEP_SIGNALS, STEP_EXEC,
+	STEP_CLONE, STEP_SETGROUPS_DENY, STEP_UID_MAP, STEP_GID_MAP, STEP_SYNC,
+	STEP_LIFELINE, STEP_CGROUPNS, STEP_RPRIVATE, STEP_DEVNODES, STEP_HOSTDIRS,
+	STEP_TREE_RO, STEP_REMOUNT_RO, STEP_GROUPS, STEP_IDS, STEP_TMP, STEP_DEV, STEP_SHM,
+	STEP_PROC, STEP_USERNS_MAX, STEP_MASK, STEP_HOSTNAME, STEP_LOOPBACK, STEP_SETSID,
+	STEP_CAPS, STEP_NNP, STEP_FDS, STEP_SIGNALS, STEP_EXEC,
 	STEP_COUNT_
 };
 
@@ -76,18 +80,14 @@ static const char *const step_names[STEP_COUNT_] = {
 	[STEP_SETGROUPS_DENY] = "writing setgroups",
 	[STEP_UID_MAP] = "writing the uid map",
 	[STEP_GID_MAP] = "writing the gid map",
-	[STEP_CGROUP] = "joining the run's control groups",
 	[STEP_SYNC] = "waiting for the launcher",
-	[STEP_PDEATHSIG] = "setting the parent-death signal",
 	[STEP_LIFELINE] = "checking the host is alive",
 	[STEP_CGROUPNS] = "creating the cgroup namespace",
 	[STEP_RPRIVATE] = "making mounts private",
 	[STEP_DEVNODES] = "opening the host device nodes",
-	[STEP_WS_OPEN] = "opening the workspace",
+	[STEP_HOSTDIRS] = "opening the host's /tmp and /dev",
 	[STEP_TREE_RO] = "making the host read-only",
 	[STEP_REMOUNT_RO] = "remounting a host mount read-only",
-	[STEP_WS_MOUNTPOINT] = "finding the workspace mount point",
-	[STEP_WS_CLONE] = "cloning the workspace mount",
 	[STEP_GROUPS] = "dropping supplementary groups",
 	[STEP_IDS] = "switching to the sandbox user",
 	[STEP_TMP] = "mounting /tmp",
@@ -96,18 +96,32 @@ static const char *const step_names[STEP_COUNT_] = {
 	[STEP_PROC] = "mounting /proc",
 	[STEP_USERNS_MAX] = "forbidding nested user namespaces",
 	[STEP_MASK] = "masking /proc and /sys entries",
-	[STEP_WS_BIND] = "mounting the workspace",
 	[STEP_HOSTNAME] = "setting the hostname",
 	[STEP_LOOPBACK] = "bringing up loopback",
-	[STEP_LANDLOCK] = "building the Landlock ruleset",
-	[STEP_WORKDIR] = "entering the working directory",
 	[STEP_SETSID] = "starting a session",
-	[STEP_RLIMIT] = "setting resource limits",
-	[STEP_CAPS] = "dropping capabilities",
+	[STEP_CAPS] = "limiting capabilities",
 	[STEP_NNP] = "setting no_new_privs",
 	[STEP_FDS] = "arranging file descriptors",
 	[STEP_SIGNALS] = "resetting signals",
-	[STEP_EXEC] = "starting the namespace init",
+	[STEP_EXEC] = "starting the sandbox's init",
+};
+
+static const char *const run_step_names[NSINIT_STEP_COUNT] = {
+	[NSINIT_STEP_EXEC] = "executing the command",
+	[NSINIT_STEP_LANDLOCK] = "enforcing Landlock",
+	[NSINIT_STEP_SECCOMP] = "installing the seccomp filter",
+	[NSINIT_STEP_SETSID] = "starting a session",
+	[NSINIT_STEP_FORK] = "forking",
+	[NSINIT_STEP_BPF] = "loading the seccomp program",
+	[NSINIT_STEP_CGROUP] = "joining the run's control groups",
+	[NSINIT_STEP_PAYLOAD] = "reading the request",
+	[NSINIT_STEP_IDS] = "switching to the sandbox user",
+	[NSINIT_STEP_RLIMIT] = "setting resource limits",
+	[NSINIT_STEP_WORKDIR] = "entering the working directory",
+	[NSINIT_STEP_CAPS] = "dropping capabilities",
+	[NSINIT_STEP_FDS] = "arranging file descriptors",
+	[NSINIT_STEP_RULESET] = "building the Landlock ruleset",
+	[NSINIT_STEP_WORKSPACE] = "mounting the workspace",
 };
 
 static const char *const devnodes[] = { "null", "zero", "full", "random", "urandom", "tty" };
@@ -128,35 +142,40 @@ static const char *const readonly_paths[] = {
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
 };
 
+/* A sandbox's init, the host's end of it. */
+typedef struct zygote {
+	pid_t pid;    /* our child (CLONE_PARENT) */
+	int pidfd;
+	int control;  /* SOCK_SEQPACKET; closing it ends the sandbox */
+	GMutex lock;  /* one request/reply at a time */
+	bool privileged;
+	unsigned in_uid, in_gid;
+} zygote;
+
 struct confine_sandbox {
-	int root_fd;
 	char ws_path[PATH_MAX];   /* canonical; the same path inside */
 	dev_t ws_dev;
 	ino_t ws_ino;
-	bool ws_under_scratch;    /* under /tmp or /dev: its mount point is made in the tmpfs */
-	bool privileged;          /* root in the initial user namespace */
-	unsigned in_uid, in_gid, out_uid, out_gid;
-	int idmap_userns;         /* privileged: maps the workspace owner to out_uid */
 	limits_plan limits;
 	char limits_desc[512];
-	landlock_plan ll;
+	zygote *z;
+	/* Control groups finished runs left empty, for the next runs: a
+	 * group is made once, not per run. */
+	GMutex cg_lock;
+	limits_cgroup idle[4];
+	int nidle;
 };
 
+/* What A and B read while they share our memory. */
 typedef struct child_plan {
-	const confine_sandbox *s;
+	bool privileged;
+	unsigned in_uid, in_gid;
 	char uid_map[48], gid_map[48];
-	bool deny_setgroups;
-	int fd_sync_r, fd_sync_w, fd_status_w, fd_lifeline_r, fd_lifeline_w;
-	int fd_bpf, fd_nsinit, fd_stdin, fd_stdout, fd_stderr;
-	int ws_detached;          /* privileged: the idmapped workspace mount; -1 otherwise */
-	int cg_fds[LIMITS_CG_COUNT];
-	int ncg;
-	landlock_plan ll;
-	char *const *argv;        /* nsinit's */
-	char *const *envp;
-	const char *workdir;
-	bool want_loopback;
-	const char *mounts;       /* remount fallback: "/path\0/path\0\0" */
+	char tmp_opts[128], shm_opts[128], dev_opts[128];
+	int fd_sync_r, fd_sync_w, fd_status_w, fd_control, fd_host_control;
+	int fd_bpf, fd_nsinit;
+	char *const *argv; /* the zygote's */
+	const char *mounts; /* remount fallback: "/path\0/path\0\0" */
 	char *stack_a_top, *stack_b_top;
 	/* written by A */
 	pid_t child_pid;
@@ -239,7 +258,7 @@ static int RAWSYS_CHILD stage_a(void *arg)
 	}
 	p->child_pid = (pid_t)pid;
 	char path[64];
-	if (p->deny_setgroups) {
+	if (!p->privileged) {
 		step = STEP_SETGROUPS_DENY;
 		proc_path(path, pid, "setgroups");
 		if ((r = write_file(path, "deny")) < 0)
@@ -253,12 +272,6 @@ static int RAWSYS_CHILD stage_a(void *arg)
 	proc_path(path, pid, "gid_map");
 	if ((r = write_file(path, p->gid_map)) < 0)
 		goto fail;
-	step = STEP_CGROUP;
-	char num[24];
-	rs_utoa(num, (unsigned long)pid);
-	for (int i = 0; i < p->ncg; i++)
-		if ((r = write_str(p->cg_fds[i], num)) < 0)
-			goto fail;
 	step = STEP_SYNC;
 	if ((r = rsys3(SYS_write, p->fd_sync_w, "x", 1)) != 1)
 		goto fail;
@@ -276,48 +289,6 @@ fail:
 		if (r_ < 0)                         \
 			fail(status_fd, step, r_);  \
 	} while (0)
-
-static long RAWSYS_CHILD open_path_dir(int dirfd, const char *path, uint64_t resolve)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = resolve,
-	};
-	return rsys4(SYS_openat2, dirfd, path, &how, sizeof(how));
-}
-
-static long RAWSYS_CHILD same_inode(long fd, dev_t dev, ino_t ino)
-{
-	struct statx stx;
-	long r = rsys5(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &stx);
-	if (r < 0)
-		return r;
-	if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != dev || stx.stx_ino != ino)
-		return -ESTALE;
-	return 0;
-}
-
-/* mkdir -p of an absolute path (in a tmpfs), returning an O_PATH fd. */
-static long RAWSYS_CHILD make_dirs(const char *rel)
-{
-	char buf[PATH_MAX];
-	size_t n = rs_strlen(rel);
-	if (n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	for (size_t i = 0; i <= n; i++)
-		buf[i] = rel[i];
-	for (size_t i = 1; i <= n; i++) {
-		if ((buf[i] != '/' && buf[i] != '\0') || buf[i - 1] == '/')
-			continue;
-		char c = buf[i];
-		buf[i] = '\0';
-		long r = rsys3(SYS_mkdirat, AT_FDCWD, buf, 0755);
-		if (r < 0 && r != -EEXIST)
-			return r;
-		buf[i] = c;
-	}
-	return open_path_dir(AT_FDCWD, rel, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-}
 
 static long RAWSYS_CHILD bind_fd(long src_fd, const char *target)
 {
@@ -345,16 +316,15 @@ static unsigned long RAWSYS_CHILD st_to_ms(unsigned long f)
 static long RAWSYS_CHILD remount_all_readonly(const char *mounts)
 {
 	for (const char *m = mounts; *m; m += rs_strlen(m) + 1) {
-		const char *target = m;
 		struct statfs sf;
-		long r = rsys2(SYS_statfs, target, &sf);
+		long r = rsys2(SYS_statfs, m, &sf);
 		if (r == -ENOENT || r == -EACCES)
 			continue; /* gone, or covered by a mount above it */
 		if (r < 0)
 			return r;
 		unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
 				      st_to_ms((unsigned long)sf.f_flags);
-		r = rsys5(SYS_mount, 0, target, 0, flags, 0);
+		r = rsys5(SYS_mount, 0, m, 0, flags, 0);
 		if (r < 0)
 			return r;
 	}
@@ -365,7 +335,8 @@ static long RAWSYS_CHILD remount_all_readonly(const char *mounts)
 static long RAWSYS_CHILD allow_dev(const char *target, bool fallback)
 {
 	if (!fallback) {
-		struct mount_attr a = { .attr_clr = MOUNT_ATTR_NODEV, .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
+		struct mount_attr a = { .attr_clr = MOUNT_ATTR_NODEV,
+					.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
 		return rsys5(SYS_mount_setattr, AT_FDCWD, target, 0, &a, sizeof(a));
 	}
 	struct statfs sf;
@@ -378,21 +349,17 @@ static long RAWSYS_CHILD allow_dev(const char *target, bool fallback)
 		     0);
 }
 
-static long RAWSYS_CHILD mount_dev(const long *node_fd, bool fallback)
+/* The files of our /dev: mount points for the host's nodes, the usual links. */
+static long RAWSYS_CHILD make_dev_files(void)
 {
-	long r = rsys5(SYS_mount, "tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, DEV_OPTS);
+	long r = 0;
 	for (size_t i = 0; r >= 0 && i < NDEVNODES; i++) {
-		if (node_fd[i] < 0)
-			continue;
 		char target[32];
 		rs_stpcpy(rs_stpcpy(target, "/dev/"), devnodes[i]);
 		long fd = rsys4(SYS_openat, AT_FDCWD, target, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
 		if (fd < 0)
 			return fd;
 		rsys1(SYS_close, fd);
-		r = bind_fd(node_fd[i], target);
-		if (r >= 0)
-			r = allow_dev(target, fallback);
 	}
 	static const char *const links[][2] = {
 		{ "/proc/self/fd", "/dev/fd" },
@@ -404,6 +371,53 @@ static long RAWSYS_CHILD mount_dev(const long *node_fd, bool fallback)
 		r = rsys3(SYS_symlinkat, links[i][0], AT_FDCWD, links[i][1]);
 	if (r >= 0)
 		r = rsys3(SYS_mkdirat, AT_FDCWD, "/dev/shm", 01777);
+	return r;
+}
+
+/* Runs fn as the sandbox user. As root we keep the caller's host id (to
+ * reach the host objects it can), which is not mapped in the sandbox, so
+ * files we create would have no owner: a short-lived fork switches first.
+ * (Not setfsuid: it would cost us the capabilities we keep for the init.) */
+static long RAWSYS_CHILD as_sandbox_user(const child_plan *p, long (*fn)(void))
+{
+	if (!p->privileged)
+		return fn();
+	long pid = rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid == 0) {
+		long r = rsys3(SYS_setresgid, p->in_gid, p->in_gid, p->in_gid);
+		if (r >= 0)
+			r = rsys3(SYS_setresuid, p->in_uid, p->in_uid, p->in_uid);
+		if (r >= 0)
+			r = fn();
+		child_exit(r < 0 ? (int)-r : 0);
+	}
+	if (pid < 0)
+		return pid;
+	int st = 0;
+	long w;
+	while ((w = rsys4(SYS_wait4, pid, &st, __WALL, 0)) == -EINTR)
+		;
+	if (w < 0)
+		return w;
+	return WIFEXITED(st) ? -(long)WEXITSTATUS(st) : -EIO;
+}
+
+static long RAWSYS_CHILD mount_dev(const child_plan *p, const long *node_fd, bool fallback)
+{
+	long r = rsys5(SYS_mount, "tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, p->dev_opts);
+	if (r >= 0)
+		r = as_sandbox_user(p, make_dev_files);
+	for (size_t i = 0; r >= 0 && i < NDEVNODES; i++) {
+		char target[32];
+		rs_stpcpy(rs_stpcpy(target, "/dev/"), devnodes[i]);
+		if (node_fd[i] < 0) {
+			rsys3(SYS_unlinkat, AT_FDCWD, target, 0); /* no such node on this host */
+			continue;
+		}
+		r = bind_fd(node_fd[i], target);
+		if (r >= 0)
+			r = allow_dev(target, fallback);
+	}
 	return r;
 }
 
@@ -454,54 +468,51 @@ static long RAWSYS_CHILD loopback_up(void)
 	return r;
 }
 
-static long RAWSYS_CHILD drop_caps(void)
+/* The zygote keeps only zygote_caps, as ambient capabilities (they survive
+ * its execve); its runs drop those too (nsinit.c). */
+static long RAWSYS_CHILD limit_caps(void)
 {
-	long r = rsys2(SYS_prctl, PR_SET_SECUREBITS,
-		       (1 << 0) | (1 << 1) |   /* NOROOT, locked */
-		       (1 << 2) | (1 << 3) |   /* NO_SETUID_FIXUP, locked */
-		       (1 << 5) |              /* KEEP_CAPS off, locked */
-		       (1 << 6) | (1 << 7));   /* NO_CAP_AMBIENT_RAISE, locked */
-	if (r < 0)
-		return r;
+	uint64_t keep = 0;
+	for (size_t i = 0; i < sizeof(zygote_caps) / sizeof(zygote_caps[0]); i++)
+		keep |= 1ull << zygote_caps[i];
 	for (long cap = 0; cap < 64; cap++) {
-		r = rsys2(SYS_prctl, PR_CAPBSET_DROP, cap);
+		if (keep & (1ull << cap))
+			continue;
+		long r = rsys2(SYS_prctl, PR_CAPBSET_DROP, cap);
 		if (r == -EINVAL)
 			break; /* past the last capability this kernel knows */
 		if (r < 0)
 			return r;
 	}
-	r = rsys5(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	if (r < 0)
-		return r;
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-	for (size_t i = 0; i < sizeof(data); i++)
-		((char *)data)[i] = 0;
-	return rsys2(SYS_capset, &hdr, data);
+	struct __user_cap_data_struct data[2] = {
+		{ (uint32_t)keep, (uint32_t)keep, (uint32_t)keep },
+		{ (uint32_t)(keep >> 32), (uint32_t)(keep >> 32), (uint32_t)(keep >> 32) },
+	};
+	long r = rsys2(SYS_capset, &hdr, data);
+	for (size_t i = 0; r >= 0 && i < sizeof(zygote_caps) / sizeof(zygote_caps[0]); i++)
+		r = rsys5(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, zygote_caps[i], 0, 0);
+	return r;
 }
 
-/* Puts the fds nsinit expects at 0..NSINIT_FD_COUNT and the init's own
- * executable right above (close-on-exec), closing everything else. */
-static long RAWSYS_CHILD arrange_fds(const child_plan *p, long ruleset)
+/* Puts what the zygote expects at 0..NSINIT_FD_COUNT and its executable
+ * right above (close-on-exec), closing everything else. */
+static long RAWSYS_CHILD arrange_fds(const child_plan *p, long null, long host_tmp, long host_dev)
 {
 	long src[NSINIT_FD_COUNT + 1] = {
-		p->fd_stdin, p->fd_stdout, p->fd_stderr, p->fd_status_w, p->fd_bpf,
-		ruleset, p->fd_lifeline_r, p->fd_nsinit,
+		null, null, null, p->fd_status_w, p->fd_bpf, host_tmp, p->fd_control, host_dev,
+		p->fd_nsinit,
 	};
 	long tmp[NSINIT_FD_COUNT + 1];
 	/* First out of the way of the targets, then into place. */
 	for (int i = 0; i <= NSINIT_FD_COUNT; i++) {
-		tmp[i] = -1;
-		if (src[i] < 0)
-			continue;
 		tmp[i] = rsys3(SYS_fcntl, src[i], F_DUPFD_CLOEXEC, NSINIT_FD_COUNT + 1);
 		if (tmp[i] < 0)
 			return tmp[i];
 	}
 	for (int i = 0; i <= NSINIT_FD_COUNT; i++) {
-		long r = tmp[i] < 0 ? rsys1(SYS_close, i)
-				    : rsys3(SYS_dup3, tmp[i], i, i == NSINIT_FD_COUNT ? O_CLOEXEC : 0);
-		if (r < 0 && !(tmp[i] < 0 && r == -EBADF))
+		long r = rsys3(SYS_dup3, tmp[i], i, i == NSINIT_FD_COUNT ? O_CLOEXEC : 0);
+		if (r < 0)
 			return r;
 	}
 	return rsys3(SYS_close_range, NSINIT_FD_COUNT + 1, ~0U, 0);
@@ -528,26 +539,24 @@ static long RAWSYS_CHILD reset_signals(void)
 	return rsys4(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
 }
 
-/* B: pid 1 of the new namespaces, still in the host's memory until execve. */
+/* B: pid 1 of the new namespaces, in the host's memory until execve. */
 static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 {
-	const confine_sandbox *s = p->s;
 	int status_fd = p->fd_status_w;
-	int step = STEP_PDEATHSIG;
+	int step = STEP_SYNC;
 	char c;
 
 	rsys1(SYS_close, p->fd_sync_w);
-	rsys1(SYS_close, p->fd_lifeline_w);
-	CHECK(rsys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL));
-	/* A writes our maps and cgroups, then one byte; EOF means it failed
-	 * (and said why). */
+	rsys1(SYS_close, p->fd_host_control);
+	/* A writes our maps, then one byte; EOF means it failed (and said why). */
 	if (rsys3(SYS_read, p->fd_sync_r, &c, 1) != 1)
 		child_exit(126);
 	rsys1(SYS_close, p->fd_sync_r);
-	/* The death signal is armed; if the host died before, nobody will
-	 * ever kill us: check the lifeline once by hand. */
+	/* The host holds the other end of the control socket: if it is gone
+	 * already, so are we. No PR_SET_PDEATHSIG here: the sandbox outlives
+	 * the thread that opened it; the socket is the process's lifeline. */
 	step = STEP_LIFELINE;
-	struct pollfd pfd = { p->fd_lifeline_r, POLLIN, 0 };
+	struct pollfd pfd = { p->fd_control, POLLIN, 0 };
 	if (rsys3(SYS_poll, &pfd, 1, 0) != 0)
 		child_exit(126);
 
@@ -556,8 +565,7 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 	step = STEP_RPRIVATE;
 	CHECK(rsys5(SYS_mount, 0, "/", 0, MS_REC | MS_PRIVATE, 0));
 
-	/* Host objects, opened while we still hold the caller's host identity
-	 * (as root: uid 0, which can reach root-only directories). */
+	/* Host objects our own mounts will cover, opened first. */
 	step = STEP_DEVNODES;
 	long node_fd[NDEVNODES];
 	for (size_t i = 0; i < NDEVNODES; i++) {
@@ -572,27 +580,17 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 		if (!S_ISCHR(stx.stx_mode))
 			fail(status_fd, step, -ENOTTY);
 	}
-	long ws_src = p->ws_detached;
-	if (ws_src < 0) {
-		/* A copy of the workspace's mount, taken while it is still writable. */
-		step = STEP_WS_OPEN;
-		long fd = open_path_dir(AT_FDCWD, s->ws_path, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-		CHECK(fd);
-		CHECK(same_inode(fd, s->ws_dev, s->ws_ino));
-		step = STEP_WS_CLONE;
-		ws_src = rsys3(SYS_open_tree, fd, "", OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
-		CHECK(ws_src);
-		rsys1(SYS_close, fd);
-		if (!p->mounts) {
-			struct mount_attr wa = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-			CHECK(rsys5(SYS_mount_setattr, ws_src, "", AT_EMPTY_PATH | AT_RECURSIVE, &wa, sizeof(wa)));
-		}
-	}
+	/* The zygote finds a workspace below our /tmp or /dev through these. */
+	step = STEP_HOSTDIRS;
+	long host_tmp = rsys4(SYS_openat, AT_FDCWD, "/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	CHECK(host_tmp);
+	long host_dev = rsys4(SYS_openat, AT_FDCWD, "/dev", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+	CHECK(host_dev);
 
 	/* The root is our private copy of the host's mount tree: every mount
 	 * read-only, nosuid, nodev. /tmp, /dev and /proc are covered below by
-	 * mounts of our own; what they hide stays unreachable (no capability,
-	 * and seccomp refuses every mount call). */
+	 * mounts of our own; what they hide stays unreachable (no capability
+	 * in the work, and seccomp refuses every mount call). */
 	if (!p->mounts) {
 		step = STEP_TREE_RO;
 		struct mount_attr ro = {
@@ -604,34 +602,25 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 		step = STEP_REMOUNT_RO;
 		CHECK(remount_all_readonly(p->mounts));
 	}
-	long ws_mp = -1;
-	if (!s->ws_under_scratch) {
-		step = STEP_WS_MOUNTPOINT;
-		ws_mp = open_path_dir(AT_FDCWD, s->ws_path, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-		CHECK(ws_mp);
-	}
 
-	/* From here on the sandbox identity (capabilities in our namespace
-	 * stay until the drop below). */
-	if (s->privileged) {
+	/* The sandbox identity. As root the zygote keeps the caller's host id
+	 * (it must reach a workspace in root-only directories) and creates
+	 * files through as_sandbox_user; runs switch fully. */
+	if (p->privileged) {
 		step = STEP_GROUPS;
 		CHECK(rsys2(SYS_setgroups, 0, 0));
+	} else {
+		step = STEP_IDS;
+		CHECK(rsys3(SYS_setresgid, p->in_gid, p->in_gid, p->in_gid));
+		CHECK(rsys3(SYS_setresuid, p->in_uid, p->in_uid, p->in_uid));
 	}
-	step = STEP_IDS;
-	CHECK(rsys3(SYS_setresgid, s->in_gid, s->in_gid, s->in_gid));
-	CHECK(rsys3(SYS_setresuid, s->in_uid, s->in_uid, s->in_uid));
 
 	step = STEP_TMP;
-	CHECK(rsys5(SYS_mount, "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, TMP_OPTS));
+	CHECK(rsys5(SYS_mount, "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmp_opts));
 	step = STEP_DEV;
-	CHECK(mount_dev(node_fd, p->mounts != NULL));
+	CHECK(mount_dev(p, node_fd, p->mounts != NULL));
 	step = STEP_SHM;
-	CHECK(rsys5(SYS_mount, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, SHM_OPTS));
-	if (s->ws_under_scratch) {
-		step = STEP_WS_MOUNTPOINT;
-		ws_mp = make_dirs(s->ws_path);
-		CHECK(ws_mp);
-	}
+	CHECK(rsys5(SYS_mount, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, p->shm_opts));
 	step = STEP_DEV;
 	CHECK(rsys5(SYS_mount, 0, "/dev", 0, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0));
 	step = STEP_PROC;
@@ -641,62 +630,27 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 	CHECK(write_file("/proc/sys/user/max_user_namespaces", "0"));
 	step = STEP_MASK;
 	CHECK(mask_paths());
-	step = STEP_WS_BIND;
-	CHECK(rsys5(SYS_move_mount, ws_src, "", ws_mp, "",
-		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH));
-	if (p->mounts) {
-		struct statfs sf;
-		CHECK(rsys2(SYS_statfs, s->ws_path, &sf));
-		CHECK(rsys5(SYS_mount, 0, s->ws_path, 0,
-			    MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | st_to_ms((unsigned long)sf.f_flags), 0));
-	}
 
 	step = STEP_HOSTNAME;
 	CHECK(rsys2(SYS_sethostname, "cordon", 6));
-	/* Loopback only for a server (its port): an unused interface costs
-	 * milliseconds when the namespace is torn down. */
-	if (p->ll.nports || p->want_loopback) {
-		step = STEP_LOOPBACK;
-		CHECK(loopback_up());
-	}
-
-	long ruleset = -1;
-	if (p->ll.abi > 0) {
-		step = STEP_LANDLOCK;
-		ruleset = landlock_plan_build(&p->ll, ws_src);
-		CHECK(ruleset);
-	}
-	step = STEP_WORKDIR;
-	if (p->workdir && p->workdir[0]) {
-		struct open_how how = {
-			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-		};
-		long wd = rsys4(SYS_openat2, ws_src, p->workdir, &how, sizeof(how));
-		CHECK(wd);
-		CHECK(rsys1(SYS_fchdir, wd));
-	} else {
-		CHECK(rsys1(SYS_fchdir, ws_src));
-	}
-
+	step = STEP_LOOPBACK;
+	CHECK(loopback_up());
 	step = STEP_SETSID;
 	CHECK(rsys0(SYS_setsid));
-	step = STEP_RLIMIT;
-	for (int i = 0; i < s->limits.nrlimits; i++) {
-		struct rlimit lim = { s->limits.rlimits[i].value, s->limits.rlimits[i].value };
-		CHECK(rsys4(SYS_prlimit64, 0, s->limits.rlimits[i].resource, &lim, 0));
-	}
 	step = STEP_CAPS;
-	CHECK(drop_caps());
+	CHECK(limit_caps());
 	step = STEP_NNP;
 	CHECK(rsys5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 	step = STEP_FDS;
-	CHECK(arrange_fds(p, ruleset));
+	long null = rsys4(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC, 0);
+	CHECK(null);
+	CHECK(arrange_fds(p, null, host_tmp, host_dev));
 	status_fd = NSINIT_FD_STATUS;
 	step = STEP_SIGNALS;
 	CHECK(reset_signals());
 	step = STEP_EXEC;
-	CHECK(rsys5(SYS_execveat, NSINIT_FD_COUNT, "", p->argv, p->envp, AT_EMPTY_PATH));
+	static char *const envp[] = { NULL };
+	CHECK(rsys5(SYS_execveat, NSINIT_FD_COUNT, "", p->argv, envp, AT_EMPTY_PATH));
 	fail(status_fd, step, -EIO);
 }
 
@@ -705,7 +659,16 @@ static int RAWSYS_CHILD stage_b(void *arg)
 	stage_b_run(arg);
 }
 
-/* ---- host side ---------------------------------------------------------------------------- */
+/* A user namespace that maps the workspace's owner to the work's host id,
+ * for the idmapped workspace mount of a privileged host. Held by fd. */
+static int RAWSYS_CHILD idmap_child(void *arg)
+{
+	char c;
+	rsys3(SYS_read, (long)(intptr_t)arg, &c, 1);
+	child_exit(0);
+}
+
+/* ---- host side: the embedded init ------------------------------------------------------ */
 
 static pthread_once_t nsinit_once = PTHREAD_ONCE_INIT;
 static int nsinit_memfd = -1;
@@ -719,7 +682,7 @@ static void nsinit_build(void)
 		fd = memfd_create("cordon-nsinit", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return;
-	nsinit_what = "writing the namespace init";
+	nsinit_what = "writing the sandbox's init";
 	size_t off = 0;
 	while (off < confine_nsinit_blob_len) {
 		ssize_t n = write(fd, confine_nsinit_blob + off, confine_nsinit_blob_len - off);
@@ -729,7 +692,7 @@ static void nsinit_build(void)
 		}
 		off += (size_t)n;
 	}
-	nsinit_what = "sealing the namespace init";
+	nsinit_what = "sealing the sandbox's init";
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		close(fd);
 		return;
@@ -768,15 +731,6 @@ static bool is_privileged(void)
 			w[n - 1] = *x;
 	return n == 3 && strcmp(w[0], "0") == 0 && strcmp(w[1], "0") == 0 &&
 	       strcmp(w[2], "4294967295") == 0;
-}
-
-/* A user namespace that maps the workspace's owner to the work's host id,
- * for the idmapped workspace mount of a privileged host. Held by fd. */
-static int RAWSYS_CHILD idmap_child(void *arg)
-{
-	char c;
-	rsys3(SYS_read, (long)(intptr_t)arg, &c, 1);
-	child_exit(0);
 }
 
 static int make_idmap_userns(uid_t owner_uid, gid_t owner_gid, unsigned out_uid, unsigned out_gid)
@@ -828,103 +782,6 @@ static int make_idmap_userns(uid_t owner_uid, gid_t owner_gid, unsigned out_uid,
 	return r;
 }
 
-static bool path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
-}
-
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
-			char *why, size_t whylen)
-{
-	g_autofree confine_sandbox *s = g_new0(confine_sandbox, 1);
-	s->root_fd = -1;
-	s->idmap_userns = -1;
-	if (!kernel_has(SYS_open_tree) || !kernel_has(SYS_move_mount)) {
-		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
-		return -ENOSYS;
-	}
-	int r = limits_plan_make(limits, &s->limits, why, whylen);
-	if (r < 0)
-		return r;
-	limits_plan_describe(&s->limits, s->limits_desc, sizeof(s->limits_desc));
-
-	char link[64];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
-	ssize_t n = readlink(link, s->ws_path, sizeof(s->ws_path) - 1);
-	if (n <= 0 || s->ws_path[0] != '/') {
-		snprintf(why, whylen, "cannot name the workspace directory");
-		return n < 0 ? -errno : -EINVAL;
-	}
-	s->ws_path[n] = '\0';
-	if (strcmp(s->ws_path, "/") == 0 || path_under(s->ws_path, "/proc") ||
-	    path_under(s->ws_path, "/sys") || strstr(s->ws_path, " (deleted)")) {
-		snprintf(why, whylen, "the workspace cannot be /, under /proc or /sys, or deleted");
-		return -EINVAL;
-	}
-	struct stat st;
-	if (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		snprintf(why, whylen, "the workspace is not a directory");
-		return -ENOTDIR;
-	}
-	s->ws_dev = st.st_dev;
-	s->ws_ino = st.st_ino;
-	s->ws_under_scratch = path_under(s->ws_path, "/tmp") || path_under(s->ws_path, "/dev");
-
-	s->privileged = is_privileged();
-	if (s->privileged) {
-		s->in_uid = s->in_gid = INSIDE_USER;
-		s->out_uid = s->out_gid = OUTSIDE_NOBODY;
-		s->idmap_userns = make_idmap_userns(st.st_uid, st.st_gid, s->out_uid, s->out_gid);
-		if (s->idmap_userns < 0) {
-			snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
-				 "mapping): %s", g_strerror(-s->idmap_userns));
-			return s->idmap_userns;
-		}
-	} else {
-		s->out_uid = geteuid();
-		s->out_gid = getegid();
-		s->in_uid = s->out_uid ? s->out_uid : INSIDE_USER;
-		s->in_gid = s->out_uid ? s->out_gid : INSIDE_USER;
-	}
-	landlock_plan_init(&s->ll, landlock_abi());
-	if (s->ll.abi > 0) {
-		landlock_plan_add_dir(&s->ll, "/tmp");
-		landlock_plan_add_dir(&s->ll, "/dev/shm");
-	}
-	s->root_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
-	if (s->root_fd < 0) {
-		r = -errno;
-		if (s->idmap_userns >= 0)
-			close(s->idmap_userns);
-		return r;
-	}
-	*ret = g_steal_pointer(&s);
-	return 0;
-}
-
-void confine_sandbox_free(confine_sandbox *s)
-{
-	if (!s)
-		return;
-	if (s->root_fd >= 0)
-		close(s->root_fd);
-	if (s->idmap_userns >= 0)
-		close(s->idmap_userns);
-	g_free(s);
-}
-
-const char *confine_sandbox_limits(const confine_sandbox *s)
-{
-	return s->limits_desc;
-}
-
-void confine_sandbox_ids(const confine_sandbox *s, unsigned *ret_uid, unsigned *ret_gid)
-{
-	*ret_uid = s->in_uid;
-	*ret_gid = s->in_gid;
-}
-
 /* The mount points of the host, parents first (the remount fallback for
  * kernels without mount_setattr). */
 static char *host_mounts(void)
@@ -957,73 +814,11 @@ static bool need_remount_fallback(void)
 	return missing || force_remount_fallback;
 }
 
-/* nsinit's argv: name, flags, the file to execute, then the work's argv. */
-static char **nsinit_argv(const confine_request *req, bool landlock)
+static void close_fd(int *fd)
 {
-	guint n = g_strv_length((char **)req->argv);
-	char **a = g_new0(char *, n + 4);
-	a[0] = (char *)"cordon-nsinit";
-	a[1] = (char *)(req->probe ? (landlock ? "LP" : "P") : (landlock ? "L" : "-"));
-	a[2] = (char *)req->argv[0];
-	for (guint i = 0; i < n; i++)
-		a[3 + i] = (char *)req->argv[i];
-	return a;
-}
-
-typedef struct spawn_fds {
-	int sync[2], status[2], lifeline[2];
-} spawn_fds;
-
-static void close_pair(int p[2])
-{
-	for (int i = 0; i < 2; i++)
-		if (p[i] >= 0) {
-			close(p[i]);
-			p[i] = -1;
-		}
-}
-
-static int wait_started(child_plan *p, int pidfd, int status_fd, char *why, size_t whylen)
-{
-	struct pollfd pfd[2] = { { status_fd, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
-	struct nsinit_record rec;
-	for (;;) {
-		int n = poll(pfd, 2, 30000);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(why, whylen, "the sandbox did not start within 30 s");
-			return -ETIMEDOUT;
-		}
-		if (pfd[0].revents)
-			break;
-		if (pfd[1].revents) {
-			/* Died: a record may still be in the pipe. */
-			pfd[1].fd = -1;
-			pfd[0].events = POLLIN;
-			if (poll(pfd, 1, 0) <= 0) {
-				snprintf(why, whylen, "the sandbox init died during setup");
-				return -ECHILD;
-			}
-			break;
-		}
-	}
-	ssize_t got = read(status_fd, &rec, sizeof(rec));
-	if (got != (ssize_t)sizeof(rec) || rec.magic != NSINIT_MAGIC) {
-		snprintf(why, whylen, "the sandbox init died during setup");
-		return -ECHILD;
-	}
-	if (rec.kind == NSINIT_REC_STARTED)
-		return 0;
-	if (rec.kind == NSINIT_REC_SETUP_FAILED) {
-		int step = rec.step > 0 && rec.step < STEP_COUNT_ ? rec.step : 0;
-		snprintf(why, whylen, "kernel confinement failed %s: %s", step_names[step],
-			 g_strerror(rec.value));
-		return rec.value > 0 ? -rec.value : -EIO;
-	}
-	snprintf(why, whylen, "the namespace init could not start the work: %s",
-		 g_strerror(rec.value));
-	return rec.value > 0 ? -rec.value : -EIO;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 static void reap(pid_t pid)
@@ -1032,8 +827,65 @@ static void reap(pid_t pid)
 		;
 }
 
-int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child *ret, char *why,
-		  size_t whylen)
+/* ---- host side: a zygote ----------------------------------------------------------------- */
+
+static void zygote_free(zygote *z)
+{
+	if (!z)
+		return;
+	/* EOF on the control socket makes it end the sandbox; the kill makes
+	 * sure, and the pid namespace takes everything with it. */
+	close_fd(&z->control);
+	if (z->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, z->pidfd, SIGKILL, NULL, 0);
+	if (z->pid > 0)
+		reap(z->pid);
+	close_fd(&z->pidfd);
+	g_mutex_clear(&z->lock);
+	g_free(z);
+}
+
+static bool zygote_alive(const zygote *z)
+{
+	struct pollfd pfd = { z->pidfd, POLLIN, 0 };
+	return poll(&pfd, 1, 0) == 0;
+}
+
+/* Waits for the zygote's first record: STARTED, or why setup failed. */
+static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
+{
+	struct pollfd pfd[2] = { { status_fd, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+	for (;;) {
+		int n = poll(pfd, 2, 30000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(why, whylen, "the sandbox did not start within 30 s");
+			return -ETIMEDOUT;
+		}
+		if (pfd[0].revents || pfd[1].revents)
+			break;
+	}
+	struct nsinit_record rec;
+	ssize_t got = read(status_fd, &rec, sizeof(rec));
+	if (got != (ssize_t)sizeof(rec) || rec.magic != NSINIT_MAGIC) {
+		snprintf(why, whylen, "the sandbox's init died during setup");
+		return -ECHILD;
+	}
+	if (rec.kind == NSINIT_REC_STARTED)
+		return 0;
+	int step = rec.step > 0 && rec.step < STEP_COUNT_ ? rec.step : 0;
+	if (rec.kind == NSINIT_REC_SETUP_FAILED && rec.step == NSINIT_STEP_BPF)
+		snprintf(why, whylen, "the sandbox's init could not load the seccomp program: %s",
+			 g_strerror(rec.value));
+	else
+		snprintf(why, whylen, "kernel confinement failed %s: %s", step_names[step],
+			 g_strerror(rec.value));
+	return rec.value > 0 ? -rec.value : -EIO;
+}
+
+static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out_uid,
+			unsigned out_gid, zygote **ret, char *why, size_t whylen)
 {
 	const char *what = NULL;
 	int bpf = seccomp_filter_fd(&what);
@@ -1043,78 +895,43 @@ int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child 
 	}
 	int init = nsinit_fd(&what);
 	if (init < 0) {
-		snprintf(why, whylen, "cannot load the namespace init (%s)", what);
+		snprintf(why, whylen, "cannot load the sandbox's init (%s)", what);
 		return -EIO;
 	}
-	if (req->workdir && g_path_is_absolute(req->workdir)) {
-		snprintf(why, whylen, "the working directory must be relative");
-		return -EINVAL;
-	}
-
 	g_autofree child_plan *p = g_new0(child_plan, 1);
-	spawn_fds f = { { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	confine_child c = { .pid = -1, .pidfd = -1, .status_fd = -1, .lifeline_fd = -1 };
+	int sync[2] = { -1, -1 }, status[2] = { -1, -1 }, control[2] = { -1, -1 };
 	char *stacks = MAP_FAILED;
-	g_autofree char **argv = NULL;
 	g_autofree char *mounts = NULL;
+	zygote *z = NULL;
 	int r = 0;
 
-	if (pipe2(f.sync, O_CLOEXEC) < 0 || pipe2(f.status, O_CLOEXEC) < 0 ||
-	    pipe2(f.lifeline, O_CLOEXEC) < 0) {
+	if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) < 0) {
 		r = -errno;
 		snprintf(why, whylen, "pipe: %s", g_strerror(-r));
 		goto out;
 	}
-	r = limits_cgroup_create(&s->limits, &c.cg, why, whylen);
-	if (r < 0)
-		goto out;
-	c.have_cg = true;
-
-	p->s = s;
-	p->ws_detached = -1;
-	if (s->privileged) {
-		snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1", s->in_uid, s->out_uid);
-		snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1", s->in_gid, s->out_gid);
-		/* The workspace, mapped so the work owns it (it runs as nobody). */
-		p->ws_detached = (int)syscall(SYS_open_tree, s->root_fd, "",
-					      OPEN_TREE_CLONE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
-		struct mount_attr ma = {
-			.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-			.userns_fd = (uint64_t)s->idmap_userns,
-		};
-		if (p->ws_detached < 0 ||
-		    syscall(SYS_mount_setattr, p->ws_detached, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
-			r = -errno;
-			snprintf(why, whylen, "cannot make an idmapped mount of the workspace (as root "
-				 "the work runs as an unprivileged id and needs one): %s",
-				 g_strerror(-r));
-			goto out;
-		}
-	} else {
-		snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1", s->in_uid, s->out_uid);
-		snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1", s->in_gid, s->out_gid);
-		p->deny_setgroups = true;
-	}
-	p->fd_sync_r = f.sync[0];
-	p->fd_sync_w = f.sync[1];
-	p->fd_status_w = f.status[1];
-	p->fd_lifeline_r = f.lifeline[0];
-	p->fd_lifeline_w = f.lifeline[1];
+	p->privileged = privileged;
+	p->in_uid = in_uid;
+	p->in_gid = in_gid;
+	snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1", in_uid, out_uid);
+	snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1", in_gid, out_gid);
+	snprintf(p->tmp_opts, sizeof(p->tmp_opts), "%s,uid=%u,gid=%u", TMP_SIZE, in_uid, in_gid);
+	snprintf(p->shm_opts, sizeof(p->shm_opts), "%s,uid=%u,gid=%u", SHM_SIZE, in_uid, in_gid);
+	snprintf(p->dev_opts, sizeof(p->dev_opts), "%s,uid=%u,gid=%u", DEV_SIZE, in_uid, in_gid);
+	p->fd_sync_r = sync[0];
+	p->fd_sync_w = sync[1];
+	p->fd_status_w = status[1];
+	p->fd_control = control[1];
+	p->fd_host_control = control[0];
 	p->fd_bpf = bpf;
 	p->fd_nsinit = init;
-	p->fd_stdin = req->stdin_fd;
-	p->fd_stdout = req->stdout_fd;
-	p->fd_stderr = req->stderr_fd;
-	for (int i = 0; i < c.cg.ndirs; i++)
-		p->cg_fds[p->ncg++] = c.cg.procs_fd[i];
-	p->ll = s->ll;
-	if (p->ll.abi > 0 && req->port)
-		landlock_plan_add_port(&p->ll, req->port);
-	argv = nsinit_argv(req, p->ll.abi > 0);
+	char abi[16], uid[16], gid[16];
+	snprintf(abi, sizeof(abi), "Z%d", landlock_abi());
+	snprintf(uid, sizeof(uid), "%u", in_uid);
+	snprintf(gid, sizeof(gid), "%u", in_gid);
+	char *argv[] = { "cordon-nsinit", abi, uid, gid, privileged ? "R" : "U", NULL };
 	p->argv = argv;
-	p->envp = (char *const *)req->envp;
-	p->workdir = req->workdir;
-	p->want_loopback = req->port != 0;
 	if (need_remount_fallback()) {
 		mounts = host_mounts();
 		if (!mounts) {
@@ -1124,7 +941,6 @@ int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child 
 		}
 		p->mounts = mounts;
 	}
-
 	stacks = mmap(NULL, 2 * STACK_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stacks == MAP_FAILED) {
@@ -1148,11 +964,10 @@ int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child 
 		goto out;
 	}
 	reap(a);
-	close_pair(f.sync);
-	close(f.status[1]);
-	f.status[1] = -1;
-	close(f.lifeline[0]);
-	f.lifeline[0] = -1;
+	close_fd(&sync[0]);
+	close_fd(&sync[1]);
+	close_fd(&status[1]);
+	close_fd(&control[1]);
 	if (p->err < 0) {
 		r = p->err;
 		int step = p->step > 0 && p->step < STEP_COUNT_ ? p->step : 0;
@@ -1162,48 +977,438 @@ int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child 
 			reap(p->child_pid);
 		goto out;
 	}
-	c.pid = p->child_pid;
-	c.pidfd = (int)syscall(SYS_pidfd_open, c.pid, 0);
-	if (c.pidfd < 0) {
+	z = g_new0(zygote, 1);
+	g_mutex_init(&z->lock);
+	z->pid = p->child_pid;
+	z->control = control[0];
+	control[0] = -1;
+	z->privileged = privileged;
+	z->in_uid = in_uid;
+	z->in_gid = in_gid;
+	z->pidfd = (int)syscall(SYS_pidfd_open, z->pid, 0);
+	if (z->pidfd < 0) {
 		r = -errno;
 		snprintf(why, whylen, "pidfd_open: %s", g_strerror(-r));
-		kill(c.pid, SIGKILL);
-		reap(c.pid);
+		kill(z->pid, SIGKILL);
 		goto out;
 	}
-	r = wait_started(p, c.pidfd, f.status[0], why, whylen);
+	r = wait_started(z->pidfd, status[0], why, whylen);
+	if (r < 0)
+		goto out;
+	*ret = g_steal_pointer(&z);
+out:
+	/* B runs on our stack until its execve: it is done (or dead) now. */
+	if (r < 0 && z)
+		zygote_free(g_steal_pointer(&z));
+	if (stacks != MAP_FAILED)
+		munmap(stacks, 2 * STACK_SIZE);
+	close_fd(&sync[0]);
+	close_fd(&sync[1]);
+	close_fd(&status[0]);
+	close_fd(&status[1]);
+	close_fd(&control[0]);
+	close_fd(&control[1]);
+	return r;
+}
+
+/* One request, one reply (and the fd that may come with it). */
+static int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_data,
+		       size_t inline_len, const int *fds, int nfds, int *ret_fd, int *ret_step)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * NSINIT_MAX_FDS)];
+	} c;
+	struct iovec iov[2] = { { (void *)req, sizeof(*req) }, { (void *)inline_data, inline_len } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = inline_len ? 2 : 1 };
+	if (nfds > 0) {
+		mh.msg_control = c.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	struct nsinit_reply rep;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} rc;
+	struct iovec riov = { &rep, sizeof(rep) };
+	struct msghdr rmh = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = rc.buf,
+			      .msg_controllen = sizeof(rc.buf) };
+	int r = 0;
+	g_mutex_lock(&z->lock);
+	ssize_t n;
+	while ((n = sendmsg(z->control, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		r = -errno;
+	while (r == 0 && (n = recvmsg(z->control, &rmh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (r == 0 && n < 0)
+		r = -errno;
+	g_mutex_unlock(&z->lock);
+	if (r < 0)
+		return r == -EPIPE || r == -ECONNRESET ? -ECHILD : r;
+	if (n != (ssize_t)sizeof(rep) || rep.magic != NSINIT_MAGIC)
+		return -ECHILD; /* EOF: the init is gone */
+	int fd = -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&rmh);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	*ret_step = rep.step;
+	if (rep.err) {
+		if (fd >= 0)
+			close(fd);
+		return -rep.err;
+	}
+	if (ret_fd)
+		*ret_fd = fd;
+	else if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+static const char *run_step_name(int step)
+{
+	return step >= 0 && step < NSINIT_STEP_COUNT && run_step_names[step] ? run_step_names[step]
+									       : "setup";
+}
+
+/* ---- host side: the warm pool -------------------------------------------------------------- */
+
+/* The probe's trial zygote, kept for the next sandbox of the same identity. */
+static GMutex pool_lock;
+static zygote *pool;
+
+static zygote *pool_take(bool privileged, unsigned in_uid, unsigned in_gid)
+{
+	g_mutex_lock(&pool_lock);
+	zygote *z = NULL;
+	if (pool && pool->privileged == privileged && pool->in_uid == in_uid &&
+	    pool->in_gid == in_gid && zygote_alive(pool))
+		z = g_steal_pointer(&pool);
+	g_mutex_unlock(&pool_lock);
+	return z;
+}
+
+static void pool_put(zygote *z)
+{
+	g_mutex_lock(&pool_lock);
+	zygote *old = pool;
+	pool = z;
+	g_mutex_unlock(&pool_lock);
+	zygote_free(old);
+}
+
+/* ---- host side: sandboxes ----------------------------------------------------------------- */
+
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+typedef struct identity {
+	bool privileged;
+	unsigned in_uid, in_gid, out_uid, out_gid;
+} identity;
+
+static identity our_identity(void)
+{
+	identity id = { .privileged = is_privileged() };
+	if (id.privileged) {
+		id.in_uid = id.in_gid = INSIDE_USER;
+		id.out_uid = id.out_gid = OUTSIDE_NOBODY;
+	} else {
+		id.out_uid = geteuid();
+		id.out_gid = getegid();
+		id.in_uid = id.out_uid ? id.out_uid : INSIDE_USER;
+		id.in_gid = id.out_uid ? id.out_gid : INSIDE_USER;
+	}
+	return id;
+}
+
+static int get_zygote(const identity *id, zygote **ret, char *why, size_t whylen)
+{
+	*ret = pool_take(id->privileged, id->in_uid, id->in_gid);
+	if (*ret)
+		return 0;
+	return zygote_start(id->privileged, id->in_uid, id->in_gid, id->out_uid, id->out_gid, ret,
+			    why, whylen);
+}
+
+/* Mounts the workspace in the zygote: as root an idmapped mount we make
+ * (the work, host uid 65534, then owns the owner's files); else the
+ * zygote finds the directory by path and checks it is the one we hold. */
+static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd, const struct stat *st,
+			    char *why, size_t whylen)
+{
+	int mnt = -1, nfds = 0, r = 0;
+	int userns = -1;
+	size_t len = strlen(s->ws_path) + 1;
+	if (id->privileged) {
+		userns = make_idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid);
+		if (userns < 0) {
+			r = userns;
+			snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
+				 "mapping): %s", g_strerror(-r));
+			goto out;
+		}
+		mnt = (int)syscall(SYS_open_tree, root_fd, "",
+				   OPEN_TREE_CLONE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
+		struct mount_attr ma = {
+			.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+			.userns_fd = (uint64_t)userns,
+		};
+		if (mnt < 0 ||
+		    syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
+			r = -errno;
+			snprintf(why, whylen, "cannot make an idmapped mount of the workspace (as root "
+				 "the work runs as an unprivileged id and needs one): %s",
+				 g_strerror(-r));
+			goto out;
+		}
+		nfds = 1;
+	}
+	struct nsinit_request req = {
+		.magic = NSINIT_MAGIC,
+		.kind = NSINIT_REQ_WORKSPACE,
+		.payload_len = len,
+		.ws_dev = ((uint64_t)major(st->st_dev) << 32) | minor(st->st_dev),
+		.ws_ino = st->st_ino,
+	};
+	int step = 0;
+	r = zygote_call(s->z, &req, s->ws_path, len, &mnt, nfds, NULL, &step);
+	if (r < 0)
+		snprintf(why, whylen, "kernel confinement failed mounting the workspace: %s",
+			 r == -ESTALE ? "the directory changed under its path" : g_strerror(-r));
+out:
+	if (userns >= 0)
+		close(userns);
+	close_fd(&mnt);
+	return r;
+}
+
+int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
+			char *why, size_t whylen)
+{
+	if (!kernel_has(SYS_open_tree) || !kernel_has(SYS_move_mount)) {
+		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
+		return -ENOSYS;
+	}
+	g_autofree confine_sandbox *s = g_new0(confine_sandbox, 1);
+	int r = limits_plan_make(limits, &s->limits, why, whylen);
+	if (r < 0)
+		return r;
+	g_mutex_init(&s->cg_lock);
+	limits_plan_describe(&s->limits, s->limits_desc, sizeof(s->limits_desc));
+
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
+	ssize_t n = readlink(link, s->ws_path, sizeof(s->ws_path) - 1);
+	if (n <= 0 || s->ws_path[0] != '/') {
+		snprintf(why, whylen, "cannot name the workspace directory");
+		return n < 0 ? -errno : -EINVAL;
+	}
+	s->ws_path[n] = '\0';
+	if (strcmp(s->ws_path, "/") == 0 || strcmp(s->ws_path, "/tmp") == 0 ||
+	    strcmp(s->ws_path, "/dev") == 0 || path_under(s->ws_path, "/proc") ||
+	    path_under(s->ws_path, "/sys") || strstr(s->ws_path, " (deleted)")) {
+		snprintf(why, whylen, "the workspace cannot be /, /tmp, /dev, under /proc or /sys, "
+			 "or deleted");
+		return -EINVAL;
+	}
+	struct stat st;
+	if (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "the workspace is not a directory");
+		return -ENOTDIR;
+	}
+	s->ws_dev = st.st_dev;
+	s->ws_ino = st.st_ino;
+	identity id = our_identity();
+	r = get_zygote(&id, &s->z, why, whylen);
+	if (r < 0)
+		return r;
+	r = attach_workspace(s, &id, root_fd, &st, why, whylen);
 	if (r < 0) {
-		/* B may still be on its stack: wait for it before unmapping. */
-		kill(c.pid, SIGKILL);
-		reap(c.pid);
-		close(c.pidfd);
+		zygote_free(s->z);
+		return r;
+	}
+	*ret = g_steal_pointer(&s);
+	return 0;
+}
+
+void confine_sandbox_free(confine_sandbox *s)
+{
+	if (!s)
+		return;
+	zygote_free(s->z);
+	for (int i = 0; i < s->nidle; i++)
+		limits_cgroup_destroy(&s->idle[i]);
+	g_mutex_clear(&s->cg_lock);
+	g_free(s);
+}
+
+const char *confine_sandbox_limits(const confine_sandbox *s)
+{
+	return s->limits_desc;
+}
+
+/* ---- host side: runs ---------------------------------------------------------------------- */
+
+/* argv, envp and the workdir, NUL-terminated, as the zygote reads them. */
+static GString *make_payload(const confine_request *req, uint32_t *argc, uint32_t *envc)
+{
+	GString *b = g_string_new(NULL);
+	for (*argc = 0; req->argv[*argc]; (*argc)++)
+		g_string_append_len(b, req->argv[*argc], (gssize)strlen(req->argv[*argc]) + 1);
+	for (*envc = 0; req->envp && req->envp[*envc]; (*envc)++)
+		g_string_append_len(b, req->envp[*envc], (gssize)strlen(req->envp[*envc]) + 1);
+	const char *wd = req->workdir ? req->workdir : "";
+	g_string_append_len(b, wd, (gssize)strlen(wd) + 1);
+	return b;
+}
+
+/* A payload too large for the message goes in a memfd. */
+static int payload_memfd(const GString *b)
+{
+	int fd = memfd_create("cordon-run", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t off = 0;
+	while (off < b->len) {
+		ssize_t n = write(fd, b->str + off, b->len - off);
+		if (n <= 0) {
+			close(fd);
+			return -EIO;
+		}
+		off += (size_t)n;
+	}
+	return fd;
+}
+
+/* A run's control groups: an idle set of the sandbox's, or new ones. */
+static int cgroup_get(confine_sandbox *s, const limits_plan *lp, limits_cgroup *cg, char *why,
+		      size_t whylen)
+{
+	if (s) {
+		g_mutex_lock(&s->cg_lock);
+		bool have = s->nidle > 0;
+		if (have)
+			*cg = s->idle[--s->nidle];
+		g_mutex_unlock(&s->cg_lock);
+		if (have)
+			return 0;
+	}
+	return limits_cgroup_create(lp, cg, why, whylen);
+}
+
+static void cgroup_put(confine_sandbox *s, limits_cgroup *cg)
+{
+	if (s) {
+		g_mutex_lock(&s->cg_lock);
+		bool kept = s->nidle < (int)G_N_ELEMENTS(s->idle);
+		if (kept)
+			s->idle[s->nidle++] = *cg;
+		g_mutex_unlock(&s->cg_lock);
+		if (kept)
+			return;
+	}
+	limits_cgroup_destroy(cg);
+}
+
+static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
+		    const confine_request *req, confine_child *ret, char *why, size_t whylen)
+{
+	confine_child c = { .pidfd = -1, .status_fd = -1, .owner = s };
+	int status[2] = { -1, -1 }, payload = -1;
+	g_autoptr(GString) b = NULL;
+	int r;
+	if (req->workdir && g_path_is_absolute(req->workdir)) {
+		snprintf(why, whylen, "the working directory must be relative");
+		return -EINVAL;
+	}
+	if (pipe2(status, O_CLOEXEC) < 0) {
+		r = -errno;
+		snprintf(why, whylen, "pipe: %s", g_strerror(-r));
 		goto out;
 	}
-	c.status_fd = f.status[0];
-	f.status[0] = -1;
-	c.lifeline_fd = f.lifeline[1];
-	f.lifeline[1] = -1;
+	r = cgroup_get(s, lp, &c.cg, why, whylen);
+	if (r < 0)
+		goto out;
+	c.have_cg = true;
+	limits_cgroup_begin(&c.cg);
+	struct nsinit_request q = {
+		.magic = NSINIT_MAGIC,
+		.kind = NSINIT_REQ_RUN,
+		.flags = req->probe ? NSINIT_RUN_PROBE : 0,
+		.port = req->port,
+		.ncgroups = (uint32_t)c.cg.ndirs,
+	};
+	b = make_payload(req, &q.argc, &q.envc);
+	q.payload_len = b->len;
+	int fds[NSINIT_MAX_FDS] = { req->stdin_fd, req->stdout_fd, req->stderr_fd, status[1] };
+	int nfds = 4;
+	for (int i = 0; i < c.cg.ndirs; i++)
+		fds[nfds++] = c.cg.procs_fd[i];
+	if (b->len > NSINIT_INLINE_MAX) {
+		payload = payload_memfd(b);
+		if (payload < 0) {
+			r = payload;
+			snprintf(why, whylen, "cannot pass the command: %s", g_strerror(-r));
+			goto out;
+		}
+		q.flags |= NSINIT_RUN_PAYLOAD_FD;
+		fds[nfds++] = payload;
+	}
+	for (int i = 0; i < lp->nrlimits && i < NSINIT_MAX_RLIMITS; i++) {
+		q.rlimits[i].resource = (uint32_t)lp->rlimits[i].resource;
+		q.rlimits[i].value = lp->rlimits[i].value;
+		q.nrlimits++;
+	}
+	int step = 0;
+	bool inline_payload = !(q.flags & NSINIT_RUN_PAYLOAD_FD);
+	r = zygote_call(z, &q, inline_payload ? b->str : NULL, inline_payload ? b->len : 0, fds,
+			nfds, &c.pidfd, &step);
+	if (r < 0) {
+		if (r == -ECHILD)
+			snprintf(why, whylen, "the sandbox's init is gone");
+		else
+			snprintf(why, whylen, "the sandbox could not start the run (%s): %s",
+				 run_step_name(step), g_strerror(-r));
+		goto out;
+	}
+	c.status_fd = status[0];
+	status[0] = -1;
 	*ret = c;
 	c.have_cg = false;
 out:
-	if (stacks != MAP_FAILED)
-		munmap(stacks, 2 * STACK_SIZE);
-	if (p->ws_detached >= 0)
-		close(p->ws_detached);
-	close_pair(f.sync);
-	close_pair(f.status);
-	close_pair(f.lifeline);
+	close_fd(&status[0]);
+	close_fd(&status[1]);
+	close_fd(&payload);
 	if (c.have_cg)
 		limits_cgroup_destroy(&c.cg);
 	return r;
 }
 
-void confine_child_kill(confine_child *c)
+int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child *ret, char *why,
+		  size_t whylen)
 {
-	if (c->pidfd >= 0 && syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0) == 0)
+	return spawn_in(s, s->z, &s->limits, req, ret, why, whylen);
+}
+
+void confine_child_stop(confine_child *c, bool kill_it)
+{
+	if (c->pidfd < 0)
 		return;
-	if (c->pid > 0)
-		kill(c->pid, SIGKILL);
+	if (kill_it)
+		syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+	struct pollfd pfd = { c->pidfd, POLLIN, 0 };
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
 }
 
 int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status *st,
@@ -1220,14 +1425,16 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 		if (rec.kind == NSINIT_REC_EXITED) {
 			exited = true;
 			status = rec.value;
-		} else if (rec.kind == NSINIT_REC_EXEC_FAILED && !killed) {
-			*ret_exec_failed = rec.step == NSINIT_STEP_EXEC;
-			if (rec.step == NSINIT_STEP_EXEC)
+		} else if ((rec.kind == NSINIT_REC_EXEC_FAILED || rec.kind == NSINIT_REC_SETUP_FAILED) &&
+			   !killed) {
+			*ret_exec_failed = rec.kind == NSINIT_REC_EXEC_FAILED &&
+					   rec.step == NSINIT_STEP_EXEC;
+			if (*ret_exec_failed)
 				snprintf(why, whylen, "cannot execute the command: %s",
 					 g_strerror(rec.value));
 			else
-				snprintf(why, whylen, "kernel confinement failed in the work "
-					 "(step %d): %s", rec.step, g_strerror(rec.value));
+				snprintf(why, whylen, "kernel confinement failed %s: %s",
+					 run_step_name(rec.step), g_strerror(rec.value));
 			return rec.value > 0 ? -rec.value : -EIO;
 		}
 	}
@@ -1248,20 +1455,64 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 		st->signal = SIGKILL;
 		return 0;
 	}
-	snprintf(why, whylen, "the sandbox init ended without reporting the work's status");
+	snprintf(why, whylen, "the run's init ended without reporting the work's status");
 	return -ECHILD;
 }
 
 void confine_child_release(confine_child *c)
 {
-	if (c->lifeline_fd >= 0)
-		close(c->lifeline_fd);
-	if (c->status_fd >= 0)
-		close(c->status_fd);
-	if (c->pidfd >= 0)
-		close(c->pidfd);
+	close_fd(&c->status_fd);
+	close_fd(&c->pidfd);
+	/* The run's init is gone (stop waited for it): its groups are empty. */
 	if (c->have_cg)
-		limits_cgroup_destroy(&c->cg);
-	c->lifeline_fd = c->status_fd = c->pidfd = -1;
+		cgroup_put(c->owner, &c->cg);
 	c->have_cg = false;
+}
+
+/* ---- the probe's trial -------------------------------------------------------------------- */
+
+int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen)
+{
+	if (!kernel_has(SYS_open_tree) || !kernel_has(SYS_move_mount)) {
+		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
+		return -ENOSYS;
+	}
+	limits_plan lp;
+	int r = limits_plan_make(limits, &lp, why, whylen);
+	if (r < 0)
+		return r;
+	identity id = our_identity();
+	zygote *z = NULL;
+	/* A fresh one: the trial must prove this host still confines now. */
+	r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &z, why, whylen);
+	if (r < 0)
+		return r;
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	static const char *const argv[] = { "true", NULL };
+	static const char *const envp[] = { NULL };
+	confine_request req = { .argv = argv, .envp = envp, .stdin_fd = null, .stdout_fd = null,
+				.stderr_fd = null, .probe = true };
+	confine_child c;
+	r = null < 0 ? -errno : spawn_in(NULL, z, &lp, &req, &c, why, whylen);
+	if (null >= 0)
+		close(null);
+	if (r == 0) {
+		struct pollfd pfd = { c.pidfd, POLLIN, 0 };
+		bool killed = poll(&pfd, 1, 10000) <= 0;
+		confine_child_stop(&c, killed);
+		cordon_plugin_run_status st = { .size = sizeof(st) };
+		bool exec_failed;
+		r = confine_child_finish(&c, killed, &st, &exec_failed, why, whylen);
+		if (r == 0 && (killed || !(st.flags & CORDON_PLUGIN_RUN_EXITED) || st.exit_code)) {
+			snprintf(why, whylen, "the trial run did not complete (%s)",
+				 killed ? "timed out" : "its last step failed");
+			r = -EIO;
+		}
+		confine_child_release(&c);
+	}
+	if (r == 0)
+		pool_put(z);
+	else
+		zygote_free(z);
+	return r;
 }

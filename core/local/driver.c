@@ -10,8 +10,8 @@
  *   the whole group killed when the run ends, times out or is cancelled.
  * confine: kernel -> the kernel tier (namespaces, read-only host, seccomp,
  *   Landlock, limits, an init as pid 1): kernel.c and the modules it names.
- *   Same sandbox root and file operations; runs go through kernel_spawn and
- *   kernel_finish. A host that cannot confine probes unavailable and refuses
+ *   Same sandbox root and file operations; runs go through kernel_spawn,
+ *   kernel_stop and kernel_finish. A host that cannot confine probes unavailable and refuses
  *   to open, so kernel-tier work never runs unconfined.
  *
  * Limits of the process jail (what the kernel tier closes):
@@ -622,8 +622,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	confine_child kchild;
 	if (sb->kernel) {
 		r = kernel_spawn(sb->kernel, spec, plan.stdio, &kchild, err);
-		child = (spawn_child){ kchild.pid, kchild.pidfd };
-		kchild.pidfd = -1; /* closed below with child's */
+		/* The run's init is the sandbox's child, not ours: a pidfd, no pid. */
+		child = (spawn_child){ -1, r == 0 ? kchild.pidfd : -1 };
 	} else {
 		r = spawn_start(&plan, &child, &fail);
 	}
@@ -647,9 +647,20 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 			.in_data = spec->stdin_data, .in_left = spec->stdin_len, .sink = sink };
 	f.out[0] = f.err[0] = f.in[1] = -1;
 	run_end end = run_loop(io, &child, spec->cancel_fd, deadline);
-	int fr = run_finish(io, &child, end, ret);
-	/* The init's status is not the work's: kernel.c reads what it reported. */
-	int kr = sb->kernel ? kernel_finish(&kchild, ret, spec->argv[0], err) : 0;
+	int fr = 0, kr = 0;
+	if (sb->kernel) {
+		/* Stopped and watched through its pidfd; the status is the work's,
+		 * as its init reported it. */
+		kernel_stop(&kchild, end != RUN_EXITED);
+		drain(io);
+		ret->flags = end == RUN_TIMED_OUT   ? CORDON_PLUGIN_RUN_TIMED_OUT
+			     : end == RUN_CANCELLED ? CORDON_PLUGIN_RUN_CANCELLED
+						    : 0;
+		kr = kernel_finish(&kchild, ret, spec->argv[0], err);
+		child.pidfd = -1; /* released with kchild */
+	} else {
+		fr = run_finish(io, &child, end, ret);
+	}
 	close_fd(&io->out);
 	close_fd(&io->err);
 	close_fd(&io->in);

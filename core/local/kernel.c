@@ -8,20 +8,13 @@
 #include "seccomp.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <glib.h>
-#include <glib/gstdio.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define H (&cordon_host_services)
-
-/* How long a probe's trial launch may take before the tier counts as broken. */
-#define PROBE_TIMEOUT_MS 10000
 
 static int read_sysctl(const char *path, long *ret)
 {
@@ -69,6 +62,11 @@ static bool missing_mechanism(char *why, size_t len)
 			 "(kernel.apparmor_restrict_unprivileged_userns = 1)");
 		return true;
 	}
+	if (read_sysctl("/proc/sys/vm/memfd_noexec", &v) == 0 && v >= 2) {
+		snprintf(why, len, "executing memfds is forbidden (vm.memfd_noexec = 2): the "
+			 "sandbox's init runs from one");
+		return true;
+	}
 	const char *what = NULL;
 	int fd = seccomp_filter_fd(&what);
 	if (fd < 0) {
@@ -77,59 +75,6 @@ static bool missing_mechanism(char *why, size_t len)
 		return true;
 	}
 	return false;
-}
-
-/* Runs the whole launch once, with the init's child stopping right after
- * its last confinement step (seccomp), in a throwaway workspace. */
-static int trial_launch(const cordon_plugin_limits *limits, char *why, size_t len)
-{
-	g_autoptr(GError) gerr = NULL;
-	g_autofree char *dir = g_dir_make_tmp("cordon-probe-XXXXXX", &gerr);
-	if (!dir) {
-		snprintf(why, len, "cannot make a probe directory: %s", gerr->message);
-		return -EIO;
-	}
-	int root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	confine_sandbox *s = NULL;
-	int r = root < 0 || null < 0 ? -errno : confine_sandbox_new(root, limits, &s, why, len);
-	if (root < 0 || null < 0)
-		snprintf(why, len, "cannot open the probe directory: %s", g_strerror(-r));
-	if (r == 0) {
-		static const char *const argv[] = { "true", NULL };
-		static const char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
-		confine_request req = {
-			.argv = argv, .envp = envp, .stdin_fd = null, .stdout_fd = null,
-			.stderr_fd = null, .probe = true,
-		};
-		confine_child c;
-		r = confine_spawn(s, &req, &c, why, len);
-		if (r == 0) {
-			struct pollfd pfd = { c.pidfd, POLLIN, 0 };
-			bool killed = poll(&pfd, 1, PROBE_TIMEOUT_MS) <= 0;
-			if (killed)
-				confine_child_kill(&c);
-			siginfo_t si;
-			while (waitid(P_PID, (id_t)c.pid, &si, WEXITED | __WALL) < 0 && errno == EINTR)
-				;
-			cordon_plugin_run_status st = { .size = sizeof(st) };
-			bool exec_failed;
-			r = confine_child_finish(&c, killed, &st, &exec_failed, why, len);
-			if (r == 0 && (killed || !(st.flags & CORDON_PLUGIN_RUN_EXITED) || st.exit_code)) {
-				snprintf(why, len, "the trial launch did not complete (%s)",
-					 killed ? "timed out" : "the init's child failed");
-				r = -EIO;
-			}
-			confine_child_release(&c);
-		}
-		confine_sandbox_free(s);
-	}
-	if (root >= 0)
-		close(root);
-	if (null >= 0)
-		close(null);
-	g_rmdir(dir);
-	return r;
 }
 
 void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
@@ -146,7 +91,7 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
 		return;
 	}
-	if (trial_launch(limits, why, sizeof(why)) < 0) {
+	if (confine_trial(limits, why, sizeof(why)) < 0) {
 		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
 		return;
 	}
@@ -198,6 +143,11 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
 				    "cannot start '%.256s' in the kernel tier: %s", spec->argv[0], why);
 	return 0;
+}
+
+void kernel_stop(confine_child *c, bool kill)
+{
+	confine_child_stop(c, kill);
 }
 
 int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,

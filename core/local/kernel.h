@@ -29,13 +29,17 @@ int kernel_open(int root_fd, const cordon_plugin_limits *limits, confine_sandbox
 
 /* Starts one run: argv[0] is searched in the work's PATH inside the
  * sandbox. The stdio fds are the child's ends (borrowed). On success *ret
- * holds the sandbox init, whose pid and pidfd the run loop watches. */
+ * holds the run's init, as a pidfd the run loop watches (it is not our
+ * child: never use a pid for it). */
 int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const int stdio[3],
 		 confine_child *ret, cordon_plugin_error *err) KERNEL_HIDDEN;
 
-/* After the run loop reaped the init: the work's status (exit code or
- * signal, OOM) replaces the init's in st; timed_out/cancelled flags stay.
- * Releases the run's resources. Returns 0 or an error (the work could not
- * be executed, or confinement failed in its last steps). */
+/* Ends the run when kill is true (timeout, cancel), then waits until its
+ * init, and with it every process of the run, is gone. */
+void kernel_stop(confine_child *c, bool kill) KERNEL_HIDDEN;
+
+/* After kernel_stop: the work's status (exit code or signal, OOM) into st;
+ * timed_out/cancelled flags stay. Releases the run's resources. Returns 0
+ * or an error (the work could not be executed, or confinement failed). */
 int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,
 		  cordon_plugin_error *err) KERNEL_HIDDEN;

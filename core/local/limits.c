@@ -9,6 +9,7 @@
 #include <glib.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -395,17 +396,27 @@ int limits_cgroup_create(const limits_plan *p, limits_cgroup *cg, char *why, siz
 	return 0;
 }
 
-bool limits_cgroup_oom_killed(const limits_cgroup *cg)
+static uint64_t oom_kills(const limits_cgroup *cg)
 {
 	if (cg->events_fd < 0)
-		return false;
+		return 0;
 	char buf[1024];
 	ssize_t n = pread(cg->events_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
-		return false;
+		return 0;
 	buf[n] = '\0';
 	const char *k = strstr(buf, "oom_kill ");
-	return k && strtoull(k + 9, NULL, 10) > 0;
+	return k ? strtoull(k + 9, NULL, 10) : 0;
+}
+
+void limits_cgroup_begin(limits_cgroup *cg)
+{
+	cg->oom_base = oom_kills(cg);
+}
+
+bool limits_cgroup_oom_killed(const limits_cgroup *cg)
+{
+	return oom_kills(cg) > cg->oom_base;
 }
 
 void limits_cgroup_destroy(limits_cgroup *cg)

@@ -83,6 +83,7 @@ typedef struct limits_cgroup {
 	char dirs[LIMITS_CG_COUNT][PATH_MAX];
 	int procs_fd[LIMITS_CG_COUNT];      /* cgroup.procs, written with the init's pid */
 	int events_fd;                      /* memory.events (v2) or memory.oom_control (v1), or -1 */
+	uint64_t oom_base;                  /* OOM kills counted before this run */
 	bool v2;
 } limits_cgroup;
 
@@ -90,7 +91,11 @@ typedef struct limits_cgroup {
  * cgroup.procs. Returns 0 or a negative errno with a reason in why. */
 int limits_cgroup_create(const limits_plan *p, limits_cgroup *cg, char *why,
 			 size_t whylen) LIMITS_HIDDEN;
-/* True when the kernel's OOM killer killed a process of the run. */
+/* A run starts in cg (a new group, or one a finished run left empty):
+ * remembers the OOM kills so far. */
+void limits_cgroup_begin(limits_cgroup *cg) LIMITS_HIDDEN;
+/* True when the kernel's OOM killer killed a process of the run since
+ * limits_cgroup_begin. */
 bool limits_cgroup_oom_killed(const limits_cgroup *cg) LIMITS_HIDDEN;
 /* Removes the groups (after every process of the run is gone). */
 void limits_cgroup_destroy(limits_cgroup *cg) LIMITS_HIDDEN;

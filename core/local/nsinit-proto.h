@@ -1,38 +1,50 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the kernel tier's launcher (confine.c) and the namespace init
- * (nsinit.c, pid 1 of the sandbox) agree on: the file descriptors the init
- * starts with, its argv, and the records it writes on the status pipe.
+ * What the kernel tier's launcher (confine.c) and its init (nsinit.c) agree
+ * on. One sandbox = one init process, the "zygote", pid 1 of the sandbox's
+ * pid namespace, holding its user, mount, net, ipc, uts and cgroup
+ * namespaces and its read-only view of the host, built once at open. Each
+ * run is a request on the zygote's control socket: the zygote forks a run
+ * init into a new pid namespace of its own (pid 1 there), which joins the
+ * run's cgroups, takes the sandbox identity, drops every capability, and
+ * forks the work; the work enforces Landlock and seccomp right before
+ * execve. The run init reaps, forwards signals, reports the work's status
+ * and, by dying, takes its whole pid namespace with it.
  *
- * argv: [0] "cordon-nsinit", [1] flags, [2] the work's executable (absolute,
- * resolved by the host before the launch), [3..] the work's argv.
- * flags: a string of letters; 'L' = fd NSINIT_FD_RULESET holds a Landlock
- * ruleset to enforce; '-' = nothing. The seccomp filter is not optional.
- * envp: the work's environment, exactly as the core computed it.
+ * Zygote argv: [0] "cordon-nsinit", [1] "Z<landlock abi>" (e.g. "Z7",
+ * "Z0" without Landlock), [2] the sandbox uid, [3] gid, [4] "R" when the host
+ * is privileged (the zygote keeps the caller's host identity and runs take
+ * the sandbox's), else "U". Descriptors at start: see NSINIT_FD_*.
  */
 #pragma once
 
 #include <stdint.h>
 
-#define NSINIT_FD_STATUS 3   /* write end of the status pipe */
+#define NSINIT_FD_STATUS 3   /* setup status pipe: STARTED, then closed */
 #define NSINIT_FD_BPF 4      /* sealed memfd: the seccomp BPF program */
-#define NSINIT_FD_RULESET 5  /* Landlock ruleset, when flags has 'L' */
-#define NSINIT_FD_LIFELINE 6 /* read end of a pipe only the host writes: EOF = host gone */
-#define NSINIT_FD_COUNT 7    /* every fd from here up is closed before nsinit runs */
+#define NSINIT_FD_HOSTTMP 5  /* O_PATH: the host's /tmp, below the sandbox's tmpfs */
+#define NSINIT_FD_CONTROL 6  /* SOCK_SEQPACKET to the host; EOF = host gone or sandbox closed */
+#define NSINIT_FD_HOSTDEV 7  /* O_PATH: the host's /dev, below the sandbox's */
+#define NSINIT_FD_COUNT 8    /* everything from here up is closed before the zygote runs */
 
 /* Largest seccomp program the init accepts (the kernel's BPF_MAXINSNS). */
 #define NSINIT_BPF_MAX_INSNS 4096
+#define NSINIT_MAX_RLIMITS 8
+#define NSINIT_MAX_CGROUPS 4
+#define NSINIT_MAX_FDS (5 + NSINIT_MAX_CGROUPS)
 
 #define NSINIT_MAGIC 0x636f7264u /* "cord" */
 
+/* ---- records on a status pipe ------------------------------------------------------ */
+
 enum nsinit_record_kind {
-	NSINIT_REC_SETUP_FAILED = 1, /* from the launcher: value = errno, step = confine_step */
-	NSINIT_REC_STARTED = 2,      /* the init runs: everything before it held */
+	NSINIT_REC_SETUP_FAILED = 1, /* value = errno, step = confine/nsinit step */
+	NSINIT_REC_STARTED = 2,      /* the zygote, or a run's init, is up */
 	NSINIT_REC_EXEC_FAILED = 3,  /* value = errno of the work's execve, step = nsinit step */
 	NSINIT_REC_EXITED = 4,       /* value = the work's wait status */
 };
 
-/* Steps of the init's child before execve, for NSINIT_REC_EXEC_FAILED. */
+/* Steps of a run (NSINIT_REC_SETUP_FAILED / EXEC_FAILED). */
 enum nsinit_step {
 	NSINIT_STEP_EXEC = 0,
 	NSINIT_STEP_LANDLOCK = 1,
@@ -40,6 +52,16 @@ enum nsinit_step {
 	NSINIT_STEP_SETSID = 3,
 	NSINIT_STEP_FORK = 4,
 	NSINIT_STEP_BPF = 5,
+	NSINIT_STEP_CGROUP = 6,
+	NSINIT_STEP_PAYLOAD = 7,
+	NSINIT_STEP_IDS = 8,
+	NSINIT_STEP_RLIMIT = 9,
+	NSINIT_STEP_WORKDIR = 10,
+	NSINIT_STEP_CAPS = 11,
+	NSINIT_STEP_FDS = 12,
+	NSINIT_STEP_RULESET = 13,
+	NSINIT_STEP_WORKSPACE = 14,
+	NSINIT_STEP_COUNT = 15,
 };
 
 /* One record; 16 bytes, so a write to the pipe is atomic. */
@@ -48,4 +70,52 @@ struct nsinit_record {
 	uint32_t kind;
 	int32_t value;
 	int32_t step;
+};
+
+/* ---- requests on the control socket ------------------------------------------------ */
+
+/* A request's payload follows it in the same message, up to this size;
+ * a larger one comes as a memfd (NSINIT_RUN_PAYLOAD_FD). */
+#define NSINIT_INLINE_MAX 65536
+
+enum nsinit_request_kind {
+	/* Mount the workspace. Payload (inline): its absolute path,
+	 * NUL-terminated. fds: [0] a detached (idmapped) mount of it, optional. */
+	NSINIT_REQ_WORKSPACE = 1,
+	/* Start a run. Payload: argv strings, envp strings, then the working
+	 * directory relative to the workspace ("" for the workspace), each
+	 * NUL-terminated. fds: [0] stdin [1] stdout [2] stderr [3] status pipe
+	 * [4..] the run's cgroup.procs files, then the payload's memfd when
+	 * NSINIT_RUN_PAYLOAD_FD. Reply: its init's pidfd. */
+	NSINIT_REQ_RUN = 2,
+};
+
+#define NSINIT_RUN_PROBE 1u      /* the work's child exits 0 after its last step instead of execve */
+#define NSINIT_RUN_PAYLOAD_FD 2u /* the payload is in a memfd (the last fd), not inline */
+
+struct nsinit_rlimit {
+	uint32_t resource;
+	uint32_t reserved;
+	uint64_t value;
+};
+
+struct nsinit_request {
+	uint32_t magic;
+	uint32_t kind;
+	uint32_t flags;
+	uint16_t port;       /* RUN: a TCP port the work may bind and connect, or 0 */
+	uint16_t reserved;
+	uint32_t argc, envc; /* RUN */
+	uint64_t payload_len;
+	uint64_t ws_dev, ws_ino; /* WORKSPACE by path: the directory's identity */
+	uint32_t nrlimits;
+	uint32_t ncgroups;
+	struct nsinit_rlimit rlimits[NSINIT_MAX_RLIMITS];
+};
+
+struct nsinit_reply {
+	uint32_t magic;
+	int32_t err;  /* 0, or a positive errno */
+	int32_t step; /* where it failed */
+	int32_t reserved;
 };
