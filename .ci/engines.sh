@@ -88,7 +88,9 @@ stop_dockerd() {
 	die "dockerd ($pid) did not stop"
 }
 
-registry_up() { curl -fsS -o /dev/null "http://$REGISTRY_ADDR/v2/" 2>/dev/null; }
+# busybox's wget: curl is not on a fresh host, busybox-static is one of ours.
+http_ok() { busybox wget -q -O /dev/null "$@" 2>/dev/null; }
+registry_up() { http_ok "http://$REGISTRY_ADDR/v2/"; }
 
 start_registry() {
 	registry_up && return 0
@@ -117,15 +119,13 @@ image_ready() {
 	local ref digest; ref=$(cat "$STATE/image-ref"); digest=${ref#*@}
 	podman image exists "$ref" 2>/dev/null &&
 		docker image inspect "$ref" >/dev/null 2>&1 &&
-		curl -fsS -o /dev/null -H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+		http_ok --header 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
 			"http://$REGISTRY_ADDR/v2/cordon-busybox/manifests/$digest"
 }
 
 build_rootfs() {
-	local root=$1 bb
-	bb=$(command -v busybox) || bb=/bin/busybox
-	file -L "$bb" 2>/dev/null | grep -q 'statically linked' || [ -x /bin/busybox ] ||
-		die "busybox-static is not installed"
+	local root=$1
+	[ -x /bin/busybox ] || die "busybox-static is not installed"
 	mkdir -p "$root/bin" "$root/etc" "$root/tmp" "$root/work" "$root/proc" "$root/sys" \
 		"$root/dev" "$root/.cordon"
 	cp /bin/busybox "$root/bin/busybox"

@@ -1008,11 +1008,18 @@ START_TEST(test_image_pin)
 	const engine_case *e = &engines[_i];
 	g_autofree char *cordon = testutil_build_path("cordon");
 	g_autofree char *repo = g_strndup(image_ref, strchr(image_ref, '@') - image_ref);
-	/* the tag engines.sh gave each engine's copy */
-	g_autofree char *tag = g_strdup_printf("%s:%s", repo, _i == 0 ? "ci" : "docker-ci");
-	const char *by_tag[] = { cordon, "image", "pin", tag, "--engine", e->engine, NULL };
+	/* a tag of our own on the pinned image */
+	g_autofree char *tag = g_strdup_printf("%s:pin-test-%d", repo, (int)getpid());
 	int st;
+	g_free(engine_run(e->engine, &st, "tag", image_ref, tag, NULL));
+	ck_assert_int_eq(st, 0);
+	const char *by_tag[] = { cordon, "image", "pin", tag, "--engine", e->engine, NULL };
 	g_autofree char *pins = host_cmd(&st, by_tag);
+	/* only that name goes (podman's untag without a name would drop them all) */
+	if (strcmp(e->engine, "podman") == 0)
+		g_free(engine_run(e->engine, NULL, "untag", tag, tag, NULL));
+	else
+		g_free(engine_run(e->engine, NULL, "rmi", tag, NULL));
 	ck_assert_int_eq(st, 0);
 	g_auto(GStrv) lines = g_strsplit(g_strstrip(pins), "\n", -1);
 	bool found = false;
