@@ -176,7 +176,7 @@ typedef struct child_plan {
 	int fd_bpf, fd_nsinit;
 	char *const *argv; /* the zygote's */
 	const char *mounts; /* remount fallback: "/path\0/path\0\0" */
-	char *stack_a_top, *stack_b_top;
+	char *stack_a_top, *stack_b_top, *stack_c_top; /* A, B, and B's helper */
 	/* written by A */
 	pid_t child_pid;
 	int err;
@@ -378,21 +378,25 @@ static long RAWSYS_CHILD make_dev_files(void)
  * reach the host objects it can), which is not mapped in the sandbox, so
  * files we create would have no owner: a short-lived fork switches first.
  * (Not setfsuid: it would cost us the capabilities we keep for the init.) */
-static long RAWSYS_CHILD as_sandbox_user(const child_plan *p, long (*fn)(void))
+static int RAWSYS_CHILD sandbox_user_child(void *arg)
+{
+	child_plan *p = arg;
+	long r = rsys3(SYS_setresgid, p->in_gid, p->in_gid, p->in_gid);
+	if (r >= 0)
+		r = rsys3(SYS_setresuid, p->in_uid, p->in_uid, p->in_uid);
+	if (r >= 0)
+		r = make_dev_files();
+	child_exit(r < 0 ? (int)-r : 0);
+}
+
+static long RAWSYS_CHILD as_sandbox_user(child_plan *p)
 {
 	if (!p->privileged)
-		return fn();
-	long pid = rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
-	if (pid == 0) {
-		long r = rsys3(SYS_setresgid, p->in_gid, p->in_gid, p->in_gid);
-		if (r >= 0)
-			r = rsys3(SYS_setresuid, p->in_uid, p->in_uid, p->in_uid);
-		if (r >= 0)
-			r = fn();
-		child_exit(r < 0 ? (int)-r : 0);
-	}
+		return make_dev_files();
+	/* On a stack of its own, sharing our memory, while we wait. */
+	long pid = clone(sandbox_user_child, p->stack_c_top, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
 	if (pid < 0)
-		return pid;
+		return -EAGAIN;
 	int st = 0;
 	long w;
 	while ((w = rsys4(SYS_wait4, pid, &st, __WALL, 0)) == -EINTR)
@@ -402,11 +406,11 @@ static long RAWSYS_CHILD as_sandbox_user(const child_plan *p, long (*fn)(void))
 	return WIFEXITED(st) ? -(long)WEXITSTATUS(st) : -EIO;
 }
 
-static long RAWSYS_CHILD mount_dev(const child_plan *p, const long *node_fd, bool fallback)
+static long RAWSYS_CHILD mount_dev(child_plan *p, const long *node_fd, bool fallback)
 {
 	long r = rsys5(SYS_mount, "tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, p->dev_opts);
 	if (r >= 0)
-		r = as_sandbox_user(p, make_dev_files);
+		r = as_sandbox_user(p);
 	for (size_t i = 0; r >= 0 && i < NDEVNODES; i++) {
 		char target[32];
 		rs_stpcpy(rs_stpcpy(target, "/dev/"), devnodes[i]);
@@ -782,6 +786,35 @@ static int make_idmap_userns(uid_t owner_uid, gid_t owner_gid, unsigned out_uid,
 	return r;
 }
 
+/* The id-mapping user namespaces by workspace owner: made once, by fd. */
+static GMutex idmap_lock;
+static struct {
+	uid_t uid;
+	gid_t gid;
+	int fd;
+} idmaps[8];
+static int nidmaps;
+
+/* A user namespace mapping owner to out (a new fd the caller closes). */
+static int idmap_userns(uid_t owner_uid, gid_t owner_gid, unsigned out_uid, unsigned out_gid)
+{
+	int fd = -1;
+	g_mutex_lock(&idmap_lock);
+	for (int i = 0; i < nidmaps && fd < 0; i++)
+		if (idmaps[i].uid == owner_uid && idmaps[i].gid == owner_gid)
+			fd = fcntl(idmaps[i].fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0) {
+		fd = make_idmap_userns(owner_uid, owner_gid, out_uid, out_gid);
+		if (fd >= 0 && nidmaps < (int)G_N_ELEMENTS(idmaps)) {
+			int keep = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			if (keep >= 0)
+				idmaps[nidmaps++] = (typeof(idmaps[0])){ owner_uid, owner_gid, keep };
+		}
+	}
+	g_mutex_unlock(&idmap_lock);
+	return fd;
+}
+
 /* The mount points of the host, parents first (the remount fallback for
  * kernels without mount_setattr). */
 static char *host_mounts(void)
@@ -852,6 +885,8 @@ static bool zygote_alive(const zygote *z)
 }
 
 /* Waits for the zygote's first record: STARTED, or why setup failed. */
+static const char *run_step_name(int step);
+
 static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 {
 	struct pollfd pfd[2] = { { status_fd, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
@@ -875,9 +910,9 @@ static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 	if (rec.kind == NSINIT_REC_STARTED)
 		return 0;
 	int step = rec.step > 0 && rec.step < STEP_COUNT_ ? rec.step : 0;
-	if (rec.kind == NSINIT_REC_SETUP_FAILED && rec.step == NSINIT_STEP_BPF)
-		snprintf(why, whylen, "the sandbox's init could not load the seccomp program: %s",
-			 g_strerror(rec.value));
+	if (rec.step >= NSINIT_ZYGOTE_STEP)
+		snprintf(why, whylen, "kernel confinement failed %s (the sandbox's self-test): %s",
+			 run_step_name(rec.step - NSINIT_ZYGOTE_STEP), g_strerror(rec.value));
 	else
 		snprintf(why, whylen, "kernel confinement failed %s: %s", step_names[step],
 			 g_strerror(rec.value));
@@ -941,7 +976,7 @@ static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsig
 		}
 		p->mounts = mounts;
 	}
-	stacks = mmap(NULL, 2 * STACK_SIZE, PROT_READ | PROT_WRITE,
+	stacks = mmap(NULL, 3 * STACK_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stacks == MAP_FAILED) {
 		r = -errno;
@@ -950,6 +985,7 @@ static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsig
 	}
 	p->stack_a_top = stacks + STACK_SIZE;
 	p->stack_b_top = stacks + 2 * STACK_SIZE;
+	p->stack_c_top = stacks + 3 * STACK_SIZE;
 
 	/* No signal handler of the host may run on the children's stacks. */
 	sigset_t all, old;
@@ -1001,7 +1037,7 @@ out:
 	if (r < 0 && z)
 		zygote_free(g_steal_pointer(&z));
 	if (stacks != MAP_FAILED)
-		munmap(stacks, 2 * STACK_SIZE);
+		munmap(stacks, 3 * STACK_SIZE);
 	close_fd(&sync[0]);
 	close_fd(&sync[1]);
 	close_fd(&status[0]);
@@ -1150,7 +1186,7 @@ static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
 	int userns = -1;
 	size_t len = strlen(s->ws_path) + 1;
 	if (id->privileged) {
-		userns = make_idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid);
+		userns = idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid);
 		if (userns < 0) {
 			r = userns;
 			snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
@@ -1344,7 +1380,7 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 	struct nsinit_request q = {
 		.magic = NSINIT_MAGIC,
 		.kind = NSINIT_REQ_RUN,
-		.flags = req->probe ? NSINIT_RUN_PROBE : 0,
+		.flags = 0,
 		.port = req->port,
 		.ncgroups = (uint32_t)c.cg.ndirs,
 	};
@@ -1481,38 +1517,13 @@ int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen)
 	int r = limits_plan_make(limits, &lp, why, whylen);
 	if (r < 0)
 		return r;
+	/* A fresh sandbox: namespaces, read-only host, mounts, identity, and
+	 * its self-test (Landlock enforced, the seccomp filter installed). */
 	identity id = our_identity();
 	zygote *z = NULL;
-	/* A fresh one: the trial must prove this host still confines now. */
 	r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &z, why, whylen);
 	if (r < 0)
 		return r;
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	static const char *const argv[] = { "true", NULL };
-	static const char *const envp[] = { NULL };
-	confine_request req = { .argv = argv, .envp = envp, .stdin_fd = null, .stdout_fd = null,
-				.stderr_fd = null, .probe = true };
-	confine_child c;
-	r = null < 0 ? -errno : spawn_in(NULL, z, &lp, &req, &c, why, whylen);
-	if (null >= 0)
-		close(null);
-	if (r == 0) {
-		struct pollfd pfd = { c.pidfd, POLLIN, 0 };
-		bool killed = poll(&pfd, 1, 10000) <= 0;
-		confine_child_stop(&c, killed);
-		cordon_plugin_run_status st = { .size = sizeof(st) };
-		bool exec_failed;
-		r = confine_child_finish(&c, killed, &st, &exec_failed, why, whylen);
-		if (r == 0 && (killed || !(st.flags & CORDON_PLUGIN_RUN_EXITED) || st.exit_code)) {
-			snprintf(why, whylen, "the trial run did not complete (%s)",
-				 killed ? "timed out" : "its last step failed");
-			r = -EIO;
-		}
-		confine_child_release(&c);
-	}
-	if (r == 0)
-		pool_put(z);
-	else
-		zygote_free(z);
-	return r;
+	pool_put(z);
+	return 0;
 }

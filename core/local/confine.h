@@ -54,7 +54,6 @@ typedef struct confine_request {
 	const char *workdir;      /* relative to the workspace, or NULL */
 	int stdin_fd, stdout_fd, stderr_fd; /* the work's; borrowed */
 	uint16_t port;            /* a TCP port the work may bind and connect, or 0 */
-	bool probe;               /* the work's process stops after its last step instead of exec */
 } confine_request;
 
 /* A running run: its init (pid 1 of the run's pid namespace) as a pidfd.
@@ -85,10 +84,11 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 /* Releases fds and cgroups (after finish, or after a stop). */
 void confine_child_release(confine_child *c) CONFINE_HIDDEN;
 
-/* The probe's trial: builds a sandbox without workspace and starts a probe
- * run in it under the given limits (every step but the work's execve).
- * Returns 0, or a negative errno with the reason. The sandbox it built is
- * kept warm for the next confine_sandbox_new. */
+/* The probe's trial: the limits are enforceable (the run's control groups
+ * can be made), and a sandbox without workspace builds and passes its
+ * self-test (Landlock enforced, the seccomp filter installed, in a child of
+ * its init). Returns 0, or a negative errno with the reason. The sandbox it
+ * built is kept warm for the next confine_sandbox_new. */
 int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen) CONFINE_HIDDEN;
 
 /* Test hooks (never for production callers). */

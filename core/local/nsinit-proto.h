@@ -64,6 +64,10 @@ enum nsinit_step {
 	NSINIT_STEP_COUNT = 15,
 };
 
+/* The zygote's own setup failures carry step + NSINIT_ZYGOTE_STEP, the
+ * launcher's carry its steps (confine.c). */
+#define NSINIT_ZYGOTE_STEP 1000
+
 /* One record; 16 bytes, so a write to the pipe is atomic. */
 struct nsinit_record {
 	uint32_t magic;
@@ -90,7 +94,6 @@ enum nsinit_request_kind {
 	NSINIT_REQ_RUN = 2,
 };
 
-#define NSINIT_RUN_PROBE 1u      /* the work's child exits 0 after its last step instead of execve */
 #define NSINIT_RUN_PAYLOAD_FD 2u /* the payload is in a memfd (the last fd), not inline */
 
 struct nsinit_rlimit {

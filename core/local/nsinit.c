@@ -261,7 +261,7 @@ static long exec_work(const char *file, char **argv, char **envp)
 /* The work: the last confinement steps, then execve. fd 3 is the status
  * pipe (close-on-exec), fd 4 the Landlock ruleset when there is one. */
 static void __attribute__((noreturn))
-work(char **argv, char **envp, bool landlock, bool probe, const unsigned long *mask)
+work(char **argv, char **envp, bool landlock, const unsigned long *mask)
 {
 	int step = NSINIT_STEP_SETSID;
 	long r = rsys0(SYS_setsid); /* no controlling terminal; a group the init can signal */
@@ -282,8 +282,6 @@ work(char **argv, char **envp, bool landlock, bool probe, const unsigned long *m
 	r = rsys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 	if (r < 0)
 		goto fail;
-	if (probe)
-		die(0); /* every step held: that is all a probe asks */
 	step = NSINIT_STEP_EXEC;
 	r = exec_work(argv[0], argv, envp);
 fail:
@@ -396,7 +394,6 @@ run_init(const struct nsinit_request *req, const int *fds)
 	long r;
 	char **argv = 0, **envp = 0;
 	const char *workdir = "";
-	bool probe = req->flags & NSINIT_RUN_PROBE;
 
 	rsys1(SYS_close, NSINIT_FD_CONTROL);
 	rsys1(SYS_close, sfd);
@@ -442,7 +439,7 @@ run_init(const struct nsinit_request *req, const int *fds)
 		}
 		r = wd < 0 ? wd : rsys1(SYS_fchdir, wd);
 	} else {
-		r = probe ? rsys1(SYS_chdir, "/") : -ENOENT;
+		r = -ENOENT; /* no workspace mounted yet */
 	}
 	if (r < 0)
 		goto fail;
@@ -480,7 +477,7 @@ run_init(const struct nsinit_request *req, const int *fds)
 	step = NSINIT_STEP_FORK;
 	long pid = rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0)
-		work(argv, envp, ruleset >= 0, probe, &oldmask);
+		work(argv, envp, ruleset >= 0, &oldmask);
 	if ((r = pid) < 0)
 		goto fail;
 	if (ruleset >= 0)
@@ -736,14 +733,38 @@ static void __attribute__((noreturn)) zygote(char **argv)
 	rsys2(SYS_prctl, PR_SET_DUMPABLE, 0);
 	long r = load_bpf();
 	if (r < 0) {
-		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -r, NSINIT_STEP_BPF);
+		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -r, NSINIT_ZYGOTE_STEP + NSINIT_STEP_BPF);
 		die(126);
 	}
 	unsigned long mask = 1ul << (SIGCHLD - 1);
 	rsys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask, 0, sizeof(mask));
 	sfd = (int)rsys4(SYS_signalfd4, -1, &mask, sizeof(mask), SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
-		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -sfd, NSINIT_STEP_FORK);
+		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -sfd, NSINIT_ZYGOTE_STEP + NSINIT_STEP_FORK);
+		die(126);
+	}
+	/* What every run will enforce must hold here, now: a child enforces
+	 * Landlock and installs the filter, then reports. */
+	long t = rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (t == 0) {
+		if (ll_abi > 0) {
+			long rs = build_ruleset(0);
+			if (rs >= 0)
+				rs = rsys2(SYS_landlock_restrict_self, rs, 0);
+			if (rs < 0)
+				die((int)-rs);
+		}
+		struct sock_fprog prog = { .len = bpf_insns, .filter = bpf };
+		r = rsys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+		die(r < 0 ? 128 + (int)-r : 0);
+	}
+	int st = 0;
+	while (t > 0 && (r = rsys4(SYS_wait4, t, &st, __WALL, 0)) == -EINTR)
+		;
+	if (t < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		int code = t < 0 ? (int)-t : WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
+		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, code >= 128 ? code - 128 : code,
+		       NSINIT_ZYGOTE_STEP + (code >= 128 ? NSINIT_STEP_SECCOMP : NSINIT_STEP_LANDLOCK));
 		die(126);
 	}
 	report(NSINIT_FD_STATUS, NSINIT_REC_STARTED, 0, 0);
@@ -778,7 +799,7 @@ __attribute__((used)) void nsinit_main(long *sp)
 	int argc = (int)sp[0];
 	char **argv = (char **)(sp + 1);
 	if (argc < 5 || argv[1][0] != 'Z') {
-		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, EINVAL, NSINIT_STEP_PAYLOAD);
+		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, EINVAL, NSINIT_ZYGOTE_STEP + NSINIT_STEP_PAYLOAD);
 		die(126);
 	}
 	zygote(argv);

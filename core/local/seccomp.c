@@ -5,6 +5,9 @@
 #include "seccomp.h"
 
 #include <errno.h>
+#include <glib.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <pthread.h>
@@ -255,45 +258,64 @@ static bool bpf_refuses_x32(const struct sock_filter *f, size_t n)
 
 static size_t built_insns;
 
+/* Calls newer than this list fail with ENOSYS, as on a kernel that lacks
+ * them, so an unknown kernel feature fails closed (E21). libseccomp matches
+ * numbers one by one; a range is a few instructions of our own, put in
+ * front of its program (whose jumps are relative, so they still hold):
+ *   native arch and SECCOMP_FILTER_UNKNOWN_FIRST <= nr < x32's bit -> ENOSYS,
+ *   everything else -> libseccomp's program (x32 and -1 included). */
+static size_t unknown_prefix(struct sock_filter *out)
+{
+	const struct sock_filter prefix[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, seccomp_arch_native(), 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SECCOMP_FILTER_UNKNOWN_FIRST, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	};
+	memcpy(out, prefix, sizeof(prefix));
+	return sizeof(prefix) / sizeof(prefix[0]);
+}
+
 static int export_sealed(scmp_filter_ctx ctx, const char **what)
 {
+	int tmp = memfd_create("cordon-seccomp-export", MFD_CLOEXEC);
+	if (tmp < 0) {
+		*what = "memfd_create";
+		return -errno;
+	}
+	int r = seccomp_export_bpf(ctx, tmp);
+	off_t len = r < 0 ? 0 : lseek(tmp, 0, SEEK_END);
+	size_t n = len > 0 ? (size_t)len / sizeof(struct sock_filter) : 0;
+	g_autofree struct sock_filter *prog = g_new(struct sock_filter, n + 8);
+	size_t pre = unknown_prefix(prog);
+	bool read_ok = n > 0 && n + pre <= BPF_MAXINSNS && pread(tmp, prog + pre, (size_t)len, 0) == len;
+	close(tmp);
+	if (r < 0) {
+		*what = "seccomp_export_bpf";
+		return r;
+	}
+	if (!read_ok) {
+		*what = "seccomp program size";
+		return -E2BIG;
+	}
+	if (!bpf_refuses_x32(prog + pre, n)) {
+		*what = "libseccomp did not refuse x32 system calls";
+		return -EPROTO;
+	}
+	n += pre;
 	int fd = memfd_create("cordon-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		*what = "memfd_create";
 		return -errno;
 	}
-	int r = seccomp_export_bpf(ctx, fd);
-	if (r < 0) {
-		*what = "seccomp_export_bpf";
-		close(fd);
-		return r;
-	}
-	off_t len = lseek(fd, 0, SEEK_END);
-	size_t n = len > 0 ? (size_t)len / sizeof(struct sock_filter) : 0;
-	if (n == 0 || n > BPF_MAXINSNS) {
-		*what = "seccomp program size";
-		close(fd);
-		return -E2BIG;
-	}
-	struct sock_filter *prog = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0);
-	if (prog == MAP_FAILED) {
-		*what = "mmap";
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	bool x32 = bpf_refuses_x32(prog, n);
-	munmap(prog, (size_t)len);
-	if (!x32) {
-		*what = "libseccomp did not refuse x32 system calls";
-		close(fd);
-		return -EPROTO;
-	}
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+	if (write(fd, prog, n * sizeof(*prog)) != (ssize_t)(n * sizeof(*prog)) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
 		*what = "sealing the seccomp program";
 		r = -errno;
 		close(fd);
-		return r;
+		return r ? r : -EIO;
 	}
 	built_insns = n;
 	return fd;
@@ -321,10 +343,6 @@ int seccomp_filter_build(const char **ret_what)
 		if (r < 0)
 			what = deny_list[i].name;
 	}
-	/* Calls newer than this list: ENOSYS, as for a kernel that lacks them,
-	 * so an unknown kernel feature fails closed (E21). */
-	for (int nr = SECCOMP_FILTER_UNKNOWN_FIRST; r >= 0 && nr < SECCOMP_FILTER_UNKNOWN_END; nr++)
-		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
 	if (r >= 0)
 		r = export_sealed(ctx, &what);
 out:

@@ -33,10 +33,10 @@ typedef struct seccomp_deny_entry {
 /* The deny list; *ret_n receives its length. Static data. */
 const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n) SECCOMP_HIDDEN;
 
-/* First system call number the list does not know (newer calls fail ENOSYS
- * up to SECCOMP_FILTER_UNKNOWN_END). */
+/* First system call number the list does not know: this one and every
+ * newer call fail with ENOSYS (numbers are shared by all architectures
+ * since Linux 5.1's 424). */
 #define SECCOMP_FILTER_UNKNOWN_FIRST 468
-#define SECCOMP_FILTER_UNKNOWN_END 600
 
 /* The process-wide sealed memfd holding the program (close-on-exec; the
  * caller must not close it), built on first use. Returns the fd or a negative

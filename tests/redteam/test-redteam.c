@@ -150,7 +150,7 @@ static const char *const expected[] = {
 	"write-proc-sys", "proc-kallsyms-masked", "write-max-user-namespaces", "mount", "mount-bind",
 	"mount-remount-rw", "umount2", "pivot_root", "chroot", "fsopen", "open_tree", "move_mount",
 	"mount_setattr", "unshare-user", "unshare-mount", "unshare-net", "setns", "clone-newuser",
-	"clone-newpid", "clone3", "ptrace-sibling", "process_vm_readv", "process_vm_writev", "kcmp",
+	"clone-newpid", "clone3", "unknown-syscall", "ptrace-sibling", "process_vm_readv", "process_vm_writev", "kcmp",
 	"read-init-environ", "read-host-environ", "pid-namespace", "keyctl", "add_key", "bpf",
 	"perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "open_by_handle_at",
 	"init_module", "finit_module", "kexec_load", "reboot", "personality-read-implies-exec",
