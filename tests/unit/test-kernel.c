@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kernel tier's building blocks, below the driver: the seccomp deny list
+ * (documented, built, sealed, and enforced by the kernel in a child), the
+ * limits plan (which mechanism enforces what, refusals), the Landlock masks
+ * per ABI. The tier end to end is tests/redteam/test-redteam.c.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "local/landlock-abi.h"
+#include "local/landlock.h"
+#include "local/limits.h"
+#include "local/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+/* ---- the deny list ---------------------------------------------------------------- */
+
+static const seccomp_deny_entry *find_entry(const char *name)
+{
+	size_t n;
+	const seccomp_deny_entry *list = seccomp_filter_deny_list(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i].name, name) == 0)
+			return &list[i];
+	return NULL;
+}
+
+START_TEST(test_deny_list_covers_the_issue)
+{
+	size_t n;
+	seccomp_filter_deny_list(&n);
+	ck_assert_uint_ge(n, 41); /* at least the reference's list */
+	static const char *const always[] = {
+		"mount", "umount2", "pivot_root", "setns", "ptrace", "process_vm_readv",
+		"process_vm_writev", "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
+		"userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
+		"open_by_handle_at", "name_to_handle_at", "init_module", "finit_module",
+		"delete_module", "kexec_load", "kexec_file_load", "fsopen", "fsconfig", "fsmount",
+		"move_mount", "open_tree", "mount_setattr", "reboot", "swapon", "swapoff", "acct",
+		"iopl", "ioperm", "kcmp", "chroot",
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(always); i++) {
+		const seccomp_deny_entry *e = find_entry(always[i]);
+		ck_assert_msg(e && e->kind == SECCOMP_DENY_ALWAYS, "%s is not refused", always[i]);
+		ck_assert_msg(e->why && strlen(e->why) > 5, "%s has no reason", always[i]);
+	}
+	ck_assert_int_eq(find_entry("clone3")->kind, SECCOMP_DENY_ENOSYS);
+	static const char *const args[] = { "clone", "unshare", "ioctl", "personality", "socket" };
+	for (size_t i = 0; i < G_N_ELEMENTS(args); i++)
+		ck_assert_int_eq(find_entry(args[i])->kind, SECCOMP_DENY_ARGS);
+}
+END_TEST
+
+/* docs/tiers/local.md lists every entry, with its reason. */
+START_TEST(test_deny_list_documented)
+{
+	g_autofree char *path = testutil_src_path("docs/tiers/local.md");
+	g_autofree char *doc = NULL;
+	ck_assert_msg(g_file_get_contents(path, &doc, NULL, NULL), "cannot read %s", path);
+	size_t n;
+	const seccomp_deny_entry *list = seccomp_filter_deny_list(&n);
+	for (size_t i = 0; i < n; i++) {
+		g_autofree char *row = g_strdup_printf("| `%s` |", list[i].name);
+		ck_assert_msg(strstr(doc, row), "%s is missing from docs/tiers/local.md", list[i].name);
+		ck_assert_msg(strstr(doc, list[i].why), "the reason for %s is not documented",
+			      list[i].name);
+	}
+}
+END_TEST
+
+START_TEST(test_filter_built_and_sealed)
+{
+	const char *what = NULL;
+	int fd = seccomp_filter_fd(&what);
+	ck_assert_msg(fd >= 0, "%s: %s", what ? what : "?", g_strerror(-fd));
+	ck_assert_int_eq(seccomp_filter_fd(NULL), fd); /* built once */
+	size_t insns = seccomp_filter_insns();
+	ck_assert_uint_gt(insns, 6);
+	ck_assert_uint_le(insns, BPF_MAXINSNS);
+	int seals = fcntl(fd, F_GET_SEALS);
+	ck_assert_int_eq(seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+			 F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+	ck_assert_int_lt(write(fd, "x", 1), 0);
+	/* Close-on-exec: never inherited by anything the host starts. */
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+}
+END_TEST
+
+/* Each check returns 0 or its own number; the child's exit status tells
+ * which one failed. */
+static int expect(int n, long r, int want_errno)
+{
+	if (want_errno == 0)
+		return r >= 0 ? 0 : n;
+	return r < 0 && errno == want_errno ? 0 : n;
+}
+
+static void x32_call(void)
+{
+#if defined(__x86_64__)
+	syscall(0x40000000 | SYS_getpid);
+#endif
+	_exit(0);
+}
+
+static int checks_under_filter(void)
+{
+	char c = 'x';
+	int r = 0;
+	if ((r = expect(1, syscall(SYS_getpid), 0)) ||
+	    (r = expect(2, ptrace(PTRACE_TRACEME, 0, 0, 0), EPERM)) ||
+	    (r = expect(3, syscall(SYS_clone3, NULL, 0), ENOSYS)) ||
+	    (r = expect(4, syscall(468, -1, "", NULL, 0, 0), ENOSYS)) ||
+	    (r = expect(5, unshare(CLONE_NEWUSER), EPERM)) ||
+	    (r = expect(6, unshare(CLONE_NEWNET), EPERM)) ||
+	    (r = expect(7, unshare(CLONE_FILES), 0)) || /* not a namespace: allowed */
+	    (r = expect(8, personality(0xffffffff), 0)) ||
+	    (r = expect(9, personality(READ_IMPLIES_EXEC), EPERM)) ||
+	    (r = expect(10, personality(PER_LINUX), 0)) ||
+	    (r = expect(11, socket(AF_VSOCK, SOCK_STREAM, 0), EAFNOSUPPORT)) ||
+	    (r = expect(12, socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), 0)) ||
+	    (r = expect(13, ioctl(0, TIOCSTI, &c), EPERM)) ||
+	    (r = expect(14, syscall(SYS_ioctl, 0, 0x100000000ul | TIOCSTI, &c), EPERM)) ||
+	    (r = expect(15, syscall(SYS_mount, "none", "/", "tmpfs", 0, NULL), EPERM)) ||
+	    (r = expect(16, syscall(SYS_io_uring_setup, 1, NULL), EPERM)) ||
+	    (r = expect(17, syscall(SYS_fsopen, "tmpfs", 0), EPERM)) ||
+	    (r = expect(18, syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0), EPERM)))
+		return r;
+#if defined(__x86_64__)
+	pid_t pid = fork();
+	if (pid == 0)
+		x32_call();
+	int st;
+	waitpid(pid, &st, 0);
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
+		return 19;
+#endif
+	return 0;
+}
+
+/* The exported program, installed the way the sandbox's init does, refuses
+ * what it should and lets the rest through. */
+START_TEST(test_filter_enforced)
+{
+	int fd = seccomp_filter_fd(NULL);
+	ck_assert_int_ge(fd, 0);
+	size_t insns = seccomp_filter_insns();
+	g_autofree struct sock_filter *prog = g_new(struct sock_filter, insns);
+	ck_assert_int_eq(pread(fd, prog, insns * sizeof(*prog), 0), (ssize_t)(insns * sizeof(*prog)));
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sock_fprog fp = { .len = (unsigned short)insns, .filter = prog };
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
+			_exit(100);
+		_exit(checks_under_filter());
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert_msg(WIFEXITED(st), "the child died of signal %d", WTERMSIG(st));
+	ck_assert_msg(WEXITSTATUS(st) == 0, "check %d under the filter failed", WEXITSTATUS(st));
+}
+END_TEST
+
+/* ---- limits ------------------------------------------------------------------------ */
+
+static bool has_rlimit(const limits_plan *p, int resource, uint64_t *ret)
+{
+	for (int i = 0; i < p->nrlimits; i++)
+		if (p->rlimits[i].resource == resource) {
+			*ret = p->rlimits[i].value;
+			return true;
+		}
+	return false;
+}
+
+START_TEST(test_limits_rlimit_floor)
+{
+	limits_host_disable_cgroups(true);
+	cordon_plugin_limits want = { 0 };
+	want.value[CORDON_PLUGIN_LIMIT_MEMORY] = 64u << 20;
+	want.value[CORDON_PLUGIN_LIMIT_PIDS] = 32;
+	want.value[CORDON_PLUGIN_LIMIT_FSIZE] = 1u << 20;
+	want.set = (1u << CORDON_PLUGIN_LIMIT_MEMORY) | (1u << CORDON_PLUGIN_LIMIT_PIDS) |
+		   (1u << CORDON_PLUGIN_LIMIT_FSIZE);
+	limits_plan p;
+	char why[256] = "";
+	ck_assert_int_eq(limits_plan_make(&want, &p, why, sizeof(why)), 0);
+	uint64_t v;
+	ck_assert_int_eq(p.via[CORDON_PLUGIN_LIMIT_MEMORY], LIMIT_VIA_RLIMIT);
+	ck_assert(has_rlimit(&p, RLIMIT_AS, &v) && v == 64u << 20);
+	ck_assert_int_eq(p.via[CORDON_PLUGIN_LIMIT_PIDS], LIMIT_VIA_RLIMIT);
+	ck_assert(has_rlimit(&p, RLIMIT_NPROC, &v) && v == 32);
+	ck_assert(has_rlimit(&p, RLIMIT_FSIZE, &v) && v == 1u << 20);
+	ck_assert(has_rlimit(&p, RLIMIT_CORE, &v) && v == 0);
+	ck_assert_int_eq(p.via[CORDON_PLUGIN_LIMIT_WALL_MS], LIMIT_VIA_HOST_TIMER);
+	ck_assert_int_eq(p.via[CORDON_PLUGIN_LIMIT_OUTPUT], LIMIT_VIA_CORE);
+	ck_assert(!p.cgroup2 && !p.cgroup1[LIMITS_CG_MEMORY]);
+	char desc[512];
+	limits_plan_describe(&p, desc, sizeof(desc));
+	ck_assert_msg(strstr(desc, "memory 67108864: rlimit") && strstr(desc, "pids 32: rlimit"),
+		      "%s", desc);
+	limits_host_disable_cgroups(false);
+}
+END_TEST
+
+/* No run is unbounded: memory, pids and nofile have defaults. */
+START_TEST(test_limits_defaults)
+{
+	limits_plan p;
+	char why[256];
+	ck_assert_int_eq(limits_plan_make(NULL, &p, why, sizeof(why)), 0);
+	uint32_t must = (1u << CORDON_PLUGIN_LIMIT_MEMORY) | (1u << CORDON_PLUGIN_LIMIT_PIDS) |
+			(1u << CORDON_PLUGIN_LIMIT_NOFILE);
+	ck_assert_uint_eq(p.set & must, must);
+	ck_assert_uint_eq(p.value[CORDON_PLUGIN_LIMIT_MEMORY], LIMITS_DEFAULT_MEMORY);
+	ck_assert_uint_eq(p.value[CORDON_PLUGIN_LIMIT_PIDS], LIMITS_DEFAULT_PIDS);
+	ck_assert_int_ne(p.via[CORDON_PLUGIN_LIMIT_MEMORY], LIMIT_VIA_UNSET);
+	ck_assert_int_ne(p.via[CORDON_PLUGIN_LIMIT_PIDS], LIMIT_VIA_UNSET);
+}
+END_TEST
+
+/* A rate no rlimit can express, without a cgroup: refused, with the reason. */
+START_TEST(test_limits_cpu_needs_cgroup)
+{
+	limits_host_disable_cgroups(true);
+	cordon_plugin_limits want = { .set = 1u << CORDON_PLUGIN_LIMIT_CPU_MILLI };
+	want.value[CORDON_PLUGIN_LIMIT_CPU_MILLI] = 500;
+	limits_plan p;
+	char why[256] = "";
+	ck_assert_int_eq(limits_plan_make(&want, &p, why, sizeof(why)), -EPERM);
+	ck_assert_msg(strstr(why, "cpu") && strstr(why, "cgroup"), "%s", why);
+	limits_host_disable_cgroups(false);
+}
+END_TEST
+
+/* Asking for more than the host's hard limit gets the host's (stricter). */
+START_TEST(test_limits_clamped_to_hard)
+{
+	struct rlimit cur;
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &cur), 0);
+	if (cur.rlim_max == RLIM_INFINITY)
+		return; /* nothing to clamp to */
+	cordon_plugin_limits want = { .set = 1u << CORDON_PLUGIN_LIMIT_NOFILE };
+	want.value[CORDON_PLUGIN_LIMIT_NOFILE] = (uint64_t)cur.rlim_max + 1000;
+	limits_plan p;
+	char why[256];
+	ck_assert_int_eq(limits_plan_make(&want, &p, why, sizeof(why)), 0);
+	uint64_t v;
+	ck_assert(has_rlimit(&p, RLIMIT_NOFILE, &v));
+	ck_assert_uint_eq(v, cur.rlim_max);
+}
+END_TEST
+
+/* With the host's cgroups (this host: v1 controllers as root), memory and
+ * pids use them, not the rlimit floor. */
+START_TEST(test_limits_prefer_cgroups)
+{
+	const limits_host *h = limits_host_get();
+	limits_plan p;
+	char why[256];
+	ck_assert_int_eq(limits_plan_make(NULL, &p, why, sizeof(why)), 0);
+	uint64_t v;
+	if (h->v2_has[LIMITS_CG_MEMORY])
+		ck_assert_int_eq(p.via[CORDON_PLUGIN_LIMIT_MEMORY], LIMIT_VIA_CGROUP2);
+	else if (h->v1_has[LIMITS_CG_MEMORY])
+		ck_assert_int_eq(p.via[CORDON_PLUGIN_LIMIT_MEMORY], LIMIT_VIA_CGROUP1);
+	else
+		ck_assert(has_rlimit(&p, RLIMIT_AS, &v));
+	if (p.via[CORDON_PLUGIN_LIMIT_MEMORY] != LIMIT_VIA_RLIMIT)
+		ck_assert(!has_rlimit(&p, RLIMIT_AS, &v)); /* no AS cap on top of a cgroup */
+}
+END_TEST
+
+/* ---- Landlock ---------------------------------------------------------------------------- */
+
+START_TEST(test_landlock_masks)
+{
+	struct ll_masks m;
+	ll_masks_for(1, &m);
+	ck_assert_uint_eq(m.handled.handled_access_fs, LL_FS_ABI1);
+	ck_assert_uint_eq(m.handled.handled_access_net, 0);
+	ck_assert_uint_eq(m.handled.scoped, 0);
+	ck_assert_uint_eq(m.handled_size, 8);
+	ll_masks_for(3, &m);
+	ck_assert(m.handled.handled_access_fs & LL_FS_REFER);
+	ck_assert(m.handled.handled_access_fs & LL_FS_TRUNCATE);
+	ck_assert(m.write_file & LL_FS_TRUNCATE);
+	ll_masks_for(4, &m);
+	ck_assert_uint_eq(m.handled.handled_access_net, LL_NET_BIND_TCP | LL_NET_CONNECT_TCP);
+	ck_assert_uint_eq(m.handled_size, 16);
+	ll_masks_for(7, &m);
+	ck_assert(m.handled.handled_access_fs & LL_FS_IOCTL_DEV);
+	ck_assert(!(m.write_dir & LL_FS_IOCTL_DEV)); /* device ioctls stay refused */
+	ck_assert_uint_eq(m.handled.scoped, LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL);
+	ck_assert_uint_eq(m.handled_size, 24);
+	/* Read and execute only, beneath "/". */
+	ck_assert_uint_eq(m.read_exec, LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR);
+	ck_assert(!(m.read_exec & LL_FS_WRITE_FILE));
+	/* File rules carry file rights only (the kernel refuses others). */
+	ck_assert_uint_eq(m.write_file & ~(LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE), 0);
+}
+END_TEST
+
+START_TEST(test_landlock_reported)
+{
+	int abi = landlock_abi();
+	ck_assert_int_ge(abi, 0);
+	ck_assert_int_eq(landlock_abi(), abi);
+	ck_assert_str_eq(landlock_describe(0), "no Landlock");
+	ck_assert(strstr(landlock_describe(4), "TCP"));
+	ck_assert(strstr(landlock_describe(6), "scoping"));
+}
+END_TEST
+
+static Suite *kernel_suite(void)
+{
+	Suite *s = suite_create("kernel");
+	TCase *tc = tcase_create("seccomp");
+	tcase_add_test(tc, test_deny_list_covers_the_issue);
+	tcase_add_test(tc, test_deny_list_documented);
+	tcase_add_test(tc, test_filter_built_and_sealed);
+	tcase_add_test(tc, test_filter_enforced);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("limits");
+	tcase_add_test(tc, test_limits_rlimit_floor);
+	tcase_add_test(tc, test_limits_defaults);
+	tcase_add_test(tc, test_limits_cpu_needs_cgroup);
+	tcase_add_test(tc, test_limits_clamped_to_hard);
+	tcase_add_test(tc, test_limits_prefer_cgroups);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("landlock");
+	tcase_add_test(tc, test_landlock_masks);
+	tcase_add_test(tc, test_landlock_reported);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return testutil_run(kernel_suite());
+}
