@@ -360,6 +360,28 @@ const char *cordon_context_tier_driver(const cordon_context *ctx, size_t i)
 	return t ? t->cfg->driver : NULL;
 }
 
+int cordon_context_gc(cordon_context *ctx, cordon_error **reterr)
+{
+	if (!ctx)
+		return bad_option(reterr, "a context is required");
+	int removed = 0, failed = 0;
+	for (guint i = 0; i < ctx->tiers->len; i++) {
+		tier_runtime *t = ctx->tiers->pdata[i];
+		if (t->unusable || !t->driver->ops.gc)
+			continue;
+		struct cordon_plugin_error perr = { 0 };
+		int r = t->driver->ops.gc(t->state, &perr);
+		r = error_from_plugin(reterr, &perr, r, "gc");
+		if (r < 0) {
+			error_prefix(reterr, "tier %s", t->cfg->name);
+			failed = failed ? failed : r;
+			continue;
+		}
+		removed += r;
+	}
+	return failed ? failed : removed;
+}
+
 struct cordon_probe_report {
 	cordon_plugin_probe probe;
 };

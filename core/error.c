@@ -67,7 +67,7 @@ int error_from_plugin(cordon_error **reterr, struct cordon_plugin_error *perr, i
 	if (perr->err)
 		return error_propagate(reterr, g_steal_pointer(&perr->err));
 	if (rc >= 0)
-		return 0;
+		return rc; /* a count passes through */
 	/* A driver that failed without saying why still fails closed. */
 	return error_set(reterr, -rc, CORDON_ERROR_TERMINAL, "driver_failed", "%s: %s", what,
 			 g_strerror(-rc));

@@ -32,6 +32,7 @@ int error_propagate(cordon_error **to, cordon_error *from) CORDON_HIDDEN;
 void error_prefix(cordon_error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3))) CORDON_HIDDEN;
 
 /* Converts what a plugin left in its error slot (or a bare errno) into a
- * cordon_error; used after every call into a driver. */
+ * cordon_error; used after every call into a driver. A non-negative rc
+ * without an error passes through (a count). */
 int error_from_plugin(cordon_error **reterr, struct cordon_plugin_error *perr, int rc,
 		      const char *what) CORDON_HIDDEN;

@@ -23,6 +23,7 @@ int cli_cmd_exec(int argc, char **argv);
 int cli_cmd_probe(int argc, char **argv);
 int cli_cmd_plugins(int argc, char **argv);
 int cli_cmd_version(int argc, char **argv);
+int cli_cmd_gc(int argc, char **argv);
 int cli_cmd_policy(int argc, char **argv);
 int cli_cmd_explain(int argc, char **argv);
 int cli_cmd_image(int argc, char **argv);

@@ -190,3 +190,26 @@ int cli_cmd_version(int argc, char **argv)
 	       CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, CORDON_PLUGINDIR);
 	return 0;
 }
+
+int cli_cmd_gc(int argc, char **argv)
+{
+	g_autofree char *policy = NULL, *plugin_dir = NULL;
+	GOptionEntry entries[] = {
+		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
+		{ NULL }
+	};
+	int r = parse_simple(&argc, &argv, "- remove what crashed hosts left behind (containers, guests)", entries);
+	if (r)
+		return r;
+	cordon_context *ctx = NULL;
+	if ((r = cli_open_context(policy, plugin_dir, false, &ctx)))
+		return r;
+	cordon_error *err = NULL;
+	int removed = cordon_context_gc(ctx, &err);
+	cordon_context_free(ctx);
+	if (removed < 0)
+		return cli_report(err);
+	printf("removed %d\n", removed);
+	return 0;
+}

@@ -175,6 +175,7 @@ static const struct command {
 	{ "policy", cli_cmd_policy, "check a policy file, or show the policy in effect" },
 	{ "explain", cli_cmd_explain, "explain which tier a request gets, or why it is refused" },
 	{ "version", cli_cmd_version, "print versions" },
+	{ "gc", cli_cmd_gc, "remove containers and guests that crashed hosts left behind" },
 	{ "image", cli_cmd_image, "print a local image's pinned digest form (image pin REF)" },
 	{ NULL, NULL, NULL },
 };

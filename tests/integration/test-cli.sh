@@ -55,5 +55,8 @@ check "run --json reports tier and containment" 0 "$cordon" run --json --trust t
 if grep -q '"tier":"jail","containment":"process-jail","exit_code":0' "$tmp/out" && grep -q '"stdout":"a\\"b"' "$tmp/out"; then
 	ok "run --json output is escaped JSON"; else not_ok "run --json output is escaped JSON"; sed 's/^/# /' "$tmp/out"; fi
 
+check "gc runs on the default policy" 0 "$cordon" gc
+if grep -q '^removed 0$' "$tmp/out"; then ok "gc reports what it removed"; else not_ok "gc reports what it removed"; fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

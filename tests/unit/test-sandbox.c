@@ -104,6 +104,11 @@ static int scripted_run(void *sb, const cordon_plugin_run_spec *spec,
 	return 0;
 }
 
+static int scripted_gc(void *tier, cordon_plugin_error *err)
+{
+	return 3; /* "removed three leftovers" */
+}
+
 static const cordon_plugin_config_key scripted_keys[] = {
 	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 0 },
 	{ NULL, 0, 0 },
@@ -118,6 +123,7 @@ static const cordon_plugin_driver scripted_driver = {
 	.probe = scripted_probe,
 	.open = scripted_open,
 	.run = scripted_run,
+	.gc = scripted_gc,
 };
 
 /* A driver whose probe claims a containment beyond the scale. */
@@ -463,6 +469,17 @@ START_TEST(test_probe_never_claims_beyond_the_scale)
 }
 END_TEST
 
+START_TEST(test_gc_sums_tiers_with_gc)
+{
+	cordon_error *err = NULL;
+	/* Tier s (scripted) removes 3; tier b's driver has no gc and is skipped. */
+	ck_assert_int_eq(cordon_context_gc(ctx, &err), 3);
+	ck_assert_ptr_null(err);
+	ck_assert_int_eq(cordon_context_gc(NULL, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
@@ -483,6 +500,7 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_serve_lifecycle);
 	tcase_add_test(tc, test_serve_stopped_by_close);
 	tcase_add_test(tc, test_probe_never_claims_beyond_the_scale);
+	tcase_add_test(tc, test_gc_sums_tiers_with_gc);
 	suite_add_tcase(s, tc);
 	return s;
 }

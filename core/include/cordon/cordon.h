@@ -144,6 +144,12 @@ cordon_containment cordon_probe_report_containment(const cordon_probe_report *r)
 const char *cordon_probe_report_reason(const cordon_probe_report *r);
 void cordon_probe_report_free(cordon_probe_report *r);
 
+/* Removes what crashed hosts left behind (containers, guests, remote
+ * sandboxes marked as cordon's whose owner process is gone) for every tier
+ * whose driver supports it. Returns how many objects were removed; the first
+ * driver failure is reported, and the other tiers are still collected. */
+int cordon_context_gc(cordon_context *ctx, cordon_error **reterr);
+
 /* ---- requests and decisions -------------------------------------------- */
 
 typedef struct cordon_request cordon_request;
