@@ -666,6 +666,73 @@ START_TEST(test_stream_serve_files)
 }
 END_TEST
 
+/* ---- thread safety ------------------------------------------------------------------------ */
+
+typedef struct launcher {
+	cordon_sandbox *sb;
+	int id;
+	int ok;
+} launcher;
+
+static gpointer launch_many(gpointer data)
+{
+	launcher *l = data;
+	for (int i = 0; i < 8; i++) {
+		g_autofree char *line = g_strdup_printf("echo %d-%d", l->id, i);
+		g_autofree char *want = g_strdup_printf("%d-%d\n", l->id, i);
+		cordon_result *r = NULL;
+		if (cordon_sandbox_exec(l->sb, line, NULL, &r, NULL) == 0 &&
+		    cordon_result_exit_code(r) == 0 && strcmp(out(r), want) == 0)
+			l->ok++;
+		cordon_result_free(r);
+	}
+	return NULL;
+}
+
+static gint churning;
+
+/* Allocation and fds churn in the host while others launch: the children
+ * share its memory until they exec and must not depend on its state. */
+static gpointer churn(gpointer data)
+{
+	while (g_atomic_int_get(&churning)) {
+		g_autofree char *p = g_malloc(1 + g_random_int_range(0, 1 << 16));
+		p[0] = 1;
+		int fd = open("/dev/null", O_RDONLY); /* not CLOEXEC: must not leak either */
+		if (fd >= 0)
+			close(fd);
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_launches)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req);
+	cordon_sandbox *second = NULL;
+	ck_assert_int_eq(cordon_sandbox_open(t.ctx, req, &second, NULL), 0);
+	cordon_request_free(req);
+	g_atomic_int_set(&churning, 1);
+	GThread *ch = g_thread_new("churn", churn, NULL);
+	launcher l[6];
+	GThread *th[6];
+	for (int i = 0; i < 6; i++) {
+		l[i] = (launcher){ i % 2 ? second : t.sb, i, 0 };
+		th[i] = g_thread_new("launch", launch_many, &l[i]);
+	}
+	for (int i = 0; i < 6; i++) {
+		g_thread_join(th[i]);
+		ck_assert_int_eq(l[i].ok, 8);
+	}
+	g_atomic_int_set(&churning, 0);
+	g_thread_join(ch);
+	cordon_sandbox_close(second);
+	rt_teardown(&t);
+}
+END_TEST
+
 /* Without a workspace: a private directory, which lives under /tmp. */
 START_TEST(test_private_workspace)
 {
@@ -711,6 +778,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_probe_truthful_under_seccomp);
 	tcase_add_test(tc, test_stream_serve_files);
 	tcase_add_test(tc, test_private_workspace);
+	tcase_add_test(tc, test_concurrent_launches);
 	suite_add_tcase(s, tc);
 	return s;
 }
