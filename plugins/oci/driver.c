@@ -32,6 +32,8 @@ static void tier_free(oci_tier *t)
 	if (!t)
 		return;
 	oci_pool_destroy(t);
+	/* what closed sessions left to the engine's --rm is gone before we are */
+	oci_reap_all(t);
 	free(t->name);
 	free(t->engine_cfg);
 	free(t->image);

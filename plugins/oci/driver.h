@@ -51,6 +51,8 @@ typedef struct oci_tier {
 	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
 	char trial_kernel[128];
 	oci_pool *pool;
+	char **reap;           /* closed (killed) containers the engine's --rm removes; */
+	size_t n_reap;         /* removed for certain at tier free (oci_reap_all) */
 } oci_tier;
 
 typedef struct oci_sandbox {
@@ -59,6 +61,7 @@ typedef struct oci_sandbox {
 	char name[64];    /* the session container */
 	uint64_t out_cap; /* per stream, forwarded by the helper */
 	uint16_t published; /* container port published at open, or 0 */
+	int pidfd;        /* the container's pid 1 (pooled containers), or -1 */
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
@@ -91,6 +94,18 @@ int oci_network_ensure(const oci_tier *t, const char *engine, const char *name,
 		       oci_refusal *r) OCI_HIDDEN;
 /* Removes a container (rm -f); never fails, logs. */
 void oci_container_remove(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+/* Ends a closed session: SIGKILL through the engine (`kill`, one round trip,
+ * synchronous), so no process of it runs when this returns; its --rm removes
+ * the stopped container asynchronously and the name is kept for oci_reap_all.
+ * Falls back to a synchronous `rm -f` when the kill is not confirmed. */
+void oci_container_end(oci_tier *t, const char *engine, const char *name, int pidfd) OCI_HIDDEN;
+/* A pidfd of the container's pid 1 (its host pid read by `inspect`, checked
+ * again after pidfd_open so a reused pid is never taken), or -1. With it,
+ * oci_container_end signals and waits for pid 1 without an engine call. */
+int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+/* Removes (rm -f) whatever oci_container_end left to --rm and still exists;
+ * called when the tier is freed, and in batches when the list grows. */
+void oci_reap_all(oci_tier *t) OCI_HIDDEN;
 
 /* ---- sessions (session.c) ------------------------------------------------------- */
 
@@ -137,7 +152,7 @@ void oci_op_close(void *sandbox) OCI_HIDDEN;
 /* Takes a ready container when st matches what the pool starts; starts the
  * filler on first use. Returns false when the caller must start its own. */
 bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		   size_t name_len) OCI_HIDDEN;
+		   size_t name_len, int *ret_pidfd) OCI_HIDDEN;
 /* Stops the filler and removes the ready containers. */
 void oci_pool_destroy(oci_tier *t) OCI_HIDDEN;
 

@@ -10,7 +10,11 @@
 #include "proc.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,4 +251,151 @@ int oci_network_ensure(const oci_tier *t, const char *engine, const char *name, 
 			   "could not run %s network create", t->kind->name);
 	oci_cli_result_clear(&res);
 	return ret;
+}
+
+#define REAP_BATCH 64
+#define KILL_WAIT_MS 10000
+
+static void reap_note(oci_tier *t, const char *name);
+
+static int inspect_pid(const oci_tier *t, const char *engine, const char *name)
+{
+	const char *args[] = { "inspect", "--format", "{{.State.Running}} {{.State.Pid}}", "--",
+			       name, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, args, NULL, 0, 0, 4096, &res);
+	long pid = -1;
+	if (r == 0 && res.exit_code == 0 && res.out && strncmp(res.out, "true ", 5) == 0)
+		pid = strtol(res.out + 5, NULL, 10);
+	oci_cli_result_clear(&res);
+	return pid > 1 && pid < INT32_MAX ? (int)pid : -1;
+}
+
+int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name)
+{
+	int pid = inspect_pid(t, engine, name);
+	if (pid < 0)
+		return -1;
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return -1;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	/* the pid could have died and been reused between the inspect and the
+	 * open: only a container still running with that pid proves fd is its */
+	if (inspect_pid(t, engine, name) != pid) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* SIGKILL through a pidfd of pid 1, waiting until it (and with it the whole
+ * pid namespace) is gone. */
+static bool kill_by_pidfd(int pidfd)
+{
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+		return false;
+	struct pollfd p = { pidfd, POLLIN, 0 };
+	int64_t until = oci_now_ms() + KILL_WAIT_MS;
+	for (;;) {
+		int64_t left = until - oci_now_ms();
+		if (left <= 0)
+			return false;
+		int n = poll(&p, 1, (int)left);
+		if (n > 0)
+			return true;
+		if (n < 0 && errno != EINTR)
+			return false;
+	}
+}
+
+void oci_container_end(oci_tier *t, const char *engine, const char *name, int pidfd)
+{
+	bool killed = false;
+	if (pidfd >= 0) {
+		killed = kill_by_pidfd(pidfd);
+		close(pidfd);
+	}
+	if (killed) {
+		reap_note(t, name);
+		return;
+	}
+	/* SIGKILL to the container's pid 1 (the idle helper): the kernel kills
+	 * every other process of its pid namespace with it */
+	const char *args[] = { "kill", "--signal", "KILL", "--", name, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, args, NULL, 0, 0, 64 << 10, &res);
+	killed = r == 0 && res.exit_code == 0;
+	bool gone = r == 0 && res.exit_code != 0 && oci_output_says_no_container(res.err);
+	oci_cli_result_clear(&res);
+	if (gone)
+		return;
+	if (!killed) {
+		/* not confirmed (stopped already, engine trouble): remove it now */
+		oci_container_remove(t, engine, name);
+		return;
+	}
+	reap_note(t, name);
+}
+
+static void reap_note(oci_tier *t, const char *name)
+{
+	pthread_mutex_lock(&t->lock);
+	char **v = realloc(t->reap, (t->n_reap + 2) * sizeof(char *));
+	if (!v)
+		abort();
+	t->reap = v;
+	t->reap[t->n_reap++] = oci_xstrdup(name);
+	t->reap[t->n_reap] = NULL;
+	bool full = t->n_reap >= REAP_BATCH;
+	pthread_mutex_unlock(&t->lock);
+	if (full)
+		oci_reap_all(t);
+}
+
+static bool strv_has(char *const *v, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+void oci_reap_all(oci_tier *t)
+{
+	pthread_mutex_lock(&t->lock);
+	char **names = t->reap;
+	size_t n = t->n_reap;
+	char *engine = oci_xstrdup(t->engine);
+	t->reap = NULL;
+	t->n_reap = 0;
+	pthread_mutex_unlock(&t->lock);
+	if (!names)
+		goto out;
+	if (!engine) {
+		oci_strv_free(names);
+		goto out;
+	}
+	/* which of them the engine has not removed yet (usually none): one ps,
+	 * then one rm for those; a failing ps removes every name one by one */
+	char *owner = oci_xasprintf("label=cordon.owner=%s", t->owner);
+	char *tier = oci_xasprintf("label=cordon.tier=%s", t->name);
+	const char *ps[] = { "ps", "-a", "--format", "{{.Names}}", "--filter", owner,
+			     "--filter", tier, NULL };
+	oci_cli_result res;
+	int r = oci_cli(t, engine, ps, NULL, 0, 0, 1 << 20, &res);
+	free(owner);
+	free(tier);
+	bool listed = r == 0 && res.exit_code == 0;
+	char *save = NULL;
+	for (char *line = listed && res.out ? strtok_r(res.out, " \n", &save) : NULL; line;
+	     line = strtok_r(NULL, " \n", &save))
+		if (strv_has(names, n, line))
+			oci_container_remove(t, engine, line);
+	oci_cli_result_clear(&res);
+	for (size_t i = 0; !listed && i < n; i++)
+		oci_container_remove(t, engine, names[i]);
+	oci_strv_free(names);
+out:
+	free(engine);
 }

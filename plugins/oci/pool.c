@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define POOL_MAX_BACKOFF_S 30
 
@@ -25,6 +26,7 @@ struct oci_pool {
 	bool stop;
 	char *engine;
 	char **ready; /* FIFO of container names */
+	int *pidfds;  /* their pid 1, or -1 (oci_container_pidfd) */
 	size_t n;
 };
 
@@ -69,12 +71,17 @@ static void *pool_filler(void *data)
 		char name[64];
 		oci_refusal r;
 		int ret = oci_session_start(t, p->engine, &st, name, sizeof(name), &r);
+		/* off the open path: lets close kill pid 1 without an engine call */
+		int pidfd = ret == 0 ? oci_container_pidfd(t, p->engine, name) : -1;
 		pthread_mutex_lock(&t->lock);
 		if (ret == 0 && p->stop) {
 			pthread_mutex_unlock(&t->lock);
+			if (pidfd >= 0)
+				close(pidfd);
 			oci_container_remove(t, p->engine, name);
 			pthread_mutex_lock(&t->lock);
 		} else if (ret == 0) {
+			p->pidfds[p->n] = pidfd;
 			p->ready[p->n++] = oci_xstrdup(name);
 			backoff = 0;
 		} else {
@@ -102,11 +109,13 @@ static bool pool_ensure_started(oci_tier *t, const char *engine)
 	oci_pool *p = oci_xmalloc0(sizeof(*p));
 	p->engine = oci_xstrdup(engine);
 	p->ready = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(char *));
+	p->pidfds = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(int));
 	pthread_cond_init(&p->cond, NULL);
 	t->pool = p;
 	if (pthread_create(&p->thread, NULL, pool_filler, t) != 0) {
 		t->pool = NULL;
 		pthread_cond_destroy(&p->cond);
+		free(p->pidfds);
 		free(p->ready);
 		free(p->engine);
 		free(p);
@@ -116,7 +125,7 @@ static bool pool_ensure_started(oci_tier *t, const char *engine)
 }
 
 bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		   size_t name_len)
+		   size_t name_len, int *ret_pidfd)
 {
 	if (t->pool_size <= 0 || !pool_compatible(t, st))
 		return false;
@@ -125,7 +134,9 @@ bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *r
 	if (pool_ensure_started(t, engine) && t->pool->n > 0) {
 		oci_pool *p = t->pool;
 		char *name = p->ready[0];
+		*ret_pidfd = p->pidfds[0];
 		memmove(p->ready, p->ready + 1, (p->n - 1) * sizeof(char *));
+		memmove(p->pidfds, p->pidfds + 1, (p->n - 1) * sizeof(int));
 		p->ready[--p->n] = NULL;
 		pthread_cond_signal(&p->cond);
 		snprintf(ret_name, name_len, "%s", name);
@@ -154,8 +165,11 @@ void oci_pool_destroy(oci_tier *t)
 	for (size_t i = 0; i < p->n; i++) {
 		oci_container_remove(t, p->engine, p->ready[i]);
 		free(p->ready[i]);
+		if (p->pidfds[i] >= 0)
+			close(p->pidfds[i]);
 	}
 	pthread_cond_destroy(&p->cond);
+	free(p->pidfds);
 	free(p->ready);
 	free(p->engine);
 	free(p);

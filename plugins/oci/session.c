@@ -204,7 +204,8 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	oci_sandbox *sb = oci_xmalloc0(sizeof(*sb));
 	sb->tier = t;
 	sb->engine = engine;
-	if (!oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name))) {
+	sb->pidfd = -1;
+	if (!oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name), &sb->pidfd)) {
 		int ret = oci_session_start(t, engine, &st, sb->name, sizeof(sb->name), &r);
 		if (ret < 0) {
 			free(sb->engine);
@@ -227,7 +228,7 @@ void oci_op_close(void *sandbox)
 	oci_sandbox *sb = sandbox;
 	if (!sb)
 		return;
-	oci_container_remove(sb->tier, sb->engine, sb->name);
+	oci_container_end(sb->tier, sb->engine, sb->name, sb->pidfd);
 	free(sb->engine);
 	free(sb);
 }
