@@ -641,6 +641,7 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 	CHECK(loopback_up());
 	step = STEP_SETSID;
 	CHECK(rsys0(SYS_setsid));
+	CHECK(rsys1(SYS_chdir, "/")); /* not the host's working directory */
 	step = STEP_CAPS;
 	CHECK(limit_caps());
 	step = STEP_NNP;
