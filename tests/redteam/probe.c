@@ -20,6 +20,7 @@
  *   PROBE_FD        a file descriptor the test left open without CLOEXEC
  *   PROBE_SUID      a setuid-root copy of this program, or unset
  *   PROBE_TMPNAME   a unique name to create in /tmp (must not reach the host)
+ *   PROBE_LANDLOCK  the Landlock ABI the host offers (0: none)
  * Like bubblewrap's try-syscall.c, each attempt reports the errno it got.
  */
 #define _GNU_SOURCE
@@ -164,6 +165,18 @@ static void filesystem(void)
 	verdict(n <= 0, "proc-kallsyms-masked", "%zd bytes", n);
 	if (fd >= 0)
 		close(fd);
+	/* /proc is a writable mount: only Landlock (read and execute beneath
+	 * "/") refuses this write, so EACCES shows Landlock in force. */
+	const char *ll = getenv("PROBE_LANDLOCK");
+	if (ll && atoi(ll) > 0) {
+		fd = open("/proc/self/comm", O_WRONLY | O_CLOEXEC);
+		verdict(fd < 0 && errno == EACCES, "landlock-enforced", "%s",
+			fd >= 0 ? "opened /proc/self/comm for write" : strerrorname_np(errno));
+		if (fd >= 0)
+			close(fd);
+	} else {
+		verdict(true, "landlock-enforced", "skipped: no Landlock on this kernel");
+	}
 	fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
 	verdict(fd < 0, "write-max-user-namespaces", "%s", fd >= 0 ? "opened for write" : strerrorname_np(errno));
 	if (fd >= 0)

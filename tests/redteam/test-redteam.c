@@ -17,6 +17,7 @@
 
 #include "testutil.h"
 #include "local/confine.h"
+#include "local/landlock.h"
 #include "local/limits.h"
 
 #include <arpa/inet.h>
@@ -147,7 +148,7 @@ static const char *const expected[] = {
 	"capabilities-none", "no-new-privs", "seccomp-filter", "not-root-inside", "threads-work",
 	"setuid-binary", "write-host-home", "write-etc", "write-usr", "write-sibling",
 	"write-workspace", "write-private-tmp", "write-private-shm", "write-dev-null", "dev-minimal",
-	"write-proc-sys", "proc-kallsyms-masked", "write-max-user-namespaces", "mount", "mount-bind",
+	"write-proc-sys", "proc-kallsyms-masked", "landlock-enforced", "write-max-user-namespaces", "mount", "mount-bind",
 	"mount-remount-rw", "umount2", "pivot_root", "chroot", "fsopen", "open_tree", "move_mount",
 	"mount_setattr", "unshare-user", "unshare-mount", "unshare-net", "setns", "clone-newuser",
 	"clone-newpid", "clone3", "unknown-syscall", "ptrace-sibling", "process_vm_readv", "process_vm_writev", "kcmp",
@@ -185,7 +186,8 @@ static void run_escapes(rt *t)
 	g_autofree char *e_port = g_strdup_printf("PROBE_PORT=%u", (unsigned)ntohs(a.sin_port));
 	g_autofree char *e_suid = g_strdup_printf("PROBE_SUID=%s", suid ? suid : "");
 	g_autofree char *e_tmp = g_strdup_printf("PROBE_TMPNAME=%s", tmpname);
-	const char *env[] = { e_home, e_sib, e_pid, e_port, "PROBE_FD=77", e_suid, e_tmp, NULL };
+	g_autofree char *e_ll = g_strdup_printf("PROBE_LANDLOCK=%d", landlock_abi());
+	const char *env[] = { e_home, e_sib, e_pid, e_port, "PROBE_FD=77", e_suid, e_tmp, e_ll, NULL };
 	const char *argv[] = { "./cordon-probe", "escapes", NULL };
 	cordon_result *r = rt_run(t, argv, env, 60000);
 	close(77);
