@@ -272,6 +272,8 @@ END_TEST
 
 /* ---- runs ---------------------------------------------------------------------------- */
 
+static void close_and_assert_killed(const char *engine, cordon_sandbox *sb);
+
 START_TEST(test_run_basics)
 {
 	const engine_case *e = &engines[_i];
@@ -328,9 +330,10 @@ START_TEST(test_run_basics)
 	ck_assert_int_lt(cordon_sandbox_run(sb, nope, NULL, &res, &err), 0);
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "exec_failed");
 
-	cordon_sandbox_close(sb);
-	assert_nothing_left(e->engine);
+	close_and_assert_killed(e->engine, sb);
 	cordon_context_free(ctx);
+	g_autofree char *left = my_containers(e->engine);
+	ck_assert_msg(!*left, "containers left after cordon_context_free: %s", left);
 }
 END_TEST
 
@@ -796,6 +799,25 @@ static bool wait_for_containers(const char *engine, size_t want, int seconds)
 	return false;
 }
 
+/* close ends every process of the session container before it returns (a
+ * SIGKILL of pid 1, through a pidfd for pooled containers or one engine kill);
+ * the engine's --rm removes the stopped container, and cordon_context_free
+ * removes whatever is left (checked by the callers, without waiting). */
+static void close_and_assert_killed(const char *engine, cordon_sandbox *sb)
+{
+	g_autofree char *id = sh_out(sb, "hostname");
+	g_strstrip(id);
+	cordon_sandbox_close(sb);
+	/* no waiting: gone, or stopped with its --rm removal under way */
+	int status = 0;
+	g_autofree char *state = engine_run(engine, &status, "inspect", "--format",
+					    "{{.State.Running}}", id, NULL);
+	ck_assert_msg(status != 0 || strncmp(state, "false", 5) == 0,
+		      "%s container %s still running after close: %s", engine, id, state);
+	g_autofree char *running = engine_run(engine, NULL, "ps", "-q", "--no-trunc", NULL);
+	ck_assert_msg(!strstr(running, id), "%s container %s still running after close", engine, id);
+}
+
 START_TEST(test_pool)
 {
 	cordon_context *ctx = ctx_new();
@@ -818,12 +840,13 @@ START_TEST(test_pool)
 	g_autofree char *hc = sh_out(c, "hostname; ls /work");
 	ck_assert_ptr_null(strstr(hc, "marker"));
 	ck_assert_ptr_null(strstr(hc, ha));
-	cordon_sandbox_close(b);
+	close_and_assert_killed("podman", b);
 	cordon_sandbox_close(c);
 	cordon_sandbox_close(first);
-	/* the ready ones go with the context */
+	/* the ready ones and what --rm has not removed yet go with the context */
 	cordon_context_free(ctx);
-	assert_nothing_left("podman");
+	g_autofree char *left = my_containers("podman");
+	ck_assert_msg(!*left, "containers left after cordon_context_free: %s", left);
 }
 END_TEST
 
