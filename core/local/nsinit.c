@@ -474,8 +474,11 @@ run_init(const struct nsinit_request *req, const int *fds)
 	oldmask &= ~(1ul << (SIGCHLD - 1)); /* the zygote's block is not the work's */
 	long sig = rsys4(SYS_signalfd4, -1, &mask, sizeof(mask), SFD_CLOEXEC | SFD_NONBLOCK);
 
+	/* vfork-like: the work borrows our memory and stack until its execve
+	 * (we sleep meanwhile), so no page table is copied per run. It only
+	 * calls downwards (work() never returns) and touches nothing of ours. */
 	step = NSINIT_STEP_FORK;
-	long pid = rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	long pid = rsys5(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0)
 		work(argv, envp, ruleset >= 0, &oldmask);
 	if ((r = pid) < 0)
@@ -594,7 +597,7 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 		 * are made by a fork that switches first. */
 		long made = 0;
 		if (root_mode) {
-			long pid = rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+			long pid = rsys5(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 			if (pid == 0) {
 				long e = rsys3(SYS_setresgid, in_gid, in_gid, in_gid);
 				if (e >= 0)
@@ -744,8 +747,9 @@ static void __attribute__((noreturn)) zygote(char **argv)
 		die(126);
 	}
 	/* What every run will enforce must hold here, now: a child enforces
-	 * Landlock and installs the filter, then reports. */
-	long t = rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	 * Landlock and installs the filter, then reports (vfork-like, as the
+	 * work: only Landlock and seccomp, which are per thread, then exit). */
+	long t = rsys5(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 	if (t == 0) {
 		if (ll_abi > 0) {
 			long rs = build_ruleset(0);
