@@ -278,15 +278,21 @@ static int write_value(const char *dir, const char *file, const char *value, boo
 	return r;
 }
 
+/* Names carry the pid, a sequence and a random tag: a group left behind by a
+ * process that died (its pid since reused) must not collide with ours. An
+ * empty leftover of that exact name is removed; a busy one is never touched. */
 static int make_group(limits_cgroup *cg, const char *base, char *why, size_t whylen)
 {
 	static gint seq;
 	char *dir = cg->dirs[cg->ndirs];
-	int n = snprintf(dir, PATH_MAX, "%s/cordon-%d-%d", base, (int)getpid(),
-			 g_atomic_int_add(&seq, 1));
+	int n = snprintf(dir, PATH_MAX, "%s/cordon-%d-%d-%08x", base, (int)getpid(),
+			 g_atomic_int_add(&seq, 1), g_random_int());
 	if (n <= 0 || n >= PATH_MAX)
 		return -ENAMETOOLONG;
-	if (mkdir(dir, 0755) < 0) {
+	int r = mkdir(dir, 0755);
+	if (r < 0 && errno == EEXIST && rmdir(dir) == 0)
+		r = mkdir(dir, 0755);
+	if (r < 0) {
 		int e = errno;
 		snprintf(why, whylen, "cannot create the control group %s: %s", dir, g_strerror(e));
 		return -e;
