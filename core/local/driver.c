@@ -288,7 +288,7 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		       (r = spawn_fd_above_stdio(&sb->null_fd)) < 0))
 		r = fd_fail(err, r, "fcntl");
 	if (r == 0 && t->kernel)
-		r = kernel_open(sb->root_fd, &spec->limits, &sb->kernel, err);
+		r = kernel_open(sb->root_fd, spec, &sb->kernel, err);
 	if (r < 0) {
 		local_close(sb);
 		return r;

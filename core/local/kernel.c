@@ -111,11 +111,15 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 		 am_root() ? "work runs as host uid 65534" : "work runs as the caller's uid", lim);
 }
 
-int kernel_open(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
+int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbox **ret,
 		cordon_plugin_error *err)
 {
+	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "egress_unsupported",
+				    "kernel tier: the sandbox has no network (egress governance is not "
+				    "available yet); only egress deny can be honoured");
 	char why[512];
-	int r = confine_sandbox_new(root_fd, limits, ret, why, sizeof(why));
+	int r = confine_sandbox_new(root_fd, &spec->limits, ret, why, sizeof(why));
 	if (r == -EPERM)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
 				    "kernel tier: %s", why);

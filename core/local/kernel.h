@@ -23,8 +23,11 @@
  * Never fails: an unavailable tier is a probe result. */
 void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret) KERNEL_HIDDEN;
 
-/* Prepares the kernel tier for a sandbox rooted at root_fd. */
-int kernel_open(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
+/* Prepares the kernel tier for a sandbox rooted at root_fd, under spec's
+ * limits. Egress other than deny is refused: the sandbox has no network
+ * until egress governance exists (a later issue), and a request for more
+ * is refused rather than silently given less. */
+int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbox **ret,
 		cordon_plugin_error *err) KERNEL_HIDDEN;
 
 /* Starts one run: argv[0] is searched in the work's PATH inside the

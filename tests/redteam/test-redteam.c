@@ -437,6 +437,23 @@ START_TEST(test_unenforceable_limit)
 }
 END_TEST
 
+/* No network yet: a request for egress is refused, not given less silently. */
+START_TEST(test_egress_refused)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, t.ws, NULL), 0);
+	ck_assert_int_eq(cordon_request_set_egress(req, CORDON_EGRESS_ALLOW, NULL), 0);
+	cordon_error *err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "egress_unsupported");
+	cordon_request_free(req);
+	rt_teardown(&t);
+}
+END_TEST
+
 /* ---- the probe tells the truth ---------------------------------------------------------------- */
 
 static size_t tier_index(cordon_context *ctx, const char *name)
@@ -776,6 +793,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_fork_bomb);
 	tcase_add_test(tc, test_memory_hog);
 	tcase_add_test(tc, test_unenforceable_limit);
+	tcase_add_test(tc, test_egress_refused);
 	tcase_add_test(tc, test_probe_truthful_without_userns);
 	tcase_add_test(tc, test_probe_truthful_under_seccomp);
 	tcase_add_test(tc, test_stream_serve_files);
