@@ -774,6 +774,15 @@ static int local_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit
 	return fs_result(fsops_walk(sb->root_fd, dir, relay_emit, &rl), &rl, err, "walk", dir);
 }
 
+/* What a crashed host left: the kernel tier's control groups (empty ones
+ * whose creator is gone). The process jail leaves nothing outside its
+ * private directory. */
+static int local_gc(void *tier, cordon_plugin_error *err)
+{
+	const local_tier *t = tier;
+	return t && t->kernel ? kernel_gc() : 0;
+}
+
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
 	.name = "local",
@@ -788,4 +797,5 @@ const cordon_plugin_driver local_driver = {
 	.glob = local_glob,
 	.walk = local_walk,
 	.close = local_close,
+	.gc = local_gc,
 };

@@ -149,6 +149,11 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 	return 0;
 }
 
+int kernel_gc(void)
+{
+	return limits_gc();
+}
+
 void kernel_stop(confine_child *c, bool kill)
 {
 	confine_child_stop(c, kill);

@@ -41,6 +41,10 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
  * init, and with it every process of the run, is gone. */
 void kernel_stop(confine_child *c, bool kill) KERNEL_HIDDEN;
 
+/* Removes what hosts that died mid-run left behind (their runs' empty
+ * control groups); returns how many. */
+int kernel_gc(void) KERNEL_HIDDEN;
+
 /* After kernel_stop: the work's status (exit code or signal, OOM) into st;
  * timed_out/cancelled flags stay. Releases the run's resources. Returns 0
  * or an error (the work could not be executed, or confinement failed). */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -278,14 +279,23 @@ static int write_value(const char *dir, const char *file, const char *value, boo
 	return r;
 }
 
-/* Names carry the pid, a sequence and a random tag: a group left behind by a
- * process that died (its pid since reused) must not collide with ours. An
- * empty leftover of that exact name is removed; a busy one is never touched. */
+/* Our pid namespace: a pid in a group's name means something only there. */
+static unsigned long own_pidns(void)
+{
+	struct stat st;
+	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
+}
+
+/* Names carry our pid namespace, pid, a sequence and a random tag: a group
+ * left behind by a process that died (its pid since reused) must not
+ * collide with ours, and only groups of our pid namespace are ever
+ * collected. An empty leftover of that exact name is removed; a busy one is
+ * never touched. */
 static int make_group(limits_cgroup *cg, const char *base, char *why, size_t whylen)
 {
 	static gint seq;
 	char *dir = cg->dirs[cg->ndirs];
-	int n = snprintf(dir, PATH_MAX, "%s/cordon-%d-%d-%08x", base, (int)getpid(),
+	int n = snprintf(dir, PATH_MAX, "%s/cordon-%lu-%d-%d-%08x", base, own_pidns(), (int)getpid(),
 			 g_atomic_int_add(&seq, 1), g_random_int());
 	if (n <= 0 || n >= PATH_MAX)
 		return -ENAMETOOLONG;
@@ -382,9 +392,52 @@ static int setup_v1(const limits_plan *p, const limits_host *h, int c, limits_cg
 	return r;
 }
 
+/* Groups of ours whose creator is gone (a host that crashed or was killed
+ * between a run's start and its end): removed when empty. */
+static int gc_base(const char *base)
+{
+	GDir *d = g_dir_open(base, 0, NULL);
+	if (!d)
+		return 0;
+	int removed = 0;
+	unsigned long ns = own_pidns();
+	const char *name;
+	while ((name = g_dir_read_name(d))) {
+		unsigned long their_ns = 0;
+		int pid = 0;
+		if (sscanf(name, "cordon-%lu-%d-", &their_ns, &pid) != 2 || their_ns != ns || !ns ||
+		    pid <= 0 || pid == (int)getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue; /* alive (or not ours to tell): leave it */
+		g_autofree char *dir = g_build_filename(base, name, NULL);
+		if (rmdir(dir) == 0)
+			removed++;
+	}
+	g_dir_close(d);
+	return removed;
+}
+
+int limits_gc(void)
+{
+	const limits_host *h = limits_host_get();
+	int removed = 0;
+	if (h->v2)
+		removed += gc_base(h->v2_dir);
+	for (int c = 0; c < LIMITS_CG_COUNT; c++)
+		if (h->v1_has[c])
+			removed += gc_base(h->v1_dir[c]);
+	return removed;
+}
+
 int limits_cgroup_create(const limits_plan *p, limits_cgroup *cg, char *why, size_t whylen)
 {
 	const limits_host *h = limits_host_get();
+	static gsize gc_once;
+	if (g_once_init_enter(&gc_once)) {
+		limits_gc();
+		g_once_init_leave(&gc_once, 1);
+	}
 	memset(cg, 0, sizeof(*cg));
 	cg->events_fd = -1;
 	for (int c = 0; c < LIMITS_CG_COUNT; c++)

@@ -97,5 +97,8 @@ void limits_cgroup_begin(limits_cgroup *cg) LIMITS_HIDDEN;
 /* True when the kernel's OOM killer killed a process of the run since
  * limits_cgroup_begin. */
 bool limits_cgroup_oom_killed(const limits_cgroup *cg) LIMITS_HIDDEN;
+/* Removes empty groups left by hosts that died mid-run (their pid gone);
+ * returns how many. Done once per process before the first group is made. */
+int limits_gc(void) LIMITS_HIDDEN;
 /* Removes the groups (after every process of the run is gone). */
 void limits_cgroup_destroy(limits_cgroup *cg) LIMITS_HIDDEN;

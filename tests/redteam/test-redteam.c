@@ -362,6 +362,22 @@ START_TEST(test_nothing_survives_the_host)
 			g_usleep(10000);
 	}
 	ck_assert_msg(freed, "the work outlived its host");
+	/* The dead host's control groups (root, with cgroups) are collected. */
+	ck_assert_int_ge(cordon_context_gc(t.ctx, NULL), 0);
+	const limits_host *h = limits_host_get();
+	for (int c = 0; c < LIMITS_CG_COUNT; c++) {
+		const char *base = h->v2 ? h->v2_dir : h->v1_has[c] ? h->v1_dir[c] : NULL;
+		if (!base)
+			continue;
+		g_autofree char *mark = g_strdup_printf("-%d-", (int)host);
+		GDir *d = g_dir_open(base, 0, NULL);
+		const char *name;
+		while (d && (name = g_dir_read_name(d)))
+			ck_assert_msg(!g_str_has_prefix(name, "cordon-") || !strstr(name, mark),
+				      "%s/%s left behind", base, name);
+		if (d)
+			g_dir_close(d);
+	}
 	rt_teardown(&t);
 }
 END_TEST
