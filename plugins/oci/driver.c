@@ -253,8 +253,9 @@ static int unavailable(cordon_plugin_probe *ret, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	int n = snprintf(ret->reason, sizeof(ret->reason), "unavailable: ");
-	vsnprintf(ret->reason + n, sizeof(ret->reason) - (size_t)n, fmt, ap);
+	/* The reason says what is missing; "unavailable" is the verdict's to say
+	 * (admission prints "TIER: unavailable: REASON"). */
+	vsnprintf(ret->reason, sizeof(ret->reason), fmt, ap);
 	va_end(ap);
 	ret->available = 0;
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
