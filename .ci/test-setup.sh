@@ -6,6 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y -qq clang libclang-rt-14-dev valgrind bubblewrap util-linux procps iproute2 >/dev/null
-if [ -x .ci/engines.sh ]; then
-	.ci/engines.sh
-fi
+.ci/engines.sh setup
