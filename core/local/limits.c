@@ -392,6 +392,21 @@ static int setup_v1(const limits_plan *p, const limits_host *h, int c, limits_cg
 	return r;
 }
 
+/* Removes a control group once its last tasks have left: the tasks of a
+ * killed namespace may take a moment to exit. Bounded (200 ms). */
+static int rmdir_settled(const char *dir)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		if (rmdir(dir) == 0)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	return -EBUSY;
+}
+
 /* Groups of ours whose creator is gone (a host that crashed or was killed
  * between a run's start and its end): removed when empty. */
 static int gc_base(const char *base)
@@ -411,7 +426,7 @@ static int gc_base(const char *base)
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue; /* alive (or not ours to tell): leave it */
 		g_autofree char *dir = g_build_filename(base, name, NULL);
-		if (rmdir(dir) == 0)
+		if (rmdir_settled(dir) == 0)
 			removed++;
 	}
 	g_dir_close(d);
@@ -489,12 +504,7 @@ void limits_cgroup_destroy(limits_cgroup *cg)
 		close(cg->events_fd);
 		cg->events_fd = -1;
 	}
-	for (int i = cg->ndirs - 1; i >= 0; i--) {
-		/* The last tasks of a killed namespace may take a moment to leave. */
-		for (int tries = 0; rmdir(cg->dirs[i]) < 0 && errno == EBUSY && tries < 200; tries++) {
-			struct timespec ts = { 0, 1000000 };
-			nanosleep(&ts, NULL);
-		}
-	}
+	for (int i = cg->ndirs - 1; i >= 0; i--)
+		rmdir_settled(cg->dirs[i]);
 	cg->ndirs = 0;
 }
