@@ -169,6 +169,23 @@ char *oci_env_header(const char *const *envp, size_t *ret_len) OCI_HIDDEN;
 
 /* ---- the driver ----------------------------------------------------------------- */
 
+/* The policy keys every container tier accepts; an engine adds its own after
+ * them (see plugins/podman) and ends the array with { NULL, 0, 0 }. */
+#define OCI_CONFIG_KEYS_COMMON                                          \
+	{ "image", CORDON_PLUGIN_CONFIG_STRING, 1 },                    \
+	{ "engine", CORDON_PLUGIN_CONFIG_STRING, 0 },                   \
+	{ "host", CORDON_PLUGIN_CONFIG_STRING, 0 },                     \
+	{ "runtime", CORDON_PLUGIN_CONFIG_STRING, 0 },                  \
+	{ "pull", CORDON_PLUGIN_CONFIG_STRING, 0 },                     \
+	{ "pool", CORDON_PLUGIN_CONFIG_INT, 0 },                        \
+	{ "user", CORDON_PLUGIN_CONFIG_STRING, 0 },                     \
+	{ "ulimits", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 },             \
+	{ "helper", CORDON_PLUGIN_CONFIG_STRING, 0 },                   \
+	{ "network", CORDON_PLUGIN_CONFIG_STRING, 0 },                  \
+	{ "publish", CORDON_PLUGIN_CONFIG_INT, 0 },                     \
+	{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 },                    \
+	{ "engine_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 }
+
 /* What differs between engines. */
 typedef struct oci_engine_kind {
 	const char *name;            /* "docker", "podman": driver and default binary name */

@@ -8,21 +8,9 @@
 #include "oci/oci.h"
 
 static const cordon_plugin_config_key podman_keys[] = {
-	{ "image", CORDON_PLUGIN_CONFIG_STRING, 1 },
-	{ "engine", CORDON_PLUGIN_CONFIG_STRING, 0 },
-	{ "host", CORDON_PLUGIN_CONFIG_STRING, 0 },
-	{ "runtime", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	OCI_CONFIG_KEYS_COMMON,
 	{ "runtime_flags", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 },
 	{ "cgroup_manager", CORDON_PLUGIN_CONFIG_STRING, 0 },
-	{ "pull", CORDON_PLUGIN_CONFIG_STRING, 0 },
-	{ "pool", CORDON_PLUGIN_CONFIG_INT, 0 },
-	{ "user", CORDON_PLUGIN_CONFIG_STRING, 0 },
-	{ "ulimits", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 },
-	{ "helper", CORDON_PLUGIN_CONFIG_STRING, 0 },
-	{ "network", CORDON_PLUGIN_CONFIG_STRING, 0 },
-	{ "publish", CORDON_PLUGIN_CONFIG_INT, 0 },
-	{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 },
-	{ "engine_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 },
 	{ NULL, 0, 0 },
 };
 
