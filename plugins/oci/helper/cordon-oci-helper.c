@@ -702,31 +702,43 @@ static int make_parents(int rootfd, char *rel, const char **ret_last)
 	return cur;
 }
 
+/* A write refused before its data was read still reads the data to its end:
+ * an engine whose `exec -i` cannot deliver stdin drops the answer too (seen
+ * with podman under load), and the host would see no refusal at all. */
+static int refuse_write(const char *code, int e, const char *what)
+{
+	char buf[OCI_FRAME_MAX];
+	ssize_t n;
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
+	return fail(code, e, what);
+}
+
 static int cmd_write(const char *arg)
 {
 	char rel[4096];
 	if (!path_ok(arg))
-		return fail("sandbox_path_escape", EXDEV, "path");
+		return refuse_write("sandbox_path_escape", EXDEV, "path");
 	snprintf(rel, sizeof(rel), "%s", arg);
 	int rootfd = open_root();
 	if (rootfd < 0)
-		return fail("io_error", errno, OCI_SANDBOX_ROOT);
+		return refuse_write("io_error", errno, OCI_SANDBOX_ROOT);
 	const char *last;
 	int dfd = make_parents(rootfd, rel, &last);
 	if (dfd < 0)
-		return fail(code_for(errno), errno, "parent directory");
+		return refuse_write(code_for(errno), errno, "parent directory");
 	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
-		return fail("invalid_argument", EINVAL, "file name");
+		return refuse_write("invalid_argument", EINVAL, "file name");
 	char tmp[64];
 	int fd = -1;
 	for (int i = 0; i < 100 && fd < 0; i++) {
 		snprintf(tmp, sizeof(tmp), ".cordon-tmp-%d-%d", (int)getpid(), i);
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)
-			return fail(code_for(errno), errno, "create");
+			return refuse_write(code_for(errno), errno, "create");
 	}
 	if (fd < 0)
-		return fail("io_error", EEXIST, "create");
+		return refuse_write("io_error", EEXIST, "create");
 	char buf[OCI_FRAME_MAX];
 	for (;;) {
 		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
