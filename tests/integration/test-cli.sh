@@ -2,25 +2,10 @@
 # The cordon CLI: exit status passthrough, clear errors with class and code, help, version.
 set -u
 cordon="${CORDON_TOP_BUILDDIR:-.}/cordon"
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION EXPECTED_STATUS COMMAND...
-	desc=$1 want=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok "$desc"; else
-		not_ok "$desc (exit $got, wanted $want)"
-		sed 's/^/# /' "$tmp/err"
-	fi
-}
+. "${CORDON_TOP_SRCDIR:-.}/tests/integration/tap.sh"
 grep_err() { # grep_err DESCRIPTION PATTERN
 	if grep -q -- "$2" "$tmp/err"; then ok "$1"; else not_ok "$1"; sed 's/^/# /' "$tmp/err"; fi
 }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 unset CORDON_POLICY
 
 check "run passes the work's exit status through (trusted)" 7 "$cordon" run --trust trusted -- sh -c 'exit 7'
@@ -58,5 +43,4 @@ if grep -q '"tier":"jail","containment":"process-jail","exit_code":0' "$tmp/out"
 check "gc runs on the default policy" 0 "$cordon" gc
 if grep -q '^removed 0$' "$tmp/out"; then ok "gc reports what it removed"; else not_ok "gc reports what it removed"; fi
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_finish

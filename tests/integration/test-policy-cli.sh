@@ -4,25 +4,10 @@
 set -u
 cordon="${CORDON_TOP_BUILDDIR:-.}/cordon"
 src="${CORDON_TOP_SRCDIR:-.}"
-n=0
-fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
-check() { # check DESCRIPTION EXPECTED_STATUS COMMAND...
-	desc=$1 want=$2
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	if [ "$got" -eq "$want" ]; then ok "$desc"; else
-		not_ok "$desc (exit $got, wanted $want)"
-		sed 's/^/# /' "$tmp/err" "$tmp/out"
-	fi
-}
+. "${CORDON_TOP_SRCDIR:-.}/tests/integration/tap.sh"
 has() { # has DESCRIPTION FILE(out|err) PATTERN
 	if grep -q -- "$3" "$tmp/$2"; then ok "$1"; else not_ok "$1"; sed 's/^/# /' "$tmp/$2"; fi
 }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 unset CORDON_POLICY CORDON_PLUGIN_DIR
 
 check "policy show --default prints the built-in policy" 0 "$cordon" policy show --default
@@ -97,5 +82,4 @@ has "probe lists the policy's tier" out "^jail "
 check "policy show summarises the policy in effect" 0 "$cordon" policy show --policy "$tmp/p.yaml"
 has "policy show names the file" out "p.yaml: valid policy"
 
-echo "1..$n"
-[ "$fails" -eq 0 ]
+tap_finish
