@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The kernel tier's seccomp filter (docs/tiers/local.md, "The seccomp deny
- * list"). Built once per process with libseccomp, exported as a classic BPF
- * program into a sealed memfd, and handed to the namespace init, which
+ * list"). Compiled with libseccomp at build time (seccomp-prebuilt.c, made
+ * by gen-seccomp-bpf; at run time where the build could not run it),
+ * put into a sealed memfd once per process, and handed to the namespace init, which
  * installs it in the work as the last step before execve. Default: allow;
  * listed calls fail with EPERM (the work continues), clone3 with ENOSYS (so
  * libc falls back to clone, whose flags the filter can see), calls newer than
@@ -10,8 +11,10 @@
  */
 #pragma once
 
+#include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define SECCOMP_HIDDEN __attribute__((visibility("hidden")))
 
@@ -49,3 +52,19 @@ size_t seccomp_filter_insns(void) SECCOMP_HIDDEN;
 /* Builds the program into a new sealed memfd (what seccomp_filter_fd caches).
  * Returns the fd or a negative errno. */
 int seccomp_filter_build(const char **ret_what) SECCOMP_HIDDEN;
+
+/* Compiles the deny list with libseccomp: the whole program (our prefix
+ * included) in *ret_prog (g_free), its length in *ret_n. On failure a
+ * negative errno and, in *ret_what, the step that failed. */
+int seccomp_filter_compile(struct sock_filter **ret_prog, size_t *ret_n,
+			   const char **ret_what) SECCOMP_HIDDEN;
+
+/* The program compiled at build time, for the audit architecture
+ * seccomp_prebuilt_arch; seccomp_prebuilt_insns is 0 when the build could
+ * not run its compiler (cross builds). */
+extern const struct sock_filter seccomp_prebuilt[] SECCOMP_HIDDEN;
+extern const size_t seccomp_prebuilt_insns SECCOMP_HIDDEN;
+extern const uint32_t seccomp_prebuilt_arch SECCOMP_HIDDEN;
+
+/* Whether the build-time program is for this architecture and used. */
+bool seccomp_filter_prebuilt_usable(void) SECCOMP_HIDDEN;

@@ -160,6 +160,29 @@ static int checks_under_filter(void)
 	return 0;
 }
 
+/* The program embedded at build time is what libseccomp compiles from the
+ * deny list here and now, instruction for instruction, and it is the one
+ * in use: a stale or foreign build-time program would fail this. */
+START_TEST(test_filter_prebuilt_matches_compile)
+{
+	ck_assert_msg(seccomp_filter_prebuilt_usable(),
+		      "no build-time seccomp program for this architecture (cross build?)");
+	g_autofree struct sock_filter *prog = NULL;
+	size_t n = 0;
+	const char *what = NULL;
+	int r = seccomp_filter_compile(&prog, &n, &what);
+	ck_assert_msg(r >= 0, "%s: %s", what ? what : "?", g_strerror(-r));
+	ck_assert_uint_eq(n, seccomp_prebuilt_insns);
+	ck_assert_mem_eq(prog, seccomp_prebuilt, n * sizeof(*prog));
+	int fd = seccomp_filter_fd(NULL);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_uint_eq(seccomp_filter_insns(), n);
+	g_autofree struct sock_filter *used = g_new(struct sock_filter, n);
+	ck_assert_int_eq(pread(fd, used, n * sizeof(*used), 0), (ssize_t)(n * sizeof(*used)));
+	ck_assert_mem_eq(used, prog, n * sizeof(*prog));
+}
+END_TEST
+
 /* The exported program, installed the way the sandbox's init does, refuses
  * what it should and lets the rest through. */
 START_TEST(test_filter_enforced)
@@ -343,6 +366,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_deny_list_covers_the_issue);
 	tcase_add_test(tc, test_deny_list_documented);
 	tcase_add_test(tc, test_filter_built_and_sealed);
+	tcase_add_test(tc, test_filter_prebuilt_matches_compile);
 	tcase_add_test(tc, test_filter_enforced);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");
