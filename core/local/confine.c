@@ -920,8 +920,16 @@ static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 	return rec.value > 0 ? -rec.value : -EIO;
 }
 
+/* Host work that can overlap a zygote's setup (the other CPU builds the
+ * sandbox meanwhile): run between its start and its first record. */
+typedef struct zygote_overlap {
+	void (*fn)(void *arg);
+	void *arg;
+} zygote_overlap;
+
 static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out_uid,
-			unsigned out_gid, zygote **ret, char *why, size_t whylen)
+			unsigned out_gid, const zygote_overlap *overlap, zygote **ret, char *why,
+			size_t whylen)
 {
 	const char *what = NULL;
 	int bpf = seccomp_filter_fd(&what);
@@ -1029,6 +1037,8 @@ static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsig
 		kill(z->pid, SIGKILL);
 		goto out;
 	}
+	if (overlap)
+		overlap->fn(overlap->arg);
 	r = wait_started(z->pidfd, status[0], why, whylen);
 	if (r < 0)
 		goto out;
@@ -1116,28 +1126,61 @@ static const char *run_step_name(int step)
 
 /* ---- host side: the warm pool -------------------------------------------------------------- */
 
-/* The probe's trial zygote, kept for the next sandbox of the same identity. */
+/* The probe's trial zygote, kept for the next sandbox of the same identity,
+ * with the control groups its first run will use (made while it started). */
 static GMutex pool_lock;
 static zygote *pool;
+static limits_plan pool_plan;
+static limits_cgroup pool_cg;
+static bool pool_has_cg;
 
-static zygote *pool_take(bool privileged, unsigned in_uid, unsigned in_gid)
+/* Takes the pooled zygote when it fits; its groups go to *ret_cg when they
+ * were made for plan (else they are removed). */
+static zygote *pool_take(bool privileged, unsigned in_uid, unsigned in_gid, const limits_plan *plan,
+			 limits_cgroup *ret_cg, bool *ret_have_cg)
 {
 	g_mutex_lock(&pool_lock);
 	zygote *z = NULL;
+	limits_cgroup cg = pool_cg;
+	bool have_cg = false;
 	if (pool && pool->privileged == privileged && pool->in_uid == in_uid &&
-	    pool->in_gid == in_gid && zygote_alive(pool))
+	    pool->in_gid == in_gid && zygote_alive(pool)) {
 		z = g_steal_pointer(&pool);
+		have_cg = pool_has_cg;
+		pool_has_cg = false;
+	}
 	g_mutex_unlock(&pool_lock);
+	*ret_have_cg = false;
+	if (have_cg && plan && limits_plan_equal(plan, &pool_plan)) {
+		*ret_cg = cg;
+		*ret_have_cg = true;
+	} else if (have_cg) {
+		limits_cgroup_destroy(&cg);
+	}
 	return z;
 }
 
-static void pool_put(zygote *z)
+static void pool_put(zygote *z, const limits_plan *plan, limits_cgroup *cg)
 {
 	g_mutex_lock(&pool_lock);
 	zygote *old = pool;
+	limits_cgroup old_cg = pool_cg;
+	bool old_has_cg = pool_has_cg;
 	pool = z;
+	pool_has_cg = cg != NULL;
+	if (cg) {
+		pool_plan = *plan;
+		pool_cg = *cg;
+	}
 	g_mutex_unlock(&pool_lock);
 	zygote_free(old);
+	if (old_has_cg)
+		limits_cgroup_destroy(&old_cg);
+}
+
+void confine_release_warm(void)
+{
+	pool_put(NULL, NULL, NULL);
 }
 
 /* ---- host side: sandboxes ----------------------------------------------------------------- */
@@ -1168,13 +1211,16 @@ static identity our_identity(void)
 	return id;
 }
 
-static int get_zygote(const identity *id, zygote **ret, char *why, size_t whylen)
+static int get_zygote(const identity *id, confine_sandbox *s, char *why, size_t whylen)
 {
-	*ret = pool_take(id->privileged, id->in_uid, id->in_gid);
-	if (*ret)
+	bool have_cg = false;
+	s->z = pool_take(id->privileged, id->in_uid, id->in_gid, &s->limits, &s->idle[0], &have_cg);
+	if (have_cg)
+		s->nidle = 1;
+	if (s->z)
 		return 0;
-	return zygote_start(id->privileged, id->in_uid, id->in_gid, id->out_uid, id->out_gid, ret,
-			    why, whylen);
+	return zygote_start(id->privileged, id->in_uid, id->in_gid, id->out_uid, id->out_gid, NULL,
+			    &s->z, why, whylen);
 }
 
 /* Mounts the workspace in the zygote: as root an idmapped mount we make
@@ -1266,12 +1312,12 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine
 	s->ws_dev = st.st_dev;
 	s->ws_ino = st.st_ino;
 	identity id = our_identity();
-	r = get_zygote(&id, &s->z, why, whylen);
+	r = get_zygote(&id, s, why, whylen);
 	if (r < 0)
 		return r;
 	r = attach_workspace(s, &id, root_fd, &st, why, whylen);
 	if (r < 0) {
-		zygote_free(s->z);
+		confine_sandbox_free(g_steal_pointer(&s));
 		return r;
 	}
 	*ret = g_steal_pointer(&s);
@@ -1508,6 +1554,29 @@ void confine_child_release(confine_child *c)
 
 /* ---- the probe's trial -------------------------------------------------------------------- */
 
+/* What the first sandbox after a probe needs, made while the trial starts:
+ * the id-mapping namespace of a workspace we own (as root), the first
+ * run's control groups. Best effort: a failure here is met again later,
+ * where it is reported. */
+typedef struct trial_warmup {
+	const identity *id;
+	const limits_plan *plan;
+	limits_cgroup cg;
+	bool have_cg;
+} trial_warmup;
+
+static void trial_warm(void *arg)
+{
+	trial_warmup *w = arg;
+	if (w->id->privileged) {
+		int fd = idmap_userns(geteuid(), getegid(), w->id->out_uid, w->id->out_gid);
+		if (fd >= 0)
+			close(fd);
+	}
+	char why[256];
+	w->have_cg = limits_cgroup_create(w->plan, &w->cg, why, sizeof(why)) == 0;
+}
+
 int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen)
 {
 	if (!kernel_has(SYS_open_tree) || !kernel_has(SYS_move_mount)) {
@@ -1521,10 +1590,16 @@ int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen)
 	/* A fresh sandbox: namespaces, read-only host, mounts, identity, and
 	 * its self-test (Landlock enforced, the seccomp filter installed). */
 	identity id = our_identity();
+	trial_warmup warm = { .id = &id, .plan = &lp };
+	zygote_overlap overlap = { trial_warm, &warm };
 	zygote *z = NULL;
-	r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &z, why, whylen);
-	if (r < 0)
+	r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &overlap, &z,
+			 why, whylen);
+	if (r < 0) {
+		if (warm.have_cg)
+			limits_cgroup_destroy(&warm.cg);
 		return r;
-	pool_put(z);
+	}
+	pool_put(z, &lp, warm.have_cg ? &warm.cg : NULL);
 	return 0;
 }

@@ -91,5 +91,8 @@ void confine_child_release(confine_child *c) CONFINE_HIDDEN;
  * built is kept warm for the next confine_sandbox_new. */
 int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen) CONFINE_HIDDEN;
 
+/* Ends the zygote the last trial kept warm and removes its groups. */
+void confine_release_warm(void) CONFINE_HIDDEN;
+
 /* Test hooks (never for production callers). */
 void confine_test_force_remount_fallback(bool on) CONFINE_HIDDEN;

@@ -129,6 +129,10 @@ static int local_configure(void *data, const cordon_plugin_config *cfg, void **r
 
 static void local_unconfigure(void *tier)
 {
+	const local_tier *t = tier;
+	/* A probe's warm sandbox and its groups do not outlive the tier. */
+	if (t && t->kernel)
+		kernel_release_warm();
 	free(tier);
 }
 

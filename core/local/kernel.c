@@ -149,6 +149,11 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 	return 0;
 }
 
+void kernel_release_warm(void)
+{
+	confine_release_warm();
+}
+
 int kernel_gc(void)
 {
 	return limits_gc();

@@ -45,6 +45,10 @@ void kernel_stop(confine_child *c, bool kill) KERNEL_HIDDEN;
  * control groups); returns how many. */
 int kernel_gc(void) KERNEL_HIDDEN;
 
+/* Ends the sandbox a probe's trial left warm for the next open, and removes
+ * the control groups made for its first run. */
+void kernel_release_warm(void) KERNEL_HIDDEN;
+
 /* After kernel_stop: the work's status (exit code or signal, OOM) into st;
  * timed_out/cancelled flags stay. Releases the run's resources. Returns 0
  * or an error (the work could not be executed, or confinement failed). */

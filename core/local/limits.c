@@ -200,6 +200,20 @@ static void set_default(limits_plan *p, int which, uint64_t value)
 	}
 }
 
+bool limits_plan_equal(const limits_plan *a, const limits_plan *b)
+{
+	if (a->set != b->set || a->cgroup2 != b->cgroup2 || a->nrlimits != b->nrlimits ||
+	    memcmp(a->value, b->value, sizeof(a->value)) != 0 ||
+	    memcmp(a->via, b->via, sizeof(a->via)) != 0 ||
+	    memcmp(a->cgroup1, b->cgroup1, sizeof(a->cgroup1)) != 0)
+		return false;
+	for (int i = 0; i < a->nrlimits; i++)
+		if (a->rlimits[i].resource != b->rlimits[i].resource ||
+		    a->rlimits[i].value != b->rlimits[i].value)
+			return false;
+	return true;
+}
+
 int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *why, size_t whylen)
 {
 	const limits_host *h = limits_host_get();

@@ -73,6 +73,8 @@ void limits_host_disable_cgroups(bool disable) LIMITS_HIDDEN;
  * why when a limit asked for cannot be enforced on this host. */
 int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *why,
 		     size_t whylen) LIMITS_HIDDEN;
+/* Whether two plans enforce the same limits the same way. */
+bool limits_plan_equal(const limits_plan *a, const limits_plan *b) LIMITS_HIDDEN;
 /* "wall: host timer; memory 4294967296: cgroup v1; ..." into buf. */
 void limits_plan_describe(const limits_plan *p, char *buf, size_t len) LIMITS_HIDDEN;
 const char *limits_via_name(limit_via v) LIMITS_HIDDEN;
