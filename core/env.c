@@ -7,8 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const baseline[] = { "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL",
-					"LC_CTYPE", "TERM", NULL };
+/* Taken from the host when set there. */
+static const char *const baseline[] = { "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", NULL };
+
+/* Never the host's: its home and temporary directory are paths the work
+ * cannot write under confinement, and they name the host's user. The
+ * sandbox's own /tmp (private in the kernel and container tiers) is both;
+ * a host that wants another value grants it. */
+static const char *const fixed[] = { "HOME=/tmp", "TMPDIR=/tmp", NULL };
 
 /* Names that change what gets executed or loaded rather than what the work
  * computes: never grantable. */
@@ -55,8 +61,6 @@ static const char *baseline_default(const char *key)
 {
 	if (strcmp(key, "PATH") == 0)
 		return "/usr/local/bin:/usr/bin:/bin";
-	if (strcmp(key, "HOME") == 0 || strcmp(key, "TMPDIR") == 0)
-		return "/tmp";
 	if (strcmp(key, "LANG") == 0)
 		return "C.UTF-8";
 	return NULL;
@@ -97,6 +101,8 @@ char **env_build(const GPtrArray *grants, const char *const *run_grants)
 		if (v)
 			g_hash_table_replace(env, g_strdup(baseline[i]), g_strdup(v));
 	}
+	for (size_t i = 0; fixed[i]; i++)
+		overlay(env, fixed[i]);
 	for (guint i = 0; grants && i < grants->len; i++)
 		overlay(env, grants->pdata[i]);
 	for (size_t i = 0; run_grants && run_grants[i]; i++)

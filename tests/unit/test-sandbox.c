@@ -283,6 +283,9 @@ END_TEST
 START_TEST(test_environment_baseline_and_grants)
 {
 	g_setenv("CORDON_TEST_API_KEY", "sk-do-not-leak", TRUE);
+	g_autofree char *home = g_strdup(g_getenv("HOME"));
+	g_setenv("HOME", "/home/host-user", TRUE);
+	g_setenv("TMPDIR", "/var/host-tmp", TRUE);
 	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
 	const char *grants[] = { "PER_RUN=1", NULL };
 	o.env = grants;
@@ -294,8 +297,18 @@ START_TEST(test_environment_baseline_and_grants)
 	ck_assert_ptr_nonnull(strstr(env, "GRANTED=yes\n"));
 	ck_assert_ptr_nonnull(strstr(env, "PER_RUN=1\n"));
 	ck_assert_ptr_nonnull(strstr(env, "PATH="));
+	/* The host's home and temporary directory stay on the host. */
+	ck_assert_ptr_null(strstr(env, "host-user"));
+	ck_assert_ptr_null(strstr(env, "host-tmp"));
+	ck_assert_ptr_nonnull(strstr(env, "HOME=/tmp\n"));
+	ck_assert_ptr_nonnull(strstr(env, "TMPDIR=/tmp\n"));
 	cordon_result_free(res);
 	g_unsetenv("CORDON_TEST_API_KEY");
+	g_unsetenv("TMPDIR");
+	if (home)
+		g_setenv("HOME", home, TRUE);
+	else
+		g_unsetenv("HOME");
 }
 END_TEST
 
