@@ -4,6 +4,7 @@
 #define CORDON_OCI_DRIVER_H
 
 #include "oci.h"
+#include "proc.h"
 
 #include <pthread.h>
 
@@ -62,6 +63,12 @@ typedef struct oci_sandbox {
 	uint64_t out_cap; /* per stream, forwarded by the helper */
 	uint16_t published; /* container port published at open, or 0 */
 	int pidfd;        /* the container's pid 1 (pooled containers), or -1 */
+	/* Unpooled containers are started attached (`run -i`): the CLI stays,
+	 * its stdin and stdout are the session helper's request and answer
+	 * streams. Held by the run using it; closed at close (EOF). */
+	pthread_mutex_t chan_lock;
+	bool chan_open;
+	oci_proc chan;
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
@@ -106,6 +113,8 @@ int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name)
 /* Removes (rm -f) whatever oci_container_end left to --rm and still exists;
  * called when the tier is freed, and in batches when the list grows. */
 void oci_reap_all(oci_tier *t) OCI_HIDDEN;
+/* Lists a container whose end was seen, for oci_reap_all. */
+void oci_reap_note(oci_tier *t, const char *name) OCI_HIDDEN;
 
 /* ---- sessions (session.c) ------------------------------------------------------- */
 

@@ -256,7 +256,6 @@ int oci_network_ensure(const oci_tier *t, const char *engine, const char *name, 
 #define REAP_BATCH 64
 #define KILL_WAIT_MS 10000
 
-static void reap_note(oci_tier *t, const char *name);
 
 static int inspect_pid(const oci_tier *t, const char *engine, const char *name)
 {
@@ -317,7 +316,7 @@ void oci_container_end(oci_tier *t, const char *engine, const char *name, int pi
 		close(pidfd);
 	}
 	if (killed) {
-		reap_note(t, name);
+		oci_reap_note(t, name);
 		return;
 	}
 	/* SIGKILL to the container's pid 1 (the idle helper): the kernel kills
@@ -335,10 +334,10 @@ void oci_container_end(oci_tier *t, const char *engine, const char *name, int pi
 		oci_container_remove(t, engine, name);
 		return;
 	}
-	reap_note(t, name);
+	oci_reap_note(t, name);
 }
 
-static void reap_note(oci_tier *t, const char *name)
+void oci_reap_note(oci_tier *t, const char *name)
 {
 	pthread_mutex_lock(&t->lock);
 	char **v = realloc(t->reap, (t->n_reap + 2) * sizeof(char *));

@@ -96,6 +96,7 @@ typedef struct oci_spec {
 	const char *entrypoint;  /* NULL: the image's */
 	const char *workdir;     /* absolute, or NULL */
 	bool detach;             /* session container: -d */
+	bool interactive;        /* attached session container: -i (stdin kept open) */
 	const char *const *command; /* argv after the image; may be NULL */
 } oci_spec;
 
@@ -166,6 +167,12 @@ int oci_decoder_feed(oci_decoder *d, const void *data, size_t len,
 void oci_decoder_clear(oci_decoder *d) OCI_HIDDEN;
 /* The environment header for `helper run`: "<n>\n" + KEY=VALUE\0... */
 char *oci_env_header(const char *const *envp, size_t *ret_len) OCI_HIDDEN;
+/* A run for the `session` helper (protocol.h): a RUN frame, the stdin as
+ * STDIN frames, one STDIN_END. NULL when the RUN payload would exceed
+ * OCI_REQUEST_MAX (the caller runs it another way). workdir may be NULL. */
+char *oci_session_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
+			  uint64_t cap, const char *workdir, const void *in, size_t in_len,
+			  size_t *ret_len) OCI_HIDDEN;
 
 /* ---- the driver ----------------------------------------------------------------- */
 

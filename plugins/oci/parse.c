@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +285,64 @@ char *oci_env_header(const char *const *envp, size_t *ret_len)
 		memcpy(out + off, envp[i], n);
 		off += n;
 	}
+	*ret_len = off;
+	return out;
+}
+
+static void put_frame(char *out, size_t *off, uint8_t type, const void *data, size_t len)
+{
+	oci_frame_header((uint8_t *)out + *off, type, (uint32_t)len);
+	*off += OCI_FRAME_HEADER;
+	if (len)
+		memcpy(out + *off, data, len);
+	*off += len;
+}
+
+static void put_str(char *out, size_t *off, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	memcpy(out + *off, str, n);
+	*off += n;
+}
+
+char *oci_session_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
+			  uint64_t cap, const char *workdir, const void *in, size_t in_len,
+			  size_t *ret_len)
+{
+	size_t argc = oci_strv_length(argv);
+	char timeout[24], capv[24], argcv[24];
+	snprintf(timeout, sizeof(timeout), "%" PRIu64, timeout_ms);
+	snprintf(capv, sizeof(capv), "%" PRIu64, cap);
+	snprintf(argcv, sizeof(argcv), "%zu", argc);
+	if (!workdir)
+		workdir = "";
+	size_t payload = strlen(timeout) + strlen(capv) + strlen(workdir) + strlen(argcv) + 4;
+	for (size_t i = 0; i < argc; i++)
+		payload += strlen(argv[i]) + 1;
+	for (size_t i = 0; envp && envp[i]; i++)
+		payload += strlen(envp[i]) + 1;
+	if (argc == 0 || payload > OCI_REQUEST_MAX)
+		return NULL;
+	size_t chunks = (in_len + OCI_FRAME_MAX - 1) / OCI_FRAME_MAX;
+	size_t total = OCI_FRAME_HEADER + payload + chunks * OCI_FRAME_HEADER + in_len +
+		       OCI_FRAME_HEADER;
+	char *out = oci_xmalloc0(total);
+	oci_frame_header((uint8_t *)out, OCI_REQ_RUN, (uint32_t)payload);
+	size_t off = OCI_FRAME_HEADER;
+	put_str(out, &off, timeout);
+	put_str(out, &off, capv);
+	put_str(out, &off, workdir);
+	put_str(out, &off, argcv);
+	for (size_t i = 0; i < argc; i++)
+		put_str(out, &off, argv[i]);
+	for (size_t i = 0; envp && envp[i]; i++)
+		put_str(out, &off, envp[i]);
+	for (size_t done = 0; done < in_len;) {
+		size_t n = in_len - done > OCI_FRAME_MAX ? OCI_FRAME_MAX : in_len - done;
+		put_frame(out, &off, OCI_REQ_STDIN, (const char *)in + done, n);
+		done += n;
+	}
+	put_frame(out, &off, OCI_REQ_STDIN_END, NULL, 0);
 	*ret_len = off;
 	return out;
 }

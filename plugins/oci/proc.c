@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
@@ -76,6 +77,27 @@ void oci_proc_close_in(oci_proc *p)
 	if (p->in >= 0)
 		close(p->in);
 	p->in = -1;
+}
+
+/* A write to a pipe whose reader is gone raises SIGPIPE in this thread:
+ * blocked around the write, and consumed unless one was pending before. */
+ssize_t oci_proc_write(oci_proc *p, const void *buf, size_t len)
+{
+	sigset_t pipe_set, old, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	bool was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	ssize_t n = write(p->in, buf, len);
+	int e = errno;
+	if (n < 0 && e == EPIPE && !was_pending) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return n;
 }
 
 void oci_proc_kill(oci_proc *p)

@@ -15,6 +15,8 @@ typedef struct oci_proc {
 /* argv[0] must be absolute; envp is the whole environment. */
 int oci_proc_spawn(const char *const *argv, const char *const *envp, oci_proc *ret) OCI_HIDDEN;
 void oci_proc_close_in(oci_proc *p) OCI_HIDDEN;
+/* write() to its stdin without SIGPIPE when the CLI is gone (EPIPE instead). */
+ssize_t oci_proc_write(oci_proc *p, const void *buf, size_t len) OCI_HIDDEN;
 /* SIGKILLs the CLI's whole process group. */
 void oci_proc_kill(oci_proc *p) OCI_HIDDEN;
 /* Reaps it, closes the pipes; returns the exit code (128+sig when killed). */

@@ -14,6 +14,15 @@
  * ("KEY=VALUE\0" each), then the work's stdin until EOF. The environment
  * travels on stdin because engine CLIs put `--env` values in their own argv,
  * where any local user can read them (/proc/PID/cmdline) and engines log them.
+ *
+ * Host -> helper `session` (pid 1 of a container started attached, `run -i`):
+ * request frames in the same format on its stdin. A run is one RUN frame
+ * (oci_session_request: "<timeout_ms>\0<cap>\0<workdir>\0<argc>\0", argc
+ * argv strings, then "KEY=VALUE\0" environment strings to the end), STDIN
+ * frames of the work's input and one STDIN_END; CANCEL while it runs. The
+ * answers are those of `run` (HELLO, STDOUT, STDERR, STATUS or ERROR). EOF
+ * on its stdin ends the session: the helper exits, so does the container.
+ * Nothing of the run is in any engine's argv.
  */
 #ifndef CORDON_OCI_PROTOCOL_H
 #define CORDON_OCI_PROTOCOL_H
@@ -40,6 +49,15 @@ enum oci_frame_type {
 	OCI_FRAME_PATH = 'P',   /* glob, walk: one path relative to the sandbox root */
 	OCI_FRAME_DONE = 'K',   /* a file operation completed; payload: optional text */
 };
+
+/* Host -> `session` helper. */
+enum oci_request_type {
+	OCI_REQ_RUN = 'R',       /* a run (see above) */
+	OCI_REQ_STDIN = 'D',     /* the work's stdin bytes */
+	OCI_REQ_STDIN_END = 'F', /* end of the work's stdin: the work starts */
+	OCI_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
+};
+#define OCI_REQUEST_MAX (OCI_ENV_MAX + (1u << 20)) /* largest RUN payload */
 
 static inline void oci_frame_header(uint8_t out[OCI_FRAME_HEADER], uint8_t type, uint32_t len)
 {

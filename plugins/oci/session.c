@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A sandbox is a session container: `open` starts one container per sandbox
- * whose pid 1 is cordon-oci-helper idling; runs and file operations go
- * through `engine exec` of the helper; `close` removes the container.
+ * A sandbox is a session container. `open` starts one container per sandbox,
+ * attached (`run -i --rm`), whose pid 1 is cordon-oci-helper in session mode:
+ * runs go to it as request frames on the attached CLI's stdin, so a run costs
+ * no engine call at all, and `close` is EOF on that stdin (the helper exits,
+ * the CLI removes the container). Pooled containers (started detached, ahead)
+ * and runs while the channel is busy go through `engine exec` of the helper;
+ * so do file operations.
  */
 #include "config.h"
 
@@ -144,11 +148,11 @@ static int start_once(oci_tier *t, const char *engine, char *const *args, bool *
 	return ret;
 }
 
-int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		      size_t name_len, oci_refusal *r)
+/* The checked `run` argv of a session container: detached with an idle
+ * helper (pools), or attached with the session helper. */
+static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *name,
+		      bool attached, char ***ret_args, oci_refusal *r)
 {
-	char name[64];
-	session_name(name, sizeof(name));
 	oci_spec_buf b;
 	oci_session_spec(t, st, name, &b);
 	/* the helper's mount target is reserved: check the caller's part alone */
@@ -159,8 +163,24 @@ int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char
 		ret = check_helper(t, r);
 	if (ret == 0 && b.spec.network)
 		ret = oci_network_ensure(t, engine, b.spec.network, r);
-	char **args = ret == 0 ? oci_run_argv(&b.spec) : NULL;
+	if (ret == 0 && attached) {
+		b.spec.detach = false;
+		b.spec.interactive = true;
+		free(b.command[0]);
+		b.command[0] = oci_xstrdup("session");
+	}
+	*ret_args = ret == 0 ? oci_run_argv(&b.spec) : NULL;
 	oci_spec_clear(&b);
+	return ret;
+}
+
+int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
+		      size_t name_len, oci_refusal *r)
+{
+	char name[64];
+	session_name(name, sizeof(name));
+	char **args = NULL;
+	int ret = start_args(t, engine, st, name, false, &args, r);
 	if (ret < 0)
 		return ret;
 	/* `run --pull never` says when the image is absent: only then pull, by
@@ -186,6 +206,9 @@ int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char
 
 /* ---- open / close ----------------------------------------------------------------- */
 
+static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r);
+static bool chan_close(oci_sandbox *sb);
+
 int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
 		cordon_plugin_error *err)
 {
@@ -205,9 +228,12 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	sb->tier = t;
 	sb->engine = engine;
 	sb->pidfd = -1;
+	sb->chan = (oci_proc){ .pid = -1, .in = -1, .out = -1, .err = -1 };
+	pthread_mutex_init(&sb->chan_lock, NULL);
 	if (!oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name), &sb->pidfd)) {
-		int ret = oci_session_start(t, engine, &st, sb->name, sizeof(sb->name), &r);
+		int ret = session_attach(sb, &st, &r);
 		if (ret < 0) {
+			pthread_mutex_destroy(&sb->chan_lock);
 			free(sb->engine);
 			free(sb);
 			return oci_fail(err, &r);
@@ -228,7 +254,14 @@ void oci_op_close(void *sandbox)
 	oci_sandbox *sb = sandbox;
 	if (!sb)
 		return;
-	oci_container_end(sb->tier, sb->engine, sb->name, sb->pidfd);
+	pthread_mutex_lock(&sb->chan_lock);
+	bool ended = sb->chan_open && chan_close(sb);
+	pthread_mutex_unlock(&sb->chan_lock);
+	if (ended)
+		oci_reap_note(sb->tier, sb->name); /* removed by the CLI; checked at free */
+	else
+		oci_container_end(sb->tier, sb->engine, sb->name, sb->pidfd);
+	pthread_mutex_destroy(&sb->chan_lock);
 	free(sb->engine);
 	free(sb);
 }
@@ -250,6 +283,11 @@ typedef struct run_state {
 	size_t errlen;
 	bool cancel_wanted, cancel_sent;
 	uint16_t port; /* serve: the published container port */
+	/* over the session channel: stdin stays open, the loop ends at the
+	 * answer (done), and a cancel is the CANCEL frame reserved after the
+	 * request (cancel_len bytes) */
+	bool chan, done, job_started;
+	size_t cancel_len;
 } run_state;
 
 /* serve: where the published port is reachable on the host's loopback */
@@ -276,6 +314,7 @@ static int on_run_frame(void *ctx, uint8_t type, const char *payload, uint32_t l
 	switch (type) {
 	case OCI_FRAME_HELLO:
 		s->helper_pid = strtol(payload, NULL, 10);
+		s->job_started = true;
 		if (s->port)
 			report_address(s);
 		break;
@@ -287,10 +326,12 @@ static int on_run_frame(void *ctx, uint8_t type, const char *payload, uint32_t l
 	case OCI_FRAME_STATUS:
 		if (oci_status_parse(payload, &s->status) == 0)
 			s->have_status = true;
+		s->done = true;
 		break;
 	case OCI_FRAME_ERROR:
 		if (oci_error_parse(payload, &s->error) == 0)
 			s->have_error = true;
+		s->done = true;
 		break;
 	default:
 		return -EPROTO;
@@ -313,25 +354,28 @@ static void send_cancel(run_state *s)
 	oci_cli_result_clear(&res);
 }
 
-/* The poll loop of one helper exec: feeds stdin, decodes the helper's frames,
- * watches cancel_fd and the host-side deadline (timeout_ms + grace). */
-static int exec_loop(run_state *s, oci_proc *p, uint64_t timeout_ms, int cancel_fd,
+/* The poll loop of one helper exec (or one request over the session
+ * channel): feeds stdin, decodes the helper's frames, watches cancel_fd and
+ * the host-side deadline (limit_ms from now). */
+static int exec_loop(run_state *s, oci_proc *p, uint64_t limit_ms, int cancel_fd,
 		     const char *in, size_t in_len, bool *ret_deadline)
 {
 	oci_decoder dec = { 0 };
 	size_t in_off = 0;
 	bool out_open = true, err_open = true;
-	int64_t deadline = oci_now_ms() + (int64_t)timeout_ms + RUN_GRACE_MS;
+	int64_t deadline = oci_now_ms() + (int64_t)limit_ms;
 	int64_t kill_deadline = -1;
 	int ret = 0;
 	*ret_deadline = false;
-	if (!in)
+	if (!in && !s->chan)
 		oci_proc_close_in(p);
-	while (out_open || err_open) {
+	while ((out_open || err_open) && !(s->chan && s->done)) {
+		/* the channel stays open between requests: poll it only with bytes to send */
+		bool want_out = s->chan ? in_off < in_len : true;
 		struct pollfd pfd[4] = {
 			{ out_open ? p->out : -1, POLLIN, 0 },
 			{ err_open ? p->err : -1, POLLIN, 0 },
-			{ p->in, POLLOUT, 0 },
+			{ want_out ? p->in : -1, POLLOUT, 0 },
 			{ s->cancel_wanted ? -1 : cancel_fd, POLLIN, 0 },
 		};
 		int64_t now = oci_now_ms();
@@ -342,7 +386,11 @@ static int exec_loop(run_state *s, oci_proc *p, uint64_t timeout_ms, int cancel_
 			break;
 		if (pfd[3].revents & (POLLIN | POLLHUP | POLLERR))
 			s->cancel_wanted = true;
-		if (s->cancel_wanted && !s->cancel_sent && s->helper_pid > 1) {
+		if (s->cancel_wanted && !s->cancel_sent && s->chan) {
+			s->cancel_sent = true;
+			in_len += s->cancel_len; /* the CANCEL frame after the request */
+			kill_deadline = oci_now_ms() + KILL_TIMEOUT_MS;
+		} else if (s->cancel_wanted && !s->cancel_sent && s->helper_pid > 1) {
 			send_cancel(s);
 			kill_deadline = oci_now_ms() + KILL_TIMEOUT_MS;
 		}
@@ -350,18 +398,18 @@ static int exec_loop(run_state *s, oci_proc *p, uint64_t timeout_ms, int cancel_
 		if (now >= deadline || (kill_deadline >= 0 && now >= kill_deadline)) {
 			/* the CLI hangs (a frozen daemon): stop waiting for it */
 			*ret_deadline = now >= deadline;
-			if (!s->cancel_sent && s->helper_pid > 1)
+			if (!s->chan && !s->cancel_sent && s->helper_pid > 1)
 				send_cancel(s);
 			oci_proc_kill(p);
 			break;
 		}
 		if (pfd[2].revents & (POLLOUT | POLLERR | POLLHUP)) {
-			ssize_t w = in_off < in_len ? write(p->in, in + in_off, in_len - in_off) : 0;
+			ssize_t w = in_off < in_len ? oci_proc_write(p, in + in_off, in_len - in_off) : 0;
 			if (w > 0)
 				in_off += (size_t)w;
 			if (w < 0 && errno != EAGAIN && errno != EINTR)
 				in_off = in_len; /* the helper stopped reading: nothing more to give */
-			if (in_off >= in_len)
+			if (in_off >= in_len && !s->chan)
 				oci_proc_close_in(p);
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -419,7 +467,7 @@ static int exec_helper(run_state *s, const char *const *args, const char *in, si
 	oci_strv_free(env);
 	if (r < 0)
 		return r;
-	*ret_loop = exec_loop(s, &p, timeout_ms, cancel_fd, in, in_len, ret_deadline);
+	*ret_loop = exec_loop(s, &p, timeout_ms + RUN_GRACE_MS, cancel_fd, in, in_len, ret_deadline);
 	return oci_proc_wait(&p);
 }
 
@@ -483,6 +531,190 @@ static void fill_status(const run_state *s, cordon_plugin_run_status *ret)
 		ret->flags |= CORDON_PLUGIN_RUN_OOM;
 }
 
+static int finish_run(run_state *s, int code, bool deadline, int loop,
+		      cordon_plugin_run_status *ret, cordon_plugin_error *err);
+
+/* ---- the session channel ------------------------------------------------------------ */
+
+static int on_attach_frame(void *ctx, uint8_t type, const char *payload, uint32_t len)
+{
+	(void)payload;
+	(void)len;
+	run_state *s = ctx;
+	if (type != OCI_FRAME_HELLO)
+		return -EPROTO;
+	s->done = true;
+	return 0;
+}
+
+/* `ENGINE run -i --rm ... session`, up to the session helper's HELLO: from
+ * then on the container runs and the CLI relays both ways. */
+static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, oci_refusal *r)
+{
+	oci_tier *t = sb->tier;
+	*ret_no_image = false;
+	char **argv = oci_engine_argv(t, sb->engine, (const char *const *)args);
+	char **env = oci_engine_env();
+	int64_t t0 = oci_now_ms();
+	int ret = oci_proc_spawn((const char *const *)argv, (const char *const *)env, &sb->chan);
+	oci_strv_free(argv);
+	oci_strv_free(env);
+	if (ret < 0)
+		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+				  "could not run %s: %s", t->kind->name, strerror(-ret));
+	run_state s = { .sb = sb, .frame = on_attach_frame, .chan = true };
+	bool deadline = false;
+	int loop = exec_loop(&s, &sb->chan, t->cli_timeout_ms, -1, NULL, 0, &deadline);
+	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name, "%s run -i: %s in %lld ms",
+		      t->kind->name, s.done && loop == 0 ? "session up" : "failed",
+		      (long long)(oci_now_ms() - t0));
+	if (s.done && loop == 0) {
+		sb->chan_open = true;
+		return 0;
+	}
+	if (deadline)
+		oci_proc_kill(&sb->chan);
+	int code = oci_proc_wait(&sb->chan);
+	oci_cli_result res = { .err = s.errbuf, .exit_code = deadline ? -1 : code,
+			       .timed_out = deadline };
+	if (deadline || (t->kind->daemon && oci_output_says_daemon_down(s.errbuf)))
+		oci_health_note(t, false);
+	*ret_no_image = oci_output_says_no_image(s.errbuf);
+	if (loop < 0 && !deadline)
+		return oci_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+				  "starting the session container: the helper's output was "
+				  "malformed");
+	return oci_cli_failure(t, "starting the session container", &res, r);
+}
+
+/* Starts the sandbox's own container, attached. */
+static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
+{
+	oci_tier *t = sb->tier;
+	session_name(sb->name, sizeof(sb->name));
+	char **args = NULL;
+	int ret = start_args(t, sb->engine, st, sb->name, true, &args, r);
+	if (ret < 0)
+		return ret;
+	/* `run --pull never` says when the image is absent: only then pull, by
+	 * digest, and try once more */
+	bool no_image = false;
+	ret = attach_once(sb, args, &no_image, r);
+	if (ret < 0 && no_image) {
+		oci_container_remove(t, sb->engine, sb->name);
+		ret = oci_image_ensure(t, sb->engine, st->image, r);
+		if (ret == 0)
+			ret = attach_once(sb, args, &no_image, r);
+	}
+	oci_strv_free(args);
+	if (ret < 0) {
+		/* a half-created container must not survive a failed start */
+		oci_container_remove(t, sb->engine, sb->name);
+		return ret;
+	}
+	oci_health_note(t, true);
+	return 0;
+}
+
+/* The CLI ends when its container does (killed from outside, a daemon that
+ * stopped); between requests nothing else comes on its stdout. */
+static bool chan_idle_ok(const oci_sandbox *sb)
+{
+	struct pollfd p[2] = { { sb->chan.out, POLLIN, 0 }, { sb->chan.err, POLLIN, 0 } };
+	return poll(p, 2, 0) == 0;
+}
+
+/* Lets go of a channel that failed; close then ends the container through
+ * the engine. Returns the CLI's exit code. */
+static int chan_drop(oci_sandbox *sb)
+{
+	oci_proc_kill(&sb->chan);
+	sb->chan_open = false;
+	return oci_proc_wait(&sb->chan);
+}
+
+/* EOF on the session helper's stdin ends the session: the helper exits, so
+ * the container stops, and the CLI removes it (--rm) before it exits. True
+ * when that happened in time. */
+static bool chan_close(oci_sandbox *sb)
+{
+	oci_proc *p = &sb->chan;
+	int64_t t0 = oci_now_ms();
+	oci_proc_close_in(p);
+	bool out_open = true, err_open = true;
+	while (out_open || err_open) {
+		int64_t left = t0 + KILL_TIMEOUT_MS - oci_now_ms();
+		if (left <= 0)
+			break;
+		struct pollfd pfd[2] = { { out_open ? p->out : -1, POLLIN, 0 },
+					 { err_open ? p->err : -1, POLLIN, 0 } };
+		if (poll(pfd, 2, (int)left) < 0 && errno != EINTR)
+			break;
+		char buf[4096];
+		for (int i = 0; i < 2; i++) {
+			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			ssize_t n = read(i == 0 ? p->out : p->err, buf, sizeof(buf));
+			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+				*(i == 0 ? &out_open : &err_open) = false;
+		}
+	}
+	bool in_time = !out_open && !err_open;
+	if (!in_time)
+		oci_proc_kill(p);
+	int code = oci_proc_wait(p);
+	sb->chan_open = false;
+	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, sb->tier->kind->name,
+		      "%s run -i: session ended (exit %d) in %lld ms", sb->tier->kind->name, code,
+		      (long long)(oci_now_ms() - t0));
+	return in_time && code == 0;
+}
+
+/* A run over the session channel. False when it did not reach the helper
+ * (channel busy, gone, or the request too large): the caller runs it through
+ * `engine exec`, which also says why a container is gone. */
+static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
+		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+		     cordon_plugin_error *err, int *ret_rc)
+{
+	if (!sb->chan_open)
+		return false;
+	if (!chan_idle_ok(sb)) {
+		chan_drop(sb);
+		return false;
+	}
+	size_t len;
+	char *req = oci_session_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
+					spec->workdir, spec->stdin_data, (size_t)spec->stdin_len, &len);
+	if (!req)
+		return false;
+	char *buf = realloc(req, len + OCI_FRAME_HEADER);
+	if (!buf)
+		abort();
+	oci_frame_header((uint8_t *)buf + len, OCI_REQ_CANCEL, 0);
+	run_state s = { .sb = sb, .frame = on_run_frame, .sink = sink, .port = spec->port,
+			.chan = true, .cancel_len = OCI_FRAME_HEADER };
+	bool deadline = false;
+	int loop = exec_loop(&s, &sb->chan, spec->timeout_ms + RUN_GRACE_MS, spec->cancel_fd, buf,
+			     len, &deadline);
+	explicit_bzero(buf, len + OCI_FRAME_HEADER); /* granted secrets */
+	free(buf);
+	if (s.done && loop == 0) {
+		*ret_rc = finish_run(&s, -1, false, 0, ret, err);
+		return true;
+	}
+	/* the channel failed: the CLI ended, hangs, or the stream is malformed */
+	if (deadline)
+		oci_host->log(CORDON_PLUGIN_LOG_WARNING, sb->tier->kind->name,
+			      "the %s CLI of session %s did not answer in time", sb->tier->kind->name,
+			      sb->name);
+	int code = chan_drop(sb);
+	if (!s.job_started && !deadline && loop == 0)
+		return false;
+	*ret_rc = finish_run(&s, code, deadline, loop, ret, err);
+	return true;
+}
+
 static char **run_args(const oci_sandbox *sb, const cordon_plugin_run_spec *spec)
 {
 	oci_strv a = { 0 };
@@ -510,6 +742,14 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_p
 					   "container_publish_invalid",
 					   "port %u is not published by this tier (publish: needs "
 					   "governed egress and network:)", spec->port);
+	/* the session channel when it is free; a concurrent run takes exec */
+	if (pthread_mutex_trylock(&sb->chan_lock) == 0) {
+		int rc = 0;
+		bool done = chan_run(sb, spec, sink, ret, err, &rc);
+		pthread_mutex_unlock(&sb->chan_lock);
+		if (done)
+			return rc;
+	}
 	/* the environment goes on stdin, never into the engine's argv */
 	size_t hdr_len;
 	char *hdr = oci_env_header(spec->envp, &hdr_len);
@@ -534,10 +774,18 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_p
 		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 					   "could not start %s exec: %s", sb->tier->kind->name,
 					   strerror(-code));
-	if (s.have_status) {
+	return finish_run(&s, code, deadline, loop, ret, err);
+}
+
+/* What a run's answer (or its absence) means. */
+static int finish_run(run_state *s, int code, bool deadline, int loop,
+		      cordon_plugin_run_status *ret, cordon_plugin_error *err)
+{
+	oci_sandbox *sb = s->sb;
+	if (s->have_status) {
 		oci_health_note(sb->tier, true);
-		fill_status(&s, ret);
-		if (s.cancel_wanted && !s.status.timed_out)
+		fill_status(s, ret);
+		if (s->cancel_wanted && !s->status.timed_out)
 			ret->flags |= CORDON_PLUGIN_RUN_CANCELLED;
 		return 0;
 	}
@@ -546,10 +794,10 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_p
 		ret->signal = 9;
 		return 0;
 	}
-	if (loop < 0 && !s.have_error)
+	if (loop < 0 && !s->have_error)
 		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 					   "the helper's output was malformed");
-	return exec_failure(&s, code, ret, err);
+	return exec_failure(s, code, ret, err);
 }
 
 /* ---- file operations ----------------------------------------------------------------- */

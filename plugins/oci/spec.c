@@ -457,7 +457,7 @@ static void add_env(oci_strv *a, const char *const *env)
 
 /*
  * The order is fixed (tests compare it exactly):
- *   run [-d] --rm --pull never [--name N] [--label L]...
+ *   run [-d|-i] --rm --pull never [--name N] [--label L]...
  *   --read-only --cap-drop ALL --security-opt no-new-privileges --user U
  *   --memory M --memory-swap M [--cpus C] --pids-limit P(+overhead) --network none|NAME
  *   [--runtime R] [--ulimit U]... --tmpfs /tmp:... [--tmpfs ROOT:...] (mode 1777 and
@@ -473,6 +473,8 @@ char **oci_run_argv(const oci_spec *s)
 	oci_strv_add(&a, "run");
 	if (s->detach)
 		oci_strv_add(&a, "-d");
+	else if (s->interactive)
+		oci_strv_add(&a, "-i");
 	oci_strv_add(&a, "--rm");
 	/* pulls happen explicitly, by digest, under the tier's pull policy */
 	oci_strv_add(&a, "--pull");

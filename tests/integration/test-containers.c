@@ -351,6 +351,7 @@ static const char *redteam_script =
 	"env | grep -q " HOST_SECRET " && echo secret=leaked || echo secret=absent;"
 	"ps -o comm | grep -q -E 'dockerd|conmon|containerd|podman' && echo hostprocs=visible ||"
 	"  echo hostprocs=hidden;"
+	"ls /proc/1/fd >/dev/null 2>&1 && echo pid1fds=open || echo pid1fds=closed;"
 	"echo kernel=$(uname -r)";
 
 static GHashTable *redteam(cordon_sandbox *sb)
@@ -393,6 +394,8 @@ START_TEST(test_redteam)
 	expect(h, "mount", "no");
 	expect(h, "secret", "absent");
 	expect(h, "hostprocs", "hidden");
+	/* pid 1 is the session helper: its channel is out of the work's reach */
+	expect(h, "pid1fds", "closed");
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
 	assert_nothing_left(e->engine);
@@ -782,6 +785,101 @@ START_TEST(test_docker_daemon_stopped)
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
 	assert_nothing_left("docker");
+}
+END_TEST
+
+/* ---- the session channel ------------------------------------------------------------ */
+
+typedef struct bg_run {
+	cordon_sandbox *sb;
+	char *out;
+} bg_run;
+
+static gpointer run_in_background(gpointer data)
+{
+	bg_run *b = data;
+	b->out = sh_out(b->sb, "sleep 2; echo bg $PPID");
+	return NULL;
+}
+
+/* An unpooled sandbox's runs go to its container's pid 1 (the session helper,
+ * over the attached CLI: no engine call), so pid 1 is the work's parent; a run
+ * that comes while the channel is busy takes `engine exec` (another parent),
+ * and both answer. */
+START_TEST(test_session_channel)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	cordon_sandbox *sb = open_tier(ctx, e->tier, NULL);
+	g_autofree char *ppid = sh_out(sb, "echo $PPID");
+	ck_assert_str_eq(ppid, "1\n");
+	bg_run b = { sb, NULL };
+	GThread *th = g_thread_new("bg", run_in_background, &b);
+	g_usleep(700 * 1000); /* the background run holds the channel by now */
+	g_autofree char *fg = sh_out(sb, "echo fg $PPID");
+	g_thread_join(th);
+	ck_assert_str_eq(b.out, "bg 1\n");
+	g_free(b.out);
+	ck_assert_msg(strncmp(fg, "fg ", 3) == 0 && strcmp(fg, "fg 1\n") != 0,
+		      "the concurrent run did not go through exec: %s", fg);
+	/* the channel again once it is free */
+	g_autofree char *again = sh_out(sb, "echo $PPID");
+	ck_assert_str_eq(again, "1\n");
+	close_and_assert_killed(e->engine, sb);
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+/* A host process that dies without closing anything: its attached CLIs read
+ * EOF, the session helpers exit and --rm removes the containers, with no gc. */
+START_TEST(test_host_died)
+{
+	const engine_case *e = &engines[_i];
+	int p[2], go[2];
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(pipe(go), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		close(go[1]);
+		cordon_context *ctx = ctx_new();
+		cordon_sandbox *sb = open_tier(ctx, e->tier, NULL);
+		g_autofree char *id = sh_out(sb, "hostname");
+		if (write(p[1], id, strlen(id)) < 0)
+			_exit(1);
+		close(p[1]);
+		char c;
+		if (read(go[0], &c, 1) < 0)
+			_exit(1);
+		raise(SIGKILL);
+	}
+	close(p[1]);
+	close(go[0]);
+	char id[128] = "";
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(p[0], id + got, sizeof(id) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(p[0]);
+	g_strstrip(id);
+	ck_assert_msg(*id, "the child opened no sandbox");
+	/* the container runs while its host lives (the id is the container's hostname) */
+	g_autofree char *running = engine_run(e->engine, NULL, "ps", "-q", "--no-trunc", NULL);
+	ck_assert_msg(strstr(running, id), "%s container %s is not running", e->engine, id);
+	close(go[1]); /* the child dies now, closing nothing itself */
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	bool gone = false;
+	for (int i = 0; i < 300 && !gone; i++) {
+		g_autofree char *all = engine_run(e->engine, NULL, "ps", "-a", "-q", "--no-trunc", NULL);
+		gone = !strstr(all, id);
+		if (!gone)
+			g_usleep(100 * 1000);
+	}
+	ck_assert_msg(gone, "%s container %s survived its host", e->engine, id);
 }
 END_TEST
 
@@ -1196,6 +1294,8 @@ static Suite *containers_suite(void)
 	add_case(s, "secrets", test_secrets_not_in_argv, 2);
 	add_case(s, "pin", test_image_pin, 2);
 	add_case(s, "serve", test_serve_published, 2);
+	add_case(s, "channel", test_session_channel, 2);
+	add_case(s, "host-died", test_host_died, 2);
 	add_case(s, "pool", test_pool, 0);
 	add_case(s, "daemon", test_docker_daemon_stopped, 0);
 	return s;

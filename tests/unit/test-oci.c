@@ -385,6 +385,32 @@ START_TEST(test_argv_session)
 }
 END_TEST
 
+/* An attached session container: -i where -d would be, nothing else changes. */
+START_TEST(test_argv_attached)
+{
+	oci_spec s = base_spec();
+	s.interactive = true;
+	const char *cmd[] = { "session", NULL };
+	s.command = cmd;
+	s.entrypoint = "/.cordon-helper";
+	const char *want[] = {
+		"run", "-i", "--rm", "--pull", "never", "--read-only", "--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges", "--user", "65534:65534",
+		"--memory", "268435456", "--memory-swap", "268435456",
+		"--pids-limit", "256", "--network", "none",
+		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+		"--entrypoint", "/.cordon-helper", "--", IMAGE, "session", NULL,
+	};
+	assert_argv(oci_run_argv(&s), want);
+	/* detached wins: never both */
+	s.detach = true;
+	char **a = oci_run_argv(&s);
+	ck_assert_str_eq(a[1], "-d");
+	ck_assert_str_eq(a[2], "--rm");
+	oci_strv_free(a);
+}
+END_TEST
+
 START_TEST(test_argv_root_tmpfs_publish_rw_mount)
 {
 	oci_spec s = base_spec();
@@ -661,6 +687,77 @@ START_TEST(test_env_header)
 }
 END_TEST
 
+/* One frame of a request stream: its type, its payload; advances *off. */
+static uint8_t next_frame(const char *buf, size_t len, size_t *off, const char **ret_payload,
+			  uint32_t *ret_len)
+{
+	ck_assert_uint_ge(len - *off, OCI_FRAME_HEADER);
+	const uint8_t *h = (const uint8_t *)buf + *off;
+	uint32_t n = oci_frame_length(h);
+	ck_assert_uint_ge(len - *off - OCI_FRAME_HEADER, n);
+	*ret_payload = buf + *off + OCI_FRAME_HEADER;
+	*ret_len = n;
+	*off += OCI_FRAME_HEADER + n;
+	return h[0];
+}
+
+START_TEST(test_session_request)
+{
+	const char *argv[] = { "/bin/sh", "-c", "", "x y", NULL };
+	const char *env[] = { "A=1", "SECRET=s3", NULL };
+	/* two STDIN frames: one full, one of 10 bytes */
+	size_t in_len = OCI_FRAME_MAX + 10;
+	char *in = malloc(in_len);
+	for (size_t i = 0; i < in_len; i++)
+		in[i] = (char)(i * 7);
+	size_t len;
+	char *req = oci_session_request(argv, env, 1500, 1048577, "sub/dir", in, in_len, &len);
+	ck_assert_ptr_nonnull(req);
+	size_t off = 0;
+	const char *p;
+	uint32_t n;
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_RUN);
+	/* timeout, cap, workdir, argc, argv (an empty argument kept), environment */
+	const char want[] = "1500\0001048577\0sub/dir\0" "4\0/bin/sh\0-c\0\0x y\0A=1\0SECRET=s3";
+	ck_assert_uint_eq(n, sizeof(want));
+	ck_assert_int_eq(memcmp(p, want, n), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
+	ck_assert_uint_eq(n, OCI_FRAME_MAX);
+	ck_assert_int_eq(memcmp(p, in, n), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
+	ck_assert_uint_eq(n, 10);
+	ck_assert_int_eq(memcmp(p, in + OCI_FRAME_MAX, 10), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(off, len);
+	free(req);
+	free(in);
+
+	/* no workdir, no environment, no stdin: empty fields, STDIN_END at once */
+	const char *one[] = { "true", NULL };
+	req = oci_session_request(one, NULL, 0, 0, NULL, NULL, 0, &len);
+	off = 0;
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_RUN);
+	const char want2[] = "0\0000\0\0" "1\0true";
+	ck_assert_uint_eq(n, sizeof(want2));
+	ck_assert_int_eq(memcmp(p, want2, n), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
+	ck_assert_uint_eq(off, len);
+	free(req);
+
+	/* nothing to run, or more than the helper accepts: the caller uses exec */
+	const char *none[] = { NULL };
+	ck_assert_ptr_null(oci_session_request(none, NULL, 0, 0, NULL, NULL, 0, &len));
+	char *big = malloc(OCI_REQUEST_MAX + 8);
+	memset(big, 'v', OCI_REQUEST_MAX + 7);
+	memcpy(big, "BIG=", 4);
+	big[OCI_REQUEST_MAX + 7] = '\0';
+	const char *bigenv[] = { big, NULL };
+	ck_assert_ptr_null(oci_session_request(one, bigenv, 0, 0, NULL, NULL, 0, &len));
+	free(big);
+}
+END_TEST
+
 static Suite *oci_suite(void)
 {
 	Suite *s = suite_create("oci");
@@ -681,6 +778,7 @@ static Suite *oci_suite(void)
 	tc = tcase_create("argv");
 	tcase_add_test(tc, test_argv_minimal);
 	tcase_add_test(tc, test_argv_session);
+	tcase_add_test(tc, test_argv_attached);
 	tcase_add_test(tc, test_argv_root_tmpfs_publish_rw_mount);
 	tcase_add_test(tc, test_argv_invariants);
 	suite_add_tcase(s, tc);
@@ -694,6 +792,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_decoder_chunks);
 	tcase_add_test(tc, test_decoder_malformed);
 	tcase_add_test(tc, test_env_header);
+	tcase_add_test(tc, test_session_request);
 	suite_add_tcase(s, tc);
 	return s;
 }

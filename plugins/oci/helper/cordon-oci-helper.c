@@ -7,6 +7,9 @@
  * namespace and never on the host.
  *
  *   idle                     pid 1 of the session container: reaps, exits on SIGTERM
+ *   session                  pid 1 of a session container started attached (`run -i`):
+ *                            reaps, and runs the work the host sends as request frames
+ *                            on its stdin (protocol.h), one run at a time; EOF ends it
  *   run [opts] -- ARGV...    runs the work (protocol.h), kills its whole subtree at the
  *                            end, on timeout and on cancel; opts: --timeout-ms N,
  *                            --cap N (bytes per stream), --workdir REL
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -404,21 +408,43 @@ static bool pump(stream *s, long long cap, bool *host_gone)
 	return true;
 }
 
-static int spawn_work(const run_opts *o, char **envp, int wdfd, int out[2], int err[2],
-		      pid_t *ret_pid)
+static void close_pair(int p[2])
 {
-	int ep[2];
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
-		return -errno;
+	for (int i = 0; i < 2; i++)
+		if (p[i] >= 0)
+			close(p[i]);
+	p[0] = p[1] = -1;
+}
+
+/* in_fd: the work's stdin, or -1 to let it inherit ours. */
+static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int out[2],
+		      int err[2], pid_t *ret_pid)
+{
+	int ep[2] = { -1, -1 };
+	out[0] = out[1] = err[0] = err[1] = -1;
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		int e = errno;
+		close_pair(out);
+		close_pair(err);
+		close_pair(ep);
+		return -e;
+	}
 	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		int e = errno;
+		close_pair(out);
+		close_pair(err);
+		close_pair(ep);
+		return -e;
+	}
 	if (pid == 0) {
 		setsid();
 		signal(SIGPIPE, SIG_DFL);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (in_fd >= 0)
+			dup2(in_fd, STDIN_FILENO);
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
 		if (fchdir(wdfd) < 0)
@@ -436,6 +462,7 @@ static int spawn_work(const run_opts *o, char **envp, int wdfd, int out[2], int 
 	close(out[1]);
 	close(err[1]);
 	close(ep[1]);
+	out[1] = err[1] = -1;
 	int e = 0;
 	ssize_t r;
 	do
@@ -471,59 +498,103 @@ static int parse_run(int argc, char **argv, run_opts *o)
 	return 0;
 }
 
-static int cmd_run(int argc, char **argv)
+/* Reads exactly len bytes; false at EOF or on an error. */
+static bool read_full(int fd, void *buf, size_t len)
 {
-	run_opts o = { 0 };
-	if (parse_run(argc, argv, &o) < 0)
-		return fail("invalid_argument", EINVAL, "run");
-	char **envp = read_env();
-	if (!envp)
-		return fail("invalid_argument", EPROTO, "environment header");
-	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+	char *p = buf;
+	while (len > 0) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		p += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
 
+/* One request frame from the host (session mode). Returns 1 with the frame
+ * (payload NUL-terminated, malloc'd), 0 at EOF between frames, -1 on a
+ * malformed or oversized frame or a read error. */
+static int read_request(int fd, uint8_t *ret_type, char **ret_payload, uint32_t *ret_len,
+			uint32_t max)
+{
+	uint8_t hdr[OCI_FRAME_HEADER];
+	ssize_t n;
+	do
+		n = read(fd, hdr, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return 0;
+	if (n < 0 || !read_full(fd, hdr + 1, sizeof(hdr) - 1))
+		return -1;
+	uint32_t len = oci_frame_length(hdr);
+	if (len > max)
+		return -1;
+	char *payload = malloc((size_t)len + 1);
+	if (!payload || !read_full(fd, payload, len)) {
+		free(payload);
+		return -1;
+	}
+	payload[len] = '\0';
+	*ret_type = hdr[0];
+	*ret_payload = payload;
+	*ret_len = len;
+	return 1;
+}
+
+/* Runs the work and reports its end (STATUS, or ERROR when it could not
+ * start). in_fd: the work's stdin, or -1 (it inherits ours, and we then
+ * let go of it). ctl_fd: the session's request stream, watched for CANCEL
+ * and EOF (*ret_hangup: the host is gone), or -1. sfd: a signalfd of the
+ * blocked set (SIGCHLD, and the cancel signals). */
+static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sfd,
+		   bool *ret_hangup)
+{
 	int rootfd = open_root();
 	if (rootfd < 0)
 		return fail("io_error", errno, OCI_SANDBOX_ROOT);
 	int wdfd = rootfd;
-	if (o.workdir && *o.workdir && strcmp(o.workdir, ".") != 0) {
-		if (!path_ok(o.workdir))
+	if (o->workdir && *o->workdir && strcmp(o->workdir, ".") != 0) {
+		if (!path_ok(o->workdir)) {
+			close(rootfd);
 			return fail("sandbox_path_escape", EXDEV, "workdir");
-		wdfd = open_beneath(rootfd, o.workdir, O_RDONLY | O_DIRECTORY, 0);
-		if (wdfd < 0)
-			return fail(code_for(errno), errno, "workdir");
+		}
+		wdfd = open_beneath(rootfd, o->workdir, O_RDONLY | O_DIRECTORY, 0);
+		if (wdfd < 0) {
+			int e = errno;
+			close(rootfd);
+			return fail(code_for(e), e, "workdir");
+		}
 	}
-
-	/* Orphans of the work become ours, so kill_tree reaches them. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	signal(SIGPIPE, SIG_IGN);
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGUSR1); /* `kill`: cancel */
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGINT);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0)
-		return fail("io_error", errno, "signalfd");
 	long long oom_before = oom_kills();
 
 	int out[2], err[2];
 	pid_t pid = -1;
-	int r = spawn_work(&o, envp, wdfd, out, err, &pid);
+	int r = spawn_work(o, envp, wdfd, in_fd, out, err, &pid);
+	if (wdfd != rootfd)
+		close(wdfd);
+	close(rootfd);
 	if (r < 0) {
 		kill_tree(pid);
-		while (waitpid(-1, NULL, 0) > 0)
-			;
-		frame_text(OCI_FRAME_ERROR, "exec_failed %d %s: %s", -r, o.argv[0], strerror(-r));
+		if (pid > 0)
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		if (out[0] >= 0)
+			close(out[0]);
+		if (err[0] >= 0)
+			close(err[0]);
+		frame_text(OCI_FRAME_ERROR, "exec_failed %d %s: %s", -r, o->argv[0], strerror(-r));
 		return 1;
 	}
-	/* The work holds its stdin; we must not keep the pipe's read end busy. */
-	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull >= 0) {
-		dup2(devnull, STDIN_FILENO);
-		close(devnull);
+	if (in_fd < 0) {
+		/* The work holds its stdin; we must not keep the pipe's read end busy. */
+		int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			close(devnull);
+		}
 	}
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(err[0], F_SETFL, O_NONBLOCK);
@@ -532,22 +603,39 @@ static int cmd_run(int argc, char **argv)
 	bool open_[2] = { true, true };
 	bool exited = false, timed_out = false, cancelled = false, host_gone = false;
 	int status = 0;
-	long long deadline = o.timeout_ms > 0 ? now_ms() + o.timeout_ms : -1;
+	long long deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : -1;
 
 	while (open_[0] || open_[1] || !exited) {
-		struct pollfd pfd[3] = { { sfd, POLLIN, 0 }, { open_[0] ? out[0] : -1, POLLIN, 0 },
-					 { open_[1] ? err[0] : -1, POLLIN, 0 } };
+		struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { open_[0] ? out[0] : -1, POLLIN, 0 },
+					 { open_[1] ? err[0] : -1, POLLIN, 0 },
+					 { ctl_fd, POLLIN, 0 } };
 		int wait_ms = -1;
 		if (deadline >= 0 && !timed_out) {
 			long long left = deadline - now_ms();
 			wait_ms = left < 0 ? 0 : (left > 60000 ? 60000 : (int)left);
 		}
-		int n = poll(pfd, 3, wait_ms);
+		int n = poll(pfd, 4, wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (deadline >= 0 && !timed_out && !exited && now_ms() >= deadline) {
 			timed_out = true;
 			kill_tree(pid);
+		}
+		if (pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) {
+			uint8_t type = 0;
+			char *payload = NULL;
+			uint32_t len;
+			int q = read_request(ctl_fd, &type, &payload, &len, 0);
+			free(payload);
+			if (q <= 0 || type != OCI_REQ_CANCEL) {
+				/* the host hung up (or spoke out of turn): stop, then end */
+				*ret_hangup = true;
+				ctl_fd = -1;
+			}
+			if (!exited && !cancelled) {
+				cancelled = true;
+				kill_tree(pid);
+			}
 		}
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
@@ -571,7 +659,7 @@ static int cmd_run(int argc, char **argv)
 		for (int i = 0; i < 2; i++) {
 			if (!open_[i] || !(pfd[i + 1].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
-			if (!pump(&st[i], o.cap, &host_gone)) {
+			if (!pump(&st[i], o->cap, &host_gone)) {
 				open_[i] = false;
 				close(st[i].fd);
 			}
@@ -581,6 +669,9 @@ static int cmd_run(int argc, char **argv)
 			kill_tree(pid);
 		}
 	}
+	for (int i = 0; i < 2; i++)
+		if (open_[i])
+			close(st[i].fd);
 	while (waitpid(-1, NULL, WNOHANG) > 0)
 		;
 	if (!exited) {
@@ -601,6 +692,195 @@ static int cmd_run(int argc, char **argv)
 	else
 		frame_text(OCI_FRAME_STATUS, "exit %d%s", WEXITSTATUS(status), flags);
 	return 0;
+}
+
+/* The signals a run helper takes through its signalfd: SIGCHLD, and the
+ * ones that cancel the work (SIGUSR1 from `kill`). */
+static int block_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR1); /* `kill`: cancel */
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	run_opts o = { 0 };
+	if (parse_run(argc, argv, &o) < 0)
+		return fail("invalid_argument", EINVAL, "run");
+	/* as in session: the work (our uid) cannot reach our stdin and stdout */
+	prctl(PR_SET_DUMPABLE, 0);
+	char **envp = read_env();
+	if (!envp)
+		return fail("invalid_argument", EPROTO, "environment header");
+	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+	/* Orphans of the work become ours, so kill_tree reaches them. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	int sfd = block_signals();
+	if (sfd < 0)
+		return fail("io_error", errno, "signalfd");
+	bool hangup = false;
+	return run_job(&o, envp, -1, -1, sfd, &hangup);
+}
+
+/* ---- session: pid 1 of an attached session container ------------------------------ */
+
+/* Splits a RUN payload (protocol.h) into o and a NULL-terminated envp that
+ * point into payload. */
+static int parse_request(char *payload, uint32_t len, run_opts *o, char ***ret_envp)
+{
+	char *p = payload, *end = payload + len;
+	char *field[4];
+	for (int i = 0; i < 4; i++) {
+		char *z = memchr(p, '\0', (size_t)(end - p));
+		if (!z)
+			return -1;
+		field[i] = p;
+		p = z + 1;
+	}
+	o->timeout_ms = atoll(field[0]);
+	o->cap = atoll(field[1]);
+	o->workdir = *field[2] ? field[2] : NULL;
+	long argc = atol(field[3]);
+	if (argc < 1 || argc > 65536)
+		return -1;
+	char **argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (!argv)
+		return -1;
+	for (long i = 0; i < argc; i++) {
+		char *z = p < end ? memchr(p, '\0', (size_t)(end - p)) : NULL;
+		if (!z) {
+			free(argv);
+			return -1;
+		}
+		argv[i] = p;
+		p = z + 1;
+	}
+	size_t count = 0;
+	for (char *q = p; q < end; q++)
+		count += *q == '\0';
+	char **envp = calloc(count + 1, sizeof(char *));
+	if (!envp) {
+		free(argv);
+		return -1;
+	}
+	size_t n = 0;
+	while (p < end) {
+		char *z = memchr(p, '\0', (size_t)(end - p));
+		if (!z)
+			break; /* the payload ends with a NUL; anything else is dropped */
+		if (strchr(p, '='))
+			envp[n++] = p;
+		p = z + 1;
+	}
+	o->argv = argv;
+	*ret_envp = envp;
+	return 0;
+}
+
+/* Where the work's stdin is kept until it starts: memory (counted against
+ * the container's own memory cap), or an unlinked file in the scratch. */
+static int stdin_file(void)
+{
+	int fd = memfd_create("cordon-stdin", MFD_CLOEXEC);
+	if (fd < 0)
+		fd = open(OCI_SCRATCH_PATH, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return fd;
+}
+
+/* One RUN request: its stdin frames follow it. Returns false when the
+ * session must end (the host hung up, or broke the protocol). */
+static bool session_run(char *payload, uint32_t len, int sfd)
+{
+	int in = stdin_file();
+	bool ok = true, broken = false;
+	for (;;) {
+		uint8_t type;
+		char *data = NULL;
+		uint32_t n;
+		int q = read_request(STDIN_FILENO, &type, &data, &n, OCI_FRAME_MAX);
+		if (q <= 0 || (type != OCI_REQ_STDIN && type != OCI_REQ_STDIN_END)) {
+			free(data);
+			broken = true;
+			break;
+		}
+		if (type == OCI_REQ_STDIN_END) {
+			free(data);
+			break;
+		}
+		if (in >= 0 && !write_all(in, data, n))
+			ok = false;
+		free(data);
+	}
+	if (broken) {
+		if (in >= 0)
+			close(in);
+		return false;
+	}
+	run_opts o = { 0 };
+	char **envp = NULL;
+	bool hangup = false;
+	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+	if (parse_request(payload, len, &o, &envp) < 0)
+		fail("invalid_argument", EPROTO, "run request");
+	else if (in < 0 || !ok || lseek(in, 0, SEEK_SET) < 0)
+		fail("io_error", in < 0 ? EMFILE : EIO, "the work's stdin");
+	else
+		run_job(&o, envp, in, STDIN_FILENO, sfd, &hangup);
+	if (in >= 0)
+		close(in);
+	free(o.argv);
+	free(envp);
+	return !hangup;
+}
+
+static int cmd_session(void)
+{
+	/* The work runs as our uid: undumpable, our /proc/1/fd (the channel,
+	 * with the next runs' environments) is out of its reach. */
+	prctl(PR_SET_DUMPABLE, 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 1); /* pid 1 already; not under every runtime */
+	int sfd = block_signals();
+	if (sfd < 0)
+		return fail("io_error", errno, "signalfd");
+	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+	for (;;) {
+		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { sfd, POLLIN, 0 } };
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			return 1;
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+				if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGUSR1)
+					return 0;
+			while (waitpid(-1, NULL, WNOHANG) > 0)
+				;
+		}
+		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		uint8_t type;
+		char *payload = NULL;
+		uint32_t len;
+		int q = read_request(STDIN_FILENO, &type, &payload, &len, OCI_REQUEST_MAX);
+		if (q <= 0)
+			return q == 0 ? 0 : 1; /* EOF: the host closed the session */
+		bool more = true;
+		if (type == OCI_REQ_RUN)
+			more = session_run(payload, len, sfd);
+		else if (type != OCI_REQ_CANCEL) /* a cancel that came after its run ended */
+			more = false;
+		explicit_bzero(payload, len); /* granted secrets */
+		free(payload);
+		if (!more)
+			return 0;
+	}
 }
 
 /* ---- kill ---------------------------------------------------------------------------- */
@@ -853,7 +1133,7 @@ static int cmd_probe(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: cordon-oci-helper idle|run|kill|read|write|glob|walk|probe\n");
+		fprintf(stderr, "usage: cordon-oci-helper idle|session|run|kill|read|write|glob|walk|probe\n");
 		return 2;
 	}
 	const char *cmd = argv[1];
@@ -861,6 +1141,8 @@ int main(int argc, char **argv)
 		return cmd_idle();
 	if (strcmp(cmd, "run") == 0)
 		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(cmd, "session") == 0 && argc == 2)
+		return cmd_session();
 	if (strcmp(cmd, "kill") == 0 && argc == 3)
 		return cmd_kill(argv[2]);
 	if (strcmp(cmd, "read") == 0 && argc == 4)
