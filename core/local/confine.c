@@ -863,15 +863,20 @@ static void reap(pid_t pid)
 
 /* ---- host side: a zygote ----------------------------------------------------------------- */
 
+/* EOF on the control socket makes it end the sandbox; the kill makes sure,
+ * and the pid namespace takes everything with it. Does not wait. */
+static void zygote_kill(zygote *z)
+{
+	close_fd(&z->control);
+	if (z->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, z->pidfd, SIGKILL, NULL, 0);
+}
+
 static void zygote_free(zygote *z)
 {
 	if (!z)
 		return;
-	/* EOF on the control socket makes it end the sandbox; the kill makes
-	 * sure, and the pid namespace takes everything with it. */
-	close_fd(&z->control);
-	if (z->pidfd >= 0)
-		syscall(SYS_pidfd_send_signal, z->pidfd, SIGKILL, NULL, 0);
+	zygote_kill(z);
 	if (z->pid > 0)
 		reap(z->pid);
 	close_fd(&z->pidfd);
@@ -1328,9 +1333,13 @@ void confine_sandbox_free(confine_sandbox *s)
 {
 	if (!s)
 		return;
-	zygote_free(s->z);
+	/* The idle groups hold no process of the sandbox: they go while its
+	 * namespaces are torn down on the other CPU; then we wait for that. */
+	if (s->z)
+		zygote_kill(s->z);
 	for (int i = 0; i < s->nidle; i++)
 		limits_cgroup_destroy(&s->idle[i]);
+	zygote_free(s->z);
 	g_mutex_clear(&s->cg_lock);
 	g_free(s);
 }
