@@ -4,7 +4,8 @@
  * (interleaved, so load on a shared machine hits both alike):
  *
  *   cycle   cordon open + run /bin/true + close   vs  ENGINE run --rm (same flags) /bin/true
- *   exec    cordon run /bin/true in an open sandbox vs ENGINE exec CONTAINER /bin/true
+ *   exec    cordon run /bin/true in an open sandbox (over its session channel: no
+ *           engine call) vs ENGINE exec CONTAINER /bin/true
  *   pool    cordon open with `pool: 2` (a ready container taken)
  *   pooled  cordon open + run /bin/true + close with `pool: 2` vs ENGINE run --rm
  *

@@ -29,6 +29,7 @@
 #define KILL_TIMEOUT_MS 10000
 #define ERR_CAPTURE 8192
 #define DEFAULT_OUTPUT_CAP (16ull << 20)
+#define CHAN_STDIN_MAX (8ull << 20)
 
 int oci_fail(cordon_plugin_error *err, const oci_refusal *r)
 {
@@ -617,11 +618,22 @@ static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 }
 
 /* The CLI ends when its container does (killed from outside, a daemon that
- * stopped); between requests nothing else comes on its stdout. */
+ * stopped); between requests nothing comes on its stdout. Its stderr may
+ * carry an engine's warnings (dropped) until it ends. */
 static bool chan_idle_ok(const oci_sandbox *sb)
 {
-	struct pollfd p[2] = { { sb->chan.out, POLLIN, 0 }, { sb->chan.err, POLLIN, 0 } };
-	return poll(p, 2, 0) == 0;
+	for (;;) {
+		struct pollfd p[2] = { { sb->chan.out, POLLIN, 0 }, { sb->chan.err, POLLIN, 0 } };
+		int n = poll(p, 2, 0);
+		if (n == 0)
+			return true;
+		if (n < 0 || p[0].revents)
+			return false;
+		char buf[4096];
+		ssize_t r = read(sb->chan.err, buf, sizeof(buf));
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return false;
+	}
 }
 
 /* Lets go of a channel that failed; close then ends the container through
@@ -677,7 +689,9 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
 		     cordon_plugin_error *err, int *ret_rc)
 {
-	if (!sb->chan_open)
+	/* the stdin waits in the container's memory until the work starts:
+	 * a large one streams through exec instead */
+	if (!sb->chan_open || spec->stdin_len > CHAN_STDIN_MAX)
 		return false;
 	if (!chan_idle_ok(sb)) {
 		chan_drop(sb);

@@ -825,6 +825,28 @@ START_TEST(test_session_channel)
 	/* the channel again once it is free */
 	g_autofree char *again = sh_out(sb, "echo $PPID");
 	ck_assert_str_eq(again, "1\n");
+	/* stdin of several frames goes over the channel, byte-exactly; a very
+	 * large one (it would wait in the container's memory) streams through exec */
+	size_t sizes[2] = { 200000, 9u << 20 };
+	for (int i = 0; i < 2; i++) {
+		char *data = g_malloc(sizes[i]);
+		for (size_t k = 0; k < sizes[i]; k++)
+			data[k] = (char)(k * 31 + 7);
+		cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+		o.stdin_data = data;
+		o.stdin_len = sizes[i];
+		cordon_result *r = run_opts(sb, "md5sum; echo $PPID", &o);
+		g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_MD5, (guchar *)data,
+								    sizes[i]);
+		g_autofree char *want = g_strdup_printf("%s  -\n%s", sum, i == 0 ? "1\n" : "");
+		const char *got = out(r, 1);
+		ck_assert_msg(g_str_has_prefix(got, want), "stdin of %zu bytes: %s", sizes[i], got);
+		if (i == 1)
+			ck_assert_msg(strcmp(got + strlen(want), "1\n") != 0,
+				      "a 9 MiB stdin went over the channel");
+		cordon_result_free(r);
+		g_free(data);
+	}
 	close_and_assert_killed(e->engine, sb);
 	cordon_context_free(ctx);
 	assert_nothing_left(e->engine);
