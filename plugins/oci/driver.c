@@ -351,7 +351,7 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	}
 	oci_spec_buf b;
 	oci_session_spec(t, &st, NULL, &b);
-	b.spec.detach = false;
+	b.spec.interactive = false;
 	b.spec.name = NULL;
 	b.spec.labels = NULL;
 	free(b.command[0]);

@@ -118,7 +118,7 @@ void oci_reap_note(oci_tier *t, const char *name) OCI_HIDDEN;
 
 /* ---- sessions (session.c) ------------------------------------------------------- */
 
-/* Starts a session container for the spec's inputs (already validated). */
+/* What a session container is started for (validated when it starts). */
 typedef struct oci_start {
 	const char *image;
 	uint32_t trust, egress;
@@ -126,8 +126,14 @@ typedef struct oci_start {
 	cordon_plugin_limits limits;
 } oci_start;
 
-int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		      size_t name_len, oci_refusal *r) OCI_HIDDEN;
+/* Starts one attached (`run -i`), up to the session helper's hello; *ret_chan
+ * is the CLI, whose stdin and stdout are the session channel. */
+int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
+		       size_t name_len, oci_proc *ret_chan, oci_refusal *r) OCI_HIDDEN;
+/* Ends an attached session: EOF on the helper's stdin, so the helper (pid 1)
+ * exits, the container stops, and the CLI removes it (--rm) before exiting.
+ * Waits for the CLI (bounded); true when all that happened in time. */
+bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *chan) OCI_HIDDEN;
 /* Fills a spec for st (validation is the caller's); frees with oci_spec_clear. */
 typedef struct oci_spec_buf {
 	oci_spec spec;
@@ -158,10 +164,11 @@ void oci_op_close(void *sandbox) OCI_HIDDEN;
 
 /* ---- pools (pool.c) ----------------------------------------------------------- */
 
-/* Takes a ready container when st matches what the pool starts; starts the
- * filler on first use. Returns false when the caller must start its own. */
+/* Takes a ready container when st matches what the pool starts (with its
+ * pid 1's pidfd or -1, and its session channel); starts the filler on first
+ * use. Returns false when the caller must start its own. */
 bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		   size_t name_len, int *ret_pidfd) OCI_HIDDEN;
+		   size_t name_len, int *ret_pidfd, oci_proc *ret_chan) OCI_HIDDEN;
 /* Stops the filler and removes the ready containers. */
 void oci_pool_destroy(oci_tier *t) OCI_HIDDEN;
 

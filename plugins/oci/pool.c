@@ -25,8 +25,9 @@ struct oci_pool {
 	pthread_cond_t cond; /* with tier->lock */
 	bool stop;
 	char *engine;
-	char **ready; /* FIFO of container names */
-	int *pidfds;  /* their pid 1, or -1 (oci_container_pidfd) */
+	char **ready;    /* FIFO of container names */
+	int *pidfds;     /* their pid 1, or -1 (oci_container_pidfd) */
+	oci_proc *chans; /* their session channels (attached CLIs) */
 	size_t n;
 };
 
@@ -70,18 +71,22 @@ static void *pool_filler(void *data)
 		pthread_mutex_unlock(&t->lock);
 		char name[64];
 		oci_refusal r;
-		int ret = oci_session_start(t, p->engine, &st, name, sizeof(name), &r);
-		/* off the open path: lets close kill pid 1 without an engine call */
+		oci_proc chan;
+		int ret = oci_session_attach(t, p->engine, &st, name, sizeof(name), &chan, &r);
+		/* off the open path: lets close kill pid 1 without an engine call
+		 * should the channel fail */
 		int pidfd = ret == 0 ? oci_container_pidfd(t, p->engine, name) : -1;
 		pthread_mutex_lock(&t->lock);
 		if (ret == 0 && p->stop) {
 			pthread_mutex_unlock(&t->lock);
 			if (pidfd >= 0)
 				close(pidfd);
-			oci_container_remove(t, p->engine, name);
+			if (!oci_chan_close(t, name, &chan))
+				oci_container_remove(t, p->engine, name);
 			pthread_mutex_lock(&t->lock);
 		} else if (ret == 0) {
 			p->pidfds[p->n] = pidfd;
+			p->chans[p->n] = chan;
 			p->ready[p->n++] = oci_xstrdup(name);
 			backoff = 0;
 		} else {
@@ -110,11 +115,13 @@ static bool pool_ensure_started(oci_tier *t, const char *engine)
 	p->engine = oci_xstrdup(engine);
 	p->ready = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(char *));
 	p->pidfds = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(int));
+	p->chans = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(oci_proc));
 	pthread_cond_init(&p->cond, NULL);
 	t->pool = p;
 	if (pthread_create(&p->thread, NULL, pool_filler, t) != 0) {
 		t->pool = NULL;
 		pthread_cond_destroy(&p->cond);
+		free(p->chans);
 		free(p->pidfds);
 		free(p->ready);
 		free(p->engine);
@@ -125,7 +132,7 @@ static bool pool_ensure_started(oci_tier *t, const char *engine)
 }
 
 bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		   size_t name_len, int *ret_pidfd)
+		   size_t name_len, int *ret_pidfd, oci_proc *ret_chan)
 {
 	if (t->pool_size <= 0 || !pool_compatible(t, st))
 		return false;
@@ -135,8 +142,10 @@ bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *r
 		oci_pool *p = t->pool;
 		char *name = p->ready[0];
 		*ret_pidfd = p->pidfds[0];
+		*ret_chan = p->chans[0];
 		memmove(p->ready, p->ready + 1, (p->n - 1) * sizeof(char *));
 		memmove(p->pidfds, p->pidfds + 1, (p->n - 1) * sizeof(int));
+		memmove(p->chans, p->chans + 1, (p->n - 1) * sizeof(oci_proc));
 		p->ready[--p->n] = NULL;
 		pthread_cond_signal(&p->cond);
 		snprintf(ret_name, name_len, "%s", name);
@@ -163,12 +172,14 @@ void oci_pool_destroy(oci_tier *t)
 	 * what it just started */
 	pthread_join(p->thread, NULL);
 	for (size_t i = 0; i < p->n; i++) {
-		oci_container_remove(t, p->engine, p->ready[i]);
+		if (!oci_chan_close(t, p->ready[i], &p->chans[i]))
+			oci_container_remove(t, p->engine, p->ready[i]);
 		free(p->ready[i]);
 		if (p->pidfds[i] >= 0)
 			close(p->pidfds[i]);
 	}
 	pthread_cond_destroy(&p->cond);
+	free(p->chans);
 	free(p->pidfds);
 	free(p->ready);
 	free(p->engine);

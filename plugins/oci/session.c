@@ -97,8 +97,8 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	s->extra = t->kind->run_extra;
 	s->entrypoint = OCI_HELPER_PATH;
 	s->workdir = OCI_SANDBOX_ROOT;
-	s->detach = true;
-	b->command[0] = oci_xstrdup("idle");
+	s->interactive = true;
+	b->command[0] = oci_xstrdup("session");
 	s->command = (const char *const *)b->command;
 }
 
@@ -132,27 +132,10 @@ static void session_name(char *out, size_t len)
 		n += snprintf(out + n, len - (size_t)n, "%02x", rnd[i]);
 }
 
-static int start_once(oci_tier *t, const char *engine, char *const *args, bool *ret_no_image,
-		      oci_refusal *r)
-{
-	oci_cli_result res;
-	int ret = oci_cli(t, engine, (const char *const *)args, NULL, 0, 0, 64 << 10, &res);
-	*ret_no_image = false;
-	if (ret < 0) {
-		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-			   "could not run %s: %s", t->kind->name, strerror(-ret));
-	} else if (res.exit_code != 0) {
-		*ret_no_image = oci_output_says_no_image(res.err);
-		ret = oci_cli_failure(t, "starting the session container", &res, r);
-	}
-	oci_cli_result_clear(&res);
-	return ret;
-}
-
-/* The checked `run` argv of a session container: detached with an idle
- * helper (pools), or attached with the session helper. */
+/* The checked `run` argv of a session container: attached, the session
+ * helper as pid 1. */
 static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *name,
-		      bool attached, char ***ret_args, oci_refusal *r)
+		      char ***ret_args, oci_refusal *r)
 {
 	oci_spec_buf b;
 	oci_session_spec(t, st, name, &b);
@@ -164,51 +147,14 @@ static int start_args(oci_tier *t, const char *engine, const oci_start *st, cons
 		ret = check_helper(t, r);
 	if (ret == 0 && b.spec.network)
 		ret = oci_network_ensure(t, engine, b.spec.network, r);
-	if (ret == 0 && attached) {
-		b.spec.detach = false;
-		b.spec.interactive = true;
-		free(b.command[0]);
-		b.command[0] = oci_xstrdup("session");
-	}
 	*ret_args = ret == 0 ? oci_run_argv(&b.spec) : NULL;
 	oci_spec_clear(&b);
 	return ret;
 }
 
-int oci_session_start(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		      size_t name_len, oci_refusal *r)
-{
-	char name[64];
-	session_name(name, sizeof(name));
-	char **args = NULL;
-	int ret = start_args(t, engine, st, name, false, &args, r);
-	if (ret < 0)
-		return ret;
-	/* `run --pull never` says when the image is absent: only then pull, by
-	 * digest, and try once more (no inspect round trip on every open) */
-	bool no_image = false;
-	ret = start_once(t, engine, args, &no_image, r);
-	if (ret < 0 && no_image) {
-		oci_container_remove(t, engine, name);
-		ret = oci_image_ensure(t, engine, st->image, r);
-		if (ret == 0)
-			ret = start_once(t, engine, args, &no_image, r);
-	}
-	oci_strv_free(args);
-	if (ret < 0) {
-		/* a half-created container must not survive a failed start */
-		oci_container_remove(t, engine, name);
-		return ret;
-	}
-	oci_health_note(t, true);
-	snprintf(ret_name, name_len, "%s", name);
-	return 0;
-}
-
 /* ---- open / close ----------------------------------------------------------------- */
 
 static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r);
-static bool chan_close(oci_sandbox *sb);
 
 int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
 		cordon_plugin_error *err)
@@ -231,7 +177,9 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	sb->pidfd = -1;
 	sb->chan = (oci_proc){ .pid = -1, .in = -1, .out = -1, .err = -1 };
 	pthread_mutex_init(&sb->chan_lock, NULL);
-	if (!oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name), &sb->pidfd)) {
+	if (oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name), &sb->pidfd, &sb->chan)) {
+		sb->chan_open = sb->chan.pid > 0;
+	} else {
 		int ret = session_attach(sb, &st, &r);
 		if (ret < 0) {
 			pthread_mutex_destroy(&sb->chan_lock);
@@ -256,12 +204,16 @@ void oci_op_close(void *sandbox)
 	if (!sb)
 		return;
 	pthread_mutex_lock(&sb->chan_lock);
-	bool ended = sb->chan_open && chan_close(sb);
+	bool ended = sb->chan_open && oci_chan_close(sb->tier, sb->name, &sb->chan);
+	sb->chan_open = false;
 	pthread_mutex_unlock(&sb->chan_lock);
-	if (ended)
+	if (ended) {
 		oci_reap_note(sb->tier, sb->name); /* removed by the CLI; checked at free */
-	else
+		if (sb->pidfd >= 0)
+			close(sb->pidfd);
+	} else {
 		oci_container_end(sb->tier, sb->engine, sb->name, sb->pidfd);
+	}
 	pthread_mutex_destroy(&sb->chan_lock);
 	free(sb->engine);
 	free(sb);
@@ -594,7 +546,7 @@ static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 	oci_tier *t = sb->tier;
 	session_name(sb->name, sizeof(sb->name));
 	char **args = NULL;
-	int ret = start_args(t, sb->engine, st, sb->name, true, &args, r);
+	int ret = start_args(t, sb->engine, st, sb->name, &args, r);
 	if (ret < 0)
 		return ret;
 	/* `run --pull never` says when the image is absent: only then pull, by
@@ -645,12 +597,8 @@ static int chan_drop(oci_sandbox *sb)
 	return oci_proc_wait(&sb->chan);
 }
 
-/* EOF on the session helper's stdin ends the session: the helper exits, so
- * the container stops, and the CLI removes it (--rm) before it exits. True
- * when that happened in time. */
-static bool chan_close(oci_sandbox *sb)
+bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 {
-	oci_proc *p = &sb->chan;
 	int64_t t0 = oci_now_ms();
 	oci_proc_close_in(p);
 	bool out_open = true, err_open = true;
@@ -675,11 +623,22 @@ static bool chan_close(oci_sandbox *sb)
 	if (!in_time)
 		oci_proc_kill(p);
 	int code = oci_proc_wait(p);
-	sb->chan_open = false;
-	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, sb->tier->kind->name,
-		      "%s run -i: session ended (exit %d) in %lld ms", sb->tier->kind->name, code,
+	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
+		      "%s run -i: session %s ended (exit %d) in %lld ms", t->kind->name, name, code,
 		      (long long)(oci_now_ms() - t0));
 	return in_time && code == 0;
+}
+
+int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
+		       size_t name_len, oci_proc *ret_chan, oci_refusal *r)
+{
+	oci_sandbox sb = { .tier = t, .engine = (char *)engine, .pidfd = -1 };
+	int ret = session_attach(&sb, st, r);
+	if (ret < 0)
+		return ret;
+	snprintf(ret_name, name_len, "%s", sb.name);
+	*ret_chan = sb.chan;
+	return 0;
 }
 
 /* A run over the session channel. False when it did not reach the helper

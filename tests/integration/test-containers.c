@@ -919,9 +919,10 @@ static bool wait_for_containers(const char *engine, size_t want, int seconds)
 	return false;
 }
 
-/* close ends every process of the session container before it returns (a
- * SIGKILL of pid 1, through a pidfd for pooled containers or one engine kill);
- * the engine's --rm removes the stopped container, and cordon_context_free
+/* close ends every process of the session container before it returns (EOF
+ * on the session channel: pid 1 exits and the attached CLI removes the
+ * container; or, when the channel failed, a SIGKILL of pid 1 through a pidfd
+ * or one engine kill, the engine's --rm removing it); cordon_context_free
  * removes whatever is left (checked by the callers, without waiting). */
 static void close_and_assert_killed(const char *engine, cordon_sandbox *sb)
 {
@@ -953,6 +954,9 @@ START_TEST(test_pool)
 	g_autofree char *ha = sh_out(a, "hostname");
 	g_autofree char *hb = sh_out(b, "hostname");
 	ck_assert_str_ne(ha, hb);
+	/* a pooled container came with its session channel: runs go to pid 1 */
+	g_autofree char *ppid = sh_out(a, "echo $PPID");
+	ck_assert_str_eq(ppid, "1\n");
 	/* a used container is never handed to another sandbox */
 	g_free(sh_out(a, "echo used > /work/marker"));
 	cordon_sandbox_close(a);
