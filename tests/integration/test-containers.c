@@ -806,17 +806,17 @@ static gpointer run_in_background(gpointer data)
  * over the attached CLI: no engine call), so pid 1 is the work's parent; a run
  * that comes while the channel is busy takes `engine exec` (another parent),
  * and both answer. */
-START_TEST(test_session_channel)
+static void session_channel(const engine_case *e, const char *tier)
 {
-	const engine_case *e = &engines[_i];
 	cordon_context *ctx = ctx_new();
-	cordon_sandbox *sb = open_tier(ctx, e->tier, NULL);
+	cordon_sandbox *sb = open_tier(ctx, tier, NULL);
 	g_autofree char *ppid = sh_out(sb, "echo $PPID");
 	ck_assert_str_eq(ppid, "1\n");
 	bg_run b = { sb, NULL };
 	GThread *th = g_thread_new("bg", run_in_background, &b);
 	g_usleep(700 * 1000); /* the background run holds the channel by now */
-	g_autofree char *fg = sh_out(sb, "echo fg $PPID");
+	/* it outlasts the channel run, whose end kills pid 1's descendants only */
+	g_autofree char *fg = sh_out(sb, "sleep 3; echo fg $PPID");
 	g_thread_join(th);
 	ck_assert_str_eq(b.out, "bg 1\n");
 	g_free(b.out);
@@ -850,6 +850,19 @@ START_TEST(test_session_channel)
 	close_and_assert_killed(e->engine, sb);
 	cordon_context_free(ctx);
 	assert_nothing_left(e->engine);
+}
+
+START_TEST(test_session_channel)
+{
+	session_channel(&engines[_i], engines[_i].tier);
+}
+END_TEST
+
+/* gVisor too: its `runsc exec` processes are no children of pid 1 either, so
+ * the end of a channel run (which kills pid 1's descendants) spares them. */
+START_TEST(test_session_channel_gvisor)
+{
+	session_channel(&engines[_i], engines[_i].gvisor);
 }
 END_TEST
 
@@ -1321,6 +1334,7 @@ static Suite *containers_suite(void)
 	add_case(s, "pin", test_image_pin, 2);
 	add_case(s, "serve", test_serve_published, 2);
 	add_case(s, "channel", test_session_channel, 2);
+	add_case(s, "channel-gvisor", test_session_channel_gvisor, 2);
 	add_case(s, "host-died", test_host_died, 2);
 	add_case(s, "pool", test_pool, 0);
 	add_case(s, "daemon", test_docker_daemon_stopped, 0);
