@@ -20,8 +20,10 @@
  * (oci_session_request: "<timeout_ms>\0<cap>\0<workdir>\0<argc>\0", argc
  * argv strings, then "KEY=VALUE\0" environment strings to the end), STDIN
  * frames of the work's input and one STDIN_END; CANCEL while it runs. The
- * answers are those of `run` (HELLO, STDOUT, STDERR, STATUS or ERROR). EOF
- * on its stdin ends the session: the helper exits, so does the container.
+ * answers are those of `run` (HELLO, STDOUT, STDERR, STATUS or ERROR). END,
+ * or EOF on its stdin, ends the session: the helper exits, so does the
+ * container. (END first: a forked copy of the host's write end must not keep
+ * a session alive.)
  * Nothing of the run is in any engine's argv.
  */
 #ifndef CORDON_OCI_PROTOCOL_H
@@ -56,6 +58,7 @@ enum oci_request_type {
 	OCI_REQ_STDIN = 'D',     /* the work's stdin bytes */
 	OCI_REQ_STDIN_END = 'F', /* end of the work's stdin: the work starts */
 	OCI_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
+	OCI_REQ_END = 'Q',       /* end the session (as EOF) */
 };
 #define OCI_REQUEST_MAX (OCI_ENV_MAX + (1u << 20)) /* largest RUN payload */
 

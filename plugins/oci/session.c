@@ -4,9 +4,9 @@
  * attached (`run -i --rm`), whose pid 1 is cordon-oci-helper in session mode:
  * runs go to it as request frames on the attached CLI's stdin, so a run costs
  * no engine call at all, and `close` is EOF on that stdin (the helper exits,
- * the CLI removes the container). Pooled containers (started detached, ahead)
- * and runs while the channel is busy go through `engine exec` of the helper;
- * so do file operations.
+ * the CLI removes the container). Pooled containers are started the same way,
+ * ahead, with their CLIs kept by the pool. Runs that come while the channel
+ * is busy go through `engine exec` of the helper, and so do file operations.
  */
 #include "config.h"
 
@@ -600,6 +600,13 @@ static int chan_drop(oci_sandbox *sb)
 bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 {
 	int64_t t0 = oci_now_ms();
+	/* END, then EOF: EOF alone would wait for every copy of our write end
+	 * (a child this process forked holds one until it execs or exits) */
+	uint8_t end[OCI_FRAME_HEADER];
+	oci_frame_header(end, OCI_REQ_END, 0);
+	if (oci_proc_write(p, end, sizeof(end)) != (ssize_t)sizeof(end))
+		oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
+			      "session %s: the CLI took no END (gone already)", name);
 	oci_proc_close_in(p);
 	bool out_open = true, err_open = true;
 	while (out_open || err_open) {

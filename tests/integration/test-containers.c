@@ -866,6 +866,36 @@ START_TEST(test_session_channel_gvisor)
 }
 END_TEST
 
+/* close does not wait for EOF alone: a child the host forked (without exec)
+ * holds a copy of the channel's write end, and close still ends the session
+ * at once. */
+START_TEST(test_close_with_forked_child)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	cordon_sandbox *sb = open_tier(ctx, e->tier, NULL);
+	g_autofree char *id = sh_out(sb, "hostname");
+	g_strstrip(id);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		sleep(60);
+		_exit(0);
+	}
+	gint64 t0 = g_get_monotonic_time();
+	cordon_sandbox_close(sb);
+	gint64 took = g_get_monotonic_time() - t0;
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_msg(took < 5 * G_USEC_PER_SEC, "close took %" G_GINT64_FORMAT " us", took);
+	g_autofree char *running = engine_run(e->engine, NULL, "ps", "-q", "--no-trunc", NULL);
+	ck_assert_msg(!strstr(running, id), "%s container %s still running after close", e->engine,
+		      id);
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
 /* A host process that dies without closing anything: its attached CLIs read
  * EOF, the session helpers exit and --rm removes the containers, with no gc. */
 START_TEST(test_host_died)
@@ -1336,6 +1366,7 @@ static Suite *containers_suite(void)
 	add_case(s, "channel", test_session_channel, 2);
 	add_case(s, "channel-gvisor", test_session_channel_gvisor, 2);
 	add_case(s, "host-died", test_host_died, 2);
+	add_case(s, "close-forked", test_close_with_forked_child, 2);
 	add_case(s, "pool", test_pool, 0);
 	add_case(s, "daemon", test_docker_daemon_stopped, 0);
 	return s;

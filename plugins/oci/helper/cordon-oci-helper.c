@@ -875,7 +875,7 @@ static int cmd_session(void)
 		if (type == OCI_REQ_RUN)
 			more = session_run(payload, len, sfd);
 		else if (type != OCI_REQ_CANCEL) /* a cancel that came after its run ended */
-			more = false;
+			more = false;             /* END, or anything else */
 		explicit_bzero(payload, len); /* granted secrets */
 		free(payload);
 		if (!more)
