@@ -95,9 +95,6 @@ enum nsinit_request_kind {
 };
 
 #define NSINIT_RUN_PAYLOAD_FD 2u /* the payload is in a memfd (the last fd), not inline */
-/* Internal to the init (zygote to its spare run init; refused from the host):
- * the workspace's mount follows as one more fd. */
-#define NSINIT_RUN_WS_FD 0x80000000u
 
 struct nsinit_rlimit {
 	uint32_t resource;

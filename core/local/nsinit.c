@@ -13,9 +13,7 @@
  *               a run. EOF on the socket (the sandbox closed, or the host
  *               died) makes it kill everything and exit, which ends the
  *               sandbox's pid namespace.
- *  a run's init forked by the zygote into a new pid namespace (its pid 1),
- *               ahead of its request (the "spare", so that a run does not
- *               wait for a fork; the zygote passes the request on to it):
+ *  a run's init forked by the zygote into a new pid namespace (its pid 1):
  *               joins the run's cgroups, takes the sandbox identity, sets
  *               the limits and the working directory, drops every
  *               capability, then forks the work, reaps every process of its
@@ -72,8 +70,6 @@ static unsigned long in_uid, in_gid;
 static int ws_fd = -1;        /* the workspace's mount, once attached */
 static int base_ruleset = -1; /* Landlock ruleset for runs without a port */
 static int sfd = -1;          /* signalfd (SIGCHLD and the forwarded signals) */
-static int spare_sock = -1;   /* the spare run init's request socket */
-static int spare_pidfd = -1;
 
 /* The compiler may emit these for struct copies; there is no libc. */
 void *memset(void *d, int c, size_t n);
@@ -399,6 +395,8 @@ run_init(const struct nsinit_request *req, const int *fds)
 	char **argv = 0, **envp = 0;
 	const char *workdir = "";
 
+	rsys1(SYS_close, NSINIT_FD_CONTROL);
+	rsys1(SYS_close, sfd);
 	if ((r = rsys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL)) < 0)
 		goto fail;
 	step = NSINIT_STEP_CGROUP;
@@ -659,129 +657,6 @@ static void reply(long err, int step, long fd)
 }
 
 /* One request. Returns false at EOF: the sandbox is over. */
-/* A run's init, in a new pid namespace, before its request: the zygote's
- * control socket and signalfd are not its own. */
-static void drop_zygote_fds(void)
-{
-	rsys1(SYS_close, NSINIT_FD_CONTROL);
-	rsys1(SYS_close, sfd);
-	if (spare_sock >= 0)
-		rsys1(SYS_close, spare_sock);
-	if (spare_pidfd >= 0)
-		rsys1(SYS_close, spare_pidfd);
-}
-
-/* The spare: waits for the one request the zygote passes on, then is that
- * run's init. EOF (the zygote gone) ends it. */
-static void __attribute__((noreturn)) spare_main(int sock)
-{
-	drop_zygote_fds();
-	rsys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
-	struct nsinit_request req;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * (NSINIT_MAX_FDS + 1))];
-	} c;
-	struct iovec iov[2] = { { &req, sizeof(req) }, { inline_buf, sizeof(inline_buf) } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = c.buf,
-			     .msg_controllen = sizeof(c.buf) };
-	long n;
-	while ((n = rsys3(SYS_recvmsg, sock, &mh, MSG_CMSG_CLOEXEC)) == -EINTR)
-		;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	if (n < (long)sizeof(req) || !cm || cm->cmsg_type != SCM_RIGHTS ||
-	    (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)))
-		die(0);
-	/* Taken: from here on a failure is the run's, reported as such. */
-	if (rsys4(SYS_sendto, sock, "t", 1, MSG_NOSIGNAL) != 1)
-		die(0);
-	rsys1(SYS_close, sock);
-	int fds[NSINIT_MAX_FDS + 1];
-	int nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-	memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
-	if (req.flags & NSINIT_RUN_WS_FD)
-		ws_fd = fds[nfds - 1];
-	run_init(&req, fds);
-}
-
-static void spare_drop(void)
-{
-	if (spare_pidfd >= 0) {
-		rsys4(SYS_pidfd_send_signal, spare_pidfd, SIGKILL, 0, 0);
-		rsys1(SYS_close, spare_pidfd);
-	}
-	if (spare_sock >= 0)
-		rsys1(SYS_close, spare_sock);
-	spare_pidfd = spare_sock = -1;
-}
-
-/* Forks the next run's init ahead of its request, off the run's path. */
-static void spare_fork(void)
-{
-	int sv[2];
-	if (spare_sock >= 0 || rsys4(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return;
-	int pidfd = -1;
-	long pid = rsys5(SYS_clone, CLONE_NEWPID | CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
-	if (pid == 0) {
-		rsys1(SYS_close, sv[0]);
-		spare_main(sv[1]);
-	}
-	rsys1(SYS_close, sv[1]);
-	if (pid < 0) {
-		rsys1(SYS_close, sv[0]);
-		return;
-	}
-	spare_sock = sv[0];
-	spare_pidfd = pidfd;
-}
-
-/* Hands a run request to the spare (with the workspace's mount); its pidfd
- * in *ret_pidfd. Fails when there is no spare or it is gone. */
-static long spare_take(const struct nsinit_request *req, const int *fds, int nfds, int *ret_pidfd)
-{
-	if (spare_sock < 0)
-		return -ECHILD;
-	struct nsinit_request q = *req;
-	int all[NSINIT_MAX_FDS + 1];
-	memcpy(all, fds, (size_t)nfds * sizeof(int));
-	if (ws_fd >= 0) {
-		q.flags |= NSINIT_RUN_WS_FD;
-		all[nfds++] = ws_fd;
-	}
-	bool by_fd = req->flags & NSINIT_RUN_PAYLOAD_FD;
-	struct iovec iov[2] = { { &q, sizeof(q) }, { inline_buf, by_fd ? 0 : req->payload_len } };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * (NSINIT_MAX_FDS + 1))];
-	} c;
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = c.buf,
-			     .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-	memcpy(CMSG_DATA(cm), all, (size_t)nfds * sizeof(int));
-	long r;
-	while ((r = rsys3(SYS_sendmsg, spare_sock, &mh, MSG_NOSIGNAL)) == -EINTR)
-		;
-	/* A spare killed from outside may die with the request unread: only
-	 * its answer makes the run its own (else the caller forks one). */
-	char ack = 0;
-	struct pollfd pfd = { spare_sock, POLLIN, 0 };
-	struct timespec limit = { 1, 0 };
-	if (r >= 0 && (r = rsys5(SYS_ppoll, &pfd, 1, &limit, 0, 0)) == 1)
-		r = rsys3(SYS_read, spare_sock, &ack, 1);
-	if (r != 1 || ack != 't') {
-		spare_drop();
-		return r < 0 ? r : -ECHILD;
-	}
-	*ret_pidfd = spare_pidfd;
-	rsys1(SYS_close, spare_sock);
-	spare_pidfd = spare_sock = -1;
-	return 0;
-}
-
 static bool serve_one(void)
 {
 	struct nsinit_request req;
@@ -815,18 +690,12 @@ static bool serve_one(void)
 	} else if (req.kind == NSINIT_REQ_WORKSPACE) {
 		step = NSINIT_STEP_WORKSPACE;
 		err = attach_workspace(&req, fds, nfds);
-	} else if (req.kind == NSINIT_REQ_RUN && nfds == 4 + (int)req.ncgroups + by_fd &&
-		   !(req.flags & NSINIT_RUN_WS_FD)) {
+	} else if (req.kind == NSINIT_REQ_RUN && nfds == 4 + (int)req.ncgroups + by_fd) {
 		step = NSINIT_STEP_FORK;
-		err = spare_take(&req, fds, nfds, &pidfd);
-		if (err < 0) {
-			long pid = rsys5(SYS_clone, CLONE_NEWPID | CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
-			if (pid == 0) {
-				drop_zygote_fds();
-				run_init(&req, fds);
-			}
-			err = pid < 0 ? pid : 0;
-		}
+		long pid = rsys5(SYS_clone, CLONE_NEWPID | CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
+		if (pid == 0)
+			run_init(&req, fds);
+		err = pid < 0 ? pid : 0;
 	} else {
 		err = -EINVAL;
 	}
@@ -835,7 +704,6 @@ static bool serve_one(void)
 	reply(-err, step, pidfd);
 	if (pidfd >= 0)
 		rsys1(SYS_close, pidfd);
-	spare_fork();
 	return true;
 }
 
@@ -905,7 +773,6 @@ static void __attribute__((noreturn)) zygote(char **argv)
 	}
 	report(NSINIT_FD_STATUS, NSINIT_REC_STARTED, 0, 0);
 	rsys1(SYS_close, NSINIT_FD_STATUS);
-	spare_fork();
 
 	struct pollfd pfd[2] = { { NSINIT_FD_CONTROL, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 	for (;;) {

@@ -30,7 +30,6 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
@@ -306,68 +305,6 @@ START_TEST(test_nothing_survives_the_run)
 	 * namespace's end reached it, before the run returned. */
 	g_autofree char *lock = g_build_filename(t.ws, "lock", NULL);
 	ck_assert_msg(lock_free(lock), "a process of the run still holds its lock");
-	rt_teardown(&t);
-}
-END_TEST
-
-/* Our children named after the embedded init: the sandboxes' zygotes. */
-static GArray *zygotes(void)
-{
-	GArray *pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
-	g_autofree char *kids = NULL;
-	g_autofree char *path = g_strdup_printf("/proc/self/task/%d/children", (int)getpid());
-	if (!g_file_get_contents(path, &kids, NULL, NULL))
-		return pids;
-	g_auto(GStrv) v = g_strsplit(g_strstrip(kids), " ", -1);
-	for (char **k = v; *k && **k; k++) {
-		g_autofree char *comm_path = g_strdup_printf("/proc/%s/comm", *k);
-		g_autofree char *comm = NULL;
-		if (g_file_get_contents(comm_path, &comm, NULL, NULL) && g_str_has_prefix(comm, "memfd:cordon")) {
-			pid_t pid = (pid_t)atoi(*k);
-			g_array_append_val(pids, pid);
-		}
-	}
-	return pids;
-}
-
-/* The zygote's one child between runs: the next run's init, forked ahead. */
-static pid_t spare_of(pid_t zygote)
-{
-	g_autofree char *path = g_strdup_printf("/proc/%d/task/%d/children", (int)zygote, (int)zygote);
-	for (int tries = 0; tries < 200; tries++) {
-		g_autofree char *kids = NULL;
-		if (g_file_get_contents(path, &kids, NULL, NULL) && atoi(kids) > 0)
-			return (pid_t)atoi(kids);
-		g_usleep(5000);
-	}
-	return 0;
-}
-
-/* A run does not depend on the spare: killed from outside, the next run
- * starts through a fork of its own, and a new spare follows. */
-START_TEST(test_run_without_spare)
-{
-	rt t = { 0 };
-	rt_setup(&t);
-	cordon_request *req = cordon_request_new("semi-trusted");
-	rt_open(&t, req);
-	cordon_request_free(req);
-	const char *argv[] = { "sh", "-c", "echo one", NULL };
-	cordon_result *r = rt_run(&t, argv, NULL, 30000);
-	ck_assert_str_eq(out(r), "one\n");
-	cordon_result_free(r);
-	g_autoptr(GArray) z = zygotes();
-	ck_assert_uint_eq(z->len, 1);
-	pid_t zygote = g_array_index(z, pid_t, 0);
-	pid_t spare = spare_of(zygote);
-	ck_assert_msg(spare > 0, "no run init waiting in the sandbox");
-	ck_assert_int_eq(kill(spare, SIGKILL), 0);
-	const char *argv2[] = { "sh", "-c", "echo two", NULL };
-	r = rt_run(&t, argv2, NULL, 30000);
-	ck_assert_str_eq(out(r), "two\n");
-	cordon_result_free(r);
-	pid_t next = spare_of(zygote);
-	ck_assert_msg(next > 0 && next != spare, "no new spare after the run");
 	rt_teardown(&t);
 }
 END_TEST
@@ -867,7 +804,6 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_escapes_remount_fallback);
 	tcase_add_test(tc, test_planted_symlink);
 	tcase_add_test(tc, test_nothing_survives_the_run);
-	tcase_add_test(tc, test_run_without_spare);
 	tcase_add_test(tc, test_nothing_survives_a_timeout);
 	tcase_add_test(tc, test_nothing_survives_the_host);
 	tcase_add_test(tc, test_fork_bomb);
