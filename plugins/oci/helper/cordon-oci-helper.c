@@ -56,11 +56,13 @@ extern char **environ;
 
 /* ---- frames ------------------------------------------------------------------- */
 
-static bool write_all(int fd, const void *buf, size_t len)
+/* All of len bytes through read or write, across short transfers and
+ * EINTR; false at EOF or on an error. */
+static bool transfer_all(ssize_t (*op)(int, void *, size_t), int fd, void *buf, size_t len)
 {
-	const char *p = buf;
+	char *p = buf;
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = op(fd, p, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -69,6 +71,21 @@ static bool write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return true;
+}
+
+static ssize_t write_op(int fd, void *buf, size_t len)
+{
+	return write(fd, buf, len);
+}
+
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	return transfer_all(write_op, fd, (void *)buf, len);
+}
+
+static bool read_full(int fd, void *buf, size_t len)
+{
+	return transfer_all(read, fd, buf, len);
 }
 
 /* False when the host is gone (stdout broken): the caller stops the work. */
@@ -496,22 +513,6 @@ static int parse_run(int argc, char **argv, run_opts *o)
 		return -1;
 	o->argv = argv + i;
 	return 0;
-}
-
-/* Reads exactly len bytes; false at EOF or on an error. */
-static bool read_full(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
 }
 
 /* One request frame from the host (session mode). Returns 1 with the frame
