@@ -8,10 +8,13 @@
  *           engine call) vs ENGINE exec CONTAINER /bin/true
  *   pool    cordon open with `pool: 2` (a ready container taken)
  *   pooled  cordon open + run /bin/true + close with `pool: 2` vs ENGINE run --rm
+ *   files   write_file (4 KiB), read_file, glob, walk in an open sandbox: over its
+ *           session channel vs through `engine exec` of the helper (the way every
+ *           file operation went before; taken now while a run holds the channel)
  *
  * The raw command gets exactly the hardened flags the tier uses (oci_run_argv
  * from plugins/oci). Needs what .ci/engines.sh sets up; run from the build tree:
- *   bench/bench-containers [-n N] [--engine podman|docker]
+ *   bench/bench-containers [-n N] [--engine podman|docker] [--only files]
  */
 #include "config.h"
 
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -167,6 +171,103 @@ static void run_true(cordon_sandbox *sb)
 	cordon_result_free(r);
 }
 
+static void report(const char *what, const char *peer, double *a, double *b, int n);
+
+/* One file operation of the `files` bench: 0 write, 1 read, 2 glob, 3 walk. */
+static void file_op(cordon_sandbox *sb, int op)
+{
+	static char data[4096];
+	cordon_error *err = NULL;
+	void *got = NULL;
+	size_t len = 0;
+	char **paths = NULL;
+	int r;
+	switch (op) {
+	case 0:
+		r = cordon_sandbox_write_file(sb, "d/f.txt", data, sizeof(data), &err);
+		break;
+	case 1:
+		r = cordon_sandbox_read_file(sb, "d/f.txt", &got, &len, &err);
+		free(got);
+		r = r < 0 || len != sizeof(data) ? -1 : 0;
+		break;
+	case 2:
+		r = cordon_sandbox_glob(sb, "d/*.txt", &paths, &err);
+		cordon_strv_free(paths);
+		break;
+	default:
+		r = cordon_sandbox_walk(sb, "", &paths, &err);
+		cordon_strv_free(paths);
+		break;
+	}
+	if (r < 0)
+		die("file operation %d: %s", op, err ? cordon_error_get_message(err) : "short read");
+}
+
+typedef struct holder {
+	cordon_sandbox *sb;
+	int cancel_fd;
+} holder;
+
+/* Holds the session channel with a run until cancel_fd is written. */
+static gpointer hold_channel(gpointer data)
+{
+	holder *h = data;
+	const char *argv[] = { "sleep", "600", NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.cancel_fd = h->cancel_fd;
+	cordon_result *r = NULL;
+	cordon_error *err = NULL;
+	if (cordon_sandbox_run(h->sb, argv, &o, &r, &err) == 0)
+		cordon_result_free(r);
+	else
+		cordon_error_free(err);
+	return NULL;
+}
+
+static const char *const file_op_names[] = { "write_file 4 KiB", "read_file 4 KiB", "glob",
+					     "walk" };
+
+static void bench_files(cordon_context *ctx, int n)
+{
+	cordon_sandbox *sb = open_tier(ctx, "box");
+	double *chan[4], *exec[4];
+	for (int op = 0; op < 4; op++) {
+		chan[op] = g_new0(double, n);
+		exec[op] = g_new0(double, n);
+		file_op(sb, op); /* warm-up, and the file the others read */
+	}
+	for (int i = 0; i < n; i++)
+		for (int op = 0; op < 4; op++) {
+			double t0 = now_ms();
+			file_op(sb, op);
+			chan[op][i] = now_ms() - t0;
+		}
+	holder h = { sb, eventfd(0, EFD_CLOEXEC) };
+	GThread *th = g_thread_new("hold", hold_channel, &h);
+	g_usleep(500 * 1000); /* the run holds the channel by now */
+	for (int i = 0; i < n; i++)
+		for (int op = 0; op < 4; op++) {
+			double t0 = now_ms();
+			file_op(sb, op);
+			exec[op][i] = now_ms() - t0;
+		}
+	uint64_t one = 1;
+	if (write(h.cancel_fd, &one, sizeof(one)) != sizeof(one))
+		die("cancel");
+	g_thread_join(th);
+	close(h.cancel_fd);
+	for (int op = 0; op < 4; op++) {
+		g_autofree char *a = g_strdup_printf("cordon %s over the channel", file_op_names[op]);
+		g_autofree char *b = g_strdup_printf("cordon %s through %s exec", file_op_names[op],
+						     engine);
+		report(a, b, chan[op], exec[op], n);
+		g_free(chan[op]);
+		g_free(exec[op]);
+	}
+	cordon_sandbox_close(sb);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -225,13 +326,17 @@ static void wait_pool(int n)
 int main(int argc, char **argv)
 {
 	int n = 10;
+	bool only_files = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
 			n = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
 			engine = argv[++i];
+		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+			 strcmp(argv[i + 1], "files") == 0)
+			only_files = ++i > 0;
 		else
-			die("usage: bench-containers [-n N] [--engine podman|docker]");
+			die("usage: bench-containers [-n N] [--engine podman|docker] [--only files]");
 	}
 	if (n < 3)
 		n = 3;
@@ -268,6 +373,16 @@ int main(int argc, char **argv)
 	cordon_sandbox_close(w);
 	raw_cycle();
 
+	if (only_files) {
+		bench_files(ctx, n);
+		cordon_context_free(ctx);
+		g_autofree char *so = g_strdup_printf("%s/%s.so", pdir, engine);
+		g_unlink(so);
+		g_rmdir(pdir);
+		g_free(a);
+		g_free(b);
+		return 0;
+	}
 	for (int i = 0; i < n; i++) {
 		for (int k = 0; k < 2; k++) {
 			if ((i + k) % 2 == 0) {
@@ -321,6 +436,8 @@ int main(int argc, char **argv)
 		g_ptr_array_add(c, g_strdup(raw_name));
 		run_cmd(c, NULL);
 	}
+
+	bench_files(ctx, n);
 
 	/* pool: 2 -- the first open starts the filler */
 	cordon_sandbox_close(open_tier(ctx, "pool"));

@@ -174,6 +174,13 @@ char *oci_session_request(const char *const *argv, const char *const *envp, uint
 			  uint64_t cap, const char *workdir, const void *in, size_t in_len,
 			  size_t *ret_len) OCI_HIDDEN;
 
+/* A file operation for the `session` helper (protocol.h): a FILE frame of
+ * args (the op and its 1..2 arguments, as `exec` gives them), the data as
+ * STDIN frames, one STDIN_END. NULL when args are not 2..3 strings or exceed
+ * OCI_FILE_REQUEST_MAX (the caller goes through `exec`). */
+char *oci_session_file_request(const char *const *args, const void *in, size_t in_len,
+			       size_t *ret_len) OCI_HIDDEN;
+
 /* ---- the driver ----------------------------------------------------------------- */
 
 /* The policy keys every container tier accepts; an engine adds its own after

@@ -305,6 +305,17 @@ static void put_str(char *out, size_t *off, const char *str)
 	*off += n;
 }
 
+/* in_len bytes as STDIN frames of at most OCI_FRAME_MAX, then STDIN_END. */
+static void put_stdin(char *out, size_t *off, const void *in, size_t in_len)
+{
+	for (size_t done = 0; done < in_len;) {
+		size_t n = in_len - done > OCI_FRAME_MAX ? OCI_FRAME_MAX : in_len - done;
+		put_frame(out, off, OCI_REQ_STDIN, (const char *)in + done, n);
+		done += n;
+	}
+	put_frame(out, off, OCI_REQ_STDIN_END, NULL, 0);
+}
+
 char *oci_session_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
 			  uint64_t cap, const char *workdir, const void *in, size_t in_len,
 			  size_t *ret_len)
@@ -337,12 +348,29 @@ char *oci_session_request(const char *const *argv, const char *const *envp, uint
 		put_str(out, &off, argv[i]);
 	for (size_t i = 0; envp && envp[i]; i++)
 		put_str(out, &off, envp[i]);
-	for (size_t done = 0; done < in_len;) {
-		size_t n = in_len - done > OCI_FRAME_MAX ? OCI_FRAME_MAX : in_len - done;
-		put_frame(out, &off, OCI_REQ_STDIN, (const char *)in + done, n);
-		done += n;
-	}
-	put_frame(out, &off, OCI_REQ_STDIN_END, NULL, 0);
+	put_stdin(out, &off, in, in_len);
+	*ret_len = off;
+	return out;
+}
+
+char *oci_session_file_request(const char *const *args, const void *in, size_t in_len,
+			       size_t *ret_len)
+{
+	size_t argc = oci_strv_length(args);
+	size_t payload = 0;
+	for (size_t i = 0; i < argc; i++)
+		payload += strlen(args[i]) + 1;
+	if (argc < 2 || argc > 3 || payload > OCI_FILE_REQUEST_MAX)
+		return NULL;
+	size_t chunks = (in_len + OCI_FRAME_MAX - 1) / OCI_FRAME_MAX;
+	size_t total = OCI_FRAME_HEADER + payload + chunks * OCI_FRAME_HEADER + in_len +
+		       OCI_FRAME_HEADER;
+	char *out = oci_xmalloc0(total);
+	oci_frame_header((uint8_t *)out, OCI_REQ_FILE, (uint32_t)payload);
+	size_t off = OCI_FRAME_HEADER;
+	for (size_t i = 0; i < argc; i++)
+		put_str(out, &off, args[i]);
+	put_stdin(out, &off, in, in_len);
 	*ret_len = off;
 	return out;
 }

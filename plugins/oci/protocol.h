@@ -24,6 +24,11 @@
  * or EOF on its stdin, ends the session: the helper exits, so does the
  * container. (END first: a forked copy of the host's write end must not keep
  * a session alive.)
+ * A file operation is one FILE frame ("OP\0ARG\0[ARG\0]": the arguments
+ * `exec` gives the helper for read, write, glob or walk), STDIN frames of the
+ * data a write stores, and one STDIN_END. The answers are those of the exec
+ * path (DATA or PATH frames, then DONE or ERROR), and always a last STATUS
+ * frame that ends the answer.
  * Nothing of the run is in any engine's argv.
  */
 #ifndef CORDON_OCI_PROTOCOL_H
@@ -59,7 +64,9 @@ enum oci_request_type {
 	OCI_REQ_STDIN_END = 'F', /* end of the work's stdin: the work starts */
 	OCI_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
 	OCI_REQ_END = 'Q',       /* end the session (as EOF) */
+	OCI_REQ_FILE = 'O',      /* a file operation (see above) */
 };
+#define OCI_FILE_REQUEST_MAX (16u * 1024) /* largest FILE payload */
 #define OCI_REQUEST_MAX (OCI_ENV_MAX + (1u << 20)) /* largest RUN payload */
 
 static inline void oci_frame_header(uint8_t out[OCI_FRAME_HEADER], uint8_t type, uint32_t len)

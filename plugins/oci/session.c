@@ -5,8 +5,10 @@
  * runs go to it as request frames on the attached CLI's stdin, so a run costs
  * no engine call at all, and `close` is EOF on that stdin (the helper exits,
  * the CLI removes the container). Pooled containers are started the same way,
- * ahead, with their CLIs kept by the pool. Runs that come while the channel
- * is busy go through `engine exec` of the helper, and so do file operations.
+ * ahead, with their CLIs kept by the pool. File operations take the channel
+ * too. Runs and file operations that come while the channel is busy (or is
+ * gone, or whose data is too large for it) go through `engine exec` of the
+ * helper.
  */
 #include "config.h"
 
@@ -372,6 +374,10 @@ static int exec_loop(run_state *s, oci_proc *p, uint64_t limit_ms, int cancel_fd
 				int fr = oci_decoder_feed(&dec, buf, (size_t)r, s->frame, s);
 				if (fr < 0 && ret == 0)
 					ret = fr;
+				/* a channel that spoke out of turn is dropped: no point
+				 * waiting for an answer that may never be recognised */
+				if (ret < 0 && s->chan)
+					break;
 			} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
 				out_open = false;
 			}
@@ -783,31 +789,41 @@ static int finish_run(run_state *s, int code, bool deadline, int loop,
 /* ---- file operations ----------------------------------------------------------------- */
 
 struct file_state {
+	uint8_t want; /* the only data frame the operation answers with (0: none) */
 	cordon_plugin_emit_fn emit;
 	void *ctx;
 	int emit_rc;
 	bool done;
 };
 
+/* The answer of one file operation: data frames of its one kind, then DONE
+ * or ERROR; over the session channel, a STATUS ends it. Anything else, or
+ * anything after the answer but that STATUS, breaks the stream. */
 static int on_file_frame(void *ctx, uint8_t type, const char *payload, uint32_t len)
 {
 	run_state *s = ctx;
 	file_state *f = s->file;
-	switch (type) {
-	case OCI_FRAME_DATA:
-	case OCI_FRAME_PATH:
-		if (f->emit && f->emit_rc == 0)
-			f->emit_rc = f->emit(f->ctx, payload, len);
+	bool answered = f->done || s->have_error;
+	s->job_started = true;
+	if (type == OCI_FRAME_STATUS && s->chan) {
+		s->done = true;
 		return 0;
-	case OCI_FRAME_DONE:
+	}
+	if (answered)
+		return -EPROTO;
+	if (type == OCI_FRAME_DONE) {
 		f->done = true;
 		return 0;
-	case OCI_FRAME_ERROR:
-		s->have_error = oci_error_parse(payload, &s->error) == 0;
-		return 0;
-	default:
-		return -EPROTO;
 	}
+	if (type == OCI_FRAME_ERROR) {
+		s->have_error = oci_error_parse(payload, &s->error) == 0;
+		return s->have_error ? 0 : -EPROTO;
+	}
+	if (!f->want || type != f->want)
+		return -EPROTO;
+	if (f->emit && f->emit_rc == 0)
+		f->emit_rc = f->emit(f->ctx, payload, len);
+	return 0;
 }
 
 static int path_refused(cordon_plugin_error *err, const char *what)
@@ -816,12 +832,78 @@ static int path_refused(cordon_plugin_error *err, const char *what)
 				   "%s must be a relative path inside the sandbox", what);
 }
 
-/* One helper file operation: frames stream back (binary-safe), bounded by
- * the tier's engine timeout. */
-static int file_op(oci_sandbox *sb, const char *const *args, const void *in, size_t in_len,
-		   cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+/* What a file operation's answer (or its absence) means; the same for both
+ * ways of reaching the helper. */
+static int file_finish(run_state *s, int code, bool deadline, int loop, cordon_plugin_error *err)
 {
-	file_state f = { .emit = emit, .ctx = ctx };
+	oci_sandbox *sb = s->sb;
+	file_state *f = s->file;
+	if (f->emit_rc)
+		return f->emit_rc;
+	if (s->have_error && loop == 0)
+		return oci_fail(err, &s->error);
+	if (f->done && loop == 0)
+		return 0;
+	if (deadline)
+		return oci_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
+					   "engine_unavailable",
+					   "the %s engine did not answer in time", sb->tier->kind->name);
+	if (loop < 0)
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+					   "the helper's answer to a file operation was malformed");
+	if (s->chan && s->done)
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+					   "the session helper ended a file operation without an "
+					   "answer");
+	return exec_failure(s, code, NULL, err);
+}
+
+/* A file operation over the session channel. False when it did not reach
+ * the helper (channel busy, gone, or the data too large for it): the caller
+ * goes through `engine exec`, which also says why a container is gone. */
+static bool chan_file(oci_sandbox *sb, const char *const *args, const void *in, size_t in_len,
+		      file_state *f, cordon_plugin_error *err, int *ret_rc)
+{
+	/* the data waits in the container's memory until the operation starts */
+	if (!sb->chan_open || in_len > CHAN_STDIN_MAX)
+		return false;
+	if (!chan_idle_ok(sb)) {
+		chan_drop(sb);
+		return false;
+	}
+	size_t len;
+	char *req = oci_session_file_request(args, in, in_len, &len);
+	if (!req)
+		return false;
+	run_state s = { .sb = sb, .frame = on_file_frame, .file = f, .chan = true };
+	bool deadline = false;
+	int loop = exec_loop(&s, &sb->chan, sb->tier->cli_timeout_ms, -1, req, len, &deadline);
+	free(req);
+	if (s.done && loop == 0) {
+		*ret_rc = file_finish(&s, 0, false, 0, err);
+		return true;
+	}
+	/* the channel failed: the CLI ended, hangs, or the stream is malformed */
+	int code = chan_drop(sb);
+	if (!s.job_started && !deadline && loop == 0)
+		return false; /* nothing came back: ask again through exec */
+	*ret_rc = file_finish(&s, code, deadline, loop, err);
+	return true;
+}
+
+/* One helper file operation: frames stream back (binary-safe), bounded by
+ * the tier's engine timeout; over the session channel when it is free. */
+static int file_op(oci_sandbox *sb, const char *const *args, const void *in, size_t in_len,
+		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+{
+	file_state f = { .want = want, .emit = emit, .ctx = ctx };
+	if (pthread_mutex_trylock(&sb->chan_lock) == 0) {
+		int rc = 0;
+		bool done = chan_file(sb, args, in, in_len, &f, err, &rc);
+		pthread_mutex_unlock(&sb->chan_lock);
+		if (done)
+			return rc;
+	}
 	run_state s = { .sb = sb, .frame = on_file_frame, .file = &f };
 	bool deadline = false;
 	int loop = 0;
@@ -830,17 +912,7 @@ static int file_op(oci_sandbox *sb, const char *const *args, const void *in, siz
 		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 					   "could not start %s exec: %s", sb->tier->kind->name,
 					   strerror(-code));
-	if (f.emit_rc)
-		return f.emit_rc;
-	if (s.have_error)
-		return oci_fail(err, &s.error);
-	if (f.done && loop == 0)
-		return 0;
-	if (deadline)
-		return oci_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
-					   "engine_unavailable",
-					   "the %s engine did not answer in time", sb->tier->kind->name);
-	return exec_failure(&s, code, NULL, err);
+	return file_finish(&s, code, deadline, loop, err);
 }
 
 int oci_op_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plugin_emit_fn emit,
@@ -851,7 +923,7 @@ int oci_op_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_p
 	char max[32];
 	snprintf(max, sizeof(max), "%" PRIu64, max_len);
 	const char *args[] = { "read", path, max, NULL };
-	return file_op(sandbox, args, NULL, 0, emit, ctx, err);
+	return file_op(sandbox, args, NULL, 0, OCI_FRAME_DATA, emit, ctx, err);
 }
 
 int oci_op_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
@@ -861,7 +933,7 @@ int oci_op_write_file(void *sandbox, const char *path, const void *data, uint64_
 		return path_refused(err, "the path");
 	const char *args[] = { "write", path, NULL };
 	/* an empty file still needs a stdin that reaches EOF */
-	return file_op(sandbox, args, len ? data : "", (size_t)len, NULL, NULL, err);
+	return file_op(sandbox, args, len ? data : "", (size_t)len, 0, NULL, NULL, err);
 }
 
 int oci_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
@@ -870,7 +942,7 @@ int oci_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, 
 	if (!pattern || !*pattern || pattern[0] == '/')
 		return path_refused(err, "the pattern");
 	const char *args[] = { "glob", pattern, NULL };
-	return file_op(sandbox, args, NULL, 0, emit, ctx, err);
+	return file_op(sandbox, args, NULL, 0, OCI_FRAME_PATH, emit, ctx, err);
 }
 
 int oci_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
@@ -880,5 +952,5 @@ int oci_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void
 	if (!root && !oci_host->path_is_confined(dir))
 		return path_refused(err, "the directory");
 	const char *args[] = { "walk", root ? "." : dir, NULL };
-	return file_op(sandbox, args, NULL, 0, emit, ctx, err);
+	return file_op(sandbox, args, NULL, 0, OCI_FRAME_PATH, emit, ctx, err);
 }

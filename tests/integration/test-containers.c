@@ -60,6 +60,7 @@ static char *state_dir;  /* $CORDON_CI_STATE */
 static char *plugin_dir; /* a private copy of the built plugins */
 static char *policy;     /* the policy text every test uses */
 static char *engine_path[2];
+static char *wrap_dir;   /* engine wrappers that log their calls (the *-logged tiers) */
 
 /* ---- the host side: engine CLI calls of the test itself -------------------------- */
 
@@ -802,6 +803,8 @@ static gpointer run_in_background(gpointer data)
 	return NULL;
 }
 
+static void file_round(cordon_sandbox *sb, const char *name);
+
 /* An unpooled sandbox's runs go to its container's pid 1 (the session helper,
  * over the attached CLI: no engine call), so pid 1 is the work's parent; a run
  * that comes while the channel is busy takes `engine exec` (another parent),
@@ -825,6 +828,12 @@ static void session_channel(const engine_case *e, const char *tier)
 	/* the channel again once it is free */
 	g_autofree char *again = sh_out(sb, "echo $PPID");
 	ck_assert_str_eq(again, "1\n");
+	/* file operations over it, and an escape through a planted symlink refused */
+	file_round(sb, "channel");
+	cordon_result *ln = sh(sb, "ln -s /etc /work/etc-link");
+	ck_assert_int_eq(cordon_result_exit_code(ln), 0);
+	cordon_result_free(ln);
+	assert_path_escape(sb, "etc-link/passwd");
 	/* stdin of several frames goes over the channel, byte-exactly; a very
 	 * large one (it would wait in the container's memory) streams through exec */
 	size_t sizes[2] = { 200000, 9u << 20 };
@@ -851,6 +860,122 @@ static void session_channel(const engine_case *e, const char *tier)
 	cordon_context_free(ctx);
 	assert_nothing_left(e->engine);
 }
+
+/* ---- file operations over the session channel ----------------------------------- */
+
+/* The engine calls a *-logged tier made, one line each (" ARGS...", so that
+ * " exec " finds the subcommand first too). */
+static char *calls_path(const char *engine)
+{
+	return g_strdup_printf("%s/%s-calls.log", wrap_dir, engine);
+}
+
+static void calls_reset(const char *engine)
+{
+	g_autofree char *path = calls_path(engine);
+	ck_assert(g_file_set_contents(path, "", 0, NULL));
+}
+
+static int calls_count(const char *engine, const char *word)
+{
+	g_autofree char *path = calls_path(engine);
+	g_autofree char *log = NULL;
+	ck_assert(g_file_get_contents(path, &log, NULL, NULL));
+	int n = 0;
+	g_auto(GStrv) lines = g_strsplit(log, "\n", 0);
+	for (size_t i = 0; lines[i]; i++)
+		n += word ? strstr(lines[i], word) != NULL : lines[i][0] != '\0';
+	return n;
+}
+
+/* write, read, glob and walk, checking what they give. */
+static void file_round(cordon_sandbox *sb, const char *name)
+{
+	cordon_error *err = NULL;
+	g_autofree char *path = g_strdup_printf("ops/%s.txt", name);
+	int r = cordon_sandbox_write_file(sb, path, name, strlen(name), &err);
+	ck_assert_msg(r == 0, "write %s: %s", path, err ? cordon_error_get_message(err) : "?");
+	void *data = NULL;
+	size_t len = 0;
+	r = cordon_sandbox_read_file(sb, path, &data, &len, &err);
+	ck_assert_msg(r == 0, "read %s: %s: %s", path, err ? cordon_error_get_code(err) : "?",
+		      err ? cordon_error_get_message(err) : "?");
+	ck_assert_uint_eq(len, strlen(name));
+	ck_assert_int_eq(memcmp(data, name, len), 0);
+	free(data);
+	char **paths = NULL;
+	g_autofree char *pattern = g_strdup_printf("ops/%s.*", name);
+	ck_assert_int_eq(cordon_sandbox_glob(sb, pattern, &paths, &err), 1);
+	ck_assert_str_eq(paths[0], path);
+	cordon_strv_free(paths);
+	ck_assert_int_ge(cordon_sandbox_walk(sb, "ops", &paths, &err), 1);
+	bool seen = false;
+	for (size_t i = 0; paths[i]; i++)
+		seen = seen || strcmp(paths[i], path) == 0;
+	ck_assert_msg(seen, "walk did not list %s", path);
+	cordon_strv_free(paths);
+}
+
+static gpointer long_run(gpointer data)
+{
+	bg_run *b = data;
+	b->out = sh_out(b->sb, "sleep 4; echo bg");
+	return NULL;
+}
+
+/* File operations go to the session helper over the channel: the engine
+ * (a wrapper that logs its calls) is not called at all. While a long run
+ * holds the channel they take `engine exec` and still work, and a path
+ * that escapes through a symlink planted in the container is refused both
+ * ways, by the helper inside it. */
+START_TEST(test_files_channel)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *tier = g_strdup_printf("%s-logged", e->engine);
+	cordon_context *ctx = ctx_new();
+	cordon_sandbox *sb = open_tier(ctx, tier, NULL);
+	cordon_result *r = sh(sb, "ln -s /etc /work/etc-link && echo k > /work/kept");
+	ck_assert_int_eq(cordon_result_exit_code(r), 0);
+	cordon_result_free(r);
+
+	calls_reset(e->engine);
+	file_round(sb, "free");
+	assert_path_escape(sb, "etc-link/passwd");
+	cordon_error *err = NULL;
+	void *data = NULL;
+	size_t len = 0;
+	ck_assert_int_lt(cordon_sandbox_read_file(sb, "missing", &data, &len, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "not_found");
+	ck_assert_msg(calls_count(e->engine, NULL) == 0,
+		      "file operations on a free channel called the %s engine", e->engine);
+
+	bg_run b = { sb, NULL };
+	GThread *th = g_thread_new("bg", long_run, &b);
+	g_usleep(700 * 1000); /* the long run holds the channel by now */
+	file_round(sb, "busy");
+	assert_path_escape(sb, "etc-link/passwd");
+	ck_assert_int_lt(cordon_sandbox_read_file(sb, "missing", &data, &len, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "not_found");
+	int execs = calls_count(e->engine, " exec ");
+	g_thread_join(th);
+	ck_assert_str_eq(b.out, "bg\n");
+	g_free(b.out);
+	/* write, read, glob, walk, the two escapes and the missing file */
+	ck_assert_msg(execs >= 7, "only %d %s exec calls while the channel was busy", execs,
+		      e->engine);
+
+	/* the channel again once it is free, and the run's files are there */
+	calls_reset(e->engine);
+	file_round(sb, "again");
+	ck_assert_int_eq(cordon_sandbox_read_file(sb, "kept", &data, &len, &err), 0);
+	ck_assert_uint_eq(len, 2);
+	free(data);
+	ck_assert_int_eq(calls_count(e->engine, NULL), 0);
+	close_and_assert_killed(e->engine, sb);
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
 
 START_TEST(test_session_channel)
 {
@@ -1277,16 +1402,35 @@ static char *build_policy(void)
 		 "    runtime: runc\n    network: cordon-test-net\n    publish: 8080\n", true);
 	add_tier(p, "docker-serve", "docker", "    network: cordon-test-net\n    publish: 8080\n",
 		 true);
+	for (int i = 0; i < 2; i++) {
+		const char *engine = engines[i].engine;
+		g_autofree char *name = g_strdup_printf("%s-logged", engine);
+		g_autofree char *extra = g_strdup_printf("%s    engine: %s/%s\n",
+							 i == 0 ? "    runtime: runc\n" : "",
+							 wrap_dir, engine);
+		add_tier(p, name, engine, extra, true);
+	}
 	const char *all = "[podman, podman-gvisor, podman-pool, podman-nomem, podman-never, "
 			  "podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
 			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
-			  "podman-serve, docker-serve]";
+			  "podman-serve, docker-serve, podman-logged, docker-logged]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
 			       "  untrusted: {require: container, relax: true, tiers: %s}\n",
 			       all, all, all);
 	return g_string_free(p, FALSE);
+}
+
+/* An engine that logs each call's arguments, then is the real one. */
+static bool write_wrapper(const char *engine, const char *real)
+{
+	g_autofree char *path = g_strdup_printf("%s/%s", wrap_dir, engine);
+	g_autofree char *log = calls_path(engine);
+	g_autofree char *text = g_strdup_printf("#!/bin/sh\nprintf ' %%s\\n' \"$*\" >> '%s'\n"
+						"exec '%s' \"$@\"\n", log, real);
+	return g_file_set_contents(path, text, -1, NULL) && chmod(path, 0700) == 0 &&
+	       g_file_set_contents(log, "", 0, NULL);
 }
 
 static bool copy_plugin(const char *name)
@@ -1355,6 +1499,7 @@ static Suite *containers_suite(void)
 	add_case(s, "limits", test_limits, 2);
 	add_case(s, "stream", test_stream_and_cancel, 2);
 	add_case(s, "files", test_files, 2);
+	add_case(s, "files-channel", test_files_channel, 2);
 	add_case(s, "workspace", test_workspace, 2);
 	add_case(s, "refusals", test_refusals, 2);
 	add_case(s, "images", test_engine_missing_and_images, 2);
@@ -1406,6 +1551,12 @@ int main(void)
 		fprintf(stderr, "test-containers: the plugins are not built\n");
 		return EXIT_FAILURE;
 	}
+	wrap_dir = g_dir_make_tmp("cordon-engines-XXXXXX", NULL);
+	if (!wrap_dir || !write_wrapper("podman", engine_path[0]) ||
+	    !write_wrapper("docker", engine_path[1])) {
+		fprintf(stderr, "test-containers: cannot write the engine wrappers\n");
+		return EXIT_FAILURE;
+	}
 	policy = build_policy();
 	/* decoys: a host secret, and engine endpoints that would break the CLIs if
 	 * the plugins passed this environment on */
@@ -1414,5 +1565,6 @@ int main(void)
 	g_setenv("CONTAINER_HOST", "tcp://127.0.0.1:9", TRUE);
 	int r = testutil_run(containers_suite());
 	testutil_rmtree(plugin_dir);
+	testutil_rmtree(wrap_dir);
 	return r;
 }

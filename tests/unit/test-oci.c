@@ -758,6 +758,62 @@ START_TEST(test_session_request)
 }
 END_TEST
 
+/* A file operation for the session helper: the arguments `exec` would give
+ * it in one FILE frame, a write's data as STDIN frames, then STDIN_END. */
+START_TEST(test_session_file_request)
+{
+	const char *read_args[] = { "read", "a/b c.txt", "1048576", NULL };
+	size_t len, off = 0;
+	const char *p;
+	uint32_t n;
+	char *req = oci_session_file_request(read_args, NULL, 0, &len);
+	ck_assert_ptr_nonnull(req);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_FILE);
+	const char want[] = "read\0a/b c.txt\0" "1048576";
+	ck_assert_uint_eq(n, sizeof(want));
+	ck_assert_int_eq(memcmp(p, want, n), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(off, len);
+	free(req);
+
+	/* a write of two frames of data, NUL bytes included, byte-exactly */
+	size_t in_len = OCI_FRAME_MAX + 3;
+	char *in = calloc(1, in_len);
+	in[OCI_FRAME_MAX + 1] = 'z';
+	const char *write_args[] = { "write", "out", NULL };
+	req = oci_session_file_request(write_args, in, in_len, &len);
+	ck_assert_ptr_nonnull(req);
+	off = 0;
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_FILE);
+	ck_assert_uint_eq(n, sizeof("write\0out"));
+	ck_assert_int_eq(memcmp(p, "write\0out", n), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
+	ck_assert_uint_eq(n, OCI_FRAME_MAX);
+	ck_assert_int_eq(memcmp(p, in, n), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_int_eq(memcmp(p, in + OCI_FRAME_MAX, 3), 0);
+	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
+	ck_assert_uint_eq(off, len);
+	free(req);
+	free(in);
+
+	/* not an operation with one or two arguments, or larger than the helper
+	 * takes: the caller goes through exec */
+	const char *alone[] = { "walk", NULL };
+	const char *many[] = { "read", "a", "1", "x", NULL };
+	ck_assert_ptr_null(oci_session_file_request(alone, NULL, 0, &len));
+	ck_assert_ptr_null(oci_session_file_request(many, NULL, 0, &len));
+	char *big = malloc(OCI_FILE_REQUEST_MAX + 1);
+	memset(big, 'p', OCI_FILE_REQUEST_MAX);
+	big[OCI_FILE_REQUEST_MAX] = '\0';
+	const char *long_args[] = { "glob", big, NULL };
+	ck_assert_ptr_null(oci_session_file_request(long_args, NULL, 0, &len));
+	free(big);
+}
+END_TEST
+
 static Suite *oci_suite(void)
 {
 	Suite *s = suite_create("oci");
@@ -793,6 +849,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_decoder_malformed);
 	tcase_add_test(tc, test_env_header);
 	tcase_add_test(tc, test_session_request);
+	tcase_add_test(tc, test_session_file_request);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -164,15 +164,44 @@ static const char *code_for(int errnum)
 
 /* ---- paths beneath the sandbox root --------------------------------------------- */
 
+/* openat of a name that must not be a symlink. O_NOFOLLOW alone is not
+ * enough: gVisor follows a final symlink when O_DIRECTORY is set too (seen
+ * with Debian 12's runsc). So the name is lstat'ed first, and what was
+ * opened must be that very inode (a symlink swapped in between is caught).
+ * A name that did not exist is accepted only when this call created it
+ * exclusively. */
+static int open_nofollow(int dirfd, const char *name, int flags, mode_t mode)
+{
+	struct stat before, after;
+	bool existed = fstatat(dirfd, name, &before, AT_SYMLINK_NOFOLLOW) == 0;
+	if (existed && S_ISLNK(before.st_mode)) {
+		errno = ELOOP;
+		return -1;
+	}
+	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -1;
+	bool same = fstat(fd, &after) == 0 &&
+		    (existed ? before.st_dev == after.st_dev && before.st_ino == after.st_ino
+			     : (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+	if (!same) {
+		close(fd);
+		errno = ELOOP;
+		return -1;
+	}
+	return fd;
+}
+
 /* Opens rel beneath rootfd without ever leaving it: openat2 RESOLVE_BENEATH
  * where the kernel has it, else a walk that refuses every symlink (gVisor's
- * older kernels, pre-5.6 hosts). */
+ * older kernels, pre-5.6 hosts). EPERM counts as "not there" too: gVisor
+ * answers openat2 with it, and the walk is the stricter of the two anyway. */
 static int open_beneath(int rootfd, const char *rel, int flags, mode_t mode)
 {
 	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .mode = mode,
 				.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
 	int fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
-	if (fd >= 0 || (errno != ENOSYS && errno != EINVAL))
+	if (fd >= 0 || (errno != ENOSYS && errno != EINVAL && errno != EPERM))
 		return fd;
 
 	char buf[4096];
@@ -191,8 +220,8 @@ static int open_beneath(int rootfd, const char *rel, int flags, mode_t mode)
 			errno = EXDEV;
 			return -1;
 		}
-		int nfd = next ? openat(cur, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-			       : openat(cur, comp, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		int nfd = next ? open_nofollow(cur, comp, O_RDONLY | O_DIRECTORY, 0)
+			       : open_nofollow(cur, comp, flags, mode);
 		int e = errno;
 		close(cur);
 		errno = e;
@@ -796,12 +825,12 @@ static int stdin_file(void)
 	return fd;
 }
 
-/* One RUN request: its stdin frames follow it. Returns false when the
- * session must end (the host hung up, or broke the protocol). */
-static bool session_run(char *payload, uint32_t len, int sfd)
+/* Reads the STDIN frames that follow a request, up to its STDIN_END, into
+ * in (if it is open; *ret_ok: every byte was kept). False when the host
+ * broke the protocol or hung up. */
+static bool read_stdin_frames(int in, bool *ret_ok)
 {
-	int in = stdin_file();
-	bool ok = true, broken = false;
+	*ret_ok = true;
 	for (;;) {
 		uint8_t type;
 		char *data = NULL;
@@ -809,18 +838,25 @@ static bool session_run(char *payload, uint32_t len, int sfd)
 		int q = read_request(STDIN_FILENO, &type, &data, &n, OCI_FRAME_MAX);
 		if (q <= 0 || (type != OCI_REQ_STDIN && type != OCI_REQ_STDIN_END)) {
 			free(data);
-			broken = true;
-			break;
+			return false;
 		}
 		if (type == OCI_REQ_STDIN_END) {
 			free(data);
-			break;
+			return true;
 		}
 		if (in >= 0 && !write_all(in, data, n))
-			ok = false;
+			*ret_ok = false;
 		free(data);
 	}
-	if (broken) {
+}
+
+/* One RUN request: its stdin frames follow it. Returns false when the
+ * session must end (the host hung up, or broke the protocol). */
+static bool session_run(char *payload, uint32_t len, int sfd)
+{
+	int in = stdin_file();
+	bool ok;
+	if (!read_stdin_frames(in, &ok)) {
 		if (in >= 0)
 			close(in);
 		return false;
@@ -840,6 +876,64 @@ static bool session_run(char *payload, uint32_t len, int sfd)
 	free(o.argv);
 	free(envp);
 	return !hangup;
+}
+
+static int file_command(int argc, char **argv);
+
+/* Splits a FILE payload ("OP\0ARG\0[ARG\0]") into argv[1..]; argv[0] is
+ * ours. Returns argc, or -1 when it is malformed. */
+static int parse_file_request(char *payload, uint32_t len, char *argv[5])
+{
+	if (len == 0 || payload[len - 1] != '\0')
+		return -1;
+	int argc = 1;
+	argv[0] = (char *)OCI_HELPER_PATH;
+	for (char *p = payload, *end = payload + len; p < end; p += strlen(p) + 1) {
+		if (argc >= 4)
+			return -1;
+		argv[argc++] = p;
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+/* One FILE request: its data (write) follows as stdin frames. The operation
+ * is the one `exec` runs (file_command), in a child whose stdin holds the
+ * data and whose stdout is ours: its frames go to the host as they would
+ * from `exec`, and nothing it leaves open or allocated outlives it. Its end
+ * is a STATUS frame, so the host knows where the answer stops. */
+static bool session_file(char *payload, uint32_t len)
+{
+	int in = stdin_file();
+	bool ok;
+	if (!read_stdin_frames(in, &ok)) {
+		if (in >= 0)
+			close(in);
+		return false;
+	}
+	char *argv[5];
+	int argc = parse_file_request(payload, len, argv);
+	pid_t pid = -1;
+	if (argc < 0)
+		fail("invalid_argument", EPROTO, "file request");
+	else if (in < 0 || !ok || lseek(in, 0, SEEK_SET) < 0)
+		fail("io_error", in < 0 ? EMFILE : EIO, "the operation's data");
+	else if ((pid = fork()) < 0)
+		fail("io_error", errno, "fork");
+	else if (pid == 0)
+		_exit(dup2(in, STDIN_FILENO) < 0 ? fail("io_error", errno, "stdin")
+						 : file_command(argc, argv));
+	int status = 0;
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	if (in >= 0)
+		close(in);
+	if (pid > 0 && WIFSIGNALED(status))
+		frame_text(OCI_FRAME_STATUS, "signal %d", WTERMSIG(status));
+	else
+		frame_text(OCI_FRAME_STATUS, "exit %d", pid > 0 ? WEXITSTATUS(status) : 1);
+	return true;
 }
 
 static int cmd_session(void)
@@ -875,6 +969,8 @@ static int cmd_session(void)
 		bool more = true;
 		if (type == OCI_REQ_RUN)
 			more = session_run(payload, len, sfd);
+		else if (type == OCI_REQ_FILE)
+			more = session_file(payload, len);
 		else if (type != OCI_REQ_CANCEL) /* a cancel that came after its run ended */
 			more = false;             /* END, or anything else */
 		explicit_bzero(payload, len); /* granted secrets */
@@ -974,7 +1070,7 @@ static int make_parents(int rootfd, char *rel, const char **ret_last)
 			errno = e;
 			return -1;
 		}
-		int nfd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int nfd = open_nofollow(cur, c, O_RDONLY | O_DIRECTORY, 0);
 		int e = errno;
 		close(cur);
 		errno = e == ELOOP || e == ENOTDIR ? EXDEV : e;
@@ -1081,8 +1177,7 @@ static int walk_dir(int fd, const char *prefix, int depth, walk_ctx *w)
 		if (match && !frame(OCI_FRAME_PATH, path, (size_t)n))
 			w->host_gone = true;
 		if (S_ISDIR(sb.st_mode)) {
-			int sub = openat(dirfd(d), e->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			int sub = open_nofollow(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY, 0);
 			if (sub >= 0)
 				r = walk_dir(sub, path, depth + 1, w);
 		}
@@ -1131,6 +1226,21 @@ static int cmd_probe(void)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* The file operations, as `exec` and the session channel name them. */
+static int file_command(int argc, char **argv)
+{
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "read") == 0 && argc == 4)
+		return cmd_read(argv[2], argv[3]);
+	if (strcmp(cmd, "write") == 0 && argc == 3)
+		return cmd_write(argv[2]);
+	if (strcmp(cmd, "glob") == 0 && argc == 3)
+		return cmd_list(argv[2], true);
+	if (strcmp(cmd, "walk") == 0 && argc == 3)
+		return cmd_list(argv[2], false);
+	return fail("invalid_argument", EINVAL, cmd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -1146,15 +1256,7 @@ int main(int argc, char **argv)
 		return cmd_session();
 	if (strcmp(cmd, "kill") == 0 && argc == 3)
 		return cmd_kill(argv[2]);
-	if (strcmp(cmd, "read") == 0 && argc == 4)
-		return cmd_read(argv[2], argv[3]);
-	if (strcmp(cmd, "write") == 0 && argc == 3)
-		return cmd_write(argv[2]);
-	if (strcmp(cmd, "glob") == 0 && argc == 3)
-		return cmd_list(argv[2], true);
-	if (strcmp(cmd, "walk") == 0 && argc == 3)
-		return cmd_list(argv[2], false);
 	if (strcmp(cmd, "probe") == 0)
 		return cmd_probe();
-	return fail("invalid_argument", EINVAL, cmd);
+	return file_command(argc, argv);
 }
