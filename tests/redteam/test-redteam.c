@@ -84,6 +84,15 @@ static void rt_open(rt *t, cordon_request *req)
 	ck_assert_int_eq(cordon_sandbox_containment(t->sb), CORDON_CONTAINMENT_KERNEL);
 }
 
+/* The common case: a semi-trusted sandbox on the fixture's workspace. */
+static void rt_start(rt *t)
+{
+	rt_setup(t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(t, req);
+	cordon_request_free(req);
+}
+
 static void rt_teardown(rt *t)
 {
 	cordon_sandbox_close(t->sb);
@@ -216,10 +225,7 @@ static void run_escapes(rt *t)
 START_TEST(test_escapes)
 {
 	rt t = { 0 };
-	rt_setup(&t);
-	cordon_request *req = cordon_request_new("semi-trusted");
-	rt_open(&t, req);
-	cordon_request_free(req);
+	rt_start(&t);
 	run_escapes(&t);
 	rt_teardown(&t);
 }
@@ -231,10 +237,7 @@ START_TEST(test_escapes_remount_fallback)
 {
 	confine_test_force_remount_fallback(true);
 	rt t = { 0 };
-	rt_setup(&t);
-	cordon_request *req = cordon_request_new("semi-trusted");
-	rt_open(&t, req);
-	cordon_request_free(req);
+	rt_start(&t);
 	run_escapes(&t);
 	rt_teardown(&t);
 	confine_test_force_remount_fallback(false);
@@ -246,10 +249,7 @@ END_TEST
 START_TEST(test_planted_symlink)
 {
 	rt t = { 0 };
-	rt_setup(&t);
-	cordon_request *req = cordon_request_new("semi-trusted");
-	rt_open(&t, req);
-	cordon_request_free(req);
+	rt_start(&t);
 	g_autofree char *secret = g_build_filename(t.sibling, "secret", NULL);
 	ck_assert(g_file_set_contents(secret, "host secret", -1, NULL));
 	g_autofree char *line = g_strdup_printf("ln -s %s abs && ln -s ../sibling/secret rel && "
@@ -293,10 +293,7 @@ END_TEST
 START_TEST(test_nothing_survives_the_run)
 {
 	rt t = { 0 };
-	rt_setup(&t);
-	cordon_request *req = cordon_request_new("semi-trusted");
-	rt_open(&t, req);
-	cordon_request_free(req);
+	rt_start(&t);
 	const char *argv[] = { "./cordon-probe", "daemon", "lock", NULL };
 	cordon_result *r = rt_run(&t, argv, NULL, 30000);
 	ck_assert_msg(strstr(out(r), "daemon holding"), "%s", out(r));
@@ -312,10 +309,7 @@ END_TEST
 START_TEST(test_nothing_survives_a_timeout)
 {
 	rt t = { 0 };
-	rt_setup(&t);
-	cordon_request *req = cordon_request_new("semi-trusted");
-	rt_open(&t, req);
-	cordon_request_free(req);
+	rt_start(&t);
 	const char *argv[] = { "./cordon-probe", "hold", "lock", NULL };
 	gint64 t0 = g_get_monotonic_time();
 	cordon_result *r = rt_run(&t, argv, NULL, 1000);
@@ -626,10 +620,7 @@ static int on_output(void *user, int stream, const void *data, size_t len)
 START_TEST(test_stream_serve_files)
 {
 	rt t = { 0 };
-	rt_setup(&t);
-	cordon_request *req = cordon_request_new("semi-trusted");
-	rt_open(&t, req);
-	cordon_request_free(req);
+	rt_start(&t);
 	cordon_error *err = NULL;
 
 	/* stream: live output, then cancelled by the callback. */
