@@ -323,66 +323,10 @@ static void wait_pool(int n)
 	die("the pool did not fill");
 }
 
-int main(int argc, char **argv)
+/* cycle, exec, pool and pooled: cordon against the raw engine, interleaved. */
+static void bench_sessions(cordon_context *ctx, int n)
 {
-	int n = 10;
-	bool only_files = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
-			n = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
-			engine = argv[++i];
-		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
-			 strcmp(argv[i + 1], "files") == 0)
-			only_files = ++i > 0;
-		else
-			die("usage: bench-containers [-n N] [--engine podman|docker] [--only files]");
-	}
-	if (n < 3)
-		n = 3;
-	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
-							: "/var/lib/cordon-ci";
-	g_autofree char *ref_file = g_build_filename(state, "image-ref", NULL);
-	if (!g_file_get_contents(ref_file, &image_ref, NULL, NULL))
-		die("no %s: run .ci/engines.sh", ref_file);
-	g_strstrip(image_ref);
-	engine_bin = g_find_program_in_path(engine);
-	if (!engine_bin)
-		die("%s is not installed", engine);
-	g_autofree char *cwd = g_get_current_dir();
-	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : cwd;
-	helper = g_canonicalize_filename("plugins/oci/helper/cordon-oci-helper", builddir);
-	g_autofree char *pdir = g_dir_make_tmp("cordon-bench-XXXXXX", NULL);
-	if (!pdir || !copy_plugin(builddir, pdir))
-		die("the %s plugin is not built (run from the build tree)", engine);
-	g_autofree char *policy = policy_text(pdir);
-	cordon_options *o = cordon_options_new();
-	cordon_options_set_policy_text(o, policy, strlen(policy), "bench.yaml", NULL);
-	cordon_context *ctx = NULL;
-	cordon_error *err = NULL;
-	if (cordon_context_new(o, &ctx, &err) < 0)
-		die("context: %s", cordon_error_get_message(err));
-	cordon_options_free(o);
-
-	printf("# %s, image %s, %d iterations, interleaved\n", engine, image_ref, n);
 	double *a = g_new0(double, n), *b = g_new0(double, n);
-
-	/* warm-up: caches, the probe's one-time checks */
-	cordon_sandbox *w = open_tier(ctx, "box");
-	run_true(w);
-	cordon_sandbox_close(w);
-	raw_cycle();
-
-	if (only_files) {
-		bench_files(ctx, n);
-		cordon_context_free(ctx);
-		g_autofree char *so = g_strdup_printf("%s/%s.so", pdir, engine);
-		g_unlink(so);
-		g_rmdir(pdir);
-		g_free(a);
-		g_free(b);
-		return 0;
-	}
 	for (int i = 0; i < n; i++) {
 		for (int k = 0; k < 2; k++) {
 			if ((i + k) % 2 == 0) {
@@ -471,11 +415,65 @@ int main(int argc, char **argv)
 	report("cordon pool: 2 open + run /bin/true + close", "raw run --rm (same flags) /bin/true", a,
 	       b, n);
 
+	g_free(a);
+	g_free(b);
+}
+
+int main(int argc, char **argv)
+{
+	int n = 10;
+	bool only_files = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+			n = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
+			engine = argv[++i];
+		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc &&
+			 strcmp(argv[i + 1], "files") == 0)
+			only_files = ++i > 0;
+		else
+			die("usage: bench-containers [-n N] [--engine podman|docker] [--only files]");
+	}
+	if (n < 3)
+		n = 3;
+	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
+							: "/var/lib/cordon-ci";
+	g_autofree char *ref_file = g_build_filename(state, "image-ref", NULL);
+	if (!g_file_get_contents(ref_file, &image_ref, NULL, NULL))
+		die("no %s: run .ci/engines.sh", ref_file);
+	g_strstrip(image_ref);
+	engine_bin = g_find_program_in_path(engine);
+	if (!engine_bin)
+		die("%s is not installed", engine);
+	g_autofree char *cwd = g_get_current_dir();
+	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : cwd;
+	helper = g_canonicalize_filename("plugins/oci/helper/cordon-oci-helper", builddir);
+	g_autofree char *pdir = g_dir_make_tmp("cordon-bench-XXXXXX", NULL);
+	if (!pdir || !copy_plugin(builddir, pdir))
+		die("the %s plugin is not built (run from the build tree)", engine);
+	g_autofree char *policy = policy_text(pdir);
+	cordon_options *o = cordon_options_new();
+	cordon_options_set_policy_text(o, policy, strlen(policy), "bench.yaml", NULL);
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	if (cordon_context_new(o, &ctx, &err) < 0)
+		die("context: %s", cordon_error_get_message(err));
+	cordon_options_free(o);
+
+	printf("# %s, image %s, %d iterations, interleaved\n", engine, image_ref, n);
+	/* warm-up: caches, the probe's one-time checks */
+	cordon_sandbox *w = open_tier(ctx, "box");
+	run_true(w);
+	cordon_sandbox_close(w);
+	raw_cycle();
+
+	if (only_files)
+		bench_files(ctx, n);
+	else
+		bench_sessions(ctx, n);
 	cordon_context_free(ctx);
 	g_autofree char *so = g_strdup_printf("%s/%s.so", pdir, engine);
 	g_unlink(so);
 	g_rmdir(pdir);
-	g_free(a);
-	g_free(b);
 	return 0;
 }

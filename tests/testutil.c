@@ -7,6 +7,7 @@
 #include <glib/gstdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 int testutil_run(Suite *s)
 {
@@ -100,4 +101,13 @@ char *testutil_plugin_dir(const char *first, ...)
 	}
 	va_end(ap);
 	return dir;
+}
+
+size_t testutil_tier_index(cordon_context *ctx, const char *name)
+{
+	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++)
+		if (strcmp(cordon_context_tier_name(ctx, i), name) == 0)
+			return i;
+	ck_abort_msg("no tier %s", name);
+	return 0;
 }

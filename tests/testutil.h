@@ -19,6 +19,8 @@ void testutil_rmtree(const char *dir);
  * tree itself may be group-writable, which the loader refuses. Remove with
  * testutil_rmtree; owned by caller (g_free). */
 char *testutil_plugin_dir(const char *first, ...) __attribute__((sentinel));
+/* The index of the policy's tier name in ctx; aborts the test when there is none. */
+size_t testutil_tier_index(cordon_context *ctx, const char *name);
 /* Asserts err is set with class and code, then frees it. */
 #define ck_assert_cordon_error(err, cls, code)                                               \
 	do {                                                                                     \

@@ -316,6 +316,20 @@ static void put_stdin(char *out, size_t *off, const void *in, size_t in_len)
 	put_frame(out, off, OCI_REQ_STDIN_END, NULL, 0);
 }
 
+/* A request of type with a payload of that size and in_len bytes of stdin:
+ * the buffer, sized for all of it (header written), and in *ret_off where
+ * the payload goes. */
+static char *request_begin(uint8_t type, size_t payload, size_t in_len, size_t *ret_off)
+{
+	size_t chunks = (in_len + OCI_FRAME_MAX - 1) / OCI_FRAME_MAX;
+	size_t total = OCI_FRAME_HEADER + payload + chunks * OCI_FRAME_HEADER + in_len +
+		       OCI_FRAME_HEADER;
+	char *out = oci_xmalloc0(total);
+	oci_frame_header((uint8_t *)out, type, (uint32_t)payload);
+	*ret_off = OCI_FRAME_HEADER;
+	return out;
+}
+
 char *oci_session_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
 			  uint64_t cap, const char *workdir, const void *in, size_t in_len,
 			  size_t *ret_len)
@@ -334,12 +348,8 @@ char *oci_session_request(const char *const *argv, const char *const *envp, uint
 		payload += strlen(envp[i]) + 1;
 	if (argc == 0 || payload > OCI_REQUEST_MAX)
 		return NULL;
-	size_t chunks = (in_len + OCI_FRAME_MAX - 1) / OCI_FRAME_MAX;
-	size_t total = OCI_FRAME_HEADER + payload + chunks * OCI_FRAME_HEADER + in_len +
-		       OCI_FRAME_HEADER;
-	char *out = oci_xmalloc0(total);
-	oci_frame_header((uint8_t *)out, OCI_REQ_RUN, (uint32_t)payload);
-	size_t off = OCI_FRAME_HEADER;
+	size_t off;
+	char *out = request_begin(OCI_REQ_RUN, payload, in_len, &off);
 	put_str(out, &off, timeout);
 	put_str(out, &off, capv);
 	put_str(out, &off, workdir);
@@ -362,12 +372,8 @@ char *oci_session_file_request(const char *const *args, const void *in, size_t i
 		payload += strlen(args[i]) + 1;
 	if (argc < 2 || argc > 3 || payload > OCI_FILE_REQUEST_MAX)
 		return NULL;
-	size_t chunks = (in_len + OCI_FRAME_MAX - 1) / OCI_FRAME_MAX;
-	size_t total = OCI_FRAME_HEADER + payload + chunks * OCI_FRAME_HEADER + in_len +
-		       OCI_FRAME_HEADER;
-	char *out = oci_xmalloc0(total);
-	oci_frame_header((uint8_t *)out, OCI_REQ_FILE, (uint32_t)payload);
-	size_t off = OCI_FRAME_HEADER;
+	size_t off;
+	char *out = request_begin(OCI_REQ_FILE, payload, in_len, &off);
 	for (size_t i = 0; i < argc; i++)
 		put_str(out, &off, args[i]);
 	put_stdin(out, &off, in, in_len);

@@ -166,20 +166,11 @@ static cordon_context *ctx_new(void)
 	return ctx;
 }
 
-static size_t tier_index(cordon_context *ctx, const char *name)
-{
-	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++)
-		if (strcmp(cordon_context_tier_name(ctx, i), name) == 0)
-			return i;
-	ck_abort_msg("no tier %s", name);
-	return 0;
-}
-
 static cordon_probe_report *probe(cordon_context *ctx, const char *tier)
 {
 	cordon_probe_report *rep = NULL;
 	cordon_error *err = NULL;
-	ck_assert_int_eq(cordon_context_probe_tier(ctx, tier_index(ctx, tier), &rep, &err), 0);
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, tier), &rep, &err), 0);
 	return rep;
 }
 

@@ -466,21 +466,12 @@ END_TEST
 
 /* ---- the probe tells the truth ---------------------------------------------------------------- */
 
-static size_t tier_index(cordon_context *ctx, const char *name)
-{
-	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++)
-		if (strcmp(cordon_context_tier_name(ctx, i), name) == 0)
-			return i;
-	ck_abort_msg("no tier %s", name);
-	return 0;
-}
-
 START_TEST(test_probe_reports)
 {
 	cordon_context *ctx = NULL;
 	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
 	cordon_probe_report *p = NULL;
-	ck_assert_int_eq(cordon_context_probe_tier(ctx, tier_index(ctx, "kernel"), &p, NULL), 0);
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, "kernel"), &p, NULL), 0);
 	ck_assert(cordon_probe_report_available(p));
 	ck_assert_int_eq(cordon_probe_report_containment(p), CORDON_CONTAINMENT_KERNEL);
 	const char *why = cordon_probe_report_reason(p);
@@ -515,7 +506,7 @@ static void expect_refused(const char *fragment)
 	if (cordon_context_new(NULL, &ctx, NULL) < 0)
 		_exit(10);
 	cordon_probe_report *p = NULL;
-	if (cordon_context_probe_tier(ctx, tier_index(ctx, "kernel"), &p, NULL) < 0)
+	if (cordon_context_probe_tier(ctx, testutil_tier_index(ctx, "kernel"), &p, NULL) < 0)
 		_exit(11);
 	const char *why = cordon_probe_report_reason(p);
 	fprintf(stderr, "# crippled probe: %s\n", why);

@@ -852,22 +852,35 @@ static bool read_stdin_frames(int in, bool *ret_ok)
 
 /* One RUN request: its stdin frames follow it. Returns false when the
  * session must end (the host hung up, or broke the protocol). */
-static bool session_run(char *payload, uint32_t len, int sfd)
+/* A request's stdin frames, in a rewound file (*ret_in: -1 when none could
+ * be made; *ret_ok false when it cannot serve). False when the session must
+ * end (the host hung up, or broke the protocol). */
+static bool session_stdin(int *ret_in, bool *ret_ok)
 {
 	int in = stdin_file();
-	bool ok;
-	if (!read_stdin_frames(in, &ok)) {
+	if (!read_stdin_frames(in, ret_ok)) {
 		if (in >= 0)
 			close(in);
 		return false;
 	}
+	*ret_ok = *ret_ok && in >= 0 && lseek(in, 0, SEEK_SET) == 0;
+	*ret_in = in;
+	return true;
+}
+
+static bool session_run(char *payload, uint32_t len, int sfd)
+{
+	int in;
+	bool ok;
+	if (!session_stdin(&in, &ok))
+		return false;
 	run_opts o = { 0 };
 	char **envp = NULL;
 	bool hangup = false;
 	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
 	if (parse_request(payload, len, &o, &envp) < 0)
 		fail("invalid_argument", EPROTO, "run request");
-	else if (in < 0 || !ok || lseek(in, 0, SEEK_SET) < 0)
+	else if (!ok)
 		fail("io_error", in < 0 ? EMFILE : EIO, "the work's stdin");
 	else
 		run_job(&o, envp, in, STDIN_FILENO, sfd, &hangup);
@@ -904,19 +917,16 @@ static int parse_file_request(char *payload, uint32_t len, char *argv[5])
  * is a STATUS frame, so the host knows where the answer stops. */
 static bool session_file(char *payload, uint32_t len)
 {
-	int in = stdin_file();
+	int in;
 	bool ok;
-	if (!read_stdin_frames(in, &ok)) {
-		if (in >= 0)
-			close(in);
+	if (!session_stdin(&in, &ok))
 		return false;
-	}
 	char *argv[5];
 	int argc = parse_file_request(payload, len, argv);
 	pid_t pid = -1;
 	if (argc < 0)
 		fail("invalid_argument", EPROTO, "file request");
-	else if (in < 0 || !ok || lseek(in, 0, SEEK_SET) < 0)
+	else if (!ok)
 		fail("io_error", in < 0 ? EMFILE : EIO, "the operation's data");
 	else if ((pid = fork()) < 0)
 		fail("io_error", errno, "fork");
