@@ -322,6 +322,27 @@ START_TEST(test_nothing_survives_a_timeout)
 }
 END_TEST
 
+/* How many control groups made by process pid exist (v2, or each v1
+ * controller we use). */
+static int groups_of(pid_t pid)
+{
+	const limits_host *h = limits_host_get();
+	g_autofree char *mark = g_strdup_printf("-%d-", (int)pid);
+	int n = 0;
+	for (int c = 0; c < LIMITS_CG_COUNT; c++) {
+		const char *base = h->v2 ? h->v2_dir : h->v1_has[c] ? h->v1_dir[c] : NULL;
+		GDir *d = base ? g_dir_open(base, 0, NULL) : NULL;
+		const char *name;
+		while (d && (name = g_dir_read_name(d)))
+			n += g_str_has_prefix(name, "cordon-") && strstr(name, mark) != NULL;
+		if (d)
+			g_dir_close(d);
+		if (h->v2)
+			break;
+	}
+	return n;
+}
+
 /* The host dies (SIGKILL) in the middle of a run: PR_SET_PDEATHSIG and the
  * lifeline end the sandbox. */
 START_TEST(test_nothing_survives_the_host)
@@ -358,20 +379,47 @@ START_TEST(test_nothing_survives_the_host)
 	ck_assert_msg(freed, "the work outlived its host");
 	/* The dead host's control groups (root, with cgroups) are collected. */
 	ck_assert_int_ge(cordon_context_gc(t.ctx, NULL), 0);
+	ck_assert_int_eq(groups_of(host), 0);
+	rt_teardown(&t);
+}
+END_TEST
+
+static cordon_probe_report *probe_kernel(cordon_context *ctx)
+{
+	cordon_probe_report *p = NULL;
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, "kernel"), &p, NULL), 0);
+	ck_assert(cordon_probe_report_available(p));
+	return p;
+}
+
+/* The probe's trial leaves a warm sandbox with the first run's groups:
+ * taken by an open with the same limits, removed when an open wants other
+ * limits, and removed with the tier when nothing opens. */
+START_TEST(test_warm_groups_released)
+{
 	const limits_host *h = limits_host_get();
-	for (int c = 0; c < LIMITS_CG_COUNT; c++) {
-		const char *base = h->v2 ? h->v2_dir : h->v1_has[c] ? h->v1_dir[c] : NULL;
-		if (!base)
-			continue;
-		g_autofree char *mark = g_strdup_printf("-%d-", (int)host);
-		GDir *d = g_dir_open(base, 0, NULL);
-		const char *name;
-		while (d && (name = g_dir_read_name(d)))
-			ck_assert_msg(!g_str_has_prefix(name, "cordon-") || !strstr(name, mark),
-				      "%s/%s left behind", base, name);
-		if (d)
-			g_dir_close(d);
-	}
+	bool cgroups = h->v2 || h->v1_has[LIMITS_CG_PIDS] || h->v1_has[LIMITS_CG_MEMORY];
+	pid_t self = getpid();
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_probe_report_free(probe_kernel(t.ctx));
+	ck_assert_int_eq(groups_of(self) > 0, cgroups);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_PIDS, 64, NULL), 0);
+	rt_open(&t, req);
+	cordon_request_free(req);
+	const char *argv[] = { "true", NULL };
+	cordon_result_free(rt_run(&t, argv, NULL, 30000));
+	cordon_sandbox_close(t.sb);
+	t.sb = NULL;
+	ck_assert_int_eq(groups_of(self), 0);
+
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
+	cordon_probe_report_free(probe_kernel(ctx));
+	ck_assert_int_eq(groups_of(self) > 0, cgroups);
+	cordon_context_free(ctx);
+	ck_assert_int_eq(groups_of(self), 0);
 	rt_teardown(&t);
 }
 END_TEST
@@ -788,6 +836,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_nothing_survives_the_run);
 	tcase_add_test(tc, test_nothing_survives_a_timeout);
 	tcase_add_test(tc, test_nothing_survives_the_host);
+	tcase_add_test(tc, test_warm_groups_released);
 	tcase_add_test(tc, test_fork_bomb);
 	tcase_add_test(tc, test_memory_hog);
 	tcase_add_test(tc, test_unenforceable_limit);
