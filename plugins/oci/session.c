@@ -657,18 +657,27 @@ int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, cha
 /* A run over the session channel. False when it did not reach the helper
  * (channel busy, gone, or the request too large): the caller runs it through
  * `engine exec`, which also says why a container is gone. */
-static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
-		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
-		     cordon_plugin_error *err, int *ret_rc)
+/* Whether a request with in_len bytes of stdin may take the channel: it is
+ * open and idle (one found broken is dropped), and the data, which waits in
+ * the container's memory until the work starts, is small (a large one
+ * streams through exec instead). */
+static bool chan_usable(oci_sandbox *sb, uint64_t in_len)
 {
-	/* the stdin waits in the container's memory until the work starts:
-	 * a large one streams through exec instead */
-	if (!sb->chan_open || spec->stdin_len > CHAN_STDIN_MAX)
+	if (!sb->chan_open || in_len > CHAN_STDIN_MAX)
 		return false;
 	if (!chan_idle_ok(sb)) {
 		chan_drop(sb);
 		return false;
 	}
+	return true;
+}
+
+static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
+		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+		     cordon_plugin_error *err, int *ret_rc)
+{
+	if (!chan_usable(sb, spec->stdin_len))
+		return false;
 	size_t len;
 	char *req = oci_session_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
 					spec->workdir, spec->stdin_data, (size_t)spec->stdin_len, &len);
@@ -864,13 +873,8 @@ static int file_finish(run_state *s, int code, bool deadline, int loop, cordon_p
 static bool chan_file(oci_sandbox *sb, const char *const *args, const void *in, size_t in_len,
 		      file_state *f, cordon_plugin_error *err, int *ret_rc)
 {
-	/* the data waits in the container's memory until the operation starts */
-	if (!sb->chan_open || in_len > CHAN_STDIN_MAX)
+	if (!chan_usable(sb, in_len))
 		return false;
-	if (!chan_idle_ok(sb)) {
-		chan_drop(sb);
-		return false;
-	}
 	size_t len;
 	char *req = oci_session_file_request(args, in, in_len, &len);
 	if (!req)
