@@ -18,6 +18,7 @@ typedef struct plugin_record {
 	char *detail;  /* version when loaded, one-line reason when refused */
 	char *drivers; /* comma-separated driver names */
 	char *version, *description, *license;
+	uint32_t abi_minor; /* the ABI minor it was built against */
 } plugin_record;
 
 /* A registered driver (a plugin's, or the built-in local one). */

@@ -314,6 +314,7 @@ static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char
 		       other->path);
 		return;
 	}
+	rec->abi_minor = d.abi_minor; /* before its drivers register */
 	if (run_init(ctx, rec, &d) < 0)
 		return;
 	rec->loaded = true;

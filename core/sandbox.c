@@ -245,7 +245,7 @@ static int check_options(const cordon_run_options *o, cordon_error **reterr)
 		return 0;
 	if (o->size < sizeof(cordon_run_options))
 		return invalid(reterr, "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
-	if (o->flags)
+	if (o->flags & ~(uint32_t)CORDON_RUN_LAST)
 		return invalid(reterr, "unknown cordon_run_options flags");
 	for (size_t i = 0; o->env && o->env[i]; i++) {
 		const char *eq = strchr(o->env[i], '=');
@@ -267,6 +267,37 @@ static bool argv_ok(const char *const *argv)
 	return argv && argv[0] && argv[0][0];
 }
 
+/* Counts a run in; a last run spends the sandbox. Returns the driver's run
+ * flags: LAST only when this run is alone and the driver knows the flag
+ * (ABI 1.1; built-in drivers always do). */
+static int run_begin(cordon_sandbox *sb, const cordon_run_options *o, uint32_t *ret_flags,
+		     cordon_error **reterr)
+{
+	bool last = o && (o->flags & CORDON_RUN_LAST);
+	const plugin_record *plugin = sb->tier->driver->plugin;
+	g_mutex_lock(&sb->lock);
+	bool spent = sb->spent;
+	bool alone = sb->active_runs == 0;
+	if (!spent) {
+		sb->active_runs++;
+		sb->spent = last;
+	}
+	g_mutex_unlock(&sb->lock);
+	if (spent)
+		return error_set(reterr, EPIPE, CORDON_ERROR_TERMINAL, "sandbox_spent",
+				 "the sandbox's last run has started: no other run may follow");
+	*ret_flags = last && alone && (!plugin || plugin->abi_minor >= 1) ? CORDON_PLUGIN_RUN_LAST
+									    : 0;
+	return 0;
+}
+
+static void run_end(cordon_sandbox *sb)
+{
+	g_mutex_lock(&sb->lock);
+	sb->active_runs--;
+	g_mutex_unlock(&sb->lock);
+}
+
 /* Runs argv through the driver with capture c. cancel_fd is what the driver
  * watches (the host's, a merge of the host's and ours, or -1). */
 static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
@@ -278,10 +309,15 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	int r = run_bounds(sb, o, &timeout, &cap, reterr);
 	if (r < 0)
 		return r;
+	uint32_t flags = 0;
+	r = run_begin(sb, o, &flags, reterr);
+	if (r < 0)
+		return r;
 	c->cap = cap;
 	g_auto(GStrv) envp = env_build(sb->env_grants, o ? o->env : NULL);
 	cordon_plugin_run_spec spec = {
 		.size = sizeof(spec),
+		.flags = flags,
 		.argv = argv,
 		.envp = (const char *const *)envp,
 		.workdir = o ? o->workdir : NULL,
@@ -295,6 +331,7 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	cordon_plugin_run_status st = { .size = sizeof(st) };
 	struct cordon_plugin_error perr = { 0 };
 	r = sb->tier->driver->ops.run(sb->state, &spec, &sink, &st, &perr);
+	run_end(sb);
 	r = error_from_plugin(reterr, &perr, r, "run");
 	if (r >= 0 && c->result)
 		c->result->status = st;

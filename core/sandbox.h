@@ -22,4 +22,6 @@ struct cordon_sandbox {
 	cordon_plugin_limits limits;
 	GMutex lock;
 	GPtrArray *serves; /* cordon_serve*, references held until close */
+	int active_runs;   /* driver runs in progress (serves included), under lock */
+	bool spent;        /* a last run started: no run may follow */
 };

@@ -141,6 +141,7 @@ static int run_work(int argc, char **argv, bool shell)
 		goto out;
 	}
 	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = CORDON_RUN_LAST; /* one run, then close: the tier may spend the sandbox on it */
 	o.timeout_ms = timeout_ms;
 	o.workdir = workdir;
 	cordon_result *res = NULL;

@@ -144,12 +144,12 @@ static const char *const readonly_paths[] = {
 
 /* A sandbox's init, the host's end of it. */
 typedef struct zygote {
-	pid_t pid;    /* our child (CLONE_PARENT) */
-	int pidfd;
+	int pidfd;    /* not our child: init (or a subreaper) reaps it */
 	int control;  /* SOCK_SEQPACKET; closing it ends the sandbox */
 	GMutex lock;  /* one request/reply at a time */
 	bool privileged;
 	unsigned in_uid, in_gid;
+	gint live_runs; /* runs started and not yet released (atomic) */
 } zygote;
 
 struct confine_sandbox {
@@ -177,8 +177,8 @@ typedef struct child_plan {
 	char *const *argv; /* the zygote's */
 	const char *mounts; /* remount fallback: "/path\0/path\0\0" */
 	char *stack_a_top, *stack_b_top, *stack_c_top; /* A, B, and B's helper */
-	/* written by A */
-	pid_t child_pid;
+	/* written by A (pidfd by the kernel, in our fd table) */
+	int pidfd;
 	int err;
 	int step;
 } child_plan;
@@ -247,16 +247,15 @@ static int RAWSYS_CHILD stage_a(void *arg)
 	int step = STEP_CLONE;
 	long r;
 	long pid = clone(stage_b, p->stack_b_top,
-			 CLONE_VM | CLONE_PARENT | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
+			 CLONE_VM | CLONE_PIDFD | CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
 				 CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS,
-			 p);
+			 p, &p->pidfd);
 	if (pid < 0) {
 		/* The host thread is suspended: its errno is ours alone here. */
 		p->err = -errno;
 		p->step = step;
 		child_exit(0);
 	}
-	p->child_pid = (pid_t)pid;
 	char path[64];
 	if (!p->privileged) {
 		step = STEP_SETGROUPS_DENY;
@@ -872,13 +871,24 @@ static void zygote_kill(zygote *z)
 		syscall(SYS_pidfd_send_signal, z->pidfd, SIGKILL, NULL, 0);
 }
 
+static void wait_hangup(int fd, short events)
+{
+	struct pollfd pfd = { fd, events, 0 };
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+}
+
+/* Killed with no run alive, the zygote is the sandbox's last process: it
+ * can run no more code, and its namespaces' teardown (a millisecond: the
+ * mount tree's) need not hold up the host. With runs alive we wait for it:
+ * the kernel kills their processes in that teardown. */
 static void zygote_free(zygote *z)
 {
 	if (!z)
 		return;
 	zygote_kill(z);
-	if (z->pid > 0)
-		reap(z->pid);
+	if (z->pidfd >= 0 && g_atomic_int_get(&z->live_runs) > 0)
+		wait_hangup(z->pidfd, POLLIN);
 	close_fd(&z->pidfd);
 	g_mutex_clear(&z->lock);
 	g_free(z);
@@ -926,14 +936,16 @@ static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 }
 
 /* Host work that can overlap a zygote's setup (the other CPU builds the
- * sandbox meanwhile): run between its start and its first record. */
+ * sandbox meanwhile): run between its start and its first record. An
+ * error (a negative errno, the reason in why) ends the start with it. */
 typedef struct zygote_overlap {
-	void (*fn)(void *arg);
+	int (*fn)(void *arg, char *why, size_t whylen);
 	void *arg;
+	bool ran;
 } zygote_overlap;
 
 static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out_uid,
-			unsigned out_gid, const zygote_overlap *overlap, zygote **ret, char *why,
+			unsigned out_gid, zygote_overlap *overlap, zygote **ret, char *why,
 			size_t whylen)
 {
 	const char *what = NULL;
@@ -1005,7 +1017,9 @@ static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsig
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t a = clone(stage_a, p->stack_a_top, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+	/* A shares our fd table: B's pidfd lands in it. */
+	p->pidfd = -1;
+	pid_t a = clone(stage_a, p->stack_a_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, p);
 	int clone_errno = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (a < 0) {
@@ -1023,35 +1037,37 @@ static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsig
 		int step = p->step > 0 && p->step < STEP_COUNT_ ? p->step : 0;
 		snprintf(why, whylen, "kernel confinement failed %s: %s", step_names[step],
 			 g_strerror(-r));
-		if (p->child_pid > 0)
-			reap(p->child_pid);
+		if (p->pidfd >= 0)
+			wait_hangup(p->pidfd, POLLIN); /* A killed it */
+		close_fd(&p->pidfd);
 		goto out;
 	}
 	z = g_new0(zygote, 1);
 	g_mutex_init(&z->lock);
-	z->pid = p->child_pid;
+	z->pidfd = p->pidfd;
 	z->control = control[0];
 	control[0] = -1;
 	z->privileged = privileged;
 	z->in_uid = in_uid;
 	z->in_gid = in_gid;
-	z->pidfd = (int)syscall(SYS_pidfd_open, z->pid, 0);
-	if (z->pidfd < 0) {
-		r = -errno;
-		snprintf(why, whylen, "pidfd_open: %s", g_strerror(-r));
-		kill(z->pid, SIGKILL);
-		goto out;
+	if (overlap) {
+		overlap->ran = true;
+		r = overlap->fn(overlap->arg, why, whylen);
+		if (r < 0)
+			goto out;
 	}
-	if (overlap)
-		overlap->fn(overlap->arg);
 	r = wait_started(z->pidfd, status[0], why, whylen);
 	if (r < 0)
 		goto out;
 	*ret = g_steal_pointer(&z);
 out:
-	/* B runs on our stack until its execve: it is done (or dead) now. */
-	if (r < 0 && z)
+	/* B runs on our stack until its execve: it is done, or dead once we
+	 * waited for it. */
+	if (r < 0 && z) {
+		zygote_kill(z);
+		wait_hangup(z->pidfd, POLLIN);
 		zygote_free(g_steal_pointer(&z));
+	}
 	if (stacks != MAP_FAILED)
 		munmap(stacks, 3 * STACK_SIZE);
 	close_fd(&sync[0]);
@@ -1436,7 +1452,7 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 	struct nsinit_request q = {
 		.magic = NSINIT_MAGIC,
 		.kind = NSINIT_REQ_RUN,
-		.flags = 0,
+		.flags = req->last ? NSINIT_RUN_LAST : 0,
 		.port = req->port,
 		.ncgroups = (uint32_t)c.cg.ndirs,
 	};
@@ -1464,7 +1480,18 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 	int step = 0;
 	bool inline_payload = !(q.flags & NSINIT_RUN_PAYLOAD_FD);
 	r = zygote_call(z, &q, inline_payload ? b->str : NULL, inline_payload ? b->len : 0, fds,
-			nfds, &c.pidfd, &step);
+			nfds, req->last ? NULL : &c.pidfd, &step);
+	if (r == 0 && req->last) {
+		/* The zygote is the run's init now. */
+		c.last = true;
+		c.pidfd = fcntl(z->pidfd, F_DUPFD_CLOEXEC, 3);
+		if (c.pidfd < 0) {
+			r = -errno;
+			zygote_kill(z);
+			snprintf(why, whylen, "dup: %s", g_strerror(-r));
+			goto out;
+		}
+	}
 	if (r < 0) {
 		if (r == -ECHILD)
 			snprintf(why, whylen, "the sandbox's init is gone");
@@ -1474,6 +1501,8 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 		goto out;
 	}
 	c.status_fd = status[0];
+	c.z = z;
+	g_atomic_int_inc(&z->live_runs);
 	status[0] = -1;
 	*ret = c;
 	c.have_cg = false;
@@ -1492,15 +1521,27 @@ int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child 
 	return spawn_in(s, s->z, &s->limits, req, ret, why, whylen);
 }
 
+int confine_child_end_fd(const confine_child *c)
+{
+	/* A last run's init reports the work's end once it has killed and
+	 * reaped everything else: the record, not its own exit, ends the run. */
+	return c->last ? c->status_fd : c->pidfd;
+}
+
 void confine_child_stop(confine_child *c, bool kill_it)
 {
 	if (c->pidfd < 0)
 		return;
 	if (kill_it)
 		syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
-	struct pollfd pfd = { c->pidfd, POLLIN, 0 };
-	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
-		;
+	/* A last run not killed: the zygote closes the status pipe once it has
+	 * swept its namespace; its own teardown need not hold up the run
+	 * (finish waits for it when no end was reported). Else the init's exit,
+	 * which comes after its namespace is empty. */
+	if (c->last && !kill_it)
+		wait_hangup(c->status_fd, 0);
+	else
+		wait_hangup(c->pidfd, POLLIN);
 }
 
 int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status *st,
@@ -1530,6 +1571,8 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 			return rec.value > 0 ? -rec.value : -EIO;
 		}
 	}
+	if (c->last && !exited)
+		wait_hangup(c->pidfd, POLLIN); /* no sweep reported: wait for the kernel's */
 	if (c->have_cg && limits_cgroup_oom_killed(&c->cg))
 		st->flags |= CORDON_PLUGIN_RUN_OOM;
 	if (exited) {
@@ -1555,7 +1598,11 @@ void confine_child_release(confine_child *c)
 {
 	close_fd(&c->status_fd);
 	close_fd(&c->pidfd);
-	/* The run's init is gone (stop waited for it): its groups are empty. */
+	if (c->z)
+		g_atomic_int_add(&c->z->live_runs, -1);
+	c->z = NULL;
+	/* The run's processes are gone (stop waited for its init, or a last
+	 * run's zygote had reaped them): its groups are empty. */
 	if (c->have_cg)
 		cgroup_put(c->owner, &c->cg);
 	c->have_cg = false;
@@ -1563,52 +1610,70 @@ void confine_child_release(confine_child *c)
 
 /* ---- the probe's trial -------------------------------------------------------------------- */
 
-/* What the first sandbox after a probe needs, made while the trial starts:
- * the id-mapping namespace of a workspace we own (as root), the first
- * run's control groups. Best effort: a failure here is met again later,
- * where it is reported. */
+/* While the trial sandbox builds on the other CPU: the host's own checks
+ * and limits, then what the first sandbox after a probe needs: the
+ * id-mapping namespace of a workspace we own (as root) and the first run's
+ * control groups (best effort: a failure there is met again, and reported,
+ * where they are needed). */
 typedef struct trial_warmup {
 	const identity *id;
-	const limits_plan *plan;
+	const cordon_plugin_limits *limits;
+	confine_precheck_fn precheck;
+	limits_plan plan;
 	limits_cgroup cg;
 	bool have_cg;
 } trial_warmup;
 
-static void trial_warm(void *arg)
+static int trial_check(trial_warmup *w, char *why, size_t whylen)
+{
+	if (w->precheck && w->precheck(why, whylen))
+		return -ENOTSUP;
+	return limits_plan_make(w->limits, &w->plan, why, whylen);
+}
+
+static int trial_warm(void *arg, char *why, size_t whylen)
 {
 	trial_warmup *w = arg;
+	int r = trial_check(w, why, whylen);
+	if (r < 0)
+		return r;
 	if (w->id->privileged) {
 		int fd = idmap_userns(geteuid(), getegid(), w->id->out_uid, w->id->out_gid);
 		if (fd >= 0)
 			close(fd);
 	}
-	char why[256];
-	w->have_cg = limits_cgroup_create(w->plan, &w->cg, why, sizeof(why)) == 0;
+	char ignored[256];
+	w->have_cg = limits_cgroup_create(&w->plan, &w->cg, ignored, sizeof(ignored)) == 0;
+	return 0;
 }
 
-int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen)
+int confine_trial(const cordon_plugin_limits *limits, confine_precheck_fn precheck, char *why,
+		  size_t whylen)
 {
 	if (!kernel_has(SYS_open_tree) || !kernel_has(SYS_move_mount)) {
 		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
 		return -ENOSYS;
 	}
-	limits_plan lp;
-	int r = limits_plan_make(limits, &lp, why, whylen);
-	if (r < 0)
-		return r;
 	/* A fresh sandbox: namespaces, read-only host, mounts, identity, and
-	 * its self-test (Landlock enforced, the seccomp filter installed). */
+	 * its self-test (Landlock enforced, the seccomp filter installed). It
+	 * starts first; the host's checks run while it builds. */
 	identity id = our_identity();
-	trial_warmup warm = { .id = &id, .plan = &lp };
-	zygote_overlap overlap = { trial_warm, &warm };
+	trial_warmup warm = { .id = &id, .limits = limits, .precheck = precheck };
+	zygote_overlap overlap = { trial_warm, &warm, false };
 	zygote *z = NULL;
-	r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &overlap, &z,
-			 why, whylen);
+	int r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &overlap,
+			     &z, why, whylen);
+	/* A start that failed early: the checks name the cause better. */
+	if (r < 0 && !overlap.ran) {
+		char checked[512];
+		if (trial_check(&warm, checked, sizeof(checked)) < 0)
+			snprintf(why, whylen, "%s", checked);
+	}
 	if (r < 0) {
 		if (warm.have_cg)
 			limits_cgroup_destroy(&warm.cg);
 		return r;
 	}
-	pool_put(z, &lp, warm.have_cg ? &warm.cg : NULL);
+	pool_put(z, &warm.plan, warm.have_cg ? &warm.cg : NULL);
 	return 0;
 }

@@ -54,18 +54,25 @@ typedef struct confine_request {
 	const char *workdir;      /* relative to the workspace, or NULL */
 	int stdin_fd, stdout_fd, stderr_fd; /* the work's; borrowed */
 	uint16_t port;            /* a TCP port the work may bind and connect, or 0 */
+	bool last;                /* the sandbox's last run: its init runs it (no run
+				   * may follow; the sandbox ends with the work) */
 } confine_request;
 
-/* A running run: its init (pid 1 of the run's pid namespace) as a pidfd.
- * The init is the zygote's child, not ours: watch and kill it through the
- * pidfd, never by pid. */
+/* A running run: its init (pid 1 of the run's pid namespace; for a last
+ * run the zygote, pid 1 of the sandbox's) as a pidfd. The init is not our
+ * child: watch and kill it through the pidfd, never by pid. */
 typedef struct confine_child {
 	int pidfd;
 	int status_fd;   /* read end of the run's status pipe */
 	limits_cgroup cg;
 	bool have_cg;
+	bool last;       /* the init is the zygote, which ends with the work */
 	confine_sandbox *owner; /* whose idle control groups take cg back; NULL: none */
+	struct zygote *z;       /* whose live runs count this one */
 } confine_child;
+
+/* The fd that turns readable when the run has ended (poll it for POLLIN). */
+int confine_child_end_fd(const confine_child *c) CONFINE_HIDDEN;
 
 /* Starts req in s. Returns 0, or a negative errno with a reason in why. */
 int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child *ret, char *why,
@@ -84,12 +91,19 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 /* Releases fds and cgroups (after finish, or after a stop). */
 void confine_child_release(confine_child *c) CONFINE_HIDDEN;
 
-/* The probe's trial: the limits are enforceable (the run's control groups
- * can be made), and a sandbox without workspace builds and passes its
- * self-test (Landlock enforced, the seccomp filter installed, in a child of
- * its init). Returns 0, or a negative errno with the reason. The sandbox it
- * built is kept warm for the next confine_sandbox_new. */
-int confine_trial(const cordon_plugin_limits *limits, char *why, size_t whylen) CONFINE_HIDDEN;
+/* What the host lacks for the tier, checked without a launch: true with
+ * the reason in why. */
+typedef bool (*confine_precheck_fn)(char *why, size_t whylen);
+
+/* The probe's trial: the host passes precheck, the limits are enforceable
+ * (the run's control groups can be made), and a sandbox without workspace
+ * builds and passes its self-test (Landlock enforced, the seccomp filter
+ * installed, in a child of its init). The sandbox starts first and the
+ * checks run while it builds; their reason wins when both fail. Returns 0,
+ * or a negative errno with the reason. The sandbox it built is kept warm
+ * for the next confine_sandbox_new. */
+int confine_trial(const cordon_plugin_limits *limits, confine_precheck_fn precheck, char *why,
+		  size_t whylen) CONFINE_HIDDEN;
 
 /* Ends the zygote the last trial kept warm and removes its groups. */
 void confine_release_warm(void) CONFINE_HIDDEN;

@@ -583,7 +583,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		     cordon_plugin_error *err)
 {
 	local_sandbox *sb = sandbox;
-	if (spec->flags)
+	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUN_LAST)
 		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
 				    "unknown run flags 0x%x", spec->flags);
 	if (!spec->argv || !spec->argv[0])
@@ -626,8 +626,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	confine_child kchild;
 	if (sb->kernel) {
 		r = kernel_spawn(sb->kernel, spec, plan.stdio, &kchild, err);
-		/* The run's init is the sandbox's child, not ours: a pidfd, no pid. */
-		child = (spawn_child){ -1, r == 0 ? kchild.pidfd : -1 };
+		/* The run's init is the sandbox's child, not ours: an fd, no pid. */
+		child = (spawn_child){ -1, r == 0 ? confine_child_end_fd(&kchild) : -1 };
 	} else {
 		r = spawn_start(&plan, &child, &fail);
 	}

@@ -82,16 +82,9 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 	char why[CORDON_PLUGIN_REASON_MAX - 64] = "";
 	ret->available = 0;
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
-	if (missing_mechanism(why, sizeof(why))) {
-		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
-		return;
-	}
 	limits_plan lp;
-	if (limits_plan_make(limits, &lp, why, sizeof(why)) < 0) {
-		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
-		return;
-	}
-	if (confine_trial(limits, why, sizeof(why)) < 0) {
+	if (confine_trial(limits, missing_mechanism, why, sizeof(why)) < 0 ||
+	    limits_plan_make(limits, &lp, why, sizeof(why)) < 0) {
 		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
 		return;
 	}
@@ -140,6 +133,7 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 		.stdout_fd = stdio[1],
 		.stderr_fd = stdio[2],
 		.port = spec->port,
+		.last = spec->flags & CORDON_PLUGIN_RUN_LAST,
 	};
 	char why[512];
 	int r = confine_spawn(k, &req, ret, why, sizeof(why));

@@ -90,11 +90,15 @@ enum nsinit_request_kind {
 	 * directory relative to the workspace ("" for the workspace), each
 	 * NUL-terminated. fds: [0] stdin [1] stdout [2] stderr [3] status pipe
 	 * [4..] the run's cgroup.procs files, then the payload's memfd when
-	 * NSINIT_RUN_PAYLOAD_FD. Reply: its init's pidfd. */
+	 * NSINIT_RUN_PAYLOAD_FD. Reply: its init's pidfd (none for a last run). */
 	NSINIT_REQ_RUN = 2,
 };
 
 #define NSINIT_RUN_PAYLOAD_FD 2u /* the payload is in a memfd (the last fd), not inline */
+/* The sandbox's last run: the zygote replies, then becomes the run's init
+ * itself (no fork, no pid namespace of its own: the sandbox's is the run's),
+ * and the sandbox ends with the work. It still ends at EOF on the socket. */
+#define NSINIT_RUN_LAST 4u
 
 struct nsinit_rlimit {
 	uint32_t resource;

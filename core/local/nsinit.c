@@ -90,6 +90,10 @@ void *memcpy(void *d, const void *s, size_t n)
 	return d;
 }
 
+/* Where a last run's init puts the groups its work joins (after 0-2 stdio,
+ * 3 status, 4 ruleset, 5 the control socket). */
+#define WORK_FD_CGROUPS 6
+
 /* Signals passed on to the work; SIGCHLD drives the reaping. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
 
@@ -259,12 +263,19 @@ static long exec_work(const char *file, char **argv, char **envp)
 }
 
 /* The work: the last confinement steps, then execve. fd 3 is the status
- * pipe (close-on-exec), fd 4 the Landlock ruleset when there is one. */
+ * pipe (close-on-exec), fd 4 the Landlock ruleset when there is one, and
+ * from WORK_FD_CGROUPS the ncg cgroup.procs files it joins (a last run). */
 static void __attribute__((noreturn))
-work(char **argv, char **envp, bool landlock, const unsigned long *mask)
+work(char **argv, char **envp, bool landlock, const unsigned long *mask, int ncg)
 {
-	int step = NSINIT_STEP_SETSID;
-	long r = rsys0(SYS_setsid); /* no controlling terminal; a group the init can signal */
+	int step = NSINIT_STEP_CGROUP;
+	long r = 0;
+	for (int i = 0; i < ncg && r >= 0; i++)
+		r = rsys3(SYS_write, WORK_FD_CGROUPS + i, "0", 1);
+	if (r < 0)
+		goto fail;
+	step = NSINIT_STEP_SETSID;
+	r = rsys0(SYS_setsid); /* no controlling terminal; a group the init can signal */
 	if (r < 0)
 		goto fail;
 	if (landlock) {
@@ -386,8 +397,11 @@ static long parse_payload(const struct nsinit_request *req, const char *p, char 
 	return 0;
 }
 
+/* last: the zygote itself, for the sandbox's last run. It keeps the control
+ * socket (fd 5 of the run) as its lifeline: EOF there ends everything. A
+ * forked run init has the zygote as its lifeline instead (PR_SET_PDEATHSIG). */
 static void __attribute__((noreturn))
-run_init(const struct nsinit_request *req, const int *fds)
+run_init(const struct nsinit_request *req, const int *fds, bool last)
 {
 	int status = fds[3];
 	int step = NSINIT_STEP_FDS;
@@ -395,14 +409,20 @@ run_init(const struct nsinit_request *req, const int *fds)
 	char **argv = 0, **envp = 0;
 	const char *workdir = "";
 
-	rsys1(SYS_close, NSINIT_FD_CONTROL);
 	rsys1(SYS_close, sfd);
-	if ((r = rsys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL)) < 0)
-		goto fail;
-	step = NSINIT_STEP_CGROUP;
-	for (uint32_t i = 0; i < req->ncgroups; i++)
-		if ((r = rsys3(SYS_write, fds[4 + i], "0", 1)) < 0)
+	if (!last) {
+		rsys1(SYS_close, NSINIT_FD_CONTROL);
+		if ((r = rsys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL)) < 0)
 			goto fail;
+	}
+	/* A last run's init (the zygote) stays out of the run's groups: they
+	 * must be empty once the work's end is reported, before the zygote's
+	 * own exit. The work joins them itself. */
+	step = NSINIT_STEP_CGROUP;
+	if (!last)
+		for (uint32_t i = 0; i < req->ncgroups; i++)
+			if ((r = rsys3(SYS_write, fds[4 + i], "0", 1)) < 0)
+				goto fail;
 	step = NSINIT_STEP_PAYLOAD;
 	const char *payload = inline_buf;
 	if (req->flags & NSINIT_RUN_PAYLOAD_FD) {
@@ -453,19 +473,27 @@ run_init(const struct nsinit_request *req, const int *fds)
 	step = NSINIT_STEP_CAPS;
 	if ((r = drop_caps()) < 0)
 		goto fail;
-	/* 0-2 the work's stdio, 3 the status pipe, 4 the ruleset; nothing else. */
+	/* 0-2 the work's stdio, 3 the status pipe, 4 the ruleset; for a last
+	 * run 5 the control socket and from 6 the groups the work joins
+	 * (WORK_FD_CGROUPS); nothing else. */
 	step = NSINIT_STEP_FDS;
-	long tmp[5] = { fds[0], fds[1], fds[2], status, ruleset };
-	for (int i = 0; i < 5; i++)
+	int ncg = last ? (int)req->ncgroups : 0;
+	long tmp[WORK_FD_CGROUPS + NSINIT_MAX_CGROUPS] = {
+		fds[0], fds[1], fds[2], status, ruleset, last ? NSINIT_FD_CONTROL : -1
+	};
+	for (int i = 0; i < ncg; i++)
+		tmp[WORK_FD_CGROUPS + i] = fds[4 + i];
+	int nfd = WORK_FD_CGROUPS + ncg;
+	for (int i = 0; i < nfd; i++)
 		if (tmp[i] >= 0 && (tmp[i] = rsys3(SYS_fcntl, tmp[i], F_DUPFD_CLOEXEC, 64)) < 0) {
 			r = tmp[i];
 			goto fail;
 		}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < nfd; i++)
 		if (tmp[i] >= 0 && (r = rsys3(SYS_dup3, tmp[i], i, i >= 3 ? O_CLOEXEC : 0)) < 0)
 			goto fail;
 	status = 3;
-	rsys3(SYS_close_range, 5, ~0U, 0);
+	rsys3(SYS_close_range, (unsigned)nfd, ~0U, 0);
 
 	unsigned long mask = 1ul << (SIGCHLD - 1), oldmask = 0;
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
@@ -473,6 +501,11 @@ run_init(const struct nsinit_request *req, const int *fds)
 	rsys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask, &oldmask, sizeof(mask));
 	oldmask &= ~(1ul << (SIGCHLD - 1)); /* the zygote's block is not the work's */
 	long sig = rsys4(SYS_signalfd4, -1, &mask, sizeof(mask), SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sig < 0 && last) {
+		/* Without it we could not watch the lifeline while we wait. */
+		r = sig;
+		goto fail;
+	}
 
 	/* vfork-like: the work borrows our memory and stack until its execve
 	 * (we sleep meanwhile), so no page table is copied per run. It only
@@ -480,7 +513,7 @@ run_init(const struct nsinit_request *req, const int *fds)
 	step = NSINIT_STEP_FORK;
 	long pid = rsys5(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0)
-		work(argv, envp, ruleset >= 0, &oldmask);
+		work(argv, envp, ruleset >= 0, &oldmask, ncg);
 	if ((r = pid) < 0)
 		goto fail;
 	if (ruleset >= 0)
@@ -494,11 +527,11 @@ run_init(const struct nsinit_request *req, const int *fds)
 			if (p < 0 && p != -EINTR)
 				die(255);
 	} else {
-		struct pollfd pfd = { (int)sig, POLLIN, 0 };
+		struct pollfd pfd[2] = { { (int)sig, POLLIN, 0 }, { last ? 5 : -1, POLLIN, 0 } };
 		for (;;) {
-			r = rsys5(SYS_ppoll, &pfd, 1, 0, 0, 0);
-			if (r < 0 && r != -EINTR) {
-				sweep();
+			r = rsys5(SYS_ppoll, pfd, 2, 0, 0, 0);
+			if ((r < 0 && r != -EINTR) || pfd[1].revents) {
+				sweep(); /* the host is gone, or closed the sandbox */
 				die(255);
 			}
 			struct signalfd_siginfo si;
@@ -511,6 +544,9 @@ run_init(const struct nsinit_request *req, const int *fds)
 	}
 	sweep();
 	report(status, NSINIT_REC_EXITED, st, 0);
+	/* Closed now, not at exit: an exiting process releases its files only
+	 * after its namespaces (a last run's: the sandbox's mount tree). */
+	rsys1(SYS_close, status);
 	die(exit_code(st));
 fail:
 	report(status, NSINIT_REC_SETUP_FAILED, -r, step);
@@ -690,11 +726,15 @@ static bool serve_one(void)
 	} else if (req.kind == NSINIT_REQ_WORKSPACE) {
 		step = NSINIT_STEP_WORKSPACE;
 		err = attach_workspace(&req, fds, nfds);
+	} else if (req.kind == NSINIT_REQ_RUN && (req.flags & NSINIT_RUN_LAST) &&
+		   nfds == 4 + (int)req.ncgroups + by_fd) {
+		reply(0, NSINIT_STEP_FORK, -1);
+		run_init(&req, fds, true);
 	} else if (req.kind == NSINIT_REQ_RUN && nfds == 4 + (int)req.ncgroups + by_fd) {
 		step = NSINIT_STEP_FORK;
 		long pid = rsys5(SYS_clone, CLONE_NEWPID | CLONE_PIDFD | SIGCHLD, 0, &pidfd, 0, 0);
 		if (pid == 0)
-			run_init(&req, fds);
+			run_init(&req, fds, false);
 		err = pid < 0 ? pid : 0;
 	} else {
 		err = -EINVAL;

@@ -148,10 +148,17 @@ START_TEST(test_corpus)
 	assert_refused(ctx, "Upper", EINVAL, "'Upper' is not a valid plugin name");
 	assert_refused(ctx, "nosym", ENOENT, "no entry symbol cordon_plugin_entry");
 	assert_refused(ctx, "nulldesc", ENODATA, "entry returned no descriptor");
-	assert_refused(ctx, "abimajor", EPROTONOSUPPORT, "plugin ABI 2.0, core supports 1.0 (major differs)");
-	assert_refused(ctx, "abiminor", EPROTONOSUPPORT, "plugin ABI 1.1, core supports 1.0 (minor is newer)");
-	g_autofree char *small = g_strdup_printf("descriptor has %zu bytes, ABI 1.0 needs %zu",
+	g_autofree char *major = g_strdup_printf("plugin ABI %d.%d, core supports %d.%d (major differs)",
+						 CORDON_PLUGIN_ABI_MAJOR + 1, CORDON_PLUGIN_ABI_MINOR,
+						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR);
+	assert_refused(ctx, "abimajor", EPROTONOSUPPORT, major);
+	g_autofree char *minor = g_strdup_printf("plugin ABI %d.%d, core supports %d.%d (minor is newer)",
+						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR + 1,
+						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR);
+	assert_refused(ctx, "abiminor", EPROTONOSUPPORT, minor);
+	g_autofree char *small = g_strdup_printf("descriptor has %zu bytes, ABI %d.%d needs %zu",
 						 offsetof(cordon_plugin_descriptor, init),
+						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR,
 						 sizeof(cordon_plugin_descriptor));
 	assert_refused(ctx, "small", EPROTO, small);
 	g_autofree char *tail = g_strdup_printf("descriptor has %zu bytes, %zu known, and the rest is not zero",

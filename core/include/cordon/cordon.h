@@ -249,11 +249,21 @@ cordon_containment cordon_sandbox_containment(const cordon_sandbox *sb);
 /* Borrowed from sb. */
 const char *cordon_sandbox_tier(const cordon_sandbox *sb);
 
+/* Run option flags. */
+enum {
+	/* The sandbox's last run: no run, stream or serve follows it (they are
+	 * refused with "sandbox_spent"); file operations and close still work.
+	 * A tier may spend the sandbox on it, which makes a one-shot run faster
+	 * (the kernel tier's init runs the work itself). Ignored, but still
+	 * ending runs, when another run or a server is active. */
+	CORDON_RUN_LAST = 1u << 0,
+};
+
 /* Options for one run. Zero-initialise with CORDON_RUN_OPTIONS_INIT; fields
  * added later go at the end, and `size` tells the library which exist. */
 typedef struct cordon_run_options {
 	uint32_t size;
-	uint32_t flags;            /* no flags defined yet; must be 0 */
+	uint32_t flags;            /* CORDON_RUN_LAST or 0 */
 	uint64_t timeout_ms;       /* 0: the tier's wall limit (always finite) */
 	const char *const *env;    /* NULL-terminated "KEY=VALUE" grants for this run; borrowed */
 	const char *workdir;       /* relative to the sandbox root; NULL: the root */

@@ -31,7 +31,7 @@ extern "C" {
 /* A plugin built against MAJOR.MINOR loads into a core with the same MAJOR
  * and a MINOR at least as new. */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 0
+#define CORDON_PLUGIN_ABI_MINOR 1
 
 /* The one symbol every plugin exports (CORDON_PLUGIN_DEFINE emits it). */
 #define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
@@ -132,9 +132,17 @@ typedef struct cordon_plugin_open_spec {
 
 /* ---- run ---------------------------------------------------------------- */
 
+/* Run flags (ABI 1.1; a driver built against 1.0 never sees them). */
+enum {
+	/* The sandbox's last run: the core starts no other run in it, now or
+	 * later, and closes it after (file operations may still come). The
+	 * driver may spend the sandbox on this run. */
+	CORDON_PLUGIN_RUN_LAST = 1u << 0,
+};
+
 typedef struct cordon_plugin_run_spec {
 	uint32_t size;
-	uint32_t flags;            /* none defined yet */
+	uint32_t flags;            /* CORDON_PLUGIN_RUN_* */
 	const char *const *argv;   /* NULL-terminated, no shell */
 	const char *const *envp;   /* the whole environment, computed by the core */
 	const char *workdir;       /* relative to the sandbox root, or NULL */
