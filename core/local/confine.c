@@ -4,6 +4,7 @@
 
 #include "confine.h"
 #include "landlock.h"
+#include "landlock-abi.h"
 #include "nsinit-proto.h"
 #include "rawsys.h"
 #include "seccomp.h"
@@ -14,6 +15,7 @@
 #include <linux/capability.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
@@ -52,6 +54,7 @@ extern const size_t confine_nsinit_blob_len CONFINE_HIDDEN;
 #define INSIDE_USER 1000u
 
 #define STACK_SIZE (256u << 10)
+#define NSTACKS 4 /* A, B, the self-test, B's helper */
 
 /* Sizes of the private scratch mounts. */
 #define TMP_SIZE "size=512m,nr_inodes=65536,mode=1777"
@@ -67,7 +70,7 @@ static const int zygote_caps[] = { CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID, CAP_SE
 enum confine_step {
 	STEP_NONE = 0,
 	STEP_CLONE, STEP_SETGROUPS_DENY, STEP_UID_MAP, STEP_GID_MAP, STEP_SYNC,
-	STEP_LIFELINE, STEP_CGROUPNS, STEP_RPRIVATE, STEP_DEVNODES, STEP_HOSTDIRS,
+	STEP_LIFELINE, STEP_SELFTEST, STEP_CGROUPNS, STEP_RPRIVATE, STEP_DEVNODES, STEP_HOSTDIRS,
 	STEP_TREE_RO, STEP_REMOUNT_RO, STEP_GROUPS, STEP_IDS, STEP_TMP, STEP_DEV, STEP_SHM,
 	STEP_PROC, STEP_USERNS_MAX, STEP_MASK, STEP_HOSTNAME, STEP_LOOPBACK, STEP_SETSID,
 	STEP_CAPS, STEP_NNP, STEP_FDS, STEP_SIGNALS, STEP_EXEC,
@@ -82,6 +85,7 @@ static const char *const step_names[STEP_COUNT_] = {
 	[STEP_GID_MAP] = "writing the gid map",
 	[STEP_SYNC] = "waiting for the launcher",
 	[STEP_LIFELINE] = "checking the host is alive",
+	[STEP_SELFTEST] = "starting the self-test",
 	[STEP_CGROUPNS] = "creating the cgroup namespace",
 	[STEP_RPRIVATE] = "making mounts private",
 	[STEP_DEVNODES] = "opening the host device nodes",
@@ -150,6 +154,8 @@ typedef struct zygote {
 	bool privileged;
 	unsigned in_uid, in_gid;
 	gint live_runs; /* runs started and not yet released (atomic) */
+	int pending;    /* requests sent whose replies are unread (under lock) */
+	int failed, failed_step; /* a sent request's failure, for every later call */
 } zygote;
 
 struct confine_sandbox {
@@ -176,7 +182,11 @@ typedef struct child_plan {
 	int fd_bpf, fd_nsinit;
 	char *const *argv; /* the zygote's */
 	const char *mounts; /* remount fallback: "/path\0/path\0\0" */
-	char *stack_a_top, *stack_b_top, *stack_c_top; /* A, B, and B's helper */
+	char *stack_a_top, *stack_b_top; /* A, B */
+	char *stack_c_top; /* the self-test, which runs beside B */
+	char *stack_d_top; /* B's helper */
+	struct ll_masks ll; /* Landlock's handled access for this kernel's ABI */
+	int ll_abi;
 	/* written by A (pidfd by the kernel, in our fd table) */
 	int pidfd;
 	int err;
@@ -376,7 +386,9 @@ static long RAWSYS_CHILD make_dev_files(void)
 /* Runs fn as the sandbox user. As root we keep the caller's host id (to
  * reach the host objects it can), which is not mapped in the sandbox, so
  * files we create would have no owner: a short-lived fork switches first.
- * (Not setfsuid: it would cost us the capabilities we keep for the init.) */
+ * (Not setfsuid: the host's id has no name here to switch back to, and
+ * an fsuid other than the euid at execve costs the init its ambient
+ * capabilities on Linux 6.18.) */
 static int RAWSYS_CHILD sandbox_user_child(void *arg)
 {
 	child_plan *p = arg;
@@ -393,7 +405,7 @@ static long RAWSYS_CHILD as_sandbox_user(child_plan *p)
 	if (!p->privileged)
 		return make_dev_files();
 	/* On a stack of its own, sharing our memory, while we wait. */
-	long pid = clone(sandbox_user_child, p->stack_c_top, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+	long pid = clone(sandbox_user_child, p->stack_d_top, CLONE_VM | CLONE_VFORK | SIGCHLD, p);
 	if (pid < 0)
 		return -EAGAIN;
 	int st = 0;
@@ -542,6 +554,33 @@ static long RAWSYS_CHILD reset_signals(void)
 	return rsys4(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
 }
 
+/* What every run will enforce must hold here: a child of B enforces
+ * Landlock and installs the seccomp filter, as the work will (no_new_privs
+ * first), while B goes on building. Its exit status is the verdict, which
+ * the init reads before it reports the sandbox started: a Landlock errno,
+ * or 128 + a seccomp errno. */
+static int RAWSYS_CHILD selftest_child(void *arg)
+{
+	child_plan *p = arg;
+	long r = rsys5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	if (r >= 0 && p->ll_abi > 0) {
+		r = rsys3(SYS_landlock_create_ruleset, &p->ll.handled, p->ll.handled_size, 0);
+		if (r >= 0)
+			r = rsys2(SYS_landlock_restrict_self, r, 0);
+	}
+	if (r < 0)
+		child_exit((int)-r);
+	struct sock_filter prog[NSINIT_BPF_MAX_INSNS];
+	r = rsys4(SYS_pread64, p->fd_bpf, prog, sizeof(prog), 0);
+	if (r > 0 && r % (long)sizeof(prog[0]) == 0) {
+		struct sock_fprog fp = { (unsigned short)(r / (long)sizeof(prog[0])), prog };
+		r = rsys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp);
+	} else if (r >= 0) {
+		r = -EINVAL;
+	}
+	child_exit(r < 0 ? 128 + (int)-r : 0);
+}
+
 /* B: pid 1 of the new namespaces, in the host's memory until execve. */
 static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 {
@@ -563,6 +602,9 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 	if (rsys3(SYS_poll, &pfd, 1, 0) != 0)
 		child_exit(126);
 
+	step = STEP_SELFTEST;
+	if (clone(selftest_child, p->stack_c_top, CLONE_VM | SIGCHLD, p) < 0)
+		fail(status_fd, step, -EAGAIN);
 	step = STEP_CGROUPNS;
 	CHECK(rsys1(SYS_unshare, CLONE_NEWCGROUP));
 	step = STEP_RPRIVATE;
@@ -1002,7 +1044,7 @@ static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsig
 		}
 		p->mounts = mounts;
 	}
-	stacks = mmap(NULL, 3 * STACK_SIZE, PROT_READ | PROT_WRITE,
+	stacks = mmap(NULL, NSTACKS * STACK_SIZE, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (stacks == MAP_FAILED) {
 		r = -errno;
@@ -1012,6 +1054,9 @@ static int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsig
 	p->stack_a_top = stacks + STACK_SIZE;
 	p->stack_b_top = stacks + 2 * STACK_SIZE;
 	p->stack_c_top = stacks + 3 * STACK_SIZE;
+	p->stack_d_top = stacks + 4 * STACK_SIZE;
+	p->ll_abi = landlock_abi();
+	ll_masks_for(p->ll_abi, &p->ll);
 
 	/* No signal handler of the host may run on the children's stacks. */
 	sigset_t all, old;
@@ -1069,7 +1114,7 @@ out:
 		zygote_free(g_steal_pointer(&z));
 	}
 	if (stacks != MAP_FAILED)
-		munmap(stacks, 3 * STACK_SIZE);
+		munmap(stacks, NSTACKS * STACK_SIZE);
 	close_fd(&sync[0]);
 	close_fd(&sync[1]);
 	close_fd(&status[0]);
@@ -1079,9 +1124,14 @@ out:
 	return r;
 }
 
-/* One request, one reply (and the fd that may come with it). */
-static int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_data,
-		       size_t inline_len, const int *fds, int nfds, int *ret_fd, int *ret_step)
+static int zygote_errno(int r)
+{
+	return r == -EPIPE || r == -ECONNRESET ? -ECHILD : r;
+}
+
+/* Sends one request (under z->lock); its reply is read later, in order. */
+static int zygote_send(zygote *z, const struct nsinit_request *req, const void *inline_data,
+		       size_t inline_len, const int *fds, int nfds)
 {
 	union {
 		struct cmsghdr h;
@@ -1098,6 +1148,19 @@ static int zygote_call(zygote *z, const struct nsinit_request *req, const void *
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
 	}
+	ssize_t n;
+	while ((n = sendmsg(z->control, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	if (n < 0)
+		return zygote_errno(-errno);
+	z->pending++;
+	return 0;
+}
+
+/* Reads the oldest unread reply (under z->lock): its error and step, and
+ * the fd that may come with it (closed when ret_fd is NULL). */
+static int zygote_recv(zygote *z, int *ret_fd, int *ret_step)
+{
 	struct nsinit_reply rep;
 	union {
 		struct cmsghdr h;
@@ -1106,20 +1169,12 @@ static int zygote_call(zygote *z, const struct nsinit_request *req, const void *
 	struct iovec riov = { &rep, sizeof(rep) };
 	struct msghdr rmh = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = rc.buf,
 			      .msg_controllen = sizeof(rc.buf) };
-	int r = 0;
-	g_mutex_lock(&z->lock);
 	ssize_t n;
-	while ((n = sendmsg(z->control, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+	while ((n = recvmsg(z->control, &rmh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	if (n < 0)
-		r = -errno;
-	while (r == 0 && (n = recvmsg(z->control, &rmh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	if (r == 0 && n < 0)
-		r = -errno;
-	g_mutex_unlock(&z->lock);
-	if (r < 0)
-		return r == -EPIPE || r == -ECONNRESET ? -ECHILD : r;
+		return zygote_errno(-errno);
+	z->pending--;
 	if (n != (ssize_t)sizeof(rep) || rep.magic != NSINIT_MAGIC)
 		return -ECHILD; /* EOF: the init is gone */
 	int fd = -1;
@@ -1127,16 +1182,41 @@ static int zygote_call(zygote *z, const struct nsinit_request *req, const void *
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
 		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
 	*ret_step = rep.step;
-	if (rep.err) {
+	if (rep.err || !ret_fd) {
 		if (fd >= 0)
 			close(fd);
 		return -rep.err;
 	}
-	if (ret_fd)
-		*ret_fd = fd;
-	else if (fd >= 0)
-		close(fd);
+	*ret_fd = fd;
 	return 0;
+}
+
+/* The replies of requests sent ahead (under z->lock): the first failure
+ * among them stays the zygote's, the error of every later call. */
+static int zygote_settle(zygote *z, int *ret_step)
+{
+	while (!z->failed && z->pending > 0) {
+		int r = zygote_recv(z, NULL, &z->failed_step);
+		if (r < 0)
+			z->failed = r;
+	}
+	*ret_step = z->failed_step;
+	return z->failed;
+}
+
+/* One request and its reply (and the fd that may come with it). A request
+ * sent ahead that failed (a workspace that did not mount) fails it. */
+static int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_data,
+		       size_t inline_len, const int *fds, int nfds, int *ret_fd, int *ret_step)
+{
+	g_mutex_lock(&z->lock);
+	int r = zygote_settle(z, ret_step);
+	if (r == 0)
+		r = zygote_send(z, req, inline_data, inline_len, fds, nfds);
+	if (r == 0)
+		r = zygote_recv(z, ret_fd, ret_step);
+	g_mutex_unlock(&z->lock);
+	return r;
 }
 
 static const char *run_step_name(int step)
@@ -1284,11 +1364,14 @@ static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
 		.ws_dev = ((uint64_t)major(st->st_dev) << 32) | minor(st->st_dev),
 		.ws_ino = st->st_ino,
 	};
-	int step = 0;
-	r = zygote_call(s->z, &req, s->ws_path, len, &mnt, nfds, NULL, &step);
+	/* Sent ahead: the zygote mounts it while we return to the host, and
+	 * the first run reads the reply (and fails with its error). */
+	g_mutex_lock(&s->z->lock);
+	r = zygote_send(s->z, &req, s->ws_path, len, &mnt, nfds);
+	g_mutex_unlock(&s->z->lock);
 	if (r < 0)
 		snprintf(why, whylen, "kernel confinement failed mounting the workspace: %s",
-			 r == -ESTALE ? "the directory changed under its path" : g_strerror(-r));
+			 g_strerror(-r));
 out:
 	if (userns >= 0)
 		close(userns);
@@ -1495,6 +1578,9 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 	if (r < 0) {
 		if (r == -ECHILD)
 			snprintf(why, whylen, "the sandbox's init is gone");
+		else if (step == NSINIT_STEP_WORKSPACE)
+			snprintf(why, whylen, "kernel confinement failed mounting the workspace: %s",
+				 r == -ESTALE ? "the directory changed under its path" : g_strerror(-r));
 		else
 			snprintf(why, whylen, "the sandbox could not start the run (%s): %s",
 				 run_step_name(step), g_strerror(-r));

@@ -786,24 +786,13 @@ static void __attribute__((noreturn)) zygote(char **argv)
 		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -sfd, NSINIT_ZYGOTE_STEP + NSINIT_STEP_FORK);
 		die(126);
 	}
-	/* What every run will enforce must hold here, now: a child enforces
-	 * Landlock and installs the filter, then reports (vfork-like, as the
-	 * work: only Landlock and seccomp, which are per thread, then exit). */
-	long t = rsys5(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
-	if (t == 0) {
-		if (ll_abi > 0) {
-			long rs = build_ruleset(0);
-			if (rs >= 0)
-				rs = rsys2(SYS_landlock_restrict_self, rs, 0);
-			if (rs < 0)
-				die((int)-rs);
-		}
-		struct sock_fprog prog = { .len = bpf_insns, .filter = bpf };
-		r = rsys3(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-		die(r < 0 ? 128 + (int)-r : 0);
-	}
+	/* What every run will enforce must hold here: the launcher started a
+	 * child that enforces Landlock and installs the filter, as the work
+	 * will, while it built the sandbox. It is our only child: its exit
+	 * status is the verdict (a Landlock errno, or 128 + a seccomp one). */
 	int st = 0;
-	while (t > 0 && (r = rsys4(SYS_wait4, t, &st, __WALL, 0)) == -EINTR)
+	long t;
+	while ((t = rsys4(SYS_wait4, -1, &st, __WALL, 0)) == -EINTR)
 		;
 	if (t < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		int code = t < 0 ? (int)-t : WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
