@@ -1191,30 +1191,25 @@ static int zygote_recv(zygote *z, int *ret_fd, int *ret_step)
 	return 0;
 }
 
-/* The replies of requests sent ahead (under z->lock): the first failure
- * among them stays the zygote's, the error of every later call. */
-static int zygote_settle(zygote *z, int *ret_step)
-{
-	while (!z->failed && z->pending > 0) {
-		int r = zygote_recv(z, NULL, &z->failed_step);
-		if (r < 0)
-			z->failed = r;
-	}
-	*ret_step = z->failed_step;
-	return z->failed;
-}
-
-/* One request and its reply (and the fd that may come with it). A request
- * sent ahead that failed (a workspace that did not mount) fails it. */
+/* One request and its reply (and the fd that may come with it). It goes
+ * out at once, behind any sent ahead, whose replies come first: the first
+ * of those that failed (a workspace that did not mount) stays the zygote's
+ * error, this call's and every later one's. (A run queued behind a failed
+ * workspace fails on its own, at its working directory.) */
 static int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_data,
 		       size_t inline_len, const int *fds, int nfds, int *ret_fd, int *ret_step)
 {
 	g_mutex_lock(&z->lock);
-	int r = zygote_settle(z, ret_step);
-	if (r == 0)
-		r = zygote_send(z, req, inline_data, inline_len, fds, nfds);
+	int r = z->failed ? z->failed : zygote_send(z, req, inline_data, inline_len, fds, nfds);
+	while (r == 0 && z->pending > 1) {
+		int e = zygote_recv(z, NULL, &z->failed_step);
+		if (e < 0)
+			r = z->failed = e;
+	}
 	if (r == 0)
 		r = zygote_recv(z, ret_fd, ret_step);
+	else
+		*ret_step = z->failed_step;
 	g_mutex_unlock(&z->lock);
 	return r;
 }

@@ -629,27 +629,15 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 	long mp;
 	if (in_tmp || in_dev) {
 		/* New directories in the sandbox's tmpfs belong to the sandbox
-		 * user: as root (whose host id the sandbox does not map) they
-		 * are made by a fork that switches first. */
-		long made = 0;
+		 * user: as root (whose host id the sandbox does not map) our file
+		 * system ids switch first. For good: the host's id has no name
+		 * here to switch back to, and nothing after needs it (this is the
+		 * one workspace; runs take the sandbox ids anyway). */
 		if (root_mode) {
-			long pid = rsys5(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
-			if (pid == 0) {
-				long e = rsys3(SYS_setresgid, in_gid, in_gid, in_gid);
-				if (e >= 0)
-					e = rsys3(SYS_setresuid, in_uid, in_uid, in_uid);
-				if (e >= 0)
-					e = make_dirs(pathbuf);
-				die(e < 0 ? (int)-e : 0);
-			}
-			int st = 0;
-			while (pid > 0 && (made = rsys4(SYS_wait4, pid, &st, __WALL, 0)) == -EINTR)
-				;
-			made = pid < 0 ? pid : made < 0 ? made : WIFEXITED(st) ? -(long)WEXITSTATUS(st) : -EIO;
-			mp = made < 0 ? made : open_dir(AT_FDCWD, pathbuf, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-		} else {
-			mp = make_dirs(pathbuf);
+			rsys1(SYS_setfsgid, in_gid);
+			rsys1(SYS_setfsuid, in_uid);
 		}
+		mp = make_dirs(pathbuf);
 	} else {
 		mp = open_dir(AT_FDCWD, pathbuf, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	}
@@ -660,6 +648,12 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 	if (r < 0)
 		return r;
 	ws_fd = (int)src;
+	if (ll_abi > 0 && base_ruleset >= 0) {
+		/* Built while we waited for the workspace: it lacks only it. */
+		struct ll_masks m;
+		ll_masks_for(ll_abi, &m);
+		return ll_add_fd(base_ruleset, ws_fd, m.write_dir | m.read_exec);
+	}
 	if (ll_abi > 0) {
 		r = build_ruleset(0);
 		if (r < 0)
@@ -802,6 +796,13 @@ static void __attribute__((noreturn)) zygote(char **argv)
 	}
 	report(NSINIT_FD_STATUS, NSINIT_REC_STARTED, 0, 0);
 	rsys1(SYS_close, NSINIT_FD_STATUS);
+	/* Runs without a port share one ruleset: built now, while the host
+	 * decides, but for the workspace's rule (added when it is mounted). On
+	 * failure the mount builds it, and reports why. */
+	if (ll_abi > 0) {
+		r = build_ruleset(0);
+		base_ruleset = r < 0 ? -1 : (int)r;
+	}
 
 	struct pollfd pfd[2] = { { NSINIT_FD_CONTROL, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 	for (;;) {
