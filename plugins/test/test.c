@@ -191,6 +191,12 @@ static int32_t fake_command(const cordon_plugin_run_spec *spec, const char *cons
 		*flags = fake_sleep(spec, w[1] ? strtoull(w[1], NULL, 10) : 0);
 		return *flags ? -1 : 0;
 	}
+	if (strcmp(cmd, "flags") == 0) { /* the run flags the core passed */
+		char buf[16];
+		int n = snprintf(buf, sizeof(buf), "%u", spec->flags);
+		sink->output(sink->ctx, 1, buf, (size_t)n);
+		return 0;
+	}
 	static const char unknown[] = ": unknown command\n";
 	sink->output(sink->ctx, 2, "fake: ", 6);
 	sink->output(sink->ctx, 2, cmd, strlen(cmd));

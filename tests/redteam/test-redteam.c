@@ -103,10 +103,15 @@ static void rt_teardown(rt *t)
 	g_free(t->sibling);
 }
 
-static cordon_result *rt_run(rt *t, const char *const *argv, const char *const *env,
-			     uint64_t timeout_ms)
+/* Loop tests run twice: _i 0 an ordinary run, _i 1 the sandbox's last run
+ * (whose init is the zygote itself). */
+#define LOOP_RUN_FLAGS(i) ((i) ? (uint32_t)CORDON_RUN_LAST : 0u)
+
+static cordon_result *rt_run_flags(rt *t, const char *const *argv, const char *const *env,
+				   uint64_t timeout_ms, uint32_t flags)
 {
 	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = flags;
 	o.env = env;
 	o.timeout_ms = timeout_ms;
 	cordon_result *res = NULL;
@@ -115,6 +120,26 @@ static cordon_result *rt_run(rt *t, const char *const *argv, const char *const *
 	ck_assert_msg(r == 0, "run %s: %s: %s", argv[0], err ? cordon_error_get_code(err) : "",
 		      err ? cordon_error_get_message(err) : "");
 	return res;
+}
+
+static cordon_result *rt_run(rt *t, const char *const *argv, const char *const *env,
+			     uint64_t timeout_ms)
+{
+	return rt_run_flags(t, argv, env, timeout_ms, 0);
+}
+
+/* After a last run: no run follows, the files stay readable. */
+static void assert_spent(rt *t, const char *file)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	cordon_result *res = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_sandbox_run(t->sb, argv, NULL, &res, &err), -EPIPE);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "sandbox_spent");
+	void *data = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(cordon_sandbox_read_file(t->sb, file, &data, &len, NULL), 0);
+	free(data);
 }
 
 static const char *out(const cordon_result *r)
@@ -295,13 +320,15 @@ START_TEST(test_nothing_survives_the_run)
 	rt t = { 0 };
 	rt_start(&t);
 	const char *argv[] = { "./cordon-probe", "daemon", "lock", NULL };
-	cordon_result *r = rt_run(&t, argv, NULL, 30000);
+	cordon_result *r = rt_run_flags(&t, argv, NULL, 30000, LOOP_RUN_FLAGS(_i));
 	ck_assert_msg(strstr(out(r), "daemon holding"), "%s", out(r));
 	cordon_result_free(r);
 	/* The daemon left the process group and the session: only the pid
 	 * namespace's end reached it, before the run returned. */
 	g_autofree char *lock = g_build_filename(t.ws, "lock", NULL);
 	ck_assert_msg(lock_free(lock), "a process of the run still holds its lock");
+	if (_i)
+		assert_spent(&t, "lock");
 	rt_teardown(&t);
 }
 END_TEST
@@ -312,13 +339,45 @@ START_TEST(test_nothing_survives_a_timeout)
 	rt_start(&t);
 	const char *argv[] = { "./cordon-probe", "hold", "lock", NULL };
 	gint64 t0 = g_get_monotonic_time();
-	cordon_result *r = rt_run(&t, argv, NULL, 1000);
+	cordon_result *r = rt_run_flags(&t, argv, NULL, 1000, LOOP_RUN_FLAGS(_i));
 	ck_assert(cordon_result_timed_out(r));
 	ck_assert_int_lt(g_get_monotonic_time() - t0, 10 * G_USEC_PER_SEC);
 	cordon_result_free(r);
 	g_autofree char *lock = g_build_filename(t.ws, "lock", NULL);
 	ck_assert_msg(lock_free(lock), "the timed-out work still holds its lock");
 	rt_teardown(&t);
+}
+END_TEST
+
+/* How many pid namespaces deep the work sits below the sandbox's /proc. */
+static int pid_levels(rt *t, uint32_t flags)
+{
+	const char *argv[] = { "/bin/sh", "-c", "grep NSpid /proc/self/status; exit 7", NULL };
+	cordon_result *r = rt_run_flags(t, argv, NULL, 30000, flags);
+	ck_assert_int_eq(cordon_result_exit_code(r), 7);
+	const char *line = strstr(out(r), "NSpid:");
+	ck_assert_msg(line, "%s", out(r));
+	g_auto(GStrv) f = g_strsplit_set(line + 6, " \t\n", -1);
+	int n = 0;
+	for (char **x = f; *x; x++)
+		n += **x != '\0';
+	cordon_result_free(r);
+	return n;
+}
+
+/* An ordinary run has a pid namespace of its own under its own init; the
+ * last run's init is the sandbox's (the zygote, which ends with it). */
+START_TEST(test_last_run_is_the_sandboxs)
+{
+	rt t = { 0 };
+	rt_start(&t);
+	ck_assert_int_eq(pid_levels(&t, 0), 2);
+	ck_assert_int_eq(pid_levels(&t, CORDON_RUN_LAST), 1);
+	assert_spent(&t, "cordon-probe");
+	rt_teardown(&t);
+	/* The sandboxes were never our children: nothing is left to reap. */
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG | __WALL), -1);
+	ck_assert_int_eq(errno, ECHILD);
 }
 END_TEST
 
@@ -356,7 +415,7 @@ START_TEST(test_nothing_survives_the_host)
 		cordon_request *req = cordon_request_new("semi-trusted");
 		rt_open(&t, req);
 		const char *argv[] = { "./cordon-probe", "hold", "lock", NULL };
-		cordon_result *r = rt_run(&t, argv, NULL, 60000);
+		cordon_result *r = rt_run_flags(&t, argv, NULL, 60000, LOOP_RUN_FLAGS(_i));
 		cordon_result_free(r);
 		_exit(0);
 	}
@@ -435,7 +494,7 @@ START_TEST(test_fork_bomb)
 	rt_open(&t, req);
 	cordon_request_free(req);
 	const char *argv[] = { "./cordon-probe", "forkbomb", NULL };
-	cordon_result *r = rt_run(&t, argv, NULL, 60000);
+	cordon_result *r = rt_run_flags(&t, argv, NULL, 60000, LOOP_RUN_FLAGS(_i));
 	int forks = -1;
 	char err[32] = "";
 	const char *line = strstr(out(r), "forks ");
@@ -457,7 +516,7 @@ START_TEST(test_memory_hog)
 	rt_open(&t, req);
 	cordon_request_free(req);
 	const char *argv[] = { "./cordon-probe", "memhog", "1024", NULL };
-	cordon_result *r = rt_run(&t, argv, NULL, 60000);
+	cordon_result *r = rt_run_flags(&t, argv, NULL, 60000, LOOP_RUN_FLAGS(_i));
 	const char *o = out(r);
 	ck_assert_msg(!strstr(o, "memhog got all"), "the hog got 1 GiB under a 96 MiB limit");
 	const limits_host *h = limits_host_get();
@@ -640,6 +699,52 @@ static void check_namespaces_denied(void)
 	 * the sandbox's own: either way, refused by the host's filter. */
 	expect_refused("Operation not permitted");
 }
+
+/* A host whose filter refuses installing seccomp filters, or enforcing
+ * Landlock: the sandbox builds, and its self-test (which the launcher runs
+ * beside the build) is what finds it. */
+static void deny_filters(void)
+{
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	if (!f)
+		_exit(22);
+	struct scmp_arg_cmp c = { 0, SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER, 0 };
+	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 1, &c);
+	if (seccomp_load(f) < 0)
+		_exit(23);
+	seccomp_release(f);
+}
+
+static void check_filters_denied(void)
+{
+	expect_refused("installing the seccomp filter (the sandbox's self-test)");
+}
+
+static void deny_landlock(void)
+{
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	if (!f)
+		_exit(22);
+	seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(landlock_restrict_self), 0);
+	if (seccomp_load(f) < 0)
+		_exit(23);
+	seccomp_release(f);
+}
+
+static void check_landlock_denied(void)
+{
+	expect_refused("enforcing Landlock (the sandbox's self-test)");
+}
+
+START_TEST(test_probe_truthful_when_the_self_test_fails)
+{
+	in_crippled_child(deny_filters, check_filters_denied);
+	if (landlock_abi() > 0)
+		in_crippled_child(deny_landlock, check_landlock_denied);
+	else
+		fprintf(stderr, "# no Landlock here: only the seccomp half of the self-test checked\n");
+}
+END_TEST
 
 START_TEST(test_probe_truthful_under_seccomp)
 {
@@ -833,16 +938,18 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_escapes);
 	tcase_add_test(tc, test_escapes_remount_fallback);
 	tcase_add_test(tc, test_planted_symlink);
-	tcase_add_test(tc, test_nothing_survives_the_run);
-	tcase_add_test(tc, test_nothing_survives_a_timeout);
-	tcase_add_test(tc, test_nothing_survives_the_host);
+	tcase_add_loop_test(tc, test_nothing_survives_the_run, 0, 2);
+	tcase_add_loop_test(tc, test_nothing_survives_a_timeout, 0, 2);
+	tcase_add_loop_test(tc, test_nothing_survives_the_host, 0, 2);
+	tcase_add_test(tc, test_last_run_is_the_sandboxs);
 	tcase_add_test(tc, test_warm_groups_released);
-	tcase_add_test(tc, test_fork_bomb);
-	tcase_add_test(tc, test_memory_hog);
+	tcase_add_loop_test(tc, test_fork_bomb, 0, 2);
+	tcase_add_loop_test(tc, test_memory_hog, 0, 2);
 	tcase_add_test(tc, test_unenforceable_limit);
 	tcase_add_test(tc, test_egress_refused);
 	tcase_add_test(tc, test_probe_truthful_without_userns);
 	tcase_add_test(tc, test_probe_truthful_under_seccomp);
+	tcase_add_test(tc, test_probe_truthful_when_the_self_test_fails);
 	tcase_add_test(tc, test_stream_serve_files);
 	tcase_add_test(tc, test_private_workspace);
 	tcase_add_test(tc, test_concurrent_launches);

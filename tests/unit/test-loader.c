@@ -439,6 +439,63 @@ static const char fake_policy[] =
 	"trust:\n"
 	"  untrusted: {require: microvm, tiers: [down, vm]}\n";
 
+/* The run flags the fake driver saw for argv `flags`, in a fresh sandbox;
+ * then whether a second run in it is refused as spent. */
+static char *flags_seen(cordon_context *ctx, uint32_t run_flags, bool *ret_spent)
+{
+	cordon_request *req = cordon_request_new("untrusted");
+	cordon_sandbox *sb = NULL;
+	ck_assert_int_eq(cordon_sandbox_open(ctx, req, &sb, NULL), 0);
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = run_flags;
+	const char *argv[] = { "flags", NULL };
+	cordon_result *res = NULL;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, NULL), 0);
+	char *seen = g_strdup(cordon_result_output(res, 1, NULL));
+	cordon_result_free(res);
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_run(sb, argv, NULL, &res, &err);
+	*ret_spent = r == -EPIPE;
+	if (r == 0)
+		cordon_result_free(res);
+	else
+		ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "sandbox_spent");
+	cordon_sandbox_close(sb);
+	cordon_request_free(req);
+	return seen;
+}
+
+/* CORDON_RUN_LAST reaches a plugin built against ABI 1.1 as
+ * CORDON_PLUGIN_RUN_LAST, and never one built against 1.0 (which may refuse
+ * flags it does not know); either way no run follows the last. */
+START_TEST(test_last_run_flag_follows_the_abi)
+{
+	g_autofree char *dir = testutil_plugin_dir("test", NULL);
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
+	ck_assert_int_eq(cordon_options_set_policy_text(o, fake_policy, sizeof(fake_policy) - 1,
+							"fake.yaml", NULL), 0);
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
+	cordon_options_free(o);
+	bool spent = false;
+	g_autofree char *plain = flags_seen(ctx, 0, &spent);
+	ck_assert_str_eq(plain, "0");
+	ck_assert(!spent);
+	g_autofree char *last = flags_seen(ctx, CORDON_RUN_LAST, &spent);
+	ck_assert_str_eq(last, "1");
+	ck_assert(spent);
+	plugin_record *rec = ctx->plugins->pdata[0];
+	ck_assert_uint_eq(rec->abi_minor, CORDON_PLUGIN_ABI_MINOR);
+	rec->abi_minor = 0; /* as if built against ABI 1.0 */
+	g_autofree char *old = flags_seen(ctx, CORDON_RUN_LAST, &spent);
+	ck_assert_str_eq(old, "0");
+	ck_assert(spent);
+	cordon_context_free(ctx);
+	testutil_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_fake_through_public_api)
 {
 	g_autofree char *dir = testutil_plugin_dir("test", NULL);
@@ -670,6 +727,7 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, test_fake_bad_config);
 	tcase_add_test(tc, test_fake_run_and_files);
 	tcase_add_test(tc, test_fake_through_public_api);
+	tcase_add_test(tc, test_last_run_flag_follows_the_abi);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("directory");
 	tcase_add_test(tc, test_relative_dir);

@@ -95,6 +95,10 @@ static int scripted_run(void *sb, const cordon_plugin_run_spec *spec,
 		sink->address(sink->ctx, "127.0.0.1:4242");
 		sink->output(sink->ctx, 1, "listening\n", 10);
 		wait_cancel(spec, st);
+	} else if (strcmp(cmd, "flags") == 0) { /* the run flags the core passed */
+		char buf[16];
+		g_snprintf(buf, sizeof(buf), "%u", spec->flags);
+		sink->output(sink->ctx, 1, buf, strlen(buf));
 	} else if (strcmp(cmd, "fail") == 0) {
 		return cordon_host_services.error_set(err, EACCES, CORDON_PLUGIN_ERROR_TERMINAL,
 						      "exec_failed", "cannot execute %s", arg);
@@ -461,6 +465,72 @@ START_TEST(test_serve_stopped_by_close)
 }
 END_TEST
 
+static char *run_flags_seen(uint32_t run_flags)
+{
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = run_flags;
+	const char *argv[] = { "flags", NULL };
+	cordon_result *res = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_run(sb, argv, &o, &res, &err);
+	ck_assert_msg(r == 0, "%s", cordon_error_get_message(err));
+	char *seen = g_strdup(cordon_result_output(res, 1, NULL));
+	cordon_result_free(res);
+	return seen;
+}
+
+/* A last run reaches the driver as such, and nothing runs after it: run,
+ * exec, stream and serve are refused as spent. */
+START_TEST(test_last_run_spends_the_sandbox)
+{
+	g_autofree char *plain = run_flags_seen(0);
+	ck_assert_str_eq(plain, "0");
+	g_autofree char *last = run_flags_seen(CORDON_RUN_LAST);
+	ck_assert_uint_eq(strtoul(last, NULL, 10), CORDON_PLUGIN_RUN_LAST);
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	const char *argv[] = { "status", "0", NULL };
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, NULL, &res, &err), -EPIPE);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "sandbox_spent");
+	ck_assert_int_eq(cordon_sandbox_exec(sb, "true", NULL, &res, &err), -EPIPE);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "sandbox_spent");
+	ck_assert_int_eq(cordon_sandbox_stream(sb, argv, NULL, keep_going, NULL, &res, &err),
+			 -EPIPE);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "sandbox_spent");
+	cordon_serve *s = NULL;
+	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 0, NULL, &s, &err), 0);
+	ck_assert_int_eq(cordon_serve_wait(s, -1, &res, &err), -EPIPE);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "sandbox_spent");
+	cordon_serve_free(s);
+}
+END_TEST
+
+/* A last run that is not alone (a server runs) is an ordinary run for the
+ * driver, which may not spend the sandbox under the server; it still ends
+ * runs. */
+START_TEST(test_last_run_beside_a_server)
+{
+	cordon_error *err = NULL;
+	cordon_serve *s = NULL;
+	const char *serve[] = { "serve", NULL };
+	ck_assert_int_eq(cordon_sandbox_serve(sb, serve, 0, NULL, &s, &err), 0);
+	char *out = NULL;
+	for (int i = 0; i < 200 && !(out = cordon_serve_output(s))[0]; i++) {
+		free(out);
+		g_usleep(5000);
+	}
+	free(out);
+	g_autofree char *last = run_flags_seen(CORDON_RUN_LAST);
+	ck_assert_str_eq(last, "0");
+	cordon_result *res = NULL;
+	const char *argv[] = { "status", "0", NULL };
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, NULL, &res, &err), -EPIPE);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "sandbox_spent");
+	ck_assert_int_eq(cordon_serve_stop(s, &err), 0);
+	cordon_serve_free(s);
+}
+END_TEST
+
 START_TEST(test_probe_never_claims_beyond_the_scale)
 {
 	cordon_error *err = NULL;
@@ -512,6 +582,8 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_stream_cancelled_by_host_fd);
 	tcase_add_test(tc, test_serve_lifecycle);
 	tcase_add_test(tc, test_serve_stopped_by_close);
+	tcase_add_test(tc, test_last_run_spends_the_sandbox);
+	tcase_add_test(tc, test_last_run_beside_a_server);
 	tcase_add_test(tc, test_probe_never_claims_beyond_the_scale);
 	tcase_add_test(tc, test_gc_sums_tiers_with_gc);
 	suite_add_tcase(s, tc);
