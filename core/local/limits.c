@@ -439,8 +439,10 @@ static int gc_base(const char *base)
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue; /* alive (or not ours to tell): leave it */
+		/* No waiting here: every process pays for this scan, and a
+		 * group still busy is left for a later one. */
 		g_autofree char *dir = g_build_filename(base, name, NULL);
-		if (rmdir_settled(dir) == 0)
+		if (rmdir(dir) == 0)
 			removed++;
 	}
 	g_dir_close(d);
