@@ -4,8 +4,9 @@
  *
  *  1. Whole process: `cordon run --trust semi-trusted -- /bin/true` against
  *     `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`
- *     (and a bare `/bin/true` for scale), launched alternately, each timed
- *     from posix_spawn to waitpid. Target: cordon <= 0.8 x bwrap.
+ *     (and, for scale, a bare `/bin/true` and the raw floor's one launch,
+ *     `confine_floor -V -n 1`), launched alternately, each timed from
+ *     posix_spawn to waitpid. Target: cordon <= 0.8 x bwrap.
  *  2. Per launch in a loop: cordon_sandbox_run of /bin/true through the
  *     library (one context, one sandbox) against `confine_floor -V` (the raw
  *     clone + namespaces + Landlock + seccomp floor, built from
@@ -133,23 +134,28 @@ int main(int argc, char **argv)
 	char *bwrap_argv[] = { (char *)bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
 			       "--proc", "/proc", "/bin/true", NULL };
 	char *true_argv[] = { "/bin/true", NULL };
+	char *floor_argv[] = { (char *)floor_bin, "-V", "-n", "1", "/bin/true", NULL };
 	int total = n * rounds / 4 > 20 ? n * rounds / 4 : 20;
 	double *tc = calloc((size_t)total, sizeof(double)), *tb = calloc((size_t)total, sizeof(double)),
-	       *tt = calloc((size_t)total, sizeof(double));
+	       *tt = calloc((size_t)total, sizeof(double)), *tf = calloc((size_t)total, sizeof(double));
 	bool have_bwrap = access(bwrap, X_OK) == 0;
 	for (int i = 0; i < total; i++) {
 		tt[i] = time_process(true_argv, true);
+		tf[i] = time_process(floor_argv, true);
 		tc[i] = time_process(cordon_argv, false);
 		tb[i] = have_bwrap ? time_process(bwrap_argv, true) : 0;
-		if (tc[i] < 0 || tt[i] < 0 || tb[i] < 0) {
+		if (tc[i] < 0 || tt[i] < 0 || tb[i] < 0 || tf[i] < 0) {
 			fprintf(stderr, "a whole-process launch failed (%s)\n",
-				tc[i] < 0 ? "cordon run" : tb[i] < 0 ? "bwrap" : "/bin/true");
+				tc[i] < 0 ? "cordon run" : tb[i] < 0 ? "bwrap" : tf[i] < 0 ? "confine_floor"
+											 : "/bin/true");
 			return 1;
 		}
 	}
-	double mc = median(tc, total), mb = median(tb, total), mt = median(tt, total);
+	double mc = median(tc, total), mb = median(tb, total), mt = median(tt, total),
+	       mfw = median(tf, total);
 	printf("whole process, median of %d, interleaved:\n", total);
 	printf("  /bin/true                                   %8.0f us\n", mt);
+	printf("  confine_floor -V -n 1 /bin/true (raw floor)  %8.0f us\n", mfw);
 	printf("  cordon run --trust semi-trusted -- /bin/true %8.0f us\n", mc);
 	if (have_bwrap) {
 		printf("  bwrap --unshare-all --ro-bind / / ...       %8.0f us\n", mb);
