@@ -682,27 +682,38 @@ START_TEST(test_probe_truthful_without_userns)
 }
 END_TEST
 
-/* A seccomp filter in the host that refuses namespace creation, as some
- * container runtimes and hardened services do. */
-static void deny_namespaces(void)
+/* Filters of a host, loaded in the crippled child before its checks. */
+static scmp_filter_ctx host_filter(void)
 {
 	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
 	if (!f)
 		_exit(22);
-	struct scmp_arg_cmp c = { 0, SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER };
-	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &c);
-	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, &c);
-	seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	return f;
+}
+
+static void host_filter_load(scmp_filter_ctx f)
+{
 	if (seccomp_load(f) < 0)
 		_exit(23);
 	seccomp_release(f);
 }
 
+/* A seccomp filter in the host that refuses namespace creation, as some
+ * container runtimes and hardened services do. */
+static void deny_namespaces(void)
+{
+	scmp_filter_ctx f = host_filter();
+	struct scmp_arg_cmp c = { 0, SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER };
+	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, &c);
+	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1, &c);
+	seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	host_filter_load(f);
+}
+
 static void check_namespaces_denied(void)
 {
-	/* As root the first namespace made is the workspace's id mapping, else
-	 * the sandbox's own: either way, refused by the host's filter. */
-	expect_refused("Operation not permitted");
+	/* The trial's own namespaces, the first the probe makes. */
+	expect_refused("kernel confinement failed creating the namespaces: Operation not permitted");
 }
 
 /* A host whose filter refuses installing seccomp filters, or enforcing
@@ -710,14 +721,10 @@ static void check_namespaces_denied(void)
  * beside the build) is what finds it. */
 static void deny_filters(void)
 {
-	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-	if (!f)
-		_exit(22);
+	scmp_filter_ctx f = host_filter();
 	struct scmp_arg_cmp c = { 0, SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER, 0 };
 	seccomp_rule_add_array(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(seccomp), 1, &c);
-	if (seccomp_load(f) < 0)
-		_exit(23);
-	seccomp_release(f);
+	host_filter_load(f);
 }
 
 static void check_filters_denied(void)
@@ -727,13 +734,9 @@ static void check_filters_denied(void)
 
 static void deny_landlock(void)
 {
-	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-	if (!f)
-		_exit(22);
+	scmp_filter_ctx f = host_filter();
 	seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(landlock_restrict_self), 0);
-	if (seccomp_load(f) < 0)
-		_exit(23);
-	seccomp_release(f);
+	host_filter_load(f);
 }
 
 static void check_landlock_denied(void)

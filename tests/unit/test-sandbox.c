@@ -423,18 +423,24 @@ START_TEST(test_stream_cancelled_by_host_fd)
 }
 END_TEST
 
-START_TEST(test_serve_lifecycle)
+/* A scripted server, once it reported its address. */
+static cordon_serve *serve_listening(void)
 {
-	cordon_error *err = NULL;
 	cordon_serve *s = NULL;
 	const char *argv[] = { "serve", NULL };
-	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 8080, NULL, &s, &err), 0);
-	/* Wait for the address and the first output. */
+	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 8080, NULL, &s, NULL), 0);
 	char *addr = NULL;
 	for (int i = 0; i < 200 && !(addr = cordon_serve_address(s)); i++)
 		g_usleep(5000);
 	ck_assert_str_eq(addr, "127.0.0.1:4242");
 	free(addr);
+	return s;
+}
+
+START_TEST(test_serve_lifecycle)
+{
+	cordon_error *err = NULL;
+	cordon_serve *s = serve_listening();
 	ck_assert(cordon_serve_running(s));
 	cordon_result *res = NULL;
 	ck_assert_int_eq(cordon_serve_wait(s, 20, &res, &err), -ETIMEDOUT);
@@ -511,15 +517,7 @@ END_TEST
 START_TEST(test_last_run_beside_a_server)
 {
 	cordon_error *err = NULL;
-	cordon_serve *s = NULL;
-	const char *serve[] = { "serve", NULL };
-	ck_assert_int_eq(cordon_sandbox_serve(sb, serve, 0, NULL, &s, &err), 0);
-	char *out = NULL;
-	for (int i = 0; i < 200 && !(out = cordon_serve_output(s))[0]; i++) {
-		free(out);
-		g_usleep(5000);
-	}
-	free(out);
+	cordon_serve *s = serve_listening();
 	g_autofree char *last = run_flags_seen(CORDON_RUN_LAST);
 	ck_assert_str_eq(last, "0");
 	cordon_result *res = NULL;
