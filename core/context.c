@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -257,6 +258,11 @@ static int load_plugins(cordon_context *ctx, const cordon_options *o, cordon_err
 	g_ptr_array_add(names, NULL);
 	bool all = o && o->load_all_plugins;
 	if (names->len == 1 && !all)
+		return 0;
+	/* Nothing installed yet: the build's own directory may not exist. One
+	 * the host or the policy chose must. */
+	bool chosen = (o && o->plugin_dir) || ctx->policy->plugin_dir;
+	if (names->len == 1 && !chosen && access(dir, F_OK) < 0 && errno == ENOENT)
 		return 0;
 	return loader_load(ctx, dir, (const char *const *)names->pdata, all, reterr);
 }
