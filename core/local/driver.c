@@ -33,6 +33,7 @@
 #include "fsops.h"
 #include "kernel.h"
 #include "pathres.h"
+#include "privroot.h"
 #include "spawn.h"
 
 #include <errno.h>
@@ -70,8 +71,7 @@ typedef struct local_tier {
 typedef struct local_sandbox {
 	int root_fd;
 	int null_fd;       /* /dev/null, the stdin of runs without input */
-	int tmp_parent_fd; /* the private root's parent, or -1 for a workspace */
-	char tmp_name[64];
+	private_root priv; /* without a workspace: the private root, removed at close */
 	spawn_plan base;   /* rlimits and default steps, copied per run */
 	confine_sandbox *kernel; /* confine: kernel (kernel.c), else NULL */
 } local_sandbox;
@@ -192,34 +192,11 @@ static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error
 	return 0;
 }
 
-/* mkdtemp, but relative to a held parent fd, so removal never goes by path. */
 static int open_private_root(local_sandbox *sb, cordon_plugin_error *err)
 {
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || tmp[0] != '/')
-		tmp = "/tmp";
-	sb->tmp_parent_fd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (sb->tmp_parent_fd < 0)
-		return fd_fail(err, -errno, "cannot open the temporary directory");
-	for (int attempt = 0; attempt < 32; attempt++) {
-		uint64_t rnd;
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			return fd_fail(err, -errno, "getrandom");
-		snprintf(sb->tmp_name, sizeof(sb->tmp_name), "cordon-%016llx",
-			 (unsigned long long)rnd);
-		if (mkdirat(sb->tmp_parent_fd, sb->tmp_name, 0700) == 0)
-			break;
-		if (errno != EEXIST)
-			return fd_fail(err, -errno, "cannot create a private sandbox directory");
-		sb->tmp_name[0] = '\0';
-	}
-	if (!sb->tmp_name[0])
-		return fd_fail(err, -EEXIST, "cannot create a private sandbox directory");
-	sb->root_fd = openat(sb->tmp_parent_fd, sb->tmp_name,
-			     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (sb->root_fd < 0)
-		return fd_fail(err, -errno, "cannot open the private sandbox directory");
-	return 0;
+	const char *what = NULL;
+	sb->root_fd = private_root_make(&sb->priv, &what);
+	return sb->root_fd < 0 ? fd_fail(err, sb->root_fd, what) : 0;
 }
 
 /* Lowers a limit to value, never above what we have ourselves. */
@@ -253,15 +230,16 @@ static void local_close(void *sandbox)
 		close(sb->root_fd);
 	if (sb->null_fd >= 0)
 		close(sb->null_fd);
-	if (sb->tmp_parent_fd >= 0) {
-		if (sb->tmp_name[0]) {
-			int r = fsops_rmtree(sb->tmp_parent_fd, sb->tmp_name);
-			if (r < 0)
-				H->log(CORDON_PLUGIN_LOG_WARNING, "local",
-				       "private sandbox directory %s not fully removed: %s",
-				       sb->tmp_name, strerror(-r));
-		}
-		close(sb->tmp_parent_fd);
+	if (sb->priv.name[0]) {
+		char name[sizeof(sb->priv.name)];
+		snprintf(name, sizeof(name), "%s", sb->priv.name);
+		int r = private_root_remove(&sb->priv);
+		if (r < 0)
+			H->log(CORDON_PLUGIN_LOG_WARNING, "local",
+			       "private sandbox directory %s not fully removed: %s", name,
+			       strerror(-r));
+	} else {
+		private_root_remove(&sb->priv);
 	}
 	free(sb);
 }
@@ -280,7 +258,8 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	local_sandbox *sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return -ENOMEM;
-	sb->root_fd = sb->null_fd = sb->tmp_parent_fd = -1;
+	sb->root_fd = sb->null_fd = -1;
+	sb->priv = (private_root)PRIVATE_ROOT_INIT;
 	int r = spec->workspace ? open_workspace(sb, spec->workspace, err)
 				: open_private_root(sb, err);
 	if (r == 0) {
@@ -781,10 +760,12 @@ static int local_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit
 /* What a crashed host left: the kernel tier's control groups (empty ones
  * whose creator is gone). The process jail leaves nothing outside its
  * private directory. */
+/* What hosts that died left behind: their private roots (either tier) and,
+ * for the kernel tier, their runs' control groups. */
 static int local_gc(void *tier, cordon_plugin_error *err)
 {
 	const local_tier *t = tier;
-	return t && t->kernel ? kernel_gc() : 0;
+	return private_root_gc() + (t && t->kernel ? kernel_gc() : 0);
 }
 
 const cordon_plugin_driver local_driver = {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -793,6 +794,74 @@ START_TEST(test_private_root_removed)
 }
 END_TEST
 
+/* The private root's path, as the work sees it (the jail's cwd). */
+static char *private_root_of(cordon_sandbox *s)
+{
+	const char *argv[] = { "pwd", "-P", NULL };
+	cordon_result *res = run_in(s, argv, NULL);
+	char *path = g_strstrip(g_strdup(out_of(res, 1)));
+	cordon_result_free(res);
+	return path;
+}
+
+/* A name gc would take for a dead host's private root. */
+static char *leftover_name(const char *tmp, int dead_pid)
+{
+	struct stat st;
+	ck_assert_int_eq(stat("/proc/self/ns/pid", &st), 0);
+	return g_strdup_printf("%s/cordon-%lu-%d-%016llx", tmp, (unsigned long)st.st_ino, dead_pid,
+			       0x1234abcdULL);
+}
+
+/* A host killed with a sandbox open leaves its private root: gc removes
+ * it, and only it: not a live host's, not a link, not another user's. */
+START_TEST(test_private_root_gc)
+{
+	int pipefd[2];
+	ck_assert_int_eq(pipe(pipefd), 0);
+	pid_t host = fork();
+	ck_assert_int_ge(host, 0);
+	if (host == 0) {
+		cordon_sandbox *s = open_sandbox(NULL, NULL, CORDON_LIMIT_COUNT_, 0);
+		g_autofree char *path = private_root_of(s);
+		if (write(pipefd[1], path, strlen(path)) != (ssize_t)strlen(path))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	char dead[PATH_MAX] = "";
+	ck_assert_int_gt(read(pipefd[0], dead, sizeof(dead) - 1), 0);
+	close(pipefd[0]);
+	kill(host, SIGKILL);
+	waitpid(host, NULL, 0);
+	ck_assert_int_eq(access(dead, F_OK), 0); /* SIGKILL left it */
+
+	cordon_sandbox *live = open_sandbox(NULL, NULL, CORDON_LIMIT_COUNT_, 0);
+	g_autofree char *alive = private_root_of(live);
+	g_autofree char *tmp = g_path_get_dirname(dead);
+	g_autofree char *target = testutil_tmpdir();
+	g_autofree char *kept = g_build_filename(target, "kept", NULL);
+	ck_assert(g_file_set_contents(kept, "k", 1, NULL));
+	g_autofree char *link = leftover_name(tmp, host);
+	link[strlen(link) - 1] = 'a';
+	ck_assert_int_eq(symlink(target, link), 0);
+	g_autofree char *theirs = leftover_name(tmp, host);
+	ck_assert_int_eq(mkdir(theirs, 0700), 0);
+	bool other_user = geteuid() == 0 && chown(theirs, 65534, 65534) == 0;
+
+	ck_assert_int_ge(cordon_context_gc(ctx, NULL), 1);
+	ck_assert_int_eq(access(dead, F_OK), -1);
+	ck_assert_int_eq(access(alive, F_OK), 0);
+	ck_assert_int_eq(access(kept, F_OK), 0);
+	ck_assert_int_eq(unlink(link), 0); /* still there: not followed, not removed */
+	ck_assert_int_eq(access(theirs, F_OK), other_user ? 0 : -1);
+	rmdir(theirs);
+	cordon_sandbox_close(live);
+	testutil_rmtree(target);
+}
+END_TEST
+
 static Suite *local_suite(void)
 {
 	Suite *s = suite_create("local");
@@ -826,6 +895,7 @@ static Suite *local_suite(void)
 	tcase_add_test(tc, test_concurrent_runs);
 	tcase_add_test(tc, test_files);
 	tcase_add_test(tc, test_private_root_removed);
+	tcase_add_test(tc, test_private_root_gc);
 	suite_add_tcase(s, tc);
 	return s;
 }

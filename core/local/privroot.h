@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A sandbox's private root: a fresh directory under $TMPDIR (or /tmp) for a
+ * sandbox opened without a workspace, removed with everything in it when the
+ * sandbox closes. Made and removed relative to a held fd of its parent, so
+ * no path lookup can be redirected between the two. Its name carries the
+ * creator's pid namespace and pid ("cordon-NS-PID-RANDOM"): gc removes the
+ * ones whose creator died (SIGKILL leaves them behind).
+ */
+#pragma once
+
+#define PRIVROOT_HIDDEN __attribute__((visibility("hidden")))
+
+typedef struct private_root {
+	int parent_fd; /* O_PATH of the temporary directory, or -1 */
+	char name[64];
+} private_root;
+
+#define PRIVATE_ROOT_INIT { -1, "" }
+
+/* Makes one; returns an O_RDONLY fd of it, or a negative errno with what
+ * failed in *what. */
+int private_root_make(private_root *r, const char **what) PRIVROOT_HIDDEN;
+
+/* Removes it and everything in it; 0, or the negative errno of what could
+ * not be removed. Safe on an empty one. */
+int private_root_remove(private_root *r) PRIVROOT_HIDDEN;
+
+/* Removes the private roots, in the temporary directory, of processes of
+ * our pid namespace that are gone; returns how many. Only our own
+ * directories (same owner, not symlinks) are touched. */
+int private_root_gc(void) PRIVROOT_HIDDEN;
