@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include "hostspawn.h"
+#include "nosigpipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -176,23 +177,12 @@ static void read_capture(int *fd, GString *buf, uint64_t cap)
 		g_string_append_len(buf, chunk, (gssize)MIN((uint64_t)n, cap - buf->len));
 }
 
-/* Writes some stdin. SIGPIPE is blocked around the write (a program that
- * stops reading must not kill the host) and consumed if we raised it. */
+/* Writes some stdin: a program that stops reading must not kill the host
+ * with SIGPIPE (nosigpipe.h). */
 static void write_stdin(spawn_run *s)
 {
-	sigset_t pipe_set, old, pending;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	sigpending(&pending);
-	bool was_pending = sigismember(&pending, SIGPIPE);
-	ssize_t n = write(s->in_fd, s->in_data, MIN(s->in_left, (size_t)65536));
+	ssize_t n = write_nosigpipe(s->in_fd, s->in_data, MIN(s->in_left, (size_t)65536));
 	int e = errno;
-	if (n < 0 && e == EPIPE && !was_pending) {
-		const struct timespec zero = { 0, 0 };
-		sigtimedwait(&pipe_set, NULL, &zero);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (n > 0) {
 		s->in_data += n;
 		s->in_left -= (size_t)n;

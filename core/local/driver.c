@@ -32,6 +32,7 @@
 #include "context.h"
 #include "fsops.h"
 #include "kernel.h"
+#include "nosigpipe.h"
 #include "pathres.h"
 #include "privroot.h"
 #include "spawn.h"
@@ -396,28 +397,6 @@ static void pump_out(run_io *io, int *fd, uint32_t stream)
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return;
 	close_fd(fd); /* EOF, or an error we cannot read past */
-}
-
-/* A write to a pipe whose reader is gone raises SIGPIPE in this thread: keep
- * it from the host (block it, and consume the one we caused). */
-static ssize_t write_nosigpipe(int fd, const void *data, size_t len)
-{
-	sigset_t pipe_set, old, pending;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	sigpending(&pending);
-	bool was_pending = sigismember(&pending, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	ssize_t n = write(fd, data, len);
-	int e = errno;
-	if (n < 0 && e == EPIPE && !was_pending) {
-		struct timespec zero = { 0, 0 };
-		while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR)
-			;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = e;
-	return n;
 }
 
 static void pump_in(run_io *io)

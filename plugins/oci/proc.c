@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "proc.h"
+#include "nosigpipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,25 +80,10 @@ void oci_proc_close_in(oci_proc *p)
 	p->in = -1;
 }
 
-/* A write to a pipe whose reader is gone raises SIGPIPE in this thread:
- * blocked around the write, and consumed unless one was pending before. */
+/* The CLI's stdin: its reader may be gone (nosigpipe.h). */
 ssize_t oci_proc_write(oci_proc *p, const void *buf, size_t len)
 {
-	sigset_t pipe_set, old, pending;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	sigpending(&pending);
-	bool was_pending = sigismember(&pending, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	ssize_t n = write(p->in, buf, len);
-	int e = errno;
-	if (n < 0 && e == EPIPE && !was_pending) {
-		struct timespec zero = { 0, 0 };
-		sigtimedwait(&pipe_set, NULL, &zero);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = e;
-	return n;
+	return write_nosigpipe(p->in, buf, len);
 }
 
 void oci_proc_kill(oci_proc *p)
