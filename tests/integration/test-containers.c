@@ -608,9 +608,7 @@ START_TEST(test_files)
 	assert_path_escape(sb, "../etc/passwd");
 	assert_path_escape(sb, "/etc/passwd");
 	assert_path_escape(sb, "a/../../etc/passwd");
-	cordon_result *r = sh(sb, "ln -s /etc /work/etc-link && ln -s /nonexistent /work/dangling");
-	ck_assert_int_eq(cordon_result_exit_code(r), 0);
-	cordon_result_free(r);
+	g_free(sh_out(sb, "ln -s /etc /work/etc-link && ln -s /nonexistent /work/dangling"));
 	assert_path_escape(sb, "etc-link/passwd");
 	/* writing over a dangling symlink replaces the link; its target never appears */
 	cordon_sandbox_write_file(sb, "dangling", "x", 1, &err);
@@ -824,9 +822,7 @@ static void session_channel(const engine_case *e, const char *tier)
 	ck_assert_str_eq(again, "1\n");
 	/* file operations over it, and an escape through a planted symlink refused */
 	file_round(sb, "channel");
-	cordon_result *ln = sh(sb, "ln -s /etc /work/etc-link");
-	ck_assert_int_eq(cordon_result_exit_code(ln), 0);
-	cordon_result_free(ln);
+	g_free(sh_out(sb, "ln -s /etc /work/etc-link"));
 	assert_path_escape(sb, "etc-link/passwd");
 	/* stdin of several frames goes over the channel, byte-exactly; a very
 	 * large one (it would wait in the container's memory) streams through exec */
@@ -928,9 +924,7 @@ START_TEST(test_files_channel)
 	g_autofree char *tier = g_strdup_printf("%s-logged", e->engine);
 	cordon_context *ctx = ctx_new();
 	cordon_sandbox *sb = open_tier(ctx, tier, NULL);
-	cordon_result *r = sh(sb, "ln -s /etc /work/etc-link && echo k > /work/kept");
-	ck_assert_int_eq(cordon_result_exit_code(r), 0);
-	cordon_result_free(r);
+	g_free(sh_out(sb, "ln -s /etc /work/etc-link && echo k > /work/kept"));
 
 	calls_reset(e->engine);
 	file_round(sb, "free");

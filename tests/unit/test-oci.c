@@ -687,18 +687,19 @@ START_TEST(test_env_header)
 }
 END_TEST
 
-/* One frame of a request stream: its type, its payload; advances *off. */
-static uint8_t next_frame(const char *buf, size_t len, size_t *off, const char **ret_payload,
-			  uint32_t *ret_len)
+/* The next frame of a request stream (at *off, which it advances) is of
+ * type, with exactly these bytes. */
+static void expect_frame(const char *buf, size_t len, size_t *off, uint8_t type, const void *want,
+			 size_t want_len)
 {
 	ck_assert_uint_ge(len - *off, OCI_FRAME_HEADER);
 	const uint8_t *h = (const uint8_t *)buf + *off;
 	uint32_t n = oci_frame_length(h);
 	ck_assert_uint_ge(len - *off - OCI_FRAME_HEADER, n);
-	*ret_payload = buf + *off + OCI_FRAME_HEADER;
-	*ret_len = n;
+	ck_assert_int_eq(h[0], type);
+	ck_assert_uint_eq(n, want_len);
+	ck_assert_int_eq(memcmp(buf + *off + OCI_FRAME_HEADER, want, n), 0);
 	*off += OCI_FRAME_HEADER + n;
-	return h[0];
 }
 
 START_TEST(test_session_request)
@@ -714,21 +715,12 @@ START_TEST(test_session_request)
 	char *req = oci_session_request(argv, env, 1500, 1048577, "sub/dir", in, in_len, &len);
 	ck_assert_ptr_nonnull(req);
 	size_t off = 0;
-	const char *p;
-	uint32_t n;
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_RUN);
 	/* timeout, cap, workdir, argc, argv (an empty argument kept), environment */
 	const char want[] = "1500\0001048577\0sub/dir\0" "4\0/bin/sh\0-c\0\0x y\0A=1\0SECRET=s3";
-	ck_assert_uint_eq(n, sizeof(want));
-	ck_assert_int_eq(memcmp(p, want, n), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
-	ck_assert_uint_eq(n, OCI_FRAME_MAX);
-	ck_assert_int_eq(memcmp(p, in, n), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
-	ck_assert_uint_eq(n, 10);
-	ck_assert_int_eq(memcmp(p, in + OCI_FRAME_MAX, 10), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
-	ck_assert_uint_eq(n, 0);
+	expect_frame(req, len, &off, OCI_REQ_RUN, want, sizeof(want));
+	expect_frame(req, len, &off, OCI_REQ_STDIN, in, OCI_FRAME_MAX);
+	expect_frame(req, len, &off, OCI_REQ_STDIN, in + OCI_FRAME_MAX, 10);
+	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
 	ck_assert_uint_eq(off, len);
 	free(req);
 	free(in);
@@ -737,11 +729,9 @@ START_TEST(test_session_request)
 	const char *one[] = { "true", NULL };
 	req = oci_session_request(one, NULL, 0, 0, NULL, NULL, 0, &len);
 	off = 0;
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_RUN);
 	const char want2[] = "0\0000\0\0" "1\0true";
-	ck_assert_uint_eq(n, sizeof(want2));
-	ck_assert_int_eq(memcmp(p, want2, n), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
+	expect_frame(req, len, &off, OCI_REQ_RUN, want2, sizeof(want2));
+	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
 	ck_assert_uint_eq(off, len);
 	free(req);
 
@@ -764,16 +754,11 @@ START_TEST(test_session_file_request)
 {
 	const char *read_args[] = { "read", "a/b c.txt", "1048576", NULL };
 	size_t len, off = 0;
-	const char *p;
-	uint32_t n;
 	char *req = oci_session_file_request(read_args, NULL, 0, &len);
 	ck_assert_ptr_nonnull(req);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_FILE);
 	const char want[] = "read\0a/b c.txt\0" "1048576";
-	ck_assert_uint_eq(n, sizeof(want));
-	ck_assert_int_eq(memcmp(p, want, n), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
-	ck_assert_uint_eq(n, 0);
+	expect_frame(req, len, &off, OCI_REQ_FILE, want, sizeof(want));
+	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
 	ck_assert_uint_eq(off, len);
 	free(req);
 
@@ -785,16 +770,10 @@ START_TEST(test_session_file_request)
 	req = oci_session_file_request(write_args, in, in_len, &len);
 	ck_assert_ptr_nonnull(req);
 	off = 0;
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_FILE);
-	ck_assert_uint_eq(n, sizeof("write\0out"));
-	ck_assert_int_eq(memcmp(p, "write\0out", n), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
-	ck_assert_uint_eq(n, OCI_FRAME_MAX);
-	ck_assert_int_eq(memcmp(p, in, n), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN);
-	ck_assert_uint_eq(n, 3);
-	ck_assert_int_eq(memcmp(p, in + OCI_FRAME_MAX, 3), 0);
-	ck_assert_int_eq(next_frame(req, len, &off, &p, &n), OCI_REQ_STDIN_END);
+	expect_frame(req, len, &off, OCI_REQ_FILE, "write\0out", sizeof("write\0out"));
+	expect_frame(req, len, &off, OCI_REQ_STDIN, in, OCI_FRAME_MAX);
+	expect_frame(req, len, &off, OCI_REQ_STDIN, in + OCI_FRAME_MAX, 3);
+	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
 	ck_assert_uint_eq(off, len);
 	free(req);
 	free(in);
