@@ -278,15 +278,15 @@ static int on_run_frame(void *ctx, uint8_t type, const char *payload, uint32_t l
 		if (s->sink && s->sink->output)
 			s->sink->output(s->sink->ctx, type == OCI_FRAME_STDOUT ? 1 : 2, payload, len);
 		break;
-	case OCI_FRAME_STATUS:
-		if (oci_status_parse(payload, &s->status) == 0)
-			s->have_status = true;
-		s->done = true;
+	case OCI_FRAME_STATUS: /* one that does not parse is a malformed stream */
+		if (oci_status_parse(payload, &s->status) < 0)
+			return -EPROTO;
+		s->have_status = s->done = true;
 		break;
 	case OCI_FRAME_ERROR:
-		if (oci_error_parse(payload, &s->error) == 0)
-			s->have_error = true;
-		s->done = true;
+		if (oci_error_parse(payload, &s->error) < 0)
+			return -EPROTO;
+		s->have_error = s->done = true;
 		break;
 	default:
 		return -EPROTO;
@@ -497,9 +497,12 @@ static int finish_run(run_state *s, int code, bool deadline, int loop,
 
 static int on_attach_frame(void *ctx, uint8_t type, const char *payload, uint32_t len)
 {
-	(void)payload;
 	(void)len;
 	run_state *s = ctx;
+	/* the helper refused the session (one too old to know it, say): its
+	 * reason is the open's */
+	if (type == OCI_FRAME_ERROR)
+		s->have_error = oci_error_parse(payload, &s->error) == 0;
 	if (type != OCI_FRAME_HELLO)
 		return -EPROTO;
 	s->done = true;
@@ -531,14 +534,19 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 		sb->chan_open = true;
 		return 0;
 	}
-	if (deadline)
-		oci_proc_kill(&sb->chan);
+	/* Not up: the CLI may still run, and its helper wait on the stdin we
+	 * hold for ever. */
+	oci_proc_kill(&sb->chan);
 	int code = oci_proc_wait(&sb->chan);
 	oci_cli_result res = { .err = s.errbuf, .exit_code = deadline ? -1 : code,
 			       .timed_out = deadline };
 	if (deadline || (t->kind->daemon && oci_output_says_daemon_down(s.errbuf)))
 		oci_health_note(t, false);
 	*ret_no_image = oci_output_says_no_image(s.errbuf);
+	if (s.have_error) {
+		*r = s.error;
+		return -(r->errnum ? r->errnum : EPROTO);
+	}
 	if (loop < 0 && !deadline)
 		return oci_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 				  "starting the session container: the helper's output was "
@@ -654,9 +662,6 @@ int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, cha
 	return 0;
 }
 
-/* A run over the session channel. False when it did not reach the helper
- * (channel busy, gone, or the request too large): the caller runs it through
- * `engine exec`, which also says why a container is gone. */
 /* Whether a request with in_len bytes of stdin may take the channel: it is
  * open and idle (one found broken is dropped), and the data, which waits in
  * the container's memory until the work starts, is small (a large one
@@ -672,6 +677,9 @@ static bool chan_usable(oci_sandbox *sb, uint64_t in_len)
 	return true;
 }
 
+/* A run over the session channel. False when it did not reach the helper
+ * (channel busy, gone, or the request too large): the caller runs it through
+ * `engine exec`, which also says why a container is gone. */
 static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
 		     cordon_plugin_error *err, int *ret_rc)
@@ -683,9 +691,12 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 					spec->workdir, spec->stdin_data, (size_t)spec->stdin_len, &len);
 	if (!req)
 		return false;
-	char *buf = realloc(req, len + OCI_FRAME_HEADER);
-	if (!buf)
-		abort();
+	/* and the CANCEL frame exec_loop sends when the run is cancelled; a
+	 * copy, not a realloc, that leaves no unwiped copy of the grants */
+	char *buf = oci_xmalloc0(len + OCI_FRAME_HEADER);
+	memcpy(buf, req, len);
+	explicit_bzero(req, len);
+	free(req);
 	oci_frame_header((uint8_t *)buf + len, OCI_REQ_CANCEL, 0);
 	run_state s = { .sb = sb, .frame = on_run_frame, .sink = sink, .port = spec->port,
 			.chan = true, .cancel_len = OCI_FRAME_HEADER };

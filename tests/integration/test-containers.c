@@ -695,6 +695,33 @@ END_TEST
 
 /* ---- failure paths ---------------------------------------------------------------------------- */
 
+/* A session helper that answers nonsense, or refuses the session, and then
+ * goes on reading its stdin: the open fails with the reason at once, and
+ * does not wait for a CLI that would never end. */
+START_TEST(test_session_refused)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	gint64 t0 = g_get_monotonic_time();
+	g_autofree char *bad = g_strdup_printf("%s-badhello", e->engine);
+	ck_assert_int_lt(try_open(ctx, bad, NULL, &sb, &err), 0);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "malformed"), "%s",
+		      cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "engine_failed");
+	g_autofree char *refusing = g_strdup_printf("%s-refusing", e->engine);
+	ck_assert_int_lt(try_open(ctx, refusing, NULL, &sb, &err), 0);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "unknown command session"), "%s",
+		      cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 60 * G_USEC_PER_SEC);
+	g_autofree char *ids = my_containers(e->engine);
+	ck_assert_str_eq(ids, "");
+	cordon_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_engine_missing_and_images)
 {
 	const engine_case *e = &engines[_i];
@@ -1390,18 +1417,21 @@ static char *build_policy(void)
 		 "    runtime: runc\n    network: cordon-test-net\n    publish: 8080\n", true);
 	add_tier(p, "docker-serve", "docker", "    network: cordon-test-net\n    publish: 8080\n",
 		 true);
-	for (int i = 0; i < 2; i++) {
-		const char *engine = engines[i].engine;
-		g_autofree char *name = g_strdup_printf("%s-logged", engine);
-		g_autofree char *extra = g_strdup_printf("%s    engine: %s/%s\n",
-							 i == 0 ? "    runtime: runc\n" : "",
-							 wrap_dir, engine);
-		add_tier(p, name, engine, extra, true);
-	}
+	static const char *const wrapped[] = { "logged", "badhello", "refusing" };
+	for (int i = 0; i < 2; i++)
+		for (size_t w = 0; w < G_N_ELEMENTS(wrapped); w++) {
+			const char *engine = engines[i].engine;
+			g_autofree char *name = g_strdup_printf("%s-%s", engine, wrapped[w]);
+			g_autofree char *extra = g_strdup_printf("%s    engine: %s/%s%s\n",
+								 i == 0 ? "    runtime: runc\n" : "",
+								 wrap_dir, engine, w ? name + strlen(engine) : "");
+			add_tier(p, name, engine, extra, true);
+		}
 	const char *all = "[podman, podman-gvisor, podman-pool, podman-nomem, podman-never, "
 			  "podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
 			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
-			  "podman-serve, docker-serve, podman-logged, docker-logged]";
+			  "podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
+			  "docker-badhello, podman-refusing, docker-refusing]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
@@ -1419,6 +1449,31 @@ static bool write_wrapper(const char *engine, const char *real)
 						"exec '%s' \"$@\"\n", log, real);
 	return g_file_set_contents(path, text, -1, NULL) && chmod(path, 0700) == 0 &&
 	       g_file_set_contents(log, "", 0, NULL);
+}
+
+/* An engine whose session container's helper answers `frame` (printf
+ * escapes) and then only reads its stdin: a helper speaking nonsense, or one
+ * too old to know the session. Every other call is the real engine's. */
+static bool write_impostor(const char *engine, const char *real, const char *kind,
+			   const char *frame)
+{
+	g_autofree char *path = g_strdup_printf("%s/%s-%s", wrap_dir, engine, kind);
+	g_autofree char *text = g_strdup_printf(
+		"#!/bin/sh\n"
+		"case \" $* \" in *' run -i '*)\n"
+		"\tprintf '%s'; exec cat >/dev/null;; esac\n"
+		"exec '%s' \"$@\"\n", frame, real);
+	return g_file_set_contents(path, text, -1, NULL) && chmod(path, 0700) == 0;
+}
+
+#define IMPOSTOR_REASON "invalid_argument 22 unknown command session"
+
+static bool write_impostors(const char *engine, const char *real)
+{
+	g_autofree char *refusal = g_strdup_printf("X\\0\\0\\0\\%03o%s",
+						   (unsigned)strlen(IMPOSTOR_REASON), IMPOSTOR_REASON);
+	return write_impostor(engine, real, "badhello", "\\377\\0\\0\\0\\0") &&
+	       write_impostor(engine, real, "refusing", refusal);
 }
 
 static bool copy_plugin(const char *name)
@@ -1490,6 +1545,7 @@ static Suite *containers_suite(void)
 	add_case(s, "files-channel", test_files_channel, 2);
 	add_case(s, "workspace", test_workspace, 2);
 	add_case(s, "refusals", test_refusals, 2);
+	add_case(s, "session-refused", test_session_refused, 2);
 	add_case(s, "images", test_engine_missing_and_images, 2);
 	add_case(s, "killed", test_killed_from_outside, 2);
 	add_case(s, "gc", test_gc, 2);
@@ -1541,7 +1597,8 @@ int main(void)
 	}
 	wrap_dir = g_dir_make_tmp("cordon-engines-XXXXXX", NULL);
 	if (!wrap_dir || !write_wrapper("podman", engine_path[0]) ||
-	    !write_wrapper("docker", engine_path[1])) {
+	    !write_wrapper("docker", engine_path[1]) || !write_impostors("podman", engine_path[0]) ||
+	    !write_impostors("docker", engine_path[1])) {
 		fprintf(stderr, "test-containers: cannot write the engine wrappers\n");
 		return EXIT_FAILURE;
 	}
