@@ -69,6 +69,7 @@ typedef struct oci_sandbox {
 	pthread_mutex_t chan_lock;
 	bool chan_open;
 	oci_proc chan;
+	uint64_t chan_data_max; /* largest stdin or write data the channel carries */
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */

@@ -32,6 +32,9 @@
 #define ERR_CAPTURE 8192
 #define DEFAULT_OUTPUT_CAP (16ull << 20)
 #define CHAN_STDIN_MAX (8ull << 20)
+/* ... and at most this share of the container's memory limit, which it is
+ * charged to while it waits (the tier's limit may be as low as 6 MiB). */
+#define CHAN_STDIN_MEMORY_SHARE 8
 
 int oci_fail(cordon_plugin_error *err, const oci_refusal *r)
 {
@@ -195,6 +198,10 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 			       : DEFAULT_OUTPUT_CAP;
 	/* one byte more than the core keeps, so the core sees the cut and reports it */
 	sb->out_cap = cap + 1;
+	uint64_t share = (st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))
+				 ? st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] / CHAN_STDIN_MEMORY_SHARE
+				 : CHAN_STDIN_MAX;
+	sb->chan_data_max = share < CHAN_STDIN_MAX ? share : CHAN_STDIN_MAX;
 	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
 	*ret_sandbox = sb;
 	return 0;
@@ -664,11 +671,11 @@ int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, cha
 
 /* Whether a request with in_len bytes of stdin may take the channel: it is
  * open and idle (one found broken is dropped), and the data, which waits in
- * the container's memory until the work starts, is small (a large one
- * streams through exec instead). */
+ * the container's memory until the work starts, is small (chan_data_max: a
+ * larger one streams through exec instead). */
 static bool chan_usable(oci_sandbox *sb, uint64_t in_len)
 {
-	if (!sb->chan_open || in_len > CHAN_STDIN_MAX)
+	if (!sb->chan_open || in_len > sb->chan_data_max)
 		return false;
 	if (!chan_idle_ok(sb)) {
 		chan_drop(sb);

@@ -824,6 +824,27 @@ static gpointer run_in_background(gpointer data)
 
 static void file_round(cordon_sandbox *sb, const char *name);
 
+/* Feeds len bytes to md5sum; asserts they arrived byte-exactly, and returns
+ * whether they went over the channel (the work's parent is pid 1). */
+static bool stdin_over_channel(cordon_sandbox *sb, size_t len)
+{
+	char *data = g_malloc(len);
+	for (size_t k = 0; k < len; k++)
+		data[k] = (char)(k * 31 + 7);
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.stdin_data = data;
+	o.stdin_len = len;
+	cordon_result *r = run_opts(sb, "md5sum; echo $PPID", &o);
+	g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_MD5, (guchar *)data, len);
+	g_autofree char *want = g_strdup_printf("%s  -\n", sum);
+	const char *got = out(r, 1);
+	ck_assert_msg(g_str_has_prefix(got, want), "stdin of %zu bytes: %s", len, got);
+	bool channel = strcmp(got + strlen(want), "1\n") == 0;
+	cordon_result_free(r);
+	g_free(data);
+	return channel;
+}
+
 /* An unpooled sandbox's runs go to its container's pid 1 (the session helper,
  * over the attached CLI: no engine call), so pid 1 is the work's parent; a run
  * that comes while the channel is busy takes `engine exec` (another parent),
@@ -853,27 +874,16 @@ static void session_channel(const engine_case *e, const char *tier)
 	assert_path_escape(sb, "etc-link/passwd");
 	/* stdin of several frames goes over the channel, byte-exactly; a very
 	 * large one (it would wait in the container's memory) streams through exec */
-	size_t sizes[2] = { 200000, 9u << 20 };
-	for (int i = 0; i < 2; i++) {
-		char *data = g_malloc(sizes[i]);
-		for (size_t k = 0; k < sizes[i]; k++)
-			data[k] = (char)(k * 31 + 7);
-		cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
-		o.stdin_data = data;
-		o.stdin_len = sizes[i];
-		cordon_result *r = run_opts(sb, "md5sum; echo $PPID", &o);
-		g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_MD5, (guchar *)data,
-								    sizes[i]);
-		g_autofree char *want = g_strdup_printf("%s  -\n%s", sum, i == 0 ? "1\n" : "");
-		const char *got = out(r, 1);
-		ck_assert_msg(g_str_has_prefix(got, want), "stdin of %zu bytes: %s", sizes[i], got);
-		if (i == 1)
-			ck_assert_msg(strcmp(got + strlen(want), "1\n") != 0,
-				      "a 9 MiB stdin went over the channel");
-		cordon_result_free(r);
-		g_free(data);
-	}
+	ck_assert(stdin_over_channel(sb, 200000));
+	ck_assert_msg(!stdin_over_channel(sb, 9u << 20), "a 9 MiB stdin went over the channel");
 	close_and_assert_killed(e->engine, sb);
+	/* "very large" is relative to the container's memory limit (1/8 of it) */
+	g_autofree char *small = g_strdup_printf("%s-smallmem", e->engine);
+	sb = open_tier(ctx, small, NULL);
+	ck_assert(stdin_over_channel(sb, 200000));
+	ck_assert_msg(!stdin_over_channel(sb, 5u << 20),
+		      "a 5 MiB stdin went over the channel of a 32 MiB container");
+	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
 	assert_nothing_left(e->engine);
 }
@@ -1413,6 +1423,10 @@ static char *build_policy(void)
 	add_tier(p, "docker-missing", "docker", absent_missing, true);
 	add_tier(p, "docker-noengine", "docker", "    engine: /nonexistent/docker\n", true);
 	add_tier(p, "docker-nodaemon", "docker", "    host: unix:///nonexistent/docker.sock\n", true);
+	add_tier(p, "podman-smallmem", "podman",
+		 "    runtime: runc\n    limits: {memory: 32MiB, pids: 64, wall: 60s}\n", false);
+	add_tier(p, "docker-smallmem", "docker", "    limits: {memory: 32MiB, pids: 64, wall: 60s}\n",
+		 false);
 	add_tier(p, "podman-serve", "podman",
 		 "    runtime: runc\n    network: cordon-test-net\n    publish: 8080\n", true);
 	add_tier(p, "docker-serve", "docker", "    network: cordon-test-net\n    publish: 8080\n",
@@ -1431,7 +1445,8 @@ static char *build_policy(void)
 			  "podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
 			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
 			  "podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
-			  "docker-badhello, podman-refusing, docker-refusing]";
+			  "docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
+			  "docker-smallmem]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
