@@ -850,8 +850,6 @@ static bool read_stdin_frames(int in, bool *ret_ok)
 	}
 }
 
-/* One RUN request: its stdin frames follow it. Returns false when the
- * session must end (the host hung up, or broke the protocol). */
 /* A request's stdin frames, in a rewound file (*ret_in: -1 when none could
  * be made; *ret_ok false when it cannot serve). False when the session must
  * end (the host hung up, or broke the protocol). */
@@ -868,6 +866,8 @@ static bool session_stdin(int *ret_in, bool *ret_ok)
 	return true;
 }
 
+/* One RUN request: its stdin frames follow it. Returns false when the
+ * session must end (the host hung up, or broke the protocol). */
 static bool session_run(char *payload, uint32_t len, int sfd)
 {
 	int in;
