@@ -365,6 +365,27 @@ static long long oom_kills(void)
 	return -1;
 }
 
+/* The "KEY=VALUE" entries of NUL-separated strings in [p, end), pointing
+ * into them (an entry without '=' is dropped, and so is a last one without
+ * its NUL); NULL-terminated, or NULL without memory. */
+static char **split_env(char *p, const char *end)
+{
+	size_t count = 0;
+	for (const char *q = p; q < end; q++)
+		count += *q == '\0';
+	char **envp = calloc(count + 1, sizeof(char *));
+	size_t n = 0;
+	while (envp && p < end) {
+		char *z = memchr(p, '\0', (size_t)(end - p));
+		if (!z)
+			break;
+		if (strchr(p, '='))
+			envp[n++] = p;
+		p = z + 1;
+	}
+	return envp;
+}
+
 /* Reads "<n>\n" and n bytes of NUL-separated KEY=VALUE from stdin, byte-exactly:
  * everything after it is the work's stdin, which the work inherits. */
 static char **read_env(void)
@@ -400,15 +421,9 @@ static char **read_env(void)
 	}
 	if (!block)
 		return NULL;
-	size_t count = 0;
-	for (size_t k = 0; k < len; k++)
-		count += block[k] == '\0';
-	char **envp = calloc(count + 2, sizeof(char *));
-	size_t n = 0;
-	for (size_t k = 0; envp && k < len; k += strlen(block + k) + 1)
-		if (strchr(block + k, '='))
-			envp[n++] = block + k;
-	return envp;
+	/* NUL-terminated (calloc'ed one longer): a last entry without its own
+	 * NUL still counts, as it always did */
+	return split_env(block, block + len + 1);
 }
 
 typedef struct run_opts {
@@ -793,22 +808,10 @@ static int parse_request(char *payload, uint32_t len, run_opts *o, char ***ret_e
 		argv[i] = p;
 		p = z + 1;
 	}
-	size_t count = 0;
-	for (char *q = p; q < end; q++)
-		count += *q == '\0';
-	char **envp = calloc(count + 1, sizeof(char *));
+	char **envp = split_env(p, end);
 	if (!envp) {
 		free(argv);
 		return -1;
-	}
-	size_t n = 0;
-	while (p < end) {
-		char *z = memchr(p, '\0', (size_t)(end - p));
-		if (!z)
-			break; /* the payload ends with a NUL; anything else is dropped */
-		if (strchr(p, '='))
-			envp[n++] = p;
-		p = z + 1;
 	}
 	o->argv = argv;
 	*ret_envp = envp;
