@@ -527,15 +527,26 @@ START_TEST(test_stream_and_cancel)
 	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
 	o.cancel_fd = ev;
 	gint64 t0 = g_get_monotonic_time();
-	r = run_opts(sb, "sleep 60", &o);
+	r = run_opts(sb, "echo $PPID; sleep 60", &o);
 	g_thread_join(th);
 	close(ev);
 	ck_assert(cordon_result_cancelled(r));
 	ck_assert(!cordon_result_timed_out(r));
+	ck_assert_str_eq(out(r, 1), "1\n"); /* it ran over the channel */
 	cordon_result_free(r);
 	ck_assert_int_lt(g_get_monotonic_time() - t0, 15 * G_USEC_PER_SEC);
 	g_autofree char *left = sh_out(sb, "ps -o comm | grep -c sleep || true");
 	ck_assert_str_eq(g_strstrip(left), "0");
+
+	/* a timeout on the channel too; the channel serves the next run */
+	o = (cordon_run_options)CORDON_RUN_OPTIONS_INIT;
+	o.timeout_ms = 500;
+	r = run_opts(sb, "echo $PPID; sleep 60", &o);
+	ck_assert(cordon_result_timed_out(r));
+	ck_assert_str_eq(out(r, 1), "1\n");
+	cordon_result_free(r);
+	g_autofree char *after = sh_out(sb, "echo $PPID");
+	ck_assert_str_eq(after, "1\n");
 
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
