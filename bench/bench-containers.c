@@ -207,18 +207,28 @@ static void file_op(cordon_sandbox *sb, int op)
 typedef struct holder {
 	cordon_sandbox *sb;
 	int cancel_fd;
+	int held_fd; /* written once the run printed: it holds the channel */
 } holder;
+
+static int on_held(void *user, int stream, const void *data, size_t len)
+{
+	const holder *h = user;
+	uint64_t one = 1;
+	if (write(h->held_fd, &one, sizeof(one)) != sizeof(one))
+		die("eventfd");
+	return 0;
+}
 
 /* Holds the session channel with a run until cancel_fd is written. */
 static gpointer hold_channel(gpointer data)
 {
 	holder *h = data;
-	const char *argv[] = { "sleep", "600", NULL };
+	const char *argv[] = { "/bin/sh", "-c", "echo held; exec sleep 600", NULL };
 	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
 	o.cancel_fd = h->cancel_fd;
 	cordon_result *r = NULL;
 	cordon_error *err = NULL;
-	if (cordon_sandbox_run(h->sb, argv, &o, &r, &err) == 0)
+	if (cordon_sandbox_stream(h->sb, argv, &o, on_held, h, &r, &err) == 0)
 		cordon_result_free(r);
 	else
 		cordon_error_free(err);
@@ -243,9 +253,11 @@ static void bench_files(cordon_context *ctx, int n)
 			file_op(sb, op);
 			chan[op][i] = now_ms() - t0;
 		}
-	holder h = { sb, eventfd(0, EFD_CLOEXEC) };
+	holder h = { sb, eventfd(0, EFD_CLOEXEC), eventfd(0, EFD_CLOEXEC) };
 	GThread *th = g_thread_new("hold", hold_channel, &h);
-	g_usleep(500 * 1000); /* the run holds the channel by now */
+	uint64_t held;
+	if (read(h.held_fd, &held, sizeof(held)) != sizeof(held)) /* it holds the channel now */
+		die("eventfd");
 	for (int i = 0; i < n; i++)
 		for (int op = 0; op < 4; op++) {
 			double t0 = now_ms();
@@ -257,6 +269,7 @@ static void bench_files(cordon_context *ctx, int n)
 		die("cancel");
 	g_thread_join(th);
 	close(h.cancel_fd);
+	close(h.held_fd);
 	for (int op = 0; op < 4; op++) {
 		g_autofree char *a = g_strdup_printf("cordon %s over the channel", file_op_names[op]);
 		g_autofree char *b = g_strdup_printf("cordon %s through %s exec", file_op_names[op],

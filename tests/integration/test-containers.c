@@ -821,16 +821,64 @@ END_TEST
 
 /* ---- the session channel ------------------------------------------------------------ */
 
+/* A run in the background, started once its first output arrived: from
+ * then on it holds the session channel, if it took it. */
 typedef struct bg_run {
 	cordon_sandbox *sb;
-	char *out;
+	const char *line;
+	GString *out;
+	GMutex lock;
+	GCond cond;
+	bool started;
+	GThread *thread;
 } bg_run;
 
-static gpointer run_in_background(gpointer data)
+static int bg_output(void *user, int stream, const void *data, size_t len)
+{
+	bg_run *b = user;
+	g_mutex_lock(&b->lock);
+	if (stream == 1)
+		g_string_append_len(b->out, data, (gssize)len);
+	b->started = true;
+	g_cond_signal(&b->cond);
+	g_mutex_unlock(&b->lock);
+	return 0;
+}
+
+static gpointer bg_main(gpointer data)
 {
 	bg_run *b = data;
-	b->out = sh_out(b->sb, "sleep 2; echo bg $PPID");
+	const char *argv[] = { "/bin/sh", "-c", b->line, NULL };
+	cordon_result *r = NULL;
+	ck_assert_int_eq(cordon_sandbox_stream(b->sb, argv, NULL, bg_output, b, &r, NULL), 0);
+	ck_assert_int_eq(cordon_result_exit_code(r), 0);
+	cordon_result_free(r);
 	return NULL;
+}
+
+/* Starts line (which prints first) and returns once it printed. */
+static void bg_start(bg_run *b, cordon_sandbox *sb, const char *line)
+{
+	*b = (bg_run){ .sb = sb, .line = line, .out = g_string_new(NULL) };
+	g_mutex_init(&b->lock);
+	g_cond_init(&b->cond);
+	b->thread = g_thread_new("bg", bg_main, b);
+	gint64 until = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+	g_mutex_lock(&b->lock);
+	while (!b->started && g_cond_wait_until(&b->cond, &b->lock, until))
+		;
+	bool started = b->started;
+	g_mutex_unlock(&b->lock);
+	ck_assert_msg(started, "the background run printed nothing in 60 s");
+}
+
+/* Waits for it; its stdout (owned by the caller). */
+static char *bg_finish(bg_run *b)
+{
+	g_thread_join(b->thread);
+	g_mutex_clear(&b->lock);
+	g_cond_clear(&b->cond);
+	return g_string_free(b->out, FALSE);
 }
 
 static void file_round(cordon_sandbox *sb, const char *name);
@@ -866,14 +914,12 @@ static void session_channel(const engine_case *e, const char *tier)
 	cordon_sandbox *sb = open_tier(ctx, tier, NULL);
 	g_autofree char *ppid = sh_out(sb, "echo $PPID");
 	ck_assert_str_eq(ppid, "1\n");
-	bg_run b = { sb, NULL };
-	GThread *th = g_thread_new("bg", run_in_background, &b);
-	g_usleep(700 * 1000); /* the background run holds the channel by now */
+	bg_run b;
+	bg_start(&b, sb, "echo held; sleep 2; echo bg $PPID");
 	/* it outlasts the channel run, whose end kills pid 1's descendants only */
 	g_autofree char *fg = sh_out(sb, "sleep 3; echo fg $PPID");
-	g_thread_join(th);
-	ck_assert_str_eq(b.out, "bg 1\n");
-	g_free(b.out);
+	g_autofree char *bg = bg_finish(&b);
+	ck_assert_str_eq(bg, "held\nbg 1\n");
 	ck_assert_msg(strncmp(fg, "fg ", 3) == 0 && strcmp(fg, "fg 1\n") != 0,
 		      "the concurrent run did not go through exec: %s", fg);
 	/* the channel again once it is free */
@@ -954,13 +1000,6 @@ static void file_round(cordon_sandbox *sb, const char *name)
 	cordon_strv_free(paths);
 }
 
-static gpointer long_run(gpointer data)
-{
-	bg_run *b = data;
-	b->out = sh_out(b->sb, "sleep 4; echo bg");
-	return NULL;
-}
-
 /* File operations go to the session helper over the channel: the engine
  * (a wrapper that logs its calls) is not called at all. While a long run
  * holds the channel they take `engine exec` and still work, and a path
@@ -985,17 +1024,15 @@ START_TEST(test_files_channel)
 	ck_assert_msg(calls_count(e->engine, NULL) == 0,
 		      "file operations on a free channel called the %s engine", e->engine);
 
-	bg_run b = { sb, NULL };
-	GThread *th = g_thread_new("bg", long_run, &b);
-	g_usleep(700 * 1000); /* the long run holds the channel by now */
+	bg_run b;
+	bg_start(&b, sb, "echo held; sleep 4; echo bg");
 	file_round(sb, "busy");
 	assert_path_escape(sb, "etc-link/passwd");
 	ck_assert_int_lt(cordon_sandbox_read_file(sb, "missing", &data, &len, &err), 0);
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "not_found");
 	int execs = calls_count(e->engine, " exec ");
-	g_thread_join(th);
-	ck_assert_str_eq(b.out, "bg\n");
-	g_free(b.out);
+	g_autofree char *bg = bg_finish(&b);
+	ck_assert_str_eq(bg, "held\nbg\n");
 	/* write, read, glob, walk, the two escapes and the missing file */
 	ck_assert_msg(execs >= 7, "only %d %s exec calls while the channel was busy", execs,
 		      e->engine);
