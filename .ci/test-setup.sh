@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the tests need beyond the build dependencies, and starts the services the
+# Installs what the tests and the analyzers need beyond the build dependencies, and starts the services the
 # container tests use (dockerd, a local registry) with a digest-pinned busybox image.
 # Idempotent: safe to run again on a developer machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq clang libclang-rt-14-dev valgrind bubblewrap util-linux procps iproute2 >/dev/null
+apt-get install -y -qq clang libclang-rt-14-dev cppcheck valgrind bubblewrap util-linux procps iproute2 >/dev/null
 .ci/engines.sh setup

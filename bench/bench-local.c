@@ -10,7 +10,7 @@
  *  2. Per launch in a loop: cordon_sandbox_run of /bin/true through the
  *     library (one context, one sandbox) against `confine_floor -V` (the raw
  *     clone + namespaces + Landlock + seccomp floor, built from
- *     ../shared/bench/confine_floor.c), rounds alternating. Target <= 1.3 x.
+ *     bench/floor/confine_floor.c), rounds alternating. Target <= 1.3 x.
  * Medians throughout; ratios are what to compare across machines.
  *
  * usage: bench-local [-n LAUNCHES] [-r ROUNDS] [-c CORDON] [-f CONFINE_FLOOR] [-b BWRAP]

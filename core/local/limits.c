@@ -21,19 +21,25 @@ static const char *const cg_names[LIMITS_CG_COUNT] = { "memory", "pids", "cpu" }
 
 /* ---- host detection --------------------------------------------------------------- */
 
+static bool is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
 /* Undoes mountinfo's octal escapes (\040 for a space) in place. */
 static void unescape(char *s)
 {
 	char *d = s;
 	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '7' && s[2] && s[3]) {
-			*d++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+		if (s[0] == '\\' && is_octal(s[1]) && is_octal(s[2]) && is_octal(s[3])) {
+			unsigned v = (unsigned)(s[1] - '0') << 6 | (unsigned)(s[2] - '0') << 3 |
+				     (unsigned)(s[3] - '0');
+			*d++ = (char)v;
 			s += 3;
 		} else {
 			*d++ = *s;
 		}
 	}
-	*d = '\0';
 }
 
 static bool csv_has(const char *csv, const char *word)

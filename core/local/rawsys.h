@@ -17,8 +17,8 @@
 
 /* Marks code that runs in the launcher's children: no sanitizer runtime
  * call may happen there (ASan's no-return bookkeeping and fake stacks
- * assume the host's own threads and stacks). */
-#define RAWSYS_CHILD __attribute__((no_sanitize_address, no_sanitize_undefined))
+ * assume the host's own threads and stacks; TSan's shadow stack is the thread's). */
+#define RAWSYS_CHILD __attribute__((no_sanitize_address, no_sanitize_undefined, no_sanitize_thread))
 
 #if defined(__x86_64__)
 static inline RAWSYS_CHILD long rsys6(long n, long a, long b, long c, long d, long e, long f)

@@ -36,7 +36,7 @@
 
 #define SPAWN_HIDDEN __attribute__((visibility("hidden")))
 /* Code that runs in the child: on a borrowed stack, sharing our memory. */
-#define SPAWN_CHILD __attribute__((no_sanitize_address, noinline))
+#define SPAWN_CHILD __attribute__((no_sanitize_address, no_sanitize_thread, noinline))
 
 #define SPAWN_MAX_STEPS 16
 #define SPAWN_MAX_RLIMITS 8

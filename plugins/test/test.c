@@ -304,17 +304,24 @@ static int fake_write_file(void *sandbox, const char *path, const void *data, ui
 	return 0;
 }
 
+/* Whether path lies under the directory prefix (every path does under NULL). */
+static bool under(const char *path, const char *prefix)
+{
+	if (!prefix)
+		return true;
+	size_t plen = strlen(prefix);
+	return strncmp(path, prefix, plen) == 0 && path[plen] == '/';
+}
+
 /* Emits every path that matches; under the lock, so emit must not call back. */
 static int emit_matching(fake_sandbox *sb, const char *pattern, const char *prefix,
 			 cordon_plugin_emit_fn emit, void *ctx)
 {
-	size_t plen = prefix ? strlen(prefix) : 0;
 	int r = 0;
 	pthread_mutex_lock(&sb->lock);
 	for (const fake_file *f = sb->files; f && r == 0; f = f->next) {
 		bool match = pattern ? fnmatch(pattern, f->path, FNM_PATHNAME) == 0
-				     : plen == 0 || (strncmp(f->path, prefix, plen) == 0 &&
-						     f->path[plen] == '/');
+				     : under(f->path, prefix);
 		if (match)
 			r = emit(ctx, f->path, strlen(f->path));
 	}
