@@ -112,9 +112,13 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 	if (!valid_driver_name(drv->name))
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
 				 "%s: driver name must match [a-z0-9_-]+", who);
-	if (context_find_driver(ctx, drv->name))
+	/* Both files named: the admin has to remove one of them. */
+	const driver_entry *other = context_find_driver(ctx, drv->name);
+	if (other)
 		return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, "plugin_duplicate",
-				 "%s: driver '%s' is already registered", who, drv->name);
+				 "%s: driver '%s' is already registered by %s",
+				 plugin ? plugin->path : who, drv->name,
+				 other->plugin ? other->plugin->path : "the core");
 	if (drv->flags)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
 				 "%s: unknown driver flags 0x%x", who, drv->flags);

@@ -5,6 +5,8 @@
 
 #include "policy.h"
 
+#include "filetrust.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -1101,28 +1103,34 @@ static int read_fd_capped(int fd, const char *path, GByteArray *buf, cordon_erro
 	}
 }
 
+/* The file is trusted like a plugin (filetrust.h): whoever could change it,
+ * or rename it away, chooses what cordon enforces. */
+static int open_policy(const char *path, int *ret_fd, cordon_error **reterr)
+{
+	g_autofree char *why = NULL;
+	int r = filetrust_open(path, ret_fd, &why);
+	if (r == -EPERM || r == -ELOOP)
+		return error_set(reterr, -r, CORDON_ERROR_INVALID, "policy_perms",
+				 "%s: the policy cannot be trusted: %s", path, why);
+	if (r < 0)
+		return error_set(reterr, -r, CORDON_ERROR_INVALID, "policy_io",
+				 "%s: cannot open the policy: %s", path, why);
+	return 0;
+}
+
 int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reterr)
 {
 	if (!path || !*path || !ret)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
 				 "a policy path is required");
-	/* O_NONBLOCK: a FIFO must not hang us; it is refused below anyway. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io",
-				 "%s: cannot open the policy: %s", path, g_strerror(errno));
+	int fd = -1;
+	int r = open_policy(path, &fd, reterr);
+	if (r < 0)
+		return r;
 	struct stat st;
-	int r = 0;
 	if (fstat(fd, &st) < 0)
 		r = error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io", "%s: %s", path,
 			      g_strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		r = error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_io",
-			      "%s: not a regular file", path);
-	else if (st.st_mode & S_IWOTH)
-		r = error_set(reterr, EPERM, CORDON_ERROR_INVALID, "policy_perms",
-			      "%s: the policy is writable by anyone (mode %04o): anyone could "
-			      "loosen it; chmod o-w it", path, (unsigned)(st.st_mode & 07777));
 	else if (st.st_size > CFG_MAX_BYTES)
 		r = error_set(reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
 			      "%s: the policy is %jd bytes; the limit is %u (1 MiB)", path,
