@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define V1 "cordon: 1\n"
@@ -761,6 +763,109 @@ START_TEST(test_load_file)
 }
 END_TEST
 
+/* Whoever could change the policy file, or rename it away, chooses what
+ * cordon enforces. Checks one refusal: NULL when policy_load_file refused
+ * path with policy_perms and a message containing want (NULL: accepted it),
+ * else what went wrong. Plain returns, no ck_assert: this also runs in a
+ * child as nobody. */
+static char *trust_problem(const char *path, const char *want)
+{
+	cordon_policy *p = NULL;
+	cordon_error *err = NULL;
+	int r = policy_load_file(path, &p, &err);
+	policy_free(p);
+	g_autofree char *msg = g_strdup(err ? err->message : "");
+	bool perms = err && strcmp(err->code, "policy_perms") == 0;
+	cordon_error_free(err);
+	if (!want)
+		return r == 0 ? NULL : g_strdup_printf("%s refused: %s", path, msg);
+	if (r == 0)
+		return g_strdup_printf("%s accepted, should be refused (%s)", path, want);
+	if (!perms || !strstr(msg, want))
+		return g_strdup_printf("%s: <<%s>>, wanted policy_perms and <<%s>>", path, msg, want);
+	return NULL;
+}
+
+static char *put_policy(const char *dir, const char *name, mode_t mode)
+{
+	char *path = g_build_filename(dir, name, NULL);
+	if (!g_file_set_contents(path, V1, -1, NULL) || chmod(path, mode) < 0)
+		g_clear_pointer(&path, g_free);
+	return path;
+}
+
+#define TRY(expr) do { char *why_ = (expr); if (why_) return why_; } while (0)
+
+static char *policy_trust_problems(void)
+{
+	g_autofree char *top = g_dir_make_tmp("cordon-trust-XXXXXX", NULL);
+	g_autofree char *open_dir = g_build_filename(top, "open", NULL);
+	g_autofree char *sticky_dir = g_build_filename(top, "sticky", NULL);
+	if (!top || g_mkdir(open_dir, 0755) < 0 || g_mkdir(sticky_dir, 0755) < 0 ||
+	    chmod(open_dir, 0777) < 0 || chmod(sticky_dir, 01777) < 0)
+		return g_strdup_printf("cannot make directories in %s", top);
+	g_autofree char *good = put_policy(top, "good.yaml", 0644);
+	g_autofree char *grp = put_policy(top, "group.yaml", 0664);
+	g_autofree char *in_open = put_policy(open_dir, "p.yaml", 0644);
+	g_autofree char *in_sticky = put_policy(sticky_dir, "p.yaml", 0644);
+	g_autofree char *linked = put_policy(top, "linked.yaml", 0644);
+	g_autofree char *sym = g_build_filename(top, "sym.yaml", NULL);
+	g_autofree char *hard = g_build_filename(top, "hard.yaml", NULL);
+	if (!good || !grp || !in_open || !in_sticky || !linked || symlink(good, sym) < 0 ||
+	    link(linked, hard) < 0)
+		return g_strdup_printf("cannot make files in %s", top);
+	TRY(trust_problem(good, NULL));
+	TRY(trust_problem(in_sticky, NULL)); /* like /tmp: others cannot rename ours */
+	TRY(trust_problem(grp, "group.yaml is group- or world-writable (mode 0664)"));
+	g_autofree char *open_why = g_strdup_printf("%s is group- or world-writable without the "
+						    "sticky bit (mode 0777)", open_dir);
+	TRY(trust_problem(in_open, open_why));
+	TRY(trust_problem(sym, "sym.yaml is a symbolic link"));
+	TRY(trust_problem(hard, "hard.yaml has 2 hard links"));
+	if (geteuid() == 0) {
+		g_autofree char *theirs = put_policy(top, "theirs.yaml", 0644);
+		if (!theirs || chown(theirs, 4242, 4242) < 0)
+			return g_strdup("cannot chown a policy to uid 4242");
+		TRY(trust_problem(theirs, "theirs.yaml is owned by uid 4242, not by root or by us"));
+	}
+	testutil_rmtree(top);
+	return NULL;
+}
+
+/* As whoever runs the suite and, when that is root, again as nobody. */
+START_TEST(test_policy_file_trust)
+{
+	g_autofree char *why = policy_trust_problems();
+	ck_assert_msg(!why, "as uid %u: %s", (unsigned)geteuid(), why);
+	if (geteuid() != 0)
+		return;
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(2);
+		char *problem = policy_trust_problems();
+		if (problem && write(fds[1], problem, strlen(problem)) < 0)
+			_exit(3);
+		_exit(problem ? 1 : 0);
+	}
+	close(fds[1]);
+	char buf[1024] = "";
+	ssize_t n, got = 0;
+	while ((n = read(fds[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fds[0]);
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "as nobody (status 0x%x): %s",
+		      status, buf);
+}
+END_TEST
+
 /* ---- fixtures and the documentation's examples ----------------------------------------------- */
 
 /* A bad fixture's first line: "# expect: CODE PREFIX-AFTER-FILENAME". */
@@ -866,6 +971,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_every_error_reported);
 	tcase_add_test(tc, test_driver_section);
 	tcase_add_test(tc, test_load_file);
+	tcase_add_test(tc, test_policy_file_trust);
 	tcase_add_test(tc, test_fixtures);
 	tcase_add_test(tc, test_doc_examples);
 	suite_add_tcase(s, tc);
