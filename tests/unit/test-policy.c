@@ -136,6 +136,35 @@ START_TEST(test_defaults_and_minimums)
 }
 END_TEST
 
+/* relax: true lets a level go below its built-in minimum, but untrusted work
+ * in the process jail runs with the host user's rights (root's, as root):
+ * that takes the admin's words, and the summary warns. */
+START_TEST(test_untrusted_on_jail)
+{
+	const char *jail = "tiers: {j: {driver: local, confine: none}}\n"
+			   "trust: {untrusted: {require: process-jail, relax: true, tiers: [j]}}\n";
+	g_autofree char *refused = g_strconcat(V1, jail, NULL);
+	EXPECT(refused, "policy_untrusted_on_jail", "t.yaml:3:30: trust.untrusted.require: ",
+	       "untrusted work would run in the process jail, with the rights of the user running "
+	       "cordon (host root, as root): if that is meant, say so with "
+	       "`allow_untrusted_on_jail: true` at the top level");
+	g_autofree char *allowed = g_strconcat(V1, "allow_untrusted_on_jail: true\n", jail, NULL);
+	g_autoptr(cordon_policy) p = parse_ok(allowed);
+	ck_assert(p->allow_untrusted_on_jail);
+	ck_assert_int_eq(p->trust[CORDON_TRUST_UNTRUSTED].require, CORDON_CONTAINMENT_PROCESS_JAIL);
+	g_autofree char *summary = policy_describe(p);
+	ck_assert_ptr_nonnull(strstr(summary, "WARNING: allow_untrusted_on_jail: untrusted work may "
+				     "run in the process jail"));
+	/* Relaxed to kernel needs no words: the jail is still below it. */
+	g_autoptr(cordon_policy) k = parse_ok(V1 "tiers: {j: {driver: local, confine: none}}\n"
+					      "trust: {untrusted: {require: kernel, relax: true, tiers: [j]}}\n");
+	g_autofree char *ksummary = policy_describe(k);
+	ck_assert_ptr_null(strstr(ksummary, "WARNING"));
+	EXPECT(V1 "allow_untrusted_on_jail: yes\n", "policy_type", "t.yaml:2:26: allow_untrusted_on_jail: ",
+	       "'yes' is not a boolean here");
+}
+END_TEST
+
 START_TEST(test_default_policy)
 {
 	g_autoptr(cordon_policy) p = policy_new_default();
@@ -970,6 +999,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_references_and_names);
 	tcase_add_test(tc, test_every_error_reported);
 	tcase_add_test(tc, test_driver_section);
+	tcase_add_test(tc, test_untrusted_on_jail);
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_policy_file_trust);
 	tcase_add_test(tc, test_fixtures);
