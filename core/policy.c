@@ -965,6 +965,19 @@ static void read_rules(pctx *c, const cfg_node *n)
 		read_rule(c, n->items->pdata[i]);
 }
 
+/* Records are appended to a regular file: what is already at the path must
+ * be one (a directory, "/" first, would refuse every run, or with
+ * required: false silently lose every record). */
+static const char *audit_path_problem(const char *s)
+{
+	struct stat st;
+	if (strcmp(s, "/") == 0 || (lstat(s, &st) == 0 && S_ISDIR(st.st_mode)))
+		return "is a directory";
+	if (lstat(s, &st) == 0 && !S_ISREG(st.st_mode))
+		return "is not a regular file";
+	return NULL;
+}
+
 static void read_audit(pctx *c, const cfg_node *n)
 {
 	static const char *const keys[] = { "path", "required", NULL };
@@ -976,7 +989,11 @@ static void read_audit(pctx *c, const cfg_node *n)
 		perr(c, "policy_invalid", n, n->path, "missing required key 'path'");
 	} else {
 		const char *s = want_abs_path(c, path);
-		if (s)
+		const char *why = s ? audit_path_problem(s) : NULL;
+		if (why)
+			perr(c, "policy_path", path, path->path, "audit path '%s' %s: name the file "
+			     "records are appended to", s, why);
+		else if (s)
 			c->p->audit_path = g_strdup(s);
 	}
 	c->p->audit_required = true; /* fail closed unless the policy says otherwise */

@@ -515,6 +515,13 @@ START_TEST(test_encoding)
 	EXPECT(V1 "select: \"fi\\0rst\"\n", "policy_encoding", "t.yaml:2:9: select: ", "NUL character");
 	EXPECT(V1 "audit: {path: \"/var/log/a\\x01\"}\n", "policy_encoding", "t.yaml:2:15: audit.path: ",
 	       "control character 0x01");
+	/* A line break or a tab in a value forges lines in messages and records. */
+	EXPECT(V1 "tiers: {j: {driver: \"local\\nx\"}}\n", "policy_encoding",
+	       "t.yaml:2:21: tiers.j.driver: ", "control character 0x0a in a value is not allowed");
+	EXPECT(V1 "rules:\n  - name: |\n      two\n      lines\n", "policy_encoding",
+	       "t.yaml:3:11: rules[0].name: ", "control character 0x0a");
+	EXPECT(V1 "select: \"first\\t\"\n", "policy_encoding", "t.yaml:2:9: select: ",
+	       "control character 0x09");
 	EXPECT(V1 "select: caf\xc3\n", "policy_encoding", "t.yaml:2:12: ", "invalid UTF-8 (byte 0xc3)");
 	EXPECT(V1 "select: \xc0\xaf\n", "policy_encoding", "t.yaml:2:9: ", "invalid UTF-8"); /* overlong */
 	static const char utf16[] = "\xff\xfe" "c\0o\0r\0";
@@ -597,6 +604,13 @@ END_TEST
 START_TEST(test_paths)
 {
 	EXPECT(V1 "audit: {path: audit.jsonl}\n", "policy_path", "t.yaml:2:15: audit.path: ", "must be absolute");
+	/* Records go to a file: not the root, nor any directory or device. */
+	EXPECT(V1 "audit: {path: \"/\"}\n", "policy_path", "t.yaml:2:15: audit.path: ",
+	       "audit path '/' is a directory: name the file records are appended to");
+	EXPECT(V1 "audit: {path: /tmp}\n", "policy_path", "t.yaml:2:15: audit.path: ",
+	       "audit path '/tmp' is a directory");
+	EXPECT(V1 "audit: {path: /dev/null}\n", "policy_path", "t.yaml:2:15: audit.path: ",
+	       "audit path '/dev/null' is not a regular file");
 	EXPECT(V1 "audit: {path: ~/audit.jsonl}\n", "policy_path", "t.yaml:2:15: audit.path: ", "nothing is expanded");
 	EXPECT(V1 "audit: {path: $HOME/a}\n", "policy_path", "t.yaml:2:15: audit.path: ", NULL);
 	EXPECT(V1 "plugins: {dir: /usr/lib/../tmp}\n", "policy_path", "t.yaml:2:16: plugins.dir: ", "normalised");
