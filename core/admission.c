@@ -56,6 +56,7 @@ typedef struct judge_ctx {
 	const cordon_request *req;
 	cordon_trust trust; /* effective */
 	cordon_containment need;
+	gint64 probe_deadline; /* monotonic µs: for every candidate's probe together */
 } judge_ctx;
 
 static bool verdict(decision_candidate *c, candidate_verdict v, char *reason)
@@ -178,6 +179,18 @@ static bool judge_rules(judge_ctx *j, const policy_tier *t, decision_candidate *
 	return true;
 }
 
+/* The candidates judge() will probe, probed at once: judged one by one, each
+ * waits only for what is left of the probe it began with the others. */
+static void start_probes(cordon_context *ctx, const cordon_request *req, const policy_trust *pt)
+{
+	for (guint i = 0; i < pt->tiers->len; i++) {
+		const char *name = pt->tiers->pdata[i];
+		tier_runtime *t = context_find_tier(ctx, name);
+		if (t && !t->unusable && (!req->tier || strcmp(req->tier, name) == 0))
+			context_probe_start(ctx, t, PROBE_MAX_AGE_US);
+	}
+}
+
 /* Judges one candidate; true when it may run the request. */
 static bool judge(judge_ctx *j, decision_candidate *c)
 {
@@ -192,7 +205,7 @@ static bool judge(judge_ctx *j, decision_candidate *c)
 	if (t->unusable)
 		return verdict(c, VERDICT_UNAVAILABLE, g_strdup_printf("unavailable: %s", t->unusable));
 	cordon_plugin_probe pr;
-	context_probe(t, PROBE_MAX_AGE_US, &pr);
+	context_probe(j->ctx, t, PROBE_MAX_AGE_US, j->probe_deadline, &pr);
 	c->probed = true;
 	c->available = pr.available;
 	c->containment = pr.containment;
@@ -327,8 +340,11 @@ static int decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 		  cordon_error **reterr)
 {
 	const policy_trust *pt = &ctx->policy->trust[d->trust];
-	judge_ctx j = { ctx, req, d->trust, d->requirement };
+	judge_ctx j = { ctx, req, d->trust, d->requirement,
+			g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US };
 	bool tier_ok = !req->tier || tier_is_candidate(pt, req->tier);
+	if (tier_ok)
+		start_probes(ctx, req, pt);
 	for (guint i = 0; i < pt->tiers->len; i++) {
 		decision_candidate *c = g_new0(decision_candidate, 1);
 		c->tier = g_strdup(pt->tiers->pdata[i]);

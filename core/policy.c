@@ -965,16 +965,15 @@ static void read_rules(pctx *c, const cfg_node *n)
 		read_rule(c, n->items->pdata[i]);
 }
 
-/* Records are appended to a regular file: what is already at the path must
- * be one (a directory, "/" first, would refuse every run, or with
- * required: false silently lose every record). */
+/* Records are appended to a file: a directory there ("/" first) would refuse
+ * every run, or with required: false silently lose every record. Anything
+ * else that is not a regular file (a symlink, a FIFO, which can appear
+ * later) is refused by audit_append at each write. */
 static const char *audit_path_problem(const char *s)
 {
 	struct stat st;
 	if (strcmp(s, "/") == 0 || (lstat(s, &st) == 0 && S_ISDIR(st.st_mode)))
 		return "is a directory";
-	if (lstat(s, &st) == 0 && !S_ISREG(st.st_mode))
-		return "is not a regular file";
 	return NULL;
 }
 
