@@ -91,8 +91,8 @@ int filetrust_check_dirs(int dirfd, const char *path, char **ret_why)
 	return r;
 }
 
-static int open_in_dir(int dirfd, const char *path, const char *base, int *ret_fd,
-		       char **ret_why)
+int filetrust_openat(int dirfd, const char *base, const char *path, int *ret_fd,
+		     struct stat *ret_st, char **ret_why)
 {
 	/* O_NONBLOCK: a FIFO must not hang us; it is refused below anyway. */
 	int fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -117,6 +117,8 @@ static int open_in_dir(int dirfd, const char *path, const char *base, int *ret_f
 		close(fd);
 		return r;
 	}
+	if (ret_st)
+		*ret_st = st;
 	*ret_fd = fd;
 	return 0;
 }
@@ -139,7 +141,7 @@ int filetrust_open(const char *path, int *ret_fd, char **ret_why)
 		return -e;
 	}
 	int fd = -1;
-	int r = open_in_dir(dirfd, path, base, &fd, ret_why);
+	int r = filetrust_openat(dirfd, base, path, &fd, NULL, ret_why);
 	if (r >= 0 && (r = filetrust_check_dirs(dirfd, dir, ret_why)) < 0)
 		close(fd);
 	close(dirfd);

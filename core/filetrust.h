@@ -23,9 +23,15 @@ int filetrust_check_stat(const struct stat *st, const char *path, bool sticky_ok
  * a one-line reason in *ret_why. */
 int filetrust_check_dirs(int dirfd, const char *path, char **ret_why) CORDON_HIDDEN;
 
-/* Opens path read-only: a regular file whose last component is not a
- * symlink, checked on its descriptor with filetrust_check_stat, in a
- * directory that passes filetrust_check_dirs. Returns 0 and the fd, or
+/* Opens base in the directory open at dirfd (path names it in messages)
+ * read-only: a regular file, not a symlink, passing filetrust_check_stat on
+ * its descriptor. Returns 0, the fd and (ret_st not NULL) its status, or
  * -errno (-EPERM: untrusted, -ELOOP: a symlink, -EINVAL: not a regular file,
  * else why it could not be opened) with a one-line reason in *ret_why. */
+int filetrust_openat(int dirfd, const char *base, const char *path, int *ret_fd,
+		     struct stat *ret_st, char **ret_why) CORDON_HIDDEN;
+
+/* filetrust_openat for path, in a directory that passes
+ * filetrust_check_dirs (symlinks above the file are followed, and what they
+ * lead to is checked). */
 int filetrust_open(const char *path, int *ret_fd, char **ret_why) CORDON_HIDDEN;

@@ -103,28 +103,15 @@ static int refuse(plugin_record *rec, int errnum, const char *fmt, ...)
  * the open file for the load, or -errno when refused. */
 static int check_file(plugin_record *rec, int dirfd, const char *dir, const char *file)
 {
-	/* O_NONBLOCK: a FIFO planted under a plugin's name must not hang us. */
-	int fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		int e = errno;
-		if (e == ELOOP)
-			return refuse(rec, ELOOP, "%s is a symbolic link", rec->path);
-		return refuse(rec, e, "cannot open %s: %s", rec->path, g_strerror(e));
-	}
+	int fd = -1;
 	struct stat st;
 	g_autofree char *why = NULL;
-	int r = 0;
-	if (fstat(fd, &st) < 0)
-		r = refuse(rec, errno, "cannot stat %s: %s", rec->path, g_strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		r = refuse(rec, EINVAL, "%s is not a regular file", rec->path);
-	else if ((r = filetrust_check_stat(&st, rec->path, false, &why)) < 0)
-		r = refuse(rec, -r, "%s", why);
-	else if ((r = elfcheck_fd(fd, (uint64_t)st.st_size, dir, &why)) < 0)
-		r = refuse(rec, -r, "%s: %s", rec->path, why);
-	if (r < 0) {
+	int r = filetrust_openat(dirfd, file, rec->path, &fd, &st, &why);
+	if (r < 0)
+		return refuse(rec, -r, "%s", why);
+	if ((r = elfcheck_fd(fd, (uint64_t)st.st_size, dir, &why)) < 0) {
 		close(fd);
-		return r;
+		return refuse(rec, -r, "%s: %s", rec->path, why);
 	}
 	return fd;
 }
