@@ -56,6 +56,7 @@ typedef struct judge_ctx {
 	const cordon_request *req;
 	cordon_trust trust; /* effective */
 	cordon_containment need;
+	gint64 probe_deadline; /* monotonic µs: for every candidate's probe together */
 } judge_ctx;
 
 static bool verdict(decision_candidate *c, candidate_verdict v, char *reason)
@@ -178,10 +179,25 @@ static bool judge_rules(judge_ctx *j, const policy_tier *t, decision_candidate *
 	return true;
 }
 
-/* Judges one candidate; true when it may run the request. */
-static bool judge(judge_ctx *j, decision_candidate *c)
+/* The candidates' tiers (NULL: not in the policy), and those judge() will
+ * probe probed at once: judged one by one, each waits only for what is left
+ * of the probe it began with the others. */
+static tier_runtime **start_probes(cordon_context *ctx, const cordon_request *req,
+				   const policy_trust *pt)
 {
-	tier_runtime *t = context_find_tier(j->ctx, c->tier);
+	tier_runtime **tiers = g_new(tier_runtime *, pt->tiers->len ? pt->tiers->len : 1);
+	for (guint i = 0; i < pt->tiers->len; i++) {
+		const char *name = pt->tiers->pdata[i];
+		tier_runtime *t = tiers[i] = context_find_tier(ctx, name);
+		if (t && !t->unusable && (!req->tier || strcmp(req->tier, name) == 0))
+			context_probe_start(ctx, t, PROBE_MAX_AGE_US);
+	}
+	return tiers;
+}
+
+/* Judges one candidate, of tier t; true when it may run the request. */
+static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
+{
 	if (!t)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup("unavailable: no such tier in the policy"));
@@ -192,7 +208,7 @@ static bool judge(judge_ctx *j, decision_candidate *c)
 	if (t->unusable)
 		return verdict(c, VERDICT_UNAVAILABLE, g_strdup_printf("unavailable: %s", t->unusable));
 	cordon_plugin_probe pr;
-	context_probe(t, PROBE_MAX_AGE_US, &pr);
+	context_probe(j->ctx, t, PROBE_MAX_AGE_US, j->probe_deadline, &pr);
 	c->probed = true;
 	c->available = pr.available;
 	c->containment = pr.containment;
@@ -327,14 +343,16 @@ static int decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 		  cordon_error **reterr)
 {
 	const policy_trust *pt = &ctx->policy->trust[d->trust];
-	judge_ctx j = { ctx, req, d->trust, d->requirement };
+	judge_ctx j = { ctx, req, d->trust, d->requirement,
+			g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US };
 	bool tier_ok = !req->tier || tier_is_candidate(pt, req->tier);
+	g_autofree tier_runtime **tiers = tier_ok ? start_probes(ctx, req, pt) : NULL;
 	for (guint i = 0; i < pt->tiers->len; i++) {
 		decision_candidate *c = g_new0(decision_candidate, 1);
 		c->tier = g_strdup(pt->tiers->pdata[i]);
 		g_ptr_array_add(d->candidates, c);
 		if (tier_ok)
-			judge(&j, c);
+			judge(&j, c, tiers[i]);
 		else
 			verdict(c, VERDICT_NOT_REQUESTED,
 				g_strdup_printf("not requested (tier %s was asked for)", req->tier));

@@ -319,7 +319,9 @@ static int check_scalar_bytes(builder *b, const yaml_event_t *ev, const cfg_node
 	size_t len = ev->data.scalar.length;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)v[i];
-		if ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n')
+		/* Tabs and newlines too: every value ends up in one-line messages,
+		 * audit records or argv, where a line break forges a line. */
+		if (c >= 0x20 && c != 0x7f)
 			continue;
 		g_autofree char *path = current_path(b);
 		if (c == 0)

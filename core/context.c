@@ -112,9 +112,13 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 	if (!valid_driver_name(drv->name))
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
 				 "%s: driver name must match [a-z0-9_-]+", who);
-	if (context_find_driver(ctx, drv->name))
+	/* Both files named: the admin has to remove one of them. */
+	const driver_entry *other = context_find_driver(ctx, drv->name);
+	if (other)
 		return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, "plugin_duplicate",
-				 "%s: driver '%s' is already registered", who, drv->name);
+				 "%s: driver '%s' is already registered by %s",
+				 plugin ? plugin->path : who, drv->name,
+				 other->plugin ? other->plugin->path : "the core");
 	if (drv->flags)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
 				 "%s: unknown driver flags 0x%x", who, drv->flags);
@@ -154,6 +158,7 @@ static void tier_free(gpointer p)
 	if (t->state && t->driver->ops.unconfigure)
 		t->driver->ops.unconfigure(t->state);
 	g_free(t->unusable);
+	g_cond_clear(&t->probe_done);
 	g_mutex_clear(&t->lock);
 	g_free(t);
 }
@@ -172,6 +177,7 @@ static int configure_tier(cordon_context *ctx, const policy_tier *cfg, cordon_er
 {
 	tier_runtime *t = g_new0(tier_runtime, 1);
 	g_mutex_init(&t->lock);
+	g_cond_init(&t->probe_done);
 	t->cfg = cfg;
 	t->driver = context_find_driver(ctx, cfg->driver);
 	g_ptr_array_add(ctx->tiers, t);
@@ -195,29 +201,124 @@ static int configure_tier(cordon_context *ctx, const policy_tier *cfg, cordon_er
 	return r;
 }
 
-void context_probe(tier_runtime *t, gint64 max_age_us, cordon_plugin_probe *ret)
+/* ---- probes ------------------------------------------------------------------ */
+
+/*
+ * Each probe runs in a thread of its own so that tiers are probed at once and
+ * a caller waits for them no longer than CONTEXT_PROBE_BOUND_US: a driver's
+ * probe cannot be cancelled, and an engine that hangs would otherwise cost
+ * its full timeout, tier after tier. Drivers' probes are thread-safe (the
+ * driver ABI says so; the local and OCI drivers lock what they share).
+ *
+ * A probe thread given up on keeps the context alive (a reference taken by
+ * the waiter that gave up) until it ends, since it runs on the tier's state;
+ * the last reference frees the context, in that thread if it is the last.
+ */
+
+typedef struct probe_job {
+	cordon_context *ctx;
+	tier_runtime *t;
+} probe_job;
+
+static void context_unref(cordon_context *ctx);
+
+static void probe_normalise(int r, cordon_plugin_probe *pr)
+{
+	pr->reason[sizeof(pr->reason) - 1] = '\0';
+	if (r < 0) {
+		pr->available = 0;
+		if (!pr->reason[0])
+			g_snprintf(pr->reason, sizeof(pr->reason), "probe failed: %s", g_strerror(-r));
+	}
+	/* Never more than the scale allows; unknown counts as the weakest. */
+	if (pr->containment < CORDON_CONTAINMENT_PROCESS_JAIL ||
+	    pr->containment > CORDON_CONTAINMENT_REMOTE)
+		pr->containment = CORDON_CONTAINMENT_PROCESS_JAIL;
+}
+
+static gpointer probe_thread(gpointer data)
+{
+	probe_job *job = data;
+	tier_runtime *t = job->t;
+	cordon_plugin_probe pr = { .size = sizeof(pr) };
+	int r = t->driver->ops.probe ? t->driver->ops.probe(t->state, &pr) : -ENOTSUP;
+	probe_normalise(r, &pr);
+	g_mutex_lock(&t->lock);
+	t->probe = pr;
+	t->probed_at = g_get_monotonic_time();
+	t->probing = false;
+	bool abandoned = t->abandoned;
+	t->abandoned = false;
+	g_cond_broadcast(&t->probe_done);
+	g_mutex_unlock(&t->lock);
+	/* Unless abandoned, t and the context are the waiters' from here on. */
+	if (abandoned)
+		context_unref(job->ctx);
+	g_free(job);
+	return NULL;
+}
+
+static bool probe_fresh(const tier_runtime *t, gint64 max_age_us)
+{
+	return max_age_us > 0 && t->probed_at && g_get_monotonic_time() - t->probed_at <= max_age_us;
+}
+
+/* With t->lock held. */
+static void probe_start_locked(cordon_context *ctx, tier_runtime *t, gint64 max_age_us)
+{
+	if (t->probing || probe_fresh(t, max_age_us))
+		return;
+	probe_job *job = g_new(probe_job, 1);
+	*job = (probe_job){ ctx, t };
+	t->probing = true;
+	g_thread_unref(g_thread_new("cordon-probe", probe_thread, job));
+}
+
+void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us)
 {
 	g_mutex_lock(&t->lock);
-	gint64 now = g_get_monotonic_time();
-	if (!t->probed_at || now - t->probed_at > max_age_us || max_age_us == 0) {
-		cordon_plugin_probe pr = { .size = sizeof(pr) };
-		int r = t->driver->ops.probe ? t->driver->ops.probe(t->state, &pr) : -ENOTSUP;
-		pr.reason[sizeof(pr.reason) - 1] = '\0';
-		if (r < 0) {
-			pr.available = 0;
-			if (!pr.reason[0])
-				g_snprintf(pr.reason, sizeof(pr.reason), "probe failed: %s",
-					   g_strerror(-r));
+	probe_start_locked(ctx, t, max_age_us);
+	g_mutex_unlock(&t->lock);
+}
+
+void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint64 deadline,
+		   cordon_plugin_probe *ret)
+{
+	g_mutex_lock(&t->lock);
+	if (!probe_fresh(t, max_age_us)) {
+		/* A running probe is as fresh as one started now. */
+		probe_start_locked(ctx, t, max_age_us);
+		while (t->probing && g_cond_wait_until(&t->probe_done, &t->lock, deadline))
+			;
+		if (t->probing) {
+			if (!t->abandoned) {
+				g_atomic_int_inc(&ctx->refs);
+				t->abandoned = true;
+			}
+			*ret = (cordon_plugin_probe){ .size = sizeof(*ret),
+						      .containment = CORDON_CONTAINMENT_PROCESS_JAIL };
+			g_snprintf(ret->reason, sizeof(ret->reason),
+				   "the probe timed out: no answer within %d s",
+				   (int)(CONTEXT_PROBE_BOUND_US / G_USEC_PER_SEC));
+			g_mutex_unlock(&t->lock);
+			return;
 		}
-		/* Never more than the scale allows; unknown counts as the weakest. */
-		if (pr.containment < CORDON_CONTAINMENT_PROCESS_JAIL ||
-		    pr.containment > CORDON_CONTAINMENT_REMOTE)
-			pr.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
-		t->probe = pr;
-		t->probed_at = now;
 	}
 	*ret = t->probe;
 	g_mutex_unlock(&t->lock);
+}
+
+/* Waits out the probe threads nobody gave up on: they use the tier, and a
+ * context is freed with every probe it was asked for answered. */
+static void probes_settle(cordon_context *ctx)
+{
+	for (guint i = 0; i < ctx->tiers->len; i++) {
+		tier_runtime *t = ctx->tiers->pdata[i];
+		g_mutex_lock(&t->lock);
+		while (t->probing && !t->abandoned)
+			g_cond_wait(&t->probe_done, &t->lock);
+		g_mutex_unlock(&t->lock);
+	}
 }
 
 /* ---- the context --------------------------------------------------------------- */
@@ -276,6 +377,7 @@ int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon
 	ctx->drivers = g_ptr_array_new_with_free_func(g_free);
 	ctx->tiers = g_ptr_array_new_with_free_func(tier_free);
 	g_mutex_init(&ctx->audit_lock);
+	ctx->refs = 1;
 
 	int r = load_policy(o, &ctx->policy, reterr);
 	if (r >= 0)
@@ -294,9 +396,9 @@ int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon
 	return 0;
 }
 
-void cordon_context_free(cordon_context *ctx)
+static void context_unref(cordon_context *ctx)
 {
-	if (!ctx)
+	if (!g_atomic_int_dec_and_test(&ctx->refs))
 		return;
 	/* Tiers first: unconfigure runs driver code that must still be mapped.
 	 * Plugin modules stay resident (never unloaded). */
@@ -306,6 +408,14 @@ void cordon_context_free(cordon_context *ctx)
 	policy_free(ctx->policy);
 	g_mutex_clear(&ctx->audit_lock);
 	g_free(ctx);
+}
+
+void cordon_context_free(cordon_context *ctx)
+{
+	if (!ctx)
+		return;
+	probes_settle(ctx);
+	context_unref(ctx);
 }
 
 /* ---- listings -------------------------------------------------------------------- */
@@ -403,7 +513,7 @@ int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report
 		rep->probe.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
 		g_strlcpy(rep->probe.reason, t->unusable, sizeof(rep->probe.reason));
 	} else {
-		context_probe(t, 0, &rep->probe);
+		context_probe(ctx, t, 0, g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US, &rep->probe);
 	}
 	*ret = rep;
 	return 0;

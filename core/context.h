@@ -41,9 +41,12 @@ typedef struct tier_runtime {
 	const driver_entry *driver; /* NULL when the driver is not registered */
 	void *state;                /* the driver's configure result */
 	char *unusable;             /* why the tier cannot be used (no driver, configure failed) */
-	GMutex lock;                /* guards the probe cache */
+	GMutex lock;                /* guards the probe cache and the fields below */
 	cordon_plugin_probe probe;
 	gint64 probed_at;           /* monotonic µs; 0: never */
+	GCond probe_done;           /* broadcast when a probe thread ends */
+	bool probing;               /* a probe thread is running */
+	bool abandoned;             /* ...and a waiter gave up on it: it holds a context ref */
 } tier_runtime;
 
 struct cordon_options {
@@ -65,6 +68,7 @@ struct cordon_context {
 	GPtrArray *drivers; /* driver_entry* */
 	GPtrArray *tiers;   /* tier_runtime* */
 	GMutex audit_lock;
+	gint refs;          /* the host's, and one per abandoned probe thread */
 };
 
 /* Handed to a plugin's init: where its drivers register. */
@@ -83,5 +87,14 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 			    const cordon_plugin_driver *drv, cordon_error **reterr) CORDON_HIDDEN;
 const driver_entry *context_find_driver(const cordon_context *ctx, const char *name) CORDON_HIDDEN;
 tier_runtime *context_find_tier(const cordon_context *ctx, const char *name) CORDON_HIDDEN;
-/* Probes through the cache (max_age_us 0: always fresh). */
-void context_probe(tier_runtime *t, gint64 max_age_us, cordon_plugin_probe *ret) CORDON_HIDDEN;
+/* How long probing may take, however many tiers (an engine that hangs
+ * must not hold up `cordon probe` or an admission for its own timeout). */
+#define CONTEXT_PROBE_BOUND_US (5 * G_USEC_PER_SEC)
+/* Starts probing t in a thread of its own, unless its cached probe is younger
+ * than max_age_us (0: never young enough) or a probe of it is running. */
+void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us) CORDON_HIDDEN;
+/* The probe of t through the cache (starting one as context_probe_start),
+ * waiting for it until deadline (monotonic µs) at the latest: a probe still
+ * running then is reported unavailable, timed out, and left to finish. */
+void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint64 deadline,
+		   cordon_plugin_probe *ret) CORDON_HIDDEN;

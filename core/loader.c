@@ -7,28 +7,43 @@
  * safest first, so that a file is dlopen()ed (and its constructors run) only
  * after everything that can be decided from the file itself has passed:
  *
- *   name charset -> open(O_NOFOLLOW) -> regular file -> owner and mode ->
- *   ELF header -> dlopen -> entry symbol -> descriptor (ABI major, minor,
- *   size and tail, strings, name) -> duplicate -> init (drivers registered)
+ *   name charset -> open(O_NOFOLLOW) -> regular file -> owner, mode and
+ *   links -> ELF header, segments and search paths -> dlopen(RTLD_NOW) ->
+ *   entry symbol -> descriptor (ABI major, minor, size and tail, strings,
+ *   name) -> duplicate -> init (drivers registered)
  *
- * Residual race: the checks run on an fd, but dlopen() takes the path, so
- * the file could be swapped in between. Only someone who can write the
- * directory can do that, and the directory must be owned by root or by us
- * and not group/world-writable: such a writer can already run code as us.
+ * The file is opened once and everything, the load included, goes through
+ * that descriptor (/proc/self/fd/N): what was checked is what is mapped.
  *
- * What cannot be survived: a plugin whose constructor (or entry, or init)
- * crashes takes the process down; in-process loading cannot contain that.
- * Only the directory's owner can place such a file there.
+ * Symbols are all bound at load: libltdl's dlopen loader asks for lazy
+ * binding, so a plugin with an undefined symbol would load and the first
+ * call through it would kill the process ("symbol lookup error"). glibc
+ * (2.36, measured) does not rebind an object already loaded lazily when it
+ * is opened again with RTLD_NOW|RTLD_NOLOAD, so the object is opened with
+ * RTLD_NOW first, which refuses it, constructors unrun, naming the symbol;
+ * libltdl then finds it loaded.
+ *
+ * What cannot be survived: a plugin is trusted code. One whose constructor
+ * (or entry, or init) crashes, loops or calls _exit() takes the process
+ * down; in-process loading cannot contain that. An exit() while loading is
+ * turned into a failure that names the plugin (fail_closed_on_exit). Only
+ * root or we can place a file where it is loaded from.
  */
 #include "config.h"
 
 #include "loader.h"
 
-#include <elf.h>
-#include <errno.h>
+#include "elfcheck.h"
+#include "filetrust.h"
+
 #include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ltdl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,6 +52,9 @@
 #define PLUGIN_STRING_MAX 1024
 /* A descriptor claiming more than this is garbage, not a newer ABI. */
 #define DESCRIPTOR_SIZE_MAX 4096
+/* The status of a process a plugin exit()s while loading: the CLI's own for
+ * "could not run" (EX_SOFTWARE), never the plugin's choice. */
+#define LOADER_EXIT_STATUS 70
 
 /* libltdl keeps global state and is not thread-safe: one load at a time. */
 static GMutex loader_lock;
@@ -60,8 +78,8 @@ static bool plugin_name_valid(const char *s)
 	return true;
 }
 
-/* Refuses the plugin: one line, and the errno it maps to. Returns 0 so that
- * refusing reads as `return refuse(...)` in functions that keep going. */
+/* Refuses the plugin: one line, and the errno it maps to. Returns -errnum so
+ * that refusing reads as `return refuse(...)`. */
 static int refuse(plugin_record *rec, int errnum, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 static int refuse(plugin_record *rec, int errnum, const char *fmt, ...)
 {
@@ -79,63 +97,23 @@ static int refuse(plugin_record *rec, int errnum, const char *fmt, ...)
 	return -errnum;
 }
 
-static bool owner_trusted(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
-
 /* ---- the file ------------------------------------------------------------- */
 
-static bool elf_header_ok(int fd, char *why, size_t why_len)
+/* Everything decidable from the file before any of its code runs. Returns
+ * the open file for the load, or -errno when refused. */
+static int check_file(plugin_record *rec, int dirfd, const char *dir, const char *file)
 {
-	Elf64_Ehdr eh; /* the 32-bit header is a prefix of this size or less */
-	ssize_t n = pread(fd, &eh, sizeof(eh), 0);
-	if (n < (ssize_t)EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
-		g_strlcpy(why, "not a shared object (no ELF header)", why_len);
-		return false;
-	}
-	unsigned char want_class = sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32;
-	if (eh.e_ident[EI_CLASS] != want_class) {
-		g_snprintf(why, why_len, "not a shared object for this host (ELF class %u)",
-			   eh.e_ident[EI_CLASS]);
-		return false;
-	}
-	/* e_type sits at the same offset in both classes. */
-	if (n < (ssize_t)(offsetof(Elf64_Ehdr, e_type) + sizeof(eh.e_type)) || eh.e_type != ET_DYN) {
-		g_strlcpy(why, "not a shared object (ELF type is not ET_DYN)", why_len);
-		return false;
-	}
-	return true;
-}
-
-/* Everything decidable from the file before any of its code runs. */
-static int check_file(plugin_record *rec, int dirfd, const char *file)
-{
-	/* O_NONBLOCK: a FIFO planted under a plugin's name must not hang us. */
-	int fd = openat(dirfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		int e = errno;
-		if (e == ELOOP)
-			return refuse(rec, ELOOP, "%s is a symbolic link", rec->path);
-		return refuse(rec, e, "cannot open %s: %s", rec->path, g_strerror(e));
-	}
+	int fd = -1;
 	struct stat st;
-	char why[128] = "";
-	int r = 0;
-	if (fstat(fd, &st) < 0)
-		r = refuse(rec, errno, "cannot stat %s: %s", rec->path, g_strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		r = refuse(rec, EINVAL, "%s is not a regular file", rec->path);
-	else if (!owner_trusted(st.st_uid))
-		r = refuse(rec, EPERM, "%s is owned by uid %u, not by root or by us", rec->path,
-			   (unsigned)st.st_uid);
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		r = refuse(rec, EPERM, "%s is group- or world-writable (mode %04o)", rec->path,
-			   (unsigned)(st.st_mode & 07777));
-	else if (!elf_header_ok(fd, why, sizeof(why)))
-		r = refuse(rec, ENOEXEC, "%s: %s", rec->path, why);
-	close(fd);
-	return r;
+	g_autofree char *why = NULL;
+	int r = filetrust_openat(dirfd, file, rec->path, &fd, &st, &why);
+	if (r < 0)
+		return refuse(rec, -r, "%s", why);
+	if ((r = elfcheck_fd(fd, (uint64_t)st.st_size, dir, &why)) < 0) {
+		close(fd);
+		return refuse(rec, -r, "%s: %s", rec->path, why);
+	}
+	return fd;
 }
 
 /* ---- the descriptor --------------------------------------------------------- */
@@ -255,7 +233,73 @@ static int run_init(cordon_context *ctx, plugin_record *rec, const cordon_plugin
 
 /* ---- one plugin ------------------------------------------------------------------ */
 
-static const cordon_plugin_descriptor *call_entry(plugin_record *rec)
+/* Objects loaded so far, by file identity, each with the descriptor it was
+ * loaded through. That descriptor stays open for the life of the process
+ * (like the mapping: plugins are resident), because glibc and libltdl find
+ * a loaded module by its name: a closed fd's number, reused for another
+ * plugin, would hand back the first one. Guarded by loader_lock. */
+typedef struct module_file {
+	dev_t dev;
+	ino_t ino;
+	int fd;
+} module_file;
+static GArray *module_files;
+
+/* The descriptor to load the file open at fd through: fd itself, or the one
+ * the same file was loaded through before (fd is then closed). */
+static int module_fd(int fd, bool *ret_new)
+{
+	struct stat st;
+	if (!module_files)
+		module_files = g_array_new(FALSE, FALSE, sizeof(module_file));
+	*ret_new = true;
+	if (fstat(fd, &st) < 0)
+		return fd;
+	for (guint i = 0; i < module_files->len; i++) {
+		const module_file *m = &g_array_index(module_files, module_file, i);
+		if (m->dev == st.st_dev && m->ino == st.st_ino) {
+			close(fd);
+			*ret_new = false;
+			return m->fd;
+		}
+	}
+	module_file m = { st.st_dev, st.st_ino, fd };
+	g_array_append_val(module_files, m);
+	return fd;
+}
+
+/* The file did not load (nothing of it is mapped): its name is free again. */
+static void module_forget(int fd)
+{
+	for (guint i = 0; i < module_files->len; i++)
+		if (g_array_index(module_files, module_file, i).fd == fd)
+			g_array_remove_index_fast(module_files, i--);
+	close(fd);
+}
+
+/* The loader's message with our name for the file instead of its fd path. */
+static char *load_error(const char *msg, const char *via)
+{
+	if (!msg)
+		return g_strdup("unknown error");
+	size_t n = strlen(via);
+	if (strncmp(msg, via, n) == 0 && msg[n] == ':')
+		msg += n + 1;
+	return g_strdup(msg + strspn(msg, " "));
+}
+
+/* Binds every symbol now (see the top of this file); the handle is never
+ * closed. false when refused. */
+static bool bind_now(plugin_record *rec, const char *via)
+{
+	if (dlopen(via, RTLD_NOW | RTLD_LOCAL))
+		return true;
+	g_autofree char *why = load_error(dlerror(), via);
+	refuse(rec, ENOEXEC, "cannot load %s: %s", rec->path, why);
+	return false;
+}
+
+static lt_dlhandle open_module(plugin_record *rec, const char *via)
 {
 	lt_dladvise advise;
 	if (lt_dladvise_init(&advise) != 0) {
@@ -267,13 +311,29 @@ static const cordon_plugin_descriptor *call_entry(plugin_record *rec)
 	 * plugin's symbols never satisfy another's references. */
 	lt_dladvise_resident(&advise);
 	lt_dladvise_local(&advise);
-	lt_dlhandle h = lt_dlopenadvise(rec->path, advise);
+	lt_dlhandle h = lt_dlopenadvise(via, advise);
 	lt_dladvise_destroy(&advise);
 	if (!h) {
-		const char *e = lt_dlerror();
-		refuse(rec, ENOEXEC, "cannot load %s: %s", rec->path, e ? e : "unknown error");
+		g_autofree char *why = load_error(lt_dlerror(), via);
+		refuse(rec, ENOEXEC, "cannot load %s: %s", rec->path, why);
+	}
+	return h;
+}
+
+/* Loads the file open at fd (consumed) and calls its entry. */
+static const cordon_plugin_descriptor *call_entry(plugin_record *rec, int fd)
+{
+	bool fresh;
+	fd = module_fd(fd, &fresh);
+	g_autofree char *via = g_strdup_printf("/proc/self/fd/%d", fd);
+	if (!bind_now(rec, via)) {
+		if (fresh)
+			module_forget(fd);
 		return NULL;
 	}
+	lt_dlhandle h = open_module(rec, via);
+	if (!h)
+		return NULL;
 	cordon_plugin_entry_fn entry = (cordon_plugin_entry_fn)lt_dlsym(h, CORDON_PLUGIN_ENTRY_SYMBOL);
 	if (!entry) {
 		refuse(rec, ENOENT, "no entry symbol %s (not built with CORDON_PLUGIN_DEFINE?)",
@@ -286,23 +346,47 @@ static const cordon_plugin_descriptor *call_entry(plugin_record *rec)
 	return d;
 }
 
-static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char *name)
+/* ---- exit() while loading ---------------------------------------------------------- */
+
+/* A plugin's code calling exit() while it loads (a constructor, the entry,
+ * init) would end the host with the plugin's status: `cordon run -- echo RAN`
+ * exiting 0 having run nothing. While a plugin loads, an exit() from the
+ * loading thread (atexit handlers run in the thread that calls exit) is
+ * turned into a failure that names it. Written under loader_lock. */
+static const char *volatile loading_path;
+static pthread_t loading_thread;
+
+static void fail_closed_on_exit(void)
 {
-	plugin_record *rec = g_new0(plugin_record, 1);
-	rec->name = g_strdup(name);
-	g_ptr_array_add(ctx->plugins, rec);
-	if (!plugin_name_valid(name)) {
-		/* Never build a path from a name that could leave the directory. */
-		rec->path = g_strdup("");
-		refuse(rec, EINVAL, "'%s' is not a valid plugin name ([a-z0-9_-]+, at most %d)",
-		       name, PLUGIN_NAME_MAX);
+	const char *path = loading_path;
+	if (!path || !pthread_equal(pthread_self(), loading_thread))
 		return;
+	dprintf(STDERR_FILENO, "cordon: plugin %s called exit() while loading; failing\n", path);
+	_exit(LOADER_EXIT_STATUS);
+}
+
+static void arm_exit_guard(const char *path)
+{
+	static gsize registered;
+	if (g_once_init_enter(&registered)) {
+		/* Without the handler an exit() cannot be caught: fail closed now. */
+		if (atexit(fail_closed_on_exit) != 0)
+			g_error("cannot register the loader's exit handler");
+		g_once_init_leave(&registered, 1);
 	}
-	g_autofree char *file = g_strconcat(name, ".so", NULL);
-	rec->path = g_build_filename(dir, file, NULL);
-	if (check_file(rec, dirfd, file) < 0)
-		return;
-	const cordon_plugin_descriptor *raw = call_entry(rec);
+	loading_thread = pthread_self();
+	loading_path = path;
+}
+
+static void disarm_exit_guard(void)
+{
+	loading_path = NULL;
+}
+
+/* From dlopen to init: the plugin's code runs (checks 7 to 15). */
+static void load_code(cordon_context *ctx, plugin_record *rec, int fd)
+{
+	const cordon_plugin_descriptor *raw = call_entry(rec, fd);
 	if (!raw)
 		return;
 	cordon_plugin_descriptor d;
@@ -310,8 +394,8 @@ static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char
 		return;
 	const plugin_record *other = find_loaded(ctx, d.name);
 	if (other) {
-		refuse(rec, EEXIST, "a plugin named '%s' is already loaded (from %s)", d.name,
-		       other->path);
+		refuse(rec, EEXIST, "a plugin named '%s' is already loaded from %s; %s is another",
+		       d.name, other->path, rec->path);
 		return;
 	}
 	rec->abi_minor = d.abi_minor; /* before its drivers register */
@@ -328,8 +412,32 @@ static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char
 		rec->drivers);
 }
 
+static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char *name)
+{
+	plugin_record *rec = g_new0(plugin_record, 1);
+	rec->name = g_strdup(name);
+	g_ptr_array_add(ctx->plugins, rec);
+	if (!plugin_name_valid(name)) {
+		/* Never build a path from a name that could leave the directory. */
+		rec->path = g_strdup("");
+		refuse(rec, EINVAL, "'%s' is not a valid plugin name ([a-z0-9_-]+, at most %d)",
+		       name, PLUGIN_NAME_MAX);
+		return;
+	}
+	g_autofree char *file = g_strconcat(name, ".so", NULL);
+	rec->path = g_build_filename(dir, file, NULL);
+	int fd = check_file(rec, dirfd, dir, file);
+	if (fd < 0)
+		return;
+	arm_exit_guard(rec->path);
+	load_code(ctx, rec, fd);
+	disarm_exit_guard();
+}
+
 /* ---- the directory ------------------------------------------------------------------- */
 
+/* The directory itself may not be writable by others even with the sticky
+ * bit (anyone could add a plugin); above it, filetrust_check_dirs' rules. */
 static int open_dir(const char *dir, int *ret_fd, cordon_error **reterr)
 {
 	if (!dir || dir[0] != '/')
@@ -340,18 +448,17 @@ static int open_dir(const char *dir, int *ret_fd, cordon_error **reterr)
 		return error_set(reterr, errno, CORDON_ERROR_INVALID, "plugin_dir_invalid",
 				 "plugin directory %s: %s", dir, g_strerror(errno));
 	struct stat st;
+	g_autofree char *why = NULL;
 	int r = 0;
 	if (fstat(fd, &st) < 0)
 		r = error_set(reterr, errno, CORDON_ERROR_INVALID, "plugin_dir_invalid",
 			      "plugin directory %s: %s", dir, g_strerror(errno));
-	else if (!owner_trusted(st.st_uid))
-		r = error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure",
-			      "plugin directory %s is owned by uid %u, not by root or by us", dir,
-			      (unsigned)st.st_uid);
-	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		r = error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure",
-			      "plugin directory %s is group- or world-writable (mode %04o)", dir,
-			      (unsigned)(st.st_mode & 07777));
+	else if ((r = filetrust_check_stat(&st, dir, false, &why)) < 0)
+		r = error_set(reterr, -r, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure",
+			      "plugin directory %s", why);
+	else if ((r = filetrust_check_dirs(fd, dir, &why)) < 0)
+		r = error_set(reterr, -r, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure",
+			      "plugin directory %s: %s", dir, why);
 	if (r < 0) {
 		close(fd);
 		return r;

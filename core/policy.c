@@ -5,6 +5,8 @@
 
 #include "policy.h"
 
+#include "filetrust.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -782,6 +784,14 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 		g_debug("policy %s: trust %s relaxed to %s, below the built-in minimum %s", c->name,
 			trust_names[level - 1], cordon_containment_to_string(pt->require),
 			cordon_containment_to_string(builtin));
+	/* relax: true alone is not enough to run untrusted work with the host
+	 * user's rights (root's, when cordon runs as root). */
+	if (level == CORDON_TRUST_UNTRUSTED && pt->require == CORDON_CONTAINMENT_PROCESS_JAIL &&
+	    !c->p->allow_untrusted_on_jail)
+		perr(c, "policy_untrusted_on_jail", req ? req : n, req ? req->path : n->path,
+		     "untrusted work would run in the process jail, with the rights of the user "
+		     "running cordon (host root, as root): if that is meant, say so with "
+		     "`allow_untrusted_on_jail: true` at the top level");
 	const cfg_node *tiers = cfg_map_get(n, "tiers");
 	if (!tiers || !want_seq(c, tiers))
 		return;
@@ -955,6 +965,18 @@ static void read_rules(pctx *c, const cfg_node *n)
 		read_rule(c, n->items->pdata[i]);
 }
 
+/* Records are appended to a file: a directory there ("/" first) would refuse
+ * every run, or with required: false silently lose every record. Anything
+ * else that is not a regular file (a symlink, a FIFO, which can appear
+ * later) is refused by audit_append at each write. */
+static const char *audit_path_problem(const char *s)
+{
+	struct stat st;
+	if (strcmp(s, "/") == 0 || (lstat(s, &st) == 0 && S_ISDIR(st.st_mode)))
+		return "is a directory";
+	return NULL;
+}
+
 static void read_audit(pctx *c, const cfg_node *n)
 {
 	static const char *const keys[] = { "path", "required", NULL };
@@ -966,7 +988,11 @@ static void read_audit(pctx *c, const cfg_node *n)
 		perr(c, "policy_invalid", n, n->path, "missing required key 'path'");
 	} else {
 		const char *s = want_abs_path(c, path);
-		if (s)
+		const char *why = s ? audit_path_problem(s) : NULL;
+		if (why)
+			perr(c, "policy_path", path, path->path, "audit path '%s' %s: name the file "
+			     "records are appended to", s, why);
+		else if (s)
 			c->p->audit_path = g_strdup(s);
 	}
 	c->p->audit_required = true; /* fail closed unless the policy says otherwise */
@@ -1000,10 +1026,13 @@ static int read_version(pctx *c, const cfg_node *root, cordon_error **reterr)
 static void read_sections(pctx *c, const cfg_node *root)
 {
 	static const char *const keys[] = { "cordon", "plugins", "tiers", "trust", "select",
-					    "rules", "audit", NULL };
+					    "rules", "audit", "allow_untrusted_on_jail", NULL };
 	static const char *const selects[] = { "strongest", "first", NULL };
 	check_keys(c, root, keys);
 	const cfg_node *v;
+	/* Before trust, which it lets reach the process jail. */
+	if ((v = cfg_map_get(root, "allow_untrusted_on_jail")))
+		want_bool(c, v, &c->p->allow_untrusted_on_jail);
 	if ((v = cfg_map_get(root, "plugins")))
 		read_plugins(c, v);
 	if ((v = cfg_map_get(root, "tiers")))
@@ -1101,28 +1130,34 @@ static int read_fd_capped(int fd, const char *path, GByteArray *buf, cordon_erro
 	}
 }
 
+/* The file is trusted like a plugin (filetrust.h): whoever could change it,
+ * or rename it away, chooses what cordon enforces. */
+static int open_policy(const char *path, int *ret_fd, cordon_error **reterr)
+{
+	g_autofree char *why = NULL;
+	int r = filetrust_open(path, ret_fd, &why);
+	if (r == -EPERM || r == -ELOOP)
+		return error_set(reterr, -r, CORDON_ERROR_INVALID, "policy_perms",
+				 "%s: the policy cannot be trusted: %s", path, why);
+	if (r < 0)
+		return error_set(reterr, -r, CORDON_ERROR_INVALID, "policy_io",
+				 "%s: cannot open the policy: %s", path, why);
+	return 0;
+}
+
 int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reterr)
 {
 	if (!path || !*path || !ret)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
 				 "a policy path is required");
-	/* O_NONBLOCK: a FIFO must not hang us; it is refused below anyway. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io",
-				 "%s: cannot open the policy: %s", path, g_strerror(errno));
+	int fd = -1;
+	int r = open_policy(path, &fd, reterr);
+	if (r < 0)
+		return r;
 	struct stat st;
-	int r = 0;
 	if (fstat(fd, &st) < 0)
 		r = error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io", "%s: %s", path,
 			      g_strerror(errno));
-	else if (!S_ISREG(st.st_mode))
-		r = error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_io",
-			      "%s: not a regular file", path);
-	else if (st.st_mode & S_IWOTH)
-		r = error_set(reterr, EPERM, CORDON_ERROR_INVALID, "policy_perms",
-			      "%s: the policy is writable by anyone (mode %04o): anyone could "
-			      "loosen it; chmod o-w it", path, (unsigned)(st.st_mode & 07777));
 	else if (st.st_size > CFG_MAX_BYTES)
 		r = error_set(reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
 			      "%s: the policy is %jd bytes; the limit is %u (1 MiB)", path,
@@ -1365,6 +1400,10 @@ char *policy_describe(const cordon_policy *p)
 			g_string_append(s, "  [no trust level lists it]");
 		g_string_append_c(s, '\n');
 	}
+	if (p->trust[CORDON_TRUST_UNTRUSTED].require == CORDON_CONTAINMENT_PROCESS_JAIL)
+		g_string_append(s, "WARNING: allow_untrusted_on_jail: untrusted work may run in the "
+				"process jail, with the rights of the user running cordon (host root, "
+				"as root)\n");
 	g_string_append(s, "trust:\n");
 	describe_trust(s, p);
 	g_string_append_printf(s, "select: %s\n", p->select == POLICY_SELECT_FIRST ? "first" : "strongest");

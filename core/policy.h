@@ -55,6 +55,7 @@ typedef struct cordon_policy {
 	GPtrArray *rules;   /* policy_rule* */
 	char *audit_path;   /* NULL: no audit file */
 	bool audit_required;
+	bool allow_untrusted_on_jail; /* the admin's words for untrusted -> process-jail */
 	cfg_node *root;     /* owns every section */
 } cordon_policy;
 

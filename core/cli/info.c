@@ -106,6 +106,38 @@ static int parse_simple(int *argc, char ***argv, const char *what, GOptionEntry 
 	return 0;
 }
 
+/* One tier's probe, run in a thread of its own. */
+typedef struct probe_call {
+	cordon_context *ctx;
+	size_t i;
+	cordon_probe_report *rep;
+	cordon_error *err;
+} probe_call;
+
+static gpointer probe_call_run(gpointer data)
+{
+	probe_call *c = data;
+	cordon_context_probe_tier(c->ctx, c->i, &c->rep, &c->err);
+	return NULL;
+}
+
+static void print_probe(cordon_context *ctx, size_t i, const cordon_probe_report *rep, bool json)
+{
+	const char *name = cordon_context_tier_name(ctx, i);
+	const char *drv = cordon_context_tier_driver(ctx, i);
+	const char *reason = cordon_probe_report_reason(rep);
+	const char *cont = cordon_containment_to_string(cordon_probe_report_containment(rep));
+	bool ok = cordon_probe_report_available(rep);
+	if (json) {
+		g_autofree char *jr = cli_json_string(reason, strlen(reason));
+		printf("{\"tier\":\"%s\",\"driver\":\"%s\",\"available\":%s,\"containment\":\"%s\",\"reason\":%s}\n",
+		       name, drv, ok ? "true" : "false", cont, jr);
+	} else {
+		printf("%-12s %-8s %-11s %-16s %s\n", name, drv, ok ? "available" : "unavailable",
+		       cont, reason);
+	}
+}
+
 int cli_cmd_probe(int argc, char **argv)
 {
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
@@ -122,27 +154,24 @@ int cli_cmd_probe(int argc, char **argv)
 	cordon_context *ctx = NULL;
 	if ((r = cli_open_context(policy, plugin_dir, false, &ctx)))
 		return r;
-	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++) {
-		cordon_probe_report *rep = NULL;
-		cordon_error *err = NULL;
-		if (cordon_context_probe_tier(ctx, i, &rep, &err) < 0) {
-			r = cli_report(err);
-			break;
-		}
-		const char *name = cordon_context_tier_name(ctx, i);
-		const char *drv = cordon_context_tier_driver(ctx, i);
-		const char *reason = cordon_probe_report_reason(rep);
-		const char *cont = cordon_containment_to_string(cordon_probe_report_containment(rep));
-		bool ok = cordon_probe_report_available(rep);
-		if (json) {
-			g_autofree char *jr = cli_json_string(reason, strlen(reason));
-			printf("{\"tier\":\"%s\",\"driver\":\"%s\",\"available\":%s,\"containment\":\"%s\",\"reason\":%s}\n",
-			       name, drv, ok ? "true" : "false", cont, jr);
-		} else {
-			printf("%-12s %-8s %-11s %-16s %s\n", name, drv, ok ? "available" : "unavailable",
-			       cont, reason);
-		}
-		cordon_probe_report_free(rep);
+	/* Every tier at once: each probe is bounded by the library, so a hung
+	 * engine costs that bound once, not once per tier. */
+	size_t n = cordon_context_tier_count(ctx);
+	g_autofree probe_call *calls = g_new0(probe_call, n);
+	g_autofree GThread **threads = g_new0(GThread *, n);
+	for (size_t i = 0; i < n; i++) {
+		calls[i] = (probe_call){ .ctx = ctx, .i = i };
+		threads[i] = g_thread_new("probe", probe_call_run, &calls[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		g_thread_join(threads[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (calls[i].rep)
+			print_probe(ctx, i, calls[i].rep, json);
+		else if (!r)
+			r = cli_report(g_steal_pointer(&calls[i].err));
+		cordon_probe_report_free(calls[i].rep);
+		cordon_error_free(calls[i].err);
 	}
 	cordon_context_free(ctx);
 	return r;

@@ -43,6 +43,16 @@ static int open_policy(const char *path, const char *plugin_dir, cordon_context 
 	return r;
 }
 
+/* The summary's warnings go to stderr as well: a script that keeps only
+ * the exit status, or a terminal where stdout is redirected, still shows them. */
+static void warn_loudly(const char *summary)
+{
+	g_auto(GStrv) lines = g_strsplit(summary, "\n", -1);
+	for (size_t i = 0; lines[i]; i++)
+		if (g_str_has_prefix(lines[i], "WARNING: "))
+			fprintf(stderr, "cordon: %s\n", lines[i]);
+}
+
 static int policy_check(int argc, char **argv)
 {
 	g_autofree char *plugin_dir = NULL;
@@ -72,6 +82,7 @@ static int policy_check(int argc, char **argv)
 	}
 	char *summary = cordon_context_policy_summary(ctx);
 	fputs(summary, stdout);
+	warn_loudly(summary);
 	free(summary);
 	cordon_context_free(ctx);
 	return 0;

@@ -44,6 +44,38 @@ check "run --json reports tier and containment" 0 "$cordon" run --json --trust t
 if grep -q '"tier":"jail","containment":"process-jail","exit_code":0' "$tmp/out" && grep -q '"stdout":"a\\"b"' "$tmp/out"; then
 	ok "run --json output is escaped JSON"; else not_ok "run --json output is escaped JSON"; sed 's/^/# /' "$tmp/out"; fi
 
+# Two container tiers whose engine never answers: probed at once, and the
+# probe gives up on them after 5 s in all (not the engine timeout per tier).
+top="${CORDON_TOP_BUILDDIR:-.}"
+mkdir -m 755 "$tmp/plugins"
+cp "$top/plugins/docker/.libs/docker.so" "$top/plugins/podman/.libs/podman.so" "$tmp/plugins/"
+printf '#!/bin/sh\nexec sleep 30\n' >"$tmp/hung-engine" && chmod 755 "$tmp/hung-engine"
+digest=$(printf '%064d' 0)
+cat >"$tmp/hung.yaml" <<EOF2
+cordon: 1
+plugins: {load: [docker, podman]}
+tiers:
+  d: {driver: docker, engine: $tmp/hung-engine, image: "localhost/x@sha256:$digest"}
+  p: {driver: podman, engine: $tmp/hung-engine, image: "localhost/x@sha256:$digest"}
+EOF2
+start=$(date +%s)
+check "probe with two hung engines answers" 0 "$cordon" probe --policy "$tmp/hung.yaml" --plugin-dir "$tmp/plugins"
+took=$(($(date +%s) - start))
+if [ "$took" -le 8 ]; then ok "within the 5 s bound, not 10 s per tier (took ${took} s)"
+else not_ok "within the 5 s bound, not 10 s per tier (took ${took} s)"; fi
+if [ "$(grep -c 'unavailable.*the probe timed out: no answer within 5 s' "$tmp/out")" -eq 2 ]; then
+	ok "both tiers are unavailable, timed out"
+else not_ok "both tiers are unavailable, timed out"; sed 's/^/# /' "$tmp/out"; fi
+
+# A plugin constructor that calls exit(0): not "ran, status 0" but a failure
+# that names the plugin.
+mkdir -m 755 "$tmp/ctor"
+cp "$top/tests/plugins/.libs/ctorexit.so" "$tmp/ctor/"
+printf 'cordon: 1\nplugins: {load: [ctorexit]}\n' >"$tmp/ctor.yaml"
+check "exit() in a plugin constructor fails the command" 70 "$cordon" run --policy "$tmp/ctor.yaml" --plugin-dir "$tmp/ctor" -- echo RAN
+grep_err "the plugin is named" "cordon: plugin $tmp/ctor/ctorexit.so called exit() while loading"
+if grep -q RAN "$tmp/out"; then not_ok "nothing ran"; else ok "nothing ran"; fi
+
 check "gc runs on the default policy" 0 "$cordon" gc
 if grep -q '^removed 0$' "$tmp/out"; then ok "gc reports what it removed"; else not_ok "gc reports what it removed"; fi
 

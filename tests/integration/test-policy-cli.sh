@@ -35,6 +35,14 @@ check "several errors: exit 1" 1 "$cordon" policy check "$tmp/three.yaml"
 if [ "$(grep -c "^$tmp/three.yaml:[0-9]*:[0-9]*: " "$tmp/err")" -eq 3 ]; then ok "every error is printed with its position"
 else not_ok "every error is printed with its position"; sed 's/^/# /' "$tmp/err"; fi
 
+printf 'cordon: 1\ntiers: {j: {driver: local, confine: none}}\ntrust: {untrusted: {require: process-jail, relax: true, tiers: [j]}}\n' >"$tmp/jail.yaml"
+check "untrusted work on the jail needs the admin's words" 1 "$cordon" policy check "$tmp/jail.yaml"
+has "refused with its position" err "jail.yaml:3:30: trust.untrusted.require: untrusted work would run in the process jail"
+{ echo 'allow_untrusted_on_jail: true'; cat "$tmp/jail.yaml"; } >"$tmp/jail-ok.yaml"
+check "with allow_untrusted_on_jail it passes" 0 "$cordon" policy check "$tmp/jail-ok.yaml"
+has "with a warning on stderr" err "^cordon: WARNING: allow_untrusted_on_jail: untrusted work may run in the process jail"
+has "and in the summary" out "^WARNING: allow_untrusted_on_jail"
+
 check "policy check needs a file" 64 "$cordon" policy check
 check "policy needs a subcommand" 64 "$cordon" policy
 check "a missing file is an error" 1 "$cordon" policy check "$tmp/missing.yaml"

@@ -4,7 +4,9 @@
  * module is built with -DCORPUS_NAME="name" (its file's base name) and one
  * -DCORPUS_<CASE>; tests/unit/test-loader.c asserts the errno and reason of
  * each. Refusals that are about the file rather than its code (not regular,
- * symlink, writable, not ELF, wrong name) are made by the test from copies.
+ * symlink, writable, hard-linked, not ELF, truncated, wrong name) are made by
+ * the test from copies; those about how it is linked (RPATH, RUNPATH) by
+ * corpus.am.
  */
 #include <cordon/plugin.h>
 
@@ -15,8 +17,27 @@
 #error "CORPUS_NAME is required"
 #endif
 
+#if defined(CORPUS_UNDEF)
+/* Defined nowhere: with lazy binding the plugin would load and the first
+ * probe would kill the host ("symbol lookup error"). */
+extern int corpus_missing_symbol(void);
+#endif
+
+#if defined(CORPUS_CTOREXIT)
+#include <stdlib.h>
+/* Runs at dlopen, before the loader sees a descriptor. */
+__attribute__((constructor)) static void corpus_exit_early(void)
+{
+	exit(0);
+}
+#endif
+
 static int corpus_probe(void *tier, cordon_plugin_probe *ret)
 {
+#if defined(CORPUS_UNDEF)
+	if (corpus_missing_symbol())
+		return -EIO;
+#endif
 	ret->available = 1;
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
 	return 0;

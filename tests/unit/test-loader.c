@@ -17,13 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Every plugin the corpus builds (file base names). */
 static const char *const corpus[] = {
 	"alpha", "beta", "test", "nosym", "nulldesc", "abimajor", "abiminor", "small", "tail",
 	"noversion", "nolicense", "noinit", "ctrlchar", "mismatch", "badname", "initmsg",
-	"initbare", "initpartial", "nodriver", "dupdrv", NULL,
+	"initbare", "initpartial", "nodriver", "dupdrv", "undef", "runpath", "rpath", NULL,
 };
 
 static char *corpus_dir(void)
@@ -121,15 +122,25 @@ START_TEST(test_corpus)
 	ck_assert_int_eq(g_mkdir(adir, 0755), 0);
 	g_autofree char *fifo = g_build_filename(dir, "fifo.so", NULL);
 	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	g_autofree char *link = g_build_filename(dir, "alink.so", NULL);
-	ck_assert_int_eq(symlink(alpha, link), 0);
+	g_autofree char *alink = g_build_filename(dir, "alink.so", NULL);
+	ck_assert_int_eq(symlink(alpha, alink), 0);
+	/* Header and program headers intact, the segments past the first page
+	 * gone: mapped as they are, the first touch of them is a SIGBUS. */
+	copy_file(alpha, dir, "truncated.so", 0644);
+	g_autofree char *truncated = g_build_filename(dir, "truncated.so", NULL);
+	ck_assert_int_eq(truncate(truncated, 4096), 0);
+	/* A second name, here or in a directory nobody checks. */
+	copy_file(alpha, dir, "hlink.so", 0644);
+	g_autofree char *hlink = g_build_filename(dir, "hlink.so", NULL);
+	g_autofree char *hlink2 = g_build_filename(dir, "hlink.elsewhere", NULL);
+	ck_assert_int_eq(link(hlink, hlink2), 0);
 
 	cordon_error *err = NULL;
 	cordon_context *ctx = context_for(dir, NULL, true, &err);
 	ck_assert_msg(ctx, "context: %s", cordon_error_get_message(err));
 
 	/* Everything found is listed, loaded or not. */
-	ck_assert_uint_eq(cordon_context_plugin_count(ctx), g_strv_length((char **)corpus) + 8);
+	ck_assert_uint_eq(cordon_context_plugin_count(ctx), g_strv_length((char **)corpus) + 10);
 	assert_loaded(ctx, "alpha", "1.2.3", "alpha");
 	assert_loaded(ctx, "beta", "0.9", "beta-one,beta_two");
 	assert_loaded(ctx, "test", "1.0", "fake");
@@ -175,7 +186,19 @@ START_TEST(test_corpus)
 	assert_refused(ctx, "initbare", EIO, "init failed: Input/output error");
 	assert_refused(ctx, "initpartial", ENXIO, "init failed: No such device or address");
 	assert_refused(ctx, "nodriver", ENODEV, "init registered no driver");
-	assert_refused(ctx, "dupdrv", EEXIST, "init failed: dupdrv: driver 'alpha' is already registered");
+	g_autofree char *dupdrv = g_strdup_printf("init failed: %s/dupdrv.so: driver 'alpha' is already "
+						  "registered by %s/alpha.so", dir, dir);
+	assert_refused(ctx, "dupdrv", EEXIST, dupdrv);
+	/* Bound at load, constructors unrun: never "loaded" and then fatal. */
+	g_autofree char *undef = g_strdup_printf("cannot load %s/undef.so: undefined symbol: "
+						 "corpus_missing_symbol", dir);
+	assert_refused(ctx, "undef", ENOEXEC, undef);
+	assert_refused(ctx, "truncated", ENOEXEC, "lies past the end of the file (4096 bytes): truncated");
+	assert_refused(ctx, "hlink", EPERM, "hlink.so has 2 hard links");
+	g_autofree char *runpath = g_strdup_printf("runpath.so: its RUNPATH has '/tmp/cordon-corpus-runpath', "
+						   "outside the system library directories and %s", dir);
+	assert_refused(ctx, "runpath", EPERM, runpath);
+	assert_refused(ctx, "rpath", EPERM, "rpath.so: its RPATH has '/usr/lib/../../var/tmp', outside");
 
 	/* Drivers of refused plugins are gone; the good ones are there, and
 	 * the duplicate did not replace alpha's. */
@@ -584,6 +607,70 @@ START_TEST(test_writable_dir)
 }
 END_TEST
 
+/* A directory above the plugin directory that others may write lets them
+ * rename the plugin directory away and put their own in its place; with the
+ * sticky bit (/tmp) they cannot rename what is ours. */
+START_TEST(test_writable_parent)
+{
+	g_autofree char *top = testutil_tmpdir();
+	g_autofree char *parent = g_build_filename(top, "open", NULL);
+	g_autofree char *dir = g_build_filename(parent, "plugins", NULL);
+	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+	g_autofree char *one = testutil_plugin_dir("alpha", NULL);
+	g_autofree char *from = g_build_filename(one, "alpha.so", NULL);
+	copy_file(from, dir, "alpha.so", 0644);
+	const char *names[] = { "alpha", NULL };
+
+	ck_assert_int_eq(chmod(parent, 0777), 0);
+	cordon_error *err = NULL;
+	ck_assert_ptr_null(context_for(dir, names, false, &err));
+	g_autofree char *want = g_strdup_printf("plugin directory %s: %s is group- or world-writable "
+						"without the sticky bit (mode 0777)", dir, parent);
+	ck_assert_str_eq(cordon_error_get_message(err), want);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure");
+
+	ck_assert_int_eq(chmod(parent, 01777), 0);
+	cordon_context *ctx = context_for(dir, names, false, NULL);
+	ck_assert_ptr_nonnull(ctx);
+	assert_loaded(ctx, "alpha", "1.2.3", "alpha");
+	cordon_context_free(ctx);
+	testutil_rmtree(top);
+	testutil_rmtree(one);
+}
+END_TEST
+
+/* A constructor's exit(0) would end the host with status 0 having done
+ * nothing (`cordon run -- echo RAN` exiting 0): it fails, naming the plugin. */
+START_TEST(test_exit_while_loading)
+{
+	g_autofree char *dir = testutil_plugin_dir("ctorexit", NULL);
+	int err_pipe[2];
+	ck_assert_int_eq(pipe(err_pipe), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(err_pipe[1], STDERR_FILENO);
+		const char *names[] = { "ctorexit", NULL };
+		context_for(dir, names, false, NULL);
+		_exit(99); /* the constructor always exits */
+	}
+	close(err_pipe[1]);
+	char buf[512] = "";
+	ssize_t n, got = 0;
+	while ((n = read(err_pipe[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(err_pipe[0]);
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 70, "status 0x%x, stderr: %s",
+		      status, buf);
+	g_autofree char *want = g_strdup_printf("cordon: plugin %s/ctorexit.so called exit() while "
+						"loading; failing\n", dir);
+	ck_assert_str_eq(buf, want);
+	testutil_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_missing_dir)
 {
 	g_autofree char *dir = testutil_tmpdir();
@@ -656,7 +743,8 @@ START_TEST(test_duplicate_name)
 	ck_assert_str_eq(second->name, "alpha");
 	ck_assert(!second->loaded);
 	ck_assert_int_eq(second->errnum, EEXIST);
-	g_autofree char *want = g_strdup_printf("a plugin named 'alpha' is already loaded (from %s/alpha.so)", one);
+	g_autofree char *want = g_strdup_printf("a plugin named 'alpha' is already loaded from "
+						"%s/alpha.so; %s/alpha.so is another", one, two);
 	ck_assert_str_eq(second->detail, want);
 	assert_loaded(ctx, "beta", "0.9", "beta-one,beta_two");
 	ck_assert_str_eq(context_find_driver(ctx, "alpha")->plugin->path,
@@ -721,6 +809,7 @@ static Suite *loader_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_corpus);
 	tcase_add_test(tc, test_good_drivers_usable);
+	tcase_add_test(tc, test_exit_while_loading);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fake");
 	tcase_add_test(tc, test_fake_probe_from_config);
@@ -732,6 +821,7 @@ static Suite *loader_suite(void)
 	tc = tcase_create("directory");
 	tcase_add_test(tc, test_relative_dir);
 	tcase_add_loop_test(tc, test_writable_dir, 0, G_N_ELEMENTS(insecure_modes));
+	tcase_add_test(tc, test_writable_parent);
 	tcase_add_test(tc, test_missing_dir);
 	tcase_add_test(tc, test_foreign_owner);
 	suite_add_tcase(s, tc);

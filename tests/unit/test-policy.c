@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define V1 "cordon: 1\n"
@@ -131,6 +133,35 @@ START_TEST(test_defaults_and_minimums)
 	g_autofree char *summary = policy_describe(q);
 	ck_assert_ptr_nonnull(strstr(summary, "raised to the built-in minimum"));
 	ck_assert_ptr_nonnull(strstr(summary, "relaxed below the built-in kernel"));
+}
+END_TEST
+
+/* relax: true lets a level go below its built-in minimum, but untrusted work
+ * in the process jail runs with the host user's rights (root's, as root):
+ * that takes the admin's words, and the summary warns. */
+START_TEST(test_untrusted_on_jail)
+{
+	const char *jail = "tiers: {j: {driver: local, confine: none}}\n"
+			   "trust: {untrusted: {require: process-jail, relax: true, tiers: [j]}}\n";
+	g_autofree char *refused = g_strconcat(V1, jail, NULL);
+	EXPECT(refused, "policy_untrusted_on_jail", "t.yaml:3:30: trust.untrusted.require: ",
+	       "untrusted work would run in the process jail, with the rights of the user running "
+	       "cordon (host root, as root): if that is meant, say so with "
+	       "`allow_untrusted_on_jail: true` at the top level");
+	g_autofree char *allowed = g_strconcat(V1, "allow_untrusted_on_jail: true\n", jail, NULL);
+	g_autoptr(cordon_policy) p = parse_ok(allowed);
+	ck_assert(p->allow_untrusted_on_jail);
+	ck_assert_int_eq(p->trust[CORDON_TRUST_UNTRUSTED].require, CORDON_CONTAINMENT_PROCESS_JAIL);
+	g_autofree char *summary = policy_describe(p);
+	ck_assert_ptr_nonnull(strstr(summary, "WARNING: allow_untrusted_on_jail: untrusted work may "
+				     "run in the process jail"));
+	/* Relaxed to kernel needs no words: the jail is still below it. */
+	g_autoptr(cordon_policy) k = parse_ok(V1 "tiers: {j: {driver: local, confine: none}}\n"
+					      "trust: {untrusted: {require: kernel, relax: true, tiers: [j]}}\n");
+	g_autofree char *ksummary = policy_describe(k);
+	ck_assert_ptr_null(strstr(ksummary, "WARNING"));
+	EXPECT(V1 "allow_untrusted_on_jail: yes\n", "policy_type", "t.yaml:2:26: allow_untrusted_on_jail: ",
+	       "'yes' is not a boolean here");
 }
 END_TEST
 
@@ -484,6 +515,13 @@ START_TEST(test_encoding)
 	EXPECT(V1 "select: \"fi\\0rst\"\n", "policy_encoding", "t.yaml:2:9: select: ", "NUL character");
 	EXPECT(V1 "audit: {path: \"/var/log/a\\x01\"}\n", "policy_encoding", "t.yaml:2:15: audit.path: ",
 	       "control character 0x01");
+	/* A line break or a tab in a value forges lines in messages and records. */
+	EXPECT(V1 "tiers: {j: {driver: \"local\\nx\"}}\n", "policy_encoding",
+	       "t.yaml:2:21: tiers.j.driver: ", "control character 0x0a in a value is not allowed");
+	EXPECT(V1 "rules:\n  - name: |\n      two\n      lines\n", "policy_encoding",
+	       "t.yaml:3:11: rules[0].name: ", "control character 0x0a");
+	EXPECT(V1 "select: \"first\\t\"\n", "policy_encoding", "t.yaml:2:9: select: ",
+	       "control character 0x09");
 	EXPECT(V1 "select: caf\xc3\n", "policy_encoding", "t.yaml:2:12: ", "invalid UTF-8 (byte 0xc3)");
 	EXPECT(V1 "select: \xc0\xaf\n", "policy_encoding", "t.yaml:2:9: ", "invalid UTF-8"); /* overlong */
 	static const char utf16[] = "\xff\xfe" "c\0o\0r\0";
@@ -566,6 +604,11 @@ END_TEST
 START_TEST(test_paths)
 {
 	EXPECT(V1 "audit: {path: audit.jsonl}\n", "policy_path", "t.yaml:2:15: audit.path: ", "must be absolute");
+	/* Records go to a file: not the root, nor any directory. */
+	EXPECT(V1 "audit: {path: \"/\"}\n", "policy_path", "t.yaml:2:15: audit.path: ",
+	       "audit path '/' is a directory: name the file records are appended to");
+	EXPECT(V1 "audit: {path: /tmp}\n", "policy_path", "t.yaml:2:15: audit.path: ",
+	       "audit path '/tmp' is a directory");
 	EXPECT(V1 "audit: {path: ~/audit.jsonl}\n", "policy_path", "t.yaml:2:15: audit.path: ", "nothing is expanded");
 	EXPECT(V1 "audit: {path: $HOME/a}\n", "policy_path", "t.yaml:2:15: audit.path: ", NULL);
 	EXPECT(V1 "plugins: {dir: /usr/lib/../tmp}\n", "policy_path", "t.yaml:2:16: plugins.dir: ", "normalised");
@@ -761,6 +804,109 @@ START_TEST(test_load_file)
 }
 END_TEST
 
+/* Whoever could change the policy file, or rename it away, chooses what
+ * cordon enforces. Checks one refusal: NULL when policy_load_file refused
+ * path with policy_perms and a message containing want (NULL: accepted it),
+ * else what went wrong. Plain returns, no ck_assert: this also runs in a
+ * child as nobody. */
+static char *trust_problem(const char *path, const char *want)
+{
+	cordon_policy *p = NULL;
+	cordon_error *err = NULL;
+	int r = policy_load_file(path, &p, &err);
+	policy_free(p);
+	g_autofree char *msg = g_strdup(err ? err->message : "");
+	bool perms = err && strcmp(err->code, "policy_perms") == 0;
+	cordon_error_free(err);
+	if (!want)
+		return r == 0 ? NULL : g_strdup_printf("%s refused: %s", path, msg);
+	if (r == 0)
+		return g_strdup_printf("%s accepted, should be refused (%s)", path, want);
+	if (!perms || !strstr(msg, want))
+		return g_strdup_printf("%s: <<%s>>, wanted policy_perms and <<%s>>", path, msg, want);
+	return NULL;
+}
+
+static char *put_policy(const char *dir, const char *name, mode_t mode)
+{
+	char *path = g_build_filename(dir, name, NULL);
+	if (!g_file_set_contents(path, V1, -1, NULL) || chmod(path, mode) < 0)
+		g_clear_pointer(&path, g_free);
+	return path;
+}
+
+#define TRY(expr) do { char *why_ = (expr); if (why_) return why_; } while (0)
+
+static char *policy_trust_problems(void)
+{
+	g_autofree char *top = g_dir_make_tmp("cordon-trust-XXXXXX", NULL);
+	g_autofree char *open_dir = g_build_filename(top, "open", NULL);
+	g_autofree char *sticky_dir = g_build_filename(top, "sticky", NULL);
+	if (!top || g_mkdir(open_dir, 0755) < 0 || g_mkdir(sticky_dir, 0755) < 0 ||
+	    chmod(open_dir, 0777) < 0 || chmod(sticky_dir, 01777) < 0)
+		return g_strdup_printf("cannot make directories in %s", top);
+	g_autofree char *good = put_policy(top, "good.yaml", 0644);
+	g_autofree char *grp = put_policy(top, "group.yaml", 0664);
+	g_autofree char *in_open = put_policy(open_dir, "p.yaml", 0644);
+	g_autofree char *in_sticky = put_policy(sticky_dir, "p.yaml", 0644);
+	g_autofree char *linked = put_policy(top, "linked.yaml", 0644);
+	g_autofree char *sym = g_build_filename(top, "sym.yaml", NULL);
+	g_autofree char *hard = g_build_filename(top, "hard.yaml", NULL);
+	if (!good || !grp || !in_open || !in_sticky || !linked || symlink(good, sym) < 0 ||
+	    link(linked, hard) < 0)
+		return g_strdup_printf("cannot make files in %s", top);
+	TRY(trust_problem(good, NULL));
+	TRY(trust_problem(in_sticky, NULL)); /* like /tmp: others cannot rename ours */
+	TRY(trust_problem(grp, "group.yaml is group- or world-writable (mode 0664)"));
+	g_autofree char *open_why = g_strdup_printf("%s is group- or world-writable without the "
+						    "sticky bit (mode 0777)", open_dir);
+	TRY(trust_problem(in_open, open_why));
+	TRY(trust_problem(sym, "sym.yaml is a symbolic link"));
+	TRY(trust_problem(hard, "hard.yaml has 2 hard links"));
+	if (geteuid() == 0) {
+		g_autofree char *theirs = put_policy(top, "theirs.yaml", 0644);
+		if (!theirs || chown(theirs, 4242, 4242) < 0)
+			return g_strdup("cannot chown a policy to uid 4242");
+		TRY(trust_problem(theirs, "theirs.yaml is owned by uid 4242, not by root or by us"));
+	}
+	testutil_rmtree(top);
+	return NULL;
+}
+
+/* As whoever runs the suite and, when that is root, again as nobody. */
+START_TEST(test_policy_file_trust)
+{
+	g_autofree char *why = policy_trust_problems();
+	ck_assert_msg(!why, "as uid %u: %s", (unsigned)geteuid(), why);
+	if (geteuid() != 0)
+		return;
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(2);
+		char *problem = policy_trust_problems();
+		if (problem && write(fds[1], problem, strlen(problem)) < 0)
+			_exit(3);
+		_exit(problem ? 1 : 0);
+	}
+	close(fds[1]);
+	char buf[1024] = "";
+	ssize_t n, got = 0;
+	while ((n = read(fds[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fds[0]);
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "as nobody (status 0x%x): %s",
+		      status, buf);
+}
+END_TEST
+
 /* ---- fixtures and the documentation's examples ----------------------------------------------- */
 
 /* A bad fixture's first line: "# expect: CODE PREFIX-AFTER-FILENAME". */
@@ -865,7 +1011,9 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_references_and_names);
 	tcase_add_test(tc, test_every_error_reported);
 	tcase_add_test(tc, test_driver_section);
+	tcase_add_test(tc, test_untrusted_on_jail);
 	tcase_add_test(tc, test_load_file);
+	tcase_add_test(tc, test_policy_file_trust);
 	tcase_add_test(tc, test_fixtures);
 	tcase_add_test(tc, test_doc_examples);
 	suite_add_tcase(s, tc);

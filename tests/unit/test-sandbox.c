@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -561,6 +562,72 @@ START_TEST(test_gc_sums_tiers_with_gc)
 }
 END_TEST
 
+/* ---- a hung engine ---------------------------------------------------------------- */
+
+/* A probe that does not answer until the test lets it (an engine that hangs);
+ * it counts how many run at once. */
+static GMutex hung_lock;
+static GCond hung_cond;
+static bool hung_released;
+static int hung_running, hung_most;
+
+static int hung_probe(void *tier, cordon_plugin_probe *ret)
+{
+	g_mutex_lock(&hung_lock);
+	hung_running++;
+	hung_most = MAX(hung_most, hung_running);
+	while (!hung_released)
+		g_cond_wait(&hung_cond, &hung_lock);
+	hung_running--;
+	g_mutex_unlock(&hung_lock);
+	ret->available = 1;
+	return 0;
+}
+
+static const cordon_plugin_driver hung_driver = {
+	.size = sizeof(cordon_plugin_driver),
+	.name = "hung",
+	.probe = hung_probe,
+};
+
+/* Two candidates whose probes hang: probed at once, and admission gives up on
+ * both after the 5 s bound in all, not each after its engine's timeout; the
+ * context outlives cordon_context_free until the abandoned probes end. */
+START_TEST(test_hung_probes_are_bounded)
+{
+	static const cordon_plugin_driver *const drivers[] = { &hung_driver, NULL };
+	static const char text[] = "cordon: 1\ntiers: {h1: {driver: hung}, h2: {driver: hung}}\n"
+				   "trust: {untrusted: {tiers: [h1, h2]}}\n";
+	cordon_options *o = cordon_options_new();
+	o->builtin_drivers = drivers;
+	ck_assert_int_eq(cordon_options_set_policy_text(o, text, strlen(text), "hung", NULL), 0);
+	cordon_context *c = NULL;
+	ck_assert_int_eq(cordon_context_new(o, &c, NULL), 0);
+	cordon_options_free(o);
+	cordon_request *req = cordon_request_new("untrusted");
+	cordon_decision *d = NULL;
+	cordon_error *err = NULL;
+	gint64 t0 = g_get_monotonic_time();
+	ck_assert_int_eq(cordon_decide(c, req, &d, &err), -EPERM);
+	gint64 took = g_get_monotonic_time() - t0;
+	fprintf(stderr, "# two hung probes: admission answered in %.2f s\n", took / 1e6);
+	ck_assert_int_ge(took, 4 * G_USEC_PER_SEC);
+	ck_assert_int_lt(took, 8 * G_USEC_PER_SEC);
+	ck_assert_int_eq(hung_most, 2);
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_str_eq(cordon_decision_candidate_reason(d, i),
+				 "unavailable: the probe timed out: no answer within 5 s");
+	cordon_error_free(err);
+	cordon_decision_free(d);
+	cordon_request_free(req);
+	cordon_context_free(c); /* returns: the probes still hang */
+	g_mutex_lock(&hung_lock);
+	hung_released = true;
+	g_cond_broadcast(&hung_cond);
+	g_mutex_unlock(&hung_lock);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
@@ -584,6 +651,10 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_last_run_beside_a_server);
 	tcase_add_test(tc, test_probe_never_claims_beyond_the_scale);
 	tcase_add_test(tc, test_gc_sums_tiers_with_gc);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("probe");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_hung_probes_are_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
