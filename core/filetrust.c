@@ -52,7 +52,9 @@ static char *dir_name(int fd, const char *fallback)
 {
 	g_autofree char *link = g_strdup_printf("/proc/self/fd/%d", fd);
 	char *name = g_file_read_link(link, NULL);
-	return name ? name : g_strdup_printf("a directory above %s", fallback);
+	if (!name)
+		name = g_strdup_printf("a directory above %s", fallback);
+	return name;
 }
 
 int filetrust_check_dirs(int dirfd, const char *path, char **ret_why)

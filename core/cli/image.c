@@ -81,9 +81,9 @@ static char *find_engine(const char *flag)
 	if (flag)
 		return g_find_program_in_path(flag);
 	char *p = g_find_program_in_path("podman");
-	/* p is returned when set, and there is nothing to free when it is not. */
-	// cppcheck-suppress memleak
-	return p ? p : g_find_program_in_path("docker");
+	if (!p)
+		p = g_find_program_in_path("docker");
+	return p;
 }
 
 int cli_cmd_image(int argc, char **argv)
