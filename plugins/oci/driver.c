@@ -90,7 +90,7 @@ static const char *key_for_code(const char *code)
 		return "image";
 	if (strcmp(code, "container_root_user") == 0)
 		return "user";
-	if (strcmp(code, "container_ulimit_invalid") == 0)
+	if (strstr(code, "ulimit"))
 		return "ulimits";
 	if (strcmp(code, "container_runtime_invalid") == 0)
 		return "runtime";
@@ -119,7 +119,9 @@ static int check_config(const cordon_plugin_config *cfg, const oci_tier *t,
 		.ulimits = (const char *const *)t->ulimits,
 		.publish_port = t->publish,
 	};
-	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+	/* the tier's own limits (a conflict with ulimits), any memory cap */
+	s.limits = t->limits;
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;
 	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = OCI_MIN_MEMORY;
 	oci_refusal r;
 	if (oci_guarantees_check(&s, &r) < 0)
@@ -228,13 +230,13 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 	int r = read_scalars(cfg, t, err);
 	if (!t->helper)
 		t->helper = oci_xstrdup(CORDON_LIBEXECDIR "/cordon-oci-helper");
+	oci_host->config_limits(cfg, &t->limits);
 	if (r == 0)
 		r = validate(cfg, t, err);
 	if (r < 0) {
 		tier_free(t);
 		return r;
 	}
-	oci_host->config_limits(cfg, &t->limits);
 	t->owner = oci_owner_label();
 	*ret_tier = t;
 	return 0;

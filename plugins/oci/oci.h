@@ -105,7 +105,7 @@ typedef struct oci_spec {
  * container_unpinned_image, container_image_invalid, container_no_memory_cap,
  * container_limit_invalid, container_mount_path_invalid, container_mount_forbidden,
  * container_mount_writable, container_network_forbidden, container_root_user,
- * container_ulimit_invalid, container_env_invalid, container_runtime_invalid,
+ * container_ulimit_invalid, container_ulimit_conflict, container_env_invalid, container_runtime_invalid,
  * container_publish_invalid, container_name_invalid. */
 int oci_guarantees_check(const oci_spec *spec, oci_refusal *r) OCI_HIDDEN;
 

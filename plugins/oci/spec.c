@@ -309,6 +309,40 @@ static bool label_ok(const char *l)
 	return true;
 }
 
+/* The limits that become an --ulimit of the same name. */
+static const struct {
+	int limit;
+	const char *name;
+} limit_ulimits[] = {
+	{ CORDON_PLUGIN_LIMIT_NOFILE, "nofile" },
+	{ CORDON_PLUGIN_LIMIT_FSIZE, "fsize" },
+};
+
+static bool ulimit_named(const char *const *ulimits, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; ulimits && ulimits[i]; i++)
+		if (strncmp(ulimits[i], name, n) == 0 && ulimits[i][n] == '=')
+			return true;
+	return false;
+}
+
+/* A limit and a tier's ulimit of the same name: one of them would silently
+ * override the other (the engine takes the last --ulimit), so neither is
+ * chosen for the admin. */
+static int check_ulimit_conflict(const oci_spec *s, oci_refusal *r)
+{
+	for (size_t i = 0; i < sizeof(limit_ulimits) / sizeof(limit_ulimits[0]); i++)
+		if (limit_set(&s->limits, limit_ulimits[i].limit) &&
+		    ulimit_named(s->ulimits, limit_ulimits[i].name))
+			return FORBID(r, "container_ulimit_conflict",
+				      "ulimits sets %s and so does limits.%s: give it in one place "
+				      "(limits.%s, or the tier's ulimits alone)",
+				      limit_ulimits[i].name, limit_ulimits[i].name,
+				      limit_ulimits[i].name);
+	return 0;
+}
+
 static int check_limits(const oci_spec *s, oci_refusal *r)
 {
 	const cordon_plugin_limits *l = &s->limits;
@@ -352,6 +386,8 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 			return FORBID(r, "container_ulimit_invalid",
 				      "ulimit '%.64s' must be NAME=SOFT[:HARD] with a known name and "
 				      "SOFT <= HARD", s->ulimits[i]);
+	if ((ret = check_ulimit_conflict(s, r)) < 0)
+		return ret;
 	if (s->runtime && !runtime_ok(s->runtime))
 		return FORBID(r, "container_runtime_invalid", "runtime '%.64s' is not valid",
 			      s->runtime);
@@ -384,15 +420,6 @@ static int env_cmp(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
-static bool ulimit_named(const char *const *ulimits, const char *name)
-{
-	size_t n = strlen(name);
-	for (size_t i = 0; ulimits && ulimits[i]; i++)
-		if (strncmp(ulimits[i], name, n) == 0 && ulimits[i][n] == '=')
-			return true;
-	return false;
-}
-
 static void add_limits(oci_strv *a, const oci_spec *s)
 {
 	const cordon_plugin_limits *l = &s->limits;
@@ -420,16 +447,13 @@ static void add_ulimits(oci_strv *a, const oci_spec *s)
 		oci_strv_add(a, "--ulimit");
 		oci_strv_add(a, s->ulimits[i]);
 	}
-	static const struct { int limit; const char *name; } map[] = {
-		{ CORDON_PLUGIN_LIMIT_NOFILE, "nofile" },
-		{ CORDON_PLUGIN_LIMIT_FSIZE, "fsize" },
-	};
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		if (!limit_set(l, map[i].limit) || ulimit_named(s->ulimits, map[i].name))
+	/* never both for one name: oci_guarantees_check refuses the conflict */
+	for (size_t i = 0; i < sizeof(limit_ulimits) / sizeof(limit_ulimits[0]); i++) {
+		if (!limit_set(l, limit_ulimits[i].limit))
 			continue;
-		uint64_t v = l->value[map[i].limit];
+		uint64_t v = l->value[limit_ulimits[i].limit];
 		oci_strv_add(a, "--ulimit");
-		oci_strv_addf(a, "%s=%" PRIu64 ":%" PRIu64, map[i].name, v, v);
+		oci_strv_addf(a, "%s=%" PRIu64 ":%" PRIu64, limit_ulimits[i].name, v, v);
 	}
 }
 

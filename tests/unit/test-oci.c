@@ -270,6 +270,17 @@ START_TEST(test_guarantees_env_ulimits_runtime_names)
 		s.ulimits = ul_bad[i];
 		assert_refused(&s, "container_ulimit_invalid");
 	}
+	/* a limit and a ulimit of the same name: one would silently win */
+	s.ulimits = ul_ok;
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_NOFILE;
+	s.limits.value[CORDON_PLUGIN_LIMIT_NOFILE] = 64;
+	assert_refused(&s, "container_ulimit_conflict");
+	const char *ul_fsize[] = { "fsize=4096", NULL };
+	s.ulimits = ul_fsize;
+	assert_ok(&s);
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_FSIZE;
+	s.limits.value[CORDON_PLUGIN_LIMIT_FSIZE] = 4096;
+	assert_refused(&s, "container_ulimit_conflict");
 	s = base_spec();
 	static const char *const rt_ok[] = { "runc", "runsc", "crun", "io.containerd.runc.v2",
 					     "/usr/bin/runsc", NULL };
@@ -340,7 +351,7 @@ START_TEST(test_argv_session)
 	s.n_mounts = 2;
 	const char *env[] = { "ZED=1", "A_B=2", "A=3", "PATH=/bin", NULL };
 	s.env = env;
-	const char *ulimits[] = { "nofile=1024:1024", "nproc=2048:2048", NULL };
+	const char *ulimits[] = { "nproc=2048:2048", NULL };
 	s.ulimits = ulimits;
 	const char *labels[] = { "cordon.managed=1", "cordon.session=cordon-ab", NULL };
 	s.labels = labels;
@@ -369,8 +380,8 @@ START_TEST(test_argv_session)
 		"--user", "1000:1000", "--memory", "268435456", "--memory-swap", "268435456",
 		"--cpus", "1.500", "--pids-limit", "320", "--network", "none",
 		"--runtime", "runsc",
-		/* configured ulimits win over the limit-derived nofile; fsize comes from limits */
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=2048:2048",
+		/* configured ulimits, then those the limits make */
+		"--ulimit", "nproc=2048:2048", "--ulimit", "nofile=512:512",
 		"--ulimit", "fsize=1048576:1048576",
 		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
