@@ -7,6 +7,7 @@
 #include "proc.h"
 
 #include <pthread.h>
+#include <sys/types.h>
 
 /* Set by oci_plugin_init; each plugin module carries its own copy of the library. */
 extern const cordon_host *oci_host OCI_HIDDEN;
@@ -111,11 +112,41 @@ void oci_container_end(oci_tier *t, const char *engine, const char *name, int pi
  * again after pidfd_open so a reused pid is never taken), or -1. With it,
  * oci_container_end signals and waits for pid 1 without an engine call. */
 int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+/* The host pid of a running container's pid 1 (`inspect`), or -1. */
+int oci_container_pid(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
 /* Removes (rm -f) whatever oci_container_end left to --rm and still exists;
  * called when the tier is freed, and in batches when the list grows. */
 void oci_reap_all(oci_tier *t) OCI_HIDDEN;
 /* Lists a container whose end was seen, for oci_reap_all. */
 void oci_reap_note(oci_tier *t, const char *name) OCI_HIDDEN;
+
+/* ---- the workspace (workspace.c) ------------------------------------------------ */
+
+/* A workspace directory opened without following links (DESIGN.md §8.9). */
+typedef struct oci_workspace {
+	int fd;        /* O_PATH descriptor of the directory, or -1 */
+	char *real;    /* its canonical path: what the guarantees check */
+	char *staged;  /* root: the bind mount of fd the engine gets, or NULL */
+	dev_t dev;
+	ino_t ino;
+} oci_workspace;
+
+/* Opens path one component at a time with O_NOFOLLOW. Codes:
+ * container_workspace_symlink (a link, or a non-directory, on the way),
+ * container_workspace_invalid. */
+int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r) OCI_HIDDEN;
+/* As root: bind-mounts the descriptor onto a staging directory of root's
+ * (container_workspace_stage when that fails); otherwise does nothing. */
+int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r) OCI_HIDDEN;
+/* The bind source to hand the engine: the staged path, else the canonical one. */
+const char *oci_workspace_source(const oci_workspace *ws) OCI_HIDDEN;
+/* Once the container runs, unstaged only: its /work must be the directory
+ * opened (container_workspace_swapped, container_workspace_unverified). */
+int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char *engine,
+			 const char *name, oci_refusal *r) OCI_HIDDEN;
+/* Detaches the staging mount (the running container keeps its own). */
+void oci_workspace_unstage(oci_workspace *ws) OCI_HIDDEN;
+void oci_workspace_close(oci_workspace *ws) OCI_HIDDEN;
 
 /* ---- sessions (session.c) ------------------------------------------------------- */
 

@@ -257,7 +257,7 @@ int oci_network_ensure(const oci_tier *t, const char *engine, const char *name, 
 #define KILL_WAIT_MS 10000
 
 
-static int inspect_pid(const oci_tier *t, const char *engine, const char *name)
+int oci_container_pid(const oci_tier *t, const char *engine, const char *name)
 {
 	const char *args[] = { "inspect", "--format", "{{.State.Running}} {{.State.Pid}}", "--",
 			       name, NULL };
@@ -272,7 +272,7 @@ static int inspect_pid(const oci_tier *t, const char *engine, const char *name)
 
 int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name)
 {
-	int pid = inspect_pid(t, engine, name);
+	int pid = oci_container_pid(t, engine, name);
 	if (pid < 0)
 		return -1;
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -281,7 +281,7 @@ int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	/* the pid could have died and been reused between the inspect and the
 	 * open: only a container still running with that pid proves fd is its */
-	if (inspect_pid(t, engine, name) != pid) {
+	if (oci_container_pid(t, engine, name) != pid) {
 		close(fd);
 		return -1;
 	}

@@ -138,9 +138,11 @@ static void session_name(char *out, size_t len)
 }
 
 /* The checked `run` argv of a session container: attached, the session
- * helper as pid 1. */
-static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *name,
-		      char ***ret_args, oci_refusal *r)
+ * helper as pid 1. st->workspace is the opened workspace's canonical path,
+ * which the guarantees check; the engine gets source (the staged path, or
+ * that same path). */
+static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *source,
+		      const char *name, char ***ret_args, oci_refusal *r)
 {
 	oci_spec_buf b;
 	oci_session_spec(t, st, name, &b);
@@ -148,6 +150,8 @@ static int start_args(oci_tier *t, const char *engine, const oci_start *st, cons
 	b.spec.n_mounts--;
 	int ret = oci_guarantees_check(&b.spec, r);
 	b.spec.n_mounts++;
+	if (st->workspace)
+		b.mounts[0].source = source;
 	if (ret == 0)
 		ret = check_helper(t, r);
 	if (ret == 0 && b.spec.network)
@@ -561,26 +565,61 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	return oci_cli_failure(t, "starting the session container", &res, r);
 }
 
-/* Starts the sandbox's own container, attached. */
+/* `run --pull never` says when the image is absent: only then pull, by
+ * digest, and try once more. */
+static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args,
+			  oci_refusal *r)
+{
+	bool no_image = false;
+	int ret = attach_once(sb, args, &no_image, r);
+	if (ret < 0 && no_image) {
+		oci_container_remove(sb->tier, sb->engine, sb->name);
+		ret = oci_image_ensure(sb->tier, sb->engine, st->image, r);
+		if (ret == 0)
+			ret = attach_once(sb, args, &no_image, r);
+	}
+	return ret;
+}
+
+static int chan_drop(oci_sandbox *sb);
+
+/* The workspace, opened once (workspace.c), staged, and the checked argv
+ * that starts the container on what was opened. No engine call but a
+ * governed network's. */
+static int prepare(oci_sandbox *sb, const oci_start *st, oci_workspace *ws, char ***ret_args,
+		   oci_refusal *r)
+{
+	oci_start checked = *st;
+	if (st->workspace) {
+		int ret = oci_workspace_open(st->workspace, ws, r);
+		if (ret == 0)
+			ret = oci_workspace_stage(ws, sb->name, r);
+		if (ret < 0)
+			return ret;
+		checked.workspace = ws->real;
+	}
+	return start_args(sb->tier, sb->engine, &checked, oci_workspace_source(ws), sb->name,
+			  ret_args, r);
+}
+
+/* Starts the sandbox's own container, attached; its workspace staging is
+ * gone when this returns (the container holds its own mount). */
 static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 {
 	oci_tier *t = sb->tier;
 	session_name(sb->name, sizeof(sb->name));
+	oci_workspace ws = { .fd = -1 };
 	char **args = NULL;
-	int ret = start_args(t, sb->engine, st, sb->name, &args, r);
-	if (ret < 0)
+	int ret = prepare(sb, st, &ws, &args, r);
+	if (ret < 0) {
+		oci_workspace_close(&ws);
 		return ret;
-	/* `run --pull never` says when the image is absent: only then pull, by
-	 * digest, and try once more */
-	bool no_image = false;
-	ret = attach_once(sb, args, &no_image, r);
-	if (ret < 0 && no_image) {
-		oci_container_remove(t, sb->engine, sb->name);
-		ret = oci_image_ensure(t, sb->engine, st->image, r);
-		if (ret == 0)
-			ret = attach_once(sb, args, &no_image, r);
 	}
+	ret = attach_or_pull(sb, st, args, r);
 	oci_strv_free(args);
+	if (ret == 0 && ws.fd >= 0 && (ret = oci_workspace_verify(&ws, t, sb->engine, sb->name, r)) < 0)
+		chan_drop(sb);
+	oci_workspace_close(&ws);
 	if (ret < 0) {
 		/* a half-created container must not survive a failed start */
 		oci_container_remove(t, sb->engine, sb->name);

@@ -37,7 +37,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #define HOST_SECRET "cordon-host-secret-4f1e"
@@ -672,6 +674,114 @@ START_TEST(test_workspace)
 
 	cordon_context_free(ctx);
 	testutil_rmtree(ws);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+/* A symlinked workspace is refused, whatever it points at (here the host's
+ * root, which the engines used to mount read-write at /work), under runc
+ * and gVisor; a workspace passing through a link is too. Nothing is staged
+ * or left behind. */
+START_TEST(test_workspace_symlink)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *root = g_build_filename(dir, "root", NULL);
+	ck_assert_int_eq(symlink("/", root), 0);
+	g_autofree char *via = g_build_filename(dir, "via", NULL);
+	ck_assert_int_eq(symlink(dir, via), 0);
+	g_autofree char *ws = g_build_filename(dir, "ws", NULL);
+	ck_assert_int_eq(mkdir(ws, 0777), 0);
+	g_autofree char *through = g_build_filename(via, "ws", NULL);
+	cordon_context *ctx = ctx_new();
+	const char *tiers[] = { e->tier, e->gvisor };
+	const char *paths[] = { root, through };
+	for (size_t t = 0; t < 2; t++) {
+		for (size_t i = 0; i < 2; i++) {
+			open_args a = { .trust = "trusted", .workspace = paths[i] };
+			cordon_sandbox *sb = NULL;
+			cordon_error *err = NULL;
+			ck_assert_msg(try_open(ctx, tiers[t], &a, &sb, &err) < 0, "%s: %s was opened",
+				      tiers[t], paths[i]);
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
+		}
+	}
+	cordon_context_free(ctx);
+	GDir *staged = g_dir_open("/run/cordon/oci", 0, NULL);
+	ck_assert_ptr_null(staged ? g_dir_read_name(staged) : NULL);
+	if (staged)
+		g_dir_close(staged);
+	testutil_rmtree(dir);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+typedef struct swapper {
+	const char *a, *b;
+	volatile bool stop;
+	unsigned swaps;
+} swapper;
+
+static gpointer swap_loop(gpointer data)
+{
+	swapper *w = data;
+	/* a pause between exchanges: opens meet the directory about half the
+	 * time, and the engine's later lookup often meets the other state */
+	while (!w->stop) {
+		if (syscall(SYS_renameat2, AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE) == 0)
+			w->swaps++;
+		g_usleep(2000);
+	}
+	return NULL;
+}
+
+/* A thread exchanges the workspace with a symlink to another directory
+ * (RENAME_EXCHANGE, in a loop) while sandboxes open on it: every open is
+ * refused (it met the link) or mounts the workspace itself, never the other
+ * directory. Before the fix, the engine resolved the path after cordon
+ * looked at it and mounted the link's target on a good share of runs. */
+START_TEST(test_workspace_swap_race)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *ws = g_build_filename(dir, "ws", NULL);
+	g_autofree char *other = g_build_filename(dir, "other", NULL);
+	g_autofree char *link = g_build_filename(dir, "link", NULL);
+	ck_assert_int_eq(mkdir(ws, 0777), 0);
+	ck_assert_int_eq(mkdir(other, 0777), 0);
+	ck_assert_int_eq(symlink(other, link), 0);
+	g_autofree char *m1 = g_build_filename(ws, "marker", NULL);
+	g_autofree char *m2 = g_build_filename(other, "marker", NULL);
+	ck_assert(g_file_set_contents(m1, "workspace", -1, NULL));
+	ck_assert(g_file_set_contents(m2, "other", -1, NULL));
+	cordon_context *ctx = ctx_new();
+	swapper w = { .a = ws, .b = link };
+	GThread *th = g_thread_new("swap", swap_loop, &w);
+	int opened = 0, refused = 0;
+	/* 20 sandboxes that got through the race; a refusal is quick, so the
+	 * next try waits for the other phase of the exchange */
+	for (int i = 0; i < 400 && opened < 20; i++) {
+		open_args a = { .trust = "trusted", .workspace = ws };
+		cordon_sandbox *sb = NULL;
+		cordon_error *err = NULL;
+		if (try_open(ctx, e->tier, &a, &sb, &err) < 0) {
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
+			refused++;
+			g_usleep(3000);
+			continue;
+		}
+		g_autofree char *seen = sh_out(sb, "cat /work/marker");
+		ck_assert_str_eq(seen, "workspace");
+		cordon_sandbox_close(sb);
+		opened++;
+	}
+	w.stop = true;
+	g_thread_join(th);
+	printf("# %s: %d opened, %d refused, %u exchanges\n", e->tier, opened, refused, w.swaps);
+	ck_assert_uint_gt(w.swaps, 0);
+	ck_assert_int_eq(opened, 20); /* the race was run, not only refused */
+	cordon_context_free(ctx);
+	testutil_rmtree(dir);
 	assert_nothing_left(e->engine);
 }
 END_TEST
@@ -1607,6 +1717,8 @@ static Suite *containers_suite(void)
 	add_case(s, "files", test_files, 2);
 	add_case(s, "files-channel", test_files_channel, 2);
 	add_case(s, "workspace", test_workspace, 2);
+	add_case(s, "workspace-symlink", test_workspace_symlink, 2);
+	add_case(s, "workspace-race", test_workspace_swap_race, 2);
 	add_case(s, "refusals", test_refusals, 2);
 	add_case(s, "session-refused", test_session_refused, 2);
 	add_case(s, "images", test_engine_missing_and_images, 2);

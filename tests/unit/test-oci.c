@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "oci/driver.h"
 #include "oci/oci.h"
 #include "oci/protocol.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -804,6 +806,46 @@ START_TEST(test_session_file_request)
 }
 END_TEST
 
+/* The workspace is opened without following a link anywhere in its path,
+ * and what the guarantees see is the descriptor's own path. */
+START_TEST(test_workspace_open_nofollow)
+{
+	char *dir = testutil_tmpdir();
+	char *ws = oci_xasprintf("%s/ws", dir), *link = oci_xasprintf("%s/link", dir);
+	char *via = oci_xasprintf("%s/via", dir), *file = oci_xasprintf("%s/ws/f", dir);
+	char *through = oci_xasprintf("%s/via/ws", dir), *dotted = oci_xasprintf("%s/./ws/", dir);
+	char *dotdot = oci_xasprintf("%s/ws/../ws", dir);
+	ck_assert_int_eq(mkdir(ws, 0700), 0);
+	ck_assert_int_eq(symlink(ws, link), 0);
+	ck_assert_int_eq(symlink(dir, via), 0);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	oci_workspace w;
+	oci_refusal r;
+	const char *links[] = { link, through, file, "/proc/self/cwd" };
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		ck_assert_int_eq(oci_workspace_open(links[i], &w, &r), -EPERM);
+		ck_assert_str_eq(r.code, "container_workspace_symlink");
+		ck_assert_int_eq(w.fd, -1);
+	}
+	ck_assert_int_lt(oci_workspace_open(dotdot, &w, &r), 0);
+	ck_assert_int_lt(oci_workspace_open("rel/ws", &w, &r), 0);
+	ck_assert_int_eq(oci_workspace_open(dotted, &w, &r), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(ws, &st), 0);
+	ck_assert_str_eq(w.real, ws);
+	ck_assert(w.dev == st.st_dev && w.ino == st.st_ino);
+	ck_assert_str_eq(oci_workspace_source(&w), ws);
+	oci_workspace_close(&w);
+	ck_assert_int_eq(w.fd, -1);
+	testutil_rmtree(dir);
+	char *all[] = { dir, ws, link, via, file, through, dotted, dotdot };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		free(all[i]);
+}
+END_TEST
+
 static Suite *oci_suite(void)
 {
 	Suite *s = suite_create("oci");
@@ -820,6 +862,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_guarantees_publish);
 	tcase_add_test(tc, test_guarantees_user);
 	tcase_add_test(tc, test_guarantees_env_ulimits_runtime_names);
+	tcase_add_test(tc, test_workspace_open_nofollow);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("argv");
 	tcase_add_test(tc, test_argv_minimal);
