@@ -358,6 +358,9 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	b.spec.labels = NULL;
 	free(b.command[0]);
 	b.command[0] = oci_xstrdup("probe");
+	/* one-shot, not attached: the CLI reads the profile from its stdin */
+	if (b.spec.seccomp)
+		b.spec.seccomp = "/dev/stdin";
 	oci_refusal r;
 	int rc = oci_image_ensure(t, engine, t->image, &r);
 	if (rc < 0) {
@@ -367,12 +370,15 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	char **args = oci_run_argv(&b.spec);
 	oci_spec_clear(&b);
 	oci_cli_result res;
-	rc = oci_cli(t, engine, (const char *const *)args, NULL, 0, TRIAL_TIMEOUT_MS, 64 << 10, &res);
+	rc = oci_cli(t, engine, (const char *const *)args, oci_seccomp_profile_gvisor,
+		     strlen(oci_seccomp_profile_gvisor), TRIAL_TIMEOUT_MS, 64 << 10, &res);
 	oci_strv_free(args);
 	char kernel[128] = "";
 	const char *k = rc == 0 && res.exit_code == 0 && res.out ? strstr(res.out, "kernel=") : NULL;
 	if (k)
 		sscanf(k + 7, "%127s", kernel);
+	/* the helper met the profile's refusals: runsc applies it (--oci-seccomp) */
+	bool filtered = k && strstr(k, " seccomp=1");
 	char line[256];
 	oci_first_line(res.err, line, sizeof(line));
 	oci_cli_result_clear(&res);
@@ -386,6 +392,7 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 				   t->runtime, u.release) - 1;
 	pthread_mutex_lock(&t->lock);
 	t->trial = 1;
+	t->trial_seccomp = filtered;
 	snprintf(t->trial_kernel, sizeof(t->trial_kernel), "%s", kernel);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
@@ -414,6 +421,30 @@ static void probe_remember(oci_tier *t, const cordon_plugin_probe *ret)
 	h->ok_at = oci_now_ms();
 	h->last = *ret;
 	pthread_mutex_unlock(&h->lock);
+}
+
+/* A container tier ranks above the kernel tier only with at least the
+ * kernel tier's seccomp deny list applied to its work (cordon's profile):
+ * the engines' own profiles let through what that list closes (nested user
+ * namespaces, io_uring, keyctl, vsock). Under runc the engine applies the
+ * profile or refuses to start; runsc only with --oci-seccomp, which the
+ * trial run checks. */
+static void rank_by_seccomp(const oci_tier *t, cordon_plugin_probe *ret)
+{
+	const char *missing = !oci_seccomp_profile_rules ? "this build has none (a cross build)"
+			      : is_gvisor(t) && !t->trial_seccomp
+				      ? "runsc does not apply it (give the runtime --oci-seccomp)"
+				      : NULL;
+	size_t n = strlen(ret->reason);
+	if (missing) {
+		ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
+		snprintf(ret->reason + n, sizeof(ret->reason) - n,
+			 "; cordon's seccomp profile is not applied: %s, so it ranks with the "
+			 "kernel tier, not above it", missing);
+	} else {
+		snprintf(ret->reason + n, sizeof(ret->reason) - n,
+			 "; cordon's seccomp profile (%zu rules)", oci_seccomp_profile_rules);
+	}
 }
 
 static int oci_probe(void *tier, cordon_plugin_probe *ret)
@@ -455,6 +486,7 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 			 t->kind->name, ver, t->runtime ? t->runtime : "default",
 			 present ? "present" : "will be pulled by digest");
 	}
+	rank_by_seccomp(t, ret);
 	probe_remember(t, ret);
 	return 0;
 }

@@ -51,6 +51,7 @@ typedef struct oci_tier {
 	char *engine;          /* resolved CLI path (cached) */
 	bool runtime_ok;       /* `info` found the runtime once */
 	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
+	bool trial_seccomp;    /* ... and the work met cordon's seccomp profile */
 	char trial_kernel[128];
 	oci_pool *pool;
 	char **reap;           /* closed (killed) containers the engine's --rm removes; */
@@ -74,6 +75,12 @@ typedef struct oci_sandbox {
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
+
+/* The seccomp profile (oci_seccomp_profile, or gVisor's) in a sealed memfd,
+ * one per process; a CLI gets it as OCI_PASS_FD and reads it as
+ * OCI_SECCOMP_PASSED. Negative errno with r filled (container_seccomp). */
+#define OCI_SECCOMP_PASSED "/proc/self/fd/3"
+int oci_seccomp_fd(bool gvisor, oci_refusal *r) OCI_HIDDEN;
 
 typedef struct oci_cli_result {
 	char *out, *err;   /* host-allocated (oci_cli_result_clear) */

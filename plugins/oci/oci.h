@@ -60,6 +60,17 @@ bool oci_image_is_pinned(const char *ref) OCI_HIDDEN;
  * Codes: container_unpinned_image (a tag or name alone), container_image_invalid. */
 int oci_image_check(const char *ref, oci_refusal *r) OCI_HIDDEN;
 
+/* ---- the seccomp profile --------------------------------------------------------- */
+
+/* The container tiers' seccomp profile, docker's and podman's JSON, generated
+ * at build time from the kernel tier's deny list (core/local/gen-seccomp-oci.c).
+ * Empty (no rules) where the build could not generate it (a cross build).
+ * gVisor's lacks the rules that answer ENOSYS (runsc would answer EPERM:
+ * core/local/gen-seccomp-oci.c). */
+extern const char oci_seccomp_profile[] OCI_HIDDEN;
+extern const size_t oci_seccomp_profile_rules OCI_HIDDEN;
+extern const char oci_seccomp_profile_gvisor[] OCI_HIDDEN;
+
 /* ---- guarantees and the hardened argv ------------------------------------------ */
 
 #define OCI_DEFAULT_PIDS 256
@@ -84,6 +95,7 @@ typedef struct oci_spec {
 	cordon_plugin_limits limits;
 	const char *user;        /* numeric "uid:gid"; NULL: 65534:65534 */
 	const char *runtime;     /* per-run --runtime (docker); NULL: the engine's default */
+	const char *seccomp;     /* the path the CLI reads cordon's seccomp profile from; NULL: none */
 	const char *const *ulimits; /* "name=soft[:hard]" */
 	uint64_t scratch_size;   /* bytes of the /tmp and root tmpfs; 0: OCI_DEFAULT_SCRATCH */
 	bool root_tmpfs;         /* no workspace: the sandbox root is a tmpfs */

@@ -79,6 +79,8 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	s->limits = st->limits;
 	s->user = t->user;
 	s->runtime = t->kind->runtime_is_global ? NULL : t->runtime;
+	/* cordon's own profile, passed to the CLI that reads it (attach_once) */
+	s->seccomp = oci_seccomp_profile_rules ? OCI_SECCOMP_PASSED : NULL;
 	s->ulimits = (const char *const *)t->ulimits;
 	s->scratch_size = t->scratch;
 	s->root_tmpfs = st->workspace == NULL;
@@ -432,7 +434,7 @@ static int exec_helper(run_state *s, const char *const *args, const char *in, si
 	oci_strv_free(sub);
 	char **env = oci_engine_env();
 	oci_proc p;
-	int r = oci_proc_spawn((const char *const *)argv, (const char *const *)env, &p);
+	int r = oci_proc_spawn((const char *const *)argv, (const char *const *)env, -1, &p);
 	oci_strv_free(argv);
 	oci_strv_free(env);
 	if (r < 0)
@@ -529,9 +531,16 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	char **argv = oci_engine_argv(t, sb->engine, (const char *const *)args);
 	char **env = oci_engine_env();
 	int64_t t0 = oci_now_ms();
-	int ret = oci_proc_spawn((const char *const *)argv, (const char *const *)env, &sb->chan);
+	/* the seccomp profile the argv names (/proc/self/fd/OCI_PASS_FD) */
+	int pass = oci_seccomp_profile_rules ? oci_seccomp_fd(oci_runtime_is_gvisor(t->runtime), r)
+					     : -1;
+	int ret = pass < -1 ? pass
+			    : oci_proc_spawn((const char *const *)argv, (const char *const *)env,
+					     pass, &sb->chan);
 	oci_strv_free(argv);
 	oci_strv_free(env);
+	if (pass < -1)
+		return pass;
 	if (ret < 0)
 		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 				  "could not run %s: %s", t->kind->name, strerror(-ret));

@@ -482,7 +482,8 @@ static void add_env(oci_strv *a, const char *const *env)
 /*
  * The order is fixed (tests compare it exactly):
  *   run [-d|-i] --rm --pull never [--name N] [--label L]...
- *   --read-only --cap-drop ALL --security-opt no-new-privileges --user U
+ *   --read-only --cap-drop ALL --security-opt no-new-privileges
+ *   [--security-opt seccomp=PROFILE] --user U
  *   --memory M --memory-swap M [--cpus C] --pids-limit P(+overhead) --network none|NAME
  *   [--runtime R] [--ulimit U]... --tmpfs /tmp:... [--tmpfs ROOT:...] (mode 1777 and
  *   owned by the user: an image's own directory there would lend its mode)
@@ -516,6 +517,10 @@ char **oci_run_argv(const oci_spec *s)
 	oci_strv_add(&a, "ALL");
 	oci_strv_add(&a, "--security-opt");
 	oci_strv_add(&a, "no-new-privileges");
+	if (s->seccomp) {
+		oci_strv_add(&a, "--security-opt");
+		oci_strv_addf(&a, "seccomp=%s", s->seccomp);
+	}
 	oci_strv_add(&a, "--user");
 	oci_strv_add(&a, s->user ? s->user : "65534:65534");
 	add_limits(&a, s);

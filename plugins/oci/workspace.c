@@ -89,8 +89,9 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 	return 0;
 }
 
-/* mkdir, or an existing one that is a real directory of root's, 0700. */
-static int stage_level(const char *dir)
+/* mkdir, or an existing one that is a real directory of root's with none
+ * of the deny bits. */
+static int stage_level(const char *dir, mode_t deny)
 {
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
@@ -100,7 +101,7 @@ static int stage_level(const char *dir)
 	struct stat st;
 	int ret = fstat(fd, &st) < 0 ? -errno : 0;
 	close(fd);
-	if (ret == 0 && (st.st_uid != 0 || (st.st_mode & 07777) != 0700))
+	if (ret == 0 && (st.st_uid != 0 || (st.st_mode & deny)))
 		ret = -EPERM;
 	return ret;
 }
@@ -112,9 +113,10 @@ int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
 	char *staged = oci_xasprintf(STAGE_DIR "/%s", name);
 	char src[64];
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", ws->fd);
-	int ret = stage_level(STAGE_PARENT);
+	/* /run/cordon may be shared with other parts of cordon; ours is 0700 */
+	int ret = stage_level(STAGE_PARENT, 022);
 	if (ret == 0)
-		ret = stage_level(STAGE_DIR);
+		ret = stage_level(STAGE_DIR, 077);
 	if (ret == 0 && mkdir(staged, 0700) < 0)
 		ret = -errno;
 	/* the descriptor's directory itself, whatever its path names by now */

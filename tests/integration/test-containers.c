@@ -429,6 +429,86 @@ START_TEST(test_redteam_gvisor)
 }
 END_TEST
 
+/* ---- the seccomp profile: the kernel tier's deny list, and the rank it earns ------------ */
+
+/* What gVisor (runsc 2022) answers differently, the call refused all the
+ * same: EPERM for every refusal (it ignores errnoRet), and the personality
+ * query, which gVisor's own kernel refuses with EINVAL. */
+static bool gvisor_deviation(const char *line)
+{
+	return (g_str_has_prefix(line, "FAIL socket-") && g_str_has_suffix(line, ": EPERM")) ||
+	       g_str_has_prefix(line, "FAIL personality-query-allowed: ");
+}
+
+/* The red-team probe's seccomp part (cordon-probe surface, the kernel tier's
+ * own probe built static for the image) finds every call the kernel tier's
+ * list closes closed. Before cordon's profile, podman with runc let the work
+ * create user, mount and network namespaces and use keyctl, AF_PACKET and
+ * vsock sockets, docker io_uring and vsock. */
+static void surface_closed(cordon_context *ctx, const char *tier, bool gvisor)
+{
+	g_autofree char *ws = testutil_tmpdir();
+	ck_assert_int_eq(chmod(ws, 0755), 0);
+	g_autofree char *src = testutil_build_path("tests/redteam/cordon-probe-static");
+	g_autofree char *dst = g_build_filename(ws, "cordon-probe", NULL);
+	g_autofree char *bin = NULL;
+	gsize len = 0;
+	ck_assert(g_file_get_contents(src, &bin, &len, NULL));
+	ck_assert(g_file_set_contents(dst, bin, len, NULL));
+	ck_assert_int_eq(chmod(dst, 0755), 0);
+	open_args a = { .trust = "untrusted", .workspace = ws };
+	cordon_sandbox *sb = open_tier(ctx, tier, &a);
+	cordon_result *r = sh(sb, "/work/cordon-probe surface");
+	g_auto(GStrv) lines = g_strsplit(out(r, 1), "\n", -1);
+	int passed = 0;
+	for (size_t i = 0; lines[i]; i++) {
+		passed += g_str_has_prefix(lines[i], "PASS ");
+		ck_assert_msg(!g_str_has_prefix(lines[i], "FAIL ") ||
+				      (gvisor && gvisor_deviation(lines[i])),
+			      "%s: %s", tier, lines[i]);
+	}
+	ck_assert_int_gt(passed, 20); /* the probe ran its checks */
+	cordon_result_free(r);
+	cordon_sandbox_close(sb);
+	testutil_rmtree(ws);
+}
+
+START_TEST(test_seccomp_profile)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	const char *tiers[] = { e->tier, e->gvisor };
+	for (int i = 0; i < 2; i++) {
+		cordon_probe_report *rep = probe(ctx, tiers[i]);
+		ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+		ck_assert_msg(strstr(cordon_probe_report_reason(rep), "cordon's seccomp profile ("),
+			      "%s", cordon_probe_report_reason(rep));
+		ck_assert_int_eq(cordon_probe_report_containment(rep),
+				 i ? CORDON_CONTAINMENT_USERSPACE_KERNEL : CORDON_CONTAINMENT_CONTAINER);
+		cordon_probe_report_free(rep);
+		surface_closed(ctx, tiers[i], i == 1);
+	}
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+/* runsc without --oci-seccomp ignores the profile: the trial run sees it,
+ * and the tier ranks with the kernel tier, saying why. */
+START_TEST(test_seccomp_unapplied_ranks_lower)
+{
+	cordon_context *ctx = ctx_new();
+	cordon_probe_report *rep = probe(ctx, "podman-gvisor-noseccomp");
+	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
+	ck_assert_msg(strstr(cordon_probe_report_reason(rep), "seccomp profile is not applied"),
+		      "%s", cordon_probe_report_reason(rep));
+	cordon_probe_report_free(rep);
+	cordon_context_free(ctx);
+	assert_nothing_left("podman");
+}
+END_TEST
+
 /* ---- limits: fork bomb, memory hog, output flood, timeouts, cancel ----------------------- */
 
 START_TEST(test_limits)
@@ -1569,6 +1649,8 @@ static char *build_policy(void)
 	add_tier(p, "podman", "podman", "    runtime: runc\n", true);
 	add_tier(p, "podman-gvisor", "podman",
 		 "    runtime: runsc\n    runtime_flags: [network=none, oci-seccomp]\n", true);
+	add_tier(p, "podman-gvisor-noseccomp", "podman",
+		 "    runtime: runsc\n    runtime_flags: [network=none]\n", true);
 	add_tier(p, "podman-pool", "podman", "    runtime: runc\n    pool: 2\n", true);
 	add_tier(p, "podman-nomem", "podman", "    runtime: runc\n", false);
 	add_tier(p, "podman-never", "podman", absent_never, true);
@@ -1604,7 +1686,7 @@ static char *build_policy(void)
 			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
 			  "podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
 			  "docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
-			  "docker-smallmem]";
+			  "docker-smallmem, podman-gvisor-noseccomp]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
@@ -1712,6 +1794,8 @@ static Suite *containers_suite(void)
 	add_case(s, "basics", test_run_basics, 2);
 	add_case(s, "redteam", test_redteam, 2);
 	add_case(s, "redteam-gvisor", test_redteam_gvisor, 2);
+	add_case(s, "seccomp", test_seccomp_profile, 2);
+	add_case(s, "seccomp-unapplied", test_seccomp_unapplied_ranks_lower, 0);
 	add_case(s, "limits", test_limits, 2);
 	add_case(s, "stream", test_stream_and_cancel, 2);
 	add_case(s, "files", test_files, 2);

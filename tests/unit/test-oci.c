@@ -806,6 +806,50 @@ START_TEST(test_session_file_request)
 }
 END_TEST
 
+/* The embedded profile is the kernel tier's list in the engines' JSON,
+ * argument comparisons included; gVisor's lacks the ENOSYS rule (clone3). */
+START_TEST(test_seccomp_profile_embedded)
+{
+	ck_assert_uint_gt(oci_seccomp_profile_rules, 100);
+	static const char *const in_both[] = {
+		"\"defaultAction\": \"SCMP_ACT_ALLOW\"",
+		"{\"names\": [\"keyctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}",
+		"{\"names\": [\"io_uring_setup\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}",
+		/* CLONE_NEWUSER through unshare's flags */
+		"{\"names\": [\"unshare\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1, "
+		"\"args\": [{\"index\": 0, \"value\": 268435456, \"valueTwo\": 268435456, "
+		"\"op\": \"SCMP_CMP_MASKED_EQ\"}]}",
+		/* AF_VSOCK (40) is one of the families >= 17 */
+		"{\"names\": [\"socket\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 97, "
+		"\"args\": [{\"index\": 0, \"value\": 17, \"valueTwo\": 0, \"op\": \"SCMP_CMP_GE\"}]}",
+	};
+	for (size_t i = 0; i < sizeof(in_both) / sizeof(in_both[0]); i++) {
+		ck_assert_msg(strstr(oci_seccomp_profile, in_both[i]), "missing: %s", in_both[i]);
+		ck_assert_msg(strstr(oci_seccomp_profile_gvisor, in_both[i]), "gVisor's lacks: %s",
+			      in_both[i]);
+	}
+	const char *clone3 = "{\"names\": [\"clone3\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}";
+	ck_assert_ptr_nonnull(strstr(oci_seccomp_profile, clone3));
+	ck_assert_ptr_null(strstr(oci_seccomp_profile_gvisor, "\"clone3\""));
+}
+END_TEST
+
+/* The profile path, when given, follows no-new-privileges. */
+START_TEST(test_argv_seccomp)
+{
+	oci_spec s = base_spec();
+	s.seccomp = "/proc/self/fd/3";
+	char **argv = oci_run_argv(&s);
+	size_t i = 0;
+	while (argv[i] && strcmp(argv[i], "no-new-privileges") != 0)
+		i++;
+	ck_assert_ptr_nonnull(argv[i]);
+	ck_assert_str_eq(argv[i + 1], "--security-opt");
+	ck_assert_str_eq(argv[i + 2], "seccomp=/proc/self/fd/3");
+	oci_strv_free(argv);
+}
+END_TEST
+
 /* The workspace is opened without following a link anywhere in its path,
  * and what the guarantees see is the descriptor's own path. */
 START_TEST(test_workspace_open_nofollow)
@@ -863,6 +907,8 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_guarantees_user);
 	tcase_add_test(tc, test_guarantees_env_ulimits_runtime_names);
 	tcase_add_test(tc, test_workspace_open_nofollow);
+	tcase_add_test(tc, test_seccomp_profile_embedded);
+	tcase_add_test(tc, test_argv_seccomp);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("argv");
 	tcase_add_test(tc, test_argv_minimal);
