@@ -117,6 +117,7 @@ static int check_config(const cordon_plugin_config *cfg, const oci_tier *t,
 		.user = t->user,
 		.runtime = t->runtime,
 		.ulimits = (const char *const *)t->ulimits,
+		.pids_in_sandbox = oci_runtime_is_gvisor(t->runtime),
 		.publish_port = t->publish,
 	};
 	/* the tier's own limits (a conflict with ulimits), any memory cap */

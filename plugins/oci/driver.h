@@ -58,6 +58,13 @@ typedef struct oci_tier {
 	size_t n_reap;         /* removed for certain at tier free (oci_reap_all) */
 } oci_tier;
 
+/* OOM notifications of a gVisor session's memory cgroup (oom.c). */
+typedef struct oci_oom_watch {
+	int ev;         /* eventfd, or -1: none (not gVisor, cgroup v2, no access) */
+	char *dir;      /* the cgroup, to tell whether it was removed */
+	uint64_t count; /* notifications seen */
+} oci_oom_watch;
+
 typedef struct oci_sandbox {
 	oci_tier *tier;
 	char *engine;
@@ -72,6 +79,7 @@ typedef struct oci_sandbox {
 	bool chan_open;
 	oci_proc chan;
 	uint64_t chan_data_max; /* largest stdin or write data the channel carries */
+	oci_oom_watch oom;      /* gVisor: whether the host's OOM killer ended it */
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
@@ -154,6 +162,16 @@ int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char 
 /* Detaches the staging mount (the running container keeps its own). */
 void oci_workspace_unstage(oci_workspace *ws) OCI_HIDDEN;
 void oci_workspace_close(oci_workspace *ws) OCI_HIDDEN;
+
+/* ---- gVisor's OOM kills (oom.c) ------------------------------------------------- */
+
+/* Registers for the running container's memory cgroup OOM notifications;
+ * w->ev stays -1 where that cannot be done (logged). */
+void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
+			 oci_oom_watch *w) OCI_HIDDEN;
+/* Whether the OOM killer acted on the cgroup (removed or not). */
+bool oci_oom_watch_fired(oci_oom_watch *w) OCI_HIDDEN;
+void oci_oom_watch_clear(oci_oom_watch *w) OCI_HIDDEN;
 
 /* ---- sessions (session.c) ------------------------------------------------------- */
 

@@ -92,8 +92,7 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 		b->tmpfs_owner = oci_xstrdup("U");
 	}
 	s->tmpfs_owner = b->tmpfs_owner;
-	/* runsc: the sandbox's own threads (dozens) count in the pids cgroup too */
-	s->pids_overhead = oci_runtime_is_gvisor(t->runtime) ? OCI_GVISOR_PIDS_OVERHEAD : 0;
+	s->pids_in_sandbox = oci_runtime_is_gvisor(t->runtime);
 	s->publish_port = s->network ? t->publish : 0;
 	s->name = name;
 	b->labels[0] = oci_xstrdup("cordon.managed=1");
@@ -187,6 +186,7 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	sb->engine = engine;
 	sb->pidfd = -1;
 	sb->chan = (oci_proc){ .pid = -1, .in = -1, .out = -1, .err = -1 };
+	sb->oom.ev = -1;
 	pthread_mutex_init(&sb->chan_lock, NULL);
 	if (oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name), &sb->pidfd, &sb->chan)) {
 		sb->chan_open = sb->chan.pid > 0;
@@ -209,6 +209,8 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 				 : CHAN_STDIN_MAX;
 	sb->chan_data_max = share < CHAN_STDIN_MAX ? share : CHAN_STDIN_MAX;
 	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
+	if (oci_runtime_is_gvisor(t->runtime))
+		oci_oom_watch_start(t, engine, sb->name, &sb->oom);
 	*ret_sandbox = sb;
 	return 0;
 }
@@ -229,6 +231,7 @@ void oci_op_close(void *sandbox)
 	} else {
 		oci_container_end(sb->tier, sb->engine, sb->name, sb->pidfd);
 	}
+	oci_oom_watch_clear(&sb->oom);
 	pthread_mutex_destroy(&sb->chan_lock);
 	free(sb->engine);
 	free(sb);
@@ -467,8 +470,9 @@ static int exec_failure(run_state *s, int exit_code, cordon_plugin_run_status *r
 		oci_cli_failure(sb->tier, "exec", &res, &r);
 		return oci_fail(err, &r);
 	}
-	/* a container-wide OOM kill (gVisor's sandbox, pid 1) takes the session with it */
-	if (ret && container_oom_killed(sb)) {
+	/* a container-wide OOM kill (gVisor's sandbox, pid 1) takes the session
+	 * with it; the engine may have removed the container by now (--rm) */
+	if (ret && (oci_oom_watch_fired(&sb->oom) || container_oom_killed(sb))) {
 		ret->flags = CORDON_PLUGIN_RUN_SIGNALED | CORDON_PLUGIN_RUN_OOM;
 		ret->signal = 9;
 		return 0;

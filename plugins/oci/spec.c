@@ -340,6 +340,10 @@ static int check_ulimit_conflict(const oci_spec *s, oci_refusal *r)
 				      "(limits.%s, or the tier's ulimits alone)",
 				      limit_ulimits[i].name, limit_ulimits[i].name,
 				      limit_ulimits[i].name);
+	if (s->pids_in_sandbox && ulimit_named(s->ulimits, "nproc"))
+		return FORBID(r, "container_ulimit_conflict",
+			      "under gVisor the pids limit is the nproc ulimit: ulimits may not set "
+			      "nproc (use limits.pids)");
 	return 0;
 }
 
@@ -420,6 +424,12 @@ static int env_cmp(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
+static uint64_t pids_limit(const oci_spec *s)
+{
+	return limit_set(&s->limits, CORDON_PLUGIN_LIMIT_PIDS) ? s->limits.value[CORDON_PLUGIN_LIMIT_PIDS]
+							       : (uint64_t)OCI_DEFAULT_PIDS;
+}
+
 static void add_limits(oci_strv *a, const oci_spec *s)
 {
 	const cordon_plugin_limits *l = &s->limits;
@@ -434,10 +444,17 @@ static void add_limits(oci_strv *a, const oci_spec *s)
 		oci_strv_add(a, "--cpus");
 		oci_strv_addf(a, "%" PRIu64 ".%03" PRIu64, m / 1000, m % 1000);
 	}
+	/* gVisor: the host's pids cgroup counts the sandbox's threads, about ten
+	 * per task of the work, so a limit of N there killed the whole sandbox
+	 * at about N/12 processes. The work's limit is then RLIMIT_NPROC inside
+	 * gVisor's kernel (add_ulimits: the work and the helper share one uid),
+	 * which refuses a fork as a pids cgroup would; the host cgroup keeps a
+	 * bound that scales with it. */
+	uint64_t pids = pids_limit(s);
 	oci_strv_add(a, "--pids-limit");
-	oci_strv_addf(a, "%" PRIu64, (limit_set(l, CORDON_PLUGIN_LIMIT_PIDS)
-					    ? l->value[CORDON_PLUGIN_LIMIT_PIDS]
-					    : (uint64_t)OCI_DEFAULT_PIDS) + s->pids_overhead);
+	oci_strv_addf(a, "%" PRIu64, s->pids_in_sandbox
+					     ? pids * OCI_GVISOR_PIDS_PER_TASK + OCI_GVISOR_PIDS_OVERHEAD
+					     : pids);
 }
 
 static void add_ulimits(oci_strv *a, const oci_spec *s)
@@ -454,6 +471,10 @@ static void add_ulimits(oci_strv *a, const oci_spec *s)
 		uint64_t v = l->value[limit_ulimits[i].limit];
 		oci_strv_add(a, "--ulimit");
 		oci_strv_addf(a, "%s=%" PRIu64 ":%" PRIu64, limit_ulimits[i].name, v, v);
+	}
+	if (s->pids_in_sandbox) {
+		oci_strv_add(a, "--ulimit");
+		oci_strv_addf(a, "nproc=%" PRIu64 ":%" PRIu64, pids_limit(s), pids_limit(s));
 	}
 }
 

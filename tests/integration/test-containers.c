@@ -440,6 +440,8 @@ static bool gvisor_deviation(const char *line)
 	       g_str_has_prefix(line, "FAIL personality-query-allowed: ");
 }
 
+static char *probe_workspace(void);
+
 /* The red-team probe's seccomp part (cordon-probe surface, the kernel tier's
  * own probe built static for the image) finds every call the kernel tier's
  * list closes closed. Before cordon's profile, podman with runc let the work
@@ -447,15 +449,7 @@ static bool gvisor_deviation(const char *line)
  * vsock sockets, docker io_uring and vsock. */
 static void surface_closed(cordon_context *ctx, const char *tier, bool gvisor)
 {
-	g_autofree char *ws = testutil_tmpdir();
-	ck_assert_int_eq(chmod(ws, 0755), 0);
-	g_autofree char *src = testutil_build_path("tests/redteam/cordon-probe-static");
-	g_autofree char *dst = g_build_filename(ws, "cordon-probe", NULL);
-	g_autofree char *bin = NULL;
-	gsize len = 0;
-	ck_assert(g_file_get_contents(src, &bin, &len, NULL));
-	ck_assert(g_file_set_contents(dst, bin, len, NULL));
-	ck_assert_int_eq(chmod(dst, 0755), 0);
+	g_autofree char *ws = probe_workspace();
 	open_args a = { .trust = "untrusted", .workspace = ws };
 	cordon_sandbox *sb = open_tier(ctx, tier, &a);
 	cordon_result *r = sh(sb, "/work/cordon-probe surface");
@@ -510,6 +504,57 @@ START_TEST(test_seccomp_unapplied_ranks_lower)
 END_TEST
 
 /* ---- limits: fork bomb, memory hog, output flood, timeouts, cancel ----------------------- */
+
+/* A workspace holding the static red-team probe (the image has no libc). */
+static char *probe_workspace(void)
+{
+	char *ws = testutil_tmpdir();
+	ck_assert_int_eq(chmod(ws, 0755), 0);
+	g_autofree char *src = testutil_build_path("tests/redteam/cordon-probe-static");
+	g_autofree char *dst = g_build_filename(ws, "cordon-probe", NULL);
+	g_autofree char *bin = NULL;
+	gsize len = 0;
+	ck_assert(g_file_get_contents(src, &bin, &len, NULL));
+	ck_assert(g_file_set_contents(dst, bin, len, NULL));
+	ck_assert_int_eq(chmod(dst, 0755), 0);
+	return ws;
+}
+
+/* gVisor's limits are the work's, not its own: 60 processes under a pids
+ * limit of 64 (the host's pids cgroup counts about ten sandbox threads per
+ * task, so the sandbox died at about 26, reported as killed from outside),
+ * threads (pthread_create failed: runsc turned clone3's ENOSYS into EPERM),
+ * a fork past the limit refused with the session alive, and an OOM kill of
+ * the whole sandbox reported as out-of-memory. */
+START_TEST(test_limits_gvisor)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	g_autofree char *ws = probe_workspace();
+	open_args a = { .workspace = ws };
+	cordon_sandbox *sb = open_tier(ctx, e->gvisor, &a);
+	g_autofree char *sixty = sh_out(sb, "i=0; while [ $i -lt 60 ]; do sleep 60 & i=$((i+1)); done; "
+					    "echo started; kill $(jobs -p)");
+	ck_assert_str_eq(sixty, "started\n");
+	g_autofree char *threads = sh_out(sb, "/work/cordon-probe threads 16");
+	ck_assert_str_eq(threads, "threads 16 ok\n");
+	cordon_result *r = sh(sb, "i=0; while [ $i -lt 100 ]; do sleep 60 & i=$((i+1)); done; "
+				  "echo started");
+	ck_assert_msg(strstr(out(r, 2), "fork"), "no fork failure reported: %s", out(r, 2));
+	cordon_result_free(r);
+	g_autofree char *alive = sh_out(sb, "echo alive");
+	ck_assert_str_eq(alive, "alive\n");
+	r = sh(sb, "dd if=/dev/zero of=/dev/null bs=256M count=1");
+	ck_assert_msg(cordon_result_oom_killed(r), "not reported as OOM: exit %d, %s",
+		      cordon_result_exit_code(r), out(r, 2));
+	ck_assert_int_eq(cordon_result_signal(r), SIGKILL);
+	cordon_result_free(r);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	testutil_rmtree(ws);
+	assert_nothing_left(e->engine);
+}
+END_TEST
 
 START_TEST(test_limits)
 {
@@ -1627,8 +1672,10 @@ static void add_tier(GString *p, const char *name, const char *engine, const cha
 	g_string_append_printf(p, "  %s:\n    driver: %s\n    helper: %s\n", name, engine, helper);
 	if (strcmp(engine, "podman") == 0)
 		g_string_append(p, "    cgroup_manager: cgroupfs\n");
-	/* podman here cannot raise nofile/nproc: stay within the host's limits */
-	g_string_append(p, "    ulimits: [nofile=1024:1024, nproc=4096:4096]\n");
+	/* podman here cannot raise nofile/nproc: stay within the host's limits;
+	 * under gVisor nproc is the pids limit (the plugin sets it) */
+	g_string_append_printf(p, "    ulimits: [nofile=1024:1024%s]\n",
+			       strstr(extra, "runsc") ? "" : ", nproc=4096:4096");
 	if (!strstr(extra, "image:"))
 		g_string_append_printf(p, "    image: \"%s\"\n", image_ref);
 	g_string_append(p, extra);
@@ -1797,6 +1844,7 @@ static Suite *containers_suite(void)
 	add_case(s, "seccomp", test_seccomp_profile, 2);
 	add_case(s, "seccomp-unapplied", test_seccomp_unapplied_ranks_lower, 0);
 	add_case(s, "limits", test_limits, 2);
+	add_case(s, "limits-gvisor", test_limits_gvisor, 2);
 	add_case(s, "stream", test_stream_and_cancel, 2);
 	add_case(s, "files", test_files, 2);
 	add_case(s, "files-channel", test_files_channel, 2);

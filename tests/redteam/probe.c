@@ -13,6 +13,7 @@
  *                            holds an flock on F, then exits
  *   cordon-probe hold F      holds an flock on F and sleeps (for timeouts)
  *   cordon-probe forkbomb    forks until refused; prints the count
+ *   cordon-probe threads N   starts and joins N threads; "threads N ok"
  *   cordon-probe memhog MiB  allocates and touches MiB of memory
  *
  * Parameters come from the environment (set by the test):
@@ -511,6 +512,20 @@ static int hold_mode(const char *path)
 		pause();
 }
 
+/* Starts n threads and joins them (pthread_create takes clone3 first). */
+static int threads_mode(long n)
+{
+	pthread_t t[256];
+	long started = 0;
+	int r = 0;
+	while (started < n && started < 256 && (r = pthread_create(&t[started], NULL, thread_fn, NULL)) == 0)
+		started++;
+	for (long i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	printf("threads %ld %s\n", started, r ? strerrorname_np(r) : "ok");
+	return started == n ? 0 : 1;
+}
+
 static int forkbomb(void)
 {
 	int count = 0, err = 0;
@@ -582,6 +597,8 @@ int main(int argc, char **argv)
 		return daemon_mode(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
 		return hold_mode(argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "threads") == 0)
+		return threads_mode(atol(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "forkbomb") == 0)
 		return forkbomb();
 	if (argc >= 3 && strcmp(argv[1], "memhog") == 0)

@@ -283,6 +283,13 @@ START_TEST(test_guarantees_env_ulimits_runtime_names)
 	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_FSIZE;
 	s.limits.value[CORDON_PLUGIN_LIMIT_FSIZE] = 4096;
 	assert_refused(&s, "container_ulimit_conflict");
+	/* under gVisor the pids limit is nproc: a tier's nproc would undo it */
+	s = base_spec();
+	const char *ul_nproc[] = { "nproc=4096", NULL };
+	s.ulimits = ul_nproc;
+	assert_ok(&s);
+	s.pids_in_sandbox = true;
+	assert_refused(&s, "container_ulimit_conflict");
 	s = base_spec();
 	static const char *const rt_ok[] = { "runc", "runsc", "crun", "io.containerd.runc.v2",
 					     "/usr/bin/runsc", NULL };
@@ -353,7 +360,7 @@ START_TEST(test_argv_session)
 	s.n_mounts = 2;
 	const char *env[] = { "ZED=1", "A_B=2", "A=3", "PATH=/bin", NULL };
 	s.env = env;
-	const char *ulimits[] = { "nproc=2048:2048", NULL };
+	const char *ulimits[] = { "core=0", NULL };
 	s.ulimits = ulimits;
 	const char *labels[] = { "cordon.managed=1", "cordon.session=cordon-ab", NULL };
 	s.labels = labels;
@@ -366,7 +373,7 @@ START_TEST(test_argv_session)
 	s.runtime = "runsc";
 	s.scratch_size = 1 << 20;
 	s.tmpfs_owner = "U";
-	s.pids_overhead = 256;
+	s.pids_in_sandbox = true;
 	s.root_tmpfs = true;
 	s.entrypoint = "/.cordon-helper";
 	s.workdir = "/work";
@@ -380,11 +387,12 @@ START_TEST(test_argv_session)
 		"--label", "cordon.managed=1", "--label", "cordon.session=cordon-ab",
 		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
 		"--user", "1000:1000", "--memory", "268435456", "--memory-swap", "268435456",
-		"--cpus", "1.500", "--pids-limit", "320", "--network", "none",
+		/* gVisor: 64 tasks of the work, 16 host threads each, and its own */
+		"--cpus", "1.500", "--pids-limit", "1280", "--network", "none",
 		"--runtime", "runsc",
-		/* configured ulimits, then those the limits make */
-		"--ulimit", "nproc=2048:2048", "--ulimit", "nofile=512:512",
-		"--ulimit", "fsize=1048576:1048576",
+		/* configured ulimits, then those the limits make (gVisor: pids as nproc) */
+		"--ulimit", "core=0", "--ulimit", "nofile=512:512",
+		"--ulimit", "fsize=1048576:1048576", "--ulimit", "nproc=64:64",
 		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--mount", "type=bind,source=/srv/ws,target=/work,readonly",
