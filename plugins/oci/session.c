@@ -538,13 +538,15 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	/* the seccomp profile the argv names (/proc/self/fd/OCI_PASS_FD) */
 	int pass = oci_seccomp_profile_rules ? oci_seccomp_fd(oci_runtime_is_gvisor(t->runtime), r)
 					     : -1;
-	int ret = pass < -1 ? pass
-			    : oci_proc_spawn((const char *const *)argv, (const char *const *)env,
-					     pass, &sb->chan);
+	if (oci_seccomp_profile_rules && pass < 0) {
+		oci_strv_free(argv);
+		oci_strv_free(env);
+		return pass; /* r says why */
+	}
+	int ret = oci_proc_spawn((const char *const *)argv, (const char *const *)env, pass,
+				 &sb->chan);
 	oci_strv_free(argv);
 	oci_strv_free(env);
-	if (pass < -1)
-		return pass;
 	if (ret < 0)
 		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 				  "could not run %s: %s", t->kind->name, strerror(-ret));

@@ -41,22 +41,22 @@
 static int open_nofollow(const char *path)
 {
 	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int ret = fd < 0 ? -errno : 0;
 	char *copy = oci_xstrdup(path), *save = NULL;
-	for (char *c = strtok_r(copy, "/", &save); fd >= 0 && c; c = strtok_r(NULL, "/", &save)) {
+	for (char *c = strtok_r(copy, "/", &save); ret == 0 && c; c = strtok_r(NULL, "/", &save)) {
 		if (strcmp(c, ".") == 0)
 			continue;
+		/* ".." would climb back out of what was checked so far */
 		int next = strcmp(c, "..") == 0
-				   ? (errno = EINVAL, -1)
+				   ? -1
 				   : openat(fd, c, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-		int e = errno;
+		if (next < 0)
+			ret = strcmp(c, "..") == 0 ? -EINVAL : -errno;
 		close(fd);
-		errno = e;
 		fd = next;
 	}
-	int e = errno;
 	free(copy);
-	errno = e;
-	return fd < 0 ? -errno : fd;
+	return ret < 0 ? ret : fd;
 }
 
 int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
