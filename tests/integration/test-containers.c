@@ -861,10 +861,43 @@ static gpointer swap_loop(gpointer data)
 }
 
 /* A thread exchanges the workspace with a symlink to another directory
- * (RENAME_EXCHANGE, in a loop) while sandboxes open on it: every open is
- * refused (it met the link) or mounts the workspace itself, never the other
- * directory. Before the fix, the engine resolved the path after cordon
- * looked at it and mounted the link's target on a good share of runs. */
+ * (RENAME_EXCHANGE, in a loop) while sandboxes open on it, until 20 got
+ * through: every open is refused (it met the link) or mounts the workspace
+ * itself, never the other directory. Before the fix, the engine resolved
+ * the path after cordon looked at it and mounted the link's target on a
+ * good share of runs. */
+static void swap_race(cordon_context *ctx, const char *tier, const char *ws, const char *link)
+{
+	swapper w = { .a = ws, .b = link };
+	GThread *th = g_thread_new("swap", swap_loop, &w);
+	int opened = 0, refused = 0;
+	/* a refusal is quick: the next try waits for the other phase */
+	for (int i = 0; i < 400 && opened < 20; i++) {
+		open_args a = { .trust = "trusted", .workspace = ws };
+		cordon_sandbox *sb = NULL;
+		cordon_error *err = NULL;
+		if (try_open(ctx, tier, &a, &sb, &err) < 0) {
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
+			refused++;
+			g_usleep(3000);
+			continue;
+		}
+		g_autofree char *seen = sh_out(sb, "cat /work/marker");
+		ck_assert_str_eq(seen, "workspace");
+		cordon_sandbox_close(sb);
+		opened++;
+	}
+	w.stop = true;
+	g_thread_join(th);
+	printf("# %s: %d opened, %d refused, %u exchanges\n", tier, opened, refused, w.swaps);
+	ck_assert_uint_gt(w.swaps, 0);
+	ck_assert_int_eq(opened, 20); /* the race was run, not only refused */
+	/* the exchanges stopped in either phase: put the workspace back */
+	struct stat st;
+	if (lstat(ws, &st) == 0 && S_ISLNK(st.st_mode))
+		ck_assert_int_eq(syscall(SYS_renameat2, AT_FDCWD, ws, AT_FDCWD, link, RENAME_EXCHANGE), 0);
+}
+
 START_TEST(test_workspace_swap_race)
 {
 	const engine_case *e = &engines[_i];
@@ -880,31 +913,8 @@ START_TEST(test_workspace_swap_race)
 	ck_assert(g_file_set_contents(m1, "workspace", -1, NULL));
 	ck_assert(g_file_set_contents(m2, "other", -1, NULL));
 	cordon_context *ctx = ctx_new();
-	swapper w = { .a = ws, .b = link };
-	GThread *th = g_thread_new("swap", swap_loop, &w);
-	int opened = 0, refused = 0;
-	/* 20 sandboxes that got through the race; a refusal is quick, so the
-	 * next try waits for the other phase of the exchange */
-	for (int i = 0; i < 400 && opened < 20; i++) {
-		open_args a = { .trust = "trusted", .workspace = ws };
-		cordon_sandbox *sb = NULL;
-		cordon_error *err = NULL;
-		if (try_open(ctx, e->tier, &a, &sb, &err) < 0) {
-			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
-			refused++;
-			g_usleep(3000);
-			continue;
-		}
-		g_autofree char *seen = sh_out(sb, "cat /work/marker");
-		ck_assert_str_eq(seen, "workspace");
-		cordon_sandbox_close(sb);
-		opened++;
-	}
-	w.stop = true;
-	g_thread_join(th);
-	printf("# %s: %d opened, %d refused, %u exchanges\n", e->tier, opened, refused, w.swaps);
-	ck_assert_uint_gt(w.swaps, 0);
-	ck_assert_int_eq(opened, 20); /* the race was run, not only refused */
+	swap_race(ctx, e->tier, ws, link);
+	swap_race(ctx, e->gvisor, ws, link);
 	cordon_context_free(ctx);
 	testutil_rmtree(dir);
 	assert_nothing_left(e->engine);
