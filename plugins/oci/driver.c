@@ -430,10 +430,13 @@ static void probe_remember(oci_tier *t, const cordon_plugin_probe *ret)
  * namespaces, io_uring, keyctl, vsock). Under runc the engine applies the
  * profile or refuses to start; runsc only with --oci-seccomp, which the
  * trial run checks. */
-static void rank_by_seccomp(const oci_tier *t, cordon_plugin_probe *ret)
+static void rank_by_seccomp(oci_tier *t, cordon_plugin_probe *ret)
 {
+	pthread_mutex_lock(&t->lock);
+	bool filtered = t->trial_seccomp;
+	pthread_mutex_unlock(&t->lock);
 	const char *missing = !oci_seccomp_profile_rules ? "this build has none (a cross build)"
-			      : is_gvisor(t) && !t->trial_seccomp
+			      : is_gvisor(t) && !filtered
 				      ? "runsc does not apply it (give the runtime --oci-seccomp)"
 				      : NULL;
 	size_t n = strlen(ret->reason);
