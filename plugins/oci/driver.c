@@ -90,7 +90,7 @@ static const char *key_for_code(const char *code)
 		return "image";
 	if (strcmp(code, "container_root_user") == 0)
 		return "user";
-	if (strcmp(code, "container_ulimit_invalid") == 0)
+	if (strstr(code, "ulimit"))
 		return "ulimits";
 	if (strcmp(code, "container_runtime_invalid") == 0)
 		return "runtime";
@@ -117,9 +117,12 @@ static int check_config(const cordon_plugin_config *cfg, const oci_tier *t,
 		.user = t->user,
 		.runtime = t->runtime,
 		.ulimits = (const char *const *)t->ulimits,
+		.pids_in_sandbox = oci_runtime_is_gvisor(t->runtime),
 		.publish_port = t->publish,
 	};
-	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+	/* the tier's own limits (a conflict with ulimits), any memory cap */
+	s.limits = t->limits;
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;
 	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = OCI_MIN_MEMORY;
 	oci_refusal r;
 	if (oci_guarantees_check(&s, &r) < 0)
@@ -228,13 +231,13 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 	int r = read_scalars(cfg, t, err);
 	if (!t->helper)
 		t->helper = oci_xstrdup(CORDON_LIBEXECDIR "/cordon-oci-helper");
+	oci_host->config_limits(cfg, &t->limits);
 	if (r == 0)
 		r = validate(cfg, t, err);
 	if (r < 0) {
 		tier_free(t);
 		return r;
 	}
-	oci_host->config_limits(cfg, &t->limits);
 	t->owner = oci_owner_label();
 	*ret_tier = t;
 	return 0;
@@ -356,6 +359,9 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	b.spec.labels = NULL;
 	free(b.command[0]);
 	b.command[0] = oci_xstrdup("probe");
+	/* one-shot, not attached: the CLI reads the profile from its stdin */
+	if (b.spec.seccomp)
+		b.spec.seccomp = "/dev/stdin";
 	oci_refusal r;
 	int rc = oci_image_ensure(t, engine, t->image, &r);
 	if (rc < 0) {
@@ -365,12 +371,15 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	char **args = oci_run_argv(&b.spec);
 	oci_spec_clear(&b);
 	oci_cli_result res;
-	rc = oci_cli(t, engine, (const char *const *)args, NULL, 0, TRIAL_TIMEOUT_MS, 64 << 10, &res);
+	rc = oci_cli(t, engine, (const char *const *)args, oci_seccomp_profile_gvisor,
+		     strlen(oci_seccomp_profile_gvisor), TRIAL_TIMEOUT_MS, 64 << 10, &res);
 	oci_strv_free(args);
 	char kernel[128] = "";
 	const char *k = rc == 0 && res.exit_code == 0 && res.out ? strstr(res.out, "kernel=") : NULL;
 	if (k)
 		sscanf(k + 7, "%127s", kernel);
+	/* the helper met the profile's refusals: runsc applies it (--oci-seccomp) */
+	bool filtered = k && strstr(k, " seccomp=1");
 	char line[256];
 	oci_first_line(res.err, line, sizeof(line));
 	oci_cli_result_clear(&res);
@@ -384,6 +393,7 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 				   t->runtime, u.release) - 1;
 	pthread_mutex_lock(&t->lock);
 	t->trial = 1;
+	t->trial_seccomp = filtered;
 	snprintf(t->trial_kernel, sizeof(t->trial_kernel), "%s", kernel);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
@@ -412,6 +422,33 @@ static void probe_remember(oci_tier *t, const cordon_plugin_probe *ret)
 	h->ok_at = oci_now_ms();
 	h->last = *ret;
 	pthread_mutex_unlock(&h->lock);
+}
+
+/* A container tier ranks above the kernel tier only with at least the
+ * kernel tier's seccomp deny list applied to its work (cordon's profile):
+ * the engines' own profiles let through what that list closes (nested user
+ * namespaces, io_uring, keyctl, vsock). Under runc the engine applies the
+ * profile or refuses to start; runsc only with --oci-seccomp, which the
+ * trial run checks. */
+static void rank_by_seccomp(oci_tier *t, cordon_plugin_probe *ret)
+{
+	pthread_mutex_lock(&t->lock);
+	bool filtered = t->trial_seccomp;
+	pthread_mutex_unlock(&t->lock);
+	const char *missing = !oci_seccomp_profile_rules ? "this build has none (a cross build)"
+			      : is_gvisor(t) && !filtered
+				      ? "runsc does not apply it (give the runtime --oci-seccomp)"
+				      : NULL;
+	size_t n = strlen(ret->reason);
+	if (missing) {
+		ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
+		snprintf(ret->reason + n, sizeof(ret->reason) - n,
+			 "; cordon's seccomp profile is not applied: %s, so it ranks with the "
+			 "kernel tier, not above it", missing);
+	} else {
+		snprintf(ret->reason + n, sizeof(ret->reason) - n,
+			 "; cordon's seccomp profile (%zu rules)", oci_seccomp_profile_rules);
+	}
 }
 
 static int oci_probe(void *tier, cordon_plugin_probe *ret)
@@ -453,6 +490,7 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 			 t->kind->name, ver, t->runtime ? t->runtime : "default",
 			 present ? "present" : "will be pulled by digest");
 	}
+	rank_by_seccomp(t, ret);
 	probe_remember(t, ret);
 	return 0;
 }

@@ -7,6 +7,7 @@
 #include "proc.h"
 
 #include <pthread.h>
+#include <sys/types.h>
 
 /* Set by oci_plugin_init; each plugin module carries its own copy of the library. */
 extern const cordon_host *oci_host OCI_HIDDEN;
@@ -50,11 +51,19 @@ typedef struct oci_tier {
 	char *engine;          /* resolved CLI path (cached) */
 	bool runtime_ok;       /* `info` found the runtime once */
 	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
+	bool trial_seccomp;    /* ... and the work met cordon's seccomp profile */
 	char trial_kernel[128];
 	oci_pool *pool;
 	char **reap;           /* closed (killed) containers the engine's --rm removes; */
 	size_t n_reap;         /* removed for certain at tier free (oci_reap_all) */
 } oci_tier;
+
+/* OOM notifications of a gVisor session's memory cgroup (oom.c). */
+typedef struct oci_oom_watch {
+	int ev;         /* eventfd, or -1: none (not gVisor, cgroup v2, no access) */
+	char *dir;      /* the cgroup, to tell whether it was removed */
+	uint64_t count; /* notifications seen */
+} oci_oom_watch;
 
 typedef struct oci_sandbox {
 	oci_tier *tier;
@@ -70,9 +79,16 @@ typedef struct oci_sandbox {
 	bool chan_open;
 	oci_proc chan;
 	uint64_t chan_data_max; /* largest stdin or write data the channel carries */
+	oci_oom_watch oom;      /* gVisor: whether the host's OOM killer ended it */
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
+
+/* The seccomp profile (oci_seccomp_profile, or gVisor's) in a sealed memfd,
+ * one per process; a CLI gets it as OCI_PASS_FD and reads it as
+ * OCI_SECCOMP_PASSED. Negative errno with r filled (container_seccomp). */
+#define OCI_SECCOMP_PASSED "/proc/self/fd/3"
+int oci_seccomp_fd(bool gvisor, oci_refusal *r) OCI_HIDDEN;
 
 typedef struct oci_cli_result {
 	char *out, *err;   /* host-allocated (oci_cli_result_clear) */
@@ -111,11 +127,51 @@ void oci_container_end(oci_tier *t, const char *engine, const char *name, int pi
  * again after pidfd_open so a reused pid is never taken), or -1. With it,
  * oci_container_end signals and waits for pid 1 without an engine call. */
 int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+/* The host pid of a running container's pid 1 (`inspect`), or -1. */
+int oci_container_pid(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
 /* Removes (rm -f) whatever oci_container_end left to --rm and still exists;
  * called when the tier is freed, and in batches when the list grows. */
 void oci_reap_all(oci_tier *t) OCI_HIDDEN;
 /* Lists a container whose end was seen, for oci_reap_all. */
 void oci_reap_note(oci_tier *t, const char *name) OCI_HIDDEN;
+
+/* ---- the workspace (workspace.c) ------------------------------------------------ */
+
+/* A workspace directory opened without following links (DESIGN.md §8.9). */
+typedef struct oci_workspace {
+	int fd;        /* O_PATH descriptor of the directory, or -1 */
+	char *real;    /* its canonical path: what the guarantees check */
+	char *staged;  /* root: the bind mount of fd the engine gets, or NULL */
+	dev_t dev;
+	ino_t ino;
+} oci_workspace;
+
+/* Opens path one component at a time with O_NOFOLLOW. Codes:
+ * container_workspace_symlink (a link, or a non-directory, on the way),
+ * container_workspace_invalid. */
+int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r) OCI_HIDDEN;
+/* As root: bind-mounts the descriptor onto a staging directory of root's
+ * (container_workspace_stage when that fails); otherwise does nothing. */
+int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r) OCI_HIDDEN;
+/* The bind source to hand the engine: the staged path, else the canonical one. */
+const char *oci_workspace_source(const oci_workspace *ws) OCI_HIDDEN;
+/* Once the container runs, unstaged only: its /work must be the directory
+ * opened (container_workspace_swapped, container_workspace_unverified). */
+int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char *engine,
+			 const char *name, oci_refusal *r) OCI_HIDDEN;
+/* Detaches the staging mount (the running container keeps its own). */
+void oci_workspace_unstage(oci_workspace *ws) OCI_HIDDEN;
+void oci_workspace_close(oci_workspace *ws) OCI_HIDDEN;
+
+/* ---- gVisor's OOM kills (oom.c) ------------------------------------------------- */
+
+/* Registers for the running container's memory cgroup OOM notifications;
+ * w->ev stays -1 where that cannot be done (logged). */
+void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
+			 oci_oom_watch *w) OCI_HIDDEN;
+/* Whether the OOM killer acted on the cgroup (removed or not). */
+bool oci_oom_watch_fired(oci_oom_watch *w) OCI_HIDDEN;
+void oci_oom_watch_clear(oci_oom_watch *w) OCI_HIDDEN;
 
 /* ---- sessions (session.c) ------------------------------------------------------- */
 

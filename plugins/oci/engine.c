@@ -18,10 +18,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define OCI_PULL_TIMEOUT_MS (10u * 60 * 1000)
+
+/* ---- the seccomp profile -------------------------------------------------------- */
+
+static pthread_once_t profile_once = PTHREAD_ONCE_INIT;
+static int profile_fd[2] = { -1, -1 }, profile_errno[2];
+
+/* A sealed memfd: the CLIs read the profile client-side from a path, and
+ * this one is on no disk and cannot be changed by anyone. Kept above
+ * OCI_PASS_FD so that dup2 onto it always clears close-on-exec. */
+static int profile_memfd(const char *text)
+{
+	size_t len = strlen(text);
+	int fd = memfd_create("cordon-seccomp-profile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int high = -1;
+	errno = 0;
+	if (fd >= 0 && write(fd, text, len) == (ssize_t)len &&
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+		high = fcntl(fd, F_DUPFD_CLOEXEC, OCI_PASS_FD + 1);
+	int e = errno ? errno : EIO;
+	if (fd >= 0)
+		close(fd);
+	return high >= 0 ? high : -e;
+}
+
+static void profile_make(void)
+{
+	const char *text[2] = { oci_seccomp_profile, oci_seccomp_profile_gvisor };
+	for (int i = 0; i < 2; i++) {
+		int fd = profile_memfd(text[i]);
+		profile_fd[i] = fd >= 0 ? fd : -1;
+		profile_errno[i] = fd >= 0 ? 0 : -fd;
+	}
+}
+
+int oci_seccomp_fd(bool gvisor, oci_refusal *r)
+{
+	pthread_once(&profile_once, profile_make);
+	if (profile_fd[gvisor] < 0)
+		return oci_refuse(r, profile_errno[gvisor], CORDON_PLUGIN_ERROR_TERMINAL,
+				  "container_seccomp", "could not hold the seccomp profile in memory: %s",
+				  strerror(profile_errno[gvisor]));
+	return profile_fd[gvisor];
+}
 
 char *oci_tier_engine(oci_tier *t, oci_refusal *r)
 {
@@ -257,7 +301,7 @@ int oci_network_ensure(const oci_tier *t, const char *engine, const char *name, 
 #define KILL_WAIT_MS 10000
 
 
-static int inspect_pid(const oci_tier *t, const char *engine, const char *name)
+int oci_container_pid(const oci_tier *t, const char *engine, const char *name)
 {
 	const char *args[] = { "inspect", "--format", "{{.State.Running}} {{.State.Pid}}", "--",
 			       name, NULL };
@@ -272,7 +316,7 @@ static int inspect_pid(const oci_tier *t, const char *engine, const char *name)
 
 int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name)
 {
-	int pid = inspect_pid(t, engine, name);
+	int pid = oci_container_pid(t, engine, name);
 	if (pid < 0)
 		return -1;
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -281,7 +325,7 @@ int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	/* the pid could have died and been reused between the inspect and the
 	 * open: only a container still running with that pid proves fd is its */
-	if (inspect_pid(t, engine, name) != pid) {
+	if (oci_container_pid(t, engine, name) != pid) {
 		close(fd);
 		return -1;
 	}

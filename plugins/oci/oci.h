@@ -60,6 +60,17 @@ bool oci_image_is_pinned(const char *ref) OCI_HIDDEN;
  * Codes: container_unpinned_image (a tag or name alone), container_image_invalid. */
 int oci_image_check(const char *ref, oci_refusal *r) OCI_HIDDEN;
 
+/* ---- the seccomp profile --------------------------------------------------------- */
+
+/* The container tiers' seccomp profile, docker's and podman's JSON, generated
+ * at build time from the kernel tier's deny list (core/local/gen-seccomp-oci.c).
+ * Empty (no rules) where the build could not generate it (a cross build).
+ * gVisor's lacks the rules that answer ENOSYS (runsc would answer EPERM:
+ * core/local/gen-seccomp-oci.c). */
+extern const char oci_seccomp_profile[] OCI_HIDDEN;
+extern const size_t oci_seccomp_profile_rules OCI_HIDDEN;
+extern const char oci_seccomp_profile_gvisor[] OCI_HIDDEN;
+
 /* ---- guarantees and the hardened argv ------------------------------------------ */
 
 #define OCI_DEFAULT_PIDS 256
@@ -84,11 +95,12 @@ typedef struct oci_spec {
 	cordon_plugin_limits limits;
 	const char *user;        /* numeric "uid:gid"; NULL: 65534:65534 */
 	const char *runtime;     /* per-run --runtime (docker); NULL: the engine's default */
+	const char *seccomp;     /* the path the CLI reads cordon's seccomp profile from; NULL: none */
 	const char *const *ulimits; /* "name=soft[:hard]" */
 	uint64_t scratch_size;   /* bytes of the /tmp and root tmpfs; 0: OCI_DEFAULT_SCRATCH */
 	bool root_tmpfs;         /* no workspace: the sandbox root is a tmpfs */
 	const char *tmpfs_owner; /* engine's tmpfs option making the user own it ("U", "uid=..") */
-	uint64_t pids_overhead;  /* added to --pids-limit: gVisor's own threads count too */
+	bool pids_in_sandbox;    /* gVisor: the pids limit is RLIMIT_NPROC inside (see add_limits) */
 	uint16_t publish_port;   /* serve: container port published on 127.0.0.1, or 0 */
 	const char *name;        /* container name */
 	const char *const *labels; /* "key=value" */
@@ -105,7 +117,7 @@ typedef struct oci_spec {
  * container_unpinned_image, container_image_invalid, container_no_memory_cap,
  * container_limit_invalid, container_mount_path_invalid, container_mount_forbidden,
  * container_mount_writable, container_network_forbidden, container_root_user,
- * container_ulimit_invalid, container_env_invalid, container_runtime_invalid,
+ * container_ulimit_invalid, container_ulimit_conflict, container_env_invalid, container_runtime_invalid,
  * container_publish_invalid, container_name_invalid. */
 int oci_guarantees_check(const oci_spec *spec, oci_refusal *r) OCI_HIDDEN;
 
@@ -127,7 +139,10 @@ bool oci_runtimes_json_has(const char *json, const char *runtime) OCI_HIDDEN;
 void oci_first_line(const char *text, char *out, size_t max) OCI_HIDDEN;
 /* Whether the runtime (a name or a path) is gVisor's runsc. */
 bool oci_runtime_is_gvisor(const char *runtime) OCI_HIDDEN;
+/* gVisor's host side in the pids cgroup: its own threads (about 44 here),
+ * and about 10 host threads per task of the work (measured, runsc 2022). */
 #define OCI_GVISOR_PIDS_OVERHEAD 256
+#define OCI_GVISOR_PIDS_PER_TASK 16
 /* A cordon.owner label: "<boot_id>:<pid>:<starttime>". */
 char *oci_owner_label(void) OCI_HIDDEN;
 /* Whether the process that wrote owner is certainly gone (another boot, no such

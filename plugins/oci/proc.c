@@ -27,7 +27,7 @@ static void close_pair(int p[2])
 			close(p[i]);
 }
 
-int oci_proc_spawn(const char *const *argv, const char *const *envp, oci_proc *ret)
+int oci_proc_spawn(const char *const *argv, const char *const *envp, int pass_fd, oci_proc *ret)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
@@ -44,8 +44,11 @@ int oci_proc_spawn(const char *const *argv, const char *const *envp, oci_proc *r
 	posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
 	posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
-	/* nothing of the host process beyond the three pipes */
-	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	/* nothing of the host process beyond the three pipes (and pass_fd,
+	 * never itself OCI_PASS_FD: oci_seccomp_fd keeps it above) */
+	if (pass_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, pass_fd, OCI_PASS_FD);
+	posix_spawn_file_actions_addclosefrom_np(&fa, pass_fd >= 0 ? OCI_PASS_FD + 1 : 3);
 	sigset_t none, all;
 	sigemptyset(&none);
 	sigfillset(&all);

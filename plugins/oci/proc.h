@@ -12,8 +12,13 @@ typedef struct oci_proc {
 	int in, out, err; /* non-blocking parent ends; -1 once closed */
 } oci_proc;
 
-/* argv[0] must be absolute; envp is the whole environment. */
-int oci_proc_spawn(const char *const *argv, const char *const *envp, oci_proc *ret) OCI_HIDDEN;
+/* The descriptor number a CLI finds pass_fd at. */
+#define OCI_PASS_FD 3
+
+/* argv[0] must be absolute; envp is the whole environment. pass_fd, unless
+ * -1, is the one more descriptor the CLI gets (as OCI_PASS_FD). */
+int oci_proc_spawn(const char *const *argv, const char *const *envp, int pass_fd,
+		   oci_proc *ret) OCI_HIDDEN;
 void oci_proc_close_in(oci_proc *p) OCI_HIDDEN;
 /* write() to its stdin without SIGPIPE when the CLI is gone (EPIPE instead). */
 ssize_t oci_proc_write(oci_proc *p, const void *buf, size_t len) OCI_HIDDEN;

@@ -79,6 +79,8 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	s->limits = st->limits;
 	s->user = t->user;
 	s->runtime = t->kind->runtime_is_global ? NULL : t->runtime;
+	/* cordon's own profile, passed to the CLI that reads it (attach_once) */
+	s->seccomp = oci_seccomp_profile_rules ? OCI_SECCOMP_PASSED : NULL;
 	s->ulimits = (const char *const *)t->ulimits;
 	s->scratch_size = t->scratch;
 	s->root_tmpfs = st->workspace == NULL;
@@ -90,8 +92,7 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 		b->tmpfs_owner = oci_xstrdup("U");
 	}
 	s->tmpfs_owner = b->tmpfs_owner;
-	/* runsc: the sandbox's own threads (dozens) count in the pids cgroup too */
-	s->pids_overhead = oci_runtime_is_gvisor(t->runtime) ? OCI_GVISOR_PIDS_OVERHEAD : 0;
+	s->pids_in_sandbox = oci_runtime_is_gvisor(t->runtime);
 	s->publish_port = s->network ? t->publish : 0;
 	s->name = name;
 	b->labels[0] = oci_xstrdup("cordon.managed=1");
@@ -138,9 +139,11 @@ static void session_name(char *out, size_t len)
 }
 
 /* The checked `run` argv of a session container: attached, the session
- * helper as pid 1. */
-static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *name,
-		      char ***ret_args, oci_refusal *r)
+ * helper as pid 1. st->workspace is the opened workspace's canonical path,
+ * which the guarantees check; the engine gets source (the staged path, or
+ * that same path). */
+static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *source,
+		      const char *name, char ***ret_args, oci_refusal *r)
 {
 	oci_spec_buf b;
 	oci_session_spec(t, st, name, &b);
@@ -148,6 +151,8 @@ static int start_args(oci_tier *t, const char *engine, const oci_start *st, cons
 	b.spec.n_mounts--;
 	int ret = oci_guarantees_check(&b.spec, r);
 	b.spec.n_mounts++;
+	if (st->workspace)
+		b.mounts[0].source = source;
 	if (ret == 0)
 		ret = check_helper(t, r);
 	if (ret == 0 && b.spec.network)
@@ -181,6 +186,7 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	sb->engine = engine;
 	sb->pidfd = -1;
 	sb->chan = (oci_proc){ .pid = -1, .in = -1, .out = -1, .err = -1 };
+	sb->oom.ev = -1;
 	pthread_mutex_init(&sb->chan_lock, NULL);
 	if (oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name), &sb->pidfd, &sb->chan)) {
 		sb->chan_open = sb->chan.pid > 0;
@@ -203,6 +209,8 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 				 : CHAN_STDIN_MAX;
 	sb->chan_data_max = share < CHAN_STDIN_MAX ? share : CHAN_STDIN_MAX;
 	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
+	if (oci_runtime_is_gvisor(t->runtime))
+		oci_oom_watch_start(t, engine, sb->name, &sb->oom);
 	*ret_sandbox = sb;
 	return 0;
 }
@@ -223,6 +231,7 @@ void oci_op_close(void *sandbox)
 	} else {
 		oci_container_end(sb->tier, sb->engine, sb->name, sb->pidfd);
 	}
+	oci_oom_watch_clear(&sb->oom);
 	pthread_mutex_destroy(&sb->chan_lock);
 	free(sb->engine);
 	free(sb);
@@ -428,7 +437,7 @@ static int exec_helper(run_state *s, const char *const *args, const char *in, si
 	oci_strv_free(sub);
 	char **env = oci_engine_env();
 	oci_proc p;
-	int r = oci_proc_spawn((const char *const *)argv, (const char *const *)env, &p);
+	int r = oci_proc_spawn((const char *const *)argv, (const char *const *)env, -1, &p);
 	oci_strv_free(argv);
 	oci_strv_free(env);
 	if (r < 0)
@@ -461,8 +470,9 @@ static int exec_failure(run_state *s, int exit_code, cordon_plugin_run_status *r
 		oci_cli_failure(sb->tier, "exec", &res, &r);
 		return oci_fail(err, &r);
 	}
-	/* a container-wide OOM kill (gVisor's sandbox, pid 1) takes the session with it */
-	if (ret && container_oom_killed(sb)) {
+	/* a container-wide OOM kill (gVisor's sandbox, pid 1) takes the session
+	 * with it; the engine may have removed the container by now (--rm) */
+	if (ret && (oci_oom_watch_fired(&sb->oom) || container_oom_killed(sb))) {
 		ret->flags = CORDON_PLUGIN_RUN_SIGNALED | CORDON_PLUGIN_RUN_OOM;
 		ret->signal = 9;
 		return 0;
@@ -525,7 +535,16 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	char **argv = oci_engine_argv(t, sb->engine, (const char *const *)args);
 	char **env = oci_engine_env();
 	int64_t t0 = oci_now_ms();
-	int ret = oci_proc_spawn((const char *const *)argv, (const char *const *)env, &sb->chan);
+	/* the seccomp profile the argv names (/proc/self/fd/OCI_PASS_FD) */
+	int pass = oci_seccomp_profile_rules ? oci_seccomp_fd(oci_runtime_is_gvisor(t->runtime), r)
+					     : -1;
+	if (oci_seccomp_profile_rules && pass < 0) {
+		oci_strv_free(argv);
+		oci_strv_free(env);
+		return pass; /* r says why */
+	}
+	int ret = oci_proc_spawn((const char *const *)argv, (const char *const *)env, pass,
+				 &sb->chan);
 	oci_strv_free(argv);
 	oci_strv_free(env);
 	if (ret < 0)
@@ -561,26 +580,61 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	return oci_cli_failure(t, "starting the session container", &res, r);
 }
 
-/* Starts the sandbox's own container, attached. */
+/* `run --pull never` says when the image is absent: only then pull, by
+ * digest, and try once more. */
+static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args,
+			  oci_refusal *r)
+{
+	bool no_image = false;
+	int ret = attach_once(sb, args, &no_image, r);
+	if (ret < 0 && no_image) {
+		oci_container_remove(sb->tier, sb->engine, sb->name);
+		ret = oci_image_ensure(sb->tier, sb->engine, st->image, r);
+		if (ret == 0)
+			ret = attach_once(sb, args, &no_image, r);
+	}
+	return ret;
+}
+
+static int chan_drop(oci_sandbox *sb);
+
+/* The workspace, opened once (workspace.c), staged, and the checked argv
+ * that starts the container on what was opened. No engine call but a
+ * governed network's. */
+static int prepare(oci_sandbox *sb, const oci_start *st, oci_workspace *ws, char ***ret_args,
+		   oci_refusal *r)
+{
+	oci_start checked = *st;
+	if (st->workspace) {
+		int ret = oci_workspace_open(st->workspace, ws, r);
+		if (ret == 0)
+			ret = oci_workspace_stage(ws, sb->name, r);
+		if (ret < 0)
+			return ret;
+		checked.workspace = ws->real;
+	}
+	return start_args(sb->tier, sb->engine, &checked, oci_workspace_source(ws), sb->name,
+			  ret_args, r);
+}
+
+/* Starts the sandbox's own container, attached; its workspace staging is
+ * gone when this returns (the container holds its own mount). */
 static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 {
 	oci_tier *t = sb->tier;
 	session_name(sb->name, sizeof(sb->name));
+	oci_workspace ws = { .fd = -1 };
 	char **args = NULL;
-	int ret = start_args(t, sb->engine, st, sb->name, &args, r);
-	if (ret < 0)
+	int ret = prepare(sb, st, &ws, &args, r);
+	if (ret < 0) {
+		oci_workspace_close(&ws);
 		return ret;
-	/* `run --pull never` says when the image is absent: only then pull, by
-	 * digest, and try once more */
-	bool no_image = false;
-	ret = attach_once(sb, args, &no_image, r);
-	if (ret < 0 && no_image) {
-		oci_container_remove(t, sb->engine, sb->name);
-		ret = oci_image_ensure(t, sb->engine, st->image, r);
-		if (ret == 0)
-			ret = attach_once(sb, args, &no_image, r);
 	}
+	ret = attach_or_pull(sb, st, args, r);
 	oci_strv_free(args);
+	if (ret == 0 && ws.fd >= 0 && (ret = oci_workspace_verify(&ws, t, sb->engine, sb->name, r)) < 0)
+		chan_drop(sb);
+	oci_workspace_close(&ws);
 	if (ret < 0) {
 		/* a half-created container must not survive a failed start */
 		oci_container_remove(t, sb->engine, sb->name);

@@ -309,6 +309,44 @@ static bool label_ok(const char *l)
 	return true;
 }
 
+/* The limits that become an --ulimit of the same name. */
+static const struct {
+	int limit;
+	const char *name;
+} limit_ulimits[] = {
+	{ CORDON_PLUGIN_LIMIT_NOFILE, "nofile" },
+	{ CORDON_PLUGIN_LIMIT_FSIZE, "fsize" },
+};
+
+static bool ulimit_named(const char *const *ulimits, const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; ulimits && ulimits[i]; i++)
+		if (strncmp(ulimits[i], name, n) == 0 && ulimits[i][n] == '=')
+			return true;
+	return false;
+}
+
+/* A limit and a tier's ulimit of the same name: one of them would silently
+ * override the other (the engine takes the last --ulimit), so neither is
+ * chosen for the admin. */
+static int check_ulimit_conflict(const oci_spec *s, oci_refusal *r)
+{
+	for (size_t i = 0; i < sizeof(limit_ulimits) / sizeof(limit_ulimits[0]); i++)
+		if (limit_set(&s->limits, limit_ulimits[i].limit) &&
+		    ulimit_named(s->ulimits, limit_ulimits[i].name))
+			return FORBID(r, "container_ulimit_conflict",
+				      "ulimits sets %s and so does limits.%s: give it in one place "
+				      "(limits.%s, or the tier's ulimits alone)",
+				      limit_ulimits[i].name, limit_ulimits[i].name,
+				      limit_ulimits[i].name);
+	if (s->pids_in_sandbox && ulimit_named(s->ulimits, "nproc"))
+		return FORBID(r, "container_ulimit_conflict",
+			      "under gVisor the pids limit is the nproc ulimit: ulimits may not set "
+			      "nproc (use limits.pids)");
+	return 0;
+}
+
 static int check_limits(const oci_spec *s, oci_refusal *r)
 {
 	const cordon_plugin_limits *l = &s->limits;
@@ -352,6 +390,8 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 			return FORBID(r, "container_ulimit_invalid",
 				      "ulimit '%.64s' must be NAME=SOFT[:HARD] with a known name and "
 				      "SOFT <= HARD", s->ulimits[i]);
+	if ((ret = check_ulimit_conflict(s, r)) < 0)
+		return ret;
 	if (s->runtime && !runtime_ok(s->runtime))
 		return FORBID(r, "container_runtime_invalid", "runtime '%.64s' is not valid",
 			      s->runtime);
@@ -384,13 +424,10 @@ static int env_cmp(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
-static bool ulimit_named(const char *const *ulimits, const char *name)
+static uint64_t pids_limit(const oci_spec *s)
 {
-	size_t n = strlen(name);
-	for (size_t i = 0; ulimits && ulimits[i]; i++)
-		if (strncmp(ulimits[i], name, n) == 0 && ulimits[i][n] == '=')
-			return true;
-	return false;
+	return limit_set(&s->limits, CORDON_PLUGIN_LIMIT_PIDS) ? s->limits.value[CORDON_PLUGIN_LIMIT_PIDS]
+							       : (uint64_t)OCI_DEFAULT_PIDS;
 }
 
 static void add_limits(oci_strv *a, const oci_spec *s)
@@ -407,10 +444,17 @@ static void add_limits(oci_strv *a, const oci_spec *s)
 		oci_strv_add(a, "--cpus");
 		oci_strv_addf(a, "%" PRIu64 ".%03" PRIu64, m / 1000, m % 1000);
 	}
+	/* gVisor: the host's pids cgroup counts the sandbox's threads, about ten
+	 * per task of the work, so a limit of N there killed the whole sandbox
+	 * at about N/12 processes. The work's limit is then RLIMIT_NPROC inside
+	 * gVisor's kernel (add_ulimits: the work and the helper share one uid),
+	 * which refuses a fork as a pids cgroup would; the host cgroup keeps a
+	 * bound that scales with it. */
+	uint64_t pids = pids_limit(s);
 	oci_strv_add(a, "--pids-limit");
-	oci_strv_addf(a, "%" PRIu64, (limit_set(l, CORDON_PLUGIN_LIMIT_PIDS)
-					    ? l->value[CORDON_PLUGIN_LIMIT_PIDS]
-					    : (uint64_t)OCI_DEFAULT_PIDS) + s->pids_overhead);
+	oci_strv_addf(a, "%" PRIu64, s->pids_in_sandbox
+					     ? pids * OCI_GVISOR_PIDS_PER_TASK + OCI_GVISOR_PIDS_OVERHEAD
+					     : pids);
 }
 
 static void add_ulimits(oci_strv *a, const oci_spec *s)
@@ -420,16 +464,17 @@ static void add_ulimits(oci_strv *a, const oci_spec *s)
 		oci_strv_add(a, "--ulimit");
 		oci_strv_add(a, s->ulimits[i]);
 	}
-	static const struct { int limit; const char *name; } map[] = {
-		{ CORDON_PLUGIN_LIMIT_NOFILE, "nofile" },
-		{ CORDON_PLUGIN_LIMIT_FSIZE, "fsize" },
-	};
-	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-		if (!limit_set(l, map[i].limit) || ulimit_named(s->ulimits, map[i].name))
+	/* never both for one name: oci_guarantees_check refuses the conflict */
+	for (size_t i = 0; i < sizeof(limit_ulimits) / sizeof(limit_ulimits[0]); i++) {
+		if (!limit_set(l, limit_ulimits[i].limit))
 			continue;
-		uint64_t v = l->value[map[i].limit];
+		uint64_t v = l->value[limit_ulimits[i].limit];
 		oci_strv_add(a, "--ulimit");
-		oci_strv_addf(a, "%s=%" PRIu64 ":%" PRIu64, map[i].name, v, v);
+		oci_strv_addf(a, "%s=%" PRIu64 ":%" PRIu64, limit_ulimits[i].name, v, v);
+	}
+	if (s->pids_in_sandbox) {
+		oci_strv_add(a, "--ulimit");
+		oci_strv_addf(a, "nproc=%" PRIu64 ":%" PRIu64, pids_limit(s), pids_limit(s));
 	}
 }
 
@@ -458,7 +503,8 @@ static void add_env(oci_strv *a, const char *const *env)
 /*
  * The order is fixed (tests compare it exactly):
  *   run [-d|-i] --rm --pull never [--name N] [--label L]...
- *   --read-only --cap-drop ALL --security-opt no-new-privileges --user U
+ *   --read-only --cap-drop ALL --security-opt no-new-privileges
+ *   [--security-opt seccomp=PROFILE] --user U
  *   --memory M --memory-swap M [--cpus C] --pids-limit P(+overhead) --network none|NAME
  *   [--runtime R] [--ulimit U]... --tmpfs /tmp:... [--tmpfs ROOT:...] (mode 1777 and
  *   owned by the user: an image's own directory there would lend its mode)
@@ -492,6 +538,10 @@ char **oci_run_argv(const oci_spec *s)
 	oci_strv_add(&a, "ALL");
 	oci_strv_add(&a, "--security-opt");
 	oci_strv_add(&a, "no-new-privileges");
+	if (s->seccomp) {
+		oci_strv_add(&a, "--security-opt");
+		oci_strv_addf(&a, "seccomp=%s", s->seccomp);
+	}
 	oci_strv_add(&a, "--user");
 	oci_strv_add(&a, s->user ? s->user : "65534:65534");
 	add_limits(&a, s);

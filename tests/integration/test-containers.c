@@ -37,7 +37,9 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #define HOST_SECRET "cordon-host-secret-4f1e"
@@ -427,7 +429,132 @@ START_TEST(test_redteam_gvisor)
 }
 END_TEST
 
+/* ---- the seccomp profile: the kernel tier's deny list, and the rank it earns ------------ */
+
+/* What gVisor (runsc 2022) answers differently, the call refused all the
+ * same: EPERM for every refusal (it ignores errnoRet), and the personality
+ * query, which gVisor's own kernel refuses with EINVAL. */
+static bool gvisor_deviation(const char *line)
+{
+	return (g_str_has_prefix(line, "FAIL socket-") && g_str_has_suffix(line, ": EPERM")) ||
+	       g_str_has_prefix(line, "FAIL personality-query-allowed: ");
+}
+
+static char *probe_workspace(void);
+
+/* The red-team probe's seccomp part (cordon-probe surface, the kernel tier's
+ * own probe built static for the image) finds every call the kernel tier's
+ * list closes closed. Before cordon's profile, podman with runc let the work
+ * create user, mount and network namespaces and use keyctl, AF_PACKET and
+ * vsock sockets, docker io_uring and vsock. */
+static void surface_closed(cordon_context *ctx, const char *tier, bool gvisor)
+{
+	g_autofree char *ws = probe_workspace();
+	open_args a = { .trust = "untrusted", .workspace = ws };
+	cordon_sandbox *sb = open_tier(ctx, tier, &a);
+	cordon_result *r = sh(sb, "/work/cordon-probe surface");
+	g_auto(GStrv) lines = g_strsplit(out(r, 1), "\n", -1);
+	int passed = 0;
+	for (size_t i = 0; lines[i]; i++) {
+		passed += g_str_has_prefix(lines[i], "PASS ");
+		ck_assert_msg(!g_str_has_prefix(lines[i], "FAIL ") ||
+				      (gvisor && gvisor_deviation(lines[i])),
+			      "%s: %s", tier, lines[i]);
+	}
+	ck_assert_int_gt(passed, 20); /* the probe ran its checks */
+	cordon_result_free(r);
+	cordon_sandbox_close(sb);
+	testutil_rmtree(ws);
+}
+
+START_TEST(test_seccomp_profile)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	const char *tiers[] = { e->tier, e->gvisor };
+	for (int i = 0; i < 2; i++) {
+		cordon_probe_report *rep = probe(ctx, tiers[i]);
+		ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+		ck_assert_msg(strstr(cordon_probe_report_reason(rep), "cordon's seccomp profile ("),
+			      "%s", cordon_probe_report_reason(rep));
+		ck_assert_int_eq(cordon_probe_report_containment(rep),
+				 i ? CORDON_CONTAINMENT_USERSPACE_KERNEL : CORDON_CONTAINMENT_CONTAINER);
+		cordon_probe_report_free(rep);
+		surface_closed(ctx, tiers[i], i == 1);
+	}
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+/* runsc without --oci-seccomp ignores the profile: the trial run sees it,
+ * and the tier ranks with the kernel tier, saying why. */
+START_TEST(test_seccomp_unapplied_ranks_lower)
+{
+	cordon_context *ctx = ctx_new();
+	cordon_probe_report *rep = probe(ctx, "podman-gvisor-noseccomp");
+	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
+	ck_assert_msg(strstr(cordon_probe_report_reason(rep), "seccomp profile is not applied"),
+		      "%s", cordon_probe_report_reason(rep));
+	cordon_probe_report_free(rep);
+	cordon_context_free(ctx);
+	assert_nothing_left("podman");
+}
+END_TEST
+
 /* ---- limits: fork bomb, memory hog, output flood, timeouts, cancel ----------------------- */
+
+/* A workspace holding the static red-team probe (the image has no libc). */
+static char *probe_workspace(void)
+{
+	char *ws = testutil_tmpdir();
+	ck_assert_int_eq(chmod(ws, 0755), 0);
+	g_autofree char *src = testutil_build_path("tests/redteam/cordon-probe-static");
+	g_autofree char *dst = g_build_filename(ws, "cordon-probe", NULL);
+	g_autofree char *bin = NULL;
+	gsize len = 0;
+	ck_assert(g_file_get_contents(src, &bin, &len, NULL));
+	ck_assert(g_file_set_contents(dst, bin, len, NULL));
+	ck_assert_int_eq(chmod(dst, 0755), 0);
+	return ws;
+}
+
+/* gVisor's limits are the work's, not its own: 60 processes under a pids
+ * limit of 64 (the host's pids cgroup counts about ten sandbox threads per
+ * task, so the sandbox died at about 26, reported as killed from outside),
+ * threads (pthread_create failed: runsc turned clone3's ENOSYS into EPERM),
+ * a fork past the limit refused with the session alive, and an OOM kill of
+ * the whole sandbox reported as out-of-memory. */
+START_TEST(test_limits_gvisor)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	g_autofree char *ws = probe_workspace();
+	open_args a = { .workspace = ws };
+	cordon_sandbox *sb = open_tier(ctx, e->gvisor, &a);
+	g_autofree char *sixty = sh_out(sb, "i=0; while [ $i -lt 60 ]; do sleep 60 & i=$((i+1)); done; "
+					    "echo started; kill $(jobs -p)");
+	ck_assert_str_eq(sixty, "started\n");
+	g_autofree char *threads = sh_out(sb, "/work/cordon-probe threads 16");
+	ck_assert_str_eq(threads, "threads 16 ok\n");
+	cordon_result *r = sh(sb, "i=0; while [ $i -lt 100 ]; do sleep 60 & i=$((i+1)); done; "
+				  "echo started");
+	ck_assert_msg(strstr(out(r, 2), "fork"), "no fork failure reported: %s", out(r, 2));
+	cordon_result_free(r);
+	g_autofree char *alive = sh_out(sb, "echo alive");
+	ck_assert_str_eq(alive, "alive\n");
+	r = sh(sb, "dd if=/dev/zero of=/dev/null bs=256M count=1");
+	ck_assert_msg(cordon_result_oom_killed(r), "not reported as OOM: exit %d, %s",
+		      cordon_result_exit_code(r), out(r, 2));
+	ck_assert_int_eq(cordon_result_signal(r), SIGKILL);
+	cordon_result_free(r);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	testutil_rmtree(ws);
+	assert_nothing_left(e->engine);
+}
+END_TEST
 
 START_TEST(test_limits)
 {
@@ -672,6 +799,124 @@ START_TEST(test_workspace)
 
 	cordon_context_free(ctx);
 	testutil_rmtree(ws);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+/* A symlinked workspace is refused, whatever it points at (here the host's
+ * root, which the engines used to mount read-write at /work), under runc
+ * and gVisor; a workspace passing through a link is too. Nothing is staged
+ * or left behind. */
+START_TEST(test_workspace_symlink)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *root = g_build_filename(dir, "root", NULL);
+	ck_assert_int_eq(symlink("/", root), 0);
+	g_autofree char *via = g_build_filename(dir, "via", NULL);
+	ck_assert_int_eq(symlink(dir, via), 0);
+	g_autofree char *ws = g_build_filename(dir, "ws", NULL);
+	ck_assert_int_eq(mkdir(ws, 0777), 0);
+	g_autofree char *through = g_build_filename(via, "ws", NULL);
+	cordon_context *ctx = ctx_new();
+	const char *tiers[] = { e->tier, e->gvisor };
+	const char *paths[] = { root, through };
+	for (size_t t = 0; t < 2; t++) {
+		for (size_t i = 0; i < 2; i++) {
+			open_args a = { .trust = "trusted", .workspace = paths[i] };
+			cordon_sandbox *sb = NULL;
+			cordon_error *err = NULL;
+			ck_assert_msg(try_open(ctx, tiers[t], &a, &sb, &err) < 0, "%s: %s was opened",
+				      tiers[t], paths[i]);
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
+		}
+	}
+	cordon_context_free(ctx);
+	GDir *staged = g_dir_open("/run/cordon/oci", 0, NULL);
+	ck_assert_ptr_null(staged ? g_dir_read_name(staged) : NULL);
+	if (staged)
+		g_dir_close(staged);
+	testutil_rmtree(dir);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+typedef struct swapper {
+	const char *a, *b;
+	volatile bool stop;
+	unsigned swaps;
+} swapper;
+
+static gpointer swap_loop(gpointer data)
+{
+	swapper *w = data;
+	/* a pause between exchanges: opens meet the directory about half the
+	 * time, and the engine's later lookup often meets the other state */
+	while (!w->stop) {
+		if (syscall(SYS_renameat2, AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE) == 0)
+			w->swaps++;
+		g_usleep(2000);
+	}
+	return NULL;
+}
+
+/* A thread exchanges the workspace with a symlink to another directory
+ * (RENAME_EXCHANGE, in a loop) while sandboxes open on it, until 20 got
+ * through: every open is refused (it met the link) or mounts the workspace
+ * itself, never the other directory. Before the fix, the engine resolved
+ * the path after cordon looked at it and mounted the link's target on a
+ * good share of runs. */
+static void swap_race(cordon_context *ctx, const char *tier, const char *ws, const char *link)
+{
+	swapper w = { .a = ws, .b = link };
+	GThread *th = g_thread_new("swap", swap_loop, &w);
+	int opened = 0, refused = 0;
+	/* a refusal is quick: the next try waits for the other phase */
+	for (int i = 0; i < 400 && opened < 20; i++) {
+		open_args a = { .trust = "trusted", .workspace = ws };
+		cordon_sandbox *sb = NULL;
+		cordon_error *err = NULL;
+		if (try_open(ctx, tier, &a, &sb, &err) < 0) {
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
+			refused++;
+			g_usleep(3000);
+			continue;
+		}
+		g_autofree char *seen = sh_out(sb, "cat /work/marker");
+		ck_assert_str_eq(seen, "workspace");
+		cordon_sandbox_close(sb);
+		opened++;
+	}
+	w.stop = true;
+	g_thread_join(th);
+	printf("# %s: %d opened, %d refused, %u exchanges\n", tier, opened, refused, w.swaps);
+	ck_assert_uint_gt(w.swaps, 0);
+	ck_assert_int_eq(opened, 20); /* the race was run, not only refused */
+	/* the exchanges stopped in either phase: put the workspace back */
+	struct stat st;
+	if (lstat(ws, &st) == 0 && S_ISLNK(st.st_mode))
+		ck_assert_int_eq(syscall(SYS_renameat2, AT_FDCWD, ws, AT_FDCWD, link, RENAME_EXCHANGE), 0);
+}
+
+START_TEST(test_workspace_swap_race)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *ws = g_build_filename(dir, "ws", NULL);
+	g_autofree char *other = g_build_filename(dir, "other", NULL);
+	g_autofree char *link = g_build_filename(dir, "link", NULL);
+	ck_assert_int_eq(mkdir(ws, 0777), 0);
+	ck_assert_int_eq(mkdir(other, 0777), 0);
+	ck_assert_int_eq(symlink(other, link), 0);
+	g_autofree char *m1 = g_build_filename(ws, "marker", NULL);
+	g_autofree char *m2 = g_build_filename(other, "marker", NULL);
+	ck_assert(g_file_set_contents(m1, "workspace", -1, NULL));
+	ck_assert(g_file_set_contents(m2, "other", -1, NULL));
+	cordon_context *ctx = ctx_new();
+	swap_race(ctx, e->tier, ws, link);
+	swap_race(ctx, e->gvisor, ws, link);
+	cordon_context_free(ctx);
+	testutil_rmtree(dir);
 	assert_nothing_left(e->engine);
 }
 END_TEST
@@ -1437,8 +1682,10 @@ static void add_tier(GString *p, const char *name, const char *engine, const cha
 	g_string_append_printf(p, "  %s:\n    driver: %s\n    helper: %s\n", name, engine, helper);
 	if (strcmp(engine, "podman") == 0)
 		g_string_append(p, "    cgroup_manager: cgroupfs\n");
-	/* podman here cannot raise nofile/nproc: stay within the host's limits */
-	g_string_append(p, "    ulimits: [nofile=1024:1024, nproc=4096:4096]\n");
+	/* podman here cannot raise nofile/nproc: stay within the host's limits;
+	 * under gVisor nproc is the pids limit (the plugin sets it) */
+	g_string_append_printf(p, "    ulimits: [nofile=1024:1024%s]\n",
+			       strstr(extra, "runsc") ? "" : ", nproc=4096:4096");
 	if (!strstr(extra, "image:"))
 		g_string_append_printf(p, "    image: \"%s\"\n", image_ref);
 	g_string_append(p, extra);
@@ -1459,6 +1706,8 @@ static char *build_policy(void)
 	add_tier(p, "podman", "podman", "    runtime: runc\n", true);
 	add_tier(p, "podman-gvisor", "podman",
 		 "    runtime: runsc\n    runtime_flags: [network=none, oci-seccomp]\n", true);
+	add_tier(p, "podman-gvisor-noseccomp", "podman",
+		 "    runtime: runsc\n    runtime_flags: [network=none]\n", true);
 	add_tier(p, "podman-pool", "podman", "    runtime: runc\n    pool: 2\n", true);
 	add_tier(p, "podman-nomem", "podman", "    runtime: runc\n", false);
 	add_tier(p, "podman-never", "podman", absent_never, true);
@@ -1494,7 +1743,7 @@ static char *build_policy(void)
 			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
 			  "podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
 			  "docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
-			  "docker-smallmem]";
+			  "docker-smallmem, podman-gvisor-noseccomp]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
@@ -1602,11 +1851,16 @@ static Suite *containers_suite(void)
 	add_case(s, "basics", test_run_basics, 2);
 	add_case(s, "redteam", test_redteam, 2);
 	add_case(s, "redteam-gvisor", test_redteam_gvisor, 2);
+	add_case(s, "seccomp", test_seccomp_profile, 2);
+	add_case(s, "seccomp-unapplied", test_seccomp_unapplied_ranks_lower, 0);
 	add_case(s, "limits", test_limits, 2);
+	add_case(s, "limits-gvisor", test_limits_gvisor, 2);
 	add_case(s, "stream", test_stream_and_cancel, 2);
 	add_case(s, "files", test_files, 2);
 	add_case(s, "files-channel", test_files_channel, 2);
 	add_case(s, "workspace", test_workspace, 2);
+	add_case(s, "workspace-symlink", test_workspace_symlink, 2);
+	add_case(s, "workspace-race", test_workspace_swap_race, 2);
 	add_case(s, "refusals", test_refusals, 2);
 	add_case(s, "session-refused", test_session_refused, 2);
 	add_case(s, "images", test_engine_missing_and_images, 2);

@@ -25,6 +25,15 @@ has "tiers whose driver is not loaded are named" out "note: tier vm is unusable 
 printf 'cordon: 1\ntiers: {j: {driver: local, confine: none, confin: kernel}}\n' >"$tmp/local.yaml"
 check "a driver's unknown key is an error" 1 "$cordon" policy check "$tmp/local.yaml"
 has "with its position and a suggestion" err "local.yaml:2:43: tiers.j.confin: unknown key for driver local 'confin' (did you mean 'confine'?)"
+# A container tier's ulimits and the limits of the same name: one would silently win.
+if [ -e "${CORDON_TOP_BUILDDIR:-.}/plugins/docker/.libs/docker.so" ]; then
+	dockerdir=$(cd "${CORDON_TOP_BUILDDIR:-.}/plugins/docker/.libs" && pwd)
+	printf 'cordon: 1\nplugins: {dir: %s, load: [docker]}\ntiers:\n  d:\n    driver: docker\n    image: busybox@sha256:%064d\n    limits: {memory: 64MiB, nofile: 256}\n    ulimits: [nproc=64, nofile=1024:1024]\n' "$dockerdir" 0 >"$tmp/ulimits.yaml"
+	check "a container tier's ulimits.nofile and limits.nofile conflict" 1 "$cordon" policy check "$tmp/ulimits.yaml"
+	has "the refusal points at ulimits" err "ulimits.yaml:8:14: tiers.d.ulimits: ulimits sets nofile and so does limits.nofile"
+else
+	not_ok "the docker plugin is built (plugins/docker/.libs/docker.so)"
+fi
 
 check "a bad policy fails with exit 1" 1 "$cordon" policy check "$src/tests/fixtures/policies/bad/unknown-key.yaml"
 has "the error has file:line:col and key path" err "bad/unknown-key.yaml:6:5: rules\[0\].requre: unknown key 'requre' (did you mean 'require'?)"

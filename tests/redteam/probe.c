@@ -6,10 +6,14 @@
  *                            line each: "PASS <name>: <what happened>" when
  *                            refused as documented, "FAIL ..." otherwise;
  *                            exit status = number of FAILs
+ *   cordon-probe surface     the kernel surface the seccomp list closes (new
+ *                            namespaces, keyrings, io_uring, rare sockets...),
+ *                            as escapes reports it (the container tiers)
  *   cordon-probe daemon F    leaves a double-forked, setsid'd process that
  *                            holds an flock on F, then exits
  *   cordon-probe hold F      holds an flock on F and sleeps (for timeouts)
  *   cordon-probe forkbomb    forks until refused; prints the count
+ *   cordon-probe threads N   starts and joins N threads; "threads N ok"
  *   cordon-probe memhog MiB  allocates and touches MiB of memory
  *
  * Parameters come from the environment (set by the test):
@@ -185,6 +189,8 @@ static void filesystem(void)
 
 /* ---- mounts and namespaces ------------------------------------------------------ */
 
+static void new_namespaces(void);
+
 static void namespaces(void)
 {
 	TRY("mount", mount("none", "/tmp", "tmpfs", 0, NULL), EPERM, 0);
@@ -197,6 +203,16 @@ static void namespaces(void)
 	TRY("open_tree", syscall(SYS_open_tree, AT_FDCWD, "/", 1 /* OPEN_TREE_CLONE */), EPERM, 0);
 	TRY("move_mount", syscall(SYS_move_mount, -1, "", AT_FDCWD, "/", 0), EPERM, 0);
 	TRY("mount_setattr", syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, NULL, 0), EPERM, 0);
+	new_namespaces();
+	/* Calls newer than the filter's list fail as if the kernel lacked them
+	 * (468, file_getattr in Linux 6.17, would say EBADF here otherwise). */
+	TRY("unknown-syscall", syscall(468, -1, "", NULL, 0, 0), ENOSYS, 0);
+}
+
+/* Namespaces the work would create or join: what the seccomp list refuses
+ * whatever the capabilities (a container's too). */
+static void new_namespaces(void)
+{
 	TRY("unshare-user", unshare(CLONE_NEWUSER), EPERM, 0);
 	TRY("unshare-mount", unshare(CLONE_NEWNS), EPERM, 0);
 	TRY("unshare-net", unshare(CLONE_NEWNET), EPERM, 0);
@@ -207,9 +223,6 @@ static void namespaces(void)
 	TRY("clone-newuser", syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0), EPERM, 0);
 	TRY("clone-newpid", syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0), EPERM, 0);
 	TRY("clone3", syscall(SYS_clone3, NULL, 0), ENOSYS, 0);
-	/* Calls newer than the filter's list fail as if the kernel lacked them
-	 * (468, file_getattr in Linux 6.17, would say EBADF here otherwise). */
-	TRY("unknown-syscall", syscall(468, -1, "", NULL, 0, 0), ENOSYS, 0);
 }
 
 /* ---- other processes ------------------------------------------------------------- */
@@ -499,6 +512,20 @@ static int hold_mode(const char *path)
 		pause();
 }
 
+/* Starts n threads and joins them (pthread_create takes clone3 first). */
+static int threads_mode(long n)
+{
+	pthread_t t[256];
+	long started = 0;
+	int r = 0;
+	while (started < n && started < 256 && (r = pthread_create(&t[started], NULL, thread_fn, NULL)) == 0)
+		started++;
+	for (long i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	printf("threads %ld %s\n", started, r ? strerrorname_np(r) : "ok");
+	return started == n ? 0 : 1;
+}
+
 static int forkbomb(void)
 {
 	int count = 0, err = 0;
@@ -554,6 +581,14 @@ int main(int argc, char **argv)
 		printf("failures %d\n", failures);
 		return failures > 100 ? 100 : failures;
 	}
+	/* the seccomp list's part, for the container tiers (whose profile is
+	 * generated from it; calls newer than the list are the BPF's alone) */
+	if (argc >= 2 && strcmp(argv[1], "surface") == 0) {
+		new_namespaces();
+		kernel_surface();
+		printf("failures %d\n", failures);
+		return failures > 100 ? 100 : failures;
+	}
 	if (argc >= 2 && strcmp(argv[1], "whoami") == 0) {
 		printf("%d\n", (int)geteuid());
 		return 0;
@@ -562,6 +597,8 @@ int main(int argc, char **argv)
 		return daemon_mode(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "hold") == 0)
 		return hold_mode(argv[2]);
+	if (argc >= 3 && strcmp(argv[1], "threads") == 0)
+		return threads_mode(atol(argv[2]));
 	if (argc >= 2 && strcmp(argv[1], "forkbomb") == 0)
 		return forkbomb();
 	if (argc >= 3 && strcmp(argv[1], "memhog") == 0)

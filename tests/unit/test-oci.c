@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "oci/driver.h"
 #include "oci/oci.h"
 #include "oci/protocol.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DIGEST "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -270,6 +272,24 @@ START_TEST(test_guarantees_env_ulimits_runtime_names)
 		s.ulimits = ul_bad[i];
 		assert_refused(&s, "container_ulimit_invalid");
 	}
+	/* a limit and a ulimit of the same name: one would silently win */
+	s.ulimits = ul_ok;
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_NOFILE;
+	s.limits.value[CORDON_PLUGIN_LIMIT_NOFILE] = 64;
+	assert_refused(&s, "container_ulimit_conflict");
+	const char *ul_fsize[] = { "fsize=4096", NULL };
+	s.ulimits = ul_fsize;
+	assert_ok(&s);
+	s.limits.set |= 1u << CORDON_PLUGIN_LIMIT_FSIZE;
+	s.limits.value[CORDON_PLUGIN_LIMIT_FSIZE] = 4096;
+	assert_refused(&s, "container_ulimit_conflict");
+	/* under gVisor the pids limit is nproc: a tier's nproc would undo it */
+	s = base_spec();
+	const char *ul_nproc[] = { "nproc=4096", NULL };
+	s.ulimits = ul_nproc;
+	assert_ok(&s);
+	s.pids_in_sandbox = true;
+	assert_refused(&s, "container_ulimit_conflict");
 	s = base_spec();
 	static const char *const rt_ok[] = { "runc", "runsc", "crun", "io.containerd.runc.v2",
 					     "/usr/bin/runsc", NULL };
@@ -340,7 +360,7 @@ START_TEST(test_argv_session)
 	s.n_mounts = 2;
 	const char *env[] = { "ZED=1", "A_B=2", "A=3", "PATH=/bin", NULL };
 	s.env = env;
-	const char *ulimits[] = { "nofile=1024:1024", "nproc=2048:2048", NULL };
+	const char *ulimits[] = { "core=0", NULL };
 	s.ulimits = ulimits;
 	const char *labels[] = { "cordon.managed=1", "cordon.session=cordon-ab", NULL };
 	s.labels = labels;
@@ -353,7 +373,7 @@ START_TEST(test_argv_session)
 	s.runtime = "runsc";
 	s.scratch_size = 1 << 20;
 	s.tmpfs_owner = "U";
-	s.pids_overhead = 256;
+	s.pids_in_sandbox = true;
 	s.root_tmpfs = true;
 	s.entrypoint = "/.cordon-helper";
 	s.workdir = "/work";
@@ -367,11 +387,12 @@ START_TEST(test_argv_session)
 		"--label", "cordon.managed=1", "--label", "cordon.session=cordon-ab",
 		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
 		"--user", "1000:1000", "--memory", "268435456", "--memory-swap", "268435456",
-		"--cpus", "1.500", "--pids-limit", "320", "--network", "none",
+		/* gVisor: 64 tasks of the work, 16 host threads each, and its own */
+		"--cpus", "1.500", "--pids-limit", "1280", "--network", "none",
 		"--runtime", "runsc",
-		/* configured ulimits win over the limit-derived nofile; fsize comes from limits */
-		"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=2048:2048",
-		"--ulimit", "fsize=1048576:1048576",
+		/* configured ulimits, then those the limits make (gVisor: pids as nproc) */
+		"--ulimit", "core=0", "--ulimit", "nofile=512:512",
+		"--ulimit", "fsize=1048576:1048576", "--ulimit", "nproc=64:64",
 		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--mount", "type=bind,source=/srv/ws,target=/work,readonly",
@@ -793,6 +814,90 @@ START_TEST(test_session_file_request)
 }
 END_TEST
 
+/* The embedded profile is the kernel tier's list in the engines' JSON,
+ * argument comparisons included; gVisor's lacks the ENOSYS rule (clone3). */
+START_TEST(test_seccomp_profile_embedded)
+{
+	ck_assert_uint_gt(oci_seccomp_profile_rules, 100);
+	static const char *const in_both[] = {
+		"\"defaultAction\": \"SCMP_ACT_ALLOW\"",
+		"{\"names\": [\"keyctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}",
+		"{\"names\": [\"io_uring_setup\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}",
+		/* CLONE_NEWUSER through unshare's flags */
+		"{\"names\": [\"unshare\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1, "
+		"\"args\": [{\"index\": 0, \"value\": 268435456, \"valueTwo\": 268435456, "
+		"\"op\": \"SCMP_CMP_MASKED_EQ\"}]}",
+		/* AF_VSOCK (40) is one of the families >= 17 */
+		"{\"names\": [\"socket\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 97, "
+		"\"args\": [{\"index\": 0, \"value\": 17, \"valueTwo\": 0, \"op\": \"SCMP_CMP_GE\"}]}",
+	};
+	for (size_t i = 0; i < sizeof(in_both) / sizeof(in_both[0]); i++) {
+		ck_assert_msg(strstr(oci_seccomp_profile, in_both[i]), "missing: %s", in_both[i]);
+		ck_assert_msg(strstr(oci_seccomp_profile_gvisor, in_both[i]), "gVisor's lacks: %s",
+			      in_both[i]);
+	}
+	const char *clone3 = "{\"names\": [\"clone3\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}";
+	ck_assert_ptr_nonnull(strstr(oci_seccomp_profile, clone3));
+	ck_assert_ptr_null(strstr(oci_seccomp_profile_gvisor, "\"clone3\""));
+}
+END_TEST
+
+/* The profile path, when given, follows no-new-privileges. */
+START_TEST(test_argv_seccomp)
+{
+	oci_spec s = base_spec();
+	s.seccomp = "/proc/self/fd/3";
+	char **argv = oci_run_argv(&s);
+	size_t i = 0;
+	while (argv[i] && strcmp(argv[i], "no-new-privileges") != 0)
+		i++;
+	ck_assert_ptr_nonnull(argv[i]);
+	ck_assert_str_eq(argv[i + 1], "--security-opt");
+	ck_assert_str_eq(argv[i + 2], "seccomp=/proc/self/fd/3");
+	oci_strv_free(argv);
+}
+END_TEST
+
+/* The workspace is opened without following a link anywhere in its path,
+ * and what the guarantees see is the descriptor's own path. */
+START_TEST(test_workspace_open_nofollow)
+{
+	char *dir = testutil_tmpdir();
+	char *ws = oci_xasprintf("%s/ws", dir), *link = oci_xasprintf("%s/link", dir);
+	char *via = oci_xasprintf("%s/via", dir), *file = oci_xasprintf("%s/ws/f", dir);
+	char *through = oci_xasprintf("%s/via/ws", dir), *dotted = oci_xasprintf("%s/./ws/", dir);
+	char *dotdot = oci_xasprintf("%s/ws/../ws", dir);
+	ck_assert_int_eq(mkdir(ws, 0700), 0);
+	ck_assert_int_eq(symlink(ws, link), 0);
+	ck_assert_int_eq(symlink(dir, via), 0);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	oci_workspace w;
+	oci_refusal r;
+	const char *links[] = { link, through, file, "/proc/self/cwd" };
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		ck_assert_int_eq(oci_workspace_open(links[i], &w, &r), -EPERM);
+		ck_assert_str_eq(r.code, "container_workspace_symlink");
+		ck_assert_int_eq(w.fd, -1);
+	}
+	ck_assert_int_lt(oci_workspace_open(dotdot, &w, &r), 0);
+	ck_assert_int_lt(oci_workspace_open("rel/ws", &w, &r), 0);
+	ck_assert_int_eq(oci_workspace_open(dotted, &w, &r), 0);
+	struct stat st;
+	ck_assert_int_eq(stat(ws, &st), 0);
+	ck_assert_str_eq(w.real, ws);
+	ck_assert(w.dev == st.st_dev && w.ino == st.st_ino);
+	ck_assert_str_eq(oci_workspace_source(&w), ws);
+	oci_workspace_close(&w);
+	ck_assert_int_eq(w.fd, -1);
+	testutil_rmtree(dir);
+	char *all[] = { dir, ws, link, via, file, through, dotted, dotdot };
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		free(all[i]);
+}
+END_TEST
+
 static Suite *oci_suite(void)
 {
 	Suite *s = suite_create("oci");
@@ -809,6 +914,9 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_guarantees_publish);
 	tcase_add_test(tc, test_guarantees_user);
 	tcase_add_test(tc, test_guarantees_env_ulimits_runtime_names);
+	tcase_add_test(tc, test_workspace_open_nofollow);
+	tcase_add_test(tc, test_seccomp_profile_embedded);
+	tcase_add_test(tc, test_argv_seccomp);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("argv");
 	tcase_add_test(tc, test_argv_minimal);

@@ -16,7 +16,8 @@
  *   kill PID                 asks the `run` helper PID to cancel its work
  *   read PATH MAX | write PATH | glob PATTERN | walk DIR
  *                            file operations beneath OCI_SANDBOX_ROOT
- *   probe                    prints "kernel=RELEASE uid=N" as plain text (the trial run)
+ *   probe                    prints "kernel=RELEASE uid=N seccomp=0|1" as plain text (the
+ *                            trial run; seccomp=1: the container's profile refuses calls)
  *
  * Everything it says goes out as frames on stdout; its exit code only says
  * whether the protocol was followed.
@@ -1229,13 +1230,28 @@ static int cmd_list(const char *arg, bool glob)
 
 /* ---- probe ---------------------------------------------------------------------------- */
 
+/* Whether the seccomp profile the container was started with is in force
+ * (the trial passes cordon's): two calls it refuses with EPERM that answer
+ * otherwise without a filter (EFAULT for io_uring_setup's NULL parameters,
+ * EINVAL or ENOKEY for a keyring id that does not exist). */
+static int profile_applied(void)
+{
+	errno = 0;
+	long a = syscall(SYS_io_uring_setup, 1, NULL);
+	int ea = errno;
+	errno = 0;
+	long b = syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -1000, 0);
+	int eb = errno;
+	return a < 0 && ea == EPERM && b < 0 && eb == EPERM;
+}
+
 static int cmd_probe(void)
 {
 	struct utsname u;
 	if (uname(&u) < 0)
 		return fail("io_error", errno, "uname");
 	/* plain text, not frames: the trial run reads it through a text capture */
-	printf("kernel=%s uid=%d\n", u.release, (int)getuid());
+	printf("kernel=%s uid=%d seccomp=%d\n", u.release, (int)getuid(), profile_applied());
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 

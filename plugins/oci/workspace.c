@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The workspace handed to a container (DESIGN.md §8.9): opened once, one
+ * component at a time without following any symbolic link, checked on its
+ * descriptor, and given to the engine in a form that cannot be swapped.
+ *
+ * An engine resolves a bind source by path, later, in another process (the
+ * daemon): a symlink anywhere in the path, or a rename between our check and
+ * its lookup, would mount whatever the path names by then (the host's root,
+ * read-write). As root the opened directory itself is bind-mounted onto a
+ * staging directory only root can reach (/run/cordon/oci/NAME, every level
+ * 0700 and root's), and that path is what the engine gets; the staging mount
+ * is detached as soon as the container runs (its own mount holds the
+ * directory). Without the privilege to mount (rootless podman) the engine
+ * gets the descriptor's canonical path and, once the container runs, its
+ * /work must be the very directory we opened (device and inode, read through
+ * its pid 1's root), or the container is ended.
+ */
+#include "config.h"
+
+#include "driver.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STAGE_PARENT "/run/cordon"
+#define STAGE_DIR STAGE_PARENT "/oci"
+
+#define FORBID(r, code, ...) oci_refuse((r), EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, (code), __VA_ARGS__)
+
+/* Walks path from "/" with O_NOFOLLOW on every component: a symbolic link
+ * anywhere fails (ELOOP, or ENOTDIR for O_PATH's view of a link). */
+static int open_nofollow(const char *path)
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int ret = fd < 0 ? -errno : 0;
+	char *copy = oci_xstrdup(path), *save = NULL;
+	for (char *c = strtok_r(copy, "/", &save); ret == 0 && c; c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		/* ".." would climb back out of what was checked so far */
+		int next = strcmp(c, "..") == 0
+				   ? -1
+				   : openat(fd, c, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0)
+			ret = strcmp(c, "..") == 0 ? -EINVAL : -errno;
+		close(fd);
+		fd = next;
+	}
+	free(copy);
+	return ret < 0 ? ret : fd;
+}
+
+int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
+{
+	*ret = (oci_workspace){ .fd = -1 };
+	if (!path || path[0] != '/')
+		return FORBID(r, "container_mount_path_invalid",
+			      "the workspace must be an absolute path");
+	int fd = open_nofollow(path);
+	if (fd == -ELOOP || fd == -ENOTDIR)
+		return FORBID(r, "container_workspace_symlink",
+			      "workspace '%.200s' is, or passes through, a symbolic link or a "
+			      "non-directory: containers get no workspace a link could redirect",
+			      path);
+	if (fd < 0)
+		return oci_refuse(r, -fd, CORDON_PLUGIN_ERROR_INVALID, "container_workspace_invalid",
+				  "workspace '%.200s': %s", path, strerror(-fd));
+	struct stat st;
+	char link[64], real[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || n <= 0 || real[0] != '/') {
+		close(fd);
+		return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "container_workspace_invalid",
+				  "workspace '%.200s' could not be checked on its descriptor", path);
+	}
+	real[n] = '\0';
+	*ret = (oci_workspace){ .fd = fd, .real = oci_xstrdup(real), .dev = st.st_dev,
+				.ino = st.st_ino };
+	return 0;
+}
+
+/* mkdir, or an existing one that is a real directory of root's with none
+ * of the deny bits. */
+static int stage_level(const char *dir, mode_t deny)
+{
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	int fd = open(dir, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int ret = fstat(fd, &st) < 0 ? -errno : 0;
+	close(fd);
+	if (ret == 0 && (st.st_uid != 0 || (st.st_mode & deny)))
+		ret = -EPERM;
+	return ret;
+}
+
+int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
+{
+	if (geteuid() != 0)
+		return 0; /* verified after start instead (oci_workspace_verify) */
+	char *staged = oci_xasprintf(STAGE_DIR "/%s", name);
+	char src[64];
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", ws->fd);
+	/* /run/cordon may be shared with other parts of cordon; ours is 0700 */
+	int ret = stage_level(STAGE_PARENT, 022);
+	if (ret == 0)
+		ret = stage_level(STAGE_DIR, 077);
+	if (ret == 0 && mkdir(staged, 0700) < 0)
+		ret = -errno;
+	/* the descriptor's directory itself, whatever its path names by now */
+	if (ret == 0 && mount(src, staged, NULL, MS_BIND | MS_REC, NULL) < 0) {
+		ret = -errno;
+		rmdir(staged);
+	}
+	if (ret < 0) {
+		free(staged);
+		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "container_workspace_stage",
+				  "could not stage the workspace under " STAGE_DIR ": %s",
+				  strerror(-ret));
+	}
+	ws->staged = staged;
+	return 0;
+}
+
+const char *oci_workspace_source(const oci_workspace *ws)
+{
+	return ws->staged ? ws->staged : ws->real;
+}
+
+void oci_workspace_unstage(oci_workspace *ws)
+{
+	if (!ws->staged)
+		return;
+	/* the container's own mount keeps the directory; nothing stays here */
+	if (umount2(ws->staged, MNT_DETACH) < 0 || rmdir(ws->staged) < 0)
+		oci_host->log(CORDON_PLUGIN_LOG_WARNING, "oci", "staged workspace %s: %s",
+			      ws->staged, strerror(errno));
+	free(ws->staged);
+	ws->staged = NULL;
+}
+
+int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char *engine,
+			 const char *name, oci_refusal *r)
+{
+	if (ws->staged)
+		return 0; /* the engine never saw a path it could follow */
+	/* gVisor's pid 1 on the host is its sandbox, whose root is not the
+	 * container's: nothing to compare with, so no unstaged workspace */
+	if (oci_runtime_is_gvisor(t->runtime))
+		return FORBID(r, "container_workspace_unverified",
+			      "without root the workspace given to gVisor cannot be checked to be "
+			      "the directory cordon opened");
+	int pid = oci_container_pid(t, engine, name);
+	char *at = oci_xasprintf("/proc/%d/root" OCI_SANDBOX_ROOT, pid);
+	struct stat st;
+	bool same = pid > 0 && stat(at, &st) == 0 && st.st_dev == ws->dev && st.st_ino == ws->ino;
+	free(at);
+	if (!same)
+		return FORBID(r, "container_workspace_swapped",
+			      "the container's %s is not the workspace directory cordon opened (it was "
+			      "renamed or replaced while the container started)", OCI_SANDBOX_ROOT);
+	return 0;
+}
+
+void oci_workspace_close(oci_workspace *ws)
+{
+	oci_workspace_unstage(ws);
+	if (ws->fd >= 0)
+		close(ws->fd);
+	free(ws->real);
+	*ws = (oci_workspace){ .fd = -1 };
+}
