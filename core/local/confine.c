@@ -1319,6 +1319,24 @@ static int get_zygote(const identity *id, confine_sandbox *s, char *why, size_t 
 			    &s->z, why, whylen);
 }
 
+int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
+{
+	struct stat st;
+	if (fstat(root_fd, &st) < 0) {
+		snprintf(why, whylen, "cannot examine the workspace: %s", g_strerror(errno));
+		return -errno;
+	}
+	/* Unprivileged, the work's files are the caller's: nothing to decide. */
+	if (!our_identity().privileged || (st.st_uid != 0 && st.st_gid != 0))
+		return 0;
+	snprintf(why, whylen, "the workspace is owned by %s (uid %u, gid %u): as root the work's "
+		 "files take the workspace owner's ids on the host, and a root-owned one would "
+		 "let the work plant root's files; give the directory to an unprivileged user "
+		 "and group (chown) first", st.st_uid == 0 ? "root" : "root's group",
+		 (unsigned)st.st_uid, (unsigned)st.st_gid);
+	return -EPERM;
+}
+
 /* Mounts the workspace in the zygote: as root an idmapped mount we make
  * (the work, host uid 65534, then owns the owner's files); else the
  * zygote finds the directory by path and checks it is the one we hold. */

@@ -43,6 +43,11 @@ typedef struct confine_sandbox confine_sandbox;
  * (-EPERM: a limit cannot be enforced here). */
 int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
 			char *why, size_t whylen) CONFINE_HIDDEN;
+/* Whether the host directory root_fd may be a workspace of this process's
+ * sandboxes: as root the work's files take its owner's ids on the host
+ * (docs/tiers/local.md, "Workspace owner"), so one owned by root or root's
+ * group is refused. 0, or -EPERM with the reason in why. */
+int confine_workspace_owner_check(int root_fd, char *why, size_t whylen) CONFINE_HIDDEN;
 /* Ends every run of the sandbox and the sandbox itself. */
 void confine_sandbox_free(confine_sandbox *s) CONFINE_HIDDEN;
 /* How the limits are enforced, one line (borrowed from s). */

@@ -112,6 +112,10 @@ int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbo
 				    "kernel tier: the sandbox has no network (egress governance is not "
 				    "available yet); only egress deny can be honoured");
 	char why[512];
+	/* A private root is ours; a workspace is the host's, owned by someone. */
+	if (spec->workspace && confine_workspace_owner_check(root_fd, why, sizeof(why)) < 0)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "workspace_forbidden",
+				    "kernel tier: %s", why);
 	int r = confine_sandbox_new(root_fd, &spec->limits, ret, why, sizeof(why));
 	if (r == -EPERM)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
