@@ -124,7 +124,7 @@ static int check_list(const char *path, const struct stat *ws, int nws, const ch
 
 int workspace_check(const char *path, cordon_error **reterr)
 {
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		struct stat lst;

@@ -170,6 +170,10 @@ struct confine_sandbox {
 	GMutex cg_lock;
 	limits_cgroup idle[4];
 	int nidle;
+	/* As root, a workspace's owner: the host ids the work's files take. */
+	bool file_ids;
+	uid_t file_uid;
+	gid_t file_gid;
 };
 
 /* What A and B read while they share our memory. */
@@ -1429,6 +1433,9 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine
 	s->ws_dev = st.st_dev;
 	s->ws_ino = st.st_ino;
 	identity id = our_identity();
+	s->file_ids = id.privileged && st.st_uid != 0;
+	s->file_uid = st.st_uid;
+	s->file_gid = st.st_gid;
 	r = get_zygote(&id, s, why, whylen);
 	if (r < 0)
 		return r;
@@ -1454,6 +1461,15 @@ void confine_sandbox_free(confine_sandbox *s)
 	zygote_free(s->z);
 	g_mutex_clear(&s->cg_lock);
 	g_free(s);
+}
+
+bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid)
+{
+	if (!s || !s->file_ids)
+		return false;
+	*ret_uid = s->file_uid;
+	*ret_gid = s->file_gid;
+	return true;
 }
 
 const char *confine_sandbox_limits(const confine_sandbox *s)

@@ -50,6 +50,10 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine
 int confine_workspace_owner_check(int root_fd, char *why, size_t whylen) CONFINE_HIDDEN;
 /* Ends every run of the sandbox and the sandbox itself. */
 void confine_sandbox_free(confine_sandbox *s) CONFINE_HIDDEN;
+/* As root on a workspace of an unprivileged owner: true and the owner's
+ * ids, which the work's files take on the host and the host's own writes
+ * into the workspace must take too. False where no switch is needed. */
+bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid) CONFINE_HIDDEN;
 /* How the limits are enforced, one line (borrowed from s). */
 const char *confine_sandbox_limits(const confine_sandbox *s) CONFINE_HIDDEN;
 

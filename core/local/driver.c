@@ -38,6 +38,7 @@
 #include "spawn.h"
 
 #include <errno.h>
+#include <sys/fsuid.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -124,6 +125,11 @@ static int local_configure(void *data, const cordon_plugin_config *cfg, void **r
 	t->kernel = kernel;
 	if (H->config_limits)
 		H->config_limits(cfg, &t->limits);
+	char why[256];
+	if (kernel && kernel_check_limits(&t->limits, why, sizeof(why)) < 0) {
+		free(t);
+		return H->config_error(cfg, "limits", err, "%s", why);
+	}
 	*ret_tier = t;
 	return 0;
 }
@@ -715,8 +721,21 @@ static int local_write_file(void *sandbox, const char *path, const void *data, u
 	if (len > SIZE_MAX)
 		return H->error_set(err, EFBIG, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
 				    "write: too large");
-	return fs_result(fsops_write(sb->root_fd, path, data, (size_t)len), NULL, err, "write",
-			 path);
+	/* As root on an unprivileged owner's workspace, the write takes the
+	 * owner's ids and rights, as the work's files do: what the host wrote
+	 * stays the work's to change, and the file API is never more privileged
+	 * there than the work. setfsuid is per thread and the call synchronous. */
+	uid_t uid;
+	gid_t gid;
+	bool as_owner = sb->kernel && confine_sandbox_file_ids(sb->kernel, &uid, &gid);
+	int old_gid = as_owner ? setfsgid(gid) : -1;
+	int old_uid = as_owner ? setfsuid(uid) : -1;
+	int r = fsops_write(sb->root_fd, path, data, (size_t)len);
+	if (as_owner) {
+		setfsuid((uid_t)old_uid);
+		setfsgid((gid_t)old_gid);
+	}
+	return fs_result(r, NULL, err, "write", path);
 }
 
 static int local_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,

@@ -104,6 +104,11 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 		 am_root() ? "work runs as host uid 65534" : "work runs as the caller's uid", lim);
 }
 
+int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t whylen)
+{
+	return limits_nofile_check(limits, why, whylen);
+}
+
 int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbox **ret,
 		cordon_plugin_error *err)
 {

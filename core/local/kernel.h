@@ -23,6 +23,10 @@
  * Never fails: an unavailable tier is a probe result. */
 void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret) KERNEL_HIDDEN;
 
+/* Refuses, when the policy is loaded, tier limits no kernel-tier run could
+ * start with (nofile below the launcher's floor). 0, or -EPERM and why. */
+int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t whylen) KERNEL_HIDDEN;
+
 /* Prepares the kernel tier for a sandbox rooted at root_fd, under spec's
  * limits. Egress other than deny is refused: the sandbox has no network
  * until egress governance exists (a later issue), and a request for more

@@ -32,6 +32,14 @@
 #define NSINIT_MAX_RLIMITS 8
 #define NSINIT_MAX_CGROUPS 4
 #define NSINIT_MAX_FDS (5 + NSINIT_MAX_CGROUPS)
+/* A run's descriptors: 0-2 stdio, 3 status, 4 ruleset, 5 control, then the
+ * cgroups it joins. Its init lays them out by first moving every one to
+ * NSINIT_FD_MOVE_BASE and up (above whatever the zygote holds), with the
+ * work's RLIMIT_NOFILE already in force: a limit below NSINIT_NOFILE_FLOOR
+ * would make every run fail (EMFILE/EINVAL at the "descriptors" step). */
+#define NSINIT_WORK_FD_CGROUPS 6
+#define NSINIT_FD_MOVE_BASE 64
+#define NSINIT_NOFILE_FLOOR (NSINIT_FD_MOVE_BASE + NSINIT_WORK_FD_CGROUPS + NSINIT_MAX_CGROUPS)
 
 #define NSINIT_MAGIC 0x636f7264u /* "cord" */
 

@@ -92,7 +92,7 @@ void *memcpy(void *d, const void *s, size_t n)
 
 /* Where a last run's init puts the groups its work joins (after 0-2 stdio,
  * 3 status, 4 ruleset, 5 the control socket). */
-#define WORK_FD_CGROUPS 6
+#define WORK_FD_CGROUPS NSINIT_WORK_FD_CGROUPS
 
 /* Signals passed on to the work; SIGCHLD drives the reaping. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
@@ -485,7 +485,8 @@ run_init(const struct nsinit_request *req, const int *fds, bool last)
 		tmp[WORK_FD_CGROUPS + i] = fds[4 + i];
 	int nfd = WORK_FD_CGROUPS + ncg;
 	for (int i = 0; i < nfd; i++)
-		if (tmp[i] >= 0 && (tmp[i] = rsys3(SYS_fcntl, tmp[i], F_DUPFD_CLOEXEC, 64)) < 0) {
+		if (tmp[i] >= 0 &&
+		    (tmp[i] = rsys3(SYS_fcntl, tmp[i], F_DUPFD_CLOEXEC, NSINIT_FD_MOVE_BASE)) < 0) {
 			r = tmp[i];
 			goto fail;
 		}

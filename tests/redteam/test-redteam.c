@@ -19,6 +19,7 @@
 #include "local/confine.h"
 #include "local/landlock.h"
 #include "local/limits.h"
+#include "local/nsinit-proto.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -65,6 +66,10 @@ static void rt_setup(rt *t)
 	t->ws = g_build_filename(t->top, "ws", NULL);
 	t->sibling = g_build_filename(t->top, "sibling", NULL);
 	ck_assert_int_eq(g_mkdir(t->ws, 0700), 0);
+	/* As root a workspace must belong to an unprivileged user (the work's
+	 * files take its ids): nobody's here. */
+	if (geteuid() == 0)
+		ck_assert_int_eq(chown(t->ws, 65534, 65534), 0);
 	ck_assert_int_eq(g_mkdir(t->sibling, 0777), 0);
 	ck_assert_int_eq(chmod(t->sibling, 0777), 0);
 	g_autofree char *probe = g_build_filename(t->ws, "cordon-probe", NULL);
@@ -942,6 +947,164 @@ START_TEST(test_private_workspace)
 }
 END_TEST
 
+/* ---- workspace and host files (issue 10) ------------------------------------------------ */
+
+/* Set-id bits cannot be set, by any call that takes a mode, and what the
+ * work creates in the workspace is the workspace owner's on the host,
+ * never root's; every mount the work can write is nosuid. */
+START_TEST(test_no_setid_files)
+{
+	rt t = { 0 };
+	rt_start(&t);
+	const char *const sh[] = {
+		"/bin/sh", "-c",
+		"touch f; chmod 4755 f && echo SUID; chmod 2755 f && echo SGID; "
+		"install -m 4755 f g 2>/dev/null && echo INSTALL; chmod 755 f && echo PLAIN; "
+		"for m in \"$PWD\" /tmp /dev/shm; do "
+		"  awk -v m=\"$m\" '$5 == m && $6 !~ /(^|,)nosuid(,|$)/ {print \"SUIDMOUNT \" m}' "
+		"  /proc/self/mountinfo; done",
+		NULL,
+	};
+	cordon_result *r = rt_run_flags(&t, sh, NULL, 20000, 0);
+	ck_assert_msg(strcmp(out(r), "PLAIN\n") == 0, "%s", out(r));
+	cordon_result_free(r);
+	g_autofree char *f = g_build_filename(t.ws, "f", NULL);
+	struct stat st;
+	ck_assert_int_eq(stat(f, &st), 0);
+	ck_assert_int_eq(st.st_mode & (S_ISUID | S_ISGID), 0);
+	struct stat ws;
+	ck_assert_int_eq(stat(t.ws, &ws), 0);
+	ck_assert_uint_eq(st.st_uid, ws.st_uid);
+	ck_assert_uint_ne(st.st_uid, 0);
+	ck_assert_uint_ne(st.st_gid, 0);
+	rt_teardown(&t);
+}
+END_TEST
+
+/* As root a root-owned workspace is refused: the work's files would be root's. */
+START_TEST(test_root_owned_workspace_refused)
+{
+	if (geteuid() != 0) {
+		/* Unprivileged the work's files are the caller's: nothing to refuse. */
+		rt t = { 0 };
+		rt_start(&t);
+		rt_teardown(&t);
+		return;
+	}
+	rt t = { 0 };
+	rt_setup(&t);
+	ck_assert_int_eq(chown(t.ws, 0, 0), 0);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, t.ws, NULL), 0);
+	cordon_error *err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_msg(err && strstr(cordon_error_get_message(err), "owned by root"), "%s",
+		      err ? cordon_error_get_message(err) : "");
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_forbidden");
+	/* Root's group alone is refused too. */
+	ck_assert_int_eq(chown(t.ws, 65534, 0), 0);
+	err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_forbidden");
+	cordon_request_free(req);
+	rt_teardown(&t);
+}
+END_TEST
+
+/* One list for every tier: system directories, the root, runtime state and
+ * what contains them are refused on the kernel tier and the jail alike,
+ * a symlink to one as well; an ordinary workspace still opens. */
+START_TEST(test_forbidden_workspaces)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	g_autofree char *link = g_build_filename(t.top, "etc-link", NULL);
+	ck_assert_int_eq(symlink("/etc", link), 0);
+	const char *const dirs[] = { "/etc", "/usr", "/boot", "/root", "/run", "/", "/var",
+				     "/etc/ssh", "/proc/1", "/var/lib", link };
+	const char *const tiers[][2] = { { "kernel", "semi-trusted" }, { "jail", "trusted" } };
+	for (size_t k = 0; k < G_N_ELEMENTS(tiers); k++) {
+		for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+			struct stat st;
+			if (stat(dirs[i], &st) < 0)
+				continue; /* not on this host (/boot in a container) */
+			cordon_request *req = cordon_request_new(tiers[k][1]);
+			ck_assert_int_eq(cordon_request_set_tier(req, tiers[k][0], NULL), 0);
+			ck_assert_int_eq(cordon_request_set_workspace(req, dirs[i], NULL), 0);
+			cordon_error *err = NULL;
+			cordon_sandbox *sb = NULL;
+			int r = cordon_sandbox_open(t.ctx, req, &sb, &err);
+			ck_assert_msg(r < 0, "%s accepted %s", tiers[k][0], dirs[i]);
+			ck_assert_cordon_error(err, dirs[i] == link ? CORDON_ERROR_INVALID
+								    : CORDON_ERROR_FORBIDDEN,
+					       dirs[i] == link ? "workspace_invalid"
+							       : "workspace_forbidden");
+			cordon_request_free(req);
+		}
+		cordon_request *req = cordon_request_new(tiers[k][1]);
+		ck_assert_int_eq(cordon_request_set_tier(req, tiers[k][0], NULL), 0);
+		ck_assert_int_eq(cordon_request_set_workspace(req, t.ws, NULL), 0);
+		cordon_error *err = NULL;
+		ck_assert_msg(cordon_sandbox_open(t.ctx, req, &t.sb, &err) == 0, "%s: %s",
+			      tiers[k][0], err ? cordon_error_get_message(err) : "");
+		cordon_sandbox_close(t.sb);
+		t.sb = NULL;
+		cordon_request_free(req);
+	}
+	rt_teardown(&t);
+}
+END_TEST
+
+static cordon_context *context_with(const char *policy, cordon_error **err)
+{
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), "low.yaml", NULL),
+			 0);
+	cordon_context *ctx = NULL;
+	cordon_context_new(o, &ctx, err);
+	cordon_options_free(o);
+	return ctx;
+}
+
+/* nofile below the launcher's floor (nsinit-proto.h) broke every run: it is
+ * refused when the policy is loaded and when a request asks for it; the
+ * floor itself runs. */
+START_TEST(test_nofile_floor)
+{
+	g_autofree char *low = g_strdup_printf(
+		"cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, limits: {nofile: %d}}\n"
+		"trust:\n  semi-trusted: {tiers: [kernel]}\n", NSINIT_NOFILE_FLOOR - 1);
+	cordon_error *err = NULL;
+	ck_assert_ptr_null(context_with(low, &err));
+	ck_assert_msg(err && strstr(cordon_error_get_message(err), "nofile"), "%s",
+		      err ? cordon_error_get_message(err) : "");
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR - 1,
+						  NULL), 0);
+	err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_unenforceable");
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR, NULL),
+			 0);
+	rt_open(&t, req);
+	cordon_request_free(req);
+	const char *const sh[] = { "/bin/sh", "-c", "ulimit -n", NULL };
+	for (int i = 0; i < 2; i++) {
+		cordon_result *r = rt_run_flags(&t, sh, NULL, 20000, LOOP_RUN_FLAGS(i));
+		g_autofree char *want = g_strdup_printf("%d\n", NSINIT_NOFILE_FLOOR);
+		ck_assert_str_eq(out(r), want);
+		cordon_result_free(r);
+	}
+	rt_teardown(&t);
+}
+END_TEST
+
 static Suite *redteam_suite(void)
 {
 	Suite *s = suite_create("redteam");
@@ -966,6 +1129,10 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_stream_serve_files);
 	tcase_add_test(tc, test_private_workspace);
 	tcase_add_test(tc, test_concurrent_launches);
+	tcase_add_test(tc, test_no_setid_files);
+	tcase_add_test(tc, test_root_owned_workspace_refused);
+	tcase_add_test(tc, test_forbidden_workspaces);
+	tcase_add_test(tc, test_nofile_floor);
 	suite_add_tcase(s, tc);
 	return s;
 }
