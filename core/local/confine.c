@@ -1396,8 +1396,39 @@ out:
 	return r;
 }
 
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
-			char *why, size_t whylen)
+/* The private root of an unprivileged host, which cannot mount: a tmpfs
+ * the zygote makes at the directory's path. *ret_fd: its root, for the
+ * host's file operations. */
+static int attach_private_tmpfs(confine_sandbox *s, uint64_t size, int *ret_fd, char *why,
+				size_t whylen)
+{
+	size_t len = strlen(s->ws_path) + 1;
+	struct nsinit_request req = {
+		.magic = NSINIT_MAGIC,
+		.kind = NSINIT_REQ_WORKSPACE,
+		.flags = NSINIT_WS_TMPFS,
+		.payload_len = len,
+		.tmpfs_size = size,
+	};
+	int mnt = -1, step = 0;
+	int r = zygote_call(s->z, &req, s->ws_path, len, NULL, 0, &mnt, &step);
+	if (r == 0 && mnt < 0)
+		r = -EPROTO;
+	int fd = r < 0 ? -1 : openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r == 0 && fd < 0)
+		r = -errno;
+	close_fd(&mnt);
+	if (r < 0) {
+		snprintf(why, whylen, "kernel confinement failed making the private root's tmpfs: %s",
+			 g_strerror(-r));
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
+			int *ret_root_fd, confine_sandbox **ret, char *why, size_t whylen)
 {
 	if (!kernel_has(SYS_open_tree) || !kernel_has(SYS_move_mount)) {
 		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
@@ -1439,7 +1470,10 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine
 	r = get_zygote(&id, s, why, whylen);
 	if (r < 0)
 		return r;
-	r = attach_workspace(s, &id, root_fd, &st, why, whylen);
+	if (private_disk && !id.privileged)
+		r = attach_private_tmpfs(s, private_disk, ret_root_fd, why, whylen);
+	else
+		r = attach_workspace(s, &id, root_fd, &st, why, whylen);
 	if (r < 0) {
 		confine_sandbox_free(g_steal_pointer(&s));
 		return r;

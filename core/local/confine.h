@@ -39,10 +39,15 @@ typedef struct confine_sandbox confine_sandbox;
 
 /* Prepares a sandbox rooted at the directory root_fd (the workspace, which
  * appears inside at its own canonical path). limits: what every run must
- * enforce. Returns 0, or a negative errno with a one-line reason in why
+ * enforce. private_disk: 0 for a workspace; for a private root its cap in
+ * bytes (as root the caller mounted a tmpfs of that size on root_fd; an
+ * unprivileged host cannot, so the sandbox mounts one at root_fd's path and
+ * *ret_root_fd receives a new fd of it, which replaces root_fd for file
+ * operations). Returns 0, or a negative errno with a one-line reason in why
  * (-EPERM: a limit cannot be enforced here). */
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
-			char *why, size_t whylen) CONFINE_HIDDEN;
+int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
+			int *ret_root_fd, confine_sandbox **ret, char *why,
+			size_t whylen) CONFINE_HIDDEN;
 /* Whether the host directory root_fd may be a workspace of this process's
  * sandboxes: as root the work's files take its owner's ids on the host
  * (docs/tiers/local.md, "Workspace owner"), so one owned by root or root's

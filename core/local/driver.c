@@ -67,6 +67,7 @@
 
 typedef struct local_tier {
 	bool kernel;
+	uint64_t disk; /* the private root's cap, bytes */
 	cordon_plugin_limits limits; /* the tier's policy limits (the kernel probe checks them) */
 } local_tier;
 
@@ -80,6 +81,7 @@ typedef struct local_sandbox {
 
 static const cordon_plugin_config_key local_keys[] = {
 	{ "confine", CORDON_PLUGIN_CONFIG_STRING, 1 },
+	{ "disk", CORDON_PLUGIN_CONFIG_SIZE, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -125,6 +127,11 @@ static int local_configure(void *data, const cordon_plugin_config *cfg, void **r
 	t->kernel = kernel;
 	if (H->config_limits)
 		H->config_limits(cfg, &t->limits);
+	t->disk = PRIVATE_ROOT_DEFAULT_DISK;
+	if (H->config_u64(cfg, "disk", &t->disk) > 0 && t->disk == 0) {
+		free(t);
+		return H->config_error(cfg, "disk", err, "must be greater than zero");
+	}
 	char why[256];
 	if (kernel && kernel_check_limits(&t->limits, why, sizeof(why)) < 0) {
 		free(t);
@@ -199,10 +206,10 @@ static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error
 	return 0;
 }
 
-static int open_private_root(local_sandbox *sb, cordon_plugin_error *err)
+static int open_private_root(local_sandbox *sb, uint64_t disk, cordon_plugin_error *err)
 {
 	const char *what = NULL;
-	sb->root_fd = private_root_make(&sb->priv, &what);
+	sb->root_fd = private_root_make(&sb->priv, disk, &what);
 	return sb->root_fd < 0 ? fd_fail(err, sb->root_fd, what) : 0;
 }
 
@@ -268,7 +275,7 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	sb->root_fd = sb->null_fd = -1;
 	sb->priv = (private_root)PRIVATE_ROOT_INIT;
 	int r = spec->workspace ? open_workspace(sb, spec->workspace, err)
-				: open_private_root(sb, err);
+				: open_private_root(sb, t->disk, err);
 	if (r == 0) {
 		sb->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		r = sb->null_fd < 0 ? fd_fail(err, -errno, "/dev/null") : 0;
@@ -278,7 +285,9 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		       (r = spawn_fd_above_stdio(&sb->null_fd)) < 0))
 		r = fd_fail(err, r, "fcntl");
 	if (r == 0 && t->kernel)
-		r = kernel_open(sb->root_fd, spec, &sb->kernel, err);
+		r = kernel_open(&sb->root_fd, spec, t->disk, &sb->kernel, err);
+	if (r == 0 && (r = spawn_fd_above_stdio(&sb->root_fd)) < 0)
+		r = fd_fail(err, r, "fcntl");
 	if (r < 0) {
 		local_close(sb);
 		return r;

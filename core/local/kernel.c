@@ -109,8 +109,8 @@ int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t wh
 	return limits_nofile_check(limits, why, whylen);
 }
 
-int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbox **ret,
-		cordon_plugin_error *err)
+int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t private_disk,
+		confine_sandbox **ret, cordon_plugin_error *err)
 {
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "egress_unsupported",
@@ -118,10 +118,16 @@ int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbo
 				    "available yet); only egress deny can be honoured");
 	char why[512];
 	/* A private root is ours; a workspace is the host's, owned by someone. */
-	if (spec->workspace && confine_workspace_owner_check(root_fd, why, sizeof(why)) < 0)
+	if (spec->workspace && confine_workspace_owner_check(*root_fd, why, sizeof(why)) < 0)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "workspace_forbidden",
 				    "kernel tier: %s", why);
-	int r = confine_sandbox_new(root_fd, &spec->limits, ret, why, sizeof(why));
+	int tmpfs_fd = -1;
+	int r = confine_sandbox_new(*root_fd, &spec->limits, spec->workspace ? 0 : private_disk,
+				    &tmpfs_fd, ret, why, sizeof(why));
+	if (r == 0 && tmpfs_fd >= 0) {
+		close(*root_fd);
+		*root_fd = tmpfs_fd;
+	}
 	if (r == -EPERM)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
 				    "kernel tier: %s", why);

@@ -34,7 +34,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1105,6 +1107,55 @@ START_TEST(test_nofile_floor)
 }
 END_TEST
 
+/* Without a workspace the private root is a tmpfs capped by the tier's
+ * `disk` (issue 10: one run filled the host's /tmp with 900 MiB): writing
+ * past it fails with ENOSPC inside, nothing lands on the host's disk, and
+ * the file API sees what the work wrote. The jail can mount one only as root. */
+static void private_root_capped(const char *tier, const char *trust, bool capped)
+{
+	const char *policy = "cordon: 1\ntiers:\n"
+			     "  kernel: {driver: local, confine: kernel, disk: 8MiB}\n"
+			     "  jail: {driver: local, confine: none, disk: 8MiB}\n"
+			     "trust:\n  semi-trusted: {tiers: [kernel]}\n  trusted: {tiers: [jail]}\n";
+	cordon_error *err = NULL;
+	cordon_context *ctx = context_with(policy, &err);
+	ck_assert_msg(ctx, "%s", err ? cordon_error_get_message(err) : "");
+	cordon_request *req = cordon_request_new(trust);
+	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
+	cordon_sandbox *sb = NULL;
+	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "");
+	cordon_result *r = NULL;
+	ck_assert_int_eq(cordon_sandbox_exec(sb, "pwd; dd if=/dev/zero of=big bs=1M count=16 2>&1 | "
+					     "grep -c 'No space left'", NULL, &r, &err), 0);
+	g_auto(GStrv) lines = g_strsplit(out(r), "\n", 3);
+	ck_assert_msg(lines[0] && lines[1], "%s", out(r));
+	cordon_result_free(r);
+	ck_assert_str_eq(lines[1], capped ? "1" : "0");
+	/* On the host: no file, or one on a tmpfs (root's mount on the directory). */
+	g_autofree char *big = g_build_filename(lines[0], "big", NULL);
+	struct statfs fs;
+	if (capped)
+		ck_assert_msg(statfs(big, &fs) < 0 || fs.f_type == TMPFS_MAGIC,
+			      "%s reached the host's disk", big);
+	char **paths = NULL;
+	ck_assert_int_eq(cordon_sandbox_walk(sb, "", &paths, &err), 1);
+	ck_assert_str_eq(paths[0], "big");
+	cordon_strv_free(paths);
+	cordon_sandbox_close(sb);
+	ck_assert_int_lt(access(lines[0], F_OK), 0); /* removed at close */
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+
+START_TEST(test_private_root_capped)
+{
+	private_root_capped("kernel", "semi-trusted", true);
+	/* The jail has no namespace to mount in: capped as root only. */
+	private_root_capped("jail", "trusted", geteuid() == 0);
+}
+END_TEST
+
 static Suite *redteam_suite(void)
 {
 	Suite *s = suite_create("redteam");
@@ -1133,6 +1184,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_root_owned_workspace_refused);
 	tcase_add_test(tc, test_forbidden_workspaces);
 	tcase_add_test(tc, test_nofile_floor);
+	tcase_add_test(tc, test_private_root_capped);
 	suite_add_tcase(s, tc);
 	return s;
 }
