@@ -1344,32 +1344,47 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
 /* Mounts the workspace in the zygote: as root an idmapped mount we make
  * (the work, host uid 65534, then owns the owner's files); else the
  * zygote finds the directory by path and checks it is the one we hold. */
+/* As root, the detached mount of root_fd the zygote attaches (nosuid,
+ * nodev): idmapped so that the work owns the owner's files, or plain for
+ * our own private root, whose tmpfs belongs to the work's host ids already
+ * (tmpfs has idmapped mounts only from Linux 6.3). Returns it or -errno. */
+static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap,
+		      char *why, size_t whylen)
+{
+	int userns = idmap ? idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid) : -1;
+	if (idmap && userns < 0) {
+		snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
+			 "mapping): %s", g_strerror(-userns));
+		return userns;
+	}
+	int mnt = (int)syscall(SYS_open_tree, root_fd, "",
+			       OPEN_TREE_CLONE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
+	struct mount_attr ma = {
+		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (idmap ? MOUNT_ATTR_IDMAP : 0),
+		.userns_fd = idmap ? (uint64_t)userns : 0,
+	};
+	int r = 0;
+	if (mnt < 0 || syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
+		r = -errno;
+		snprintf(why, whylen, "cannot make %s mount of the workspace (as root the work runs "
+			 "as an unprivileged id and needs one): %s", idmap ? "an idmapped" : "a",
+			 g_strerror(-r));
+		close_fd(&mnt);
+	}
+	if (userns >= 0)
+		close(userns);
+	return r < 0 ? r : mnt;
+}
+
 static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd, const struct stat *st,
-			    char *why, size_t whylen)
+			    bool idmap, char *why, size_t whylen)
 {
 	int mnt = -1, nfds = 0, r = 0;
-	int userns = -1;
 	size_t len = strlen(s->ws_path) + 1;
 	if (id->privileged) {
-		userns = idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid);
-		if (userns < 0) {
-			r = userns;
-			snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
-				 "mapping): %s", g_strerror(-r));
-			goto out;
-		}
-		mnt = (int)syscall(SYS_open_tree, root_fd, "",
-				   OPEN_TREE_CLONE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
-		struct mount_attr ma = {
-			.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-			.userns_fd = (uint64_t)userns,
-		};
-		if (mnt < 0 ||
-		    syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
-			r = -errno;
-			snprintf(why, whylen, "cannot make an idmapped mount of the workspace (as root "
-				 "the work runs as an unprivileged id and needs one): %s",
-				 g_strerror(-r));
+		mnt = host_mount(root_fd, st, id, idmap, why, whylen);
+		if (mnt < 0) {
+			r = mnt;
 			goto out;
 		}
 		nfds = 1;
@@ -1390,8 +1405,6 @@ static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
 		snprintf(why, whylen, "kernel confinement failed mounting the workspace: %s",
 			 g_strerror(-r));
 out:
-	if (userns >= 0)
-		close(userns);
 	close_fd(&mnt);
 	return r;
 }
@@ -1425,6 +1438,23 @@ static int attach_private_tmpfs(confine_sandbox *s, uint64_t size, int *ret_fd, 
 	}
 	*ret_fd = fd;
 	return 0;
+}
+
+/* As root, our private root (the tmpfs the caller mounted): given to the
+ * work's host ids outright, so no idmapped mount is needed, and the host's
+ * writes take those ids too (confine_sandbox_file_ids). */
+static int own_private_root(confine_sandbox *s, const identity *id, int root_fd,
+			    const struct stat *st, char *why, size_t whylen)
+{
+	if (fchown(root_fd, id->out_uid, id->out_gid) < 0) {
+		snprintf(why, whylen, "cannot give the private root to the sandbox's user: %s",
+			 g_strerror(errno));
+		return -errno;
+	}
+	s->file_ids = true;
+	s->file_uid = id->out_uid;
+	s->file_gid = id->out_gid;
+	return attach_workspace(s, id, root_fd, st, false, why, whylen);
 }
 
 int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
@@ -1472,8 +1502,10 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 		return r;
 	if (private_disk && !id.privileged)
 		r = attach_private_tmpfs(s, private_disk, ret_root_fd, why, whylen);
+	else if (private_disk)
+		r = own_private_root(s, &id, root_fd, &st, why, whylen);
 	else
-		r = attach_workspace(s, &id, root_fd, &st, why, whylen);
+		r = attach_workspace(s, &id, root_fd, &st, true, why, whylen);
 	if (r < 0) {
 		confine_sandbox_free(g_steal_pointer(&s));
 		return r;

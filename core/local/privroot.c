@@ -133,7 +133,8 @@ int private_root_remove(private_root *r)
 }
 
 /* A leftover: named by a process of our pid namespace that is gone, a
- * directory (not a link to one), ours. */
+ * directory (not a link to one), ours; as root also a mount point there (a
+ * private root's tmpfs, which the kernel tier gave to the sandbox's user). */
 static bool is_leftover(int dirfd, const char *name, unsigned long ns)
 {
 	unsigned long their_ns = 0;
@@ -144,9 +145,11 @@ static bool is_leftover(int dirfd, const char *name, unsigned long ns)
 		return false;
 	if (kill(pid, 0) == 0 || errno != ESRCH)
 		return false; /* alive (or not ours to tell) */
-	struct stat st;
-	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	       st.st_uid == geteuid();
+	struct stat st, parent;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    fstat(dirfd, &parent) < 0)
+		return false;
+	return st.st_uid == geteuid() || (geteuid() == 0 && st.st_dev != parent.st_dev);
 }
 
 int private_root_gc(void)

@@ -1156,6 +1156,46 @@ START_TEST(test_private_root_capped)
 }
 END_TEST
 
+/* A host killed with its private root open leaves it (and, as root, its
+ * tmpfs mounted): gc detaches and removes it. */
+START_TEST(test_private_root_gc)
+{
+	int pipefd[2];
+	ck_assert_int_eq(pipe(pipefd), 0);
+	pid_t host = fork();
+	ck_assert_int_ge(host, 0);
+	if (host == 0) {
+		cordon_context *ctx = NULL;
+		cordon_request *req = cordon_request_new("semi-trusted");
+		cordon_sandbox *sb = NULL;
+		cordon_result *r = NULL;
+		if (cordon_context_new(NULL, &ctx, NULL) < 0 || cordon_sandbox_open(ctx, req, &sb, NULL) < 0 ||
+		    cordon_sandbox_exec(sb, "pwd -P; echo x > f", NULL, &r, NULL) < 0)
+			_exit(1);
+		const char *o = out(r);
+		if (write(pipefd[1], o, strcspn(o, "\n")) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	char dead[PATH_MAX] = "";
+	ck_assert_int_gt(read(pipefd[0], dead, sizeof(dead) - 1), 0);
+	close(pipefd[0]);
+	kill(host, SIGKILL);
+	waitpid(host, NULL, 0);
+	ck_assert_int_eq(access(dead, F_OK), 0); /* SIGKILL left it */
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
+	ck_assert_int_ge(cordon_context_gc(ctx, NULL), 1);
+	ck_assert_msg(access(dead, F_OK) < 0, "%s is still there", dead);
+	g_autofree char *mounts = NULL;
+	ck_assert(g_file_get_contents("/proc/self/mountinfo", &mounts, NULL, NULL));
+	ck_assert_msg(!strstr(mounts, dead), "%s is still mounted", dead);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 static Suite *redteam_suite(void)
 {
 	Suite *s = suite_create("redteam");
@@ -1185,6 +1225,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_forbidden_workspaces);
 	tcase_add_test(tc, test_nofile_floor);
 	tcase_add_test(tc, test_private_root_capped);
+	tcase_add_test(tc, test_private_root_gc);
 	suite_add_tcase(s, tc);
 	return s;
 }
