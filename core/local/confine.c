@@ -170,7 +170,8 @@ struct confine_sandbox {
 	GMutex cg_lock;
 	limits_cgroup idle[4];
 	int nidle;
-	/* As root, a workspace's owner: the host ids the work's files take. */
+	/* As root, the host ids the work's files take (a workspace's owner, or
+	 * the work's own for our private root): the host's writes take them too. */
 	bool file_ids;
 	uid_t file_uid;
 	gid_t file_gid;
@@ -1341,9 +1342,6 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
 	return -EPERM;
 }
 
-/* Mounts the workspace in the zygote: as root an idmapped mount we make
- * (the work, host uid 65534, then owns the owner's files); else the
- * zygote finds the directory by path and checks it is the one we hold. */
 /* As root, the detached mount of root_fd the zygote attaches (nosuid,
  * nodev): idmapped so that the work owns the owner's files, or plain for
  * our own private root, whose tmpfs belongs to the work's host ids already
@@ -1376,6 +1374,9 @@ static int host_mount(int root_fd, const struct stat *st, const identity *id, bo
 	return r < 0 ? r : mnt;
 }
 
+/* Mounts the workspace in the zygote: as root an idmapped mount we make
+ * (the work, host uid 65534, then owns the owner's files); else the
+ * zygote finds the directory by path and checks it is the one we hold. */
 static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd, const struct stat *st,
 			    bool idmap, char *why, size_t whylen)
 {

@@ -34,22 +34,19 @@
 /* Argument rules held as data (seccomp.h): what a container profile is
  * made of too. A mode with a set-id bit: the work would plant a set-uid
  * or set-gid file in a workspace the host runs from. */
-#define MODE_RULES(arg, e)                                                              \
-	{ e, 1, { { arg, SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID } } },                    \
-	{ e, 1, { { arg, SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID } } }
+#define SETID_CMP(arg, bit) { arg, SCMP_CMP_MASKED_EQ, bit, bit }
+#define MODE_RULES(arg)                                  \
+	{ EPERM, 1, { SETID_CMP(arg, S_ISUID) } },       \
+	{ EPERM, 1, { SETID_CMP(arg, S_ISGID) } }
 /* open and openat take their mode only with O_CREAT or O_TMPFILE. */
-#define CREATE_RULES(flags, mode)                                                       \
-	{ EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT },                  \
-		      { mode, SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID } } },              \
-	{ EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, O_CREAT, O_CREAT },                  \
-		      { mode, SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID } } },              \
-	{ EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, O_TMPFILE, O_TMPFILE },          \
-		      { mode, SCMP_CMP_MASKED_EQ, S_ISUID, S_ISUID } } },              \
-	{ EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, O_TMPFILE, O_TMPFILE },          \
-		      { mode, SCMP_CMP_MASKED_EQ, S_ISGID, S_ISGID } } }
+#define CREATE_RULE(flags, flag, mode, bit) \
+	{ EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, flag, flag }, SETID_CMP(mode, bit) } }
+#define CREATE_RULES(flags, mode)                                                        \
+	CREATE_RULE(flags, O_CREAT, mode, S_ISUID), CREATE_RULE(flags, O_CREAT, mode, S_ISGID), \
+	CREATE_RULE(flags, O_TMPFILE, mode, S_ISUID), CREATE_RULE(flags, O_TMPFILE, mode, S_ISGID)
 
-static const seccomp_arg_rule setid_arg1[] = { MODE_RULES(1, EPERM) };
-static const seccomp_arg_rule setid_arg2[] = { MODE_RULES(2, EPERM) };
+static const seccomp_arg_rule setid_arg1[] = { MODE_RULES(1) };
+static const seccomp_arg_rule setid_arg2[] = { MODE_RULES(2) };
 static const seccomp_arg_rule open_setid[] = { CREATE_RULES(1, 2) };
 static const seccomp_arg_rule openat_setid[] = { CREATE_RULES(2, 3) };
 
