@@ -7,6 +7,7 @@
 #include "sandbox.h"
 #include "admission.h"
 #include "env.h"
+#include "workspace.h"
 
 #include <errno.h>
 #include <string.h>
@@ -36,6 +37,10 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	g_autoptr(cordon_decision) d = NULL;
 	int r = admission_decide(ctx, req, &d, reterr);
 	if (r < 0)
+		return r;
+	/* After the (audited) decision, before any driver sees it: the list is
+	 * the same for every tier. */
+	if (req->workspace && (r = workspace_check(req->workspace, reterr)) < 0)
 		return r;
 	tier_runtime *t = context_find_tier(ctx, d->tier);
 	if (!t->driver->ops.open)

@@ -170,6 +170,11 @@ struct confine_sandbox {
 	GMutex cg_lock;
 	limits_cgroup idle[4];
 	int nidle;
+	/* As root, the host ids the work's files take (a workspace's owner, or
+	 * the work's own for our private root): the host's writes take them too. */
+	bool file_ids;
+	uid_t file_uid;
+	gid_t file_gid;
 };
 
 /* What A and B read while they share our memory. */
@@ -1319,35 +1324,68 @@ static int get_zygote(const identity *id, confine_sandbox *s, char *why, size_t 
 			    &s->z, why, whylen);
 }
 
+int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
+{
+	struct stat st;
+	if (fstat(root_fd, &st) < 0) {
+		snprintf(why, whylen, "cannot examine the workspace: %s", g_strerror(errno));
+		return -errno;
+	}
+	/* Unprivileged, the work's files are the caller's: nothing to decide. */
+	if (!our_identity().privileged || (st.st_uid != 0 && st.st_gid != 0))
+		return 0;
+	snprintf(why, whylen, "the workspace is owned by %s (uid %u, gid %u): as root the work's "
+		 "files take the workspace owner's ids on the host, and a root-owned one would "
+		 "let the work plant root's files; give the directory to an unprivileged user "
+		 "and group (chown) first", st.st_uid == 0 ? "root" : "root's group",
+		 (unsigned)st.st_uid, (unsigned)st.st_gid);
+	return -EPERM;
+}
+
+/* As root, the detached mount of root_fd the zygote attaches (nosuid,
+ * nodev): idmapped so that the work owns the owner's files, or plain for
+ * our own private root, whose tmpfs belongs to the work's host ids already
+ * (tmpfs has idmapped mounts only from Linux 6.3). Returns it or -errno. */
+static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap,
+		      char *why, size_t whylen)
+{
+	int userns = idmap ? idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid) : -1;
+	if (idmap && userns < 0) {
+		snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
+			 "mapping): %s", g_strerror(-userns));
+		return userns;
+	}
+	int mnt = (int)syscall(SYS_open_tree, root_fd, "",
+			       OPEN_TREE_CLONE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
+	struct mount_attr ma = {
+		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (idmap ? MOUNT_ATTR_IDMAP : 0),
+		.userns_fd = idmap ? (uint64_t)userns : 0,
+	};
+	int r = 0;
+	if (mnt < 0 || syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
+		r = -errno;
+		snprintf(why, whylen, "cannot make %s mount of the workspace (as root the work runs "
+			 "as an unprivileged id and needs one): %s", idmap ? "an idmapped" : "a",
+			 g_strerror(-r));
+		close_fd(&mnt);
+	}
+	if (userns >= 0)
+		close(userns);
+	return r < 0 ? r : mnt;
+}
+
 /* Mounts the workspace in the zygote: as root an idmapped mount we make
  * (the work, host uid 65534, then owns the owner's files); else the
  * zygote finds the directory by path and checks it is the one we hold. */
 static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd, const struct stat *st,
-			    char *why, size_t whylen)
+			    bool idmap, char *why, size_t whylen)
 {
 	int mnt = -1, nfds = 0, r = 0;
-	int userns = -1;
 	size_t len = strlen(s->ws_path) + 1;
 	if (id->privileged) {
-		userns = idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid);
-		if (userns < 0) {
-			r = userns;
-			snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
-				 "mapping): %s", g_strerror(-r));
-			goto out;
-		}
-		mnt = (int)syscall(SYS_open_tree, root_fd, "",
-				   OPEN_TREE_CLONE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
-		struct mount_attr ma = {
-			.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-			.userns_fd = (uint64_t)userns,
-		};
-		if (mnt < 0 ||
-		    syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
-			r = -errno;
-			snprintf(why, whylen, "cannot make an idmapped mount of the workspace (as root "
-				 "the work runs as an unprivileged id and needs one): %s",
-				 g_strerror(-r));
+		mnt = host_mount(root_fd, st, id, idmap, why, whylen);
+		if (mnt < 0) {
+			r = mnt;
 			goto out;
 		}
 		nfds = 1;
@@ -1368,14 +1406,60 @@ static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
 		snprintf(why, whylen, "kernel confinement failed mounting the workspace: %s",
 			 g_strerror(-r));
 out:
-	if (userns >= 0)
-		close(userns);
 	close_fd(&mnt);
 	return r;
 }
 
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
-			char *why, size_t whylen)
+/* The private root of an unprivileged host, which cannot mount: a tmpfs
+ * the zygote makes at the directory's path. *ret_fd: its root, for the
+ * host's file operations. */
+static int attach_private_tmpfs(confine_sandbox *s, uint64_t size, int *ret_fd, char *why,
+				size_t whylen)
+{
+	size_t len = strlen(s->ws_path) + 1;
+	struct nsinit_request req = {
+		.magic = NSINIT_MAGIC,
+		.kind = NSINIT_REQ_WORKSPACE,
+		.flags = NSINIT_WS_TMPFS,
+		.payload_len = len,
+		.tmpfs_size = size,
+	};
+	int mnt = -1, step = 0;
+	int r = zygote_call(s->z, &req, s->ws_path, len, NULL, 0, &mnt, &step);
+	if (r == 0 && mnt < 0)
+		r = -EPROTO;
+	int fd = r < 0 ? -1 : openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r == 0 && fd < 0)
+		r = -errno;
+	close_fd(&mnt);
+	if (r < 0) {
+		snprintf(why, whylen, "kernel confinement failed making the private root's tmpfs: %s",
+			 g_strerror(-r));
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* As root, our private root (the tmpfs the caller mounted): given to the
+ * work's host ids outright, so no idmapped mount is needed, and the host's
+ * writes take those ids too (confine_sandbox_file_ids). */
+static int own_private_root(confine_sandbox *s, const identity *id, int root_fd,
+			    const struct stat *st, char *why, size_t whylen)
+{
+	if (fchown(root_fd, id->out_uid, id->out_gid) < 0) {
+		snprintf(why, whylen, "cannot give the private root to the sandbox's user: %s",
+			 g_strerror(errno));
+		return -errno;
+	}
+	s->file_ids = true;
+	s->file_uid = id->out_uid;
+	s->file_gid = id->out_gid;
+	return attach_workspace(s, id, root_fd, st, false, why, whylen);
+}
+
+int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
+			int *ret_root_fd, confine_sandbox **ret, char *why, size_t whylen)
 {
 	if (!kernel_has(SYS_open_tree) || !kernel_has(SYS_move_mount)) {
 		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
@@ -1411,10 +1495,18 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine
 	s->ws_dev = st.st_dev;
 	s->ws_ino = st.st_ino;
 	identity id = our_identity();
+	s->file_ids = id.privileged && st.st_uid != 0;
+	s->file_uid = st.st_uid;
+	s->file_gid = st.st_gid;
 	r = get_zygote(&id, s, why, whylen);
 	if (r < 0)
 		return r;
-	r = attach_workspace(s, &id, root_fd, &st, why, whylen);
+	if (private_disk && !id.privileged)
+		r = attach_private_tmpfs(s, private_disk, ret_root_fd, why, whylen);
+	else if (private_disk)
+		r = own_private_root(s, &id, root_fd, &st, why, whylen);
+	else
+		r = attach_workspace(s, &id, root_fd, &st, true, why, whylen);
 	if (r < 0) {
 		confine_sandbox_free(g_steal_pointer(&s));
 		return r;
@@ -1436,6 +1528,15 @@ void confine_sandbox_free(confine_sandbox *s)
 	zygote_free(s->z);
 	g_mutex_clear(&s->cg_lock);
 	g_free(s);
+}
+
+bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid)
+{
+	if (!s || !s->file_ids)
+		return false;
+	*ret_uid = s->file_uid;
+	*ret_gid = s->file_gid;
+	return true;
 }
 
 const char *confine_sandbox_limits(const confine_sandbox *s)

@@ -39,12 +39,26 @@ typedef struct confine_sandbox confine_sandbox;
 
 /* Prepares a sandbox rooted at the directory root_fd (the workspace, which
  * appears inside at its own canonical path). limits: what every run must
- * enforce. Returns 0, or a negative errno with a one-line reason in why
+ * enforce. private_disk: 0 for a workspace; for a private root its cap in
+ * bytes (as root the caller mounted a tmpfs of that size on root_fd; an
+ * unprivileged host cannot, so the sandbox mounts one at root_fd's path and
+ * *ret_root_fd receives a new fd of it, which replaces root_fd for file
+ * operations). Returns 0, or a negative errno with a one-line reason in why
  * (-EPERM: a limit cannot be enforced here). */
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, confine_sandbox **ret,
-			char *why, size_t whylen) CONFINE_HIDDEN;
+int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
+			int *ret_root_fd, confine_sandbox **ret, char *why,
+			size_t whylen) CONFINE_HIDDEN;
+/* Whether the host directory root_fd may be a workspace of this process's
+ * sandboxes: as root the work's files take its owner's ids on the host
+ * (docs/tiers/local.md, "Workspace owner"), so one owned by root or root's
+ * group is refused. 0, or -EPERM with the reason in why. */
+int confine_workspace_owner_check(int root_fd, char *why, size_t whylen) CONFINE_HIDDEN;
 /* Ends every run of the sandbox and the sandbox itself. */
 void confine_sandbox_free(confine_sandbox *s) CONFINE_HIDDEN;
+/* As root on a workspace of an unprivileged owner: true and the owner's
+ * ids, which the work's files take on the host and the host's own writes
+ * into the workspace must take too. False where no switch is needed. */
+bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid) CONFINE_HIDDEN;
 /* How the limits are enforced, one line (borrowed from s). */
 const char *confine_sandbox_limits(const confine_sandbox *s) CONFINE_HIDDEN;
 

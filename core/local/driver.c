@@ -38,6 +38,7 @@
 #include "spawn.h"
 
 #include <errno.h>
+#include <sys/fsuid.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -66,6 +67,7 @@
 
 typedef struct local_tier {
 	bool kernel;
+	uint64_t disk; /* the private root's cap, bytes */
 	cordon_plugin_limits limits; /* the tier's policy limits (the kernel probe checks them) */
 } local_tier;
 
@@ -79,6 +81,7 @@ typedef struct local_sandbox {
 
 static const cordon_plugin_config_key local_keys[] = {
 	{ "confine", CORDON_PLUGIN_CONFIG_STRING, 1 },
+	{ "disk", CORDON_PLUGIN_CONFIG_SIZE, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -124,6 +127,16 @@ static int local_configure(void *data, const cordon_plugin_config *cfg, void **r
 	t->kernel = kernel;
 	if (H->config_limits)
 		H->config_limits(cfg, &t->limits);
+	t->disk = PRIVATE_ROOT_DEFAULT_DISK;
+	if (H->config_u64(cfg, "disk", &t->disk) > 0 && t->disk == 0) {
+		free(t);
+		return H->config_error(cfg, "disk", err, "must be greater than zero");
+	}
+	char why[256];
+	if (kernel && kernel_check_limits(&t->limits, why, sizeof(why)) < 0) {
+		free(t);
+		return H->config_error(cfg, "limits", err, "%s", why);
+	}
 	*ret_tier = t;
 	return 0;
 }
@@ -193,10 +206,10 @@ static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error
 	return 0;
 }
 
-static int open_private_root(local_sandbox *sb, cordon_plugin_error *err)
+static int open_private_root(local_sandbox *sb, uint64_t disk, cordon_plugin_error *err)
 {
 	const char *what = NULL;
-	sb->root_fd = private_root_make(&sb->priv, &what);
+	sb->root_fd = private_root_make(&sb->priv, disk, &what);
 	return sb->root_fd < 0 ? fd_fail(err, sb->root_fd, what) : 0;
 }
 
@@ -262,7 +275,7 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	sb->root_fd = sb->null_fd = -1;
 	sb->priv = (private_root)PRIVATE_ROOT_INIT;
 	int r = spec->workspace ? open_workspace(sb, spec->workspace, err)
-				: open_private_root(sb, err);
+				: open_private_root(sb, t->disk, err);
 	if (r == 0) {
 		sb->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		r = sb->null_fd < 0 ? fd_fail(err, -errno, "/dev/null") : 0;
@@ -272,7 +285,9 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		       (r = spawn_fd_above_stdio(&sb->null_fd)) < 0))
 		r = fd_fail(err, r, "fcntl");
 	if (r == 0 && t->kernel)
-		r = kernel_open(sb->root_fd, spec, &sb->kernel, err);
+		r = kernel_open(&sb->root_fd, spec, t->disk, &sb->kernel, err);
+	if (r == 0 && (r = spawn_fd_above_stdio(&sb->root_fd)) < 0)
+		r = fd_fail(err, r, "fcntl");
 	if (r < 0) {
 		local_close(sb);
 		return r;
@@ -715,8 +730,21 @@ static int local_write_file(void *sandbox, const char *path, const void *data, u
 	if (len > SIZE_MAX)
 		return H->error_set(err, EFBIG, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
 				    "write: too large");
-	return fs_result(fsops_write(sb->root_fd, path, data, (size_t)len), NULL, err, "write",
-			 path);
+	/* As root on an unprivileged owner's workspace, the write takes the
+	 * owner's ids and rights, as the work's files do: what the host wrote
+	 * stays the work's to change, and the file API is never more privileged
+	 * there than the work. setfsuid is per thread and the call synchronous. */
+	uid_t uid;
+	gid_t gid;
+	bool as_owner = sb->kernel && confine_sandbox_file_ids(sb->kernel, &uid, &gid);
+	int old_gid = as_owner ? setfsgid(gid) : -1;
+	int old_uid = as_owner ? setfsuid(uid) : -1;
+	int r = fsops_write(sb->root_fd, path, data, (size_t)len);
+	if (as_owner) {
+		setfsuid((uid_t)old_uid);
+		setfsgid((gid_t)old_gid);
+	}
+	return fs_result(r, NULL, err, "write", path);
 }
 
 static int local_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,

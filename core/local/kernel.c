@@ -104,15 +104,30 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 		 am_root() ? "work runs as host uid 65534" : "work runs as the caller's uid", lim);
 }
 
-int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbox **ret,
-		cordon_plugin_error *err)
+int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t whylen)
+{
+	return limits_nofile_check(limits, why, whylen);
+}
+
+int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t private_disk,
+		confine_sandbox **ret, cordon_plugin_error *err)
 {
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "egress_unsupported",
 				    "kernel tier: the sandbox has no network (egress governance is not "
 				    "available yet); only egress deny can be honoured");
 	char why[512];
-	int r = confine_sandbox_new(root_fd, &spec->limits, ret, why, sizeof(why));
+	/* A private root is ours; a workspace is the host's, owned by someone. */
+	if (spec->workspace && confine_workspace_owner_check(*root_fd, why, sizeof(why)) < 0)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "workspace_forbidden",
+				    "kernel tier: %s", why);
+	int tmpfs_fd = -1;
+	int r = confine_sandbox_new(*root_fd, &spec->limits, spec->workspace ? 0 : private_disk,
+				    &tmpfs_fd, ret, why, sizeof(why));
+	if (r == 0 && tmpfs_fd >= 0) {
+		close(*root_fd);
+		*root_fd = tmpfs_fd;
+	}
 	if (r == -EPERM)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
 				    "kernel tier: %s", why);

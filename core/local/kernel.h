@@ -23,12 +23,18 @@
  * Never fails: an unavailable tier is a probe result. */
 void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret) KERNEL_HIDDEN;
 
+/* Refuses, when the policy is loaded, tier limits no kernel-tier run could
+ * start with (nofile below the launcher's floor). 0, or -EPERM and why. */
+int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t whylen) KERNEL_HIDDEN;
+
 /* Prepares the kernel tier for a sandbox rooted at root_fd, under spec's
  * limits. Egress other than deny is refused: the sandbox has no network
  * until egress governance exists (a later issue), and a request for more
- * is refused rather than silently given less. */
-int kernel_open(int root_fd, const cordon_plugin_open_spec *spec, confine_sandbox **ret,
-		cordon_plugin_error *err) KERNEL_HIDDEN;
+ * is refused rather than silently given less. Without a workspace,
+ * private_disk caps the private root (confine_sandbox_new), and *root_fd
+ * may be replaced by the sandbox's own tmpfs (the old fd is closed). */
+int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t private_disk,
+		confine_sandbox **ret, cordon_plugin_error *err) KERNEL_HIDDEN;
 
 /* Starts one run: argv[0] is searched in the work's PATH inside the
  * sandbox. The stdio fds are the child's ends (borrowed). On success *ret

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "limits.h"
+#include "nsinit-proto.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,8 +221,23 @@ bool limits_plan_equal(const limits_plan *a, const limits_plan *b)
 	return true;
 }
 
+int limits_nofile_check(const cordon_plugin_limits *l, char *why, size_t whylen)
+{
+	if (!l || !(l->set & (1u << CORDON_PLUGIN_LIMIT_NOFILE)) ||
+	    l->value[CORDON_PLUGIN_LIMIT_NOFILE] >= NSINIT_NOFILE_FLOOR)
+		return 0;
+	snprintf(why, whylen, "nofile %" PRIu64 " is below %d, the least the kernel tier's "
+		 "launcher needs (it moves a run's descriptors to %d and up under the work's limit "
+		 "before it starts the work)", l->value[CORDON_PLUGIN_LIMIT_NOFILE],
+		 NSINIT_NOFILE_FLOOR, NSINIT_FD_MOVE_BASE);
+	return -EPERM;
+}
+
 int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *why, size_t whylen)
 {
+	int r = limits_nofile_check(want, why, whylen);
+	if (r < 0)
+		return r;
 	const limits_host *h = limits_host_get();
 	limits_plan p = { 0 };
 	if (want) {

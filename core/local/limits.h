@@ -71,6 +71,12 @@ void limits_host_disable_cgroups(bool disable) LIMITS_HIDDEN;
 
 /* Decides how each limit is enforced. Returns 0, or -EPERM with a reason in
  * why when a limit asked for cannot be enforced on this host. */
+/* The least nofile a kernel-tier run can start with (nsinit-proto.h,
+ * NSINIT_NOFILE_FLOOR): 0, or -EPERM with the reason in why when l sets a
+ * lower one. limits_plan_make applies it; the driver's configure too, so a
+ * policy with a lower value is refused when it is loaded. */
+int limits_nofile_check(const cordon_plugin_limits *l, char *why, size_t whylen) LIMITS_HIDDEN;
+
 int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *why,
 		     size_t whylen) LIMITS_HIDDEN;
 /* Whether two plans enforce the same limits the same way. */

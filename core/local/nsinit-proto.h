@@ -32,6 +32,14 @@
 #define NSINIT_MAX_RLIMITS 8
 #define NSINIT_MAX_CGROUPS 4
 #define NSINIT_MAX_FDS (5 + NSINIT_MAX_CGROUPS)
+/* A run's descriptors: 0-2 stdio, 3 status, 4 ruleset, 5 control, then the
+ * cgroups it joins. Its init lays them out by first moving every one to
+ * NSINIT_FD_MOVE_BASE and up (above whatever the zygote holds), with the
+ * work's RLIMIT_NOFILE already in force: a limit below NSINIT_NOFILE_FLOOR
+ * would make every run fail (EMFILE/EINVAL at the "descriptors" step). */
+#define NSINIT_WORK_FD_CGROUPS 6
+#define NSINIT_FD_MOVE_BASE 64
+#define NSINIT_NOFILE_FLOOR (NSINIT_FD_MOVE_BASE + NSINIT_WORK_FD_CGROUPS + NSINIT_MAX_CGROUPS)
 
 #define NSINIT_MAGIC 0x636f7264u /* "cord" */
 
@@ -84,7 +92,9 @@ struct nsinit_record {
 
 enum nsinit_request_kind {
 	/* Mount the workspace. Payload (inline): its absolute path,
-	 * NUL-terminated. fds: [0] a detached (idmapped) mount of it, optional. */
+	 * NUL-terminated. fds: [0] a detached (idmapped) mount of it, optional.
+	 * With NSINIT_WS_TMPFS: no host directory, a fresh tmpfs of tmpfs_size
+	 * bytes at that path; the reply carries a descriptor of its mount. */
 	NSINIT_REQ_WORKSPACE = 1,
 	/* Start a run. Payload: argv strings, envp strings, then the working
 	 * directory relative to the workspace ("" for the workspace), each
@@ -99,6 +109,9 @@ enum nsinit_request_kind {
  * itself (no fork, no pid namespace of its own: the sandbox's is the run's),
  * and the sandbox ends with the work. It still ends at EOF on the socket. */
 #define NSINIT_RUN_LAST 4u
+/* WORKSPACE: the private root of an unprivileged host, a size-capped tmpfs
+ * made in the sandbox (the host cannot mount one itself). */
+#define NSINIT_WS_TMPFS 8u
 
 struct nsinit_rlimit {
 	uint32_t resource;
@@ -115,6 +128,7 @@ struct nsinit_request {
 	uint32_t argc, envc; /* RUN */
 	uint64_t payload_len;
 	uint64_t ws_dev, ws_ino; /* WORKSPACE by path: the directory's identity */
+	uint64_t tmpfs_size;     /* WORKSPACE with NSINIT_WS_TMPFS: bytes */
 	uint32_t nrlimits;
 	uint32_t ncgroups;
 	struct nsinit_rlimit rlimits[NSINIT_MAX_RLIMITS];

@@ -92,7 +92,7 @@ void *memcpy(void *d, const void *s, size_t n)
 
 /* Where a last run's init puts the groups its work joins (after 0-2 stdio,
  * 3 status, 4 ruleset, 5 the control socket). */
-#define WORK_FD_CGROUPS 6
+#define WORK_FD_CGROUPS NSINIT_WORK_FD_CGROUPS
 
 /* Signals passed on to the work; SIGCHLD drives the reaping. */
 static const int forwarded[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM };
@@ -485,7 +485,8 @@ run_init(const struct nsinit_request *req, const int *fds, bool last)
 		tmp[WORK_FD_CGROUPS + i] = fds[4 + i];
 	int nfd = WORK_FD_CGROUPS + ncg;
 	for (int i = 0; i < nfd; i++)
-		if (tmp[i] >= 0 && (tmp[i] = rsys3(SYS_fcntl, tmp[i], F_DUPFD_CLOEXEC, 64)) < 0) {
+		if (tmp[i] >= 0 &&
+		    (tmp[i] = rsys3(SYS_fcntl, tmp[i], F_DUPFD_CLOEXEC, NSINIT_FD_MOVE_BASE)) < 0) {
 			r = tmp[i];
 			goto fail;
 		}
@@ -585,6 +586,33 @@ static long make_dirs(const char *path)
 	return open_dir(AT_FDCWD, path, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
+/* A fresh tmpfs of size bytes owned by the sandbox user, nosuid and nodev:
+ * the private root of an unprivileged host. Returns its detached mount. */
+static long private_tmpfs(uint64_t size)
+{
+	char opt[24];
+	long fs = rsys2(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return fs;
+	long r;
+	rs_utoa(opt, (unsigned long)size);
+	if ((r = rsys5(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", opt, 0)) >= 0 &&
+	    (r = rsys5(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0)) >= 0) {
+		rs_utoa(opt, in_uid);
+		r = rsys5(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "uid", opt, 0);
+	}
+	if (r >= 0) {
+		rs_utoa(opt, in_gid);
+		r = rsys5(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "gid", opt, 0);
+	}
+	if (r >= 0)
+		r = rsys5(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, 0, 0, 0);
+	if (r >= 0)
+		r = rsys3(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	rsys1(SYS_close, fs);
+	return r;
+}
+
 /* Mounts the workspace at its own path: a detached mount the host made
  * (idmapped), or a copy of the directory the host named, found below the
  * sandbox's /tmp and /dev when it lives there, checked by identity. */
@@ -602,7 +630,9 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 	long r;
 	bool in_tmp = starts_with_dir(pathbuf, "/tmp"), in_dev = starts_with_dir(pathbuf, "/dev");
 	long src;
-	if (nfds >= 1) {
+	if (req->flags & NSINIT_WS_TMPFS) {
+		src = private_tmpfs(req->tmpfs_size);
+	} else if (nfds >= 1) {
 		src = rsys3(SYS_fcntl, fds[0], F_DUPFD_CLOEXEC, 64);
 	} else {
 		long dir = in_tmp ? NSINIT_FD_HOSTTMP : in_dev ? NSINIT_FD_HOSTDEV : AT_FDCWD;
@@ -720,6 +750,9 @@ static bool serve_one(void)
 	} else if (req.kind == NSINIT_REQ_WORKSPACE) {
 		step = NSINIT_STEP_WORKSPACE;
 		err = attach_workspace(&req, fds, nfds);
+		/* A tmpfs exists only here: the host reaches it by this fd. */
+		if (err == 0 && (req.flags & NSINIT_WS_TMPFS))
+			pidfd = (int)rsys3(SYS_fcntl, ws_fd, F_DUPFD_CLOEXEC, 64);
 	} else if (req.kind == NSINIT_REQ_RUN && (req.flags & NSINIT_RUN_LAST) &&
 		   nfds == 4 + (int)req.ncgroups + by_fd) {
 		reply(0, NSINIT_STEP_FORK, -1);

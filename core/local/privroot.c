@@ -6,6 +6,7 @@
 #include "fsops.h"
 
 #include <dirent.h>
+#include <glib.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <inttypes.h>
+#include <linux/mount.h>
+#include <sys/mount.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,7 +36,43 @@ static int open_tmp(void)
 	return open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-int private_root_make(private_root *r, const char **what)
+/* Mounts a fresh tmpfs of size bytes on the directory dirfd. */
+static int mount_tmpfs(int dirfd, uint64_t size, const char **what)
+{
+	char bytes[24];
+	snprintf(bytes, sizeof(bytes), "%" PRIu64, size);
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0) {
+		*what = "cannot create the private root's tmpfs";
+		return -errno;
+	}
+	int r = 0, mnt = -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", bytes, 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0 ||
+	    syscall(SYS_move_mount, mnt, "", dirfd, "",
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		r = -errno;
+		*what = "cannot mount the private root's tmpfs";
+	}
+	if (mnt >= 0)
+		close(mnt);
+	close(fs);
+	return r;
+}
+
+/* Detaches what is mounted on parent_fd/name (umount2 takes a path: the
+ * parent's by its fd, the last component never followed). A run still
+ * holding the tmpfs lets go of it when it ends. */
+static int unmount_at(int parent_fd, const char *name)
+{
+	g_autofree char *path = g_strdup_printf("/proc/self/fd/%d/%s", parent_fd, name);
+	return umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+int private_root_make(private_root *r, uint64_t disk, const char **what)
 {
 	r->parent_fd = open_tmp();
 	if (r->parent_fd < 0) {
@@ -59,6 +100,17 @@ int private_root_make(private_root *r, const char **what)
 		*what = "cannot create a private sandbox directory";
 		return -EEXIST;
 	}
+	/* Only root can mount here; elsewhere the directory stays plain
+	 * (docs/tiers/local.md, "The private root"). */
+	if (disk > 0 && geteuid() == 0) {
+		int dir = openat(r->parent_fd, r->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int m = dir < 0 ? -errno : mount_tmpfs(dir, disk, what);
+		if (dir >= 0)
+			close(dir);
+		if (m < 0 && m != -EPERM) /* EPERM: root without CAP_SYS_ADMIN here */
+			return m;
+		r->tmpfs = m == 0;
+	}
 	int fd = openat(r->parent_fd, r->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		*what = "cannot open the private sandbox directory";
@@ -70,7 +122,9 @@ int private_root_make(private_root *r, const char **what)
 int private_root_remove(private_root *r)
 {
 	int res = 0;
-	if (r->parent_fd >= 0 && r->name[0])
+	if (r->tmpfs)
+		res = unmount_at(r->parent_fd, r->name);
+	if (r->parent_fd >= 0 && r->name[0] && res == 0)
 		res = fsops_rmtree(r->parent_fd, r->name);
 	if (r->parent_fd >= 0)
 		close(r->parent_fd);
@@ -79,7 +133,8 @@ int private_root_remove(private_root *r)
 }
 
 /* A leftover: named by a process of our pid namespace that is gone, a
- * directory (not a link to one), ours. */
+ * directory (not a link to one), ours; as root also a mount point there (a
+ * private root's tmpfs, which the kernel tier gave to the sandbox's user). */
 static bool is_leftover(int dirfd, const char *name, unsigned long ns)
 {
 	unsigned long their_ns = 0;
@@ -90,9 +145,11 @@ static bool is_leftover(int dirfd, const char *name, unsigned long ns)
 		return false;
 	if (kill(pid, 0) == 0 || errno != ESRCH)
 		return false; /* alive (or not ours to tell) */
-	struct stat st;
-	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-	       st.st_uid == geteuid();
+	struct stat st, parent;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+	    fstat(dirfd, &parent) < 0)
+		return false;
+	return st.st_uid == geteuid() || (geteuid() == 0 && st.st_dev != parent.st_dev);
 }
 
 int private_root_gc(void)
@@ -111,9 +168,15 @@ int private_root_gc(void)
 	unsigned long ns = own_pidns();
 	int removed = 0;
 	struct dirent *ent;
-	while ((ent = readdir(d)))
-		if (is_leftover(tmp, ent->d_name, ns) && fsops_rmtree(tmp, ent->d_name) == 0)
+	while ((ent = readdir(d))) {
+		if (!is_leftover(tmp, ent->d_name, ns))
+			continue;
+		/* Its creator died with its tmpfs mounted (as root). */
+		if (geteuid() == 0)
+			unmount_at(tmp, ent->d_name);
+		if (fsops_rmtree(tmp, ent->d_name) == 0)
 			removed++;
+	}
 	closedir(d);
 	close(tmp);
 	return removed;

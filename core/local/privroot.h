@@ -9,21 +9,32 @@
  */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #define PRIVROOT_HIDDEN __attribute__((visibility("hidden")))
 
 typedef struct private_root {
 	int parent_fd; /* O_PATH of the temporary directory, or -1 */
 	char name[64];
+	bool tmpfs;    /* a size-capped tmpfs is mounted on it */
 } private_root;
 
-#define PRIVATE_ROOT_INIT { -1, "" }
+#define PRIVATE_ROOT_INIT { -1, "", false }
+
+/* The cap of a private root when the policy names none (the local
+ * driver's `disk` key). */
+#define PRIVATE_ROOT_DEFAULT_DISK (256ull << 20)
 
 /* Makes one; returns an O_RDONLY fd of it, or a negative errno with what
- * failed in *what. */
-int private_root_make(private_root *r, const char **what) PRIVROOT_HIDDEN;
+ * failed in *what. With disk > 0 and the privilege to mount (root), a
+ * tmpfs of disk bytes (nosuid, nodev, mode 0700) is mounted on the
+ * directory: what the work writes there is capped (ENOSPC) and never
+ * reaches the host's disk. Without that privilege the directory is plain. */
+int private_root_make(private_root *r, uint64_t disk, const char **what) PRIVROOT_HIDDEN;
 
-/* Removes it and everything in it; 0, or the negative errno of what could
- * not be removed. Safe on an empty one. */
+/* Removes it (its tmpfs first) and everything in it; 0, or the negative
+ * errno of what could not be removed. Safe on an empty one. */
 int private_root_remove(private_root *r) PRIVROOT_HIDDEN;
 
 /* Removes the private roots, in the temporary directory, of processes of

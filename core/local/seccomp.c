@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef CLONE_NEWTIME
@@ -29,6 +30,52 @@
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
+
+/* Argument rules held as data (seccomp.h): what a container profile is
+ * made of too. A mode with a set-id bit: the work would plant a set-uid
+ * or set-gid file in a workspace the host runs from. */
+#define SETID_CMP(arg, bit) { arg, SCMP_CMP_MASKED_EQ, bit, bit }
+#define MODE_RULES(arg)                                  \
+	{ EPERM, 1, { SETID_CMP(arg, S_ISUID) } },       \
+	{ EPERM, 1, { SETID_CMP(arg, S_ISGID) } }
+/* open and openat take their mode only with O_CREAT or O_TMPFILE. */
+#define CREATE_RULE(flags, flag, mode, bit) \
+	{ EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, flag, flag }, SETID_CMP(mode, bit) } }
+#define CREATE_RULES(flags, mode)                                                        \
+	CREATE_RULE(flags, O_CREAT, mode, S_ISUID), CREATE_RULE(flags, O_CREAT, mode, S_ISGID), \
+	CREATE_RULE(flags, O_TMPFILE, mode, S_ISUID), CREATE_RULE(flags, O_TMPFILE, mode, S_ISGID)
+
+static const seccomp_arg_rule setid_arg1[] = { MODE_RULES(1) };
+static const seccomp_arg_rule setid_arg2[] = { MODE_RULES(2) };
+static const seccomp_arg_rule open_setid[] = { CREATE_RULES(1, 2) };
+static const seccomp_arg_rule openat_setid[] = { CREATE_RULES(2, 3) };
+
+/* Namespace-creating flags; CLONE_NEWTIME shares its bit with CSIGNAL in
+ * clone(2) (exit signals stay below 128), so it is refused there too. */
+#define NS_FLAG(arg, f) { EPERM, 1, { { arg, SCMP_CMP_MASKED_EQ, f, f } } }
+#define NS_RULES(arg)                                                                   \
+	NS_FLAG(arg, CLONE_NEWNS), NS_FLAG(arg, CLONE_NEWUTS), NS_FLAG(arg, CLONE_NEWIPC), \
+	NS_FLAG(arg, CLONE_NEWUSER), NS_FLAG(arg, CLONE_NEWPID), NS_FLAG(arg, CLONE_NEWNET), \
+	NS_FLAG(arg, CLONE_NEWCGROUP), NS_FLAG(arg, CLONE_NEWTIME)
+
+/* clone's flags are its first argument except on s390. */
+#if defined(__s390__) || defined(__s390x__)
+#define CLONE_FLAGS_ARG 1
+#else
+#define CLONE_FLAGS_ARG 0
+#endif
+
+static const seccomp_arg_rule clone_ns[] = { NS_RULES(CLONE_FLAGS_ARG) };
+static const seccomp_arg_rule unshare_ns[] = { NS_RULES(0) };
+
+/* The kernel reads ioctl's request as 32 bits: compare only those, so high
+ * bits set by the caller cannot slip past (CVE-2019-10063). */
+static const seccomp_arg_rule ioctl_inject[] = {
+	{ EPERM, 1, { { 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI } } },
+	{ EPERM, 1, { { 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX } } },
+};
+
+#define RULES(t) t, G_N_ELEMENTS(t)
 
 /* Every row says which attack it closes; docs/tiers/local.md is generated
  * from the same words. References: threat model §1 (Docker's blocked list)
@@ -50,8 +97,8 @@ static const seccomp_deny_entry deny_list[] = {
 	/* Namespaces: a nested user namespace hands the work CAP_SYS_ADMIN over
 	 * large kernel surfaces (E10, flatpak CVE-2021-41133). */
 	{ "setns", -1, SECCOMP_DENY_ALWAYS, "joins another namespace (E10)" },
-	{ "unshare", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: creates namespaces, nested user namespaces give CAP_SYS_ADMIN over kernel surfaces (E10)" },
-	{ "clone", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: as unshare (E10)" },
+	{ "unshare", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: creates namespaces, nested user namespaces give CAP_SYS_ADMIN over kernel surfaces (E10)", RULES(unshare_ns) },
+	{ "clone", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: as unshare (E10)", RULES(clone_ns) },
 	{ "clone3", -1, SECCOMP_DENY_ENOSYS, "its flags sit behind a pointer seccomp cannot read; ENOSYS makes libc fall back to clone (E10, moby#42681)" },
 	/* Kernel modules (E12). */
 	{ "init_module", -1, SECCOMP_DENY_ALWAYS, "loads kernel code (E12)" },
@@ -121,8 +168,20 @@ static const seccomp_deny_entry deny_list[] = {
 	{ "syslog", -1, SECCOMP_DENY_ALWAYS, "reads the host kernel log" },
 	{ "vhangup", -1, SECCOMP_DENY_ALWAYS, "hangs up the terminal" },
 	{ "fanotify_init", -1, SECCOMP_DENY_ALWAYS, "filesystem-wide event monitoring" },
-	{ "ioctl", -1, SECCOMP_DENY_ARGS, "TIOCSTI and TIOCLINUX inject input into a terminal (E4, CVE-2017-5226, CVE-2023-28100); compared on 32 bits (CVE-2019-10063)" },
+	{ "ioctl", -1, SECCOMP_DENY_ARGS, "TIOCSTI and TIOCLINUX inject input into a terminal (E4, CVE-2017-5226, CVE-2023-28100); compared on 32 bits (CVE-2019-10063)", RULES(ioctl_inject) },
 	{ "personality", -1, SECCOMP_DENY_ARGS, "anything but PER_LINUX, PER_LINUX32, UNAME26 and the query: READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE weaken exploit mitigations (E15)" },
+	/* Set-id bits: a set-uid file the work leaves in the workspace runs with
+	 * its owner's rights on the host (issue 10). nosuid mounts keep the bits
+	 * powerless inside; these keep them from being set at all. */
+	{ "chmod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: plants a set-id file in the workspace", RULES(setid_arg1) },
+	{ "fchmod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod", RULES(setid_arg1) },
+	{ "fchmodat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod", RULES(setid_arg2) },
+	{ "fchmodat2", 452, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod (Linux 6.6)", RULES(setid_arg2) },
+	{ "creat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file", RULES(setid_arg1) },
+	{ "open", -1, SECCOMP_DENY_ARGS, "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: creates a set-id file", RULES(open_setid) },
+	{ "openat", -1, SECCOMP_DENY_ARGS, "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: as open", RULES(openat_setid) },
+	{ "mknod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file", RULES(setid_arg1) },
+	{ "mknodat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as mknod", RULES(setid_arg2) },
 	{ "socket", -1, SECCOMP_DENY_ARGS, "families other than unix, inet, inet6 and netlink (fails EAFNOSUPPORT): rare families autoload buggy modules (E12), vsock reaches a hypervisor past the network namespace" },
 };
 
@@ -132,43 +191,12 @@ const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n)
 	return deny_list;
 }
 
-/* Namespace-creating flags; CLONE_NEWTIME shares its bit with CSIGNAL in
- * clone(2) (exit signals stay below 128), so it is refused there too. */
-static const uint64_t ns_flags[] = {
-	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER,
-	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
-};
+typedef int (*rule_fn)(void *arg, const seccomp_arg_rule *rule);
 
-/* clone's flags are its first argument except on s390. */
-#if defined(__s390__) || defined(__s390x__)
-#define CLONE_FLAGS_ARG 1
-#else
-#define CLONE_FLAGS_ARG 0
-#endif
-
-static int add_flag_rules(scmp_filter_ctx ctx, int nr, unsigned arg)
+static int emit1(rule_fn fn, void *arg, int err, struct scmp_arg_cmp c)
 {
-	for (size_t i = 0; i < sizeof(ns_flags) / sizeof(ns_flags[0]); i++) {
-		struct scmp_arg_cmp c = { arg, SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i] };
-		int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &c);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* The kernel reads ioctl's request as 32 bits: compare only those, so high
- * bits set by the caller cannot slip past (CVE-2019-10063). */
-static int add_ioctl_rules(scmp_filter_ctx ctx, int nr)
-{
-	static const uint64_t cmds[] = { TIOCSTI, TIOCLINUX };
-	for (size_t i = 0; i < 2; i++) {
-		struct scmp_arg_cmp c = { 1, SCMP_CMP_MASKED_EQ, 0xffffffffu, cmds[i] };
-		int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &c);
-		if (r < 0)
-			return r;
-	}
-	return 0;
+	seccomp_arg_rule rule = { err, 1, { c } };
+	return fn(arg, &rule);
 }
 
 /* personality: allowed are 0 (PER_LINUX), 8 (PER_LINUX32), 0x20000
@@ -177,39 +205,62 @@ static int add_ioctl_rules(scmp_filter_ctx ctx, int nr)
  *  - any of bits 32..63 set (the kernel truncates; refuse rather than guess);
  *  - with bit 31 clear, any bit other than 3 and 17 set;
  *  - with bit 31 set, any of bits 0..30 clear (only the query has bit 31). */
-static int add_personality_rules(scmp_filter_ctx ctx, int nr)
+static int personality_rules(rule_fn fn, void *arg)
 {
 	const uint64_t b31 = 1ull << 31;
-	struct scmp_arg_cmp hi = { 0, SCMP_CMP_GT, 0xffffffffu, 0 };
-	int r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &hi);
+	int r = emit1(fn, arg, EPERM, (struct scmp_arg_cmp){ 0, SCMP_CMP_GT, 0xffffffffu, 0 });
 	for (unsigned b = 0; r >= 0 && b < 31; b++) {
 		uint64_t bit = 1ull << b;
-		if (b != 3 && b != 17) {
-			struct scmp_arg_cmp set = { 0, SCMP_CMP_MASKED_EQ, bit | b31, bit };
-			r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &set);
-		}
-		if (r >= 0) {
-			struct scmp_arg_cmp clear = { 0, SCMP_CMP_MASKED_EQ, bit | b31, b31 };
-			r = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &clear);
-		}
+		if (b != 3 && b != 17)
+			r = emit1(fn, arg, EPERM,
+				  (struct scmp_arg_cmp){ 0, SCMP_CMP_MASKED_EQ, bit | b31, bit });
+		if (r >= 0)
+			r = emit1(fn, arg, EPERM,
+				  (struct scmp_arg_cmp){ 0, SCMP_CMP_MASKED_EQ, bit | b31, b31 });
 	}
 	return r;
 }
 
 /* socket: only AF_UNIX (1), AF_INET (2), AF_INET6 (10), AF_NETLINK (16).
  * Every other value, upper bits included, matches one of these rules. */
-static int add_socket_rules(scmp_filter_ctx ctx, int nr)
+static int socket_rules(rule_fn fn, void *arg)
 {
-	const uint32_t act = SCMP_ACT_ERRNO(EAFNOSUPPORT);
-	struct scmp_arg_cmp ge = { 0, SCMP_CMP_GE, 17, 0 };
-	int r = seccomp_rule_add_array(ctx, act, nr, 1, &ge);
-	for (uint64_t f = 0; r >= 0 && f < 16; f++) {
-		if (f == AF_UNIX || f == AF_INET || f == AF_INET6)
-			continue;
-		struct scmp_arg_cmp eq = { 0, SCMP_CMP_EQ, f, 0 };
-		r = seccomp_rule_add_array(ctx, act, nr, 1, &eq);
-	}
+	int r = emit1(fn, arg, EAFNOSUPPORT, (struct scmp_arg_cmp){ 0, SCMP_CMP_GE, 17, 0 });
+	for (uint64_t f = 0; r >= 0 && f < 16; f++)
+		if (f != AF_UNIX && f != AF_INET && f != AF_INET6)
+			r = emit1(fn, arg, EAFNOSUPPORT, (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, f, 0 });
 	return r;
+}
+
+int seccomp_entry_rules(const seccomp_deny_entry *e, rule_fn fn, void *arg)
+{
+	if (e->kind != SECCOMP_DENY_ARGS)
+		return -EINVAL;
+	if (e->rules) {
+		int r = 0;
+		for (size_t i = 0; r >= 0 && i < e->nrules; i++)
+			r = fn(arg, &e->rules[i]);
+		return r;
+	}
+	if (strcmp(e->name, "personality") == 0)
+		return personality_rules(fn, arg);
+	if (strcmp(e->name, "socket") == 0)
+		return socket_rules(fn, arg);
+	return -EINVAL; /* an argument entry without rules: a bug, fail closed */
+}
+
+typedef struct rule_target {
+	scmp_filter_ctx ctx;
+	int nr;
+} rule_target;
+
+static int add_rule(void *arg, const seccomp_arg_rule *rule)
+{
+	const rule_target *t = arg;
+	if (rule->ncmp < 1 || rule->ncmp > SECCOMP_RULE_MAX_CMPS)
+		return -EINVAL;
+	return seccomp_rule_add_array(t->ctx, SCMP_ACT_ERRNO(rule->err), t->nr, rule->ncmp,
+				      rule->cmp);
 }
 
 static int add_entry(scmp_filter_ctx ctx, const seccomp_deny_entry *e)
@@ -227,17 +278,8 @@ static int add_entry(scmp_filter_ctx ctx, const seccomp_deny_entry *e)
 	case SECCOMP_DENY_ARGS:
 		break;
 	}
-	if (strcmp(e->name, "clone") == 0)
-		return add_flag_rules(ctx, nr, CLONE_FLAGS_ARG);
-	if (strcmp(e->name, "unshare") == 0)
-		return add_flag_rules(ctx, nr, 0);
-	if (strcmp(e->name, "ioctl") == 0)
-		return add_ioctl_rules(ctx, nr);
-	if (strcmp(e->name, "personality") == 0)
-		return add_personality_rules(ctx, nr);
-	if (strcmp(e->name, "socket") == 0)
-		return add_socket_rules(ctx, nr);
-	return -EINVAL; /* an argument rule without code: a bug, fail closed */
+	rule_target t = { ctx, nr };
+	return seccomp_entry_rules(e, add_rule, &t);
 }
 
 /* The x32 ABI shares x86_64's audit architecture and sets bit 30 of the

@@ -19,6 +19,7 @@
 #include "local/confine.h"
 #include "local/landlock.h"
 #include "local/limits.h"
+#include "local/nsinit-proto.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,7 +34,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/socket.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,6 +68,10 @@ static void rt_setup(rt *t)
 	t->ws = g_build_filename(t->top, "ws", NULL);
 	t->sibling = g_build_filename(t->top, "sibling", NULL);
 	ck_assert_int_eq(g_mkdir(t->ws, 0700), 0);
+	/* As root a workspace must belong to an unprivileged user (the work's
+	 * files take its ids): nobody's here. */
+	if (geteuid() == 0)
+		ck_assert_int_eq(chown(t->ws, 65534, 65534), 0);
 	ck_assert_int_eq(g_mkdir(t->sibling, 0777), 0);
 	ck_assert_int_eq(chmod(t->sibling, 0777), 0);
 	g_autofree char *probe = g_build_filename(t->ws, "cordon-probe", NULL);
@@ -942,6 +949,253 @@ START_TEST(test_private_workspace)
 }
 END_TEST
 
+/* ---- workspace and host files (issue 10) ------------------------------------------------ */
+
+/* Set-id bits cannot be set, by any call that takes a mode, and what the
+ * work creates in the workspace is the workspace owner's on the host,
+ * never root's; every mount the work can write is nosuid. */
+START_TEST(test_no_setid_files)
+{
+	rt t = { 0 };
+	rt_start(&t);
+	const char *const sh[] = {
+		"/bin/sh", "-c",
+		"touch f; chmod 4755 f && echo SUID; chmod 2755 f && echo SGID; "
+		"install -m 4755 f g 2>/dev/null && echo INSTALL; chmod 755 f && echo PLAIN; "
+		"for m in \"$PWD\" /tmp /dev/shm; do "
+		"  awk -v m=\"$m\" '$5 == m && $6 !~ /(^|,)nosuid(,|$)/ {print \"SUIDMOUNT \" m}' "
+		"  /proc/self/mountinfo; done",
+		NULL,
+	};
+	cordon_result *r = rt_run_flags(&t, sh, NULL, 20000, 0);
+	ck_assert_msg(strcmp(out(r), "PLAIN\n") == 0, "%s", out(r));
+	cordon_result_free(r);
+	g_autofree char *f = g_build_filename(t.ws, "f", NULL);
+	struct stat st;
+	ck_assert_int_eq(stat(f, &st), 0);
+	ck_assert_int_eq(st.st_mode & (S_ISUID | S_ISGID), 0);
+	struct stat ws;
+	ck_assert_int_eq(stat(t.ws, &ws), 0);
+	ck_assert_uint_eq(st.st_uid, ws.st_uid);
+	ck_assert_uint_ne(st.st_uid, 0);
+	ck_assert_uint_ne(st.st_gid, 0);
+	rt_teardown(&t);
+}
+END_TEST
+
+/* As root a root-owned workspace is refused: the work's files would be root's. */
+START_TEST(test_root_owned_workspace_refused)
+{
+	if (geteuid() != 0) {
+		/* Unprivileged the work's files are the caller's: nothing to refuse. */
+		rt t = { 0 };
+		rt_start(&t);
+		rt_teardown(&t);
+		return;
+	}
+	rt t = { 0 };
+	rt_setup(&t);
+	ck_assert_int_eq(chown(t.ws, 0, 0), 0);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, t.ws, NULL), 0);
+	cordon_error *err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_msg(err && strstr(cordon_error_get_message(err), "owned by root"), "%s",
+		      err ? cordon_error_get_message(err) : "");
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_forbidden");
+	/* Root's group alone is refused too. */
+	ck_assert_int_eq(chown(t.ws, 65534, 0), 0);
+	err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_forbidden");
+	cordon_request_free(req);
+	rt_teardown(&t);
+}
+END_TEST
+
+/* One list for every tier: system directories, the root, runtime state and
+ * what contains them are refused on the kernel tier and the jail alike,
+ * a symlink to one as well; an ordinary workspace still opens. */
+START_TEST(test_forbidden_workspaces)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	g_autofree char *link = g_build_filename(t.top, "etc-link", NULL);
+	ck_assert_int_eq(symlink("/etc", link), 0);
+	const char *const dirs[] = { "/etc", "/usr", "/boot", "/root", "/run", "/", "/var",
+				     "/etc/ssh", "/proc/1", "/var/lib", link };
+	const char *const tiers[][2] = { { "kernel", "semi-trusted" }, { "jail", "trusted" } };
+	for (size_t k = 0; k < G_N_ELEMENTS(tiers); k++) {
+		for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+			struct stat st;
+			if (stat(dirs[i], &st) < 0)
+				continue; /* not on this host (/boot in a container) */
+			cordon_request *req = cordon_request_new(tiers[k][1]);
+			ck_assert_int_eq(cordon_request_set_tier(req, tiers[k][0], NULL), 0);
+			ck_assert_int_eq(cordon_request_set_workspace(req, dirs[i], NULL), 0);
+			cordon_error *err = NULL;
+			cordon_sandbox *sb = NULL;
+			int r = cordon_sandbox_open(t.ctx, req, &sb, &err);
+			ck_assert_msg(r < 0, "%s accepted %s", tiers[k][0], dirs[i]);
+			ck_assert_cordon_error(err, dirs[i] == link ? CORDON_ERROR_INVALID
+								    : CORDON_ERROR_FORBIDDEN,
+					       dirs[i] == link ? "workspace_invalid"
+							       : "workspace_forbidden");
+			cordon_request_free(req);
+		}
+		cordon_request *req = cordon_request_new(tiers[k][1]);
+		ck_assert_int_eq(cordon_request_set_tier(req, tiers[k][0], NULL), 0);
+		ck_assert_int_eq(cordon_request_set_workspace(req, t.ws, NULL), 0);
+		cordon_error *err = NULL;
+		ck_assert_msg(cordon_sandbox_open(t.ctx, req, &t.sb, &err) == 0, "%s: %s",
+			      tiers[k][0], err ? cordon_error_get_message(err) : "");
+		cordon_sandbox_close(t.sb);
+		t.sb = NULL;
+		cordon_request_free(req);
+	}
+	rt_teardown(&t);
+}
+END_TEST
+
+static cordon_context *context_with(const char *policy, cordon_error **err)
+{
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), "low.yaml", NULL),
+			 0);
+	cordon_context *ctx = NULL;
+	cordon_context_new(o, &ctx, err);
+	cordon_options_free(o);
+	return ctx;
+}
+
+/* nofile below the launcher's floor (nsinit-proto.h) broke every run: it is
+ * refused when the policy is loaded and when a request asks for it; the
+ * floor itself runs. */
+START_TEST(test_nofile_floor)
+{
+	g_autofree char *low = g_strdup_printf(
+		"cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, limits: {nofile: %d}}\n"
+		"trust:\n  semi-trusted: {tiers: [kernel]}\n", NSINIT_NOFILE_FLOOR - 1);
+	cordon_error *err = NULL;
+	ck_assert_ptr_null(context_with(low, &err));
+	ck_assert_msg(err && strstr(cordon_error_get_message(err), "nofile"), "%s",
+		      err ? cordon_error_get_message(err) : "");
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
+
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR - 1,
+						  NULL), 0);
+	err = NULL;
+	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_unenforceable");
+	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR, NULL),
+			 0);
+	rt_open(&t, req);
+	cordon_request_free(req);
+	const char *const sh[] = { "/bin/sh", "-c", "ulimit -n", NULL };
+	for (int i = 0; i < 2; i++) {
+		cordon_result *r = rt_run_flags(&t, sh, NULL, 20000, LOOP_RUN_FLAGS(i));
+		g_autofree char *want = g_strdup_printf("%d\n", NSINIT_NOFILE_FLOOR);
+		ck_assert_str_eq(out(r), want);
+		cordon_result_free(r);
+	}
+	rt_teardown(&t);
+}
+END_TEST
+
+/* Without a workspace the private root is a tmpfs capped by the tier's
+ * `disk` (issue 10: one run filled the host's /tmp with 900 MiB): writing
+ * past it fails with ENOSPC inside, nothing lands on the host's disk, and
+ * the file API sees what the work wrote. The jail can mount one only as root. */
+static void private_root_capped(const char *tier, const char *trust, bool capped)
+{
+	const char *policy = "cordon: 1\ntiers:\n"
+			     "  kernel: {driver: local, confine: kernel, disk: 8MiB}\n"
+			     "  jail: {driver: local, confine: none, disk: 8MiB}\n"
+			     "trust:\n  semi-trusted: {tiers: [kernel]}\n  trusted: {tiers: [jail]}\n";
+	cordon_error *err = NULL;
+	cordon_context *ctx = context_with(policy, &err);
+	ck_assert_msg(ctx, "%s", err ? cordon_error_get_message(err) : "");
+	cordon_request *req = cordon_request_new(trust);
+	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
+	cordon_sandbox *sb = NULL;
+	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "");
+	cordon_result *r = NULL;
+	ck_assert_int_eq(cordon_sandbox_exec(sb, "pwd; dd if=/dev/zero of=big bs=1M count=16 2>&1 | "
+					     "grep -c 'No space left'", NULL, &r, &err), 0);
+	g_auto(GStrv) lines = g_strsplit(out(r), "\n", 3);
+	ck_assert_msg(lines[0] && lines[1], "%s", out(r));
+	cordon_result_free(r);
+	ck_assert_str_eq(lines[1], capped ? "1" : "0");
+	/* On the host: no file, or one on a tmpfs (root's mount on the directory). */
+	g_autofree char *big = g_build_filename(lines[0], "big", NULL);
+	struct statfs fs;
+	if (capped)
+		ck_assert_msg(statfs(big, &fs) < 0 || fs.f_type == TMPFS_MAGIC,
+			      "%s reached the host's disk", big);
+	char **paths = NULL;
+	ck_assert_int_eq(cordon_sandbox_walk(sb, "", &paths, &err), 1);
+	ck_assert_str_eq(paths[0], "big");
+	cordon_strv_free(paths);
+	cordon_sandbox_close(sb);
+	ck_assert_int_lt(access(lines[0], F_OK), 0); /* removed at close */
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+
+START_TEST(test_private_root_capped)
+{
+	private_root_capped("kernel", "semi-trusted", true);
+	/* The jail has no namespace to mount in: capped as root only. */
+	private_root_capped("jail", "trusted", geteuid() == 0);
+}
+END_TEST
+
+/* A host killed with its private root open leaves it (and, as root, its
+ * tmpfs mounted): gc detaches and removes it. */
+START_TEST(test_private_root_gc)
+{
+	int pipefd[2];
+	ck_assert_int_eq(pipe(pipefd), 0);
+	pid_t host = fork();
+	ck_assert_int_ge(host, 0);
+	if (host == 0) {
+		cordon_context *ctx = NULL;
+		cordon_request *req = cordon_request_new("semi-trusted");
+		cordon_sandbox *sb = NULL;
+		cordon_result *r = NULL;
+		if (cordon_context_new(NULL, &ctx, NULL) < 0 || cordon_sandbox_open(ctx, req, &sb, NULL) < 0 ||
+		    cordon_sandbox_exec(sb, "pwd -P; echo x > f", NULL, &r, NULL) < 0)
+			_exit(1);
+		const char *o = out(r);
+		if (write(pipefd[1], o, strcspn(o, "\n")) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pipefd[1]);
+	char dead[PATH_MAX] = "";
+	ck_assert_int_gt(read(pipefd[0], dead, sizeof(dead) - 1), 0);
+	close(pipefd[0]);
+	kill(host, SIGKILL);
+	waitpid(host, NULL, 0);
+	ck_assert_int_eq(access(dead, F_OK), 0); /* SIGKILL left it */
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
+	ck_assert_int_ge(cordon_context_gc(ctx, NULL), 1);
+	ck_assert_msg(access(dead, F_OK) < 0, "%s is still there", dead);
+	g_autofree char *mounts = NULL;
+	ck_assert(g_file_get_contents("/proc/self/mountinfo", &mounts, NULL, NULL));
+	ck_assert_msg(!strstr(mounts, dead), "%s is still mounted", dead);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 static Suite *redteam_suite(void)
 {
 	Suite *s = suite_create("redteam");
@@ -966,6 +1220,12 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_stream_serve_files);
 	tcase_add_test(tc, test_private_workspace);
 	tcase_add_test(tc, test_concurrent_launches);
+	tcase_add_test(tc, test_no_setid_files);
+	tcase_add_test(tc, test_root_owned_workspace_refused);
+	tcase_add_test(tc, test_forbidden_workspaces);
+	tcase_add_test(tc, test_nofile_floor);
+	tcase_add_test(tc, test_private_root_capped);
+	tcase_add_test(tc, test_private_root_gc);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -73,7 +73,8 @@ START_TEST(test_line_content)
 	cordon_context *ctx = open_ctx(policy);
 	cordon_request *req = busy_request("trusted", 1);
 	cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, 1 << 20, NULL);
-	cordon_request_set_workspace(req, "/srv/work", NULL);
+	/* A directory that exists: the core checks the workspace before the driver. */
+	cordon_request_set_workspace(req, dir, NULL);
 	cordon_request_set_image(req, "alpine:3", NULL);
 	cordon_request_set_egress(req, CORDON_EGRESS_GOVERNED, NULL);
 	ck_assert_int_eq(cordon_decide(ctx, req, NULL, NULL), 0);
@@ -92,13 +93,15 @@ START_TEST(test_line_content)
 	static const char *const admitted[] = {
 		"\"dry_run\":true", "\"policy\":\"test.yaml\"", "\"policy_sha256\":\"",
 		"\"request\":{\"trust\":\"trusted\",\"tier\":null,\"labels\":{\"job\":\"1-padding",
-		"\"quote\":\"a \\\"b\\\" \\\\ c\"", "\"workspace\":\"/srv/work\"",
+		"\"quote\":\"a \\\"b\\\" \\\\ c\"",
 		"\"limits\":{\"memory\":1048576}", "\"egress\":\"governed\"", "\"image\":\"alpine:3\"",
 		"\"env\":[\"API_TOKEN\"]", "\"admitted\":true", "\"requirement\":\"process-jail\"",
 		"\"tier\":\"a\"", "\"containment\":\"kernel\"", "\"verdict\":\"chosen\"", NULL,
 	};
 	for (int i = 0; admitted[i]; i++)
 		ck_assert_msg(strstr(lines[0], admitted[i]), "line 1 lacks %s: %s", admitted[i], lines[0]);
+	g_autofree char *ws = g_strdup_printf("\"workspace\":\"%s\"", dir);
+	ck_assert_msg(strstr(lines[0], ws), "line 1 lacks %s: %s", ws, lines[0]);
 	ck_assert(g_str_has_prefix(lines[0], "{\"time\":\""));
 	/* RFC 3339, UTC: 2026-11-30T00:42:01.123456Z */
 	ck_assert_int_eq(lines[0][9 + 10], 'T');

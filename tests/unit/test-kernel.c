@@ -27,6 +27,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,7 +68,8 @@ START_TEST(test_deny_list_covers_the_issue)
 		ck_assert_msg(e->why && strlen(e->why) > 5, "%s has no reason", always[i]);
 	}
 	ck_assert_int_eq(find_entry("clone3")->kind, SECCOMP_DENY_ENOSYS);
-	static const char *const args[] = { "clone", "unshare", "ioctl", "personality", "socket" };
+	static const char *const args[] = { "clone", "unshare", "ioctl", "personality", "socket",
+					    "chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat" };
 	for (size_t i = 0; i < G_N_ELEMENTS(args); i++)
 		ck_assert_int_eq(find_entry(args[i])->kind, SECCOMP_DENY_ARGS);
 }
@@ -183,9 +185,9 @@ START_TEST(test_filter_prebuilt_matches_compile)
 }
 END_TEST
 
-/* The exported program, installed the way the sandbox's init does, refuses
- * what it should and lets the rest through. */
-START_TEST(test_filter_enforced)
+/* Runs checks in a child under the exported program, installed the way the
+ * sandbox's init does; fails with the number of the first check that did. */
+static void run_under_filter(int (*checks)(const char *dir), const char *dir)
 {
 	int fd = seccomp_filter_fd(NULL);
 	ck_assert_int_ge(fd, 0);
@@ -199,12 +201,70 @@ START_TEST(test_filter_enforced)
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
 			_exit(100);
-		_exit(checks_under_filter());
+		_exit(checks(dir));
 	}
 	int st;
 	waitpid(pid, &st, 0);
 	ck_assert_msg(WIFEXITED(st), "the child died of signal %d", WTERMSIG(st));
 	ck_assert_msg(WEXITSTATUS(st) == 0, "check %d under the filter failed", WEXITSTATUS(st));
+}
+
+static int checks_under_filter_any(const char *dir)
+{
+	(void)dir;
+	return checks_under_filter();
+}
+
+/* The exported program refuses what it should and lets the rest through. */
+START_TEST(test_filter_enforced)
+{
+	run_under_filter(checks_under_filter_any, NULL);
+}
+END_TEST
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/* Nothing under the filter sets a set-id bit, by any of the calls that take
+ * a mode (issue 10: set-uid files planted in the workspace). */
+static int setid_checks(const char *dir)
+{
+	if (chdir(dir) < 0)
+		return 99;
+	int fd = open("f", O_CREAT | O_WRONLY | O_CLOEXEC, 0755);
+	int dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = 0;
+	if ((r = expect(1, fd < 0 || dfd < 0 ? -1 : 0, 0)) ||
+	    (r = expect(2, chmod("f", 04755), EPERM)) ||
+	    (r = expect(3, chmod("f", 02755), EPERM)) ||
+	    (r = expect(4, fchmod(fd, 04755), EPERM)) ||
+	    (r = expect(5, fchmodat(dfd, "f", 06755, 0), EPERM)) ||
+	    (r = expect(6, syscall(SYS_fchmodat2, dfd, "f", 04755, 0), EPERM)) ||
+	    (r = expect(7, syscall(SYS_chmod, "f", 0x100000000ul | 04755), EPERM)) ||
+	    (r = expect(8, open("g", O_CREAT | O_WRONLY | O_CLOEXEC, 04755), EPERM)) ||
+	    (r = expect(9, openat(dfd, "g", O_CREAT | O_WRONLY | O_CLOEXEC, 02755), EPERM)) ||
+	    (r = expect(10, openat(dfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 04755), EPERM)) ||
+	    (r = expect(11, creat("g", 04755), EPERM)) ||
+	    (r = expect(12, mknod("g", S_IFREG | 04755, 0), EPERM)) ||
+	    (r = expect(13, mknodat(dfd, "g", S_IFREG | 02755, 0), EPERM)) ||
+	    /* Ordinary modes still work, set-id bits aside. */
+	    (r = expect(14, chmod("f", 01777) < 0 ? -1 : chmod("f", 0700), 0)) ||
+	    (r = expect(15, fchmod(fd, 0755), 0)))
+		return r;
+	int h = open("h", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	struct stat st;
+	if (h < 0 || fstat(fd, &st) < 0 || (st.st_mode & (S_ISUID | S_ISGID)))
+		return 16;
+	return access("g", F_OK) == 0 ? 17 : 0;
+}
+
+START_TEST(test_filter_refuses_setid)
+{
+	g_autofree char *dir = g_dir_make_tmp("cordon-setid-XXXXXX", NULL);
+	ck_assert_ptr_nonnull(dir);
+	run_under_filter(setid_checks, dir);
+	testutil_rmtree(dir);
 }
 END_TEST
 
@@ -368,6 +428,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_filter_built_and_sealed);
 	tcase_add_test(tc, test_filter_prebuilt_matches_compile);
 	tcase_add_test(tc, test_filter_enforced);
+	tcase_add_test(tc, test_filter_refuses_setid);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");
 	tcase_add_test(tc, test_limits_rlimit_floor);

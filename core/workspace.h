@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The one list of host directories no tier may take as a workspace
+ * (docs/policy.md, "Forbidden workspaces"), checked by the sandbox port
+ * before any driver sees the path. The check is made on an opened
+ * descriptor (O_NOFOLLOW | O_DIRECTORY) by device and inode, so a symlink,
+ * a bind mount or a path spelled another way cannot slip past it.
+ */
+#pragma once
+
+#include "error.h"
+
+/* 0 when `path` may be a workspace; else -EPERM (forbidden
+ * `workspace_forbidden`, naming the directory it is or contains) or the
+ * errno of opening it (invalid `workspace_invalid`). */
+int workspace_check(const char *path, cordon_error **reterr);
