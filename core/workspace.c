@@ -128,11 +128,17 @@ int workspace_check(const char *path, cordon_error **reterr)
 	if (fd < 0) {
 		int e = errno;
 		struct stat lst;
-		bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+		/* A link refuses O_DIRECTORY|O_NOFOLLOW with ENOTDIR (ELOOP without O_PATH); a
+		 * directory seen now was swapped in since. The same code as a container tier's
+		 * refusal of a link on the way. */
+		bool swapped = (e == ENOTDIR || e == ELOOP) && lstat(path, &lst) == 0 &&
+			       (S_ISLNK(lst.st_mode) || S_ISDIR(lst.st_mode));
+		if (swapped)
+			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "workspace_symlink",
+					 "the workspace %s is a symbolic link, or was replaced by "
+					 "one while it was opened (name the directory itself)", path);
 		return error_set(reterr, e, CORDON_ERROR_INVALID, "workspace_invalid",
-				 "cannot open the workspace %s: %s", path,
-				 link ? "it is a symbolic link (name the directory itself)"
-				      : g_strerror(e));
+				 "cannot open the workspace %s: %s", path, g_strerror(e));
 	}
 	g_autofree struct stat *ws = g_new(struct stat, MAX_DEPTH);
 	int nws = ancestors(fd, ws, MAX_DEPTH);

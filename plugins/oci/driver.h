@@ -147,7 +147,7 @@ typedef struct oci_workspace {
 } oci_workspace;
 
 /* Opens path one component at a time with O_NOFOLLOW. Codes:
- * container_workspace_symlink (a link, or a non-directory, on the way),
+ * workspace_symlink (a link, or a non-directory, on the way),
  * container_workspace_invalid. */
 int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r) OCI_HIDDEN;
 /* As root: bind-mounts the descriptor onto a staging directory of root's

@@ -67,7 +67,7 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 			      "the workspace must be an absolute path");
 	int fd = open_nofollow(path);
 	if (fd == -ELOOP || fd == -ENOTDIR)
-		return FORBID(r, "container_workspace_symlink",
+		return FORBID(r, "workspace_symlink",
 			      "workspace '%.200s' is, or passes through, a symbolic link or a "
 			      "non-directory: containers get no workspace a link could redirect",
 			      path);

@@ -87,9 +87,9 @@ for ws in /etc /usr /boot /root /run / /var; do
 	check "the jail refuses --workspace $ws" 77 "$cordon" run --trust trusted --tier jail --workspace "$ws" -- true
 	grep_err "the jail's refusal of $ws has its code" "workspace_forbidden"
 done
-check "the kernel tier refuses a symlink to /etc" 64 "$cordon" run --tier kernel --workspace "$tmp/etc-link" -- true
+check "the kernel tier refuses a symlink to /etc" 77 "$cordon" run --tier kernel --workspace "$tmp/etc-link" -- true
 grep_err "the symlink is named as such" "symbolic link"
-check "the jail refuses a symlink to /etc" 64 "$cordon" run --trust trusted --tier jail --workspace "$tmp/etc-link" -- true
+check "the jail refuses a symlink to /etc" 77 "$cordon" run --trust trusted --tier jail --workspace "$tmp/etc-link" -- true
 mkdir "$tmp/ws"
 if [ "$(id -u)" = 0 ]; then
 	check "as root a root-owned workspace is refused" 77 "$cordon" run --tier kernel --workspace "$tmp/ws" -- true

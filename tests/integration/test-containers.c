@@ -828,7 +828,7 @@ START_TEST(test_workspace_symlink)
 			cordon_error *err = NULL;
 			ck_assert_msg(try_open(ctx, tiers[t], &a, &sb, &err) < 0, "%s: %s was opened",
 				      tiers[t], paths[i]);
-			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_symlink");
 		}
 	}
 	cordon_context_free(ctx);
@@ -877,7 +877,7 @@ static void swap_race(cordon_context *ctx, const char *tier, const char *ws, con
 		cordon_sandbox *sb = NULL;
 		cordon_error *err = NULL;
 		if (try_open(ctx, tier, &a, &sb, &err) < 0) {
-			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "container_workspace_symlink");
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_symlink");
 			refused++;
 			g_usleep(3000);
 			continue;

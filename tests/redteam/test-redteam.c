@@ -1038,9 +1038,8 @@ START_TEST(test_forbidden_workspaces)
 			cordon_sandbox *sb = NULL;
 			int r = cordon_sandbox_open(t.ctx, req, &sb, &err);
 			ck_assert_msg(r < 0, "%s accepted %s", tiers[k][0], dirs[i]);
-			ck_assert_cordon_error(err, dirs[i] == link ? CORDON_ERROR_INVALID
-								    : CORDON_ERROR_FORBIDDEN,
-					       dirs[i] == link ? "workspace_invalid"
+			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN,
+					       dirs[i] == link ? "workspace_symlink"
 							       : "workspace_forbidden");
 			cordon_request_free(req);
 		}
