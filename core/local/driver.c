@@ -173,7 +173,7 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 	}
 	ret->available = 1;
 	snprintf(ret->reason, sizeof(ret->reason),
-		 "directory jail, scrubbed environment, process-group kill "
+		 "directory jail, scrubbed environment, supervised process-tree kill "
 		 "(no kernel isolation: for trusted work only)");
 	return 0;
 }
