@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cordon/cordon.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,14 +27,16 @@ typedef struct cli_out {
 	bool gone;   /* a write failed (or fd was closed at start): nothing more goes */
 	char held[4]; /* the start of a UTF-8 sequence cut at the end of a chunk */
 	size_t nheld;
+	const volatile sig_atomic_t *stop; /* set: a write blocked on a slow reader gives up */
 } cli_out;
 
 /* Which of 0-2 were closed when cordon started: cli_stdio_guard puts
  * /dev/null there, so that no descriptor cordon opens lands on them. */
 extern bool cli_stdio_closed[3];
 void cli_stdio_guard(void);
-void cli_out_init(cli_out *o, int fd, bool raw);
-/* Writes (escaped on a terminal); false once the stream is gone. */
+void cli_out_init(cli_out *o, int fd, bool raw, const volatile sig_atomic_t *stop);
+/* Writes (escaped on a terminal); false once the stream is gone (o->gone) or
+ * when *o->stop interrupted the write. */
 bool cli_out_write(cli_out *o, const char *data, size_t len);
 /* Ends the stream: an incomplete UTF-8 sequence still held is shown escaped. */
 void cli_out_flush(cli_out *o);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,40 +88,55 @@ static size_t escape_controls(GString *o, const char *p, size_t len)
 	return 0;
 }
 
-static bool write_all(int fd, const char *p, size_t n)
+/* Returns 0, -EINTR when a stop was asked for (the rest is not written: the
+ * run is being cancelled), or the error that ends the stream. */
+static int write_all(const cli_out *o, const char *p, size_t n)
 {
 	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && (errno == EINTR || errno == EAGAIN))
+		if (*o->stop)
+			return -EINTR;
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0 && errno == EAGAIN) { /* someone made it non-blocking */
+			struct pollfd pfd = { .fd = o->fd, .events = POLLOUT };
+			poll(&pfd, 1, -1);
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return false;
+			return w < 0 ? -errno : -EIO;
 		p += w;
 		n -= (size_t)w;
 	}
-	return true;
+	return 0;
 }
 
-void cli_out_init(cli_out *o, int fd, bool raw)
+/* The write's outcome: a stop leaves the stream usable, an error ends it. */
+static bool out_result(cli_out *o, int r)
 {
-	*o = (cli_out){ .fd = fd, .escape = !raw && isatty(fd), .gone = cli_stdio_closed[fd] };
+	if (r < 0 && r != -EINTR)
+		o->gone = true;
+	return r == 0;
+}
+
+void cli_out_init(cli_out *o, int fd, bool raw, const volatile sig_atomic_t *stop)
+{
+	*o = (cli_out){ .fd = fd, .escape = !raw && isatty(fd), .gone = cli_stdio_closed[fd],
+			.stop = stop };
 }
 
 bool cli_out_write(cli_out *o, const char *data, size_t len)
 {
 	if (o->gone)
 		return false;
-	if (!o->escape) {
-		o->gone = !write_all(o->fd, data, len);
-		return !o->gone;
-	}
+	if (!o->escape)
+		return out_result(o, write_all(o, data, len));
 	g_autoptr(GString) in = g_string_new_len(o->held, (gssize)o->nheld);
 	g_string_append_len(in, data, (gssize)len);
 	g_autoptr(GString) esc = g_string_sized_new(in->len + 16);
 	o->nheld = escape_controls(esc, in->str, in->len);
 	memcpy(o->held, in->str + in->len - o->nheld, o->nheld);
-	o->gone = !write_all(o->fd, esc->str, esc->len);
-	return !o->gone;
+	return out_result(o, write_all(o, esc->str, esc->len));
 }
 
 void cli_out_flush(cli_out *o)
@@ -130,7 +146,7 @@ void cli_out_flush(cli_out *o)
 	g_autoptr(GString) esc = g_string_new(NULL);
 	append_hidden(esc, o->held, o->nheld); /* never completed: not UTF-8 */
 	o->nheld = 0;
-	o->gone = !write_all(o->fd, esc->str, esc->len);
+	out_result(o, write_all(o, esc->str, esc->len));
 }
 
 char *cli_json_string(const char *s, size_t len)

@@ -199,23 +199,23 @@ typedef struct passthrough {
 } passthrough;
 
 /* A non-zero return cancels the run: the output has nowhere to go, or a
- * stop signal interrupted a write that was blocked on a slow reader. */
+ * stop signal came (perhaps while a write was blocked on a slow reader). */
 static int on_output(void *user, int stream, const void *data, size_t len)
 {
 	passthrough *pt = user;
 	if (stream != 1 && stream != 2)
 		return 0;
-	if (!cli_out_write(&pt->out[stream], data, len))
-		pt->reader_gone = !stop_signal;
-	return pt->out[stream].gone || stop_signal;
+	bool written = cli_out_write(&pt->out[stream], data, len);
+	pt->reader_gone |= pt->out[stream].gone;
+	return !written || stop_signal;
 }
 
 static int run_passthrough(cordon_sandbox *sb, const char *const *argv,
 			   const cordon_run_options *o, bool raw)
 {
 	passthrough pt = { .reader_gone = false };
-	cli_out_init(&pt.out[1], STDOUT_FILENO, raw);
-	cli_out_init(&pt.out[2], STDERR_FILENO, raw);
+	cli_out_init(&pt.out[1], STDOUT_FILENO, raw, &stop_signal);
+	cli_out_init(&pt.out[2], STDERR_FILENO, raw, &stop_signal);
 	cordon_result *res = NULL;
 	cordon_error *err = NULL;
 	int r = cordon_sandbox_stream(sb, argv, o, on_output, &pt, &res, &err);
@@ -247,6 +247,8 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 {
 	cordon_error *err = NULL;
 	cordon_sandbox *sb = NULL;
+	if (stop_signal)
+		return 0;
 	if (cordon_sandbox_open(ctx, req, &sb, &err) < 0)
 		return cli_report(err);
 	/* From here on, work runs, possibly as the same user: it must not attach

@@ -227,7 +227,11 @@ static SPAWN_CHILD __attribute__((noreturn)) void exit_as(int status)
  * sigtimedwait, the rest cannot stop us before the tree is killed. */
 static SPAWN_CHILD __attribute__((noreturn)) void supervise(const spawn_plan *p, pid_t work)
 {
-	syscall(SYS_close, p->report_fd); /* the work's copy alone tells the launcher */
+	/* The work's copies alone: its exec (EOF on the report pipe) tells the
+	 * launcher it started, and its tree's end is the output's EOF. */
+	syscall(SYS_close, p->report_fd);
+	for (int fd = 0; fd < 3; fd++)
+		syscall(SYS_close, fd);
 	const uint64_t wake = KSIG_BIT(SIGCHLD) | KSIG_BIT(SIGTERM) | KSIG_BIT(SIGINT) |
 			      KSIG_BIT(SIGHUP);
 	int status = 0;
