@@ -295,40 +295,69 @@ static int parse_run(int *argc, char ***argv, bool shell, run_args *a)
 	return 0;
 }
 
+/* What follows the options: argv[*ret_first] on (run) or the one shell line
+ * there (exec); and the timeout. Returns 0 or an exit code. */
+static int parse_command(int argc, char **argv, bool shell, const run_args *a, int *ret_first,
+			 uint64_t *ret_timeout_ms)
+{
+	int first = 1;
+	if (first < argc && strcmp(argv[first], "--") == 0)
+		first++;
+	if (first >= argc)
+		return cli_usage_error(shell ? "a shell line is required"
+					     : "a command is required after --");
+	if (shell && argc - first != 1)
+		return cli_usage_error("exec takes exactly one shell line (quote it)");
+	if (a->timeout && cli_parse_duration(a->timeout, ret_timeout_ms) < 0)
+		return cli_usage_error("bad --timeout '%s': use a number with ms, s, m or h",
+				       a->timeout);
+	*ret_first = first;
+	return 0;
+}
+
+static int make_request(const run_args *a, cordon_request **ret)
+{
+	cordon_error *err = NULL;
+	cordon_request *req = cordon_request_new(a->trust ? a->trust : "semi-trusted");
+	if (a->trust && cordon_trust_from_string(a->trust) == CORDON_TRUST_UNTRUSTED &&
+	    strcmp(a->trust, "untrusted") != 0)
+		fprintf(stderr, "cordon: unknown trust '%s': treated as untrusted\n", a->trust);
+	int r = 0;
+	if (a->tier && cordon_request_set_tier(req, a->tier, &err) < 0)
+		r = cli_report(err);
+	if (r == 0 && a->workspace && cordon_request_set_workspace(req, a->workspace, &err) < 0)
+		r = cli_report(err);
+	if (r == 0)
+		r = grant_env(req, a);
+	if (r == 0)
+		*ret = req;
+	else
+		cordon_request_free(req);
+	return r;
+}
+
 static int run_work(int argc, char **argv, bool shell)
 {
 	run_args a = { NULL };
-	int r = parse_run(&argc, &argv, shell, &a);
-	int first = 1;
-	if (r == 0 && first < argc && strcmp(argv[first], "--") == 0)
-		first++;
+	int first = 0;
 	uint64_t timeout_ms = 0;
-	if (r == 0 && first >= argc)
-		r = cli_usage_error(shell ? "a shell line is required" : "a command is required after --");
-	else if (r == 0 && shell && argc - first != 1)
-		r = cli_usage_error("exec takes exactly one shell line (quote it)");
-	else if (r == 0 && a.timeout && cli_parse_duration(a.timeout, &timeout_ms) < 0)
-		r = cli_usage_error("bad --timeout '%s': use a number with ms, s, m or h", a.timeout);
+	int r = parse_run(&argc, &argv, shell, &a);
+	if (r == 0)
+		r = parse_command(argc, argv, shell, &a, &first, &timeout_ms);
+	/* Before the context: a signal during plugin loading or the probe still
+	 * ends in an orderly exit. */
 	int cancel_fd = r == 0 ? stop_signals_install() : -1;
 	cordon_context *ctx = NULL;
+	cordon_request *req = NULL;
 	if (r == 0)
 		r = cli_open_context(a.policy, a.plugin_dir, false, &ctx);
-	cordon_request *req = r == 0 ? cordon_request_new(a.trust ? a.trust : "semi-trusted") : NULL;
-	if (r == 0 && a.trust && cordon_trust_from_string(a.trust) == CORDON_TRUST_UNTRUSTED &&
-	    strcmp(a.trust, "untrusted") != 0)
-		fprintf(stderr, "cordon: unknown trust '%s': treated as untrusted\n", a.trust);
-	cordon_error *err = NULL;
-	if (r == 0 && a.tier && cordon_request_set_tier(req, a.tier, &err) < 0)
-		r = cli_report(err);
-	if (r == 0 && a.workspace && cordon_request_set_workspace(req, a.workspace, &err) < 0)
-		r = cli_report(err);
 	if (r == 0)
-		r = grant_env(req, &a);
-	const char *sh[] = { "/bin/sh", "-c", shell && r == 0 ? argv[first] : NULL, NULL };
-	if (r == 0)
-		r = run_in_sandbox(ctx, req, &a,
-				   shell ? sh : (const char *const *)argv + first, timeout_ms,
-				   cancel_fd);
+		r = make_request(&a, &req);
+	if (r == 0) {
+		const char *sh[] = { "/bin/sh", "-c", argv[first], NULL };
+		r = run_in_sandbox(ctx, req, &a, shell ? sh : (const char *const *)argv + first,
+				   timeout_ms, cancel_fd);
+	}
 	cordon_request_free(req);
 	cordon_context_free(ctx);
 	run_args_clear(&a);
