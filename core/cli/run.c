@@ -19,9 +19,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -191,6 +193,35 @@ static int stop_signals_install(void)
 	return stop_pipe[0];
 }
 
+/* ---- a reader that goes away ------------------------------------------------------ */
+
+/* The run's cancel_fd: readable on a stop signal, or once the reader of our
+ * stdout or stderr is gone (a pipe's write end reports EPOLLERR, a socket's
+ * EPOLLHUP), even while the work prints nothing: an epoll set is readable
+ * when one of its members has an event. A regular file cannot be watched
+ * (EPERM) and needs not be. */
+static int cancel_fd_make(int stop_fd)
+{
+	int ep = stop_fd >= 0 ? epoll_create1(EPOLL_CLOEXEC) : -1;
+	struct epoll_event in = { .events = EPOLLIN }, hup_only = { .events = 0 };
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, stop_fd, &in) < 0) {
+		if (ep >= 0)
+			close(ep);
+		return stop_fd;
+	}
+	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
+		if (!cli_stdio_closed[fd] && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &hup_only) < 0) {
+			/* a file or /dev/null: no reader to lose */
+		}
+	return ep;
+}
+
+static bool output_reader_gone(void)
+{
+	struct pollfd pfd[2] = { { .fd = STDOUT_FILENO }, { .fd = STDERR_FILENO } };
+	return poll(pfd, 2, 0) > 0 && ((pfd[0].revents | pfd[1].revents) & (POLLERR | POLLHUP));
+}
+
 /* ---- the run ------------------------------------------------------------------------ */
 
 typedef struct passthrough {
@@ -223,6 +254,7 @@ static int run_passthrough(cordon_sandbox *sb, const char *const *argv,
 	cli_out_flush(&pt.out[2]);
 	if (r < 0)
 		return cli_report(err);
+	pt.reader_gone |= output_reader_gone();
 	/* Like a program whose reader went away: it would have died of SIGPIPE. */
 	r = pt.reader_gone ? 128 + SIGPIPE : cordon_result_exit_code(res);
 	if (!pt.reader_gone && !stop_signal)
@@ -237,7 +269,9 @@ static int run_json(cordon_sandbox *sb, const char *const *argv, const cordon_ru
 	cordon_error *err = NULL;
 	if (cordon_sandbox_run(sb, argv, o, &res, &err) < 0)
 		return cli_report(err);
-	int r = cli_print_json(res, cordon_sandbox_tier(sb), cordon_sandbox_containment(sb));
+	int r = 128 + SIGPIPE;
+	if (!output_reader_gone())
+		r = cli_print_json(res, cordon_sandbox_tier(sb), cordon_sandbox_containment(sb));
 	cordon_result_free(res);
 	return r;
 }
@@ -249,6 +283,10 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	cordon_sandbox *sb = NULL;
 	if (stop_signal)
 		return 0;
+	if (a->json && cli_stdio_closed[STDOUT_FILENO]) {
+		fprintf(stderr, "cordon: stdout is closed: --json has nowhere to go\n");
+		return 128 + SIGPIPE;
+	}
 	if (cordon_sandbox_open(ctx, req, &sb, &err) < 0)
 		return cli_report(err);
 	/* From here on, work runs, possibly as the same user: it must not attach
@@ -260,10 +298,12 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	o.flags = CORDON_RUN_LAST; /* one run, then close: the tier may spend the sandbox on it */
 	o.timeout_ms = timeout_ms;
 	o.workdir = a->workdir;
-	o.cancel_fd = cancel_fd;
+	o.cancel_fd = cancel_fd_make(cancel_fd);
 	int r = 0;
 	if (!stop_signal)
 		r = a->json ? run_json(sb, argv, &o) : run_passthrough(sb, argv, &o, a->raw);
+	if (o.cancel_fd != cancel_fd)
+		close(o.cancel_fd);
 	cordon_sandbox_close(sb);
 	return r;
 }

@@ -113,5 +113,11 @@ if [ "$(cat "$tmp/took")" -le 5 ] && [ "$(cat "$tmp/rc")" = 141 ]; then ok "yes 
 	not_ok "yes >&- ends within 5 s, exit 141 ($(cat "$tmp/took")s, exit $(cat "$tmp/rc"))"; fi
 elapsed sh -c '"$1" run --trust trusted --timeout 60s -- sh -c "yes >&2" 2>&1 >/dev/null | head -c1 >/dev/null' sh "$cordon"
 if [ "$(cat "$tmp/took")" -le 5 ]; then ok "a closed stderr pipe ends the work within 5 s"; else not_ok "a closed stderr pipe ends the work within 5 s"; fi
+elapsed sh -c '"$1" run --trust trusted --timeout 60s -- sleep 30 | true' sh "$cordon"
+if [ "$(cat "$tmp/took")" -le 5 ]; then ok "silent work ends within 5 s once its reader is gone"; else not_ok "silent work ends within 5 s once its reader is gone"; fi
+elapsed sh -c '"$1" run --json --trust trusted --timeout 60s -- sleep 30 | true' sh "$cordon"
+if [ "$(cat "$tmp/took")" -le 5 ]; then ok "so does --json work"; else not_ok "so does --json work"; fi
+check "--json with a closed stdout runs nothing" 141 sh -c '"$1" run --json --trust trusted -- touch "$2" >&-' sh "$cordon" "$tmp/ran"
+if [ -e "$tmp/ran" ]; then not_ok "nothing ran"; else ok "nothing ran"; fi
 
 tap_finish
