@@ -7,7 +7,7 @@
  *   file operations are confined beneath it by pathres; commands start in
  *   it with only the core's environment, in a new session and process group,
  *   with nothing inherited beyond 0-2, rlimits where limits map to them, and
- *   the whole group killed when the run ends, times out or is cancelled.
+ *   everything they start killed when the run ends, times out or is cancelled.
  * confine: kernel -> the kernel tier (namespaces, read-only host, seccomp,
  *   Landlock, limits, an init as pid 1): kernel.c and the modules it names.
  *   Same sandbox root and file operations; runs go through kernel_spawn,
@@ -47,13 +47,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
