@@ -2,46 +2,17 @@
 #include "config.h"
 
 #include "json.h"
+#include "jsonstr.h"
 
 #include <inttypes.h>
-
-static void append_escaped_char(GString *out, gunichar c)
-{
-	switch (c) {
-	case '"': g_string_append(out, "\\\""); return;
-	case '\\': g_string_append(out, "\\\\"); return;
-	case '\n': g_string_append(out, "\\n"); return;
-	case '\r': g_string_append(out, "\\r"); return;
-	case '\t': g_string_append(out, "\\t"); return;
-	case '\b': g_string_append(out, "\\b"); return;
-	case '\f': g_string_append(out, "\\f"); return;
-	}
-	/* U+2028/2029 are valid JSON but break JavaScript parsers: escape them too. */
-	if (c < 0x20 || c == 0x7f || c == 0x2028 || c == 0x2029)
-		g_string_append_printf(out, "\\u%04x", (unsigned)c);
-	else
-		g_string_append_unichar(out, c);
-}
+#include <string.h>
 
 void json_append_string(GString *out, const char *s)
 {
-	if (!s) {
+	if (!s)
 		g_string_append(out, "null");
-		return;
-	}
-	g_string_append_c(out, '"');
-	const char *p = s;
-	while (*p) {
-		gunichar c = g_utf8_get_char_validated(p, -1);
-		if (c == (gunichar)-1 || c == (gunichar)-2) {
-			g_string_append(out, "\\ufffd"); /* one invalid byte */
-			p++;
-			continue;
-		}
-		append_escaped_char(out, c);
-		p = g_utf8_next_char(p);
-	}
-	g_string_append_c(out, '"');
+	else
+		jsonstr_append(out, s, strlen(s));
 }
 
 void json_append_key(GString *out, const char *key, bool first)

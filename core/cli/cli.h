@@ -2,8 +2,14 @@
 #pragma once
 
 #include <cordon/cordon.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+/* Exit codes of the CLI itself (the work's own status passes through `run`). */
+#define EXIT_USAGE 64     /* EX_USAGE */
+#define EXIT_REFUSED 77   /* EX_NOPERM: refused by policy */
+#define EXIT_FAILED 70    /* EX_SOFTWARE: could not run */
 
 /* Prints err ("cordon: CLASS [CODE]: message"), frees it, returns the exit code. */
 int cli_report(cordon_error *err);
@@ -14,8 +20,31 @@ const char *cli_policy_path(const char *flag);
 int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_plugins,
 		     struct cordon_context **ret);
 int cli_parse_duration(const char *s, uint64_t *ret_ms);
-/* Passes the work's output through (or prints JSON); returns the work's exit status. */
-int cli_print_result(const cordon_result *res, const char *tier, cordon_containment c, bool json);
+/* The work's output on one of cordon's descriptors (output.c). */
+typedef struct cli_out {
+	int fd;
+	bool escape; /* a terminal, and no --raw: controls are shown, not sent */
+	bool gone;   /* a write failed (or fd was closed at start): nothing more goes */
+	char held[4]; /* the start of a UTF-8 sequence cut at the end of a chunk */
+	size_t nheld;
+	const volatile sig_atomic_t *stop; /* set: a write blocked on a slow reader gives up */
+} cli_out;
+
+/* Which of 0-2 were closed when cordon started: cli_stdio_guard puts
+ * /dev/null there, so that no descriptor cordon opens lands on them. */
+extern bool cli_stdio_closed[3];
+void cli_stdio_guard(void);
+void cli_out_init(cli_out *o, int fd, bool raw, const volatile sig_atomic_t *stop);
+/* Writes (escaped on a terminal); false once the stream is gone (o->gone) or
+ * when *o->stop interrupted the write. */
+bool cli_out_write(cli_out *o, const char *data, size_t len);
+/* Ends the stream: an incomplete UTF-8 sequence still held is shown escaped. */
+void cli_out_flush(cli_out *o);
+/* Prints what the tier reported beyond the status (truncated, timed out, OOM). */
+void cli_report_run(const cordon_result *res);
+/* Prints the result as one JSON object; returns the work's exit status. */
+int cli_print_json(const cordon_result *res, const char *tier, cordon_containment c);
+/* Any bytes as a quoted JSON string (jsonstr.h). */
 char *cli_json_string(const char *s, size_t len);
 
 int cli_cmd_run(int argc, char **argv);

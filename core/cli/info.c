@@ -33,67 +33,6 @@ int cli_parse_duration(const char *s, uint64_t *ret_ms)
 	return 0;
 }
 
-char *cli_json_string(const char *s, size_t len)
-{
-	GString *o = g_string_new("\"");
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		switch (c) {
-		case '"': g_string_append(o, "\\\""); break;
-		case '\\': g_string_append(o, "\\\\"); break;
-		case '\n': g_string_append(o, "\\n"); break;
-		case '\r': g_string_append(o, "\\r"); break;
-		case '\t': g_string_append(o, "\\t"); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				g_string_append_printf(o, "\\u%04x", c);
-			else
-				g_string_append_c(o, (char)c);
-		}
-	}
-	g_string_append_c(o, '"');
-	return g_string_free(o, FALSE);
-}
-
-static void write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-int cli_print_result(const cordon_result *res, const char *tier, cordon_containment c, bool json)
-{
-	size_t olen, elen;
-	const char *out = cordon_result_output(res, 1, &olen);
-	const char *err = cordon_result_output(res, 2, &elen);
-	int status = cordon_result_exit_code(res);
-	if (json) {
-		g_autofree char *jo = cli_json_string(out, olen);
-		g_autofree char *je = cli_json_string(err, elen);
-		printf("{\"tier\":\"%s\",\"containment\":\"%s\",\"exit_code\":%d,\"signal\":%d,"
-		       "\"timed_out\":%s,\"oom_killed\":%s,\"truncated\":%s,\"stdout\":%s,\"stderr\":%s}\n",
-		       tier, cordon_containment_to_string(c), status, cordon_result_signal(res),
-		       cordon_result_timed_out(res) ? "true" : "false",
-		       cordon_result_oom_killed(res) ? "true" : "false",
-		       cordon_result_truncated(res, 0) ? "true" : "false", jo, je);
-		return status;
-	}
-	write_all(STDOUT_FILENO, out, olen);
-	write_all(STDERR_FILENO, err, elen);
-	if (cordon_result_truncated(res, 0))
-		fprintf(stderr, "cordon: output was truncated at the tier's cap\n");
-	if (cordon_result_timed_out(res))
-		fprintf(stderr, "cordon: the work timed out and was killed\n");
-	if (cordon_result_oom_killed(res))
-		fprintf(stderr, "cordon: the work ran out of memory and was killed\n");
-	return status;
-}
-
 static int parse_simple(int *argc, char ***argv, const char *what, GOptionEntry *entries)
 {
 	g_autoptr(GOptionContext) oc = g_option_context_new(what);

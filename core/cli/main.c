@@ -7,14 +7,10 @@
 #include <cordon/cordon.h>
 #include <errno.h>
 #include <glib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Exit codes of the CLI itself (the work's own status passes through `run`). */
-#define EXIT_USAGE 64     /* EX_USAGE */
-#define EXIT_REFUSED 77   /* EX_NOPERM: refused by policy */
-#define EXIT_FAILED 70    /* EX_SOFTWARE: could not run */
 
 int cli_report(cordon_error *err)
 {
@@ -71,97 +67,6 @@ int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_p
 	return r < 0 ? cli_report(err) : 0;
 }
 
-/* ---- run / exec ------------------------------------------------------------- */
-
-static int run_work(int argc, char **argv, bool shell)
-{
-	g_autofree char *trust = NULL, *tier = NULL, *timeout = NULL, *workdir = NULL;
-	g_autofree char *policy = NULL, *plugin_dir = NULL, *workspace = NULL;
-	g_auto(GStrv) env = NULL;
-	gboolean json = FALSE;
-	GOptionEntry entries[] = {
-		{ "trust", 't', 0, G_OPTION_ARG_STRING, &trust, "Trust level: trusted, semi-trusted (default), untrusted", "T" },
-		{ "tier", 0, 0, G_OPTION_ARG_STRING, &tier, "Ask for this tier by name", "NAME" },
-		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout, "Wall time limit (30s, 10m, 500ms)", "D" },
-		{ "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &env, "Grant an environment variable", "K=V" },
-		{ "workdir", 'w', 0, G_OPTION_ARG_STRING, &workdir, "Working directory inside the sandbox", "DIR" },
-		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &workspace, "Host directory the work may write (absolute)", "DIR" },
-		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result as JSON instead of passing output through", NULL },
-		{ NULL }
-	};
-	const char *usage = shell ? "'SHELL LINE' - run a shell line in a sandbox"
-				  : "-- ARGV... - run a program (no shell) in a sandbox";
-	g_autoptr(GOptionContext) oc = g_option_context_new(usage);
-	g_option_context_add_main_entries(oc, entries, NULL);
-	g_option_context_set_strict_posix(oc, TRUE);
-	g_autoptr(GError) gerr = NULL;
-	if (!g_option_context_parse(oc, &argc, &argv, &gerr))
-		return cli_usage_error("%s", gerr->message);
-	int first = 1;
-	if (first < argc && strcmp(argv[first], "--") == 0)
-		first++;
-	if (first >= argc)
-		return cli_usage_error(shell ? "a shell line is required" : "a command is required after --");
-	if (shell && argc - first != 1)
-		return cli_usage_error("exec takes exactly one shell line (quote it)");
-
-	uint64_t timeout_ms = 0;
-	if (timeout && cli_parse_duration(timeout, &timeout_ms) < 0)
-		return cli_usage_error("bad --timeout '%s': use a number with ms, s, m or h", timeout);
-
-	cordon_context *ctx = NULL;
-	int r = cli_open_context(policy, plugin_dir, false, &ctx);
-	if (r)
-		return r;
-	cordon_error *err = NULL;
-	cordon_request *req = cordon_request_new(trust ? trust : "semi-trusted");
-	if (trust && cordon_trust_from_string(trust) == CORDON_TRUST_UNTRUSTED &&
-	    strcmp(trust, "untrusted") != 0)
-		fprintf(stderr, "cordon: unknown trust '%s': treated as untrusted\n", trust);
-	if (tier)
-		r = cordon_request_set_tier(req, tier, &err);
-	if (r >= 0 && workspace)
-		r = cordon_request_set_workspace(req, workspace, &err);
-	for (size_t i = 0; r >= 0 && env && env[i]; i++) {
-		const char *eq = strchr(env[i], '=');
-		if (!eq) {
-			r = cli_usage_error("--env needs KEY=VALUE");
-			goto out;
-		}
-		g_autofree char *key = g_strndup(env[i], eq - env[i]);
-		r = cordon_request_grant_env(req, key, eq + 1, &err);
-	}
-	cordon_sandbox *sb = NULL;
-	if (r >= 0)
-		r = cordon_sandbox_open(ctx, req, &sb, &err);
-	if (r < 0) {
-		r = cli_report(err);
-		goto out;
-	}
-	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
-	o.flags = CORDON_RUN_LAST; /* one run, then close: the tier may spend the sandbox on it */
-	o.timeout_ms = timeout_ms;
-	o.workdir = workdir;
-	cordon_result *res = NULL;
-	if (shell)
-		r = cordon_sandbox_exec(sb, argv[first], &o, &res, &err);
-	else
-		r = cordon_sandbox_run(sb, (const char *const *)argv + first, &o, &res, &err);
-	if (r < 0) {
-		r = cli_report(err);
-	} else {
-		r = cli_print_result(res, cordon_sandbox_tier(sb), cordon_sandbox_containment(sb), json);
-		cordon_result_free(res);
-	}
-	cordon_sandbox_close(sb);
-out:
-	cordon_request_free(req);
-	cordon_context_free(ctx);
-	return r;
-}
-
 /* ---- dispatch ----------------------------------------------------------------- */
 
 static const struct command {
@@ -181,9 +86,6 @@ static const struct command {
 	{ NULL, NULL, NULL },
 };
 
-int cli_cmd_run(int argc, char **argv) { return run_work(argc, argv, false); }
-int cli_cmd_exec(int argc, char **argv) { return run_work(argc, argv, true); }
-
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: cordon COMMAND [OPTIONS]\n\nCommands:\n");
@@ -194,6 +96,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* A reader that goes away is an EPIPE to act on (run stops the work),
+	 * not a death that would skip the sandbox's cleanup. The work gets
+	 * default dispositions whatever ours are. */
+	signal(SIGPIPE, SIG_IGN);
+	cli_stdio_guard();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -7,7 +7,7 @@
  *   file operations are confined beneath it by pathres; commands start in
  *   it with only the core's environment, in a new session and process group,
  *   with nothing inherited beyond 0-2, rlimits where limits map to them, and
- *   the whole group killed when the run ends, times out or is cancelled.
+ *   everything they start killed when the run ends, times out or is cancelled.
  * confine: kernel -> the kernel tier (namespaces, read-only host, seccomp,
  *   Landlock, limits, an init as pid 1): kernel.c and the modules it names.
  *   Same sandbox root and file operations; runs go through kernel_spawn,
@@ -17,8 +17,15 @@
  * Limits of the process jail (what the kernel tier closes):
  *  - the work runs with the host user's rights outside the root: the jail
  *    confines the file API and the working directory, not the work itself;
- *  - a process that leaves the group (setsid, setpgid) escapes the group
- *    kill; only a pid namespace (kernel tier) reaches it;
+ *  - the work runs under a supervisor (spawn.h), the subreaper of all it
+ *    starts, which kills the whole tree when the work's leader exits, the
+ *    run ends, or cordon dies (even of SIGKILL: its parent-death signal); a
+ *    process that leaves the group (setsid, setpgid, a double fork) is still
+ *    reached. Work that kills the supervisor itself (it runs as the same
+ *    user) loses only that: its leader dies with it, but what it detached
+ *    is re-parented to init;
+ *  - work run as root loses CAP_SYS_PTRACE (bounding, inheritable and
+ *    ambient sets), so that it cannot attach to a non-dumpable cordon;
  *  - limits: memory -> RLIMIT_AS (address space, so runtimes that reserve
  *    large mappings need a generous value), nofile -> RLIMIT_NOFILE, fsize ->
  *    RLIMIT_FSIZE, core dumps off; wall time is the run's timeout; output is
@@ -41,14 +48,17 @@
 #include <sys/fsuid.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,6 +74,8 @@
 #define DRAIN_MS 200
 /* After the leader is reaped: how long to wait for killed members to go. */
 #define GROUP_GONE_MS 1000
+/* How long a supervisor has to kill the work's tree before it is killed. */
+#define SUPERVISOR_GRACE_MS 2000
 
 typedef struct local_tier {
 	bool kernel;
@@ -174,7 +186,7 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 	}
 	ret->available = 1;
 	snprintf(ret->reason, sizeof(ret->reason),
-		 "directory jail, scrubbed environment, process-group kill "
+		 "directory jail, scrubbed environment, supervised process-tree kill "
 		 "(no kernel isolation: for trusted work only)");
 	return 0;
 }
@@ -221,6 +233,29 @@ static void plan_rlimit(spawn_plan *p, int resource, uint64_t value)
 	    value > cur.rlim_max)
 		value = cur.rlim_max;
 	spawn_plan_add_rlimit(p, resource, (rlim_t)value);
+}
+
+/* A step of the supervisor, inherited by the work (raw system calls only).
+ * Work run as root keeps every capability, and CAP_SYS_PTRACE would let it
+ * attach to cordon however non-dumpable cordon is: it goes from the bounding,
+ * ambient and inheritable sets (execve as root then cannot grant it) and from
+ * ours. Without CAP_SETPCAP there is nothing to drop: a caller without
+ * privilege cannot attach to a non-dumpable process. */
+static SPAWN_CHILD int step_no_ptrace(const spawn_plan *p, const void *arg)
+{
+	if (syscall(SYS_prctl, PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) < 0)
+		return errno == EPERM ? 0 : -errno;
+	/* Fails only where ambient capabilities do not exist (before 4.3). */
+	syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE, 0, 0);
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	const uint32_t bit = 1u << CAP_SYS_PTRACE; /* below 32: in d[0] */
+	d[0].effective &= ~bit;
+	d[0].permitted &= ~bit;
+	d[0].inheritable &= ~bit;
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
 }
 
 static void plan_limits(spawn_plan *p, const cordon_plugin_limits *l)
@@ -294,6 +329,10 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	}
 	spawn_plan_init(&sb->base);
 	plan_limits(&sb->base, &spec->limits);
+	if (!t->kernel) { /* the kernel tier's runs are its init's children */
+		sb->base.supervise = true;
+		spawn_plan_insert(&sb->base, NULL, &(spawn_step){ "noptrace", step_no_ptrace, NULL });
+	}
 	*ret_sandbox = sb;
 	return 0;
 }
@@ -519,12 +558,8 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end,
 		      cordon_plugin_run_status *st)
 {
 	siginfo_t si = { 0 };
-	if (end != RUN_EXITED) {
-		kill(-c->pid, SIGKILL);
-		/* The leader too, by pid, should the group kill ever fail: the
-		 * reap below must not wait for a live process. */
-		kill(c->pid, SIGKILL);
-	}
+	if (end != RUN_EXITED)
+		spawn_stop(c, SUPERVISOR_GRACE_MS);
 	/* Not reaped yet: the group id cannot be reused while we kill by it.
 	 * (Should the host have reaped it, killed members keep the id taken.) */
 	int r = wait_leader(c->pid, WNOWAIT, &si);

@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef CLONE_PIDFD
@@ -32,6 +34,10 @@
 #define KSIGSET_SIZE 8
 /* Highest real-time signal number on Linux. */
 #define KSIG_MAX 64
+/* A signal's bit in a kernel sigset. */
+#define KSIG_BIT(sig) (1ull << ((sig) - 1))
+/* How often a supervisor killing its tree looks again for orphans. */
+#define TREE_TICK_NS (10 * 1000 * 1000)
 
 /* 1: CLONE_PIDFD works, -1: it does not, 0: not tried yet. */
 static _Atomic int clone_pidfd_ok = 0;
@@ -43,7 +49,7 @@ typedef struct report {
 	int32_t errnum;
 } report;
 
-enum { STEP_SIGMASK = -1, STEP_SECCOMP = -2, STEP_EXECVE = -3 };
+enum { STEP_SIGMASK = -1, STEP_SECCOMP = -2, STEP_EXECVE = -3, STEP_SUPERVISE = -4 };
 
 /* ---- the child's steps ---------------------------------------------------------- */
 
@@ -76,10 +82,13 @@ static SPAWN_CHILD int step_session(const spawn_plan *p, const void *arg)
 	return syscall(SYS_setsid) < 0 ? -errno : 0;
 }
 
-/* Dies with the launching thread; if our parent is already gone, stop here. */
+/* Dies with the launching thread; if our parent is already gone, stop here.
+ * A supervisor is sent SIGTERM instead, which it waits for: it must outlive
+ * us long enough to kill the work's tree. */
 static SPAWN_CHILD int step_deathsig(const spawn_plan *p, const void *arg)
 {
-	if (syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+	int sig = p->supervise ? SIGTERM : SIGKILL;
+	if (syscall(SYS_prctl, PR_SET_PDEATHSIG, sig, 0, 0, 0) < 0)
 		return -errno;
 	return syscall(SYS_getppid) == p->parent_pid ? 0 : -ESRCH;
 }
@@ -134,6 +143,129 @@ static SPAWN_CHILD __attribute__((noreturn)) void child_fail(const spawn_plan *p
 		syscall(SYS_exit_group, 127);
 }
 
+/* ---- the supervisor (plan->supervise) --------------------------------------------- */
+
+/* SIGKILLs each of our children, as /proc lists them (we are single-
+ * threaded: thread-self's children are all of ours). Returns how many were
+ * listed, or a negative errno when /proc cannot tell. */
+static SPAWN_CHILD long kill_children(void)
+{
+	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char buf[512];
+	long n, listed = 0, pid = 0;
+	while ((n = syscall(SYS_read, fd, buf, sizeof(buf))) > 0) {
+		for (long i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				pid = pid * 10 + (buf[i] - '0');
+				continue;
+			}
+			if (pid > 0 && syscall(SYS_kill, pid, SIGKILL) == 0)
+				listed++;
+			pid = 0;
+		}
+	}
+	if (pid > 0 && syscall(SYS_kill, pid, SIGKILL) == 0)
+		listed++;
+	syscall(SYS_close, fd);
+	return listed;
+}
+
+/* Reaps one child (flags: WNOHANG or 0); keeps the work's status. */
+static SPAWN_CHILD long reap_one(pid_t work, int *status, bool *have, int flags)
+{
+	int st = 0;
+	long pid = syscall(SYS_wait4, -1, &st, flags | __WALL, NULL);
+	if (pid == work) {
+		*status = st;
+		*have = true;
+	}
+	return pid;
+}
+
+/* Kills every descendant. Each orphan of the tree is re-parented to us (the
+ * subreaper) before its dead parent can be reaped, so killing our children
+ * and reaping them until none is left reaches every process the work
+ * started, whatever session or group it moved to. Without /proc, only the
+ * work's own process group can be reached. */
+static SPAWN_CHILD void kill_tree(pid_t work, int *status, bool *have)
+{
+	const uint64_t chld = KSIG_BIT(SIGCHLD);
+	const struct timespec tick = { 0, TREE_TICK_NS };
+	for (;;) {
+		long listed = kill_children();
+		if (listed < 0) {
+			syscall(SYS_kill, -work, SIGKILL);
+			syscall(SYS_kill, work, SIGKILL);
+		}
+		long pid;
+		while ((pid = reap_one(work, status, have, WNOHANG)) > 0)
+			;
+		if ((pid < 0 && errno == ECHILD) || (listed < 0 && *have))
+			return;
+		syscall(SYS_rt_sigtimedwait, &chld, NULL, &tick, KSIGSET_SIZE);
+	}
+}
+
+/* Exits as the work did: with its code, or dying of its signal. */
+static SPAWN_CHILD __attribute__((noreturn)) void exit_as(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		uint64_t bit = KSIG_BIT(sig);
+		struct ksigaction dfl = { .handler = SIG_DFL };
+		syscall(SYS_rt_sigaction, sig, &dfl, NULL, KSIGSET_SIZE);
+		syscall(SYS_kill, syscall(SYS_getpid), sig);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, KSIGSET_SIZE);
+	}
+	for (;;)
+		syscall(SYS_exit_group, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+/* Every signal stays blocked here: the ones that matter are taken with
+ * sigtimedwait, the rest cannot stop us before the tree is killed. */
+static SPAWN_CHILD __attribute__((noreturn)) void supervise(const spawn_plan *p, pid_t work)
+{
+	/* The work's copies alone: its exec (EOF on the report pipe) tells the
+	 * launcher it started, and its tree's end is the output's EOF. */
+	syscall(SYS_close, p->report_fd);
+	for (int fd = 0; fd < 3; fd++)
+		syscall(SYS_close, fd);
+	const uint64_t wake = KSIG_BIT(SIGCHLD) | KSIG_BIT(SIGTERM) | KSIG_BIT(SIGINT) |
+			      KSIG_BIT(SIGHUP);
+	int status = 0;
+	bool have = false;
+	while (!have) {
+		long sig = syscall(SYS_rt_sigtimedwait, &wake, NULL, NULL, KSIGSET_SIZE);
+		if (sig == SIGCHLD)
+			while (reap_one(work, &status, &have, WNOHANG) > 0)
+				;
+		else if (sig > 0)
+			break; /* told to stop, or our parent died */
+	}
+	kill_tree(work, &status, &have);
+	exit_as(have ? status : SIGKILL);
+}
+
+/* Becomes the supervisor and forks the work; returns in the work only, which
+ * takes a session of its own and dies with us. */
+static SPAWN_CHILD void fork_work(const spawn_plan *p)
+{
+	long self = syscall(SYS_getpid);
+	if (syscall(SYS_prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		child_fail(p, STEP_SUPERVISE, errno);
+	long pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		child_fail(p, STEP_SUPERVISE, errno);
+	if (pid > 0)
+		supervise(p, (pid_t)pid);
+	if (syscall(SYS_setsid) < 0 || syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(p, STEP_SUPERVISE, errno);
+	if (syscall(SYS_getppid) != self)
+		child_fail(p, STEP_SUPERVISE, ESRCH);
+}
+
 static SPAWN_CHILD int child_main(void *arg)
 {
 	const spawn_plan *p = arg;
@@ -142,6 +274,8 @@ static SPAWN_CHILD int child_main(void *arg)
 		if (r < 0)
 			child_fail(p, (int)i, -r);
 	}
+	if (p->supervise)
+		fork_work(p);
 	uint64_t none = 0;
 	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, KSIGSET_SIZE) < 0)
 		child_fail(p, STEP_SIGMASK, errno);
@@ -227,6 +361,7 @@ static const char *step_name(const spawn_plan *p, int step)
 	case STEP_SIGMASK: return "sigmask";
 	case STEP_SECCOMP: return "seccomp";
 	case STEP_EXECVE: return "execve";
+	case STEP_SUPERVISE: return "supervise";
 	}
 	return step >= 0 && (size_t)step < p->n_steps ? p->steps[step].name : "unknown";
 }
@@ -249,7 +384,8 @@ static pid_t clone_blocked(spawn_plan *p, unsigned long flags, int *ret_pidfd)
 
 static pid_t clone_child(spawn_plan *p, int *ret_pidfd)
 {
-	unsigned long flags = CLONE_VM | CLONE_VFORK | p->clone_flags;
+	/* A supervisor outlives the launch: it must have memory of its own. */
+	unsigned long flags = (p->supervise ? 0 : CLONE_VM | CLONE_VFORK) | p->clone_flags;
 	*ret_pidfd = -1;
 	if (atomic_load(&clone_pidfd_ok) >= 0 && atomic_load(&pidfd_enabled)) {
 		pid_t pid = clone_blocked(p, flags | CLONE_PIDFD, ret_pidfd);
@@ -289,7 +425,8 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
 		close(rp[0]);
 		return -clone_errno;
 	}
-	/* The child has exec'd (EOF) or failed (a report) by now: CLONE_VFORK. */
+	/* EOF once the work has exec'd, or a report: at once with CLONE_VFORK, and
+	 * a supervisor closes its copy of the pipe after forking the work. */
 	report rep;
 	ssize_t n;
 	do
@@ -310,7 +447,37 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
 	}
 	ret->pid = pid;
 	ret->pidfd = pidfd;
+	ret->supervised = p->supervise;
 	return 0;
+}
+
+/* Waits up to ms for the child's exit, without reaping it. */
+static void wait_exit(const spawn_child *c, int ms)
+{
+	if (c->pidfd >= 0) {
+		struct pollfd pfd = { .fd = c->pidfd, .events = POLLIN };
+		while (poll(&pfd, 1, ms) < 0 && errno == EINTR)
+			;
+		return;
+	}
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int waited = 0; waited < ms; waited += 10) {
+		siginfo_t si = { 0 };
+		if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+		    si.si_pid == c->pid)
+			return;
+		nanosleep(&tick, NULL);
+	}
+}
+
+void spawn_stop(const spawn_child *c, int grace_ms)
+{
+	if (c->supervised && kill(c->pid, SIGTERM) == 0)
+		wait_exit(c, grace_ms);
+	kill(-c->pid, SIGKILL);
+	/* The leader too, by pid, should the group kill ever fail: its reaper
+	 * must not wait for a live process. */
+	kill(c->pid, SIGKILL);
 }
 
 /* ---- PATH search ------------------------------------------------------------------ */

@@ -19,6 +19,18 @@
  * spawn_start turns that into an error naming the step. The seccomp filter
  * must allow execve, write and exit_group (the failure report).
  *
+ * Supervised (plan->supervise, the process jail): the child is a fork, not a
+ * vfork, and stays between us and the work as its supervisor. It runs the
+ * plan's steps (its parent-death signal is SIGTERM, which it waits for
+ * rather than dies of), becomes the subreaper of everything the work
+ * starts, and forks the work, which takes a session of its own, dies with
+ * the supervisor (PR_SET_PDEATHSIG), then runs "sigmask", "seccomp" and
+ * "execve". When the work exits, or the supervisor gets SIGTERM, SIGINT or
+ * SIGHUP (from spawn_stop, or because we died), it kills every descendant,
+ * those that left the work's session or process group included (as their
+ * subreaper, it inherits each orphan), and exits with the work's status
+ * (dying of the work's signal). The cost: a fork of our address space.
+ *
  * For the kernel tier: extra clone flags (CLONE_NEW*) go in clone_flags;
  * namespace, mount and pivot steps go before "cwd" (spawn_plan_insert(p,
  * "cwd", ...)); Landlock, capability and no-new-privs steps are appended
@@ -68,6 +80,7 @@ struct spawn_plan {
 	size_t n_rlimits;
 	unsigned long clone_flags;        /* extra clone flags (CLONE_NEW*) */
 	const struct sock_fprog *seccomp; /* installed right before execve, or NULL */
+	bool supervise;                   /* a supervisor between us and the work (see above) */
 	spawn_step steps[SPAWN_MAX_STEPS];
 	size_t n_steps;
 	/* set by spawn_start for the child */
@@ -79,6 +92,7 @@ struct spawn_plan {
 typedef struct spawn_child {
 	pid_t pid;   /* also the child's session and process group id */
 	int pidfd;   /* -1 where the kernel has no pidfds */
+	bool supervised; /* pid is the work's supervisor */
 } spawn_child;
 
 /* Why a launch failed in the child: the step's name ("execve" when the program
@@ -100,6 +114,11 @@ int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value) SPAWN_HIDDE
  * failure happened in the child, *ret_fail names the step (the child is
  * already reaped). The plan's fds are not closed. Thread-safe. */
 int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) SPAWN_HIDDEN;
+
+/* Ends a launched child: a supervised one is asked to kill its tree and
+ * given up to grace_ms to do it; then (and for an unsupervised one at once)
+ * its process group and itself get SIGKILL. Does not reap it. */
+void spawn_stop(const spawn_child *c, int grace_ms) SPAWN_HIDDEN;
 
 /* Finds name on the PATH of envp (only absolute PATH entries count) the way
  * execvp would, before any fork. name with a '/' is returned as is. Writes

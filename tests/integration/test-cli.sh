@@ -108,4 +108,77 @@ check "the jail takes an ordinary workspace" 0 "$cordon" run --trust trusted --t
 check "gc runs on the default policy" 0 "$cordon" gc
 if grep -Eq '^removed [0-9]+$' "$tmp/out"; then ok "gc reports what it removed"; else not_ok "gc reports what it removed"; fi
 
+# Secrets stay off cordon's command line (issue 10, item 9).
+check "-e NAME takes the value from cordon's environment" 0 env CORDON_T_SECRET='s3 cr=et' "$cordon" run --trust trusted -e CORDON_T_SECRET -- sh -c 'printf %s "$CORDON_T_SECRET"'
+if [ "$(cat "$tmp/out")" = 's3 cr=et' ] && [ ! -s "$tmp/err" ]; then ok "-e NAME grants the value, without a warning"; else
+	not_ok "-e NAME grants the value, without a warning"; sed 's/^/# /' "$tmp/out" "$tmp/err"; fi
+check "-e NAME of an unset variable is a usage error" 64 env -u CORDON_T_UNSET "$cordon" run --trust trusted -e CORDON_T_UNSET -- true
+grep_err "the unset variable is named" "CORDON_T_UNSET is not set"
+check "-e K=V still works" 0 "$cordon" run --trust trusted -e CORDON_T_KV=v4lue -- sh -c 'printf %s "$CORDON_T_KV"'
+grep_err "-e K=V warns that the value is on the command line" "warning: the value of CORDON_T_KV is on cordon's command line"
+if grep -q v4lue "$tmp/err"; then not_ok "the warning does not repeat the value"; else ok "the warning does not repeat the value"; fi
+printf '# a comment\n\n  # indented comment\nCORDON_T_A=1\nCORDON_T_B=with spaces = "quotes" $HOME #not-a-comment\nCORDON_T_C=\nCORDON_T_D=file\n' >"$tmp/env"
+chmod 600 "$tmp/env"
+check "--env-file grants its NAME=VALUE lines" 0 "$cordon" run --trust trusted --env-file "$tmp/env" -e CORDON_T_D=flag -- sh -c 'printf "%s|%s|%s|%s|%s" "$CORDON_T_A" "$CORDON_T_B" "${CORDON_T_C-unset}" "$CORDON_T_D" "${HOME}"'
+if [ "$(cat "$tmp/out")" = '1|with spaces = "quotes" $HOME #not-a-comment||flag|/tmp' ]; then
+	ok "--env-file values are verbatim (no quotes, expansion or comments), -e has the last word"; else
+	not_ok "--env-file values are verbatim (no quotes, expansion or comments), -e has the last word"; sed 's/^/# /' "$tmp/out"; fi
+chmod 620 "$tmp/env"
+check "a group-writable --env-file is refused" 77 "$cordon" run --trust trusted --env-file "$tmp/env" -- true
+grep_err "the refusal names the mode" "mode 0620"
+chmod 604 "$tmp/env"
+check "a world-readable --env-file is refused" 77 "$cordon" run --trust trusted --env-file "$tmp/env" -- true
+printf 'CORDON_T_A=1\nno equals sign\n' >"$tmp/env2"
+chmod 600 "$tmp/env2"
+check "a --env-file line without = is a usage error" 64 "$cordon" run --trust trusted --env-file "$tmp/env2" -- true
+grep_err "the bad line is named" "env2:2: expected NAME=VALUE"
+printf 'LD_PRELOAD=/x.so\n' >"$tmp/env3"
+chmod 600 "$tmp/env3"
+check "--env-file cannot grant a forbidden variable" 77 "$cordon" run --trust trusted --env-file "$tmp/env3" -- true
+grep_err "the forbidden file line is named" "env3:1"
+check "--env-file reads a pipe" 0 sh -c 'printf "CORDON_T_P=piped\n" | "$1" run --trust trusted --env-file /dev/stdin -- sh -c "printf %s \"\$CORDON_T_P\""' sh "$cordon"
+if [ "$(cat "$tmp/out")" = piped ]; then ok "a piped --env-file is granted"; else not_ok "a piped --env-file is granted"; fi
+
+# Hostile output (issue 10, item 10): a terminal gets control characters
+# escaped; JSON stays valid whatever the bytes.
+hostile='a\033]52;c;SGVsbG8=\007b\033[2J\302\233c\377d\303\251\t\n'
+if command -v script >/dev/null 2>&1; then
+	script -qc "$cordon run --trust trusted -- printf '$hostile'; $cordon run --trust trusted -- sh -c \"printf '$hostile' >&2\"" /dev/null >"$tmp/tty" 2>&1
+	if grep -q 'a\\x1b]52;c;SGVsbG8=\\x07b\\x1b\[2J\\xc2\\x9bc\\xffdé' "$tmp/tty" && [ "$(grep -c 'a\\x1b]52' "$tmp/tty")" -eq 2 ] &&
+		! tr -d '\r\n\t' <"$tmp/tty" | LC_ALL=C grep -q '[[:cntrl:]]'; then
+		ok "a terminal gets escapes, C1 and invalid bytes shown as \\xNN, on stdout and stderr"; else
+		not_ok "a terminal gets escapes, C1 and invalid bytes shown as \\xNN, on stdout and stderr"; od -c "$tmp/tty" | sed 's/^/# /' | head -20; fi
+	script -qc "$cordon run --raw --trust trusted -- printf '$hostile'" /dev/null >"$tmp/tty" 2>&1
+	if LC_ALL=C grep -q "$(printf '\033')]52" "$tmp/tty"; then ok "--raw passes them to the terminal"; else
+		not_ok "--raw passes them to the terminal"; od -c "$tmp/tty" | sed 's/^/# /' | head -5; fi
+else
+	not_ok "script (util-linux) is needed for the terminal tests"
+fi
+check "a pipe gets the bytes as they are" 0 "$cordon" run --trust trusted -- printf "$hostile"
+if cmp -s "$tmp/out" "$(printf "$hostile" >"$tmp/want"; echo "$tmp/want")"; then ok "passthrough to a pipe is byte-exact"; else not_ok "passthrough to a pipe is byte-exact"; fi
+py=/usr/bin/python3
+strict_json='import json, sys; o = json.loads(sys.stdin.buffer.read())'
+check "--json with invalid UTF-8, NUL and escapes" 0 "$cordon" run --json --trust trusted -- sh -c "printf 'x\377\000\033y'; printf '\300\200\355\240\200' >&2"
+if [ -x "$py" ] && "$py" -c "$strict_json"'; sys.exit(o["stdout"] != "x\ufffd\0\x1by" or o["stderr"] != "\ufffd" * 5)' <"$tmp/out" >/dev/null; then
+	ok "--json is strict JSON: each invalid byte is U+FFFD"; else
+	not_ok "--json is strict JSON: each invalid byte is U+FFFD"; sed 's/^/# /' "$tmp/out"; fi
+check "--json with random bytes" 0 "$cordon" run --json --trust trusted -- "$py" -c 'import os, sys; sys.stdout.buffer.write(os.urandom(65536)); sys.stderr.buffer.write(os.urandom(65536))'
+if [ -x "$py" ] && "$py" -c "$strict_json" <"$tmp/out" >/dev/null; then ok "--json of random bytes parses"; else not_ok "--json of random bytes parses"; fi
+
+# A reader that goes away (issue 10, item 11) ends the work, not the wall limit.
+elapsed() { start=$(date +%s); "$@"; echo $(($(date +%s) - start)) >"$tmp/took"; }
+elapsed sh -c '"$1" run --trust trusted --timeout 60s -- yes | head -c1 >/dev/null; exit 0' sh "$cordon"
+if [ "$(cat "$tmp/took")" -le 5 ]; then ok "yes | head -c1 ends within 5 s"; else not_ok "yes | head -c1 ends within 5 s ($(cat "$tmp/took")s)"; fi
+elapsed sh -c '"$1" run --trust trusted --timeout 60s -- yes >&-; echo $? >"$2"' sh "$cordon" "$tmp/rc"
+if [ "$(cat "$tmp/took")" -le 5 ] && [ "$(cat "$tmp/rc")" = 141 ]; then ok "yes >&- ends within 5 s, exit 141"; else
+	not_ok "yes >&- ends within 5 s, exit 141 ($(cat "$tmp/took")s, exit $(cat "$tmp/rc"))"; fi
+elapsed sh -c '"$1" run --trust trusted --timeout 60s -- sh -c "yes >&2" 2>&1 >/dev/null | head -c1 >/dev/null' sh "$cordon"
+if [ "$(cat "$tmp/took")" -le 5 ]; then ok "a closed stderr pipe ends the work within 5 s"; else not_ok "a closed stderr pipe ends the work within 5 s"; fi
+elapsed sh -c '"$1" run --trust trusted --timeout 60s -- sleep 30 | true' sh "$cordon"
+if [ "$(cat "$tmp/took")" -le 5 ]; then ok "silent work ends within 5 s once its reader is gone"; else not_ok "silent work ends within 5 s once its reader is gone"; fi
+elapsed sh -c '"$1" run --json --trust trusted --timeout 60s -- sleep 30 | true' sh "$cordon"
+if [ "$(cat "$tmp/took")" -le 5 ]; then ok "so does --json work"; else not_ok "so does --json work"; fi
+check "--json with a closed stdout runs nothing" 141 sh -c '"$1" run --json --trust trusted -- touch "$2" >&-' sh "$cordon" "$tmp/ran"
+if [ -e "$tmp/ran" ]; then not_ok "nothing ran"; else ok "nothing ran"; fi
+
 tap_finish
