@@ -559,7 +559,7 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end,
 {
 	siginfo_t si = { 0 };
 	if (end != RUN_EXITED)
-		spawn_stop(c, SUPERVISOR_GRACE_MS);
+		spawn_stop(c, SUPERVISOR_GRACE_MS, end == RUN_CANCELLED);
 	/* Not reaped yet: the group id cannot be reused while we kill by it.
 	 * (Should the host have reaped it, killed members keep the id taken.) */
 	int r = wait_leader(c->pid, WNOWAIT, &si);

@@ -208,6 +208,32 @@ static SPAWN_CHILD void kill_tree(pid_t work, int *status, bool *have)
 	}
 }
 
+static SPAWN_CHILD int64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Forwards a stop to the work (SIGTERM to its process group, where a shell keeps its jobs)
+ * and reaps until every child is gone or the grace is over; kill_tree does the rest. */
+static SPAWN_CHILD void forward_stop(pid_t work, int *status, bool *have)
+{
+	const uint64_t chld = KSIG_BIT(SIGCHLD);
+	const struct timespec tick = { 0, TREE_TICK_NS };
+	syscall(SYS_kill, -work, SIGTERM);
+	syscall(SYS_kill, work, SIGTERM);
+	int64_t until = monotonic_ns() + (int64_t)SPAWN_FORWARD_GRACE_MS * 1000000;
+	while (monotonic_ns() < until) {
+		long pid;
+		while ((pid = reap_one(work, status, have, WNOHANG)) > 0)
+			;
+		if (pid < 0 && errno == ECHILD)
+			return;
+		syscall(SYS_rt_sigtimedwait, &chld, NULL, &tick, KSIGSET_SIZE);
+	}
+}
+
 /* Exits as the work did: with its code, or dying of its signal. */
 static SPAWN_CHILD __attribute__((noreturn)) void exit_as(int status)
 {
@@ -236,14 +262,19 @@ static SPAWN_CHILD __attribute__((noreturn)) void supervise(const spawn_plan *p,
 			      KSIG_BIT(SIGHUP);
 	int status = 0;
 	bool have = false;
+	long sig = 0;
 	while (!have) {
-		long sig = syscall(SYS_rt_sigtimedwait, &wake, NULL, NULL, KSIGSET_SIZE);
+		sig = syscall(SYS_rt_sigtimedwait, &wake, NULL, NULL, KSIGSET_SIZE);
 		if (sig == SIGCHLD)
 			while (reap_one(work, &status, &have, WNOHANG) > 0)
 				;
 		else if (sig > 0)
 			break; /* told to stop, or our parent died */
 	}
+	/* SIGINT: a cancel (spawn_stop's forward, or ^C at the terminal), which the work hears
+	 * first; SIGTERM (a timeout, or our parent's death) and SIGHUP kill at once. */
+	if (!have && sig == SIGINT)
+		forward_stop(work, &status, &have);
 	kill_tree(work, &status, &have);
 	exit_as(have ? status : SIGKILL);
 }
@@ -470,10 +501,10 @@ static void wait_exit(const spawn_child *c, int ms)
 	}
 }
 
-void spawn_stop(const spawn_child *c, int grace_ms)
+void spawn_stop(const spawn_child *c, int grace_ms, bool forward)
 {
-	if (c->supervised && kill(c->pid, SIGTERM) == 0)
-		wait_exit(c, grace_ms);
+	if (c->supervised && kill(c->pid, forward ? SIGINT : SIGTERM) == 0)
+		wait_exit(c, grace_ms + (forward ? SPAWN_FORWARD_GRACE_MS : 0));
 	kill(-c->pid, SIGKILL);
 	/* The leader too, by pid, should the group kill ever fail: its reaper
 	 * must not wait for a live process. */

@@ -26,7 +26,9 @@
  * starts, and forks the work, which takes a session of its own, dies with
  * the supervisor (PR_SET_PDEATHSIG), then runs "sigmask", "seccomp" and
  * "execve". When the work exits, or the supervisor gets SIGTERM, SIGINT or
- * SIGHUP (from spawn_stop, or because we died), it kills every descendant,
+ * SIGHUP (from spawn_stop, or because we died), it kills every descendant
+ * (after SIGINT, a cancel, the work's process group first gets SIGTERM and
+ * SPAWN_FORWARD_GRACE_MS to end on its own),
  * those that left the work's session or process group included (as their
  * subreaper, it inherits each orphan), and exits with the work's status
  * (dying of the work's signal). The cost: a fork of our address space.
@@ -115,10 +117,15 @@ int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value) SPAWN_HIDDE
  * already reaped). The plan's fds are not closed. Thread-safe. */
 int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) SPAWN_HIDDEN;
 
+/* How long a cancelled run's work has, after the SIGTERM forwarded to it, before SIGKILL. */
+#define SPAWN_FORWARD_GRACE_MS 1000
+
 /* Ends a launched child: a supervised one is asked to kill its tree and
- * given up to grace_ms to do it; then (and for an unsupervised one at once)
- * its process group and itself get SIGKILL. Does not reap it. */
-void spawn_stop(const spawn_child *c, int grace_ms) SPAWN_HIDDEN;
+ * given up to grace_ms to do it (forward: a cancel, which first forwards
+ * SIGTERM to the work and waits SPAWN_FORWARD_GRACE_MS more); then (and for
+ * an unsupervised one at once) its process group and itself get SIGKILL.
+ * Does not reap it. */
+void spawn_stop(const spawn_child *c, int grace_ms, bool forward) SPAWN_HIDDEN;
 
 /* Finds name on the PATH of envp (only absolute PATH entries count) the way
  * execvp would, before any fork. name with a '/' is returned as is. Writes

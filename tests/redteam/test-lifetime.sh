@@ -2,7 +2,8 @@
 # The cordon process against its own work (issue 10, item 4).
 #
 # SIGTERM, SIGINT or SIGKILL to `cordon run` while the work has a background
-# child and a setsid one: no process of the work survives (found by a
+# child and a setsid one: the jail's work hears SIGTERM first (a cancel is
+# forwarded, then the tree killed); no process of the work survives (found by a
 # marker in their argv, with a bounded wait), on the process jail and the
 # kernel tier; after SIGTERM and SIGINT cordon exits 128+sig and the kernel
 # tier's control groups and private root are gone too. Work that tries
@@ -59,12 +60,15 @@ lifetime() { # lifetime SIGNAL TIER WHO RUN_AS...
 	shift 3
 	k=$((k + 1))
 	mark="1000.$$$k"
+	heard="${TMPDIR:-/tmp}/cordon-lt-$$-$k.heard" # where the jail's work says it heard SIGTERM
+	rm -f "$heard"
 	desc="$tier as $who, SIG$sig to cordon"
 	trust=semi-trusted
 	[ "$tier" = jail ] && trust=trusted
 	# env: a background job of a script starts with SIGINT ignored
 	"$@" env --default-signal=INT "$cordon" run --tier "$tier" --trust "$trust" -- \
-		sh -c "sleep $mark & setsid sleep $mark & wait" >"$tmp/out" 2>"$tmp/err" &
+		sh -c "trap 'echo heard-TERM >$heard; exit 3' TERM; sleep $mark & setsid sleep $mark & wait" \
+		>"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	if ! wait_for 100 started "$mark"; then
 		not_ok "$desc: the work started"
@@ -79,6 +83,12 @@ lifetime() { # lifetime SIGNAL TIER WHO RUN_AS...
 	if [ "$sig" != KILL ]; then
 		if [ "$rc" -eq $((128 + signum)) ]; then ok "$desc: cordon exits 128+sig"; else
 			not_ok "$desc: cordon exits 128+sig (exit $rc)"; sed 's/^/# /' "$tmp/err"; fi
+	fi
+	# The jail forwards a cancel to the work as SIGTERM before it kills the tree.
+	if [ "$tier" = jail ] && [ "$sig" != KILL ]; then
+		if grep -qx heard-TERM "$heard" 2>/dev/null; then ok "$desc: the work hears SIGTERM first"
+		else not_ok "$desc: the work hears SIGTERM first"; sed 's/^/# /' "$tmp/err"; fi
+		rm -f "$heard"
 	fi
 	if wait_for 50 gone "$mark"; then ok "$desc: no process of the work survives"; else
 		not_ok "$desc: no process of the work survives"
