@@ -158,6 +158,9 @@ static void tier_free(gpointer p)
 	if (t->state && t->driver->ops.unconfigure)
 		t->driver->ops.unconfigure(t->state);
 	g_free(t->unusable);
+	/* Only an abandoned probe's thread is left here, and it may be the one freeing us. */
+	if (t->prober)
+		g_thread_unref(t->prober);
 	g_cond_clear(&t->probe_done);
 	g_mutex_clear(&t->lock);
 	g_free(t);
@@ -268,10 +271,13 @@ static void probe_start_locked(cordon_context *ctx, tier_runtime *t, gint64 max_
 {
 	if (t->probing || probe_fresh(t, max_age_us))
 		return;
+	/* The previous thread is past the lock: joined, so none outlives what it used. */
+	if (t->prober)
+		g_thread_join(g_steal_pointer(&t->prober));
 	probe_job *job = g_new(probe_job, 1);
 	*job = (probe_job){ ctx, t };
 	t->probing = true;
-	g_thread_unref(g_thread_new("cordon-probe", probe_thread, job));
+	t->prober = g_thread_new("cordon-probe", probe_thread, job);
 }
 
 void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us)
@@ -308,8 +314,8 @@ void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint
 	g_mutex_unlock(&t->lock);
 }
 
-/* Waits out the probe threads nobody gave up on: they use the tier, and a
- * context is freed with every probe it was asked for answered. */
+/* Waits out the probe threads nobody gave up on, and joins them: they use the tier, and a
+ * context is freed with every probe it was asked for answered and its thread gone. */
 static void probes_settle(cordon_context *ctx)
 {
 	for (guint i = 0; i < ctx->tiers->len; i++) {
@@ -317,7 +323,11 @@ static void probes_settle(cordon_context *ctx)
 		g_mutex_lock(&t->lock);
 		while (t->probing && !t->abandoned)
 			g_cond_wait(&t->probe_done, &t->lock);
+		GThread *done = t->probing ? NULL : g_steal_pointer(&t->prober);
 		g_mutex_unlock(&t->lock);
+		/* Joined, not left to end on its own: nothing of it is running once we return. */
+		if (done)
+			g_thread_join(done);
 	}
 }
 

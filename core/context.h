@@ -47,6 +47,7 @@ typedef struct tier_runtime {
 	GCond probe_done;           /* broadcast when a probe thread ends */
 	bool probing;               /* a probe thread is running */
 	bool abandoned;             /* ...and a waiter gave up on it: it holds a context ref */
+	GThread *prober;            /* the last probe thread, joined before the next and at free */
 } tier_runtime;
 
 struct cordon_options {
