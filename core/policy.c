@@ -426,20 +426,70 @@ static bool want_seq(pctx *c, const cfg_node *n)
 	return false;
 }
 
+/*
+ * The one reading of each value type. The checks below report what is wrong
+ * with a value; the host services' getters (hostservices.c) read a driver's
+ * keys with these same functions, so a value means one thing to both.
+ */
+int policy_read_string(const cfg_node *n, const char **ret)
+{
+	if (n->kind != CFG_SCALAR || cfg_is_null(n) || (n->plain && is_bool_text(n->scalar)))
+		return -EINVAL;
+	*ret = n->scalar;
+	return 0;
+}
+
+int policy_read_bool(const cfg_node *n, bool *ret)
+{
+	if (n->kind != CFG_SCALAR || !n->plain || !is_bool_text(n->scalar))
+		return -EINVAL;
+	*ret = n->scalar[0] == 't';
+	return 0;
+}
+
+int policy_read_int(const cfg_node *n, int64_t *ret, const char **ret_why)
+{
+	*ret_why = "not a plain number";
+	if (n->kind != CFG_SCALAR || !n->plain || cfg_is_null(n))
+		return -EINVAL;
+	const char *s = n->scalar;
+	bool neg = s[0] == '-' && s[1];
+	uint64_t u;
+	int r = parse_plain_uint(neg ? s + 1 : s, &u, ret_why);
+	if (r == 0 && u > (uint64_t)INT64_MAX + neg) {
+		*ret_why = "does not fit in 64 bits";
+		r = -ERANGE;
+	}
+	if (r == 0)
+		*ret = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return r;
+}
+
+int policy_read_u64(const cfg_node *n, uint32_t type, uint64_t *ret, const char **ret_why)
+{
+	*ret_why = "not a plain number";
+	if (n->kind != CFG_SCALAR || cfg_is_null(n))
+		return -EINVAL;
+	if (type == CORDON_PLUGIN_CONFIG_SIZE)
+		return parse_with_units(n->scalar, size_units, false, ret, ret_why);
+	if (type == CORDON_PLUGIN_CONFIG_DURATION)
+		return parse_with_units(n->scalar, duration_units, true, ret, ret_why);
+	return n->plain ? parse_plain_uint(n->scalar, ret, ret_why) : -EINVAL;
+}
+
 static const char *want_string(pctx *c, const cfg_node *n)
 {
-	if (n->kind == CFG_SCALAR && !cfg_is_null(n) && !(n->plain && is_bool_text(n->scalar)))
-		return n->scalar;
+	const char *s;
+	if (policy_read_string(n, &s) == 0)
+		return s;
 	perr(c, "policy_type", n, n->path, "expected a string, got %s", describe(n));
 	return NULL;
 }
 
 static bool want_bool(pctx *c, const cfg_node *n, bool *ret)
 {
-	if (n->kind == CFG_SCALAR && n->plain && is_bool_text(n->scalar)) {
-		*ret = n->scalar[0] == 't';
+	if (policy_read_bool(n, ret) == 0)
 		return true;
-	}
 	static const char *const yaml11[] = { "yes", "no", "on", "off", "y", "n", "Yes", "No", "On",
 					      "Off", "YES", "NO", "ON", "OFF", "Y", "N", "True",
 					      "False", "TRUE", "FALSE", NULL };
@@ -1246,40 +1296,30 @@ static void check_secret(pctx *c, const cfg_node *v)
 static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 {
 	bool b;
+	int64_t i;
 	uint64_t u;
+	const char *why = NULL;
+	int r;
 	switch (type) {
 	case CORDON_PLUGIN_CONFIG_STRING:
+	case CORDON_PLUGIN_CONFIG_IMAGE:
 		want_string(c, v);
 		return;
 	case CORDON_PLUGIN_CONFIG_BOOL:
 		want_bool(c, v, &b);
 		return;
-	case CORDON_PLUGIN_CONFIG_INT: {
-		const char *s = want_number_text(c, v, "a whole number");
-		if (!s)
-			return;
-		const char *why = NULL;
-		bool neg = s[0] == '-' && s[1];
-		int r = parse_plain_uint(neg ? s + 1 : s, &u, &why);
-		if (r == 0 && u > (uint64_t)INT64_MAX + neg) {
-			r = -ERANGE;
-			why = "does not fit in 64 bits";
-		}
-		if (r < 0)
+	case CORDON_PLUGIN_CONFIG_INT:
+		if (want_number_text(c, v, "a whole number") &&
+		    (r = policy_read_int(v, &i, &why)) < 0)
 			number_error(c, v, r, why, "a whole number");
 		return;
-	}
 	case CORDON_PLUGIN_CONFIG_SIZE:
 	case CORDON_PLUGIN_CONFIG_DURATION: {
-		bool size = type == CORDON_PLUGIN_CONFIG_SIZE;
-		const char *what = size ? "a size such as 512MiB" : "a duration such as 30s";
-		const char *s = v->kind == CFG_SCALAR && !cfg_is_null(v) ? v->scalar : NULL;
-		const char *why = NULL;
-		int r = s ? parse_with_units(s, size ? size_units : duration_units, !size, &u, &why)
-			  : -EINVAL;
-		if (!s)
+		const char *what = type == CORDON_PLUGIN_CONFIG_SIZE ? "a size such as 512MiB"
+								     : "a duration such as 30s";
+		if (v->kind != CFG_SCALAR || cfg_is_null(v))
 			perr(c, "policy_type", v, v->path, "expected %s, got %s", what, describe(v));
-		else if (r < 0)
+		else if ((r = policy_read_u64(v, type, &u, &why)) < 0)
 			number_error(c, v, r, why, what);
 		return;
 	}
@@ -1305,11 +1345,13 @@ static const cordon_plugin_config_key *find_key(const cordon_plugin_config_key *
 	return NULL;
 }
 
-int policy_check_section(const cordon_policy *p, const policy_tier *t,
-			 const cordon_plugin_config_key *keys, cordon_error **reterr)
+int policy_check_section(const cordon_policy *p, policy_tier *t,
+			 const cordon_plugin_config_key *keys, const char *image_key,
+			 cordon_error **reterr)
 {
 	if (!p || !t || !t->section)
 		return 0;
+	t->image = NULL;
 	const cfg_node *sec = t->section;
 	pctx c = { .name = p->source, .p = (cordon_policy *)p, .msgs = g_string_new(NULL) };
 	g_autoptr(GPtrArray) allowed = g_ptr_array_new();
@@ -1336,6 +1378,10 @@ int policy_check_section(const cordon_policy *p, const policy_tier *t,
 			     "missing required key '%s' (driver %s)", keys[i].name, t->driver);
 	int r = pctx_finish(&c, reterr);
 	g_string_free(c.msgs, TRUE);
+	/* Checked a string above: admission's image rules read it from here. */
+	const cfg_node *image = r == 0 && image_key ? cfg_map_get(sec, image_key) : NULL;
+	if (image && policy_read_string(image, &t->image) < 0)
+		t->image = NULL;
 	return r;
 }
 

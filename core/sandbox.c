@@ -42,7 +42,7 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	 * the same for every tier. */
 	if (req->workspace && (r = workspace_check(req->workspace, reterr)) < 0)
 		return r;
-	tier_runtime *t = context_find_tier(ctx, d->tier);
+	tier_runtime *t = d->runtime;
 	if (!t->driver->ops.open)
 		return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, "unsupported",
 				 "driver %s cannot open sandboxes", t->driver->ops.name);
@@ -55,6 +55,9 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 		.image = req->image,
 		.limits = d->limits,
 	};
+	/* A 1.1 driver was built when the size was a reserved word, zero. */
+	const plugin_record *plugin = t->driver->plugin;
+	spec.limits.size = !plugin || plugin->abi_minor >= 2 ? sizeof(spec.limits) : 0;
 	void *state = NULL;
 	struct cordon_plugin_error perr = { 0 };
 	r = t->driver->ops.open(t->state, &spec, &state, &perr);
@@ -116,29 +119,29 @@ int cordon_result_exit_code(const cordon_result *r)
 {
 	if (!r)
 		return -1;
-	if (r->status.flags & CORDON_PLUGIN_RUN_SIGNALED)
+	if (r->status.flags & CORDON_PLUGIN_RUNSTATUS_SIGNALED)
 		return 128 + r->status.signal;
 	return r->status.exit_code;
 }
 
 int cordon_result_signal(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_SIGNALED) ? r->status.signal : 0;
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_SIGNALED) ? r->status.signal : 0;
 }
 
 bool cordon_result_timed_out(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_TIMED_OUT);
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_TIMED_OUT);
 }
 
 bool cordon_result_cancelled(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_CANCELLED);
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_CANCELLED);
 }
 
 bool cordon_result_oom_killed(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_OOM);
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_OOM);
 }
 
 const char *cordon_result_output(const cordon_result *r, int stream, size_t *len)
@@ -291,7 +294,7 @@ static int run_begin(cordon_sandbox *sb, const cordon_run_options *o, uint32_t *
 	if (spent)
 		return error_set(reterr, EPIPE, CORDON_ERROR_TERMINAL, "sandbox_spent",
 				 "the sandbox's last run has started: no other run may follow");
-	*ret_flags = last && alone && (!plugin || plugin->abi_minor >= 1) ? CORDON_PLUGIN_RUN_LAST
+	*ret_flags = last && alone && (!plugin || plugin->abi_minor >= 1) ? CORDON_PLUGIN_RUNREQ_LAST
 									    : 0;
 	return 0;
 }

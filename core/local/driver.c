@@ -538,16 +538,16 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end,
 
 	st->flags = 0;
 	if (si.si_code == CLD_EXITED) {
-		st->flags |= CORDON_PLUGIN_RUN_EXITED;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_EXITED;
 		st->exit_code = si.si_status;
 	} else {
-		st->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_SIGNALED;
 		st->signal = si.si_status;
 	}
 	if (end == RUN_TIMED_OUT)
-		st->flags |= CORDON_PLUGIN_RUN_TIMED_OUT;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
 	if (end == RUN_CANCELLED)
-		st->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_CANCELLED;
 	return 0;
 }
 
@@ -556,7 +556,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		     cordon_plugin_error *err)
 {
 	local_sandbox *sb = sandbox;
-	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUN_LAST)
+	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUNREQ_LAST)
 		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
 				    "unknown run flags 0x%x", spec->flags);
 	if (!spec->argv || !spec->argv[0])
@@ -630,8 +630,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		 * as its init reported it. */
 		kernel_stop(&kchild, end != RUN_EXITED);
 		drain(io);
-		ret->flags = end == RUN_TIMED_OUT   ? CORDON_PLUGIN_RUN_TIMED_OUT
-			     : end == RUN_CANCELLED ? CORDON_PLUGIN_RUN_CANCELLED
+		ret->flags = end == RUN_TIMED_OUT   ? CORDON_PLUGIN_RUNSTATUS_TIMED_OUT
+			     : end == RUN_CANCELLED ? CORDON_PLUGIN_RUNSTATUS_CANCELLED
 						    : 0;
 		kr = kernel_finish(&kchild, ret, spec->argv[0], err);
 		child.pidfd = -1; /* released with kchild */

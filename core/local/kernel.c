@@ -148,7 +148,7 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 		.stdout_fd = stdio[1],
 		.stderr_fd = stdio[2],
 		.port = spec->port,
-		.last = spec->flags & CORDON_PLUGIN_RUN_LAST,
+		.last = spec->flags & CORDON_PLUGIN_RUNREQ_LAST,
 	};
 	char why[512];
 	int r = confine_spawn(k, &req, ret, why, sizeof(why));
@@ -176,7 +176,7 @@ void kernel_stop(confine_child *c, bool kill)
 int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,
 		  cordon_plugin_error *err)
 {
-	bool killed = st->flags & (CORDON_PLUGIN_RUN_TIMED_OUT | CORDON_PLUGIN_RUN_CANCELLED);
+	bool killed = st->flags & (CORDON_PLUGIN_RUNSTATUS_TIMED_OUT | CORDON_PLUGIN_RUNSTATUS_CANCELLED);
 	cordon_plugin_run_status work = { .size = sizeof(work) };
 	bool exec_failed = false;
 	char why[512];
@@ -188,7 +188,7 @@ int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *ar
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "run_failed",
 				    "'%.256s': %s", argv0, why);
-	st->flags = (st->flags & (CORDON_PLUGIN_RUN_TIMED_OUT | CORDON_PLUGIN_RUN_CANCELLED)) |
+	st->flags = (st->flags & (CORDON_PLUGIN_RUNSTATUS_TIMED_OUT | CORDON_PLUGIN_RUNSTATUS_CANCELLED)) |
 		    work.flags;
 	st->exit_code = work.exit_code;
 	st->signal = work.signal;

@@ -109,7 +109,7 @@ static int check_config(const cordon_plugin_config *cfg, const oci_tier *t,
 	oci_mount helper = { t->helper, "/helper", true };
 	oci_spec s = {
 		.image = t->image,
-		.trust = 3,
+		.trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
 		.egress = t->network ? CORDON_PLUGIN_EGRESS_GOVERNED : CORDON_PLUGIN_EGRESS_DENY,
 		.network = t->network,
 		.mounts = &helper,
@@ -346,7 +346,7 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	pthread_mutex_unlock(&t->lock);
 	if (passed)
 		return 0;
-	oci_start st = { .image = t->image, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY };
+	oci_start st = { .image = t->image, .trust = CORDON_PLUGIN_TRUST_UNTRUSTED, .egress = CORDON_PLUGIN_EGRESS_DENY };
 	oci_limits_merge(&t->limits, NULL, &st.limits);
 	if (!(st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))) {
 		st.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;

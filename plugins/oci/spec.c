@@ -86,7 +86,7 @@ static bool limit_set(const cordon_plugin_limits *l, int which)
 
 static bool is_untrusted(uint32_t trust)
 {
-	return trust != 1 && trust != 2; /* unknown trust fails closed */
+	return trust != CORDON_PLUGIN_TRUST_TRUSTED && trust != CORDON_PLUGIN_TRUST_SEMI_TRUSTED; /* unknown: closed */
 }
 
 static bool has_bad_chars(const char *s)

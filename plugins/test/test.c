@@ -152,13 +152,13 @@ static uint32_t fake_sleep(const cordon_plugin_run_spec *spec, uint64_t ms)
 	if (spec->cancel_fd >= 0) {
 		struct pollfd p = { .fd = spec->cancel_fd, .events = POLLIN };
 		if (poll(&p, 1, (int)(wait > 3600000 ? 3600000 : wait)) > 0)
-			return CORDON_PLUGIN_RUN_CANCELLED;
+			return CORDON_PLUGIN_RUNSTATUS_CANCELLED;
 	} else {
 		struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
-	return timeout ? CORDON_PLUGIN_RUN_TIMED_OUT : 0;
+	return timeout ? CORDON_PLUGIN_RUNSTATUS_TIMED_OUT : 0;
 }
 
 static int32_t fake_command(const cordon_plugin_run_spec *spec, const char *const *w,
@@ -239,7 +239,7 @@ static int fake_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	}
 	uint32_t flags = 0;
 	int32_t code = words[0] ? fake_command(spec, words, sink, &flags) : 0;
-	ret->flags = flags ? flags : CORDON_PLUGIN_RUN_EXITED;
+	ret->flags = flags ? flags : CORDON_PLUGIN_RUNSTATUS_EXITED;
 	ret->exit_code = flags ? -1 : code;
 	for (size_t i = 0; line && line[i]; i++)
 		fake_host->free(line[i]);
