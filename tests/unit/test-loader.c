@@ -24,7 +24,8 @@
 static const char *const corpus[] = {
 	"alpha", "beta", "test", "nosym", "nulldesc", "abimajor", "abiminor", "small", "tail",
 	"noversion", "nolicense", "noinit", "ctrlchar", "mismatch", "badname", "initmsg",
-	"initbare", "initpartial", "nodriver", "dupdrv", "undef", "runpath", "rpath", "old11", NULL,
+	"initbare", "initpartial", "nodriver", "dupdrv", "undef", "runpath", "rpath", "old11",
+	"target11", NULL,
 };
 
 static char *corpus_dir(void)
@@ -145,6 +146,7 @@ START_TEST(test_corpus)
 	assert_loaded(ctx, "beta", "0.9", "beta-one,beta_two");
 	assert_loaded(ctx, "test", "1.0", "fake");
 	assert_loaded(ctx, "old11", "1.1.0", "old11"); /* built against ABI 1.1 */
+	assert_loaded(ctx, "target11", "1.0", "target11"); /* declaring 1.1 */
 
 	assert_refused(ctx, "adir", EINVAL, "adir.so is not a regular file");
 	assert_refused(ctx, "fifo", EINVAL, "fifo.so is not a regular file");
@@ -579,6 +581,32 @@ START_TEST(test_abi_1_1_plugin_still_works)
 }
 END_TEST
 
+/* A plugin built against this header that declares 1.1 loads as a 1.1
+ * plugin, and finds the 1.2 field it checks host->abi_minor for. */
+START_TEST(test_target_minor)
+{
+	static const char policy[] = "cordon: 1\n"
+				     "plugins: {load: [target11]}\n"
+				     "tiers: {t: {driver: target11, limits: {pids: 7}}}\n";
+	g_autofree char *dir = testutil_plugin_dir("target11", NULL);
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
+	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, sizeof(policy) - 1, "t.yaml",
+							NULL), 0);
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
+	cordon_options_free(o);
+	ck_assert_uint_eq(((plugin_record *)ctx->plugins->pdata[0])->abi_minor, 1);
+	cordon_probe_report *pr = NULL;
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, 0, &pr, NULL), 0);
+	g_autofree char *want = g_strdup_printf("host 1.%d, limits size 64", CORDON_PLUGIN_ABI_MINOR);
+	ck_assert_str_eq(cordon_probe_report_reason(pr), want);
+	cordon_probe_report_free(pr);
+	cordon_context_free(ctx);
+	testutil_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_fake_through_public_api)
 {
 	g_autofree char *dir = testutil_plugin_dir("test", NULL);
@@ -878,6 +906,7 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, test_fake_through_public_api);
 	tcase_add_test(tc, test_last_run_flag_follows_the_abi);
 	tcase_add_test(tc, test_abi_1_1_plugin_still_works);
+	tcase_add_test(tc, test_target_minor);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("directory");
 	tcase_add_test(tc, test_relative_dir);

@@ -34,6 +34,13 @@ extern "C" {
 #define CORDON_PLUGIN_ABI_MAJOR 1
 #define CORDON_PLUGIN_ABI_MINOR 2
 
+/* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
+ * the plugin defines an older one to load into older cores too, and then
+ * checks host->abi_minor before it touches anything newer. */
+#ifndef CORDON_PLUGIN_TARGET_MINOR
+#define CORDON_PLUGIN_TARGET_MINOR CORDON_PLUGIN_ABI_MINOR
+#endif
+
 /* printf checking where the compiler has it (GCC, Clang); nothing elsewhere
  * (MSVC builds plugins too). */
 #if defined(__GNUC__)
@@ -369,8 +376,9 @@ typedef const cordon_plugin_descriptor *(*cordon_plugin_entry_fn)(const cordon_h
  */
 #define CORDON_PLUGIN_DEFINE(name_, version_, description_, license_, init_)                  \
 	static const cordon_plugin_descriptor cordon_plugin_descriptor_ = {                      \
-		sizeof(cordon_plugin_descriptor), CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, \
-		0, (name_), (version_), (description_), (license_), (init_)};                     \
+		sizeof(cordon_plugin_descriptor), CORDON_PLUGIN_ABI_MAJOR,                         \
+		CORDON_PLUGIN_TARGET_MINOR, 0, (name_), (version_), (description_), (license_),    \
+		(init_)};                                                                          \
 	CORDON_PLUGIN_EXPORT const cordon_plugin_descriptor *cordon_plugin_entry(             \
 		const cordon_host *host);                                                          \
 	const cordon_plugin_descriptor *cordon_plugin_entry(const cordon_host *host)           \
