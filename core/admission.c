@@ -320,8 +320,8 @@ static char *refusal_message(const cordon_decision *d, const cordon_request *req
 static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_candidate,
 		  cordon_error **reterr)
 {
-	d->code = tier_not_candidate || any_verdict(d, VERDICT_DENIED) ? "sandbox_denied"
-									: "containment_insufficient";
+	d->code = tier_not_candidate || any_verdict(d, VERDICT_DENIED) ? ERRC(sandbox_denied)
+									: ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
 	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);
 }
@@ -369,7 +369,7 @@ static int audit_failed(cordon_decision *d, cordon_error *aerr, cordon_error **r
 	d->containment = 0;
 	for (guint i = 0; i < d->candidates->len; i++)
 		((decision_candidate *)d->candidates->pdata[i])->chosen = false;
-	d->code = "audit_failed";
+	d->code = ERRC(audit_failed);
 	d->refusal = g_strdup(aerr->message);
 	return error_propagate(reterr, aerr);
 }
@@ -378,7 +378,7 @@ int admission_decide_full(cordon_context *ctx, const cordon_request *req, bool d
 			  cordon_decision **ret, cordon_error **reterr)
 {
 	if (!ctx || !req)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "a context and a request are required");
 	cordon_decision *d = decision_new(ctx, req);
 	d->dry_run = dry_run;

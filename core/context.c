@@ -33,7 +33,7 @@ void cordon_options_free(cordon_options *o)
 
 static int bad_option(cordon_error **reterr, const char *what)
 {
-	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument", "%s", what);
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument), "%s", what);
 }
 
 int cordon_options_set_policy_file(cordon_options *o, const char *path, cordon_error **reterr)
@@ -121,30 +121,30 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 {
 	const char *who = plugin ? plugin->name : "core";
 	if (!drv || drv->size < offsetof(cordon_plugin_driver, configure))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: driver table too small", who);
 	/* A table from a newer plugin must not carry operations we would ignore. */
 	for (size_t i = sizeof(cordon_plugin_driver); i < drv->size; i++)
 		if (((const uint8_t *)drv)[i])
-			return error_set(reterr, EPROTO, CORDON_ERROR_INVALID, "plugin_invalid",
+			return error_set(reterr, EPROTO, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 					 "%s: driver table has %u bytes, %zu known, and the rest is "
 					 "not zero", who, drv->size, sizeof(cordon_plugin_driver));
 	if (!valid_driver_name(drv->name))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: driver name must match [a-z0-9_-]+", who);
 	/* Both files named: the admin has to remove one of them. */
 	const driver_entry *other = context_find_driver(ctx, drv->name);
 	if (other)
-		return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, "plugin_duplicate",
+		return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, ERRC(plugin_duplicate),
 				 "%s: driver '%s' is already registered by %s",
 				 plugin ? plugin->path : who, drv->name,
 				 other->plugin ? other->plugin->path : "the core");
 	if (drv->flags)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);
 	const char *image_key;
 	if (find_image_key(drv, plugin, &image_key) < 0)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: driver %s declares more than one image key", who, drv->name);
 	driver_entry *e = g_new0(driver_entry, 1);
 	memcpy(&e->ops, drv, MIN((size_t)drv->size, sizeof(e->ops)));

@@ -207,9 +207,9 @@ static int config_errorv(const cordon_plugin_config *cfg, const char *key, cordo
 		path = g_strdup(key ? key : "");
 	const char *source = cfg && cfg->source ? cfg->source : "<policy>";
 	if (at && at->line)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(policy_invalid),
 				 "%s:%u:%u: %s: %s", source, at->line, at->col, path, msg);
-	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_invalid", "%s: %s: %s",
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(policy_invalid), "%s: %s: %s",
 			 source, path, msg);
 }
 

@@ -88,11 +88,11 @@ static const char *key_for_code(const char *code)
 {
 	if (strstr(code, "image"))
 		return "image";
-	if (strcmp(code, "container_root_user") == 0)
+	if (strcmp(code, ERRC(container_root_user)) == 0)
 		return "user";
 	if (strstr(code, "ulimit"))
 		return "ulimits";
-	if (strcmp(code, "container_runtime_invalid") == 0)
+	if (strcmp(code, ERRC(container_runtime_invalid)) == 0)
 		return "runtime";
 	if (strstr(code, "network") || strstr(code, "publish"))
 		return "network";
@@ -217,7 +217,7 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 {
 	const oci_engine_kind *kind = data;
 	if (!oci_host->config_string || !oci_host->config_limits || !oci_host->spawn)
-		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL, "host_incomplete",
+		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(host_incomplete),
 					   "the core lacks host services the %s driver needs",
 					   kind->name);
 	oci_tier *t = oci_xmalloc0(sizeof(*t));
@@ -528,7 +528,7 @@ static int oci_gc(void *tier, cordon_plugin_error *err)
 		if (rc == 0)
 			oci_cli_failure(t, "gc", &res, &r);
 		else
-			oci_refuse(&r, -rc, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+			oci_refuse(&r, -rc, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 				   "could not run %s ps", t->kind->name);
 		oci_cli_result_clear(&res);
 		free(engine);

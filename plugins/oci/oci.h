@@ -14,6 +14,8 @@
 
 #include <cordon/plugin.h>
 
+#include "errcodes.h" /* ERRC(code): the codes these plugins report are the core's registry's */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
