@@ -170,8 +170,9 @@ static int host_config_strv(const cordon_plugin_config *cfg, const char *key,
 		return r;
 	if (n->kind != CFG_SEQ)
 		return -EINVAL;
+	const char *s;
 	for (guint i = 0; i < n->items->len; i++)
-		if (((const cfg_node *)n->items->pdata[i])->kind != CFG_SCALAR)
+		if (policy_read_string(n->items->pdata[i], &s) < 0)
 			return -EINVAL;
 	cfg_node *node = (cfg_node *)n; /* the cache is the only thing written */
 	char **v = g_atomic_pointer_get(&node->strv);

@@ -224,6 +224,10 @@ START_TEST(test_getters_share_the_policy_grammar)
 	section_init(&s);
 	const char *str = NULL;
 	ck_assert_int_eq(host->config_string(&s.cfg, "rootless", &str), -EINVAL); /* a boolean */
+	/* A list of strings holds strings: not an unquoted boolean, not null. */
+	cfg_node *args = cfg_map_get(s.root, "args");
+	g_ptr_array_add(args->items, node_new(CFG_SCALAR, "false", true, "tiers.box.args[2]", 12, 20));
+	ck_assert_int_eq(host->config_strv(&s.cfg, "args", NULL), -EINVAL);
 	/* Null is null only as YAML spells it; "nULL" is a string like any other. */
 	set_scalar(&s, "empty", "nULL", true);
 	ck_assert_int_eq(host->config_string(&s.cfg, "empty", &str), 1);
