@@ -6,7 +6,8 @@
  * cordon_host table handed to their entry point.
  *
  * Rules (docs/plugin-guide.md):
- *  - Structs crossing the boundary start with `uint32_t size`. Tables are
+ *  - Structs crossing the boundary start with `uint32_t size` (the limits
+ *    carry theirs last, where ABI 1.1 had a reserved word). Tables are
  *    append-only; the reader uses min(size, its sizeof) and refuses a
  *    non-zero tail it does not know.
  *  - Enums cross as uint32_t. A NULL operation means "unsupported".
@@ -30,7 +31,7 @@ extern "C" {
 
 /* A plugin built against MAJOR.MINOR loads into a core with the same MAJOR
  * and a MINOR at least as new. A plugin that uses something a later minor
- * added checks host->abi_minor first (docs/plugin-guide.md, "ABI 1.2"). */
+ * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
 #define CORDON_PLUGIN_ABI_MINOR 2
 
