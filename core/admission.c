@@ -320,8 +320,8 @@ static char *refusal_message(const cordon_decision *d, const cordon_request *req
 static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_candidate,
 		  cordon_error **reterr)
 {
-	d->code = tier_not_candidate || any_verdict(d, VERDICT_DENIED) ? ERRC(sandbox_denied)
-									: ERRC(containment_insufficient);
+	bool denied = tier_not_candidate || any_verdict(d, VERDICT_DENIED);
+	d->code = denied ? ERRC(sandbox_denied) : ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
 	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);
 }

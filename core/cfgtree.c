@@ -377,7 +377,8 @@ static int add_key(builder *b, frame *f, cfg_node *n)
 		r = fail_at(b, ERRC(policy_alias), n->line, n->col, f->node->path,
 			    "merge keys (<<) are not allowed: write every key out");
 	else if (cfg_is_null(n))
-		r = fail_at(b, ERRC(policy_type), n->line, n->col, f->node->path, "an empty key is not allowed");
+		r = fail_at(b, ERRC(policy_type),
+			    n->line, n->col, f->node->path, "an empty key is not allowed");
 	else
 		r = check_duplicate(b, f, n);
 	if (r < 0) {
@@ -420,7 +421,8 @@ static int refuse_decorations(builder *b, const yaml_event_t *ev, const yaml_cha
 		return fail_at(b, ERRC(policy_alias), line, col, path,
 			       "anchors (&%s) are not allowed: write every value out", anchor);
 	if (tag)
-		return fail_at(b, ERRC(policy_tag), line, col, path, "tags (%s) are not allowed", tag);
+		return fail_at(b, ERRC(policy_tag),
+			       line, col, path, "tags (%s) are not allowed", tag);
 	return 0;
 }
 
@@ -480,7 +482,8 @@ static int on_document_start(builder *b, const yaml_event_t *ev)
 		return fail_at(b, ERRC(policy_multidoc), line, col, NULL,
 			       "a second document: a policy is exactly one YAML document");
 	if (ev->data.document_start.tag_directives.start != ev->data.document_start.tag_directives.end)
-		return fail_at(b, ERRC(policy_tag), line, col, NULL, "%%TAG directives are not allowed");
+		return fail_at(b, ERRC(policy_tag),
+			       line, col, NULL, "%%TAG directives are not allowed");
 	return 0;
 }
 

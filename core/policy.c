@@ -413,7 +413,8 @@ static bool want_map(pctx *c, const cfg_node *n)
 {
 	if (n->kind == CFG_MAP)
 		return true;
-	perr(c, ERRC(policy_type), n, n->path, "expected a mapping (key: value), got %s", describe(n));
+	perr(c, ERRC(policy_type),
+	     n, n->path, "expected a mapping (key: value), got %s", describe(n));
 	return false;
 }
 
@@ -497,7 +498,8 @@ static bool want_bool(pctx *c, const cfg_node *n, bool *ret)
 		perr(c, ERRC(policy_type), n, n->path,
 		     "'%s' is not a boolean here: write true or false", n->scalar);
 	else
-		perr(c, ERRC(policy_type), n, n->path, "expected true or false, got %s", describe(n));
+		perr(c, ERRC(policy_type),
+		     n, n->path, "expected true or false, got %s", describe(n));
 	return false;
 }
 
@@ -512,8 +514,8 @@ static const char *want_number_text(pctx *c, const cfg_node *n, const char *what
 
 static void number_error(pctx *c, const cfg_node *n, int r, const char *why, const char *what)
 {
-	perr(c, r == -ERANGE ? ERRC(policy_range) : ERRC(policy_type), n, n->path, "'%s' is not %s: %s",
-	     n->scalar, what, why);
+	perr(c, r == -ERANGE ? ERRC(policy_range) : ERRC(policy_type),
+	     n, n->path, "'%s' is not %s: %s", n->scalar, what, why);
 }
 
 static bool want_uint(pctx *c, const cfg_node *n, uint64_t min, uint64_t max, uint64_t *ret)
@@ -560,7 +562,8 @@ static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
 		return false;
 	}
 	if (v == 0 || (d->max && v > d->max)) {
-		perr(c, ERRC(policy_range), n, n->path, "'%s' is out of range: a limit must be greater "
+		perr(c, ERRC(policy_range),
+		     n, n->path, "'%s' is out of range: a limit must be greater "
 		     "than 0%s", n->scalar, d->max ? " and at most 4096 CPUs" : "");
 		return false;
 	}
@@ -610,11 +613,11 @@ static int want_enum(pctx *c, const cfg_node *n, const char *const *names, const
 	const char *hint = cfg_did_you_mean(s, names);
 	g_autofree char *list = g_strjoinv(", ", (char **)names);
 	if (hint)
-		perr(c, ERRC(policy_type), n, n->path, "unknown %s '%s' (did you mean '%s'?)", what, s,
-		     hint);
+		perr(c, ERRC(policy_type),
+		     n, n->path, "unknown %s '%s' (did you mean '%s'?)", what, s, hint);
 	else
-		perr(c, ERRC(policy_type), n, n->path, "unknown %s '%s'; expected one of: %s", what, s,
-		     list);
+		perr(c, ERRC(policy_type),
+		     n, n->path, "unknown %s '%s'; expected one of: %s", what, s, list);
 	return -1;
 }
 
@@ -723,8 +726,8 @@ static void read_plugins(pctx *c, const cfg_node *n)
 		if (!name)
 			continue;
 		if (g_strv_contains((const char *const *)c->p->plugin_load->pdata, name)) {
-			perr(c, ERRC(policy_invalid), item, item->path, "plugin '%s' is listed twice",
-			     name);
+			perr(c, ERRC(policy_invalid),
+			     item, item->path, "plugin '%s' is listed twice", name);
 			continue;
 		}
 		g_ptr_array_insert(c->p->plugin_load, c->p->plugin_load->len - 1, g_strdup(name));
@@ -802,10 +805,11 @@ static bool want_tier_ref(pctx *c, const cfg_node *n, const char *s)
 	g_autofree const char **names = tier_names(c->p);
 	const char *hint = cfg_did_you_mean(s, names);
 	if (hint)
-		perr(c, ERRC(policy_invalid), n, n->path, "unknown tier '%s' (did you mean '%s'?)", s,
-		     hint);
+		perr(c, ERRC(policy_invalid),
+		     n, n->path, "unknown tier '%s' (did you mean '%s'?)", s, hint);
 	else
-		perr(c, ERRC(policy_invalid), n, n->path, "unknown tier '%s': it is not under tiers", s);
+		perr(c, ERRC(policy_invalid),
+		     n, n->path, "unknown tier '%s': it is not under tiers", s);
 	return false;
 }
 
@@ -852,7 +856,8 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 		if (!s || !want_tier_ref(c, item, s))
 			continue;
 		if (!g_hash_table_add(seen, (gpointer)s)) {
-			perr(c, ERRC(policy_invalid), item, item->path, "tier '%s' is listed twice", s);
+			perr(c, ERRC(policy_invalid),
+			     item, item->path, "tier '%s' is listed twice", s);
 			continue;
 		}
 		g_ptr_array_add(pt->tiers, g_strdup(s));
@@ -895,7 +900,8 @@ static void read_when_labels(pctx *c, policy_rule *rule, const cfg_node *n)
 		const cfg_node *val = n->items->pdata[i];
 		const char *v = want_string(c, val);
 		if (strchr(k->scalar, '=') || strchr(k->scalar, '\n')) {
-			perr(c, ERRC(policy_type), k, val->path, "a label key has no '=' and no newline");
+			perr(c, ERRC(policy_type),
+			     k, val->path, "a label key has no '=' and no newline");
 			continue;
 		}
 		if (v)
@@ -987,7 +993,8 @@ static void read_rule(pctx *c, const cfg_node *n)
 	else if (s)
 		rule->name = g_strdup(s);
 	if (rule->name && !g_hash_table_add(c->rule_names, rule->name))
-		perr(c, ERRC(policy_invalid), name, name->path, "rule name '%s' is used twice", rule->name);
+		perr(c, ERRC(policy_invalid),
+		     name, name->path, "rule name '%s' is used twice", rule->name);
 
 	const cfg_node *v;
 	if ((v = cfg_map_get(n, "when")))
@@ -1040,7 +1047,8 @@ static void read_audit(pctx *c, const cfg_node *n)
 		const char *s = want_abs_path(c, path);
 		const char *why = s ? audit_path_problem(s) : NULL;
 		if (why)
-			perr(c, ERRC(policy_path), path, path->path, "audit path '%s' %s: name the file "
+			perr(c, ERRC(policy_path),
+			     path, path->path, "audit path '%s' %s: name the file "
 			     "records are appended to", s, why);
 		else if (s)
 			c->p->audit_path = g_strdup(s);
@@ -1173,7 +1181,8 @@ static int read_fd_capped(int fd, const char *path, GByteArray *buf, cordon_erro
 		if (n == 0)
 			return 0;
 		if (buf->len + (size_t)n > CFG_MAX_BYTES)
-			return error_set(reterr, EFBIG, CORDON_ERROR_INVALID, ERRC(policy_too_large),
+			return error_set(reterr, EFBIG, CORDON_ERROR_INVALID,
+					 ERRC(policy_too_large),
 					 "%s: the policy is larger than %u bytes (1 MiB)", path,
 					 CFG_MAX_BYTES);
 		g_byte_array_append(buf, (const guint8 *)chunk, (guint)n);
@@ -1289,8 +1298,8 @@ static void check_secret(pctx *c, const cfg_node *v)
 	for (const char *s = name; ok && *s; s++)
 		ok = g_ascii_isalnum(*s) || *s == '_';
 	if (name && !ok)
-		perr(c, ERRC(policy_type), env, env->path, "'%s' is not an environment variable name",
-		     name);
+		perr(c, ERRC(policy_type),
+		     env, env->path, "'%s' is not an environment variable name", name);
 }
 
 static void check_value(pctx *c, const cfg_node *v, uint32_t type)
@@ -1318,7 +1327,8 @@ static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 		const char *what = type == CORDON_PLUGIN_CONFIG_SIZE ? "a size such as 512MiB"
 								     : "a duration such as 30s";
 		if (v->kind != CFG_SCALAR || cfg_is_null(v))
-			perr(c, ERRC(policy_type), v, v->path, "expected %s, got %s", what, describe(v));
+			perr(c, ERRC(policy_type),
+			     v, v->path, "expected %s, got %s", what, describe(v));
 		else if ((r = policy_read_u64(v, type, &u, &why)) < 0)
 			number_error(c, v, r, why, what);
 		return;

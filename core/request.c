@@ -135,7 +135,8 @@ int cordon_request_grant_env(cordon_request *req, const char *key, const char *v
 			     cordon_error **reterr)
 {
 	if (!req)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument), "no request");
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "no request");
 	int r = env_check_grant(key, value, reterr);
 	if (r < 0)
 		return r;

@@ -401,13 +401,13 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cor
 		return r;
 	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ev < 0)
-		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource), "eventfd: %s",
-				 g_strerror(errno));
+		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource),
+				 "eventfd: %s", g_strerror(errno));
 	int merged = cancel_merge(o ? o->cancel_fd : -1, ev);
 	if (merged < 0) {
 		close(ev);
-		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, ERRC(resource), "epoll: %s",
-				 g_strerror(-merged));
+		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, ERRC(resource),
+				 "epoll: %s", g_strerror(-merged));
 	}
 	run_capture c = { .result = result_new(), .fn = fn, .user = user, .cancel_event = ev };
 	r = run_driver(sb, argv, o, 0, merged, &c, reterr);
@@ -495,8 +495,8 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 		return r;
 	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ev < 0)
-		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource), "eventfd: %s",
-				 g_strerror(errno));
+		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource),
+				 "eventfd: %s", g_strerror(errno));
 
 	cordon_serve *s = g_new0(cordon_serve, 1);
 	s->refs = 2; /* the caller's and the sandbox's */

@@ -134,7 +134,8 @@ int workspace_check(const char *path, cordon_error **reterr)
 		bool swapped = (e == ENOTDIR || e == ELOOP) && lstat(path, &lst) == 0 &&
 			       (S_ISLNK(lst.st_mode) || S_ISDIR(lst.st_mode));
 		if (swapped)
-			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(workspace_symlink),
+			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
+					 ERRC(workspace_symlink),
 					 "the workspace %s is a symbolic link, or was replaced by "
 					 "one while it was opened (name the directory itself)", path);
 		return error_set(reterr, e, CORDON_ERROR_INVALID, ERRC(workspace_invalid),

@@ -190,18 +190,20 @@ static int refuse_kernel(cordon_plugin_error *err)
 
 static int fd_fail(cordon_plugin_error *err, int r, const char *what)
 {
-	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(sandbox_open_failed), "%s: %s",
-			    what, strerror(-r));
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(sandbox_open_failed),
+			    "%s: %s", what, strerror(-r));
 }
 
 static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error *err)
 {
 	if (ws[0] != '/')
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, ERRC(invalid_argument),
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(invalid_argument),
 				    "the workspace must be an absolute path");
 	sb->root_fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sb->root_fd < 0)
-		return H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(sandbox_open_failed),
+		return H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL,
+				    ERRC(sandbox_open_failed),
 				    "cannot open the workspace %s: %s", ws, strerror(errno));
 	return 0;
 }
@@ -266,7 +268,8 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		return refuse_kernel(err);
 	const char *cannot = t->kernel ? NULL : jail_unenforceable(&spec->limits);
 	if (cannot)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(limit_unenforceable),
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(limit_unenforceable),
 				    "the process jail cannot enforce a %s limit; it needs a tier "
 				    "with kernel confinement", cannot);
 	local_sandbox *sb = calloc(1, sizeof(*sb));
@@ -557,11 +560,11 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 {
 	local_sandbox *sb = sandbox;
 	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUNREQ_LAST)
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, ERRC(invalid_argument),
-				    "unknown run flags 0x%x", spec->flags);
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(invalid_argument), "unknown run flags 0x%x", spec->flags);
 	if (!spec->argv || !spec->argv[0])
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, ERRC(invalid_argument),
-				    "an argv is required");
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(invalid_argument), "an argv is required");
 	int64_t deadline = now_ms() + (int64_t)(spec->timeout_ms ? spec->timeout_ms : 1);
 	char program[PATH_MAX];
 	/* The kernel tier searches PATH inside the sandbox, in its own view. */
@@ -661,7 +664,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 static int path_error(cordon_plugin_error *err, int r, const char *op, const char *path)
 {
 	if (pathres_is_escape(r))
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(sandbox_path_escape),
 				    "%s: '%.256s' resolves outside the sandbox", op, path);
 	switch (-r) {
 	case ENOENT:
@@ -681,11 +685,11 @@ static int path_error(cordon_plugin_error *err, int r, const char *op, const cha
 				    "%s: '%.256s' has more than %d entries or is deeper than %d "
 				    "directories", op, path, FSOPS_MAX_ENTRIES, FSOPS_MAX_DEPTH);
 	case ENAMETOOLONG:
-		return H->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID, ERRC(path_too_long),
-				    "%s: '%.256s' is too long", op, path);
+		return H->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(path_too_long), "%s: '%.256s' is too long", op, path);
 	}
-	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error), "%s: '%.256s': %s",
-			    op, path, strerror(-r));
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
+			    "%s: '%.256s': %s", op, path, strerror(-r));
 }
 
 /* Tells the emitter's own stop value apart from an error of the operation. */

@@ -113,14 +113,15 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 		confine_sandbox **ret, cordon_plugin_error *err)
 {
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(egress_unsupported),
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(egress_unsupported),
 				    "kernel tier: the sandbox has no network (egress governance is not "
 				    "available yet); only egress deny can be honoured");
 	char why[512];
 	/* A private root is ours; a workspace is the host's, owned by someone. */
 	if (spec->workspace && confine_workspace_owner_check(*root_fd, why, sizeof(why)) < 0)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(workspace_forbidden),
-				    "kernel tier: %s", why);
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(workspace_forbidden), "kernel tier: %s", why);
 	int tmpfs_fd = -1;
 	int r = confine_sandbox_new(*root_fd, &spec->limits, spec->workspace ? 0 : private_disk,
 				    &tmpfs_fd, ret, why, sizeof(why));
@@ -129,8 +130,8 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 		*root_fd = tmpfs_fd;
 	}
 	if (r == -EPERM)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(limit_unenforceable),
-				    "kernel tier: %s", why);
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(limit_unenforceable), "kernel tier: %s", why);
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(tier_unavailable),
 				    "kernel tier: %s", why);
@@ -176,7 +177,8 @@ void kernel_stop(confine_child *c, bool kill)
 int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,
 		  cordon_plugin_error *err)
 {
-	bool killed = st->flags & (CORDON_PLUGIN_RUNSTATUS_TIMED_OUT | CORDON_PLUGIN_RUNSTATUS_CANCELLED);
+	const uint32_t stopped = CORDON_PLUGIN_RUNSTATUS_TIMED_OUT | CORDON_PLUGIN_RUNSTATUS_CANCELLED;
+	bool killed = st->flags & stopped;
 	cordon_plugin_run_status work = { .size = sizeof(work) };
 	bool exec_failed = false;
 	char why[512];
@@ -188,8 +190,7 @@ int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *ar
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(run_failed),
 				    "'%.256s': %s", argv0, why);
-	st->flags = (st->flags & (CORDON_PLUGIN_RUNSTATUS_TIMED_OUT | CORDON_PLUGIN_RUNSTATUS_CANCELLED)) |
-		    work.flags;
+	st->flags = (st->flags & stopped) | work.flags;
 	st->exit_code = work.exit_code;
 	st->signal = work.signal;
 	return 0;

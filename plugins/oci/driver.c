@@ -217,7 +217,8 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 {
 	const oci_engine_kind *kind = data;
 	if (!oci_host->config_string || !oci_host->config_limits || !oci_host->spawn)
-		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(host_incomplete),
+		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
+					   ERRC(host_incomplete),
 					   "the core lacks host services the %s driver needs",
 					   kind->name);
 	oci_tier *t = oci_xmalloc0(sizeof(*t));
@@ -346,7 +347,9 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	pthread_mutex_unlock(&t->lock);
 	if (passed)
 		return 0;
-	oci_start st = { .image = t->image, .trust = CORDON_PLUGIN_TRUST_UNTRUSTED, .egress = CORDON_PLUGIN_EGRESS_DENY };
+	oci_start st = { .image = t->image,
+			 .trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
+			 .egress = CORDON_PLUGIN_EGRESS_DENY };
 	oci_limits_merge(&t->limits, NULL, &st.limits);
 	if (!(st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))) {
 		st.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;

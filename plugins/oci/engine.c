@@ -62,7 +62,8 @@ int oci_seccomp_fd(bool gvisor, oci_refusal *r)
 	pthread_once(&profile_once, profile_make);
 	if (profile_fd[gvisor] < 0)
 		return oci_refuse(r, profile_errno[gvisor], CORDON_PLUGIN_ERROR_TERMINAL,
-				  ERRC(container_seccomp), "could not hold the seccomp profile in memory: %s",
+				  ERRC(container_seccomp),
+				  "could not hold the seccomp profile in memory: %s",
 				  strerror(profile_errno[gvisor]));
 	return profile_fd[gvisor];
 }
@@ -187,14 +188,16 @@ int oci_cli_failure(const oci_tier *t, const char *what, const oci_cli_result *r
 	char line[300];
 	oci_first_line(res->err && *res->err ? res->err : res->out, line, sizeof(line));
 	if (res->timed_out)
-		return oci_refuse(r, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(engine_unavailable),
+		return oci_refuse(r, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
+				  ERRC(engine_unavailable),
 				  "%s: the %s engine did not answer in time", what, t->kind->name);
 	if (t->kind->daemon && oci_output_says_daemon_down(res->err))
 		return oci_refuse(r, ECONNREFUSED, CORDON_PLUGIN_ERROR_TRANSIENT,
 				  ERRC(engine_unavailable), "%s: the %s daemon is not running", what,
 				  t->kind->name);
 	if (oci_output_says_no_image(res->err))
-		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_image_missing),
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_image_missing),
 				  "%s: image not available: %s", what, line);
 	return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed), "%s: %s", what,
 			  line[0] ? line : "the engine failed without a message");
@@ -215,7 +218,8 @@ int oci_image_ensure(const oci_tier *t, const char *engine, const char *image, o
 	if (oci_image_present(t, engine, image))
 		return 0;
 	if (!t->pull_missing)
-		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_image_missing),
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_image_missing),
 				  "image %s is not present and the tier never pulls (pull: never)",
 				  image);
 	/* by digest: the engine verifies the content against the pin */

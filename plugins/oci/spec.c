@@ -86,7 +86,8 @@ static bool limit_set(const cordon_plugin_limits *l, int which)
 
 static bool is_untrusted(uint32_t trust)
 {
-	return trust != CORDON_PLUGIN_TRUST_TRUSTED && trust != CORDON_PLUGIN_TRUST_SEMI_TRUSTED; /* unknown: closed */
+	/* an unknown trust fails closed */
+	return trust != CORDON_PLUGIN_TRUST_TRUSTED && trust != CORDON_PLUGIN_TRUST_SEMI_TRUSTED;
 }
 
 static bool has_bad_chars(const char *s)
@@ -357,7 +358,8 @@ static int check_limits(const oci_spec *s, oci_refusal *r)
 		return FORBID(r, ERRC(container_limit_invalid),
 			      "a memory cap below 6 MiB cannot start a container");
 	if (limit_set(l, CORDON_PLUGIN_LIMIT_CPU_MILLI) && l->value[CORDON_PLUGIN_LIMIT_CPU_MILLI] == 0)
-		return FORBID(r, ERRC(container_limit_invalid), "a cpu limit of 0 cannot run anything");
+		return FORBID(r, ERRC(container_limit_invalid),
+			      "a cpu limit of 0 cannot run anything");
 	if (limit_set(l, CORDON_PLUGIN_LIMIT_PIDS) &&
 	    (l->value[CORDON_PLUGIN_LIMIT_PIDS] == 0 || l->value[CORDON_PLUGIN_LIMIT_PIDS] > INT32_MAX))
 		return FORBID(r, ERRC(container_limit_invalid), "the pids limit must be 1..2^31-1");
@@ -396,8 +398,8 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 		return FORBID(r, ERRC(container_runtime_invalid), "runtime '%.64s' is not valid",
 			      s->runtime);
 	if (s->name && !name_ok(s->name, 128))
-		return FORBID(r, ERRC(container_name_invalid), "container name '%.64s' is not valid",
-			      s->name);
+		return FORBID(r, ERRC(container_name_invalid),
+			      "container name '%.64s' is not valid", s->name);
 	for (size_t i = 0; s->labels && s->labels[i]; i++)
 		if (!label_ok(s->labels[i]))
 			return FORBID(r, ERRC(container_name_invalid), "label '%.64s' is not valid",

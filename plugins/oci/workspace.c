@@ -72,7 +72,8 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 			      "non-directory: containers get no workspace a link could redirect",
 			      path);
 	if (fd < 0)
-		return oci_refuse(r, -fd, CORDON_PLUGIN_ERROR_INVALID, ERRC(container_workspace_invalid),
+		return oci_refuse(r, -fd, CORDON_PLUGIN_ERROR_INVALID,
+				  ERRC(container_workspace_invalid),
 				  "workspace '%.200s': %s", path, strerror(-fd));
 	struct stat st;
 	char link[64], real[PATH_MAX];
@@ -80,7 +81,8 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 	ssize_t n = readlink(link, real, sizeof(real) - 1);
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || n <= 0 || real[0] != '/') {
 		close(fd);
-		return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_workspace_invalid),
+		return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_workspace_invalid),
 				  "workspace '%.200s' could not be checked on its descriptor", path);
 	}
 	real[n] = '\0';
@@ -126,7 +128,8 @@ int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
 	}
 	if (ret < 0) {
 		free(staged);
-		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_workspace_stage),
+		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_workspace_stage),
 				  "could not stage the workspace under " STAGE_DIR ": %s",
 				  strerror(-ret));
 	}

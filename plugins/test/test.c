@@ -112,7 +112,8 @@ static int fake_open(void *tier, const cordon_plugin_open_spec *spec, void **ret
 {
 	const fake_tier *t = tier;
 	if (t->open_error)
-		return fake_host->error_set(err, -EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(fake_open_failed),
+		return fake_host->error_set(err, -EIO, CORDON_PLUGIN_ERROR_TERMINAL,
+					    ERRC(fake_open_failed),
 				       "%s", t->open_error);
 	fake_sandbox *sb = fake_host->alloc(sizeof(*sb));
 	pthread_mutex_init(&sb->lock, NULL);
@@ -261,7 +262,8 @@ static fake_file *find_file(fake_sandbox *sb, const char *path)
 
 static int bad_path(const char *path, cordon_plugin_error *err)
 {
-	return fake_host->error_set(err, -EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
+	return fake_host->error_set(err, -EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(sandbox_path_escape),
 			       "path '%s' leaves the sandbox", path);
 }
 
@@ -278,7 +280,8 @@ static int fake_read_file(void *sandbox, const char *path, uint64_t max_len,
 		r = emit(ctx, f->data, f->len);
 	pthread_mutex_unlock(&sb->lock);
 	if (r == -ENOENT)
-		return fake_host->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_found),
+		return fake_host->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
+					    ERRC(not_found),
 				       "%s: no such file", path);
 	return r;
 }
