@@ -98,7 +98,7 @@ static char **hardened_run(const char *const *command, const char *name)
 	static const char *const podman_extra[] = { "--read-only-tmpfs=false", NULL };
 	oci_mount m = { helper, OCI_HELPER_PATH, true };
 	oci_spec s = {
-		.image = image_ref, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY,
+		.image = image_ref, .trust = CORDON_PLUGIN_TRUST_UNTRUSTED, .egress = CORDON_PLUGIN_EGRESS_DENY,
 		.mounts = &m, .n_mounts = 1, .ulimits = ulimits, .root_tmpfs = true,
 		.tmpfs_owner = is_podman() ? "U" : "uid=65534,gid=65534",
 		.extra = is_podman() ? podman_extra : NULL, .name = name,

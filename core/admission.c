@@ -117,17 +117,11 @@ static char *over_cap(unsigned i, uint64_t asked, uint64_t cap)
 	return g_strdup_printf("%s > %s", a, cv ? cv + 1 : c);
 }
 
-/* The image the tier would run: the request's, else the tier's `image` key.
- * An `image` that is not a plain string cannot be shown pinned: it is
- * returned as "" so that an image rule refuses it. */
+/* The image the tier would run: the request's, else the one its driver's
+ * image key names (read with the section, policy_check_section). */
 static const char *effective_image(const cordon_request *req, const policy_tier *t)
 {
-	if (req->image)
-		return req->image;
-	const cfg_node *n = cfg_map_get(t->section, "image");
-	if (!n)
-		return NULL;
-	return n->kind == CFG_SCALAR ? n->scalar : "";
+	return req->image ? req->image : t->image;
 }
 
 /* Why rule r refuses the request on tier t, or NULL. */
@@ -271,6 +265,7 @@ static void mark_chosen(const cordon_context *ctx, cordon_decision *d, int best)
 	b->verdict = VERDICT_CHOSEN;
 	b->reason = g_strdup("chosen");
 	d->tier = g_strdup(b->tier);
+	d->runtime = b->runtime;
 	d->driver = g_strdup(b->driver);
 	d->containment = b->containment;
 	d->limits = b->limits;
@@ -325,8 +320,8 @@ static char *refusal_message(const cordon_decision *d, const cordon_request *req
 static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_candidate,
 		  cordon_error **reterr)
 {
-	d->code = tier_not_candidate || any_verdict(d, VERDICT_DENIED) ? "sandbox_denied"
-									: "containment_insufficient";
+	bool denied = tier_not_candidate || any_verdict(d, VERDICT_DENIED);
+	d->code = denied ? ERRC(sandbox_denied) : ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
 	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);
 }
@@ -350,6 +345,7 @@ static int decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 	for (guint i = 0; i < pt->tiers->len; i++) {
 		decision_candidate *c = g_new0(decision_candidate, 1);
 		c->tier = g_strdup(pt->tiers->pdata[i]);
+		c->runtime = tier_ok ? tiers[i] : NULL;
 		g_ptr_array_add(d->candidates, c);
 		if (tier_ok)
 			judge(&j, c, tiers[i]);
@@ -368,11 +364,12 @@ static int decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 static int audit_failed(cordon_decision *d, cordon_error *aerr, cordon_error **reterr)
 {
 	g_clear_pointer(&d->tier, g_free);
+	d->runtime = NULL;
 	g_clear_pointer(&d->driver, g_free);
 	d->containment = 0;
 	for (guint i = 0; i < d->candidates->len; i++)
 		((decision_candidate *)d->candidates->pdata[i])->chosen = false;
-	d->code = "audit_failed";
+	d->code = ERRC(audit_failed);
 	d->refusal = g_strdup(aerr->message);
 	return error_propagate(reterr, aerr);
 }
@@ -381,7 +378,7 @@ int admission_decide_full(cordon_context *ctx, const cordon_request *req, bool d
 			  cordon_decision **ret, cordon_error **reterr)
 {
 	if (!ctx || !req)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "a context and a request are required");
 	cordon_decision *d = decision_new(ctx, req);
 	d->dry_run = dry_run;

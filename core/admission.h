@@ -26,6 +26,7 @@ typedef struct decision_candidate {
 	char *reason;                   /* "chosen", "unavailable: ...", "container < microvm", "rule NAME..." */
 	char *rule;                     /* the rule that denied it, or NULL */
 	cordon_plugin_limits limits;    /* what open would enforce on this tier */
+	tier_runtime *runtime;          /* the tier, resolved once (NULL: not in the policy) */
 } decision_candidate;
 
 struct cordon_decision {
@@ -36,6 +37,9 @@ struct cordon_decision {
 	bool relaxed;                   /* the requirement is below the built-in minimum */
 	bool dry_run;                   /* cordon_decide rather than an open */
 	char *tier;                     /* NULL when refused */
+	tier_runtime *runtime;          /* the chosen tier, as admission judged it: the
+					 * sandbox port opens this one, never a name
+					 * looked up again; NULL when refused */
 	char *driver;
 	cordon_containment containment;
 	GPtrArray *candidates;          /* decision_candidate* */

@@ -91,7 +91,7 @@ char *audit_line(const cordon_policy *p, const cordon_request *req, const cordon
 
 static int fail(cordon_error **reterr, int errnum, const char *path, const char *what)
 {
-	return error_set(reterr, errnum, CORDON_ERROR_TERMINAL, "audit_failed",
+	return error_set(reterr, errnum, CORDON_ERROR_TERMINAL, ERRC(audit_failed),
 			 "the audit trail %s cannot be written: %s", path, what);
 }
 

@@ -325,9 +325,9 @@ static int check_scalar_bytes(builder *b, const yaml_event_t *ev, const cfg_node
 			continue;
 		g_autofree char *path = current_path(b);
 		if (c == 0)
-			return fail_at(b, "policy_encoding", n->line, n->col, path,
+			return fail_at(b, ERRC(policy_encoding), n->line, n->col, path,
 				       "a NUL character in a value is not allowed");
-		return fail_at(b, "policy_encoding", n->line, n->col, path,
+		return fail_at(b, ERRC(policy_encoding), n->line, n->col, path,
 			       "control character 0x%02x in a value is not allowed", c);
 	}
 	return 0;
@@ -346,7 +346,7 @@ static int check_duplicate(builder *b, frame *f, cfg_node *key)
 	}
 	if (first) {
 		g_autofree char *path = cfg_child_path(map, key->scalar);
-		return fail_at(b, "policy_duplicate_key", key->line, key->col, path,
+		return fail_at(b, ERRC(policy_duplicate_key), key->line, key->col, path,
 			       "duplicate key '%s' (first at line %u, column %u)", key->scalar,
 			       first->line, first->col);
 	}
@@ -365,7 +365,7 @@ static int check_duplicate(builder *b, frame *f, cfg_node *key)
 static int add_key(builder *b, frame *f, cfg_node *n)
 {
 	if (n->kind != CFG_SCALAR) {
-		int r = fail_at(b, "policy_type", n->line, n->col, f->node->path,
+		int r = fail_at(b, ERRC(policy_type), n->line, n->col, f->node->path,
 				"a key must be a plain string, not a %s",
 				n->kind == CFG_MAP ? "mapping" : "sequence");
 		cfg_node_free(n);
@@ -374,10 +374,11 @@ static int add_key(builder *b, frame *f, cfg_node *n)
 	/* A key carries no path: its value's is the same string. */
 	int r = 0;
 	if (n->plain && strcmp(n->scalar, "<<") == 0)
-		r = fail_at(b, "policy_alias", n->line, n->col, f->node->path,
+		r = fail_at(b, ERRC(policy_alias), n->line, n->col, f->node->path,
 			    "merge keys (<<) are not allowed: write every key out");
 	else if (cfg_is_null(n))
-		r = fail_at(b, "policy_type", n->line, n->col, f->node->path, "an empty key is not allowed");
+		r = fail_at(b, ERRC(policy_type),
+			    n->line, n->col, f->node->path, "an empty key is not allowed");
 	else
 		r = check_duplicate(b, f, n);
 	if (r < 0) {
@@ -392,7 +393,7 @@ static int add_key(builder *b, frame *f, cfg_node *n)
 static int attach(builder *b, cfg_node *n)
 {
 	if (++b->nodes > CFG_MAX_NODES) {
-		int r = fail_at(b, "policy_too_large", n->line, n->col, NULL,
+		int r = fail_at(b, ERRC(policy_too_large), n->line, n->col, NULL,
 				"more than %u values: the document is too large", CFG_MAX_NODES);
 		cfg_node_free(n);
 		return r;
@@ -417,10 +418,11 @@ static int refuse_decorations(builder *b, const yaml_event_t *ev, const yaml_cha
 	uint32_t line = (uint32_t)ev->start_mark.line + 1, col = (uint32_t)ev->start_mark.column + 1;
 	g_autofree char *path = current_path(b);
 	if (anchor)
-		return fail_at(b, "policy_alias", line, col, path,
+		return fail_at(b, ERRC(policy_alias), line, col, path,
 			       "anchors (&%s) are not allowed: write every value out", anchor);
 	if (tag)
-		return fail_at(b, "policy_tag", line, col, path, "tags (%s) are not allowed", tag);
+		return fail_at(b, ERRC(policy_tag),
+			       line, col, path, "tags (%s) are not allowed", tag);
 	return 0;
 }
 
@@ -451,7 +453,7 @@ static int on_collection_start(builder *b, const yaml_event_t *ev, cfg_kind kind
 		return r;
 	if (b->stack->len >= CFG_MAX_DEPTH) {
 		g_autofree char *path = current_path(b);
-		return fail_at(b, "policy_depth", (uint32_t)ev->start_mark.line + 1,
+		return fail_at(b, ERRC(policy_depth), (uint32_t)ev->start_mark.line + 1,
 			       (uint32_t)ev->start_mark.column + 1, path,
 			       "nested more than %u levels deep", CFG_MAX_DEPTH);
 	}
@@ -477,10 +479,11 @@ static int on_document_start(builder *b, const yaml_event_t *ev)
 {
 	uint32_t line = (uint32_t)ev->start_mark.line + 1, col = (uint32_t)ev->start_mark.column + 1;
 	if (b->documents++)
-		return fail_at(b, "policy_multidoc", line, col, NULL,
+		return fail_at(b, ERRC(policy_multidoc), line, col, NULL,
 			       "a second document: a policy is exactly one YAML document");
 	if (ev->data.document_start.tag_directives.start != ev->data.document_start.tag_directives.end)
-		return fail_at(b, "policy_tag", line, col, NULL, "%%TAG directives are not allowed");
+		return fail_at(b, ERRC(policy_tag),
+			       line, col, NULL, "%%TAG directives are not allowed");
 	return 0;
 }
 
@@ -491,7 +494,7 @@ static int on_event(builder *b, const yaml_event_t *ev)
 		return on_document_start(b, ev);
 	case YAML_ALIAS_EVENT: {
 		g_autofree char *path = current_path(b);
-		return fail_at(b, "policy_alias", (uint32_t)ev->start_mark.line + 1,
+		return fail_at(b, ERRC(policy_alias), (uint32_t)ev->start_mark.line + 1,
 			       (uint32_t)ev->start_mark.column + 1, path,
 			       "aliases (*%s) are not allowed: write every value out",
 			       ev->data.alias.anchor);
@@ -514,21 +517,21 @@ static int on_event(builder *b, const yaml_event_t *ev)
 static int libyaml_error(builder *b, const yaml_parser_t *p)
 {
 	if (p->error == YAML_MEMORY_ERROR)
-		return error_set(b->reterr, ENOMEM, CORDON_ERROR_TERMINAL, "resource",
+		return error_set(b->reterr, ENOMEM, CORDON_ERROR_TERMINAL, ERRC(resource),
 				 "%s: out of memory while parsing", b->name);
 	g_autofree char *path = current_path(b);
 	if (p->error == YAML_READER_ERROR) {
 		uint32_t line, col;
 		position_of_offset(b->text, b->len, p->problem_offset, &line, &col);
-		return fail_at(b, "policy_encoding", line, col, path, "%s",
+		return fail_at(b, ERRC(policy_encoding), line, col, path, "%s",
 			       p->problem ? p->problem : "unreadable input");
 	}
 	const char *problem = p->problem ? p->problem : "syntax error";
 	if (p->context)
-		return fail_at(b, "policy_syntax", (uint32_t)p->problem_mark.line + 1,
+		return fail_at(b, ERRC(policy_syntax), (uint32_t)p->problem_mark.line + 1,
 			       (uint32_t)p->problem_mark.column + 1, path, "%s %s (line %zu)",
 			       problem, p->context, p->context_mark.line + 1);
-	return fail_at(b, "policy_syntax", (uint32_t)p->problem_mark.line + 1,
+	return fail_at(b, ERRC(policy_syntax), (uint32_t)p->problem_mark.line + 1,
 		       (uint32_t)p->problem_mark.column + 1, path, "%s", problem);
 }
 
@@ -537,7 +540,7 @@ static int libyaml_error(builder *b, const yaml_parser_t *p)
 static int check_bytes(builder *b)
 {
 	if (b->len > CFG_MAX_BYTES)
-		return error_set(b->reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
+		return error_set(b->reterr, EFBIG, CORDON_ERROR_INVALID, ERRC(policy_too_large),
 				 "%s: the policy is %zu bytes; the limit is %u (1 MiB)", b->name,
 				 b->len, CFG_MAX_BYTES);
 	/* One pass: g_utf8_validate_len also stops at a NUL byte. */
@@ -546,9 +549,9 @@ static int check_bytes(builder *b)
 		uint32_t line, col;
 		position_of_offset(b->text, b->len, (size_t)(end - b->text), &line, &col);
 		if (!*end)
-			return fail_at(b, "policy_encoding", line, col, NULL,
+			return fail_at(b, ERRC(policy_encoding), line, col, NULL,
 				       "a NUL byte is not allowed");
-		return fail_at(b, "policy_encoding", line, col, NULL,
+		return fail_at(b, ERRC(policy_encoding), line, col, NULL,
 			       "invalid UTF-8 (byte 0x%02x): the policy must be UTF-8 text",
 			       (unsigned char)*end);
 	}
@@ -564,11 +567,11 @@ static int check_bytes(builder *b)
 static int finish(builder *b)
 {
 	if (!b->root || cfg_is_null(b->root))
-		return error_set(b->reterr, EINVAL, CORDON_ERROR_INVALID, "policy_empty",
+		return error_set(b->reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(policy_empty),
 				 "%s:1:1: the policy is empty: an empty policy is an error, never "
 				 "\"allow everything\"", b->name);
 	if (b->root->kind != CFG_MAP)
-		return cfg_error(b->reterr, "policy_type", b->name, b->root, NULL,
+		return cfg_error(b->reterr, ERRC(policy_type), b->name, b->root, NULL,
 				 "the top level must be a mapping (key: value), not a %s",
 				 b->root->kind == CFG_SEQ ? "sequence" : "scalar");
 	return 0;
@@ -578,7 +581,7 @@ static int run_parser(builder *b)
 {
 	yaml_parser_t parser;
 	if (!yaml_parser_initialize(&parser))
-		return error_set(b->reterr, ENOMEM, CORDON_ERROR_TERMINAL, "resource",
+		return error_set(b->reterr, ENOMEM, CORDON_ERROR_TERMINAL, ERRC(resource),
 				 "%s: cannot initialise the YAML parser", b->name);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)b->text, b->len);
 	yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);

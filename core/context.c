@@ -33,7 +33,7 @@ void cordon_options_free(cordon_options *o)
 
 static int bad_option(cordon_error **reterr, const char *what)
 {
-	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument", "%s", what);
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument), "%s", what);
 }
 
 int cordon_options_set_policy_file(cordon_options *o, const char *path, cordon_error **reterr)
@@ -96,36 +96,61 @@ static bool valid_driver_name(const char *s)
 	return true;
 }
 
+/* The key a driver declares as its image (CORDON_PLUGIN_CONFIG_IMAGE; for a
+ * plugin built before 1.2, its STRING key named "image", as 1.1 read it).
+ * -EINVAL when it declares two: admission would not know which one runs. */
+static int find_image_key(const cordon_plugin_driver *drv, const plugin_record *plugin,
+			  const char **ret)
+{
+	bool before_1_2 = plugin && plugin->abi_minor < 2;
+	*ret = NULL;
+	for (const cordon_plugin_config_key *k = drv->config_keys; k && k->name; k++) {
+		bool image = k->type == CORDON_PLUGIN_CONFIG_IMAGE ||
+			     (before_1_2 && k->type == CORDON_PLUGIN_CONFIG_STRING &&
+			      strcmp(k->name, "image") == 0);
+		if (image && *ret)
+			return -EINVAL;
+		if (image)
+			*ret = k->name;
+	}
+	return 0;
+}
+
 int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 			    const cordon_plugin_driver *drv, cordon_error **reterr)
 {
 	const char *who = plugin ? plugin->name : "core";
 	if (!drv || drv->size < offsetof(cordon_plugin_driver, configure))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: driver table too small", who);
 	/* A table from a newer plugin must not carry operations we would ignore. */
 	for (size_t i = sizeof(cordon_plugin_driver); i < drv->size; i++)
 		if (((const uint8_t *)drv)[i])
-			return error_set(reterr, EPROTO, CORDON_ERROR_INVALID, "plugin_invalid",
+			return error_set(reterr, EPROTO, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 					 "%s: driver table has %u bytes, %zu known, and the rest is "
 					 "not zero", who, drv->size, sizeof(cordon_plugin_driver));
 	if (!valid_driver_name(drv->name))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: driver name must match [a-z0-9_-]+", who);
 	/* Both files named: the admin has to remove one of them. */
 	const driver_entry *other = context_find_driver(ctx, drv->name);
 	if (other)
-		return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, "plugin_duplicate",
+		return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, ERRC(plugin_duplicate),
 				 "%s: driver '%s' is already registered by %s",
 				 plugin ? plugin->path : who, drv->name,
 				 other->plugin ? other->plugin->path : "the core");
 	if (drv->flags)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);
+	const char *image_key;
+	if (find_image_key(drv, plugin, &image_key) < 0)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
+				 "%s: driver %s declares more than one image key", who, drv->name);
 	driver_entry *e = g_new0(driver_entry, 1);
 	memcpy(&e->ops, drv, MIN((size_t)drv->size, sizeof(e->ops)));
 	e->ops.size = sizeof(e->ops);
 	e->plugin = plugin;
+	e->image_key = image_key;
 	g_ptr_array_add(ctx->drivers, e);
 	return 0;
 }
@@ -176,7 +201,7 @@ static const char *plugin_hint(const cordon_context *ctx, const char *driver)
 	return NULL;
 }
 
-static int configure_tier(cordon_context *ctx, const policy_tier *cfg, cordon_error **reterr)
+static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **reterr)
 {
 	tier_runtime *t = g_new0(tier_runtime, 1);
 	g_mutex_init(&t->lock);
@@ -190,12 +215,16 @@ static int configure_tier(cordon_context *ctx, const policy_tier *cfg, cordon_er
 				  : g_strdup_printf("driver %s is not loaded", cfg->driver);
 		return 0;
 	}
-	int r = policy_check_section(ctx->policy, cfg, t->driver->ops.config_keys, reterr);
+	int r = policy_check_section(ctx->policy, cfg, t->driver->ops.config_keys,
+				     t->driver->image_key, reterr);
 	if (r < 0)
 		return r;
 	if (!t->driver->ops.configure)
 		return 0;
-	struct cordon_plugin_config pc = { cfg, ctx->policy->source, t->driver->ops.config_keys };
+	struct cordon_plugin_config pc = {
+		cfg, ctx->policy->source, t->driver->ops.config_keys,
+		t->driver->plugin ? t->driver->plugin->abi_minor : CORDON_PLUGIN_ABI_MINOR,
+	};
 	struct cordon_plugin_error perr = { 0 };
 	r = t->driver->ops.configure(t->driver->ops.data, &pc, &t->state, &perr);
 	r = error_from_plugin(reterr, &perr, r, cfg->name);

@@ -25,6 +25,7 @@ typedef struct plugin_record {
 typedef struct driver_entry {
 	cordon_plugin_driver ops;      /* normalised copy: unknown tail refused, missing ops NULL */
 	const plugin_record *plugin;   /* NULL for built-in drivers */
+	const char *image_key;         /* the key naming a tier's image (borrowed), or NULL */
 } driver_entry;
 
 /* What a plugin's configure reads: the tier's section checked against the
@@ -33,6 +34,7 @@ struct cordon_plugin_config {
 	const policy_tier *tier;
 	const char *source; /* policy file name, for positions */
 	const cordon_plugin_config_key *keys;
+	uint32_t abi_minor; /* the plugin's ABI minor, the core's for built-in drivers */
 };
 
 /* A tier of the policy, bound to its driver. */

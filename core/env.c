@@ -40,18 +40,18 @@ static bool is_forbidden(const char *key)
 int env_check_grant(const char *key, const char *value, cordon_error **reterr)
 {
 	if (!key || !*key || !value || strlen(key) > 255)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "env_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(env_invalid),
 				 "an environment grant needs a name and a value");
 	if (!(g_ascii_isalpha(key[0]) || key[0] == '_'))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "env_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(env_invalid),
 				 "environment name '%s' must start with a letter or '_'", key);
 	for (const char *c = key; *c; c++)
 		if (!(g_ascii_isalnum(*c) || *c == '_'))
-			return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "env_invalid",
+			return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(env_invalid),
 					 "environment name '%s' may hold only letters, digits and '_'",
 					 key);
 	if (is_forbidden(key))
-		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "env_forbidden",
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(env_forbidden),
 				 "environment variable %s cannot be granted: it changes what the "
 				 "work loads or executes", key);
 	return 0;

@@ -20,7 +20,7 @@ int error_setv(cordon_error **reterr, int errnum, cordon_error_class cls, const 
 	cordon_error *e = g_new0(cordon_error, 1);
 	e->cls = cls ? cls : CORDON_ERROR_TERMINAL;
 	e->errnum = errnum;
-	e->code = g_strdup(code ? code : "error");
+	e->code = g_strdup(code ? code : ERRC(error));
 	e->message = g_strdup_vprintf(fmt, ap);
 	*reterr = e;
 	return -errnum;
@@ -69,7 +69,7 @@ int error_from_plugin(cordon_error **reterr, struct cordon_plugin_error *perr, i
 	if (rc >= 0)
 		return rc; /* a count passes through */
 	/* A driver that failed without saying why still fails closed. */
-	return error_set(reterr, -rc, CORDON_ERROR_TERMINAL, "driver_failed", "%s: %s", what,
+	return error_set(reterr, -rc, CORDON_ERROR_TERMINAL, ERRC(driver_failed), "%s: %s", what,
 			 g_strerror(-rc));
 }
 

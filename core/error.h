@@ -2,6 +2,8 @@
 /* Internal error helpers: one error object model for the core and plugins. */
 #pragma once
 
+#include "errcodes.h" /* ERRC(code): every code the core sets, by name */
+
 #include <cordon/cordon.h>
 #include <cordon/plugin.h>
 #include <stdarg.h>

@@ -75,34 +75,18 @@ static const cordon_plugin_config_key *declared(const cordon_plugin_config *cfg,
 	return NULL;
 }
 
-/* `key:`, `key: ~` and `key: null` read as absent, as YAML means them. */
-static bool scalar_is_null(const cfg_node *n)
-{
-	return n->kind == CFG_SCALAR && n->plain &&
-	       (!*n->scalar || strcmp(n->scalar, "~") == 0 || g_ascii_strcasecmp(n->scalar, "null") == 0);
-}
-
-/* The value node of key: 1 and *ret when set, 0 when absent. */
+/* The value node of key: 1 and *ret when set, 0 when absent (`key:`,
+ * `key: ~` and `key: null` too, as YAML means them). The getters read it
+ * with the policy's own readers (policy_read_*): one grammar, the one the
+ * policy was checked with. */
 static int lookup(const cordon_plugin_config *cfg, const char *key, const cfg_node **ret)
 {
 	if (!key)
 		return -EINVAL;
 	const cfg_node *n = cfg_map_get(section_of(cfg), key);
-	if (!n || scalar_is_null(n))
+	if (!n || cfg_is_null(n))
 		return 0;
 	*ret = n;
-	return 1;
-}
-
-static int lookup_scalar(const cordon_plugin_config *cfg, const char *key, const char **ret)
-{
-	const cfg_node *n = NULL;
-	int r = lookup(cfg, key, &n);
-	if (r <= 0)
-		return r;
-	if (n->kind != CFG_SCALAR)
-		return -EINVAL;
-	*ret = n->scalar;
 	return 1;
 }
 
@@ -117,25 +101,26 @@ static int host_config_string(const cordon_plugin_config *cfg, const char *key, 
 	/* A secret is read only through config_secret, so it is never a plain string. */
 	if (k && k->type == CORDON_PLUGIN_CONFIG_SECRET)
 		return -EPERM;
+	const cfg_node *n = NULL;
 	const char *s = NULL;
-	int r = lookup_scalar(cfg, key, &s);
-	if (r > 0 && ret)
+	int r = lookup(cfg, key, &n);
+	if (r <= 0)
+		return r;
+	if (policy_read_string(n, &s) < 0)
+		return -EINVAL;
+	if (ret)
 		*ret = s;
-	return r;
+	return 1;
 }
 
 static int host_config_bool(const cordon_plugin_config *cfg, const char *key, bool *ret)
 {
-	const char *s = NULL;
-	int r = lookup_scalar(cfg, key, &s);
+	const cfg_node *n = NULL;
+	bool v;
+	int r = lookup(cfg, key, &n);
 	if (r <= 0)
 		return r;
-	bool v;
-	if (strcmp(s, "true") == 0 || strcmp(s, "True") == 0 || strcmp(s, "TRUE") == 0)
-		v = true;
-	else if (strcmp(s, "false") == 0 || strcmp(s, "False") == 0 || strcmp(s, "FALSE") == 0)
-		v = false;
-	else
+	if (policy_read_bool(n, &v) < 0)
 		return -EINVAL;
 	if (ret)
 		*ret = v;
@@ -144,12 +129,13 @@ static int host_config_bool(const cordon_plugin_config *cfg, const char *key, bo
 
 static int host_config_int(const cordon_plugin_config *cfg, const char *key, int64_t *ret)
 {
-	const char *s = NULL;
-	int r = lookup_scalar(cfg, key, &s);
+	const cfg_node *n = NULL;
+	const char *why;
+	int64_t v;
+	int r = lookup(cfg, key, &n);
 	if (r <= 0)
 		return r;
-	gint64 v;
-	if (!g_ascii_string_to_signed(s, 10, G_MININT64, G_MAXINT64, &v, NULL))
+	if (policy_read_int(n, &v, &why) < 0)
 		return -EINVAL;
 	if (ret)
 		*ret = v;
@@ -159,19 +145,14 @@ static int host_config_int(const cordon_plugin_config *cfg, const char *key, int
 /* SIZE and DURATION keys use the policy's unit grammar; others are plain. */
 static int host_config_u64(const cordon_plugin_config *cfg, const char *key, uint64_t *ret)
 {
-	const char *s = NULL;
-	int r = lookup_scalar(cfg, key, &s);
+	const cfg_node *n = NULL;
+	const char *why;
+	uint64_t v;
+	int r = lookup(cfg, key, &n);
 	if (r <= 0)
 		return r;
 	const cordon_plugin_config_key *k = declared(cfg, key);
-	uint64_t v;
-	if (k && k->type == CORDON_PLUGIN_CONFIG_SIZE)
-		r = policy_parse_size(s, &v);
-	else if (k && k->type == CORDON_PLUGIN_CONFIG_DURATION)
-		r = policy_parse_duration(s, &v);
-	else
-		r = g_ascii_string_to_unsigned(s, 10, 0, G_MAXUINT64, &v, NULL) ? 0 : -EINVAL;
-	if (r < 0)
+	if (policy_read_u64(n, k ? k->type : CORDON_PLUGIN_CONFIG_INT, &v, &why) < 0)
 		return -EINVAL;
 	if (ret)
 		*ret = v;
@@ -189,8 +170,9 @@ static int host_config_strv(const cordon_plugin_config *cfg, const char *key,
 		return r;
 	if (n->kind != CFG_SEQ)
 		return -EINVAL;
+	const char *s;
 	for (guint i = 0; i < n->items->len; i++)
-		if (((const cfg_node *)n->items->pdata[i])->kind != CFG_SCALAR)
+		if (policy_read_string(n->items->pdata[i], &s) < 0)
 			return -EINVAL;
 	cfg_node *node = (cfg_node *)n; /* the cache is the only thing written */
 	char **v = g_atomic_pointer_get(&node->strv);
@@ -226,9 +208,9 @@ static int config_errorv(const cordon_plugin_config *cfg, const char *key, cordo
 		path = g_strdup(key ? key : "");
 	const char *source = cfg && cfg->source ? cfg->source : "<policy>";
 	if (at && at->line)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(policy_invalid),
 				 "%s:%u:%u: %s: %s", source, at->line, at->col, path, msg);
-	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "policy_invalid", "%s: %s: %s",
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(policy_invalid), "%s: %s: %s",
 			 source, path, msg);
 }
 
@@ -354,15 +336,62 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 			   how);
 }
 
+/* How much of *ret the plugin owns: a 1.1 plugin's struct is the 64 bytes
+ * it was built with, whatever its last word holds (then "reserved"); a 1.2
+ * plugin says, and never less than the 1.1 layout every plugin has. */
+static size_t limits_room(const cordon_plugin_config *cfg, const cordon_plugin_limits *ret)
+{
+	const size_t v1_1 = offsetof(cordon_plugin_limits, size) + sizeof(ret->size);
+	if (!cfg || cfg->abi_minor < 2 || ret->size < v1_1)
+		return v1_1;
+	return ret->size;
+}
+
 static void host_config_limits(const cordon_plugin_config *cfg, cordon_plugin_limits *ret)
 {
 	if (!ret)
 		return;
+	size_t n = MIN(limits_room(cfg, ret), sizeof(*ret));
+	cordon_plugin_limits l = { 0 };
 	if (cfg && cfg->tier)
-		*ret = cfg->tier->limits;
-	else
-		memset(ret, 0, sizeof(*ret));
+		l = cfg->tier->limits;
+	l.size = (uint32_t)n;
+	memcpy(ret, &l, n);
 }
+
+/* ---- values shared with <cordon/cordon.h> ---------------------------------- */
+
+/* The core hands its own values to plugins as they are (sandbox.c copies
+ * trust, egress, limits and run flags into the specs; error.c takes a
+ * plugin's class as a cordon_error_class): the two headers must agree. */
+#define SAME(pub, plug) G_STATIC_ASSERT((uint32_t)(pub) == (uint32_t)(plug))
+SAME(CORDON_CONTAINMENT_PROCESS_JAIL, CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL);
+SAME(CORDON_CONTAINMENT_KERNEL, CORDON_PLUGIN_CONTAINMENT_KERNEL);
+SAME(CORDON_CONTAINMENT_CONTAINER, CORDON_PLUGIN_CONTAINMENT_CONTAINER);
+SAME(CORDON_CONTAINMENT_USERSPACE_KERNEL, CORDON_PLUGIN_CONTAINMENT_USERSPACE_KERNEL);
+SAME(CORDON_CONTAINMENT_MICROVM, CORDON_PLUGIN_CONTAINMENT_MICROVM);
+SAME(CORDON_CONTAINMENT_REMOTE, CORDON_PLUGIN_CONTAINMENT_REMOTE);
+SAME(CORDON_ERROR_TERMINAL, CORDON_PLUGIN_ERROR_TERMINAL);
+SAME(CORDON_ERROR_FORBIDDEN, CORDON_PLUGIN_ERROR_FORBIDDEN);
+SAME(CORDON_ERROR_TRANSIENT, CORDON_PLUGIN_ERROR_TRANSIENT);
+SAME(CORDON_ERROR_CANCELLED, CORDON_PLUGIN_ERROR_CANCELLED);
+SAME(CORDON_ERROR_INVALID, CORDON_PLUGIN_ERROR_INVALID);
+SAME(CORDON_TRUST_TRUSTED, CORDON_PLUGIN_TRUST_TRUSTED);
+SAME(CORDON_TRUST_SEMI_TRUSTED, CORDON_PLUGIN_TRUST_SEMI_TRUSTED);
+SAME(CORDON_TRUST_UNTRUSTED, CORDON_PLUGIN_TRUST_UNTRUSTED);
+SAME(CORDON_EGRESS_DENY, CORDON_PLUGIN_EGRESS_DENY);
+SAME(CORDON_EGRESS_GOVERNED, CORDON_PLUGIN_EGRESS_GOVERNED);
+SAME(CORDON_EGRESS_ALLOW, CORDON_PLUGIN_EGRESS_ALLOW);
+SAME(CORDON_LIMIT_WALL_MS, CORDON_PLUGIN_LIMIT_WALL_MS);
+SAME(CORDON_LIMIT_MEMORY, CORDON_PLUGIN_LIMIT_MEMORY);
+SAME(CORDON_LIMIT_PIDS, CORDON_PLUGIN_LIMIT_PIDS);
+SAME(CORDON_LIMIT_CPU_MILLI, CORDON_PLUGIN_LIMIT_CPU_MILLI);
+SAME(CORDON_LIMIT_OUTPUT, CORDON_PLUGIN_LIMIT_OUTPUT);
+SAME(CORDON_LIMIT_NOFILE, CORDON_PLUGIN_LIMIT_NOFILE);
+SAME(CORDON_LIMIT_FSIZE, CORDON_PLUGIN_LIMIT_FSIZE);
+SAME(CORDON_LIMIT_COUNT_, CORDON_PLUGIN_LIMIT_COUNT);
+SAME(CORDON_RUN_LAST, CORDON_PLUGIN_RUNREQ_LAST);
+#undef SAME
 
 /* ---- the table --------------------------------------------------------------- */
 

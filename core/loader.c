@@ -441,23 +441,23 @@ static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char
 static int open_dir(const char *dir, int *ret_fd, cordon_error **reterr)
 {
 	if (!dir || dir[0] != '/')
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "plugin_dir_invalid",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_dir_invalid),
 				 "plugin directory '%s' is not an absolute path", dir ? dir : "");
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return error_set(reterr, errno, CORDON_ERROR_INVALID, "plugin_dir_invalid",
+		return error_set(reterr, errno, CORDON_ERROR_INVALID, ERRC(plugin_dir_invalid),
 				 "plugin directory %s: %s", dir, g_strerror(errno));
 	struct stat st;
 	g_autofree char *why = NULL;
 	int r = 0;
 	if (fstat(fd, &st) < 0)
-		r = error_set(reterr, errno, CORDON_ERROR_INVALID, "plugin_dir_invalid",
+		r = error_set(reterr, errno, CORDON_ERROR_INVALID, ERRC(plugin_dir_invalid),
 			      "plugin directory %s: %s", dir, g_strerror(errno));
 	else if ((r = filetrust_check_stat(&st, dir, false, &why)) < 0)
-		r = error_set(reterr, -r, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure",
+		r = error_set(reterr, -r, CORDON_ERROR_FORBIDDEN, ERRC(plugin_dir_insecure),
 			      "plugin directory %s", why);
 	else if ((r = filetrust_check_dirs(fd, dir, &why)) < 0)
-		r = error_set(reterr, -r, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure",
+		r = error_set(reterr, -r, CORDON_ERROR_FORBIDDEN, ERRC(plugin_dir_insecure),
 			      "plugin directory %s: %s", dir, why);
 	if (r < 0) {
 		close(fd);
@@ -521,7 +521,7 @@ int loader_load(cordon_context *ctx, const char *dir, const char *const *names, 
 	if (r < 0) {
 		g_mutex_unlock(&loader_lock);
 		close(dirfd);
-		return error_set(reterr, -r, CORDON_ERROR_TERMINAL, "plugin_loader_failed",
+		return error_set(reterr, -r, CORDON_ERROR_TERMINAL, ERRC(plugin_loader_failed),
 				 "cannot initialise libltdl");
 	}
 	for (guint i = 0; i < todo->len; i++)

@@ -413,7 +413,8 @@ static bool want_map(pctx *c, const cfg_node *n)
 {
 	if (n->kind == CFG_MAP)
 		return true;
-	perr(c, "policy_type", n, n->path, "expected a mapping (key: value), got %s", describe(n));
+	perr(c, ERRC(policy_type),
+	     n, n->path, "expected a mapping (key: value), got %s", describe(n));
 	return false;
 }
 
@@ -421,33 +422,84 @@ static bool want_seq(pctx *c, const cfg_node *n)
 {
 	if (n->kind == CFG_SEQ)
 		return true;
-	perr(c, "policy_type", n, n->path, "expected a sequence ([a, b] or - lines), got %s",
+	perr(c, ERRC(policy_type), n, n->path, "expected a sequence ([a, b] or - lines), got %s",
 	     describe(n));
 	return false;
 }
 
+/*
+ * The one reading of each value type. The checks below report what is wrong
+ * with a value; the host services' getters (hostservices.c) read a driver's
+ * keys with these same functions, so a value means one thing to both.
+ */
+int policy_read_string(const cfg_node *n, const char **ret)
+{
+	if (n->kind != CFG_SCALAR || cfg_is_null(n) || (n->plain && is_bool_text(n->scalar)))
+		return -EINVAL;
+	*ret = n->scalar;
+	return 0;
+}
+
+int policy_read_bool(const cfg_node *n, bool *ret)
+{
+	if (n->kind != CFG_SCALAR || !n->plain || !is_bool_text(n->scalar))
+		return -EINVAL;
+	*ret = n->scalar[0] == 't';
+	return 0;
+}
+
+int policy_read_int(const cfg_node *n, int64_t *ret, const char **ret_why)
+{
+	*ret_why = "not a plain number";
+	if (n->kind != CFG_SCALAR || !n->plain || cfg_is_null(n))
+		return -EINVAL;
+	const char *s = n->scalar;
+	bool neg = s[0] == '-' && s[1];
+	uint64_t u;
+	int r = parse_plain_uint(neg ? s + 1 : s, &u, ret_why);
+	if (r == 0 && u > (uint64_t)INT64_MAX + neg) {
+		*ret_why = "does not fit in 64 bits";
+		r = -ERANGE;
+	}
+	if (r == 0)
+		*ret = neg ? (int64_t)(0 - u) : (int64_t)u;
+	return r;
+}
+
+int policy_read_u64(const cfg_node *n, uint32_t type, uint64_t *ret, const char **ret_why)
+{
+	*ret_why = "not a plain number";
+	if (n->kind != CFG_SCALAR || cfg_is_null(n))
+		return -EINVAL;
+	if (type == CORDON_PLUGIN_CONFIG_SIZE)
+		return parse_with_units(n->scalar, size_units, false, ret, ret_why);
+	if (type == CORDON_PLUGIN_CONFIG_DURATION)
+		return parse_with_units(n->scalar, duration_units, true, ret, ret_why);
+	return n->plain ? parse_plain_uint(n->scalar, ret, ret_why) : -EINVAL;
+}
+
 static const char *want_string(pctx *c, const cfg_node *n)
 {
-	if (n->kind == CFG_SCALAR && !cfg_is_null(n) && !(n->plain && is_bool_text(n->scalar)))
-		return n->scalar;
-	perr(c, "policy_type", n, n->path, "expected a string, got %s", describe(n));
+	const char *s;
+	if (policy_read_string(n, &s) == 0)
+		return s;
+	perr(c, ERRC(policy_type), n, n->path, "expected a string, got %s", describe(n));
 	return NULL;
 }
 
 static bool want_bool(pctx *c, const cfg_node *n, bool *ret)
 {
-	if (n->kind == CFG_SCALAR && n->plain && is_bool_text(n->scalar)) {
-		*ret = n->scalar[0] == 't';
+	if (policy_read_bool(n, ret) == 0)
 		return true;
-	}
 	static const char *const yaml11[] = { "yes", "no", "on", "off", "y", "n", "Yes", "No", "On",
 					      "Off", "YES", "NO", "ON", "OFF", "Y", "N", "True",
 					      "False", "TRUE", "FALSE", NULL };
 	if (n->kind == CFG_SCALAR && g_strv_contains(yaml11, n->scalar))
-		perr(c, "policy_type", n, n->path,
+		perr(c, ERRC(policy_type), n, n->path,
 		     "'%s' is not a boolean here: write true or false", n->scalar);
 	else
-		perr(c, "policy_type", n, n->path, "expected true or false, got %s", describe(n));
+		perr(c, ERRC(policy_type),
+		     n, n->path, "expected true or false, got %s", describe(n));
 	return false;
 }
 
@@ -456,14 +508,14 @@ static const char *want_number_text(pctx *c, const cfg_node *n, const char *what
 {
 	if (n->kind == CFG_SCALAR && n->plain && !cfg_is_null(n))
 		return n->scalar;
-	perr(c, "policy_type", n, n->path, "expected %s, got %s", what, describe(n));
+	perr(c, ERRC(policy_type), n, n->path, "expected %s, got %s", what, describe(n));
 	return NULL;
 }
 
 static void number_error(pctx *c, const cfg_node *n, int r, const char *why, const char *what)
 {
-	perr(c, r == -ERANGE ? "policy_range" : "policy_type", n, n->path, "'%s' is not %s: %s",
-	     n->scalar, what, why);
+	perr(c, r == -ERANGE ? ERRC(policy_range) : ERRC(policy_type),
+	     n, n->path, "'%s' is not %s: %s", n->scalar, what, why);
 }
 
 static bool want_uint(pctx *c, const cfg_node *n, uint64_t min, uint64_t max, uint64_t *ret)
@@ -479,7 +531,7 @@ static bool want_uint(pctx *c, const cfg_node *n, uint64_t min, uint64_t max, ui
 		return false;
 	}
 	if (v < min || (max && v > max)) {
-		perr(c, "policy_range", n, n->path,
+		perr(c, ERRC(policy_range), n, n->path,
 		     "%" G_GUINT64_FORMAT " is out of range (%" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT ")",
 		     v, min, max ? max : UINT64_MAX);
 		return false;
@@ -497,7 +549,7 @@ static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
 			   : d->kind == LIMIT_SIZE   ? "a size such as 512MiB or 2GiB"
 						     : "a number of CPUs such as 2 or 0.5";
 	if (n->kind != CFG_SCALAR || cfg_is_null(n) || (n->plain && is_bool_text(n->scalar))) {
-		perr(c, "policy_type", n, n->path, "expected %s, got %s", what, describe(n));
+		perr(c, ERRC(policy_type), n, n->path, "expected %s, got %s", what, describe(n));
 		return false;
 	}
 	const char *why = NULL;
@@ -510,7 +562,8 @@ static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
 		return false;
 	}
 	if (v == 0 || (d->max && v > d->max)) {
-		perr(c, "policy_range", n, n->path, "'%s' is out of range: a limit must be greater "
+		perr(c, ERRC(policy_range),
+		     n, n->path, "'%s' is out of range: a limit must be greater "
 		     "than 0%s", n->scalar, d->max ? " and at most 4096 CPUs" : "");
 		return false;
 	}
@@ -528,10 +581,10 @@ static void unknown_key(pctx *c, const cfg_node *map, guint i, const char *const
 	const char *hint = cfg_did_you_mean(key->scalar, allowed);
 	g_autofree char *list = g_strjoinv(", ", (char **)allowed);
 	if (hint)
-		perr(c, "policy_unknown_key", key, path, "unknown %s '%s' (did you mean '%s'?)",
+		perr(c, ERRC(policy_unknown_key), key, path, "unknown %s '%s' (did you mean '%s'?)",
 		     what, key->scalar, hint);
 	else
-		perr(c, "policy_unknown_key", key, path, "unknown %s '%s'; expected one of: %s",
+		perr(c, ERRC(policy_unknown_key), key, path, "unknown %s '%s'; expected one of: %s",
 		     what, key->scalar, list);
 }
 
@@ -560,11 +613,11 @@ static int want_enum(pctx *c, const cfg_node *n, const char *const *names, const
 	const char *hint = cfg_did_you_mean(s, names);
 	g_autofree char *list = g_strjoinv(", ", (char **)names);
 	if (hint)
-		perr(c, "policy_type", n, n->path, "unknown %s '%s' (did you mean '%s'?)", what, s,
-		     hint);
+		perr(c, ERRC(policy_type),
+		     n, n->path, "unknown %s '%s' (did you mean '%s'?)", what, s, hint);
 	else
-		perr(c, "policy_type", n, n->path, "unknown %s '%s'; expected one of: %s", what, s,
-		     list);
+		perr(c, ERRC(policy_type),
+		     n, n->path, "unknown %s '%s'; expected one of: %s", what, s, list);
 	return -1;
 }
 
@@ -586,7 +639,7 @@ static const char *want_name(pctx *c, const cfg_node *n, const char *what)
 {
 	const char *s = want_string(c, n);
 	if (s && !valid_name(s, false)) {
-		perr(c, "policy_type", n, n->path,
+		perr(c, ERRC(policy_type), n, n->path,
 		     "'%s' is not a valid %s name: 1 to 64 of a-z 0-9 _ -, starting with a letter "
 		     "or digit", s, what);
 		return NULL;
@@ -611,7 +664,7 @@ static const char *want_abs_path(pctx *c, const cfg_node *n)
 		 (strlen(s) > 1 && g_str_has_suffix(s, "/")))
 		why = "must be normalised (no //, . or .. components, no trailing /)";
 	if (why) {
-		perr(c, "policy_path", n, n->path, "path '%s' %s", s, why);
+		perr(c, ERRC(policy_path), n, n->path, "path '%s' %s", s, why);
 		return NULL;
 	}
 	return s;
@@ -673,8 +726,8 @@ static void read_plugins(pctx *c, const cfg_node *n)
 		if (!name)
 			continue;
 		if (g_strv_contains((const char *const *)c->p->plugin_load->pdata, name)) {
-			perr(c, "policy_invalid", item, item->path, "plugin '%s' is listed twice",
-			     name);
+			perr(c, ERRC(policy_invalid),
+			     item, item->path, "plugin '%s' is listed twice", name);
 			continue;
 		}
 		g_ptr_array_insert(c->p->plugin_load, c->p->plugin_load->len - 1, g_strdup(name));
@@ -692,7 +745,7 @@ static void tier_free(gpointer data)
 static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)
 {
 	if (!valid_name(key->scalar, false)) {
-		perr(c, "policy_type", key, sec->path,
+		perr(c, ERRC(policy_type), key, sec->path,
 		     "'%s' is not a valid tier name: 1 to 64 of a-z 0-9 _ -, starting with a letter "
 		     "or digit", key->scalar);
 		return;
@@ -701,7 +754,7 @@ static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)
 		return;
 	const cfg_node *drv = cfg_map_get(sec, "driver");
 	if (!drv) {
-		perr(c, "policy_invalid", sec, sec->path, "missing required key 'driver'");
+		perr(c, ERRC(policy_invalid), sec, sec->path, "missing required key 'driver'");
 		return;
 	}
 	const char *driver = want_name(c, drv, "driver");
@@ -752,10 +805,11 @@ static bool want_tier_ref(pctx *c, const cfg_node *n, const char *s)
 	g_autofree const char **names = tier_names(c->p);
 	const char *hint = cfg_did_you_mean(s, names);
 	if (hint)
-		perr(c, "policy_invalid", n, n->path, "unknown tier '%s' (did you mean '%s'?)", s,
-		     hint);
+		perr(c, ERRC(policy_invalid),
+		     n, n->path, "unknown tier '%s' (did you mean '%s'?)", s, hint);
 	else
-		perr(c, "policy_invalid", n, n->path, "unknown tier '%s': it is not under tiers", s);
+		perr(c, ERRC(policy_invalid),
+		     n, n->path, "unknown tier '%s': it is not under tiers", s);
 	return false;
 }
 
@@ -788,7 +842,7 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 	 * user's rights (root's, when cordon runs as root). */
 	if (level == CORDON_TRUST_UNTRUSTED && pt->require == CORDON_CONTAINMENT_PROCESS_JAIL &&
 	    !c->p->allow_untrusted_on_jail)
-		perr(c, "policy_untrusted_on_jail", req ? req : n, req ? req->path : n->path,
+		perr(c, ERRC(policy_untrusted_on_jail), req ? req : n, req ? req->path : n->path,
 		     "untrusted work would run in the process jail, with the rights of the user "
 		     "running cordon (host root, as root): if that is meant, say so with "
 		     "`allow_untrusted_on_jail: true` at the top level");
@@ -802,7 +856,8 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 		if (!s || !want_tier_ref(c, item, s))
 			continue;
 		if (!g_hash_table_add(seen, (gpointer)s)) {
-			perr(c, "policy_invalid", item, item->path, "tier '%s' is listed twice", s);
+			perr(c, ERRC(policy_invalid),
+			     item, item->path, "tier '%s' is listed twice", s);
 			continue;
 		}
 		g_ptr_array_add(pt->tiers, g_strdup(s));
@@ -845,7 +900,8 @@ static void read_when_labels(pctx *c, policy_rule *rule, const cfg_node *n)
 		const cfg_node *val = n->items->pdata[i];
 		const char *v = want_string(c, val);
 		if (strchr(k->scalar, '=') || strchr(k->scalar, '\n')) {
-			perr(c, "policy_type", k, val->path, "a label key has no '=' and no newline");
+			perr(c, ERRC(policy_type),
+			     k, val->path, "a label key has no '=' and no newline");
 			continue;
 		}
 		if (v)
@@ -930,14 +986,15 @@ static void read_rule(pctx *c, const cfg_node *n)
 	const cfg_node *name = cfg_map_get(n, "name");
 	const char *s = name ? want_string(c, name) : NULL;
 	if (!name)
-		perr(c, "policy_invalid", n, n->path, "missing required key 'name'");
+		perr(c, ERRC(policy_invalid), n, n->path, "missing required key 'name'");
 	else if (s && !valid_name(s, true))
-		perr(c, "policy_type", name, name->path,
+		perr(c, ERRC(policy_type), name, name->path,
 		     "'%s' is not a valid rule name: 1 to 64 of A-Z a-z 0-9 _ . -", s);
 	else if (s)
 		rule->name = g_strdup(s);
 	if (rule->name && !g_hash_table_add(c->rule_names, rule->name))
-		perr(c, "policy_invalid", name, name->path, "rule name '%s' is used twice", rule->name);
+		perr(c, ERRC(policy_invalid),
+		     name, name->path, "rule name '%s' is used twice", rule->name);
 
 	const cfg_node *v;
 	if ((v = cfg_map_get(n, "when")))
@@ -950,10 +1007,10 @@ static void read_rule(pctx *c, const cfg_node *n)
 		read_limits(c, v, &rule->limit);
 	bool has_other = rule_has_require(rule) || cfg_map_get(n, "require") || cfg_map_get(n, "limit");
 	if (rule->deny && has_other)
-		perr(c, "policy_invalid", n, n->path,
+		perr(c, ERRC(policy_invalid), n, n->path,
 		     "a rule with deny: true takes no require or limit (it refuses outright)");
 	else if (!rule->deny && !has_other)
-		perr(c, "policy_invalid", n, n->path,
+		perr(c, ERRC(policy_invalid), n, n->path,
 		     "the rule has no effect: give it deny: true, require or limit");
 }
 
@@ -985,12 +1042,13 @@ static void read_audit(pctx *c, const cfg_node *n)
 	check_keys(c, n, keys);
 	const cfg_node *path = cfg_map_get(n, "path");
 	if (!path) {
-		perr(c, "policy_invalid", n, n->path, "missing required key 'path'");
+		perr(c, ERRC(policy_invalid), n, n->path, "missing required key 'path'");
 	} else {
 		const char *s = want_abs_path(c, path);
 		const char *why = s ? audit_path_problem(s) : NULL;
 		if (why)
-			perr(c, "policy_path", path, path->path, "audit path '%s' %s: name the file "
+			perr(c, ERRC(policy_path),
+			     path, path->path, "audit path '%s' %s: name the file "
 			     "records are appended to", s, why);
 		else if (s)
 			c->p->audit_path = g_strdup(s);
@@ -1007,17 +1065,17 @@ static int read_version(pctx *c, const cfg_node *root, cordon_error **reterr)
 {
 	const cfg_node *v = cfg_map_get(root, "cordon");
 	if (!v)
-		return cfg_error(reterr, "policy_version", c->name, root, NULL,
+		return cfg_error(reterr, ERRC(policy_version), c->name, root, NULL,
 				 "missing the schema version: the policy starts with `cordon: %d`",
 				 POLICY_VERSION);
 	uint64_t version = 0;
 	const char *why;
 	if (v->kind != CFG_SCALAR || !v->plain || parse_plain_uint(v->scalar, &version, &why) < 0)
-		return cfg_error(reterr, "policy_version", c->name, v, v->path,
+		return cfg_error(reterr, ERRC(policy_version), c->name, v, v->path,
 				 "the schema version is a whole number (`cordon: %d`), got %s",
 				 POLICY_VERSION, describe(v));
 	if (version != POLICY_VERSION)
-		return cfg_error(reterr, "policy_version", c->name, v, v->path,
+		return cfg_error(reterr, ERRC(policy_version), c->name, v, v->path,
 				 "unsupported policy version %" G_GUINT64_FORMAT ": this cordon reads "
 				 "version %d", version, POLICY_VERSION);
 	return 0;
@@ -1071,7 +1129,7 @@ int policy_parse(const char *text, size_t len, const char *name, cordon_policy *
 		 cordon_error **reterr)
 {
 	if (!ret)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "ret is required");
 	name = name ? name : "<policy>";
 	g_autoptr(cfg_node) root = NULL;
@@ -1118,12 +1176,13 @@ static int read_fd_capped(int fd, const char *path, GByteArray *buf, cordon_erro
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io",
+			return error_set(reterr, errno, CORDON_ERROR_INVALID, ERRC(policy_io),
 					 "%s: cannot read: %s", path, g_strerror(errno));
 		if (n == 0)
 			return 0;
 		if (buf->len + (size_t)n > CFG_MAX_BYTES)
-			return error_set(reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
+			return error_set(reterr, EFBIG, CORDON_ERROR_INVALID,
+					 ERRC(policy_too_large),
 					 "%s: the policy is larger than %u bytes (1 MiB)", path,
 					 CFG_MAX_BYTES);
 		g_byte_array_append(buf, (const guint8 *)chunk, (guint)n);
@@ -1137,10 +1196,10 @@ static int open_policy(const char *path, int *ret_fd, cordon_error **reterr)
 	g_autofree char *why = NULL;
 	int r = filetrust_open(path, ret_fd, &why);
 	if (r == -EPERM || r == -ELOOP)
-		return error_set(reterr, -r, CORDON_ERROR_INVALID, "policy_perms",
+		return error_set(reterr, -r, CORDON_ERROR_INVALID, ERRC(policy_perms),
 				 "%s: the policy cannot be trusted: %s", path, why);
 	if (r < 0)
-		return error_set(reterr, -r, CORDON_ERROR_INVALID, "policy_io",
+		return error_set(reterr, -r, CORDON_ERROR_INVALID, ERRC(policy_io),
 				 "%s: cannot open the policy: %s", path, why);
 	return 0;
 }
@@ -1148,7 +1207,7 @@ static int open_policy(const char *path, int *ret_fd, cordon_error **reterr)
 int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reterr)
 {
 	if (!path || !*path || !ret)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "a policy path is required");
 	int fd = -1;
 	int r = open_policy(path, &fd, reterr);
@@ -1156,10 +1215,10 @@ int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reter
 		return r;
 	struct stat st;
 	if (fstat(fd, &st) < 0)
-		r = error_set(reterr, errno, CORDON_ERROR_INVALID, "policy_io", "%s: %s", path,
+		r = error_set(reterr, errno, CORDON_ERROR_INVALID, ERRC(policy_io), "%s: %s", path,
 			      g_strerror(errno));
 	else if (st.st_size > CFG_MAX_BYTES)
-		r = error_set(reterr, EFBIG, CORDON_ERROR_INVALID, "policy_too_large",
+		r = error_set(reterr, EFBIG, CORDON_ERROR_INVALID, ERRC(policy_too_large),
 			      "%s: the policy is %jd bytes; the limit is %u (1 MiB)", path,
 			      (intmax_t)st.st_size, CFG_MAX_BYTES);
 	g_autoptr(GByteArray) buf = g_byte_array_sized_new(r < 0 ? 0 : (guint)st.st_size);
@@ -1218,7 +1277,7 @@ static void check_secret(pctx *c, const cfg_node *v)
 {
 	static const char *const keys[] = { "env", "file", NULL };
 	if (v->kind != CFG_MAP) {
-		perr(c, "policy_type", v, v->path,
+		perr(c, ERRC(policy_type), v, v->path,
 		     "a secret is {env: NAME} or {file: /path}, never the value itself; got %s",
 		     describe(v));
 		return;
@@ -1227,7 +1286,7 @@ static void check_secret(pctx *c, const cfg_node *v)
 		return;
 	const cfg_node *env = cfg_map_get(v, "env"), *file = cfg_map_get(v, "file");
 	if ((env != NULL) == (file != NULL)) {
-		perr(c, "policy_type", v, v->path, "a secret has exactly one of env or file");
+		perr(c, ERRC(policy_type), v, v->path, "a secret has exactly one of env or file");
 		return;
 	}
 	if (file) {
@@ -1239,47 +1298,38 @@ static void check_secret(pctx *c, const cfg_node *v)
 	for (const char *s = name; ok && *s; s++)
 		ok = g_ascii_isalnum(*s) || *s == '_';
 	if (name && !ok)
-		perr(c, "policy_type", env, env->path, "'%s' is not an environment variable name",
-		     name);
+		perr(c, ERRC(policy_type),
+		     env, env->path, "'%s' is not an environment variable name", name);
 }
 
 static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 {
 	bool b;
+	int64_t i;
 	uint64_t u;
+	const char *why = NULL;
+	int r;
 	switch (type) {
 	case CORDON_PLUGIN_CONFIG_STRING:
+	case CORDON_PLUGIN_CONFIG_IMAGE:
 		want_string(c, v);
 		return;
 	case CORDON_PLUGIN_CONFIG_BOOL:
 		want_bool(c, v, &b);
 		return;
-	case CORDON_PLUGIN_CONFIG_INT: {
-		const char *s = want_number_text(c, v, "a whole number");
-		if (!s)
-			return;
-		const char *why = NULL;
-		bool neg = s[0] == '-' && s[1];
-		int r = parse_plain_uint(neg ? s + 1 : s, &u, &why);
-		if (r == 0 && u > (uint64_t)INT64_MAX + neg) {
-			r = -ERANGE;
-			why = "does not fit in 64 bits";
-		}
-		if (r < 0)
+	case CORDON_PLUGIN_CONFIG_INT:
+		if (want_number_text(c, v, "a whole number") &&
+		    (r = policy_read_int(v, &i, &why)) < 0)
 			number_error(c, v, r, why, "a whole number");
 		return;
-	}
 	case CORDON_PLUGIN_CONFIG_SIZE:
 	case CORDON_PLUGIN_CONFIG_DURATION: {
-		bool size = type == CORDON_PLUGIN_CONFIG_SIZE;
-		const char *what = size ? "a size such as 512MiB" : "a duration such as 30s";
-		const char *s = v->kind == CFG_SCALAR && !cfg_is_null(v) ? v->scalar : NULL;
-		const char *why = NULL;
-		int r = s ? parse_with_units(s, size ? size_units : duration_units, !size, &u, &why)
-			  : -EINVAL;
-		if (!s)
-			perr(c, "policy_type", v, v->path, "expected %s, got %s", what, describe(v));
-		else if (r < 0)
+		const char *what = type == CORDON_PLUGIN_CONFIG_SIZE ? "a size such as 512MiB"
+								     : "a duration such as 30s";
+		if (v->kind != CFG_SCALAR || cfg_is_null(v))
+			perr(c, ERRC(policy_type),
+			     v, v->path, "expected %s, got %s", what, describe(v));
+		else if ((r = policy_read_u64(v, type, &u, &why)) < 0)
 			number_error(c, v, r, why, what);
 		return;
 	}
@@ -1291,7 +1341,7 @@ static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 		check_secret(c, v);
 		return;
 	default:
-		perr(c, "policy_invalid", v, v->path,
+		perr(c, ERRC(policy_invalid), v, v->path,
 		     "the driver declares this key with an unknown type %u", type);
 	}
 }
@@ -1305,11 +1355,13 @@ static const cordon_plugin_config_key *find_key(const cordon_plugin_config_key *
 	return NULL;
 }
 
-int policy_check_section(const cordon_policy *p, const policy_tier *t,
-			 const cordon_plugin_config_key *keys, cordon_error **reterr)
+int policy_check_section(const cordon_policy *p, policy_tier *t,
+			 const cordon_plugin_config_key *keys, const char *image_key,
+			 cordon_error **reterr)
 {
 	if (!p || !t || !t->section)
 		return 0;
+	t->image = NULL;
 	const cfg_node *sec = t->section;
 	pctx c = { .name = p->source, .p = (cordon_policy *)p, .msgs = g_string_new(NULL) };
 	g_autoptr(GPtrArray) allowed = g_ptr_array_new();
@@ -1332,10 +1384,14 @@ int policy_check_section(const cordon_policy *p, const policy_tier *t,
 	}
 	for (size_t i = 0; keys && keys[i].name; i++)
 		if (keys[i].required && !cfg_map_get(sec, keys[i].name))
-			perr(&c, "policy_invalid", sec, sec->path,
+			perr(&c, ERRC(policy_invalid), sec, sec->path,
 			     "missing required key '%s' (driver %s)", keys[i].name, t->driver);
 	int r = pctx_finish(&c, reterr);
 	g_string_free(c.msgs, TRUE);
+	/* Checked a string above: admission's image rules read it from here. */
+	const cfg_node *image = r == 0 && image_key ? cfg_map_get(sec, image_key) : NULL;
+	if (image && policy_read_string(image, &t->image) < 0)
+		t->image = NULL;
 	return r;
 }
 

@@ -17,6 +17,7 @@ typedef struct policy_tier {
 	char *driver;
 	cordon_plugin_limits limits;
 	cfg_node *section; /* the tier's map, driver keys included (borrowed from policy->root) */
+	const char *image; /* the driver's image key, read by policy_check_section; NULL: none */
 } policy_tier;
 
 typedef struct policy_trust {
@@ -81,9 +82,21 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_policy, policy_free)
 
 /* Checks a tier's section against its driver's declared keys: the core's own
  * keys (driver, limits) plus keys[]; unknown keys, wrong types and missing
- * required keys are errors with file:line:column and key path. */
-int policy_check_section(const cordon_policy *p, const policy_tier *t,
-			 const cordon_plugin_config_key *keys, cordon_error **reterr) CORDON_HIDDEN;
+ * required keys are errors with file:line:column and key path. Then reads
+ * image_key (the driver's, NULL when it has none) into t->image. */
+int policy_check_section(const cordon_policy *p, policy_tier *t,
+			 const cordon_plugin_config_key *keys, const char *image_key,
+			 cordon_error **reterr) CORDON_HIDDEN;
+
+/* The one reading of a value of each type (docs/policy.md), for the checks
+ * here and a driver's getters alike: 0 and *ret, or -EINVAL (-ERANGE when a
+ * number overflows) and, for numbers, *ret_why (static). n is not null. */
+int policy_read_string(const cfg_node *n, const char **ret) CORDON_HIDDEN;
+int policy_read_bool(const cfg_node *n, bool *ret) CORDON_HIDDEN;
+int policy_read_int(const cfg_node *n, int64_t *ret, const char **ret_why) CORDON_HIDDEN;
+/* SIZE and DURATION by their units; any other type a plain whole number. */
+int policy_read_u64(const cfg_node *n, uint32_t type, uint64_t *ret,
+		    const char **ret_why) CORDON_HIDDEN;
 
 /* The one unit grammar (docs/policy.md): sizes are decimal digits with an
  * optional binary unit B, KiB, MiB, GiB, TiB ("512MiB", "4096"); durations are

@@ -85,7 +85,7 @@ static bool valid_name(const char *s)
 int cordon_request_set_tier(cordon_request *req, const char *tier, cordon_error **reterr)
 {
 	if (!req || !valid_name(tier))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "a tier name is required");
 	g_free(req->tier);
 	req->tier = g_strdup(tier);
@@ -96,7 +96,7 @@ int cordon_request_add_label(cordon_request *req, const char *key, const char *v
 			     cordon_error **reterr)
 {
 	if (!req || !valid_name(key) || !value || strpbrk(value, "\n\r"))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "a label needs a key without '=' and a one-line value");
 	g_ptr_array_add(req->labels, g_strdup_printf("%s=%s", key, value));
 	return 0;
@@ -113,7 +113,7 @@ bool request_has_label(const cordon_request *req, const char *key_eq_value)
 int cordon_request_set_workspace(cordon_request *req, const char *dir, cordon_error **reterr)
 {
 	if (!req || !dir || dir[0] != '/')
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "the workspace must be an absolute directory");
 	g_free(req->workspace);
 	req->workspace = g_strdup(dir);
@@ -124,7 +124,7 @@ int cordon_request_set_limit(cordon_request *req, cordon_limit which, uint64_t v
 			     cordon_error **reterr)
 {
 	if (!req || (unsigned)which >= CORDON_LIMIT_COUNT_ || value == 0)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "unknown limit or zero value");
 	req->limits.value[which] = value;
 	req->limits.set |= 1u << which;
@@ -135,7 +135,8 @@ int cordon_request_grant_env(cordon_request *req, const char *key, const char *v
 			     cordon_error **reterr)
 {
 	if (!req)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument", "no request");
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "no request");
 	int r = env_check_grant(key, value, reterr);
 	if (r < 0)
 		return r;
@@ -146,7 +147,7 @@ int cordon_request_grant_env(cordon_request *req, const char *key, const char *v
 int cordon_request_set_egress(cordon_request *req, cordon_egress egress, cordon_error **reterr)
 {
 	if (!req || (unsigned)egress > CORDON_EGRESS_ALLOW)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "unknown egress mode");
 	req->egress = egress;
 	req->egress_set = true;
@@ -156,7 +157,7 @@ int cordon_request_set_egress(cordon_request *req, cordon_egress egress, cordon_
 int cordon_request_set_image(cordon_request *req, const char *image, cordon_error **reterr)
 {
 	if (!req || !image || !*image || strpbrk(image, " \t\n\r"))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "an image reference without spaces is required");
 	g_free(req->image);
 	req->image = g_strdup(image);

@@ -17,12 +17,12 @@
 
 static int invalid(cordon_error **reterr, const char *what)
 {
-	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument", "%s", what);
+	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument), "%s", what);
 }
 
 static int unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr)
 {
-	return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, "unsupported",
+	return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, ERRC(unsupported),
 			 "tier %s (driver %s) does not support %s", sb->tier->cfg->name,
 			 sb->tier->driver->ops.name, op);
 }
@@ -42,9 +42,9 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	 * the same for every tier. */
 	if (req->workspace && (r = workspace_check(req->workspace, reterr)) < 0)
 		return r;
-	tier_runtime *t = context_find_tier(ctx, d->tier);
+	tier_runtime *t = d->runtime;
 	if (!t->driver->ops.open)
-		return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, "unsupported",
+		return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, ERRC(unsupported),
 				 "driver %s cannot open sandboxes", t->driver->ops.name);
 
 	cordon_plugin_open_spec spec = {
@@ -55,6 +55,9 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 		.image = req->image,
 		.limits = d->limits,
 	};
+	/* A 1.1 driver was built when the size was a reserved word, zero. */
+	const plugin_record *plugin = t->driver->plugin;
+	spec.limits.size = !plugin || plugin->abi_minor >= 2 ? sizeof(spec.limits) : 0;
 	void *state = NULL;
 	struct cordon_plugin_error perr = { 0 };
 	r = t->driver->ops.open(t->state, &spec, &state, &perr);
@@ -116,29 +119,29 @@ int cordon_result_exit_code(const cordon_result *r)
 {
 	if (!r)
 		return -1;
-	if (r->status.flags & CORDON_PLUGIN_RUN_SIGNALED)
+	if (r->status.flags & CORDON_PLUGIN_RUNSTATUS_SIGNALED)
 		return 128 + r->status.signal;
 	return r->status.exit_code;
 }
 
 int cordon_result_signal(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_SIGNALED) ? r->status.signal : 0;
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_SIGNALED) ? r->status.signal : 0;
 }
 
 bool cordon_result_timed_out(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_TIMED_OUT);
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_TIMED_OUT);
 }
 
 bool cordon_result_cancelled(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_CANCELLED);
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_CANCELLED);
 }
 
 bool cordon_result_oom_killed(const cordon_result *r)
 {
-	return r && (r->status.flags & CORDON_PLUGIN_RUN_OOM);
+	return r && (r->status.flags & CORDON_PLUGIN_RUNSTATUS_OOM);
 }
 
 const char *cordon_result_output(const cordon_result *r, int stream, size_t *len)
@@ -232,11 +235,11 @@ static int run_bounds(cordon_sandbox *sb, const cordon_run_options *o, uint64_t 
 	uint64_t cap = (l->set & (1u << CORDON_LIMIT_OUTPUT)) ? l->value[CORDON_LIMIT_OUTPUT]
 							     : SANDBOX_DEFAULT_OUTPUT_CAP;
 	if (o && o->timeout_ms > wall)
-		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "limit_exceeded",
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(limit_exceeded),
 				 "a timeout of %" G_GUINT64_FORMAT " ms exceeds the tier's wall limit "
 				 "of %" G_GUINT64_FORMAT " ms", o->timeout_ms, wall);
 	if (o && o->output_cap > cap)
-		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "limit_exceeded",
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(limit_exceeded),
 				 "an output cap of %" G_GUINT64_FORMAT " bytes exceeds the tier's "
 				 "limit of %" G_GUINT64_FORMAT, o->output_cap, cap);
 	*ret_timeout = (o && o->timeout_ms) ? o->timeout_ms : wall;
@@ -262,7 +265,7 @@ static int check_options(const cordon_run_options *o, cordon_error **reterr)
 			return r;
 	}
 	if (o->workdir && !cordon_host_services.path_is_confined(o->workdir))
-		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "sandbox_path_escape",
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
 				 "the working directory must be a relative path inside the sandbox");
 	return 0;
 }
@@ -289,9 +292,9 @@ static int run_begin(cordon_sandbox *sb, const cordon_run_options *o, uint32_t *
 	}
 	g_mutex_unlock(&sb->lock);
 	if (spent)
-		return error_set(reterr, EPIPE, CORDON_ERROR_TERMINAL, "sandbox_spent",
+		return error_set(reterr, EPIPE, CORDON_ERROR_TERMINAL, ERRC(sandbox_spent),
 				 "the sandbox's last run has started: no other run may follow");
-	*ret_flags = last && alone && (!plugin || plugin->abi_minor >= 1) ? CORDON_PLUGIN_RUN_LAST
+	*ret_flags = last && alone && (!plugin || plugin->abi_minor >= 1) ? CORDON_PLUGIN_RUNREQ_LAST
 									    : 0;
 	return 0;
 }
@@ -398,13 +401,13 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cor
 		return r;
 	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ev < 0)
-		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, "resource", "eventfd: %s",
-				 g_strerror(errno));
+		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource),
+				 "eventfd: %s", g_strerror(errno));
 	int merged = cancel_merge(o ? o->cancel_fd : -1, ev);
 	if (merged < 0) {
 		close(ev);
-		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, "resource", "epoll: %s",
-				 g_strerror(-merged));
+		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, ERRC(resource),
+				 "epoll: %s", g_strerror(-merged));
 	}
 	run_capture c = { .result = result_new(), .fn = fn, .user = user, .cancel_event = ev };
 	r = run_driver(sb, argv, o, 0, merged, &c, reterr);
@@ -492,8 +495,8 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 		return r;
 	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ev < 0)
-		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, "resource", "eventfd: %s",
-				 g_strerror(errno));
+		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource),
+				 "eventfd: %s", g_strerror(errno));
 
 	cordon_serve *s = g_new0(cordon_serve, 1);
 	s->refs = 2; /* the caller's and the sandbox's */
@@ -576,7 +579,7 @@ int cordon_serve_wait(cordon_serve *s, int64_t timeout_ms, cordon_result **ret_r
 	}
 	int r;
 	if (!s->done) {
-		r = error_set(reterr, ETIMEDOUT, CORDON_ERROR_TRANSIENT, "still_running",
+		r = error_set(reterr, ETIMEDOUT, CORDON_ERROR_TRANSIENT, ERRC(still_running),
 			      "the server is still running");
 	} else if (s->rc < 0) {
 		r = s->rc;
@@ -653,7 +656,7 @@ int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_da
 	int r = sb->tier->driver->ops.read_file(sb->state, path, SANDBOX_READ_MAX, emit_bytes, b,
 						&perr);
 	if (r == -EFBIG && !perr.err)
-		return error_set(reterr, EFBIG, CORDON_ERROR_FORBIDDEN, "limit_exceeded",
+		return error_set(reterr, EFBIG, CORDON_ERROR_FORBIDDEN, ERRC(limit_exceeded),
 				 "%s is larger than %u bytes", path, SANDBOX_READ_MAX);
 	r = error_from_plugin(reterr, &perr, r, "read_file");
 	if (r < 0)

@@ -82,7 +82,7 @@ static int ancestors(int fd, struct stat *out, int max)
 
 static int forbidden(cordon_error **reterr, const char *path, const char *listed, bool inside)
 {
-	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "workspace_forbidden",
+	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(workspace_forbidden),
 			 "the workspace %s %s %s, which no tier may hand to the work "
 			 "(docs/policy.md, \"Forbidden workspaces\")",
 			 path, inside ? "is inside" : "is or contains", listed);
@@ -134,17 +134,18 @@ int workspace_check(const char *path, cordon_error **reterr)
 		bool swapped = (e == ENOTDIR || e == ELOOP) && lstat(path, &lst) == 0 &&
 			       (S_ISLNK(lst.st_mode) || S_ISDIR(lst.st_mode));
 		if (swapped)
-			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, "workspace_symlink",
+			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
+					 ERRC(workspace_symlink),
 					 "the workspace %s is a symbolic link, or was replaced by "
 					 "one while it was opened (name the directory itself)", path);
-		return error_set(reterr, e, CORDON_ERROR_INVALID, "workspace_invalid",
+		return error_set(reterr, e, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
 				 "cannot open the workspace %s: %s", path, g_strerror(e));
 	}
 	g_autofree struct stat *ws = g_new(struct stat, MAX_DEPTH);
 	int nws = ancestors(fd, ws, MAX_DEPTH);
 	close(fd);
 	if (nws == 0)
-		return error_set(reterr, EIO, CORDON_ERROR_INVALID, "workspace_invalid",
+		return error_set(reterr, EIO, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
 				 "cannot examine the workspace %s", path);
 	int r = check_list(path, ws, nws, NULL, system_dirs, G_N_ELEMENTS(system_dirs), reterr);
 	const char *home = g_get_home_dir();

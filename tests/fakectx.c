@@ -48,6 +48,17 @@ static const cordon_plugin_config_key fake_keys[] = {
 	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 1 },
 	{ "available", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ "reason", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "image", CORDON_PLUGIN_CONFIG_IMAGE, 0 },
+	{ NULL, 0, 0 },
+};
+
+/* The same driver with its image under another name, and a plain string
+ * key that happens to be called "image". */
+static const cordon_plugin_config_key fake_template_keys[] = {
+	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 1 },
+	{ "available", CORDON_PLUGIN_CONFIG_BOOL, 0 },
+	{ "reason", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "template", CORDON_PLUGIN_CONFIG_IMAGE, 0 },
 	{ "image", CORDON_PLUGIN_CONFIG_STRING, 0 },
 	{ NULL, 0, 0 },
 };
@@ -61,9 +72,19 @@ static const cordon_plugin_driver fake_driver = {
 	.probe = fake_probe,
 };
 
+static const cordon_plugin_driver fake_template_driver = {
+	.size = sizeof(cordon_plugin_driver),
+	.name = FAKECTX_TEMPLATE_DRIVER,
+	.config_keys = fake_template_keys,
+	.configure = fake_configure,
+	.unconfigure = fake_unconfigure,
+	.probe = fake_probe,
+};
+
 int fakectx_open(const char *policy, cordon_context **ret, cordon_error **reterr)
 {
-	static const cordon_plugin_driver *const drivers[] = { &fake_driver, NULL };
+	static const cordon_plugin_driver *const drivers[] = { &fake_driver, &fake_template_driver,
+								NULL };
 	cordon_options *o = cordon_options_new();
 	o->builtin_drivers = drivers;
 	int r = cordon_options_set_policy_text(o, policy, strlen(policy), "test.yaml", reterr);

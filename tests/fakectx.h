@@ -4,12 +4,15 @@
  *   containment: process-jail ... remote   (what the probe reports)
  *   available: true | false                 (default true)
  *   reason: "text"                          (the probe's reason)
- *   image: "ref"                            (read by image rules) */
+ *   image: "ref"                            (its image key, read by image rules)
+ * The tfake-template driver is the same with its image key named template,
+ * and an image key that is a plain string. */
 #pragma once
 
 #include "context.h"
 
 #define FAKECTX_DRIVER "tfake"
+#define FAKECTX_TEMPLATE_DRIVER "tfake-template"
 
 /* Opens a context for the policy text with the tfake driver registered
  * next to the built-in ones. */

@@ -1756,19 +1756,19 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 	if (c->last && !exited)
 		wait_hangup(c->pidfd, POLLIN); /* no sweep reported: wait for the kernel's */
 	if (c->have_cg && limits_cgroup_oom_killed(&c->cg))
-		st->flags |= CORDON_PLUGIN_RUN_OOM;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_OOM;
 	if (exited) {
 		if (WIFSIGNALED(status)) {
-			st->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+			st->flags |= CORDON_PLUGIN_RUNSTATUS_SIGNALED;
 			st->signal = WTERMSIG(status);
 		} else {
-			st->flags |= CORDON_PLUGIN_RUN_EXITED;
+			st->flags |= CORDON_PLUGIN_RUNSTATUS_EXITED;
 			st->exit_code = WEXITSTATUS(status);
 		}
 		return 0;
 	}
 	if (killed) {
-		st->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_SIGNALED;
 		st->signal = SIGKILL;
 		return 0;
 	}

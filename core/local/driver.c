@@ -195,25 +195,27 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 
 static int refuse_kernel(cordon_plugin_error *err)
 {
-	return H->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL, "tier_unavailable",
+	return H->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(tier_unavailable),
 			    "%s; kernel-tier work is refused rather than run unconfined",
 			    kernel_missing);
 }
 
 static int fd_fail(cordon_plugin_error *err, int r, const char *what)
 {
-	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "sandbox_open_failed", "%s: %s",
-			    what, strerror(-r));
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(sandbox_open_failed),
+			    "%s: %s", what, strerror(-r));
 }
 
 static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error *err)
 {
 	if (ws[0] != '/')
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(invalid_argument),
 				    "the workspace must be an absolute path");
 	sb->root_fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sb->root_fd < 0)
-		return H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL, "sandbox_open_failed",
+		return H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL,
+				    ERRC(sandbox_open_failed),
 				    "cannot open the workspace %s: %s", ws, strerror(errno));
 	return 0;
 }
@@ -301,7 +303,8 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		return refuse_kernel(err);
 	const char *cannot = t->kernel ? NULL : jail_unenforceable(&spec->limits);
 	if (cannot)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(limit_unenforceable),
 				    "the process jail cannot enforce a %s limit; it needs a tier "
 				    "with kernel confinement", cannot);
 	local_sandbox *sb = calloc(1, sizeof(*sb));
@@ -407,13 +410,13 @@ static int spawn_error(cordon_plugin_error *err, int r, const spawn_failure *fai
 		       const char *argv0)
 {
 	if (fail->step && strcmp(fail->step, "execve") == 0)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(exec_failed),
 				    "cannot execute '%.256s': %s", argv0, strerror(-r));
 	if (fail->step)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 				    "cannot start '%.256s': sandbox setup step '%s' failed: %s",
 				    argv0, fail->step, strerror(-r));
-	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 			    "cannot start '%.256s': %s", argv0, strerror(-r));
 }
 
@@ -422,10 +425,10 @@ static int find_program(const cordon_plugin_run_spec *spec, char *buf, size_t si
 {
 	int r = spawn_find_program(spec->argv[0], (char *const *)spec->envp, buf, size);
 	if (r == -ENOENT)
-		return H->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+		return H->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(exec_failed),
 				    "cannot execute '%.256s': command not found", spec->argv[0]);
 	if (r < 0)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(exec_failed),
 				    "cannot execute '%.256s': %s", spec->argv[0], strerror(-r));
 	return 0;
 }
@@ -573,16 +576,16 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end,
 
 	st->flags = 0;
 	if (si.si_code == CLD_EXITED) {
-		st->flags |= CORDON_PLUGIN_RUN_EXITED;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_EXITED;
 		st->exit_code = si.si_status;
 	} else {
-		st->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_SIGNALED;
 		st->signal = si.si_status;
 	}
 	if (end == RUN_TIMED_OUT)
-		st->flags |= CORDON_PLUGIN_RUN_TIMED_OUT;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
 	if (end == RUN_CANCELLED)
-		st->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+		st->flags |= CORDON_PLUGIN_RUNSTATUS_CANCELLED;
 	return 0;
 }
 
@@ -591,12 +594,12 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		     cordon_plugin_error *err)
 {
 	local_sandbox *sb = sandbox;
-	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUN_LAST)
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
-				    "unknown run flags 0x%x", spec->flags);
+	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUNREQ_LAST)
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(invalid_argument), "unknown run flags 0x%x", spec->flags);
 	if (!spec->argv || !spec->argv[0])
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
-				    "an argv is required");
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(invalid_argument), "an argv is required");
 	int64_t deadline = now_ms() + (int64_t)(spec->timeout_ms ? spec->timeout_ms : 1);
 	char program[PATH_MAX];
 	/* The kernel tier searches PATH inside the sandbox, in its own view. */
@@ -607,13 +610,13 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	/* One chunk of buffer: kept off the (possibly small) host thread stack. */
 	run_io *io = malloc(sizeof(*io));
 	if (!io)
-		return H->error_set(err, ENOMEM, CORDON_PLUGIN_ERROR_TERMINAL, "resource",
+		return H->error_set(err, ENOMEM, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
 				    "out of memory");
 	run_fds f = { { -1, -1 }, { -1, -1 }, { -1, -1 }, -1 };
 	bool want_stdin = spec->stdin_data && spec->stdin_len > 0;
 	r = run_workdir(sb, spec->workdir, &f, err);
 	if (r == 0 && (r = run_pipes(&f, want_stdin)) < 0)
-		r = H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+		r = H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 				 "cannot create pipes: %s", strerror(-r));
 	if (r < 0) {
 		run_fds_close(&f);
@@ -665,8 +668,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		 * as its init reported it. */
 		kernel_stop(&kchild, end != RUN_EXITED);
 		drain(io);
-		ret->flags = end == RUN_TIMED_OUT   ? CORDON_PLUGIN_RUN_TIMED_OUT
-			     : end == RUN_CANCELLED ? CORDON_PLUGIN_RUN_CANCELLED
+		ret->flags = end == RUN_TIMED_OUT   ? CORDON_PLUGIN_RUNSTATUS_TIMED_OUT
+			     : end == RUN_CANCELLED ? CORDON_PLUGIN_RUNSTATUS_CANCELLED
 						    : 0;
 		kr = kernel_finish(&kchild, ret, spec->argv[0], err);
 		child.pidfd = -1; /* released with kchild */
@@ -681,11 +684,11 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		close(child.pidfd);
 	run_fds_close(&f);
 	if (end == RUN_FAILED)
-		return H->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "run_failed",
+		return H->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(run_failed),
 				    "waiting for '%.256s' failed; the work was killed",
 				    spec->argv[0]);
 	if (fr < 0)
-		return H->error_set(err, -fr, CORDON_PLUGIN_ERROR_TERMINAL, "status_lost",
+		return H->error_set(err, -fr, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(status_lost),
 				    "the exit status of '%.256s' was lost: the host reaps child "
 				    "processes itself (SIGCHLD ignored?)", spec->argv[0]);
 	return kr;
@@ -696,31 +699,32 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 static int path_error(cordon_plugin_error *err, int r, const char *op, const char *path)
 {
 	if (pathres_is_escape(r))
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "sandbox_path_escape",
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(sandbox_path_escape),
 				    "%s: '%.256s' resolves outside the sandbox", op, path);
 	switch (-r) {
 	case ENOENT:
-		return H->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "not_found",
+		return H->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_found),
 				    "%s: '%.256s': no such file or directory", op, path);
 	case ENOTDIR:
-		return H->error_set(err, ENOTDIR, CORDON_PLUGIN_ERROR_TERMINAL, "not_found",
+		return H->error_set(err, ENOTDIR, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_found),
 				    "%s: '%.256s': a component is not a directory", op, path);
 	case EISDIR:
-		return H->error_set(err, EISDIR, CORDON_PLUGIN_ERROR_TERMINAL, "not_a_file",
+		return H->error_set(err, EISDIR, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_a_file),
 				    "%s: '%.256s' is a directory", op, path);
 	case EINVAL:
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_TERMINAL, "not_a_file",
+		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_a_file),
 				    "%s: '%.256s' is not a regular file", op, path);
 	case E2BIG:
-		return H->error_set(err, E2BIG, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_exceeded",
+		return H->error_set(err, E2BIG, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(limit_exceeded),
 				    "%s: '%.256s' has more than %d entries or is deeper than %d "
 				    "directories", op, path, FSOPS_MAX_ENTRIES, FSOPS_MAX_DEPTH);
 	case ENAMETOOLONG:
-		return H->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID, "path_too_long",
-				    "%s: '%.256s' is too long", op, path);
+		return H->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID,
+				    ERRC(path_too_long), "%s: '%.256s' is too long", op, path);
 	}
-	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "io_error", "%s: '%.256s': %s",
-			    op, path, strerror(-r));
+	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
+			    "%s: '%.256s': %s", op, path, strerror(-r));
 }
 
 /* Tells the emitter's own stop value apart from an error of the operation. */
@@ -763,7 +767,7 @@ static int local_write_file(void *sandbox, const char *path, const void *data, u
 {
 	local_sandbox *sb = sandbox;
 	if (len > SIZE_MAX)
-		return H->error_set(err, EFBIG, CORDON_PLUGIN_ERROR_INVALID, "invalid_argument",
+		return H->error_set(err, EFBIG, CORDON_PLUGIN_ERROR_INVALID, ERRC(invalid_argument),
 				    "write: too large");
 	/* As root on an unprivileged owner's workspace, the write takes the
 	 * owner's ids and rights, as the work's files do: what the host wrote

@@ -113,14 +113,15 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 		confine_sandbox **ret, cordon_plugin_error *err)
 {
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "egress_unsupported",
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(egress_unsupported),
 				    "kernel tier: the sandbox has no network (egress governance is not "
 				    "available yet); only egress deny can be honoured");
 	char why[512];
 	/* A private root is ours; a workspace is the host's, owned by someone. */
 	if (spec->workspace && confine_workspace_owner_check(*root_fd, why, sizeof(why)) < 0)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "workspace_forbidden",
-				    "kernel tier: %s", why);
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(workspace_forbidden), "kernel tier: %s", why);
 	int tmpfs_fd = -1;
 	int r = confine_sandbox_new(*root_fd, &spec->limits, spec->workspace ? 0 : private_disk,
 				    &tmpfs_fd, ret, why, sizeof(why));
@@ -129,10 +130,10 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 		*root_fd = tmpfs_fd;
 	}
 	if (r == -EPERM)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "limit_unenforceable",
-				    "kernel tier: %s", why);
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(limit_unenforceable), "kernel tier: %s", why);
 	if (r < 0)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "tier_unavailable",
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(tier_unavailable),
 				    "kernel tier: %s", why);
 	return 0;
 }
@@ -148,12 +149,12 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 		.stdout_fd = stdio[1],
 		.stderr_fd = stdio[2],
 		.port = spec->port,
-		.last = spec->flags & CORDON_PLUGIN_RUN_LAST,
+		.last = spec->flags & CORDON_PLUGIN_RUNREQ_LAST,
 	};
 	char why[512];
 	int r = confine_spawn(k, &req, ret, why, sizeof(why));
 	if (r < 0)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "spawn_failed",
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 				    "cannot start '%.256s' in the kernel tier: %s", spec->argv[0], why);
 	return 0;
 }
@@ -176,20 +177,20 @@ void kernel_stop(confine_child *c, bool kill)
 int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,
 		  cordon_plugin_error *err)
 {
-	bool killed = st->flags & (CORDON_PLUGIN_RUN_TIMED_OUT | CORDON_PLUGIN_RUN_CANCELLED);
+	const uint32_t stopped = CORDON_PLUGIN_RUNSTATUS_TIMED_OUT | CORDON_PLUGIN_RUNSTATUS_CANCELLED;
+	bool killed = st->flags & stopped;
 	cordon_plugin_run_status work = { .size = sizeof(work) };
 	bool exec_failed = false;
 	char why[512];
 	int r = confine_child_finish(c, killed, &work, &exec_failed, why, sizeof(why));
 	confine_child_release(c);
 	if (r < 0 && exec_failed)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "exec_failed",
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(exec_failed),
 				    "cannot execute '%.256s': %s", argv0, g_strerror(-r));
 	if (r < 0)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, "run_failed",
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(run_failed),
 				    "'%.256s': %s", argv0, why);
-	st->flags = (st->flags & (CORDON_PLUGIN_RUN_TIMED_OUT | CORDON_PLUGIN_RUN_CANCELLED)) |
-		    work.flags;
+	st->flags = (st->flags & stopped) | work.flags;
 	st->exit_code = work.exit_code;
 	st->signal = work.signal;
 	return 0;

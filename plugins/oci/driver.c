@@ -88,11 +88,11 @@ static const char *key_for_code(const char *code)
 {
 	if (strstr(code, "image"))
 		return "image";
-	if (strcmp(code, "container_root_user") == 0)
+	if (strcmp(code, ERRC(container_root_user)) == 0)
 		return "user";
 	if (strstr(code, "ulimit"))
 		return "ulimits";
-	if (strcmp(code, "container_runtime_invalid") == 0)
+	if (strcmp(code, ERRC(container_runtime_invalid)) == 0)
 		return "runtime";
 	if (strstr(code, "network") || strstr(code, "publish"))
 		return "network";
@@ -109,7 +109,7 @@ static int check_config(const cordon_plugin_config *cfg, const oci_tier *t,
 	oci_mount helper = { t->helper, "/helper", true };
 	oci_spec s = {
 		.image = t->image,
-		.trust = 3,
+		.trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
 		.egress = t->network ? CORDON_PLUGIN_EGRESS_GOVERNED : CORDON_PLUGIN_EGRESS_DENY,
 		.network = t->network,
 		.mounts = &helper,
@@ -217,7 +217,8 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 {
 	const oci_engine_kind *kind = data;
 	if (!oci_host->config_string || !oci_host->config_limits || !oci_host->spawn)
-		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL, "host_incomplete",
+		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
+					   ERRC(host_incomplete),
 					   "the core lacks host services the %s driver needs",
 					   kind->name);
 	oci_tier *t = oci_xmalloc0(sizeof(*t));
@@ -346,7 +347,9 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	pthread_mutex_unlock(&t->lock);
 	if (passed)
 		return 0;
-	oci_start st = { .image = t->image, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY };
+	oci_start st = { .image = t->image,
+			 .trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
+			 .egress = CORDON_PLUGIN_EGRESS_DENY };
 	oci_limits_merge(&t->limits, NULL, &st.limits);
 	if (!(st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))) {
 		st.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;
@@ -528,7 +531,7 @@ static int oci_gc(void *tier, cordon_plugin_error *err)
 		if (rc == 0)
 			oci_cli_failure(t, "gc", &res, &r);
 		else
-			oci_refuse(&r, -rc, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+			oci_refuse(&r, -rc, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 				   "could not run %s ps", t->kind->name);
 		oci_cli_result_clear(&res);
 		free(engine);

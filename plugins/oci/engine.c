@@ -62,7 +62,8 @@ int oci_seccomp_fd(bool gvisor, oci_refusal *r)
 	pthread_once(&profile_once, profile_make);
 	if (profile_fd[gvisor] < 0)
 		return oci_refuse(r, profile_errno[gvisor], CORDON_PLUGIN_ERROR_TERMINAL,
-				  "container_seccomp", "could not hold the seccomp profile in memory: %s",
+				  ERRC(container_seccomp),
+				  "could not hold the seccomp profile in memory: %s",
 				  strerror(profile_errno[gvisor]));
 	return profile_fd[gvisor];
 }
@@ -83,7 +84,7 @@ char *oci_tier_engine(oci_tier *t, oci_refusal *r)
 	char *e = oci_xstrdup(t->engine);
 	pthread_mutex_unlock(&t->lock);
 	if (!e)
-		oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "engine_unavailable",
+		oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_unavailable),
 			   "the %s CLI is not installed (%s)", t->kind->name,
 			   t->engine_cfg ? t->engine_cfg : "not found on PATH");
 	return e;
@@ -187,16 +188,18 @@ int oci_cli_failure(const oci_tier *t, const char *what, const oci_cli_result *r
 	char line[300];
 	oci_first_line(res->err && *res->err ? res->err : res->out, line, sizeof(line));
 	if (res->timed_out)
-		return oci_refuse(r, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, "engine_unavailable",
+		return oci_refuse(r, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
+				  ERRC(engine_unavailable),
 				  "%s: the %s engine did not answer in time", what, t->kind->name);
 	if (t->kind->daemon && oci_output_says_daemon_down(res->err))
 		return oci_refuse(r, ECONNREFUSED, CORDON_PLUGIN_ERROR_TRANSIENT,
-				  "engine_unavailable", "%s: the %s daemon is not running", what,
+				  ERRC(engine_unavailable), "%s: the %s daemon is not running", what,
 				  t->kind->name);
 	if (oci_output_says_no_image(res->err))
-		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "container_image_missing",
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_image_missing),
 				  "%s: image not available: %s", what, line);
-	return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed", "%s: %s", what,
+	return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed), "%s: %s", what,
 			  line[0] ? line : "the engine failed without a message");
 }
 
@@ -215,7 +218,8 @@ int oci_image_ensure(const oci_tier *t, const char *engine, const char *image, o
 	if (oci_image_present(t, engine, image))
 		return 0;
 	if (!t->pull_missing)
-		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "container_image_missing",
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_image_missing),
 				  "image %s is not present and the tier never pulls (pull: never)",
 				  image);
 	/* by digest: the engine verifies the content against the pin */
@@ -229,10 +233,10 @@ int oci_image_ensure(const oci_tier *t, const char *engine, const char *image, o
 			ret = oci_cli_failure(t, "pull", &res, r);
 		else
 			ret = oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
-					 "container_image_unavailable",
+					 ERRC(container_image_unavailable),
 					 "pulling %s by digest failed: %s", image, line);
 	} else if (ret < 0) {
-		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 			   "could not run %s pull: %s", t->kind->name, strerror(-ret));
 	}
 	oci_cli_result_clear(&res);
@@ -291,7 +295,7 @@ int oci_network_ensure(const oci_tier *t, const char *engine, const char *name, 
 	if (ret == 0 && res.exit_code != 0 && !strcasestr(res.err ? res.err : "", "already exists"))
 		ret = oci_cli_failure(t, "creating the network", &res, r);
 	else if (ret < 0)
-		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 			   "could not run %s network create", t->kind->name);
 	oci_cli_result_clear(&res);
 	return ret;

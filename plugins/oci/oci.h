@@ -14,6 +14,8 @@
 
 #include <cordon/plugin.h>
 
+#include "errcodes.h" /* ERRC(code): the codes these plugins report are the core's registry's */
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,7 +88,7 @@ typedef struct oci_mount {
 /* Everything that decides how a container is started. Borrowed strings. */
 typedef struct oci_spec {
 	const char *image;       /* pinned ref */
-	uint32_t trust;          /* 1 trusted .. 3 untrusted (anything else: untrusted) */
+	uint32_t trust;          /* CORDON_PLUGIN_TRUST_* (anything else: untrusted) */
 	uint32_t egress;         /* CORDON_PLUGIN_EGRESS_* */
 	const char *network;     /* NULL: none; a named network only for governed egress */
 	const oci_mount *mounts;
@@ -201,7 +203,7 @@ char *oci_session_file_request(const char *const *args, const void *in, size_t i
 /* The policy keys every container tier accepts; an engine adds its own after
  * them (see plugins/podman) and ends the array with { NULL, 0, 0 }. */
 #define OCI_CONFIG_KEYS_COMMON                                          \
-	{ "image", CORDON_PLUGIN_CONFIG_STRING, 1 },                    \
+	{ "image", CORDON_PLUGIN_CONFIG_IMAGE, 1 },                     \
 	{ "engine", CORDON_PLUGIN_CONFIG_STRING, 0 },                   \
 	{ "host", CORDON_PLUGIN_CONFIG_STRING, 0 },                     \
 	{ "runtime", CORDON_PLUGIN_CONFIG_STRING, 0 },                  \

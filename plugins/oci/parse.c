@@ -199,10 +199,11 @@ int oci_status_parse(const char *text, oci_status *ret)
 
 uint32_t oci_error_class_for(const char *code)
 {
-	if (strcmp(code, "sandbox_path_escape") == 0 || strcmp(code, "limit_exceeded") == 0 ||
-	    strcmp(code, "permission_denied") == 0)
+	if (strcmp(code, ERRC(sandbox_path_escape)) == 0 || strcmp(code, ERRC(limit_exceeded)
+								   ) == 0 ||
+	    strcmp(code, ERRC(permission_denied)) == 0)
 		return CORDON_PLUGIN_ERROR_FORBIDDEN;
-	if (strcmp(code, "invalid_argument") == 0)
+	if (strcmp(code, ERRC(invalid_argument)) == 0)
 		return CORDON_PLUGIN_ERROR_INVALID;
 	return CORDON_PLUGIN_ERROR_TERMINAL;
 }

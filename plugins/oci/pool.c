@@ -33,7 +33,9 @@ struct oci_pool {
 
 static void pool_start_spec(const oci_tier *t, oci_start *st)
 {
-	*st = (oci_start){ .image = t->image, .trust = 3, .egress = CORDON_PLUGIN_EGRESS_DENY };
+	*st = (oci_start){ .image = t->image,
+			   .trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
+			   .egress = CORDON_PLUGIN_EGRESS_DENY };
 	oci_limits_merge(&t->limits, NULL, &st->limits);
 }
 

@@ -53,7 +53,7 @@ void oci_limits_merge(const cordon_plugin_limits *tier, const cordon_plugin_limi
 		if (!(m.set & (1u << i)))
 			m.value[i] = 0;
 	}
-	m.reserved = 0;
+	m.size = sizeof(m);
 	*ret = m;
 }
 

@@ -59,20 +59,20 @@ bool oci_image_is_pinned(const char *ref)
 int oci_image_check(const char *ref, oci_refusal *r)
 {
 	if (!ref || !*ref)
-		return FORBID(r, "container_image_invalid", "no image is configured");
+		return FORBID(r, ERRC(container_image_invalid), "no image is configured");
 	const char *at = strchr(ref, '@');
 	if (!at)
-		return FORBID(r, "container_unpinned_image",
+		return FORBID(r, ERRC(container_unpinned_image),
 			      "image '%.200s' is not pinned by digest: a tag can be moved; use "
 			      "NAME@sha256:<64 hex digits> (cordon image pin NAME prints it)", ref);
 	if (!image_name_ok(ref, (size_t)(at - ref)))
-		return FORBID(r, "container_image_invalid", "image name '%.*s' is not valid",
+		return FORBID(r, ERRC(container_image_invalid), "image name '%.*s' is not valid",
 			      (int)((at - ref) > 200 ? 200 : (at - ref)), ref);
 	if (strncmp(at + 1, "sha256:", 7) != 0)
-		return FORBID(r, "container_unpinned_image",
+		return FORBID(r, ERRC(container_unpinned_image),
 			      "image '%.200s' must be pinned by a sha256 digest", ref);
 	if (strlen(at + 8) != 64 || !is_lower_hex(at + 8, 64))
-		return FORBID(r, "container_image_invalid",
+		return FORBID(r, ERRC(container_image_invalid),
 			      "image '%.200s': a sha256 digest is 64 lower-case hex digits", ref);
 	return 0;
 }
@@ -86,7 +86,8 @@ static bool limit_set(const cordon_plugin_limits *l, int which)
 
 static bool is_untrusted(uint32_t trust)
 {
-	return trust != 1 && trust != 2; /* unknown trust fails closed */
+	/* an unknown trust fails closed */
+	return trust != CORDON_PLUGIN_TRUST_TRUSTED && trust != CORDON_PLUGIN_TRUST_SEMI_TRUSTED;
 }
 
 static bool has_bad_chars(const char *s)
@@ -145,18 +146,18 @@ static int check_mount(const oci_spec *s, const oci_mount *m, oci_refusal *r)
 	for (int i = 0; i < 2; i++) {
 		const char *p = paths[i];
 		if (!p || p[0] != '/' || strlen(p) >= 4096 || has_bad_chars(p) || has_dotdot(p))
-			return FORBID(r, "container_mount_path_invalid",
+			return FORBID(r, ERRC(container_mount_path_invalid),
 				      "mount path '%.200s' must be absolute, without '..', ',', '=' "
 				      "or control characters", p ? p : "");
 	}
 	if (source_forbidden(m->source))
-		return FORBID(r, "container_mount_forbidden",
+		return FORBID(r, ERRC(container_mount_forbidden),
 			      "host path '%.200s' may not be mounted into a container", m->source);
 	if (target_forbidden(m->target))
-		return FORBID(r, "container_mount_forbidden",
+		return FORBID(r, ERRC(container_mount_forbidden),
 			      "container path '%.200s' may not be a mount target", m->target);
 	if (!m->readonly && is_untrusted(s->trust))
-		return FORBID(r, "container_mount_writable",
+		return FORBID(r, ERRC(container_mount_writable),
 			      "untrusted work gets host mounts read-only only ('%.200s')", m->target);
 	return 0;
 }
@@ -190,27 +191,27 @@ static int check_network(const oci_spec *s, oci_refusal *r)
 	const char *net = s->network;
 	bool none = !net || strcmp(net, "none") == 0;
 	if (!none && (network_reserved(net) || !name_ok(net, 64)))
-		return FORBID(r, "container_network_forbidden",
+		return FORBID(r, ERRC(container_network_forbidden),
 			      "network '%.64s' is not allowed: only none, or a named network that "
 			      "governs egress", net);
 	switch (s->egress) {
 	case CORDON_PLUGIN_EGRESS_DENY:
 		if (!none)
-			return FORBID(r, "container_network_forbidden",
+			return FORBID(r, ERRC(container_network_forbidden),
 				      "egress is denied: the container runs with --network none");
 		break;
 	case CORDON_PLUGIN_EGRESS_GOVERNED:
 		if (none)
-			return FORBID(r, "container_network_forbidden",
+			return FORBID(r, ERRC(container_network_forbidden),
 				      "governed egress needs a named network configured for the tier "
 				      "(network:)");
 		break;
 	default:
-		return FORBID(r, "container_network_forbidden",
+		return FORBID(r, ERRC(container_network_forbidden),
 			      "the container tier never runs with open egress");
 	}
 	if (s->publish_port && none)
-		return FORBID(r, "container_publish_invalid",
+		return FORBID(r, ERRC(container_publish_invalid),
 			      "publishing port %u needs a governed named network; egress is denied",
 			      s->publish_port);
 	return 0;
@@ -335,13 +336,13 @@ static int check_ulimit_conflict(const oci_spec *s, oci_refusal *r)
 	for (size_t i = 0; i < sizeof(limit_ulimits) / sizeof(limit_ulimits[0]); i++)
 		if (limit_set(&s->limits, limit_ulimits[i].limit) &&
 		    ulimit_named(s->ulimits, limit_ulimits[i].name))
-			return FORBID(r, "container_ulimit_conflict",
+			return FORBID(r, ERRC(container_ulimit_conflict),
 				      "ulimits sets %s and so does limits.%s: give it in one place "
 				      "(limits.%s, or the tier's ulimits alone)",
 				      limit_ulimits[i].name, limit_ulimits[i].name,
 				      limit_ulimits[i].name);
 	if (s->pids_in_sandbox && ulimit_named(s->ulimits, "nproc"))
-		return FORBID(r, "container_ulimit_conflict",
+		return FORBID(r, ERRC(container_ulimit_conflict),
 			      "under gVisor the pids limit is the nproc ulimit: ulimits may not set "
 			      "nproc (use limits.pids)");
 	return 0;
@@ -351,16 +352,17 @@ static int check_limits(const oci_spec *s, oci_refusal *r)
 {
 	const cordon_plugin_limits *l = &s->limits;
 	if (!limit_set(l, CORDON_PLUGIN_LIMIT_MEMORY) || l->value[CORDON_PLUGIN_LIMIT_MEMORY] == 0)
-		return FORBID(r, "container_no_memory_cap",
+		return FORBID(r, ERRC(container_no_memory_cap),
 			      "a container needs a memory cap (limits: {memory: ...})");
 	if (l->value[CORDON_PLUGIN_LIMIT_MEMORY] < OCI_MIN_MEMORY)
-		return FORBID(r, "container_limit_invalid",
+		return FORBID(r, ERRC(container_limit_invalid),
 			      "a memory cap below 6 MiB cannot start a container");
 	if (limit_set(l, CORDON_PLUGIN_LIMIT_CPU_MILLI) && l->value[CORDON_PLUGIN_LIMIT_CPU_MILLI] == 0)
-		return FORBID(r, "container_limit_invalid", "a cpu limit of 0 cannot run anything");
+		return FORBID(r, ERRC(container_limit_invalid),
+			      "a cpu limit of 0 cannot run anything");
 	if (limit_set(l, CORDON_PLUGIN_LIMIT_PIDS) &&
 	    (l->value[CORDON_PLUGIN_LIMIT_PIDS] == 0 || l->value[CORDON_PLUGIN_LIMIT_PIDS] > INT32_MAX))
-		return FORBID(r, "container_limit_invalid", "the pids limit must be 1..2^31-1");
+		return FORBID(r, ERRC(container_limit_invalid), "the pids limit must be 1..2^31-1");
 	return 0;
 }
 
@@ -372,7 +374,7 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 	if ((ret = check_limits(s, r)) < 0)
 		return ret;
 	if (s->user && (!user_ok(s->user) || user_is_root(s->user)))
-		return FORBID(r, "container_root_user",
+		return FORBID(r, ERRC(container_root_user),
 			      "user '%.64s' is not allowed: containers run as a numeric, non-root "
 			      "uid:gid",
 			      s->user);
@@ -383,29 +385,29 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 		return ret;
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		if (!env_ok(s->env[i]))
-			return FORBID(r, "container_env_invalid",
+			return FORBID(r, ERRC(container_env_invalid),
 				      "environment entries are NAME=VALUE with a portable name");
 	for (size_t i = 0; s->ulimits && s->ulimits[i]; i++)
 		if (!ulimit_ok(s->ulimits[i]))
-			return FORBID(r, "container_ulimit_invalid",
+			return FORBID(r, ERRC(container_ulimit_invalid),
 				      "ulimit '%.64s' must be NAME=SOFT[:HARD] with a known name and "
 				      "SOFT <= HARD", s->ulimits[i]);
 	if ((ret = check_ulimit_conflict(s, r)) < 0)
 		return ret;
 	if (s->runtime && !runtime_ok(s->runtime))
-		return FORBID(r, "container_runtime_invalid", "runtime '%.64s' is not valid",
+		return FORBID(r, ERRC(container_runtime_invalid), "runtime '%.64s' is not valid",
 			      s->runtime);
 	if (s->name && !name_ok(s->name, 128))
-		return FORBID(r, "container_name_invalid", "container name '%.64s' is not valid",
-			      s->name);
+		return FORBID(r, ERRC(container_name_invalid),
+			      "container name '%.64s' is not valid", s->name);
 	for (size_t i = 0; s->labels && s->labels[i]; i++)
 		if (!label_ok(s->labels[i]))
-			return FORBID(r, "container_name_invalid", "label '%.64s' is not valid",
+			return FORBID(r, ERRC(container_name_invalid), "label '%.64s' is not valid",
 				      s->labels[i]);
 	const char *abs[2] = { s->entrypoint, s->workdir };
 	for (int i = 0; i < 2; i++)
 		if (abs[i] && (abs[i][0] != '/' || has_bad_chars(abs[i]) || has_dotdot(abs[i])))
-			return FORBID(r, "container_mount_path_invalid",
+			return FORBID(r, ERRC(container_mount_path_invalid),
 				      "'%.64s' must be an absolute container path", abs[i]);
 	return 0;
 }

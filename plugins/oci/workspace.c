@@ -63,16 +63,17 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 {
 	*ret = (oci_workspace){ .fd = -1 };
 	if (!path || path[0] != '/')
-		return FORBID(r, "container_mount_path_invalid",
+		return FORBID(r, ERRC(container_mount_path_invalid),
 			      "the workspace must be an absolute path");
 	int fd = open_nofollow(path);
 	if (fd == -ELOOP || fd == -ENOTDIR)
-		return FORBID(r, "workspace_symlink",
+		return FORBID(r, ERRC(workspace_symlink),
 			      "workspace '%.200s' is, or passes through, a symbolic link or a "
 			      "non-directory: containers get no workspace a link could redirect",
 			      path);
 	if (fd < 0)
-		return oci_refuse(r, -fd, CORDON_PLUGIN_ERROR_INVALID, "container_workspace_invalid",
+		return oci_refuse(r, -fd, CORDON_PLUGIN_ERROR_INVALID,
+				  ERRC(container_workspace_invalid),
 				  "workspace '%.200s': %s", path, strerror(-fd));
 	struct stat st;
 	char link[64], real[PATH_MAX];
@@ -80,7 +81,8 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 	ssize_t n = readlink(link, real, sizeof(real) - 1);
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || n <= 0 || real[0] != '/') {
 		close(fd);
-		return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "container_workspace_invalid",
+		return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_workspace_invalid),
 				  "workspace '%.200s' could not be checked on its descriptor", path);
 	}
 	real[n] = '\0';
@@ -126,7 +128,8 @@ int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
 	}
 	if (ret < 0) {
 		free(staged);
-		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "container_workspace_stage",
+		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_workspace_stage),
 				  "could not stage the workspace under " STAGE_DIR ": %s",
 				  strerror(-ret));
 	}
@@ -159,7 +162,7 @@ int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char 
 	/* gVisor's pid 1 on the host is its sandbox, whose root is not the
 	 * container's: nothing to compare with, so no unstaged workspace */
 	if (oci_runtime_is_gvisor(t->runtime))
-		return FORBID(r, "container_workspace_unverified",
+		return FORBID(r, ERRC(container_workspace_unverified),
 			      "without root the workspace given to gVisor cannot be checked to be "
 			      "the directory cordon opened");
 	int pid = oci_container_pid(t, engine, name);
@@ -168,7 +171,7 @@ int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char 
 	bool same = pid > 0 && stat(at, &st) == 0 && st.st_dev == ws->dev && st.st_ino == ws->ino;
 	free(at);
 	if (!same)
-		return FORBID(r, "container_workspace_swapped",
+		return FORBID(r, ERRC(container_workspace_swapped),
 			      "the container's %s is not the workspace directory cordon opened (it was "
 			      "renamed or replaced while the container started)", OCI_SANDBOX_ROOT);
 	return 0;

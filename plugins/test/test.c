@@ -28,6 +28,8 @@
  */
 #include <cordon/plugin.h>
 
+#include "errcodes.h"
+
 #include <errno.h>
 #include <fnmatch.h>
 #include <poll.h>
@@ -110,7 +112,8 @@ static int fake_open(void *tier, const cordon_plugin_open_spec *spec, void **ret
 {
 	const fake_tier *t = tier;
 	if (t->open_error)
-		return fake_host->error_set(err, -EIO, CORDON_PLUGIN_ERROR_TERMINAL, "fake_open_failed",
+		return fake_host->error_set(err, -EIO, CORDON_PLUGIN_ERROR_TERMINAL,
+					    ERRC(fake_open_failed),
 				       "%s", t->open_error);
 	fake_sandbox *sb = fake_host->alloc(sizeof(*sb));
 	pthread_mutex_init(&sb->lock, NULL);
@@ -152,13 +155,13 @@ static uint32_t fake_sleep(const cordon_plugin_run_spec *spec, uint64_t ms)
 	if (spec->cancel_fd >= 0) {
 		struct pollfd p = { .fd = spec->cancel_fd, .events = POLLIN };
 		if (poll(&p, 1, (int)(wait > 3600000 ? 3600000 : wait)) > 0)
-			return CORDON_PLUGIN_RUN_CANCELLED;
+			return CORDON_PLUGIN_RUNSTATUS_CANCELLED;
 	} else {
 		struct timespec ts = { (time_t)(wait / 1000), (long)(wait % 1000) * 1000000L };
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
-	return timeout ? CORDON_PLUGIN_RUN_TIMED_OUT : 0;
+	return timeout ? CORDON_PLUGIN_RUNSTATUS_TIMED_OUT : 0;
 }
 
 static int32_t fake_command(const cordon_plugin_run_spec *spec, const char *const *w,
@@ -239,7 +242,7 @@ static int fake_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	}
 	uint32_t flags = 0;
 	int32_t code = words[0] ? fake_command(spec, words, sink, &flags) : 0;
-	ret->flags = flags ? flags : CORDON_PLUGIN_RUN_EXITED;
+	ret->flags = flags ? flags : CORDON_PLUGIN_RUNSTATUS_EXITED;
 	ret->exit_code = flags ? -1 : code;
 	for (size_t i = 0; line && line[i]; i++)
 		fake_host->free(line[i]);
@@ -259,7 +262,8 @@ static fake_file *find_file(fake_sandbox *sb, const char *path)
 
 static int bad_path(const char *path, cordon_plugin_error *err)
 {
-	return fake_host->error_set(err, -EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, "sandbox_path_escape",
+	return fake_host->error_set(err, -EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(sandbox_path_escape),
 			       "path '%s' leaves the sandbox", path);
 }
 
@@ -276,7 +280,8 @@ static int fake_read_file(void *sandbox, const char *path, uint64_t max_len,
 		r = emit(ctx, f->data, f->len);
 	pthread_mutex_unlock(&sb->lock);
 	if (r == -ENOENT)
-		return fake_host->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "not_found",
+		return fake_host->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
+					    ERRC(not_found),
 				       "%s: no such file", path);
 	return r;
 }

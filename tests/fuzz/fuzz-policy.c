@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		g_free(policy_describe(p));
 		for (guint i = 0; i < p->tiers->len; i++) {
 			cordon_error *e = NULL;
-			policy_check_section(p, p->tiers->pdata[i], keys, &e);
+			policy_check_section(p, p->tiers->pdata[i], keys, "image", &e);
 			cordon_error_free(e);
 		}
 		policy_free(p);

@@ -5,7 +5,9 @@
 #   the list names the libtool version it belongs to, which is configure's CORDON_LT_VERSION:
 #   a symbol added or removed fails here until the list is updated, and updating it means
 #   choosing the new version by the rule in HACKING.md;
-# - cordon-plugin.pc states the plugin ABI that <cordon/plugin.h> defines.
+# - cordon-plugin.pc states the plugin ABI that <cordon/plugin.h> defines;
+# - <cordon/plugin.h> compiles for a compiler without GNU attributes (MSVC builds plugins):
+#   no libc, no __GNUC__, and __attribute__ a syntax error.
 set -u
 top_builddir=${CORDON_TOP_BUILDDIR:?run through make check}
 top_srcdir=${CORDON_TOP_SRCDIR:?run through make check}
@@ -46,4 +48,18 @@ if [ -n "$major" ] && [ "$pc_abi" = "$major.$minor" ]; then
 else
 	not_ok "cordon-plugin.pc states plugin ABI '$pc_abi', plugin.h defines '$major.$minor'"
 fi
+
+# The four headers plugin.h includes, as a compiler without GNU extensions might have them.
+mkdir "$tmp/inc"
+printf 'typedef __builtin_va_list va_list;\n' >"$tmp/inc/stdarg.h"
+printf '#define bool _Bool\n#define true 1\n#define false 0\n' >"$tmp/inc/stdbool.h"
+printf 'typedef unsigned long size_t;\n#define NULL ((void *)0)\n' >"$tmp/inc/stddef.h"
+printf 'typedef unsigned %s uint%s_t;\ntypedef %s int%s_t;\n' char 8 'signed char' 8 short 16 \
+	short 16 int 32 int 32 'long long' 64 'long long' 64 >"$tmp/inc/stdint.h"
+printf '#include <cordon/plugin.h>\nstatic int i(const cordon_host *h, cordon_plugin_registrar *r,\n'\
+'cordon_plugin_error *e) { return h->log ? 0 : 1; }\nCORDON_PLUGIN_DEFINE("x", "1", "x", "MIT", i)\n' \
+	>"$tmp/nognu.c"
+check "plugin.h compiles without GNU attributes" 0 ${CC:-cc} -std=c99 -nostdinc -U__GNUC__ \
+	-U__clang__ '-D__attribute__(x)=@' -I"$tmp/inc" -I"$top_srcdir/sdk/include" -fsyntax-only \
+	"$tmp/nognu.c"
 tap_finish

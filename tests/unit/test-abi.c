@@ -13,6 +13,8 @@
 
 #include "testutil.h"
 
+/* As a third party's plugin sees the header: the ABI 1.1 names included. */
+#undef CORDON_PLUGIN_NO_DEPRECATED
 #include <cordon/plugin.h>
 #include <glib.h>
 #include <stdio.h>
@@ -43,7 +45,7 @@ static const abi_row compiled[] = {
 	STRUCT(cordon_plugin_limits),
 	FIELD(cordon_plugin_limits, value),
 	FIELD(cordon_plugin_limits, set),
-	FIELD(cordon_plugin_limits, reserved),
+	FIELD(cordon_plugin_limits, size),
 	STRUCT(cordon_plugin_open_spec),
 	FIELD(cordon_plugin_open_spec, size),
 	FIELD(cordon_plugin_open_spec, trust),
@@ -164,6 +166,9 @@ static const abi_row compiled[] = {
 	CONST(CORDON_PLUGIN_EGRESS_DENY),
 	CONST(CORDON_PLUGIN_EGRESS_GOVERNED),
 	CONST(CORDON_PLUGIN_EGRESS_ALLOW),
+	CONST(CORDON_PLUGIN_TRUST_TRUSTED),
+	CONST(CORDON_PLUGIN_TRUST_SEMI_TRUSTED),
+	CONST(CORDON_PLUGIN_TRUST_UNTRUSTED),
 	CONST(CORDON_PLUGIN_CONFIG_STRING),
 	CONST(CORDON_PLUGIN_CONFIG_BOOL),
 	CONST(CORDON_PLUGIN_CONFIG_INT),
@@ -171,12 +176,13 @@ static const abi_row compiled[] = {
 	CONST(CORDON_PLUGIN_CONFIG_DURATION),
 	CONST(CORDON_PLUGIN_CONFIG_STRING_LIST),
 	CONST(CORDON_PLUGIN_CONFIG_SECRET),
-	CONST(CORDON_PLUGIN_RUN_EXITED),
-	CONST(CORDON_PLUGIN_RUN_SIGNALED),
-	CONST(CORDON_PLUGIN_RUN_TIMED_OUT),
-	CONST(CORDON_PLUGIN_RUN_CANCELLED),
-	CONST(CORDON_PLUGIN_RUN_OOM),
-	CONST(CORDON_PLUGIN_RUN_LAST),
+	CONST(CORDON_PLUGIN_CONFIG_IMAGE),
+	CONST(CORDON_PLUGIN_RUNSTATUS_EXITED),
+	CONST(CORDON_PLUGIN_RUNSTATUS_SIGNALED),
+	CONST(CORDON_PLUGIN_RUNSTATUS_TIMED_OUT),
+	CONST(CORDON_PLUGIN_RUNSTATUS_CANCELLED),
+	CONST(CORDON_PLUGIN_RUNSTATUS_OOM),
+	CONST(CORDON_PLUGIN_RUNREQ_LAST),
 	CONST(CORDON_PLUGIN_ABI_MAJOR),
 	CONST(CORDON_PLUGIN_ABI_MINOR),
 	CONST(CORDON_PLUGIN_REASON_MAX),
@@ -260,6 +266,22 @@ START_TEST(test_size_first)
 }
 END_TEST
 
+/* A plugin written for ABI 1.1 still compiles against this header, and its
+ * flag names mean what they meant: each is the renamed constant. */
+START_TEST(test_deprecated_names)
+{
+	ck_assert_uint_eq(CORDON_PLUGIN_RUN_LAST, CORDON_PLUGIN_RUNREQ_LAST);
+	ck_assert_uint_eq(CORDON_PLUGIN_RUN_EXITED, CORDON_PLUGIN_RUNSTATUS_EXITED);
+	ck_assert_uint_eq(CORDON_PLUGIN_RUN_SIGNALED, CORDON_PLUGIN_RUNSTATUS_SIGNALED);
+	ck_assert_uint_eq(CORDON_PLUGIN_RUN_TIMED_OUT, CORDON_PLUGIN_RUNSTATUS_TIMED_OUT);
+	ck_assert_uint_eq(CORDON_PLUGIN_RUN_CANCELLED, CORDON_PLUGIN_RUNSTATUS_CANCELLED);
+	ck_assert_uint_eq(CORDON_PLUGIN_RUN_OOM, CORDON_PLUGIN_RUNSTATUS_OOM);
+	/* size took the place of 1.1's reserved word: value[] and set stay put. */
+	ck_assert_uint_eq(offsetof(cordon_plugin_limits, size), 60);
+	ck_assert_uint_eq(sizeof(cordon_plugin_limits), 64);
+}
+END_TEST
+
 /* The macro a plugin uses fills the descriptor with this header's values. */
 CORDON_PLUGIN_DEFINE("abi", "1", "the ABI test's own descriptor", "MIT", NULL)
 
@@ -307,6 +329,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_abi_table);
 	tcase_add_test(tc, test_size_first);
 	tcase_add_test(tc, test_define_macro);
+	tcase_add_test(tc, test_deprecated_names);
 	suite_add_tcase(s, tc);
 	return testutil_run(s);
 }

@@ -413,6 +413,25 @@ START_TEST(test_rule_require_image)
 }
 END_TEST
 
+/* The image is the key the driver declares as its image, whatever its name;
+ * a string key merely called "image" is not. */
+START_TEST(test_rule_require_image_declared_key)
+{
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  t: {driver: tfake-template, containment: microvm, template: 'base:latest',"
+		" image: '" PINNED "'}\n"
+		"trust:\n  untrusted: {tiers: [t]}\n"
+		"rules:\n  - {name: pinned, require: {image: pinned}}\n");
+	cordon_request *req = cordon_request_new("untrusted");
+	expect_refused(ctx, req, "sandbox_denied",
+		       "t: rule pinned: requires a pinned image (name@sha256:<64 hex>), "
+		       "'base:latest' is not");
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_rule_require_workspace)
 {
 	cordon_context *ctx = rules_ctx("  - {name: ro, when: {tier: b}, require: {workspace: read-only}}\n");
@@ -702,6 +721,7 @@ static Suite *admission_suite(void)
 	tcase_add_test(tc, test_rule_when);
 	tcase_add_test(tc, test_rule_require_egress);
 	tcase_add_test(tc, test_rule_require_image);
+	tcase_add_test(tc, test_rule_require_image_declared_key);
 	tcase_add_test(tc, test_rule_require_workspace);
 	tcase_add_test(tc, test_rule_limit);
 	tcase_add_test(tc, test_tier_limits);

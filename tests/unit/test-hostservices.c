@@ -181,6 +181,88 @@ START_TEST(test_limits)
 }
 END_TEST
 
+static void set_scalar(section *s, const char *key, const char *text, bool plain)
+{
+	cfg_node *n = cfg_map_get(s->root, key);
+	g_free(n->scalar);
+	n->scalar = g_strdup(text);
+	n->plain = plain;
+}
+
+/* A value reads the same to a driver as it did to the policy check: the
+ * getters use the policy's own grammar, so what the check refuses (a
+ * quoted or capitalised boolean, a leading zero or plus sign, an unquoted
+ * boolean as a string) a getter never reads as something else. */
+START_TEST(test_getters_share_the_policy_grammar)
+{
+	static const struct {
+		const char *text;
+		bool plain;
+	} not_bool[] = { { "true", false }, { "True", true }, { "FALSE", true }, { "yes", true },
+			 { "on", true } };
+	for (size_t i = 0; i < G_N_ELEMENTS(not_bool); i++) {
+		section s;
+		section_init(&s);
+		set_scalar(&s, "rootless", not_bool[i].text, not_bool[i].plain);
+		bool b = false;
+		ck_assert_msg(host->config_bool(&s.cfg, "rootless", &b) == -EINVAL, "'%s' read as %d",
+			      not_bool[i].text, b);
+		section_fini(&s);
+	}
+	static const char *const not_int[] = { "007", "+5", "1_000" };
+	for (size_t i = 0; i < G_N_ELEMENTS(not_int); i++) {
+		section s;
+		section_init(&s);
+		set_scalar(&s, "cpus", not_int[i], true);
+		int64_t v = 0;
+		uint64_t u = 0;
+		ck_assert_msg(host->config_int(&s.cfg, "cpus", &v) == -EINVAL, "'%s' read", not_int[i]);
+		ck_assert_msg(host->config_u64(&s.cfg, "cpus", &u) == -EINVAL, "'%s' read", not_int[i]);
+		section_fini(&s);
+	}
+	section s;
+	section_init(&s);
+	const char *str = NULL;
+	ck_assert_int_eq(host->config_string(&s.cfg, "rootless", &str), -EINVAL); /* a boolean */
+	/* A list of strings holds strings: not an unquoted boolean, not null. */
+	cfg_node *args = cfg_map_get(s.root, "args");
+	g_ptr_array_add(args->items, node_new(CFG_SCALAR, "false", true, "tiers.box.args[2]", 12, 20));
+	ck_assert_int_eq(host->config_strv(&s.cfg, "args", NULL), -EINVAL);
+	/* Null is null only as YAML spells it; "nULL" is a string like any other. */
+	set_scalar(&s, "empty", "nULL", true);
+	ck_assert_int_eq(host->config_string(&s.cfg, "empty", &str), 1);
+	ck_assert_str_eq(str, "nULL");
+	section_fini(&s);
+}
+END_TEST
+
+/* ABI 1.2: the core fills no more of the limits than the plugin says it has
+ * (nor than the core knows), and writes back what it filled; a plugin built
+ * against 1.1, whose last word was reserved, gets the 64 bytes it has. */
+START_TEST(test_limits_sized)
+{
+	section s;
+	section_init(&s);
+	struct {
+		cordon_plugin_limits l;
+		uint64_t canary;
+	} big;
+	memset(&big, 0xa5, sizeof(big));
+	big.l.size = sizeof(big); /* a newer plugin's, larger struct */
+	s.cfg.abi_minor = 2;
+	host->config_limits(&s.cfg, &big.l);
+	ck_assert_uint_eq(big.l.size, sizeof(cordon_plugin_limits));
+	ck_assert_uint_eq(big.l.value[CORDON_PLUGIN_LIMIT_MEMORY], 1 << 30);
+	ck_assert_uint_eq(big.canary, 0xa5a5a5a5a5a5a5a5ull);
+	memset(&big, 0xa5, sizeof(big)); /* 1.1: "reserved" holds anything */
+	s.cfg.abi_minor = 1;
+	host->config_limits(&s.cfg, &big.l);
+	ck_assert_uint_eq(big.l.set, 1u << CORDON_PLUGIN_LIMIT_MEMORY);
+	ck_assert_uint_eq(big.canary, 0xa5a5a5a5a5a5a5a5ull);
+	section_fini(&s);
+}
+END_TEST
+
 static cordon_error *config_error_of(const cordon_plugin_config *cfg, const char *key)
 {
 	struct cordon_plugin_error perr = { 0 };
@@ -530,6 +612,8 @@ static Suite *hostservices_suite(void)
 	tcase_add_test(tc, test_getters);
 	tcase_add_test(tc, test_strv_stable);
 	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_getters_share_the_policy_grammar);
+	tcase_add_test(tc, test_limits_sized);
 	tcase_add_test(tc, test_config_error);
 	tcase_add_test(tc, test_secret_env);
 	tcase_add_test(tc, test_secret_file);

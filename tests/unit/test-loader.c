@@ -24,7 +24,8 @@
 static const char *const corpus[] = {
 	"alpha", "beta", "test", "nosym", "nulldesc", "abimajor", "abiminor", "small", "tail",
 	"noversion", "nolicense", "noinit", "ctrlchar", "mismatch", "badname", "initmsg",
-	"initbare", "initpartial", "nodriver", "dupdrv", "undef", "runpath", "rpath", NULL,
+	"initbare", "initpartial", "nodriver", "dupdrv", "undef", "runpath", "rpath", "old11",
+	"target11", NULL,
 };
 
 static char *corpus_dir(void)
@@ -144,6 +145,8 @@ START_TEST(test_corpus)
 	assert_loaded(ctx, "alpha", "1.2.3", "alpha");
 	assert_loaded(ctx, "beta", "0.9", "beta-one,beta_two");
 	assert_loaded(ctx, "test", "1.0", "fake");
+	assert_loaded(ctx, "old11", "1.1.0", "old11"); /* built against ABI 1.1 */
+	assert_loaded(ctx, "target11", "1.0", "target11"); /* declaring 1.1 */
 
 	assert_refused(ctx, "adir", EINVAL, "adir.so is not a regular file");
 	assert_refused(ctx, "fifo", EINVAL, "fifo.so is not a regular file");
@@ -404,7 +407,7 @@ START_TEST(test_fake_run_and_files)
 	const char *echo[] = { "echo", "hello", "world", NULL };
 	ck_assert_int_eq(fake_run(&f, echo, out, &st), 0);
 	ck_assert_str_eq(out[0]->str, "hello world\n");
-	ck_assert_uint_eq(st.flags, CORDON_PLUGIN_RUN_EXITED);
+	ck_assert_uint_eq(st.flags, CORDON_PLUGIN_RUNSTATUS_EXITED);
 	ck_assert_int_eq(st.exit_code, 0);
 	const char *ex[] = { "/bin/sh", "-c", "exit 7", NULL };
 	ck_assert_int_eq(fake_run(&f, ex, out, &st), 0);
@@ -421,7 +424,7 @@ START_TEST(test_fake_run_and_files)
 	ck_assert_str_eq(out[1]->str, "fake: frobnicate: unknown command\n");
 	const char *slow[] = { "sleep", "10000", NULL };
 	ck_assert_int_eq(fake_run(&f, slow, out, &st), 0);
-	ck_assert_uint_eq(st.flags, CORDON_PLUGIN_RUN_TIMED_OUT);
+	ck_assert_uint_eq(st.flags, CORDON_PLUGIN_RUNSTATUS_TIMED_OUT);
 
 	ck_assert_int_eq(f.drv->ops.write_file(f.sandbox, "dir/a.txt", "A", 1, &perr), 0);
 	ck_assert_int_eq(f.drv->ops.write_file(f.sandbox, "dir/b.txt", "BB", 2, &perr), 0);
@@ -489,7 +492,7 @@ static char *flags_seen(cordon_context *ctx, uint32_t run_flags, bool *ret_spent
 }
 
 /* CORDON_RUN_LAST reaches a plugin built against ABI 1.1 as
- * CORDON_PLUGIN_RUN_LAST, and never one built against 1.0 (which may refuse
+ * CORDON_PLUGIN_RUNREQ_LAST, and never one built against 1.0 (which may refuse
  * flags it does not know); either way no run follows the last. */
 START_TEST(test_last_run_flag_follows_the_abi)
 {
@@ -514,6 +517,91 @@ START_TEST(test_last_run_flag_follows_the_abi)
 	g_autofree char *old = flags_seen(ctx, CORDON_RUN_LAST, &spent);
 	ck_assert_str_eq(old, "0");
 	ck_assert(spent);
+	cordon_context_free(ctx);
+	testutil_rmtree(dir);
+}
+END_TEST
+
+/* A plugin built against ABI 1.1 (tests/plugins/old11.c, the frozen 1.1
+ * header) loads and works in this core as it did: config_limits fills its
+ * 64-byte struct and no more, whatever the old reserved word held; its open
+ * spec's limits carry a zero there, as 1.1 sent; the last-run flag reaches
+ * it under its old name; its "image" string key is the tier's image for an
+ * image rule. */
+static const char old11_policy[] =
+	"cordon: 1\n"
+	"plugins: {load: [old11]}\n"
+	"tiers:\n"
+	"  old: {driver: old11, image: busybox, limits: {memory: 1GiB}}\n"
+	"trust:\n"
+	"  trusted: {require: process-jail, tiers: [old]}\n"
+	"rules:\n"
+	"  - {name: pinned, when: {labels: {pin: yes}}, require: {image: pinned}}\n";
+
+START_TEST(test_abi_1_1_plugin_still_works)
+{
+	g_autofree char *dir = testutil_plugin_dir("old11", NULL);
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
+	ck_assert_int_eq(cordon_options_set_policy_text(o, old11_policy, sizeof(old11_policy) - 1,
+							"old11.yaml", NULL), 0);
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
+	cordon_options_free(o);
+	assert_loaded(ctx, "old11", "1.1.0", "old11");
+	ck_assert_uint_eq(((plugin_record *)ctx->plugins->pdata[0])->abi_minor, 1);
+
+	cordon_probe_report *pr = NULL;
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, 0, &pr, NULL), 0);
+	ck_assert_str_eq(cordon_probe_report_reason(pr), "memory=1073741824 set=2 canary=intact");
+	cordon_probe_report_free(pr);
+
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_sandbox *sb = NULL;
+	ck_assert_int_eq(cordon_sandbox_open(ctx, req, &sb, NULL), 0);
+	cordon_run_options ro = CORDON_RUN_OPTIONS_INIT;
+	ro.flags = CORDON_RUN_LAST;
+	const char *argv[] = { "x", NULL };
+	cordon_result *res = NULL;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &ro, &res, NULL), 0);
+	ck_assert_int_eq(cordon_result_exit_code(res), 3);
+	ck_assert_str_eq(cordon_result_output(res, 1, NULL), "flags=1 reserved=0");
+	cordon_result_free(res);
+	cordon_sandbox_close(sb);
+
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_request_add_label(req, "pin", "yes", NULL), 0);
+	ck_assert_int_eq(cordon_sandbox_open(ctx, req, &sb, &err), -EPERM);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "'busybox' is not"), "%s",
+		      cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "sandbox_denied");
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+	testutil_rmtree(dir);
+}
+END_TEST
+
+/* A plugin built against this header that declares 1.1 loads as a 1.1
+ * plugin, and finds the 1.2 field it checks host->abi_minor for. */
+START_TEST(test_target_minor)
+{
+	static const char policy[] = "cordon: 1\n"
+				     "plugins: {load: [target11]}\n"
+				     "tiers: {t: {driver: target11, limits: {pids: 7}}}\n";
+	g_autofree char *dir = testutil_plugin_dir("target11", NULL);
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
+	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, sizeof(policy) - 1, "t.yaml",
+							NULL), 0);
+	cordon_context *ctx = NULL;
+	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
+	cordon_options_free(o);
+	ck_assert_uint_eq(((plugin_record *)ctx->plugins->pdata[0])->abi_minor, 1);
+	cordon_probe_report *pr = NULL;
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, 0, &pr, NULL), 0);
+	g_autofree char *want = g_strdup_printf("host 1.%d, limits size 64", CORDON_PLUGIN_ABI_MINOR);
+	ck_assert_str_eq(cordon_probe_report_reason(pr), want);
+	cordon_probe_report_free(pr);
 	cordon_context_free(ctx);
 	testutil_rmtree(dir);
 }
@@ -817,6 +905,8 @@ static Suite *loader_suite(void)
 	tcase_add_test(tc, test_fake_run_and_files);
 	tcase_add_test(tc, test_fake_through_public_api);
 	tcase_add_test(tc, test_last_run_flag_follows_the_abi);
+	tcase_add_test(tc, test_abi_1_1_plugin_still_works);
+	tcase_add_test(tc, test_target_minor);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("directory");
 	tcase_add_test(tc, test_relative_dir);

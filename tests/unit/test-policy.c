@@ -697,7 +697,7 @@ static void expect_section(const char *section, const char *code, const char *pr
 	g_autofree char *text = g_strdup_printf(V1 "tiers:\n  box:\n%s", section);
 	g_autoptr(cordon_policy) p = parse_ok(text);
 	cordon_error *err = NULL;
-	int r = policy_check_section(p, policy_find_tier(p, "box"), box_keys, &err);
+	int r = policy_check_section(p, (policy_tier *)policy_find_tier(p, "box"), box_keys, NULL, &err);
 	if (!code) {
 		ck_assert_msg(r == 0, "section refused: %s", err ? err->message : "?");
 		return;
@@ -745,7 +745,7 @@ START_TEST(test_driver_section)
 	/* A driver without declared keys accepts only the core's. */
 	g_autoptr(cordon_policy) p = parse_ok(V1 "tiers: {j: {driver: local, confine: none}}\n");
 	cordon_error *err = NULL;
-	ck_assert_int_lt(policy_check_section(p, policy_find_tier(p, "j"), NULL, &err), 0);
+	ck_assert_int_lt(policy_check_section(p, (policy_tier *)policy_find_tier(p, "j"), NULL, NULL, &err), 0);
 	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_unknown_key");
 }
 END_TEST

@@ -53,8 +53,8 @@ static void wait_cancel(const cordon_plugin_run_spec *spec, cordon_plugin_run_st
 {
 	struct pollfd p = { .fd = spec->cancel_fd, .events = POLLIN };
 	int r = poll(&p, spec->cancel_fd >= 0 ? 1 : 0, (int)spec->timeout_ms);
-	st->flags = r > 0 ? CORDON_PLUGIN_RUN_CANCELLED : CORDON_PLUGIN_RUN_TIMED_OUT;
-	st->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+	st->flags = r > 0 ? CORDON_PLUGIN_RUNSTATUS_CANCELLED : CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
+	st->flags |= CORDON_PLUGIN_RUNSTATUS_SIGNALED;
 	st->signal = 9;
 }
 
@@ -64,7 +64,7 @@ static int scripted_run(void *sb, const cordon_plugin_run_spec *spec,
 {
 	const char *cmd = spec->argv[0];
 	const char *arg = spec->argv[1];
-	st->flags = CORDON_PLUGIN_RUN_EXITED;
+	st->flags = CORDON_PLUGIN_RUNSTATUS_EXITED;
 	if (strcmp(cmd, "echo") == 0) {
 		for (size_t i = 1; spec->argv[i]; i++)
 			sink->output(sink->ctx, 1, spec->argv[i], strlen(spec->argv[i]));
@@ -78,7 +78,7 @@ static int scripted_run(void *sb, const cordon_plugin_run_spec *spec,
 	} else if (strcmp(cmd, "status") == 0) {
 		st->exit_code = atoi(arg);
 	} else if (strcmp(cmd, "signal") == 0) {
-		st->flags = CORDON_PLUGIN_RUN_SIGNALED;
+		st->flags = CORDON_PLUGIN_RUNSTATUS_SIGNALED;
 		st->signal = atoi(arg);
 	} else if (strcmp(cmd, "env") == 0) {
 		for (size_t i = 0; spec->envp[i]; i++) {
@@ -493,7 +493,7 @@ START_TEST(test_last_run_spends_the_sandbox)
 	g_autofree char *plain = run_flags_seen(0);
 	ck_assert_str_eq(plain, "0");
 	g_autofree char *last = run_flags_seen(CORDON_RUN_LAST);
-	ck_assert_uint_eq(strtoul(last, NULL, 10), CORDON_PLUGIN_RUN_LAST);
+	ck_assert_uint_eq(strtoul(last, NULL, 10), CORDON_PLUGIN_RUNREQ_LAST);
 	cordon_error *err = NULL;
 	cordon_result *res = NULL;
 	const char *argv[] = { "status", "0", NULL };

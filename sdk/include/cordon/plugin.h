@@ -6,7 +6,8 @@
  * cordon_host table handed to their entry point.
  *
  * Rules (docs/plugin-guide.md):
- *  - Structs crossing the boundary start with `uint32_t size`. Tables are
+ *  - Structs crossing the boundary start with `uint32_t size` (the limits
+ *    carry theirs last, where ABI 1.1 had a reserved word). Tables are
  *    append-only; the reader uses min(size, its sizeof) and refuses a
  *    non-zero tail it does not know.
  *  - Enums cross as uint32_t. A NULL operation means "unsupported".
@@ -29,9 +30,25 @@ extern "C" {
 #endif
 
 /* A plugin built against MAJOR.MINOR loads into a core with the same MAJOR
- * and a MINOR at least as new. */
+ * and a MINOR at least as new. A plugin that uses something a later minor
+ * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 1
+#define CORDON_PLUGIN_ABI_MINOR 2
+
+/* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
+ * the plugin defines an older one to load into older cores too, and then
+ * checks host->abi_minor before it touches anything newer. */
+#ifndef CORDON_PLUGIN_TARGET_MINOR
+#define CORDON_PLUGIN_TARGET_MINOR CORDON_PLUGIN_ABI_MINOR
+#endif
+
+/* printf checking where the compiler has it (GCC, Clang); nothing elsewhere
+ * (MSVC builds plugins too). */
+#if defined(__GNUC__)
+#define CORDON_PLUGIN_PRINTF(fmt_, args_) __attribute__((format(printf, fmt_, args_)))
+#else
+#define CORDON_PLUGIN_PRINTF(fmt_, args_)
+#endif
 
 /* The one symbol every plugin exports (CORDON_PLUGIN_DEFINE emits it). */
 #define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
@@ -74,6 +91,13 @@ enum {
 	CORDON_PLUGIN_EGRESS_GOVERNED = 1,
 	CORDON_PLUGIN_EGRESS_ALLOW = 2,
 };
+/* cordon_plugin_open_spec.trust, as cordon_trust (ABI 1.2 names values 1.0
+ * already sent). Anything else is untrusted: fail closed. */
+enum {
+	CORDON_PLUGIN_TRUST_TRUSTED = 1,
+	CORDON_PLUGIN_TRUST_SEMI_TRUSTED = 2,
+	CORDON_PLUGIN_TRUST_UNTRUSTED = 3,
+};
 
 /* Opaque handles owned by the core. */
 typedef struct cordon_plugin_error cordon_plugin_error;
@@ -92,6 +116,10 @@ enum {
 	CORDON_PLUGIN_CONFIG_DURATION = 5, /* milliseconds, "30s" */
 	CORDON_PLUGIN_CONFIG_STRING_LIST = 6,
 	CORDON_PLUGIN_CONFIG_SECRET = 7,   /* {env: NAME} or {file: PATH}; value never logged */
+	/* ABI 1.2: a STRING that names the image the tier runs; admission's
+	 * `require: {image: pinned}` rules check it. At most one per driver. (A
+	 * 1.1 driver's STRING key named "image" counts as this.) */
+	CORDON_PLUGIN_CONFIG_IMAGE = 8,
 };
 
 typedef struct cordon_plugin_config_key {
@@ -114,15 +142,23 @@ typedef struct cordon_plugin_probe {
 
 /* ---- open --------------------------------------------------------------- */
 
+/* The one struct whose size is not first: ABI 1.1 had value[] there, and
+ * the size took the place of its reserved word. A later limit is appended
+ * after size, never in value[], so the first 64 bytes keep their layout. */
 typedef struct cordon_plugin_limits {
 	uint64_t value[CORDON_PLUGIN_LIMIT_COUNT];
 	uint32_t set;  /* bit i set: value[i] applies */
-	uint32_t reserved;
+	/* ABI 1.2. Set by whoever owns the memory: a plugin calling
+	 * host->config_limits sets sizeof(cordon_plugin_limits), and the core
+	 * fills no more than that (nor than its own), writing back what it
+	 * filled; in an open spec the core sets it. A plugin reads a field only
+	 * when size covers it. */
+	uint32_t size;
 } cordon_plugin_limits;
 
 typedef struct cordon_plugin_open_spec {
 	uint32_t size;
-	uint32_t trust;       /* 1 trusted, 2 semi-trusted, 3 untrusted */
+	uint32_t trust;       /* CORDON_PLUGIN_TRUST_* */
 	uint32_t egress;      /* CORDON_PLUGIN_EGRESS_* */
 	uint32_t reserved;
 	const char *workspace; /* absolute host directory, or NULL */
@@ -132,17 +168,19 @@ typedef struct cordon_plugin_open_spec {
 
 /* ---- run ---------------------------------------------------------------- */
 
-/* Run flags (ABI 1.1; a driver built against 1.0 never sees them). */
+/* Run request flags, run_spec.flags (ABI 1.1; a driver built against 1.0
+ * never sees them). Named RUNREQ_ since ABI 1.2, so that a request flag
+ * tested against a status (RUNSTATUS_) reads wrong in review. */
 enum {
 	/* The sandbox's last run: the core starts no other run in it, now or
 	 * later, and closes it after (file operations may still come). The
 	 * driver may spend the sandbox on this run. */
-	CORDON_PLUGIN_RUN_LAST = 1u << 0,
+	CORDON_PLUGIN_RUNREQ_LAST = 1u << 0,
 };
 
 typedef struct cordon_plugin_run_spec {
 	uint32_t size;
-	uint32_t flags;            /* CORDON_PLUGIN_RUN_* */
+	uint32_t flags;            /* CORDON_PLUGIN_RUNREQ_* */
 	const char *const *argv;   /* NULL-terminated, no shell */
 	const char *const *envp;   /* the whole environment, computed by the core */
 	const char *workdir;       /* relative to the sandbox root, or NULL */
@@ -165,17 +203,31 @@ typedef struct cordon_plugin_run_sink {
 	void (*address)(void *ctx, const char *host_port);
 } cordon_plugin_run_sink;
 
+/* Run status flags, run_status.flags: how the run ended. */
 enum {
-	CORDON_PLUGIN_RUN_EXITED = 1u << 0,
-	CORDON_PLUGIN_RUN_SIGNALED = 1u << 1,
-	CORDON_PLUGIN_RUN_TIMED_OUT = 1u << 2,
-	CORDON_PLUGIN_RUN_CANCELLED = 1u << 3,
-	CORDON_PLUGIN_RUN_OOM = 1u << 4,
+	CORDON_PLUGIN_RUNSTATUS_EXITED = 1u << 0,
+	CORDON_PLUGIN_RUNSTATUS_SIGNALED = 1u << 1,
+	CORDON_PLUGIN_RUNSTATUS_TIMED_OUT = 1u << 2,
+	CORDON_PLUGIN_RUNSTATUS_CANCELLED = 1u << 3,
+	CORDON_PLUGIN_RUNSTATUS_OOM = 1u << 4,
 };
+
+/* The ABI 1.1 names of both families, one prefix for two meanings. Kept so
+ * that a third party's 1.1 plugin still compiles against this header;
+ * deprecated, gone at ABI 2.0. Define CORDON_PLUGIN_NO_DEPRECATED to
+ * refuse them (cordon's own tree does). */
+#ifndef CORDON_PLUGIN_NO_DEPRECATED
+#define CORDON_PLUGIN_RUN_LAST CORDON_PLUGIN_RUNREQ_LAST
+#define CORDON_PLUGIN_RUN_EXITED CORDON_PLUGIN_RUNSTATUS_EXITED
+#define CORDON_PLUGIN_RUN_SIGNALED CORDON_PLUGIN_RUNSTATUS_SIGNALED
+#define CORDON_PLUGIN_RUN_TIMED_OUT CORDON_PLUGIN_RUNSTATUS_TIMED_OUT
+#define CORDON_PLUGIN_RUN_CANCELLED CORDON_PLUGIN_RUNSTATUS_CANCELLED
+#define CORDON_PLUGIN_RUN_OOM CORDON_PLUGIN_RUNSTATUS_OOM
+#endif
 
 typedef struct cordon_plugin_run_status {
 	uint32_t size;
-	uint32_t flags;     /* CORDON_PLUGIN_RUN_* */
+	uint32_t flags;     /* CORDON_PLUGIN_RUNSTATUS_* */
 	int32_t exit_code;  /* when EXITED */
 	int32_t signal;     /* when SIGNALED */
 } cordon_plugin_run_status;
@@ -249,10 +301,10 @@ typedef struct cordon_host {
 	uint32_t reserved;
 
 	void (*log)(uint32_t level, const char *plugin, const char *fmt, ...)
-		__attribute__((format(printf, 3, 4)));
+		CORDON_PLUGIN_PRINTF(3, 4);
 	/* Fills err; returns -errnum so `return host->error_set(...)` reads well. */
 	int (*error_set)(cordon_plugin_error *err, int errnum, uint32_t cls, const char *code,
-			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+			 const char *fmt, ...) CORDON_PLUGIN_PRINTF(5, 6);
 	void *(*alloc)(size_t n); /* zeroed; never NULL (aborts on exhaustion) */
 	void (*free)(void *p);
 	char *(*strdup)(const char *s);
@@ -278,8 +330,11 @@ typedef struct cordon_host {
 	/* An error at key's position: "file:line:col: tiers.NAME.KEY: message". */
 	int (*config_error)(const cordon_plugin_config *cfg, const char *key,
 			    cordon_plugin_error *err, const char *fmt, ...)
-		__attribute__((format(printf, 4, 5)));
-	/* The tier's limits from the policy. */
+		CORDON_PLUGIN_PRINTF(4, 5);
+	/* The tier's own limits from the policy, for what a driver decides
+	 * before any sandbox (probe, a warm pool). A sandbox's limits arrive
+	 * only in open_spec.limits, the tier's already applied: the one route
+	 * for what a run enforces. Set ret->size first (ABI 1.2). */
 	void (*config_limits)(const cordon_plugin_config *cfg, cordon_plugin_limits *ret);
 
 	/* Runs a host program with a minimal environment, a timeout and capped,
@@ -322,8 +377,9 @@ typedef const cordon_plugin_descriptor *(*cordon_plugin_entry_fn)(const cordon_h
  */
 #define CORDON_PLUGIN_DEFINE(name_, version_, description_, license_, init_)                  \
 	static const cordon_plugin_descriptor cordon_plugin_descriptor_ = {                      \
-		sizeof(cordon_plugin_descriptor), CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, \
-		0, (name_), (version_), (description_), (license_), (init_)};                     \
+		sizeof(cordon_plugin_descriptor), CORDON_PLUGIN_ABI_MAJOR,                         \
+		CORDON_PLUGIN_TARGET_MINOR, 0, (name_), (version_), (description_), (license_),    \
+		(init_)};                                                                          \
 	CORDON_PLUGIN_EXPORT const cordon_plugin_descriptor *cordon_plugin_entry(             \
 		const cordon_host *host);                                                          \
 	const cordon_plugin_descriptor *cordon_plugin_entry(const cordon_host *host)           \

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * FROZEN: <cordon/plugin.h> exactly as ABI 1.1 released it, so that
+ * tests/plugins/old11.c is a plugin built against 1.1 and proves that such
+ * plugins keep loading and working (tests/unit/test-loader.c). Never edit.
+ *
+ * <cordon/plugin.h>: the driver ABI of cordon. Self-contained on purpose:
+ * a plugin needs only this header and `pkg-config --cflags cordon-plugin`.
+ * Plugins never link libcordon; every core service reaches them through the
+ * cordon_host table handed to their entry point.
+ *
+ * Rules (docs/plugin-guide.md):
+ *  - Structs crossing the boundary start with `uint32_t size`. Tables are
+ *    append-only; the reader uses min(size, its sizeof) and refuses a
+ *    non-zero tail it does not know.
+ *  - Enums cross as uint32_t. A NULL operation means "unsupported".
+ *  - Operations return 0 (or a count) on success, a negative errno on
+ *    failure, and describe failures through the cordon_plugin_error they
+ *    were given (host->error_set).
+ *  - Every operation on a tier or sandbox may be called from several threads
+ *    at once; a driver serialises what it must.
+ */
+#ifndef CORDON_PLUGIN_H
+#define CORDON_PLUGIN_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A plugin built against MAJOR.MINOR loads into a core with the same MAJOR
+ * and a MINOR at least as new. */
+#define CORDON_PLUGIN_ABI_MAJOR 1
+#define CORDON_PLUGIN_ABI_MINOR 1
+
+/* The one symbol every plugin exports (CORDON_PLUGIN_DEFINE emits it). */
+#define CORDON_PLUGIN_ENTRY_SYMBOL "cordon_plugin_entry"
+
+/* Values shared with <cordon/cordon.h>. */
+enum {
+	CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL = 1,
+	CORDON_PLUGIN_CONTAINMENT_KERNEL = 2,
+	CORDON_PLUGIN_CONTAINMENT_CONTAINER = 3,
+	CORDON_PLUGIN_CONTAINMENT_USERSPACE_KERNEL = 4,
+	CORDON_PLUGIN_CONTAINMENT_MICROVM = 5,
+	CORDON_PLUGIN_CONTAINMENT_REMOTE = 6,
+};
+enum {
+	CORDON_PLUGIN_ERROR_TERMINAL = 1,
+	CORDON_PLUGIN_ERROR_FORBIDDEN = 2,
+	CORDON_PLUGIN_ERROR_TRANSIENT = 3,
+	CORDON_PLUGIN_ERROR_CANCELLED = 4,
+	CORDON_PLUGIN_ERROR_INVALID = 5,
+};
+enum {
+	CORDON_PLUGIN_LOG_ERROR = 3,
+	CORDON_PLUGIN_LOG_WARNING = 4,
+	CORDON_PLUGIN_LOG_INFO = 6,
+	CORDON_PLUGIN_LOG_DEBUG = 7,
+};
+/* Indexes of cordon_plugin_limits.value, as cordon_limit in <cordon/cordon.h>. */
+enum {
+	CORDON_PLUGIN_LIMIT_WALL_MS = 0,
+	CORDON_PLUGIN_LIMIT_MEMORY = 1,
+	CORDON_PLUGIN_LIMIT_PIDS = 2,
+	CORDON_PLUGIN_LIMIT_CPU_MILLI = 3,
+	CORDON_PLUGIN_LIMIT_OUTPUT = 4,
+	CORDON_PLUGIN_LIMIT_NOFILE = 5,
+	CORDON_PLUGIN_LIMIT_FSIZE = 6,
+	CORDON_PLUGIN_LIMIT_COUNT = 7,
+};
+enum {
+	CORDON_PLUGIN_EGRESS_DENY = 0,
+	CORDON_PLUGIN_EGRESS_GOVERNED = 1,
+	CORDON_PLUGIN_EGRESS_ALLOW = 2,
+};
+
+/* Opaque handles owned by the core. */
+typedef struct cordon_plugin_error cordon_plugin_error;
+typedef struct cordon_plugin_registrar cordon_plugin_registrar;
+typedef struct cordon_plugin_config cordon_plugin_config;
+
+/* ---- a driver's policy section ----------------------------------------- */
+
+/* Value types a driver may declare for its keys. The core checks type and
+ * refuses unknown keys (with file:line:column and key path) before configure. */
+enum {
+	CORDON_PLUGIN_CONFIG_STRING = 1,
+	CORDON_PLUGIN_CONFIG_BOOL = 2,
+	CORDON_PLUGIN_CONFIG_INT = 3,      /* int64 */
+	CORDON_PLUGIN_CONFIG_SIZE = 4,     /* bytes, "512MiB" */
+	CORDON_PLUGIN_CONFIG_DURATION = 5, /* milliseconds, "30s" */
+	CORDON_PLUGIN_CONFIG_STRING_LIST = 6,
+	CORDON_PLUGIN_CONFIG_SECRET = 7,   /* {env: NAME} or {file: PATH}; value never logged */
+};
+
+typedef struct cordon_plugin_config_key {
+	const char *name; /* NULL ends the array */
+	uint32_t type;
+	uint32_t required; /* non-zero: the key must be present */
+} cordon_plugin_config_key;
+
+/* ---- probe -------------------------------------------------------------- */
+
+#define CORDON_PLUGIN_REASON_MAX 512
+
+typedef struct cordon_plugin_probe {
+	uint32_t size;
+	uint32_t available;   /* non-zero when the tier can run work now */
+	uint32_t containment; /* what it provides on this host, never more */
+	uint32_t reserved;
+	char reason[CORDON_PLUGIN_REASON_MAX]; /* plain language, NUL-terminated */
+} cordon_plugin_probe;
+
+/* ---- open --------------------------------------------------------------- */
+
+typedef struct cordon_plugin_limits {
+	uint64_t value[CORDON_PLUGIN_LIMIT_COUNT];
+	uint32_t set;  /* bit i set: value[i] applies */
+	uint32_t reserved;
+} cordon_plugin_limits;
+
+typedef struct cordon_plugin_open_spec {
+	uint32_t size;
+	uint32_t trust;       /* 1 trusted, 2 semi-trusted, 3 untrusted */
+	uint32_t egress;      /* CORDON_PLUGIN_EGRESS_* */
+	uint32_t reserved;
+	const char *workspace; /* absolute host directory, or NULL */
+	const char *image;     /* requested image, or NULL */
+	cordon_plugin_limits limits; /* every limit the run must enforce */
+} cordon_plugin_open_spec;
+
+/* ---- run ---------------------------------------------------------------- */
+
+/* Run flags (ABI 1.1; a driver built against 1.0 never sees them). */
+enum {
+	/* The sandbox's last run: the core starts no other run in it, now or
+	 * later, and closes it after (file operations may still come). The
+	 * driver may spend the sandbox on this run. */
+	CORDON_PLUGIN_RUN_LAST = 1u << 0,
+};
+
+typedef struct cordon_plugin_run_spec {
+	uint32_t size;
+	uint32_t flags;            /* CORDON_PLUGIN_RUN_* */
+	const char *const *argv;   /* NULL-terminated, no shell */
+	const char *const *envp;   /* the whole environment, computed by the core */
+	const char *workdir;       /* relative to the sandbox root, or NULL */
+	const void *stdin_data;
+	uint64_t stdin_len;
+	uint64_t timeout_ms;       /* never 0: the core always bounds a run */
+	int32_t cancel_fd;         /* readable => stop the work now; -1: none */
+	uint16_t port;             /* serve: port inside the sandbox to expose, or 0 */
+	uint16_t reserved;
+} cordon_plugin_run_spec;
+
+/* Where a driver delivers a run's output and events. */
+typedef struct cordon_plugin_run_sink {
+	uint32_t size;
+	uint32_t reserved;
+	void *ctx;
+	/* stream 1 = stdout, 2 = stderr. The core enforces output caps. */
+	void (*output)(void *ctx, uint32_t stream, const void *data, size_t len);
+	/* The host loopback address of a served port, once known. */
+	void (*address)(void *ctx, const char *host_port);
+} cordon_plugin_run_sink;
+
+enum {
+	CORDON_PLUGIN_RUN_EXITED = 1u << 0,
+	CORDON_PLUGIN_RUN_SIGNALED = 1u << 1,
+	CORDON_PLUGIN_RUN_TIMED_OUT = 1u << 2,
+	CORDON_PLUGIN_RUN_CANCELLED = 1u << 3,
+	CORDON_PLUGIN_RUN_OOM = 1u << 4,
+};
+
+typedef struct cordon_plugin_run_status {
+	uint32_t size;
+	uint32_t flags;     /* CORDON_PLUGIN_RUN_* */
+	int32_t exit_code;  /* when EXITED */
+	int32_t signal;     /* when SIGNALED */
+} cordon_plugin_run_status;
+
+/* ---- file operations ---------------------------------------------------- */
+
+/* Receives file data (read_file) or one path (glob, walk; NUL-terminated,
+ * len excludes it). Return non-zero to stop early; the op returns that. */
+typedef int (*cordon_plugin_emit_fn)(void *ctx, const void *data, size_t len);
+
+/* ---- a driver ------------------------------------------------------------ */
+
+typedef struct cordon_plugin_driver {
+	uint32_t size;
+	uint32_t flags;  /* none defined yet */
+	const char *name; /* [a-z0-9_-]+, unique across plugins */
+	const cordon_plugin_config_key *config_keys; /* the driver's policy keys */
+	void *data;       /* handed back to configure */
+
+	/* Validates and keeps a tier's section; *ret_tier is handed to every
+	 * tier-level call. Positioned errors: host->config_error. */
+	int (*configure)(void *data, const cordon_plugin_config *cfg, void **ret_tier,
+			 cordon_plugin_error *err);
+	void (*unconfigure)(void *tier);
+	/* Reports without running work whether the tier can run now. */
+	int (*probe)(void *tier, cordon_plugin_probe *ret);
+	int (*open)(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
+		    cordon_plugin_error *err);
+	/* Runs to completion (or timeout/cancel), killing everything it started
+	 * before returning. Blocking; the core runs serve on a thread of its own. */
+	int (*run)(void *sandbox, const cordon_plugin_run_spec *spec,
+		   const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+		   cordon_plugin_error *err);
+	int (*read_file)(void *sandbox, const char *path, uint64_t max_len,
+			 cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err);
+	int (*write_file)(void *sandbox, const char *path, const void *data, uint64_t len,
+			  cordon_plugin_error *err);
+	int (*glob)(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
+		    cordon_plugin_error *err);
+	int (*walk)(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
+		    cordon_plugin_error *err);
+	/* Ends everything the sandbox started. Must not fail. */
+	void (*close)(void *sandbox);
+	/* Removes what a crashed host left behind (containers, guests). */
+	int (*gc)(void *tier, cordon_plugin_error *err);
+} cordon_plugin_driver;
+
+/* ---- host services ------------------------------------------------------- */
+
+/* A host program run to completion with a timeout (host->spawn). */
+typedef struct cordon_host_spawn {
+	uint32_t size;
+	uint32_t reserved;
+	const char *const *argv;  /* argv[0] absolute, or found on the minimal PATH */
+	const char *const *envp;  /* NULL: the minimal host baseline only */
+	const void *stdin_data;
+	uint64_t stdin_len;
+	uint64_t timeout_ms;      /* 0: 30 s */
+	uint64_t output_cap;      /* per stream; 0: 1 MiB */
+	/* Out: NUL-terminated captures owned by the plugin (host->free). */
+	char *out;
+	char *err;
+	int32_t exit_code;        /* 128+sig when signalled, -1 on timeout */
+	uint32_t timed_out;
+} cordon_host_spawn;
+
+typedef struct cordon_host {
+	uint32_t size;
+	uint32_t abi_major;
+	uint32_t abi_minor;
+	uint32_t reserved;
+
+	void (*log)(uint32_t level, const char *plugin, const char *fmt, ...)
+		__attribute__((format(printf, 3, 4)));
+	/* Fills err; returns -errnum so `return host->error_set(...)` reads well. */
+	int (*error_set)(cordon_plugin_error *err, int errnum, uint32_t cls, const char *code,
+			 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+	void *(*alloc)(size_t n); /* zeroed; never NULL (aborts on exhaustion) */
+	void (*free)(void *p);
+	char *(*strdup)(const char *s);
+
+	/* Registration, only during init. */
+	int (*register_driver)(cordon_plugin_registrar *reg, const cordon_plugin_driver *drv);
+
+	/* A tier's policy section. Getters return 1 when set, 0 when absent, and
+	 * never fail for keys declared in config_keys. Values are borrowed from
+	 * cfg and live as long as the tier. */
+	const char *(*config_tier_name)(const cordon_plugin_config *cfg);
+	int (*config_string)(const cordon_plugin_config *cfg, const char *key, const char **ret);
+	int (*config_bool)(const cordon_plugin_config *cfg, const char *key, bool *ret);
+	int (*config_int)(const cordon_plugin_config *cfg, const char *key, int64_t *ret);
+	int (*config_u64)(const cordon_plugin_config *cfg, const char *key, uint64_t *ret);
+	/* NULL-terminated list, borrowed. */
+	int (*config_strv)(const cordon_plugin_config *cfg, const char *key,
+			   const char *const **ret);
+	/* Resolves a SECRET key into a string the plugin owns (host->free);
+	 * wipe it when done. */
+	int (*config_secret)(const cordon_plugin_config *cfg, const char *key, char **ret,
+			     cordon_plugin_error *err);
+	/* An error at key's position: "file:line:col: tiers.NAME.KEY: message". */
+	int (*config_error)(const cordon_plugin_config *cfg, const char *key,
+			    cordon_plugin_error *err, const char *fmt, ...)
+		__attribute__((format(printf, 4, 5)));
+	/* The tier's limits from the policy. */
+	void (*config_limits)(const cordon_plugin_config *cfg, cordon_plugin_limits *ret);
+
+	/* Runs a host program with a minimal environment, a timeout and capped,
+	 * captured output. Returns 0 when it ran (whatever its exit code). */
+	int (*spawn)(cordon_host_spawn *spec, cordon_plugin_error *err);
+	/* Finds an executable on the host's minimal PATH; owned by plugin. */
+	char *(*find_program)(const char *name);
+	/* Rejects paths that could escape a root: absolute, "..", NUL, empty. */
+	bool (*path_is_confined)(const char *path);
+} cordon_host;
+
+/* ---- the plugin itself ---------------------------------------------------- */
+
+typedef struct cordon_plugin_descriptor {
+	uint32_t size;
+	uint32_t abi_major;
+	uint32_t abi_minor;
+	uint32_t reserved;
+	const char *name;        /* equals the file's base name, [a-z0-9_-]+ */
+	const char *version;
+	const char *description;
+	const char *license;
+	/* Registers drivers with host->register_driver. Non-zero refuses the plugin
+	 * (describe why with host->error_set). */
+	int (*init)(const cordon_host *host, cordon_plugin_registrar *reg,
+		    cordon_plugin_error *err);
+} cordon_plugin_descriptor;
+
+typedef const cordon_plugin_descriptor *(*cordon_plugin_entry_fn)(const cordon_host *host);
+
+#if defined(__GNUC__)
+#define CORDON_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define CORDON_PLUGIN_EXPORT
+#endif
+
+/* Defines the plugin's identity and its one exported symbol. Use once per
+ * plugin, at file scope:
+ *   CORDON_PLUGIN_DEFINE("skeleton", "0.1", "An example driver", "MIT", skeleton_init)
+ */
+#define CORDON_PLUGIN_DEFINE(name_, version_, description_, license_, init_)                  \
+	static const cordon_plugin_descriptor cordon_plugin_descriptor_ = {                      \
+		sizeof(cordon_plugin_descriptor), CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, \
+		0, (name_), (version_), (description_), (license_), (init_)};                     \
+	CORDON_PLUGIN_EXPORT const cordon_plugin_descriptor *cordon_plugin_entry(             \
+		const cordon_host *host);                                                          \
+	const cordon_plugin_descriptor *cordon_plugin_entry(const cordon_host *host)           \
+	{                                                                                          \
+		(void)host;                                                                        \
+		return &cordon_plugin_descriptor_;                                                 \
+	}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CORDON_PLUGIN_H */
