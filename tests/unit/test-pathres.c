@@ -7,8 +7,8 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "local/fsops.h"
-#include "local/pathres.h"
+#include "fsops.h"
+#include "pathres.h"
 
 #include <errno.h>
 #include <fcntl.h>

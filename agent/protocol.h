@@ -38,38 +38,38 @@
 #include <stdint.h>
 
 /* Where the plugin mounts the helper and the sandbox root, inside the container. */
-#define OCI_HELPER_PATH "/.cordon-helper"
-#define OCI_SANDBOX_ROOT "/work"
-#define OCI_SCRATCH_PATH "/tmp"
+#define AGENT_PATH "/.cordon-agent"
+#define AGENT_SANDBOX_ROOT "/work"
+#define AGENT_SCRATCH_PATH "/tmp"
 
-#define OCI_FRAME_HEADER 5
-#define OCI_FRAME_MAX (64u * 1024)  /* largest payload the helper sends */
-#define OCI_ENV_MAX (1u << 20)      /* largest environment block it accepts */
+#define AGENT_FRAME_HEADER 5
+#define AGENT_FRAME_MAX (64u * 1024)  /* largest payload the helper sends */
+#define AGENT_ENV_MAX (1u << 20)      /* largest environment block it accepts */
 
-enum oci_frame_type {
-	OCI_FRAME_HELLO = 'I',  /* payload: the helper's pid inside the container (decimal) */
-	OCI_FRAME_STDOUT = 'O', /* the work's stdout bytes */
-	OCI_FRAME_STDERR = 'E', /* the work's stderr bytes */
-	OCI_FRAME_STATUS = 'S', /* "exit N" | "signal N", then words: timeout cancelled oom */
-	OCI_FRAME_ERROR = 'X',  /* "<code> <errno> <message>": the operation did not happen */
-	OCI_FRAME_DATA = 'D',   /* read: file bytes */
-	OCI_FRAME_PATH = 'P',   /* glob, walk: one path relative to the sandbox root */
-	OCI_FRAME_DONE = 'K',   /* a file operation completed; payload: optional text */
+enum agent_frame_type {
+	AGENT_FRAME_HELLO = 'I',  /* payload: the helper's pid inside the container (decimal) */
+	AGENT_FRAME_STDOUT = 'O', /* the work's stdout bytes */
+	AGENT_FRAME_STDERR = 'E', /* the work's stderr bytes */
+	AGENT_FRAME_STATUS = 'S', /* "exit N" | "signal N", then words: timeout cancelled oom */
+	AGENT_FRAME_ERROR = 'X',  /* "<code> <errno> <message>": the operation did not happen */
+	AGENT_FRAME_DATA = 'D',   /* read: file bytes */
+	AGENT_FRAME_PATH = 'P',   /* glob, walk: one path relative to the sandbox root */
+	AGENT_FRAME_DONE = 'K',   /* a file operation completed; payload: optional text */
 };
 
 /* Host -> `session` helper. */
-enum oci_request_type {
-	OCI_REQ_RUN = 'R',       /* a run (see above) */
-	OCI_REQ_STDIN = 'D',     /* the work's stdin bytes */
-	OCI_REQ_STDIN_END = 'F', /* end of the work's stdin: the work starts */
-	OCI_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
-	OCI_REQ_END = 'Q',       /* end the session (as EOF) */
-	OCI_REQ_FILE = 'O',      /* a file operation (see above) */
+enum agent_request_type {
+	AGENT_REQ_RUN = 'R',       /* a run (see above) */
+	AGENT_REQ_STDIN = 'D',     /* the work's stdin bytes */
+	AGENT_REQ_STDIN_END = 'F', /* end of the work's stdin: the work starts */
+	AGENT_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
+	AGENT_REQ_END = 'Q',       /* end the session (as EOF) */
+	AGENT_REQ_FILE = 'O',      /* a file operation (see above) */
 };
-#define OCI_FILE_REQUEST_MAX (16u * 1024) /* largest FILE payload */
-#define OCI_REQUEST_MAX (OCI_ENV_MAX + (1u << 20)) /* largest RUN payload */
+#define AGENT_FILE_REQUEST_MAX (16u * 1024) /* largest FILE payload */
+#define AGENT_REQUEST_MAX (AGENT_ENV_MAX + (1u << 20)) /* largest RUN payload */
 
-static inline void oci_frame_header(uint8_t out[OCI_FRAME_HEADER], uint8_t type, uint32_t len)
+static inline void agent_frame_header(uint8_t out[AGENT_FRAME_HEADER], uint8_t type, uint32_t len)
 {
 	out[0] = type;
 	out[1] = (uint8_t)(len >> 24);
@@ -78,7 +78,7 @@ static inline void oci_frame_header(uint8_t out[OCI_FRAME_HEADER], uint8_t type,
 	out[4] = (uint8_t)len;
 }
 
-static inline uint32_t oci_frame_length(const uint8_t hdr[OCI_FRAME_HEADER])
+static inline uint32_t agent_frame_length(const uint8_t hdr[AGENT_FRAME_HEADER])
 {
 	return (uint32_t)hdr[1] << 24 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 8 | hdr[4];
 }

@@ -275,10 +275,16 @@ int pathres_open(int root_fd, const char *path, int flags, mode_t mode)
 	if (m == PATHRES_WALK)
 		return via_walk(root_fd, path, flags, mode);
 	int fd = via_openat2(root_fd, path, flags, mode);
-	if (fd == -ENOSYS && atomic_load(&forced_method) == PATHRES_AUTO) {
+	if (atomic_load(&forced_method) != PATHRES_AUTO)
+		return fd;
+	if (fd == -ENOSYS) {
 		atomic_store(&have_openat2, -1);
 		return via_walk(root_fd, path, flags, mode);
 	}
+	/* A seccomp filter that refuses openat2 itself says EPERM (older container profiles,
+	 * gVisor's sentry): the walk gives the same answer, an open(2) EPERM included. */
+	if (fd == -EPERM)
+		return via_walk(root_fd, path, flags, mode);
 	return fd;
 }
 
