@@ -96,12 +96,13 @@ static bool known_frame(uint8_t t)
 /* A complete header: checks it and makes room for the payload. */
 static int decoder_begin(agent_decoder *d)
 {
+	free(d->payload); /* the last frame's: only one is ever held */
+	d->payload = NULL;
 	d->type = d->hdr[0];
 	d->want = agent_frame_length(d->hdr);
 	d->have = 0;
 	if (!known_frame(d->type) || d->want > AGENT_FRAME_MAX)
 		return -EPROTO;
-	free(d->payload);
 	d->payload = malloc((size_t)d->want + 1);
 	return d->payload ? 0 : -ENOMEM;
 }
