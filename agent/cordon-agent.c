@@ -15,7 +15,7 @@
  *   run [opts] -- ARGV...    runs the work (protocol.h), kills its whole subtree at the
  *                            end, on timeout and on cancel; opts: --timeout-ms N,
  *                            --cap N (bytes per stream), --workdir REL
- *   kill PID                 asks the `run` helper PID to cancel its work
+ *   kill PID                 asks the one-shot `run` agent PID to cancel its work
  *   read PATH MAX | write PATH | glob PATTERN | walk DIR
  *                            file operations beneath AGENT_SANDBOX_ROOT
  *   probe                    prints "kernel=RELEASE uid=N seccomp=0|1" as plain text (the
@@ -957,50 +957,34 @@ static int cmd_read(const char *rel, const char *max_arg)
 	return 0;
 }
 
-/* All of stdin (the data a write stores), read to its end even when the write is refused:
- * an engine whose `exec -i` cannot deliver stdin drops the answer too (seen with podman
- * under load), and the host would see no refusal at all. NULL without memory. */
-static char *read_stdin(size_t *ret_len)
+/* What is left of stdin, read and dropped: a write refused before (or while) its data was
+ * read still reads the data to its end, since an engine whose `exec -i` cannot deliver
+ * stdin drops the answer too (seen with podman under load), and the host would see no
+ * refusal at all. */
+static void drain_stdin(void)
 {
-	size_t len = 0, cap = AGENT_FRAME_MAX;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (buf && len == cap) {
-			char *bigger = realloc(buf, cap * 2);
-			if (!bigger)
-				free(buf);
-			buf = bigger; /* without memory: drained to the end, then refused */
-			cap *= 2;
-		}
-		char sink[AGENT_FRAME_MAX];
-		ssize_t n = buf ? read(STDIN_FILENO, buf + len, cap - len)
-				: read(STDIN_FILENO, sink, sizeof(sink));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += buf ? (size_t)n : 0;
-	}
-	*ret_len = len;
-	return buf;
+	char buf[AGENT_FRAME_MAX];
+	ssize_t n;
+	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+		;
 }
 
+/* write PATH: the data is our stdin, streamed into the file (never held in memory: it may
+ * be as large as the container's memory limit). */
 static int cmd_write(const char *rel)
 {
-	size_t len;
-	char *data = read_stdin(&len);
-	if (!data)
-		return fail("io_error", ENOMEM, "the data to write");
 	int rootfd = open_root();
 	if (rootfd < 0) {
-		free(data);
-		return fail("io_error", errno, AGENT_SANDBOX_ROOT);
+		int e = errno;
+		drain_stdin();
+		return fail("io_error", e, AGENT_SANDBOX_ROOT);
 	}
-	int r = fsops_write(rootfd, rel, data, len);
+	int r = fsops_write_fd(rootfd, rel, STDIN_FILENO);
 	close(rootfd);
-	free(data);
-	if (r < 0)
+	if (r < 0) {
+		drain_stdin();
 		return fail_fs(r, "write", rel);
+	}
 	frame(AGENT_FRAME_DONE, "", 0);
 	return 0;
 }

@@ -38,6 +38,9 @@ int fsops_read(int root_fd, const char *path, uint64_t max_len, fsops_emit_fn em
  * symlink there (dangling or not) is replaced, its target never touched. An
  * existing file keeps its permission bits; a new one gets 0644 & ~umask. */
 int fsops_write(int root_fd, const char *path, const void *data, size_t len) CORDON_INTERNAL;
+/* The same, with the data read from data_fd to its end (streamed: the agent's stdin). A
+ * failure may leave data_fd partly read. */
+int fsops_write_fd(int root_fd, const char *path, int data_fd) CORDON_INTERNAL;
 
 /* Emits every entry whose path relative to the root matches pattern as
  * fnmatch(FNM_PATHNAME | FNM_PERIOD) would, matching one component per
