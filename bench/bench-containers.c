@@ -19,7 +19,7 @@
 #include "config.h"
 
 #include "oci/oci.h"
-#include "oci/protocol.h"
+#include "protocol.h"
 
 #include <cordon/cordon.h>
 #include <glib.h>
@@ -96,20 +96,20 @@ static char **hardened_run(const char *const *command, const char *name)
 {
 	static const char *const ulimits[] = { "nofile=1024:1024", "nproc=4096:4096", NULL };
 	static const char *const podman_extra[] = { "--read-only-tmpfs=false", NULL };
-	oci_mount m = { helper, OCI_HELPER_PATH, true };
+	oci_mount m = { helper, AGENT_PATH, true };
 	oci_spec s = {
 		.image = image_ref, .trust = CORDON_PLUGIN_TRUST_UNTRUSTED, .egress = CORDON_PLUGIN_EGRESS_DENY,
 		.mounts = &m, .n_mounts = 1, .ulimits = ulimits, .root_tmpfs = true,
 		.tmpfs_owner = is_podman() ? "U" : "uid=65534,gid=65534",
 		.extra = is_podman() ? podman_extra : NULL, .name = name,
-		.workdir = OCI_SANDBOX_ROOT,
+		.workdir = AGENT_SANDBOX_ROOT,
 	};
 	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY | 1u << CORDON_PLUGIN_LIMIT_PIDS;
 	s.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 256ull << 20;
 	s.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 128;
 	const char *idle[] = { "idle", NULL };
 	if (!command) {
-		s.entrypoint = OCI_HELPER_PATH;
+		s.entrypoint = AGENT_PATH;
 		s.command = idle;
 		s.detach = true;
 	} else {
@@ -460,7 +460,7 @@ int main(int argc, char **argv)
 		die("%s is not installed", engine);
 	g_autofree char *cwd = g_get_current_dir();
 	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : cwd;
-	helper = g_canonicalize_filename("plugins/oci/helper/cordon-oci-helper", builddir);
+	helper = g_canonicalize_filename("agent/cordon-agent", builddir);
 	g_autofree char *pdir = g_dir_make_tmp("cordon-bench-XXXXXX", NULL);
 	if (!pdir || !copy_plugin(builddir, pdir))
 		die("the %s plugin is not built (run from the build tree)", engine);

@@ -37,6 +37,7 @@
 
 #include "local.h"
 #include "context.h"
+#include "fserror.h"
 #include "fsops.h"
 #include "kernel.h"
 #include "nosigpipe.h"
@@ -698,33 +699,9 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 
 static int path_error(cordon_plugin_error *err, int r, const char *op, const char *path)
 {
-	if (pathres_is_escape(r))
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-				    ERRC(sandbox_path_escape),
-				    "%s: '%.256s' resolves outside the sandbox", op, path);
-	switch (-r) {
-	case ENOENT:
-		return H->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_found),
-				    "%s: '%.256s': no such file or directory", op, path);
-	case ENOTDIR:
-		return H->error_set(err, ENOTDIR, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_found),
-				    "%s: '%.256s': a component is not a directory", op, path);
-	case EISDIR:
-		return H->error_set(err, EISDIR, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_a_file),
-				    "%s: '%.256s' is a directory", op, path);
-	case EINVAL:
-		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(not_a_file),
-				    "%s: '%.256s' is not a regular file", op, path);
-	case E2BIG:
-		return H->error_set(err, E2BIG, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(limit_exceeded),
-				    "%s: '%.256s' has more than %d entries or is deeper than %d "
-				    "directories", op, path, FSOPS_MAX_ENTRIES, FSOPS_MAX_DEPTH);
-	case ENAMETOOLONG:
-		return H->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID,
-				    ERRC(path_too_long), "%s: '%.256s' is too long", op, path);
-	}
-	return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
-			    "%s: '%.256s': %s", op, path, strerror(-r));
+	fserror e;
+	fserror_describe(r, op, path, &e);
+	return H->error_set(err, e.errnum, e.cls, e.code, "%s", e.message);
 }
 
 /* Tells the emitter's own stop value apart from an error of the operation. */

@@ -231,7 +231,7 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 	t->cli_timeout_ms = DEFAULT_CLI_TIMEOUT_MS;
 	int r = read_scalars(cfg, t, err);
 	if (!t->helper)
-		t->helper = oci_xstrdup(CORDON_LIBEXECDIR "/cordon-oci-helper");
+		t->helper = oci_xstrdup(CORDON_LIBEXECDIR "/cordon-agent");
 	oci_host->config_limits(cfg, &t->limits);
 	if (r == 0)
 		r = validate(cfg, t, err);
@@ -468,7 +468,7 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 	if (!bad)
 		bad = probe_runtime(t, engine, ret);
 	if (!bad && access(t->helper, X_OK) != 0)
-		bad = unavailable(ret, "cordon-oci-helper is missing at %s", t->helper) - 1;
+		bad = unavailable(ret, "cordon-agent is missing at %s", t->helper) - 1;
 	bool present = false;
 	if (!bad) {
 		present = oci_image_present(t, engine, t->image);

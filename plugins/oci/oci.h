@@ -3,7 +3,8 @@
  * The OCI convenience library shared by the `docker` and `podman` plugins:
  * guarantees, the hardened argv, engine CLI parsing (pure, unit-tested in
  * tests/unit/test-oci.c) and the driver itself (probe, session containers,
- * runs through `engine exec` and cordon-oci-helper, pools, gc).
+ * runs through `engine exec` and cordon-agent, pools, gc). The agent's protocol and its
+ * host-side client are agent/'s, shared with every plugin family that runs the agent.
  *
  * Plain C on purpose: plugins use only <cordon/plugin.h> and the host
  * services table, never glib or libcordon. Memory here is malloc'd (oci_*
@@ -15,6 +16,7 @@
 #include <cordon/plugin.h>
 
 #include "errcodes.h" /* ERRC(code): the codes these plugins report are the core's registry's */
+#include "client.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,13 +44,9 @@ char *oci_xstrdup(const char *s) OCI_HIDDEN;
 char *oci_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))) OCI_HIDDEN;
 
 /* A refusal or failure described without the host (pure functions fill it;
- * the driver turns it into host->error_set). */
-typedef struct oci_refusal {
-	int errnum;   /* positive errno */
-	uint32_t cls; /* CORDON_PLUGIN_ERROR_* */
-	char code[48];
-	char message[400];
-} oci_refusal;
+ * the driver turns it into host->error_set). The agent's refusals are the same
+ * record (agent_error_parse), so they pass through unchanged. */
+typedef agent_error oci_refusal;
 
 int oci_refuse(oci_refusal *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6))) OCI_HIDDEN;
@@ -150,53 +148,6 @@ char *oci_owner_label(void) OCI_HIDDEN;
 /* Whether the process that wrote owner is certainly gone (another boot, no such
  * pid, or a different start time). Unparseable labels count as gone. */
 bool oci_owner_is_dead(const char *owner) OCI_HIDDEN;
-
-/* ---- helper protocol (host side) ------------------------------------------------- */
-
-typedef struct oci_status {
-	bool exited, signaled, timed_out, cancelled, oom;
-	bool truncated_out, truncated_err;
-	int code;   /* exit code or signal number */
-} oci_status;
-
-/* Parses a STATUS frame payload ("exit 3", "signal 9 timeout"). */
-int oci_status_parse(const char *text, oci_status *ret) OCI_HIDDEN;
-/* Parses an ERROR frame payload ("<code> <errno> <message>"). */
-int oci_error_parse(const char *text, oci_refusal *ret) OCI_HIDDEN;
-/* Maps a helper error code onto an error class. */
-uint32_t oci_error_class_for(const char *code) OCI_HIDDEN;
-
-/* An incremental frame decoder (the run's output arrives in arbitrary chunks). */
-typedef struct oci_decoder {
-	uint8_t hdr[5];
-	size_t hdr_len;
-	uint8_t type;
-	uint32_t want, have;
-	char *payload;
-	bool broken;
-} oci_decoder;
-
-/* Feeds bytes; calls fn for every complete frame (payload NUL-terminated).
- * Returns -EPROTO on a malformed stream, or fn's first non-zero return. */
-int oci_decoder_feed(oci_decoder *d, const void *data, size_t len,
-		     int (*fn)(void *ctx, uint8_t type, const char *payload, uint32_t len),
-		     void *ctx) OCI_HIDDEN;
-void oci_decoder_clear(oci_decoder *d) OCI_HIDDEN;
-/* The environment header for `helper run`: "<n>\n" + KEY=VALUE\0... */
-char *oci_env_header(const char *const *envp, size_t *ret_len) OCI_HIDDEN;
-/* A run for the `session` helper (protocol.h): a RUN frame, the stdin as
- * STDIN frames, one STDIN_END. NULL when the RUN payload would exceed
- * OCI_REQUEST_MAX (the caller runs it another way). workdir may be NULL. */
-char *oci_session_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
-			  uint64_t cap, const char *workdir, const void *in, size_t in_len,
-			  size_t *ret_len) OCI_HIDDEN;
-
-/* A file operation for the `session` helper (protocol.h): a FILE frame of
- * args (the op and its 1..2 arguments, as `exec` gives them), the data as
- * STDIN frames, one STDIN_END. NULL when args are not 2..3 strings or exceed
- * OCI_FILE_REQUEST_MAX (the caller goes through `exec`). */
-char *oci_session_file_request(const char *const *args, const void *in, size_t in_len,
-			       size_t *ret_len) OCI_HIDDEN;
 
 /* ---- the driver ----------------------------------------------------------------- */
 

@@ -131,7 +131,7 @@ static bool source_forbidden(const char *src)
 
 static bool target_forbidden(const char *dst)
 {
-	static const char *const dirs[] = { "/proc", "/sys", "/dev", OCI_HELPER_PATH, NULL };
+	static const char *const dirs[] = { "/proc", "/sys", "/dev", AGENT_PATH, NULL };
 	if (strcmp(dst, "/") == 0)
 		return true;
 	for (size_t i = 0; dirs[i]; i++)
@@ -555,9 +555,9 @@ char **oci_run_argv(const oci_spec *s)
 	}
 	add_ulimits(&a, s);
 	uint64_t scratch = s->scratch_size ? s->scratch_size : OCI_DEFAULT_SCRATCH;
-	add_tmpfs(&a, OCI_SCRATCH_PATH, scratch, s->tmpfs_owner);
+	add_tmpfs(&a, AGENT_SCRATCH_PATH, scratch, s->tmpfs_owner);
 	if (s->root_tmpfs)
-		add_tmpfs(&a, OCI_SANDBOX_ROOT, scratch, s->tmpfs_owner);
+		add_tmpfs(&a, AGENT_SANDBOX_ROOT, scratch, s->tmpfs_owner);
 	for (size_t i = 0; i < s->n_mounts; i++) {
 		const oci_mount *m = &s->mounts[i];
 		oci_strv_add(&a, "--mount");

@@ -166,14 +166,14 @@ int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char 
 			      "without root the workspace given to gVisor cannot be checked to be "
 			      "the directory cordon opened");
 	int pid = oci_container_pid(t, engine, name);
-	char *at = oci_xasprintf("/proc/%d/root" OCI_SANDBOX_ROOT, pid);
+	char *at = oci_xasprintf("/proc/%d/root" AGENT_SANDBOX_ROOT, pid);
 	struct stat st;
 	bool same = pid > 0 && stat(at, &st) == 0 && st.st_dev == ws->dev && st.st_ino == ws->ino;
 	free(at);
 	if (!same)
 		return FORBID(r, ERRC(container_workspace_swapped),
 			      "the container's %s is not the workspace directory cordon opened (it was "
-			      "renamed or replaced while the container started)", OCI_SANDBOX_ROOT);
+			      "renamed or replaced while the container started)", AGENT_SANDBOX_ROOT);
 	return 0;
 }
 

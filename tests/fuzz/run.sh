@@ -1,15 +1,21 @@
 #!/bin/sh
-# Fuzzes the policy parser for a bounded time (CI: tests/fuzz/run.sh 60).
+# Fuzzes the policy parser and the host's decoder of the agent's frames for a
+# bounded time, split between them (CI: tests/fuzz/run.sh 60).
 #   tests/fuzz/run.sh [SECONDS]        default 60
-# Builds tests/fuzz/fuzz-policy.c with the parser's sources under clang
+# Builds tests/fuzz/fuzz-policy.c with the parser's sources, and
+# tests/fuzz/fuzz-agent-frames.c with agent/client.c (the agent runs inside
+# the sandbox: its frames are hostile once it is compromised), under clang
 # -fsanitize=fuzzer,address,undefined into $FUZZ_DIR (default: a temporary
-# directory) and runs it on a seed corpus: tests/fuzz/corpus, the good and
+# directory). The policy fuzzer's seeds: tests/fuzz/corpus, the good and
 # bad policies of tests/fixtures/policies, and the YAML examples of
-# docs/policy.md. Exits non-zero when the fuzzer finds a crash, a leak or a
-# timeout; the reproducer is left in $FUZZ_DIR. Without clang it skips (77),
+# docs/policy.md; the agent fuzzer's: tests/fuzz/corpus-agent. Exits non-zero
+# when a fuzzer finds a crash, a leak or a timeout; the reproducer is left in
+# $FUZZ_DIR. Without clang it skips (77),
 # unless CORDON_REQUIRE=all, where a skip is a failure.
 set -eu
 secs=${1:-60}
+agent_secs=$((secs / 2))
+policy_secs=$((secs - agent_secs))
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
@@ -19,7 +25,7 @@ if ! command -v clang >/dev/null 2>&1; then
 	exit 77
 fi
 dir=${FUZZ_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/cordon-fuzz-XXXXXX")}
-mkdir -p "$dir/work" "$dir/seeds"
+mkdir -p "$dir/work" "$dir/seeds" "$dir/agent-work"
 
 # The parser does not need configure's config.h: only _GNU_SOURCE.
 printf '#define _GNU_SOURCE 1\n' >"$dir/config.h"
@@ -29,7 +35,7 @@ clang -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
 	-I"$dir" -I"$top/core" -I"$top/core/include" -I"$top/sdk/include" \
 	$(pkg-config --cflags glib-2.0 yaml-0.1) \
 	"$here/fuzz-policy.c" "$top/core/cfgtree.c" "$top/core/policy.c" "$top/core/error.c" \
-	"$top/core/request.c" "$top/core/env.c" \
+	"$top/core/request.c" "$top/core/env.c" "$top/core/filetrust.c" \
 	$(pkg-config --libs glib-2.0 yaml-0.1) -o "$dir/fuzz-policy"
 
 # Seeds: the committed corpus, every fixture, every example of the documentation.
@@ -42,7 +48,18 @@ awk -v out="$dir/seeds/doc-example-" '
 	/^```/ { inside = 0 }
 	inside { print > file }' "$top/docs/policy.md"
 
-echo "fuzz: $(find "$dir/seeds" -type f | wc -l) seeds, ${secs}s, in $dir"
+# The agent's frames: the client alone (libc and the SDK header, common/fserror.c
+# for the classes of its error codes).
+clang -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -std=gnu11 \
+	-I"$dir" -I"$top/agent" -I"$top/common" -I"$top/sdk/include" \
+	"$here/fuzz-agent-frames.c" "$top/agent/client.c" "$top/common/fserror.c" \
+	"$top/common/pathres.c" -o "$dir/fuzz-agent-frames"
+
+echo "fuzz: $(find "$dir/seeds" -type f | wc -l) policy seeds, ${policy_secs}s, in $dir"
 cd "$dir"
-./fuzz-policy -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+./fuzz-policy -max_total_time="$policy_secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	-dict="$here/policy.dict" -print_final_stats=1 work seeds
+echo "fuzz: agent frames, ${agent_secs}s"
+./fuzz-agent-frames -max_total_time="$agent_secs" -max_len=262144 -timeout=10 \
+	-rss_limit_mb=2048 -print_final_stats=1 agent-work "$here/corpus-agent"

@@ -337,7 +337,7 @@ static const char *redteam_script =
 	"grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status |"
 	"  tr -d ' \\t' | sed 's/:/=/';"
 	"touch /rootfs-probe 2>/dev/null && echo rootfs=writable || echo rootfs=readonly;"
-	"echo helper=$( (echo x > /.cordon-helper) 2>/dev/null && echo writable || echo readonly);"
+	"echo helper=$( (echo x > /.cordon-agent) 2>/dev/null && echo writable || echo readonly);"
 	"echo net=$(ls /sys/class/net | tr '\\n' ' ');"
 	"cp /bin/busybox /tmp/bb 2>/dev/null; /tmp/bb true 2>/dev/null && echo tmpexec=yes ||"
 	"  echo tmpexec=no;"
@@ -1678,7 +1678,7 @@ END_TEST
 static void add_tier(GString *p, const char *name, const char *engine, const char *extra,
 		     bool limits)
 {
-	g_autofree char *helper = testutil_build_path("plugins/oci/helper/cordon-oci-helper");
+	g_autofree char *helper = testutil_build_path("agent/cordon-agent");
 	g_string_append_printf(p, "  %s:\n    driver: %s\n    helper: %s\n", name, engine, helper);
 	if (strcmp(engine, "podman") == 0)
 		g_string_append(p, "    cgroup_manager: cgroupfs\n");
@@ -1828,7 +1828,7 @@ static char *missing_requirements(void)
 	g_autofree char *img = engine_run("podman", &st, "image", "exists", image_ref, NULL);
 	if (st != 0)
 		return g_strdup_printf("podman lacks %s: run .ci/engines.sh", image_ref);
-	g_autofree char *helper = testutil_build_path("plugins/oci/helper/cordon-oci-helper");
+	g_autofree char *helper = testutil_build_path("agent/cordon-agent");
 	if (access(helper, X_OK) != 0)
 		return g_strdup_printf("%s is not built", helper);
 	return NULL;

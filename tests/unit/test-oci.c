@@ -9,7 +9,6 @@
 #include "testutil.h"
 #include "oci/driver.h"
 #include "oci/oci.h"
-#include "oci/protocol.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -174,7 +173,7 @@ START_TEST(test_guarantees_mounts)
 		assert_refused(&s, "container_mount_forbidden");
 	}
 	static const char *const bad_targets[] = { "/", "/proc", "/sys/fs", "/dev",
-						   "/.cordon-helper", NULL };
+						   "/.cordon-agent", NULL };
 	for (size_t i = 0; bad_targets[i]; i++) {
 		m = (oci_mount){ "/srv/models", bad_targets[i], true };
 		assert_refused(&s, "container_mount_forbidden");
@@ -355,7 +354,7 @@ START_TEST(test_argv_session)
 	s.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 64;
 	s.limits.value[CORDON_PLUGIN_LIMIT_NOFILE] = 512;
 	s.limits.value[CORDON_PLUGIN_LIMIT_FSIZE] = 1048576;
-	oci_mount m[2] = { { "/srv/ws", "/work", true }, { "/usr/libexec/h", "/.cordon-helper", true } };
+	oci_mount m[2] = { { "/srv/ws", "/work", true }, { "/usr/libexec/h", "/.cordon-agent", true } };
 	s.mounts = m;
 	s.n_mounts = 2;
 	const char *env[] = { "ZED=1", "A_B=2", "A=3", "PATH=/bin", NULL };
@@ -375,7 +374,7 @@ START_TEST(test_argv_session)
 	s.tmpfs_owner = "U";
 	s.pids_in_sandbox = true;
 	s.root_tmpfs = true;
-	s.entrypoint = "/.cordon-helper";
+	s.entrypoint = "/.cordon-agent";
 	s.workdir = "/work";
 	s.detach = true;
 	/* the plugin's own helper mount targets a reserved path: checked apart */
@@ -396,10 +395,10 @@ START_TEST(test_argv_session)
 		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
 		"--mount", "type=bind,source=/srv/ws,target=/work,readonly",
-		"--mount", "type=bind,source=/usr/libexec/h,target=/.cordon-helper,readonly",
+		"--mount", "type=bind,source=/usr/libexec/h,target=/.cordon-agent,readonly",
 		/* sorted by name: A < A_B < PATH < ZED */
 		"--env", "A=3", "--env", "A_B=2", "--env", "PATH=/bin", "--env", "ZED=1",
-		"--workdir", "/work", "--entrypoint", "/.cordon-helper", "--read-only-tmpfs=false",
+		"--workdir", "/work", "--entrypoint", "/.cordon-agent", "--read-only-tmpfs=false",
 		"--", IMAGE, "idle", NULL,
 	};
 	assert_argv(oci_run_argv(&s), want);
@@ -413,14 +412,14 @@ START_TEST(test_argv_attached)
 	s.interactive = true;
 	const char *cmd[] = { "session", NULL };
 	s.command = cmd;
-	s.entrypoint = "/.cordon-helper";
+	s.entrypoint = "/.cordon-agent";
 	const char *want[] = {
 		"run", "-i", "--rm", "--pull", "never", "--read-only", "--cap-drop", "ALL",
 		"--security-opt", "no-new-privileges", "--user", "65534:65534",
 		"--memory", "268435456", "--memory-swap", "268435456",
 		"--pids-limit", "256", "--network", "none",
 		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
-		"--entrypoint", "/.cordon-helper", "--", IMAGE, "session", NULL,
+		"--entrypoint", "/.cordon-agent", "--", IMAGE, "session", NULL,
 	};
 	assert_argv(oci_run_argv(&s), want);
 	/* detached wins: never both */
@@ -575,242 +574,13 @@ START_TEST(test_parse_owner)
 }
 END_TEST
 
-/* ---- the helper protocol ----------------------------------------------------------------- */
-
-START_TEST(test_status_parse)
+START_TEST(test_runtime_is_gvisor)
 {
-	oci_status s;
-	ck_assert_int_eq(oci_status_parse("exit 3", &s), 0);
-	ck_assert(s.exited && !s.signaled && s.code == 3 && !s.timed_out && !s.oom);
-	ck_assert_int_eq(oci_status_parse("signal 9 timeout", &s), 0);
-	ck_assert(s.signaled && s.code == 9 && s.timed_out && !s.cancelled);
-	ck_assert_int_eq(oci_status_parse("signal 9 oom truncated-stderr future-word", &s), 0);
-	ck_assert(s.oom && s.truncated_err && !s.truncated_out);
-	ck_assert_int_eq(oci_status_parse("exit 0 cancelled truncated-stdout", &s), 0);
-	ck_assert(s.cancelled && s.truncated_out);
-	ck_assert_int_eq(oci_status_parse("exited 0", &s), -EPROTO);
-	ck_assert_int_eq(oci_status_parse("exit", &s), -EPROTO);
-	ck_assert_int_eq(oci_status_parse(NULL, &s), -EPROTO);
-}
-END_TEST
-
-START_TEST(test_error_parse)
-{
-	oci_refusal r;
-	ck_assert_int_eq(oci_error_parse("sandbox_path_escape 18 open: Invalid cross-device link", &r), 0);
-	ck_assert_str_eq(r.code, "sandbox_path_escape");
-	ck_assert_int_eq(r.errnum, 18);
-	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_FORBIDDEN);
-	ck_assert_str_eq(r.message, "open: Invalid cross-device link");
-	ck_assert_int_eq(oci_error_parse("exec_failed 2 /bin/nope: No such file", &r), 0);
-	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_TERMINAL);
-	ck_assert_int_eq(oci_error_parse("not_found 2 open: x", &r), 0);
-	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_TERMINAL);
-	ck_assert_int_eq(oci_error_parse("invalid_argument 22 x", &r), 0);
-	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_INVALID);
-	ck_assert_int_eq(oci_error_parse("code", &r), -EPROTO);
 	ck_assert(oci_runtime_is_gvisor("runsc"));
 	ck_assert(oci_runtime_is_gvisor("/usr/local/bin/runsc"));
 	ck_assert(!oci_runtime_is_gvisor("runc"));
 	ck_assert(!oci_runtime_is_gvisor("runsc-wrapper"));
 	ck_assert(!oci_runtime_is_gvisor(NULL));
-	ck_assert_int_eq(oci_error_parse("code 0 zero errno", &r), -EPROTO);
-}
-END_TEST
-
-typedef struct collected {
-	char types[64];
-	char payloads[64][32];
-	size_t n;
-} collected;
-
-static int collect(void *ctx, uint8_t type, const char *payload, uint32_t len)
-{
-	collected *c = ctx;
-	ck_assert_uint_eq(strlen(payload) <= len, 1);
-	c->types[c->n] = (char)type;
-	ck_assert_uint_lt(len, sizeof(c->payloads[0]));
-	memcpy(c->payloads[c->n], payload, len + 1);
-	c->n++;
-	return 0;
-}
-
-static size_t put_frame(uint8_t *buf, uint8_t type, const char *payload, size_t len)
-{
-	oci_frame_header(buf, type, (uint32_t)len);
-	memcpy(buf + OCI_FRAME_HEADER, payload, len);
-	return OCI_FRAME_HEADER + len;
-}
-
-START_TEST(test_decoder_chunks)
-{
-	uint8_t buf[256];
-	size_t n = 0;
-	n += put_frame(buf + n, OCI_FRAME_HELLO, "42", 2);
-	n += put_frame(buf + n, OCI_FRAME_STDOUT, "hello\0world", 11);
-	n += put_frame(buf + n, OCI_FRAME_STDERR, "", 0);
-	n += put_frame(buf + n, OCI_FRAME_STATUS, "exit 0", 6);
-	/* byte by byte, and all at once: the same frames */
-	for (int mode = 0; mode < 2; mode++) {
-		collected c = { 0 };
-		oci_decoder d = { 0 };
-		if (mode == 0) {
-			for (size_t i = 0; i < n; i++)
-				ck_assert_int_eq(oci_decoder_feed(&d, buf + i, 1, collect, &c), 0);
-		} else {
-			ck_assert_int_eq(oci_decoder_feed(&d, buf, n, collect, &c), 0);
-		}
-		oci_decoder_clear(&d);
-		ck_assert_uint_eq(c.n, 4);
-		ck_assert_int_eq(c.types[0], 'I');
-		ck_assert_str_eq(c.payloads[0], "42");
-		ck_assert_int_eq(c.types[1], 'O');
-		ck_assert_int_eq(memcmp(c.payloads[1], "hello\0world", 11), 0);
-		ck_assert_int_eq(c.types[2], 'E');
-		ck_assert_int_eq(c.types[3], 'S');
-		ck_assert_str_eq(c.payloads[3], "exit 0");
-	}
-}
-END_TEST
-
-START_TEST(test_decoder_malformed)
-{
-	collected c = { 0 };
-	oci_decoder d = { 0 };
-	uint8_t bad[OCI_FRAME_HEADER];
-	oci_frame_header(bad, 'Z', 1);
-	ck_assert_int_eq(oci_decoder_feed(&d, bad, sizeof(bad), collect, &c), -EPROTO);
-	/* once broken, always broken: no resynchronising on attacker bytes */
-	uint8_t ok[16];
-	size_t n = put_frame(ok, OCI_FRAME_STDOUT, "x", 1);
-	ck_assert_int_eq(oci_decoder_feed(&d, ok, n, collect, &c), -EPROTO);
-	oci_decoder_clear(&d);
-	oci_frame_header(bad, 'O', OCI_FRAME_MAX + 1);
-	ck_assert_int_eq(oci_decoder_feed(&d, bad, sizeof(bad), collect, &c), -EPROTO);
-	oci_decoder_clear(&d);
-	ck_assert_uint_eq(c.n, 0);
-}
-END_TEST
-
-START_TEST(test_env_header)
-{
-	const char *env[] = { "A=1", "SECRET=s3", NULL };
-	size_t len;
-	char *h = oci_env_header(env, &len);
-	const char want[] = "14\nA=1\0SECRET=s3"; /* sizeof counts the final NUL */
-	ck_assert_uint_eq(len, sizeof(want));
-	ck_assert_int_eq(memcmp(h, want, len), 0);
-	free(h);
-	h = oci_env_header(NULL, &len);
-	ck_assert_uint_eq(len, 2);
-	ck_assert_int_eq(memcmp(h, "0\n", 2), 0);
-	free(h);
-}
-END_TEST
-
-/* The next frame of a request stream (at *off, which it advances) is of
- * type, with exactly these bytes. */
-static void expect_frame(const char *buf, size_t len, size_t *off, uint8_t type, const void *want,
-			 size_t want_len)
-{
-	ck_assert_uint_ge(len - *off, OCI_FRAME_HEADER);
-	const uint8_t *h = (const uint8_t *)buf + *off;
-	uint32_t n = oci_frame_length(h);
-	ck_assert_uint_ge(len - *off - OCI_FRAME_HEADER, n);
-	ck_assert_int_eq(h[0], type);
-	ck_assert_uint_eq(n, want_len);
-	ck_assert_int_eq(memcmp(buf + *off + OCI_FRAME_HEADER, want, n), 0);
-	*off += OCI_FRAME_HEADER + n;
-}
-
-START_TEST(test_session_request)
-{
-	const char *argv[] = { "/bin/sh", "-c", "", "x y", NULL };
-	const char *env[] = { "A=1", "SECRET=s3", NULL };
-	/* two STDIN frames: one full, one of 10 bytes */
-	size_t in_len = OCI_FRAME_MAX + 10;
-	char *in = malloc(in_len);
-	for (size_t i = 0; i < in_len; i++)
-		in[i] = (char)(i * 7);
-	size_t len;
-	char *req = oci_session_request(argv, env, 1500, 1048577, "sub/dir", in, in_len, &len);
-	ck_assert_ptr_nonnull(req);
-	size_t off = 0;
-	/* timeout, cap, workdir, argc, argv (an empty argument kept), environment */
-	const char want[] = "1500\0001048577\0sub/dir\0" "4\0/bin/sh\0-c\0\0x y\0A=1\0SECRET=s3";
-	expect_frame(req, len, &off, OCI_REQ_RUN, want, sizeof(want));
-	expect_frame(req, len, &off, OCI_REQ_STDIN, in, OCI_FRAME_MAX);
-	expect_frame(req, len, &off, OCI_REQ_STDIN, in + OCI_FRAME_MAX, 10);
-	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
-	ck_assert_uint_eq(off, len);
-	free(req);
-	free(in);
-
-	/* no workdir, no environment, no stdin: empty fields, STDIN_END at once */
-	const char *one[] = { "true", NULL };
-	req = oci_session_request(one, NULL, 0, 0, NULL, NULL, 0, &len);
-	off = 0;
-	const char want2[] = "0\0000\0\0" "1\0true";
-	expect_frame(req, len, &off, OCI_REQ_RUN, want2, sizeof(want2));
-	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
-	ck_assert_uint_eq(off, len);
-	free(req);
-
-	/* nothing to run, or more than the helper accepts: the caller uses exec */
-	const char *none[] = { NULL };
-	ck_assert_ptr_null(oci_session_request(none, NULL, 0, 0, NULL, NULL, 0, &len));
-	char *big = malloc(OCI_REQUEST_MAX + 8);
-	memset(big, 'v', OCI_REQUEST_MAX + 7);
-	memcpy(big, "BIG=", 4);
-	big[OCI_REQUEST_MAX + 7] = '\0';
-	const char *bigenv[] = { big, NULL };
-	ck_assert_ptr_null(oci_session_request(one, bigenv, 0, 0, NULL, NULL, 0, &len));
-	free(big);
-}
-END_TEST
-
-/* A file operation for the session helper: the arguments `exec` would give
- * it in one FILE frame, a write's data as STDIN frames, then STDIN_END. */
-START_TEST(test_session_file_request)
-{
-	const char *read_args[] = { "read", "a/b c.txt", "1048576", NULL };
-	size_t len, off = 0;
-	char *req = oci_session_file_request(read_args, NULL, 0, &len);
-	ck_assert_ptr_nonnull(req);
-	const char want[] = "read\0a/b c.txt\0" "1048576";
-	expect_frame(req, len, &off, OCI_REQ_FILE, want, sizeof(want));
-	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
-	ck_assert_uint_eq(off, len);
-	free(req);
-
-	/* a write of two frames of data, NUL bytes included, byte-exactly */
-	size_t in_len = OCI_FRAME_MAX + 3;
-	char *in = calloc(1, in_len);
-	in[OCI_FRAME_MAX + 1] = 'z';
-	const char *write_args[] = { "write", "out", NULL };
-	req = oci_session_file_request(write_args, in, in_len, &len);
-	ck_assert_ptr_nonnull(req);
-	off = 0;
-	expect_frame(req, len, &off, OCI_REQ_FILE, "write\0out", sizeof("write\0out"));
-	expect_frame(req, len, &off, OCI_REQ_STDIN, in, OCI_FRAME_MAX);
-	expect_frame(req, len, &off, OCI_REQ_STDIN, in + OCI_FRAME_MAX, 3);
-	expect_frame(req, len, &off, OCI_REQ_STDIN_END, "", 0);
-	ck_assert_uint_eq(off, len);
-	free(req);
-	free(in);
-
-	/* not an operation with one or two arguments, or larger than the helper
-	 * takes: the caller goes through exec */
-	const char *alone[] = { "walk", NULL };
-	const char *many[] = { "read", "a", "1", "x", NULL };
-	ck_assert_ptr_null(oci_session_file_request(alone, NULL, 0, &len));
-	ck_assert_ptr_null(oci_session_file_request(many, NULL, 0, &len));
-	char *big = malloc(OCI_FILE_REQUEST_MAX + 1);
-	memset(big, 'p', OCI_FILE_REQUEST_MAX);
-	big[OCI_FILE_REQUEST_MAX] = '\0';
-	const char *long_args[] = { "glob", big, NULL };
-	ck_assert_ptr_null(oci_session_file_request(long_args, NULL, 0, &len));
-	free(big);
 }
 END_TEST
 
@@ -930,13 +700,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_parse_runtimes_json);
 	tcase_add_test(tc, test_parse_first_line);
 	tcase_add_test(tc, test_parse_owner);
-	tcase_add_test(tc, test_status_parse);
-	tcase_add_test(tc, test_error_parse);
-	tcase_add_test(tc, test_decoder_chunks);
-	tcase_add_test(tc, test_decoder_malformed);
-	tcase_add_test(tc, test_env_header);
-	tcase_add_test(tc, test_session_request);
-	tcase_add_test(tc, test_session_file_request);
+	tcase_add_test(tc, test_runtime_is_gvisor);
 	suite_add_tcase(s, tc);
 	return s;
 }

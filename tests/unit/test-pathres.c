@@ -7,8 +7,8 @@
 #include "config.h"
 
 #include "testutil.h"
-#include "local/fsops.h"
-#include "local/pathres.h"
+#include "fsops.h"
+#include "pathres.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -465,6 +465,29 @@ START_TEST(test_enosys_fallback)
 }
 END_TEST
 
+/* A seccomp profile that refuses openat2 with EPERM (gVisor's sentry, older container
+ * profiles): each lookup takes the walk instead, with the walk's answers, escapes refused. */
+START_TEST(test_eperm_fallback)
+{
+	pathres_set_method(PATHRES_AUTO);
+	scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(openat2), 0), 0);
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(seccomp_load(f), 0); /* this forked test process only */
+	seccomp_release(f);
+	int err;
+	g_autofree char *s = read_in("lnk/back", &err);
+	ck_assert_msg(s != NULL, "lnk/back: %s", g_strerror(-err));
+	ck_assert_str_eq(s, "inside");
+	assert_escape("pdir/sentinel");
+	assert_escape("up/sentinel");
+	assert_escape("a/../../b");
+	ck_assert(pathres_is_escape(fsops_write(root_fd, "dangle_abs/x", "x", 1)));
+	assert_outside_untouched();
+}
+END_TEST
+
 /* ---- the race ------------------------------------------------------------------ */
 
 #define RACE_ITERATIONS 3000
@@ -596,6 +619,7 @@ static Suite *pathres_suite(void)
 	tcase_add_loop_test(tc, test_rmtree_no_follow, 0, 2);
 	tcase_add_loop_test(tc, test_open_parent, 0, 2);
 	tcase_add_test(tc, test_enosys_fallback);
+	tcase_add_test(tc, test_eperm_fallback);
 	tcase_add_loop_test(tc, test_race_absolute_link, 0, 2);
 	tcase_add_loop_test(tc, test_race_relative_link, 0, 2);
 	suite_add_tcase(s, tc);

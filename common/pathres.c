@@ -134,38 +134,59 @@ static int walk_step(walk *w, const char *name, const char *after)
 	return r; /* 0: rest rewritten */
 }
 
-/* Opens the final component; a link there is followed like any other. */
-static int walk_last(walk *w, const char *name, int flags, mode_t mode, int *ret_fd)
+/* Follows the link lfd (the final component) by splicing its text. */
+static int walk_last_link(walk *w, int lfd, int e)
 {
-	int fd = openat(walk_cur(w), name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-	int e = errno;
-	if (fd >= 0 && (flags & O_PATH)) {
-		/* O_PATH|O_NOFOLLOW opens a link itself instead of failing. */
-		struct stat st;
-		if (fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
-			*ret_fd = fd;
-			return 1;
-		}
-		close(fd);
-		fd = -1;
-		e = ELOOP;
-	} else if (fd >= 0) {
-		*ret_fd = fd;
-		return 1;
-	}
-	/* O_NOFOLLOW meets a link as ELOOP, or as ENOTDIR with O_DIRECTORY. */
-	if (e != ELOOP && e != ENOTDIR)
-		return -e;
-	/* Read the link from the inode we open now, not from a name. */
-	int lfd = openat(walk_cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (lfd < 0)
-		return -errno;
 	struct stat st;
 	int r = fstat(lfd, &st) < 0 ? -errno : 0;
 	if (r == 0)
 		r = S_ISLNK(st.st_mode) ? walk_splice(w, lfd, "") : -e;
-	close(lfd);
 	return r;
+}
+
+/* Opens the final component; a link there is followed like any other. What it is comes
+ * from an O_PATH|O_NOFOLLOW open, which never follows anything; only then is it opened
+ * with the caller's flags, and that must be the very inode looked at. O_NOFOLLOW alone is
+ * not enough: gVisor follows a final link when O_DIRECTORY is set too (runsc 2023). */
+static int walk_last(walk *w, const char *name, int flags, mode_t mode, int *ret_fd)
+{
+	int lfd = openat(walk_cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (lfd < 0 && (errno != ENOENT || !(flags & O_CREAT)))
+		return -errno;
+	struct stat seen;
+	if (lfd >= 0 && fstat(lfd, &seen) < 0) {
+		int e = -errno;
+		close(lfd);
+		return e;
+	}
+	if (lfd >= 0 && S_ISLNK(seen.st_mode)) {
+		int r = walk_last_link(w, lfd, ELOOP);
+		close(lfd);
+		return r;
+	}
+	int fd = openat(walk_cur(w), name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	int e = errno;
+	if (fd < 0 && lfd < 0 && e == ELOOP) {
+		/* created meanwhile, as a link: read it from the inode we open now */
+		lfd = openat(walk_cur(w), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		int r = lfd < 0 ? -errno : walk_last_link(w, lfd, e);
+		if (lfd >= 0)
+			close(lfd);
+		return r;
+	}
+	struct stat got;
+	bool same = fd >= 0 && (lfd < 0 || (fstat(fd, &got) == 0 && got.st_dev == seen.st_dev &&
+					    got.st_ino == seen.st_ino));
+	if (lfd >= 0)
+		close(lfd);
+	if (fd < 0)
+		return -e;
+	if (!same) { /* swapped between the two opens: it may have led anywhere */
+		close(fd);
+		return -ELOOP;
+	}
+	*ret_fd = fd;
+	return 1;
 }
 
 /* Splits the next component off w->rest at *pos into name; returns its length
@@ -275,10 +296,16 @@ int pathres_open(int root_fd, const char *path, int flags, mode_t mode)
 	if (m == PATHRES_WALK)
 		return via_walk(root_fd, path, flags, mode);
 	int fd = via_openat2(root_fd, path, flags, mode);
-	if (fd == -ENOSYS && atomic_load(&forced_method) == PATHRES_AUTO) {
+	if (atomic_load(&forced_method) != PATHRES_AUTO)
+		return fd;
+	if (fd == -ENOSYS) {
 		atomic_store(&have_openat2, -1);
 		return via_walk(root_fd, path, flags, mode);
 	}
+	/* A seccomp filter that refuses openat2 itself says EPERM (older container profiles,
+	 * gVisor's sentry): the walk gives the same answer, an open(2) EPERM included. */
+	if (fd == -EPERM)
+		return via_walk(root_fd, path, flags, mode);
 	return fd;
 }
 

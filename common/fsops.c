@@ -104,7 +104,37 @@ static int make_temp(int dirfd, char *name, size_t size)
 	return -EEXIST;
 }
 
-int fsops_write(int root_fd, const char *path, const void *data, size_t len)
+/* The data to write: a buffer, or a descriptor read to its end. */
+typedef struct source {
+	const char *data;
+	size_t len;
+	int fd;
+} source;
+
+static int copy_fd(int out, int in)
+{
+	char *buf = malloc(READ_CHUNK);
+	if (!buf)
+		return -ENOMEM;
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(in, buf, READ_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		if ((r = write_all(out, buf, (size_t)n)) < 0)
+			break;
+	}
+	free(buf);
+	return r;
+}
+
+/* Creates missing parents, fills a temporary file beside the final name from src and
+ * renames it over the name. */
+static int write_via_temp(int root_fd, const char *path, const source *src)
 {
 	char name[NAME_MAX + 1];
 	int dirfd = pathres_open_parent(root_fd, path, true, 0755, name);
@@ -117,7 +147,7 @@ int fsops_write(int root_fd, const char *path, const void *data, size_t len)
 		return fd;
 	}
 	struct stat old;
-	int r = write_all(fd, data, len);
+	int r = src->fd >= 0 ? copy_fd(fd, src->fd) : write_all(fd, src->data, src->len);
 	if (r == 0 && fstatat(dirfd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(old.st_mode) && fchmod(fd, old.st_mode & 07777) < 0)
 		r = -errno;
@@ -130,6 +160,18 @@ int fsops_write(int root_fd, const char *path, const void *data, size_t len)
 		unlinkat(dirfd, tmp, 0);
 	close(dirfd);
 	return r;
+}
+
+int fsops_write(int root_fd, const char *path, const void *data, size_t len)
+{
+	source src = { data, len, -1 };
+	return write_via_temp(root_fd, path, &src);
+}
+
+int fsops_write_fd(int root_fd, const char *path, int data_fd)
+{
+	source src = { NULL, 0, data_fd };
+	return write_via_temp(root_fd, path, &src);
 }
 
 /* ---- listing helpers ------------------------------------------------------------- */

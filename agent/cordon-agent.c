@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cordon-oci-helper: the small static program the container tiers bind-mount
- * read-only into every session container (OCI_HELPER_PATH). Static, so any
- * image works, even one without a libc or a shell; it runs inside the
- * container, so file operations are resolved by the container's own mount
- * namespace and never on the host.
+ * cordon-agent: the small static program that serves runs and file operations inside a
+ * sandbox, as its pid 1. The container tiers bind-mount it read-only into every session
+ * container (AGENT_PATH); the microVM tiers will run it as the guest's init. Static, so any
+ * image works, even one without a libc or a shell; it runs inside the sandbox, so file
+ * operations are resolved by the sandbox's own mount namespace and never on the host. They
+ * are the local driver's own code (common/pathres.c, common/fsops.c, common/fserror.c), so
+ * every tier confines, lists, orders and refuses paths the same way.
  *
  *   idle                     pid 1 of the session container: reaps, exits on SIGTERM
  *   session                  pid 1 of a session container started attached (`run -i`):
@@ -13,23 +15,25 @@
  *   run [opts] -- ARGV...    runs the work (protocol.h), kills its whole subtree at the
  *                            end, on timeout and on cancel; opts: --timeout-ms N,
  *                            --cap N (bytes per stream), --workdir REL
- *   kill PID                 asks the `run` helper PID to cancel its work
+ *   kill PID                 asks the one-shot `run` agent PID to cancel its work
  *   read PATH MAX | write PATH | glob PATTERN | walk DIR
- *                            file operations beneath OCI_SANDBOX_ROOT
+ *                            file operations beneath AGENT_SANDBOX_ROOT
  *   probe                    prints "kernel=RELEASE uid=N seccomp=0|1" as plain text (the
  *                            trial run; seccomp=1: the container's profile refuses calls)
  *
  * Everything it says goes out as frames on stdout; its exit code only says
  * whether the protocol was followed.
  */
-#define _GNU_SOURCE
-#include "../protocol.h"
+#include "config.h"
+
+#include "fserror.h"
+#include "fsops.h"
+#include "pathres.h"
+#include "protocol.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <limits.h>
 #include <signal.h>
@@ -49,8 +53,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WALK_MAX_DEPTH 64
-#define WALK_MAX_ENTRIES 100000
 #define KILL_MAX_PROCS 8192
 
 extern char **environ;
@@ -94,9 +96,9 @@ static bool frame(uint8_t type, const void *data, size_t len)
 {
 	const char *p = data;
 	do {
-		size_t n = len > OCI_FRAME_MAX ? OCI_FRAME_MAX : len;
-		uint8_t hdr[OCI_FRAME_HEADER];
-		oci_frame_header(hdr, type, (uint32_t)n);
+		size_t n = len > AGENT_FRAME_MAX ? AGENT_FRAME_MAX : len;
+		uint8_t hdr[AGENT_FRAME_HEADER];
+		agent_frame_header(hdr, type, (uint32_t)n);
 		struct iovec iov[2] = { { hdr, sizeof(hdr) }, { (void *)p, n } };
 		size_t total = sizeof(hdr) + n;
 		ssize_t w = writev(STDOUT_FILENO, iov, 2);
@@ -139,107 +141,24 @@ static void frame_text(uint8_t type, const char *fmt, ...)
 /* Reports a failed operation: "<code> <errno> <message>", exit status 1. */
 static int fail(const char *code, int errnum, const char *what)
 {
-	frame_text(OCI_FRAME_ERROR, "%s %d %s: %s", code, errnum, what, strerror(errnum));
+	frame_text(AGENT_FRAME_ERROR, "%s %d %s: %s", code, errnum, what, strerror(errnum));
 	return 1;
-}
-
-static const char *code_for(int errnum)
-{
-	switch (errnum) {
-	case EXDEV:
-	case ELOOP:
-		return "sandbox_path_escape";
-	case ENOENT:
-	case ENOTDIR:
-		return "not_found";
-	case EFBIG:
-		return "limit_exceeded";
-	case EACCES:
-	case EPERM:
-	case EROFS:
-		return "permission_denied";
-	default:
-		return "io_error";
-	}
 }
 
 /* ---- paths beneath the sandbox root --------------------------------------------- */
 
-/* openat of a name that must not be a symlink. O_NOFOLLOW alone is not
- * enough: gVisor follows a final symlink when O_DIRECTORY is set too (seen
- * with Debian 12's runsc). So the name is lstat'ed first, and what was
- * opened must be that very inode (a symlink swapped in between is caught).
- * A name that did not exist is accepted only when this call created it
- * exclusively. */
-static int open_nofollow(int dirfd, const char *name, int flags, mode_t mode)
-{
-	struct stat before, after;
-	bool existed = fstatat(dirfd, name, &before, AT_SYMLINK_NOFOLLOW) == 0;
-	if (existed && S_ISLNK(before.st_mode)) {
-		errno = ELOOP;
-		return -1;
-	}
-	int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -1;
-	bool same = fstat(fd, &after) == 0 &&
-		    (existed ? before.st_dev == after.st_dev && before.st_ino == after.st_ino
-			     : (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
-	if (!same) {
-		close(fd);
-		errno = ELOOP;
-		return -1;
-	}
-	return fd;
-}
-
-/* Opens rel beneath rootfd without ever leaving it: openat2 RESOLVE_BENEATH
- * where the kernel has it, else a walk that refuses every symlink (gVisor's
- * older kernels, pre-5.6 hosts). EPERM counts as "not there" too: gVisor
- * answers openat2 with it, and the walk is the stricter of the two anyway. */
-static int open_beneath(int rootfd, const char *rel, int flags, mode_t mode)
-{
-	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC), .mode = mode,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
-	int fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof(how));
-	if (fd >= 0 || (errno != ENOSYS && errno != EINVAL && errno != EPERM))
-		return fd;
-
-	char buf[4096];
-	if (strlen(rel) >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(buf, rel);
-	int cur = dup(rootfd);
-	char *save = NULL;
-	char *comp = strtok_r(buf, "/", &save);
-	while (comp && cur >= 0) {
-		char *next = strtok_r(NULL, "/", &save);
-		if (strcmp(comp, "..") == 0) {
-			close(cur);
-			errno = EXDEV;
-			return -1;
-		}
-		int nfd = next ? open_nofollow(cur, comp, O_RDONLY | O_DIRECTORY, 0)
-			       : open_nofollow(cur, comp, flags, mode);
-		int e = errno;
-		close(cur);
-		errno = e;
-		cur = nfd;
-		comp = next;
-	}
-	return cur;
-}
-
 static int open_root(void)
 {
-	return open(OCI_SANDBOX_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return open(AGENT_SANDBOX_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-static bool path_ok(const char *rel)
+/* A failed file operation, described as the local driver describes it (common/fserror.c). */
+static int fail_fs(int r, const char *op, const char *path)
 {
-	return rel && rel[0] && rel[0] != '/' && strlen(rel) < 4096;
+	fserror e;
+	fserror_describe(r, op, path, &e);
+	frame_text(AGENT_FRAME_ERROR, "%s %d %s", e.code, e.errnum, e.message);
+	return 1;
 }
 
 /* ---- idle: pid 1 ------------------------------------------------------------------ */
@@ -408,7 +327,7 @@ static char **read_env(void)
 	}
 	num[i] = '\0';
 	size_t len = strtoul(num, NULL, 10);
-	if (i == 0 || len > OCI_ENV_MAX)
+	if (i == 0 || len > AGENT_ENV_MAX)
 		return NULL;
 	char *block = calloc(1, len + 1);
 	size_t got = 0;
@@ -453,7 +372,7 @@ static long long now_ms(void)
  * engine's stream the flood). False at EOF. */
 static bool pump(stream *s, long long cap, bool *host_gone)
 {
-	char buf[OCI_FRAME_MAX];
+	char buf[AGENT_FRAME_MAX];
 	ssize_t n = read(s->fd, buf, sizeof(buf));
 	if (n < 0 && (errno == EINTR || errno == EAGAIN))
 		return true;
@@ -566,7 +485,7 @@ static int parse_run(int argc, char **argv, run_opts *o)
 static int read_request(int fd, uint8_t *ret_type, char **ret_payload, uint32_t *ret_len,
 			uint32_t max)
 {
-	uint8_t hdr[OCI_FRAME_HEADER];
+	uint8_t hdr[AGENT_FRAME_HEADER];
 	ssize_t n;
 	do
 		n = read(fd, hdr, 1);
@@ -575,7 +494,7 @@ static int read_request(int fd, uint8_t *ret_type, char **ret_payload, uint32_t 
 		return 0;
 	if (n < 0 || !read_full(fd, hdr + 1, sizeof(hdr) - 1))
 		return -1;
-	uint32_t len = oci_frame_length(hdr);
+	uint32_t len = agent_frame_length(hdr);
 	if (len > max)
 		return -1;
 	char *payload = malloc((size_t)len + 1);
@@ -600,18 +519,13 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 {
 	int rootfd = open_root();
 	if (rootfd < 0)
-		return fail("io_error", errno, OCI_SANDBOX_ROOT);
+		return fail("io_error", errno, AGENT_SANDBOX_ROOT);
 	int wdfd = rootfd;
 	if (o->workdir && *o->workdir && strcmp(o->workdir, ".") != 0) {
-		if (!path_ok(o->workdir)) {
-			close(rootfd);
-			return fail("sandbox_path_escape", EXDEV, "workdir");
-		}
-		wdfd = open_beneath(rootfd, o->workdir, O_RDONLY | O_DIRECTORY, 0);
+		wdfd = pathres_open(rootfd, o->workdir, O_PATH | O_DIRECTORY, 0);
 		if (wdfd < 0) {
-			int e = errno;
 			close(rootfd);
-			return fail(code_for(e), e, "workdir");
+			return fail_fs(wdfd, "workdir", o->workdir);
 		}
 	}
 	long long oom_before = oom_kills();
@@ -631,7 +545,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 			close(out[0]);
 		if (err[0] >= 0)
 			close(err[0]);
-		frame_text(OCI_FRAME_ERROR, "exec_failed %d %s: %s", -r, o->argv[0], strerror(-r));
+		frame_text(AGENT_FRAME_ERROR, "exec_failed %d %s: %s", -r, o->argv[0], strerror(-r));
 		return 1;
 	}
 	if (in_fd < 0) {
@@ -645,7 +559,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(err[0], F_SETFL, O_NONBLOCK);
 
-	stream st[2] = { { out[0], OCI_FRAME_STDOUT, 0, false }, { err[0], OCI_FRAME_STDERR, 0, false } };
+	stream st[2] = { { out[0], AGENT_FRAME_STDOUT, 0, false }, { err[0], AGENT_FRAME_STDERR, 0, false } };
 	bool open_[2] = { true, true };
 	bool exited = false, timed_out = false, cancelled = false, host_gone = false;
 	int status = 0;
@@ -673,7 +587,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 			uint32_t len;
 			int q = read_request(ctl_fd, &type, &payload, &len, 0);
 			free(payload);
-			if (q <= 0 || type != OCI_REQ_CANCEL) {
+			if (q <= 0 || type != AGENT_REQ_CANCEL) {
 				/* the host hung up (or spoke out of turn): stop, then end */
 				*ret_hangup = true;
 				ctl_fd = -1;
@@ -734,9 +648,9 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 		 cancelled ? " cancelled" : "", oom ? " oom" : "",
 		 st[0].truncated ? " truncated-stdout" : "", st[1].truncated ? " truncated-stderr" : "");
 	if (WIFSIGNALED(status))
-		frame_text(OCI_FRAME_STATUS, "signal %d%s", WTERMSIG(status), flags);
+		frame_text(AGENT_FRAME_STATUS, "signal %d%s", WTERMSIG(status), flags);
 	else
-		frame_text(OCI_FRAME_STATUS, "exit %d%s", WEXITSTATUS(status), flags);
+		frame_text(AGENT_FRAME_STATUS, "exit %d%s", WEXITSTATUS(status), flags);
 	return 0;
 }
 
@@ -766,7 +680,7 @@ static int cmd_run(int argc, char **argv)
 	char **envp = read_env();
 	if (!envp)
 		return fail("invalid_argument", EPROTO, "environment header");
-	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	/* Orphans of the work become ours, so kill_tree reaches them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	int sfd = block_signals();
@@ -825,7 +739,7 @@ static int stdin_file(void)
 {
 	int fd = memfd_create("cordon-stdin", MFD_CLOEXEC);
 	if (fd < 0)
-		fd = open(OCI_SCRATCH_PATH, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		fd = open(AGENT_SCRATCH_PATH, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	return fd;
 }
 
@@ -839,12 +753,12 @@ static bool read_stdin_frames(int in, bool *ret_ok)
 		uint8_t type;
 		char *data = NULL;
 		uint32_t n;
-		int q = read_request(STDIN_FILENO, &type, &data, &n, OCI_FRAME_MAX);
-		if (q <= 0 || (type != OCI_REQ_STDIN && type != OCI_REQ_STDIN_END)) {
+		int q = read_request(STDIN_FILENO, &type, &data, &n, AGENT_FRAME_MAX);
+		if (q <= 0 || (type != AGENT_REQ_STDIN && type != AGENT_REQ_STDIN_END)) {
 			free(data);
 			return false;
 		}
-		if (type == OCI_REQ_STDIN_END) {
+		if (type == AGENT_REQ_STDIN_END) {
 			free(data);
 			return true;
 		}
@@ -881,7 +795,7 @@ static bool session_run(char *payload, uint32_t len, int sfd)
 	run_opts o = { 0 };
 	char **envp = NULL;
 	bool hangup = false;
-	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	if (parse_request(payload, len, &o, &envp) < 0)
 		fail("invalid_argument", EPROTO, "run request");
 	else if (!ok)
@@ -904,7 +818,7 @@ static int parse_file_request(char *payload, uint32_t len, char *argv[5])
 	if (len == 0 || payload[len - 1] != '\0')
 		return -1;
 	int argc = 1;
-	argv[0] = (char *)OCI_HELPER_PATH;
+	argv[0] = (char *)AGENT_PATH;
 	for (char *p = payload, *end = payload + len; p < end; p += strlen(p) + 1) {
 		if (argc >= 4)
 			return -1;
@@ -944,9 +858,9 @@ static bool session_file(char *payload, uint32_t len)
 	if (in >= 0)
 		close(in);
 	if (pid > 0 && WIFSIGNALED(status))
-		frame_text(OCI_FRAME_STATUS, "signal %d", WTERMSIG(status));
+		frame_text(AGENT_FRAME_STATUS, "signal %d", WTERMSIG(status));
 	else
-		frame_text(OCI_FRAME_STATUS, "exit %d", pid > 0 ? WEXITSTATUS(status) : 1);
+		frame_text(AGENT_FRAME_STATUS, "exit %d", pid > 0 ? WEXITSTATUS(status) : 1);
 	return true;
 }
 
@@ -959,7 +873,7 @@ static int cmd_session(void)
 	int sfd = block_signals();
 	if (sfd < 0)
 		return fail("io_error", errno, "signalfd");
-	frame_text(OCI_FRAME_HELLO, "%d", (int)getpid());
+	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	for (;;) {
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -977,15 +891,15 @@ static int cmd_session(void)
 		uint8_t type;
 		char *payload = NULL;
 		uint32_t len;
-		int q = read_request(STDIN_FILENO, &type, &payload, &len, OCI_REQUEST_MAX);
+		int q = read_request(STDIN_FILENO, &type, &payload, &len, AGENT_REQUEST_MAX);
 		if (q <= 0)
 			return q == 0 ? 0 : 1; /* EOF: the host closed the session */
 		bool more = true;
-		if (type == OCI_REQ_RUN)
+		if (type == AGENT_REQ_RUN)
 			more = session_run(payload, len, sfd);
-		else if (type == OCI_REQ_FILE)
+		else if (type == AGENT_REQ_FILE)
 			more = session_file(payload, len);
-		else if (type != OCI_REQ_CANCEL) /* a cancel that came after its run ended */
+		else if (type != AGENT_REQ_CANCEL) /* a cancel that came after its run ended */
 			more = false;             /* END, or anything else */
 		explicit_bzero(payload, len); /* granted secrets */
 		free(payload);
@@ -1008,223 +922,89 @@ static int cmd_kill(const char *arg)
 	close(fd);
 	/* Only ever signal a run helper (comm is the basename of the mount path):
 	 * the pid came from the host, not from us. */
-	const char *want = strrchr(OCI_HELPER_PATH, '/') + 1;
+	const char *want = strrchr(AGENT_PATH, '/') + 1;
 	if (n <= 0 || strncmp(comm, want, strlen(want)) != 0 || comm[strlen(want)] != '\n')
 		return fail("not_found", ESRCH, "run helper");
 	if (kill(pid, SIGUSR1) < 0)
 		return fail("io_error", errno, "kill");
-	frame(OCI_FRAME_DONE, "", 0);
+	frame(AGENT_FRAME_DONE, "", 0);
 	return 0;
 }
 
 /* ---- file operations ------------------------------------------------------------------ */
 
+/* Sends what an operation emits as frames of one type; a host that is gone stops it. */
+static int emit_frame(void *ctx, const void *data, size_t len)
+{
+	const uint8_t *type = ctx;
+	return frame(*type, data, len) ? 0 : -EPIPE;
+}
+
 static int cmd_read(const char *rel, const char *max_arg)
 {
 	long long max = atoll(max_arg);
-	if (!path_ok(rel))
-		return fail("sandbox_path_escape", EXDEV, "path");
 	int rootfd = open_root();
 	if (rootfd < 0)
-		return fail("io_error", errno, OCI_SANDBOX_ROOT);
-	int fd = open_beneath(rootfd, rel, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
-	if (fd < 0)
-		return fail(code_for(errno), errno, "open");
-	struct stat sb;
-	if (fstat(fd, &sb) < 0)
-		return fail("io_error", errno, "stat");
-	if (!S_ISREG(sb.st_mode))
-		return fail("invalid_argument", EINVAL, "not a regular file");
-	if (max > 0 && sb.st_size > max)
-		return fail("limit_exceeded", EFBIG, "file");
-	char buf[OCI_FRAME_MAX];
-	long long total = 0;
-	for (;;) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return fail("io_error", errno, "read");
-		if (n == 0)
-			break;
-		total += n;
-		if (max > 0 && total > max)
-			return fail("limit_exceeded", EFBIG, "file");
-		if (!frame(OCI_FRAME_DATA, buf, (size_t)n))
-			return 1;
-	}
-	frame(OCI_FRAME_DONE, "", 0);
+		return fail("io_error", errno, AGENT_SANDBOX_ROOT);
+	uint8_t type = AGENT_FRAME_DATA;
+	int r = fsops_read(rootfd, rel, max > 0 ? (uint64_t)max : UINT64_MAX, emit_frame, &type);
+	close(rootfd);
+	if (r == -EPIPE)
+		return 1;
+	if (r < 0)
+		return fail_fs(r, "read", rel);
+	frame(AGENT_FRAME_DONE, "", 0);
 	return 0;
 }
 
-/* Opens (creating as needed) the parent directories of rel beneath rootfd and
- * returns the parent's fd; *ret_last points at the final component. */
-static int make_parents(int rootfd, char *rel, const char **ret_last)
+/* What is left of stdin, read and dropped: a write refused before (or while) its data was
+ * read still reads the data to its end, since an engine whose `exec -i` cannot deliver
+ * stdin drops the answer too (seen with podman under load), and the host would see no
+ * refusal at all. */
+static void drain_stdin(void)
 {
-	char *slash = strrchr(rel, '/');
-	if (!slash) {
-		*ret_last = rel;
-		return dup(rootfd);
-	}
-	*slash = '\0';
-	*ret_last = slash + 1;
-	int cur = dup(rootfd);
-	char *save = NULL;
-	for (char *c = strtok_r(rel, "/", &save); c && cur >= 0; c = strtok_r(NULL, "/", &save)) {
-		if (strcmp(c, ".") == 0)
-			continue;
-		if (strcmp(c, "..") == 0) {
-			close(cur);
-			errno = EXDEV;
-			return -1;
-		}
-		if (mkdirat(cur, c, 0755) < 0 && errno != EEXIST) {
-			int e = errno;
-			close(cur);
-			errno = e;
-			return -1;
-		}
-		int nfd = open_nofollow(cur, c, O_RDONLY | O_DIRECTORY, 0);
-		int e = errno;
-		close(cur);
-		errno = e == ELOOP || e == ENOTDIR ? EXDEV : e;
-		cur = nfd;
-	}
-	return cur;
-}
-
-/* A write refused before its data was read still reads the data to its end:
- * an engine whose `exec -i` cannot deliver stdin drops the answer too (seen
- * with podman under load), and the host would see no refusal at all. */
-static int refuse_write(const char *code, int e, const char *what)
-{
-	char buf[OCI_FRAME_MAX];
+	char buf[AGENT_FRAME_MAX];
 	ssize_t n;
 	while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
 		;
-	return fail(code, e, what);
 }
 
-static int cmd_write(const char *arg)
+/* write PATH: the data is our stdin, streamed into the file (never held in memory: it may
+ * be as large as the container's memory limit). */
+static int cmd_write(const char *rel)
 {
-	char rel[4096];
-	if (!path_ok(arg))
-		return refuse_write("sandbox_path_escape", EXDEV, "path");
-	snprintf(rel, sizeof(rel), "%s", arg);
 	int rootfd = open_root();
-	if (rootfd < 0)
-		return refuse_write("io_error", errno, OCI_SANDBOX_ROOT);
-	const char *last;
-	int dfd = make_parents(rootfd, rel, &last);
-	if (dfd < 0)
-		return refuse_write(code_for(errno), errno, "parent directory");
-	if (!*last || strcmp(last, ".") == 0 || strcmp(last, "..") == 0)
-		return refuse_write("invalid_argument", EINVAL, "file name");
-	char tmp[64];
-	int fd = -1;
-	for (int i = 0; i < 100 && fd < 0; i++) {
-		snprintf(tmp, sizeof(tmp), ".cordon-tmp-%d-%d", (int)getpid(), i);
-		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST)
-			return refuse_write(code_for(errno), errno, "create");
-	}
-	if (fd < 0)
-		return refuse_write("io_error", EEXIST, "create");
-	char buf[OCI_FRAME_MAX];
-	for (;;) {
-		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || (n > 0 && !write_all(fd, buf, (size_t)n))) {
-			int e = errno;
-			unlinkat(dfd, tmp, 0);
-			return fail(code_for(e), e, "write");
-		}
-		if (n == 0)
-			break;
-	}
-	/* renameat replaces the final name itself, never what a symlink there points to */
-	if (fsync(fd) < 0 || close(fd) < 0 || renameat(dfd, tmp, dfd, last) < 0) {
+	if (rootfd < 0) {
 		int e = errno;
-		unlinkat(dfd, tmp, 0);
-		return fail(code_for(e), e, "replace");
+		drain_stdin();
+		return fail("io_error", e, AGENT_SANDBOX_ROOT);
 	}
-	frame(OCI_FRAME_DONE, "", 0);
+	int r = fsops_write_fd(rootfd, rel, STDIN_FILENO);
+	close(rootfd);
+	if (r < 0) {
+		drain_stdin();
+		return fail_fs(r, "write", rel);
+	}
+	frame(AGENT_FRAME_DONE, "", 0);
 	return 0;
 }
 
-typedef struct walk_ctx {
-	const char *pattern; /* glob: match every entry; walk: NULL, regular files only */
-	long entries;
-	bool host_gone;
-} walk_ctx;
-
-/* Visits dirfd (whose path relative to the root is prefix) without following
- * symlinks, emitting matches; bounded in depth and entries. */
-static int walk_dir(int fd, const char *prefix, int depth, walk_ctx *w)
-{
-	if (depth > WALK_MAX_DEPTH)
-		return -ELOOP;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	int r = 0;
-	struct dirent *e;
-	while (r == 0 && !w->host_gone && (e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (++w->entries > WALK_MAX_ENTRIES) {
-			r = -EFBIG;
-			break;
-		}
-		char path[4096];
-		int n = snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "/" : "", e->d_name);
-		if (n < 0 || (size_t)n >= sizeof(path))
-			continue;
-		struct stat sb;
-		if (fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		bool match = w->pattern ? fnmatch(w->pattern, path, FNM_PATHNAME | FNM_PERIOD) == 0
-					: S_ISREG(sb.st_mode);
-		if (match && !frame(OCI_FRAME_PATH, path, (size_t)n))
-			w->host_gone = true;
-		if (S_ISDIR(sb.st_mode)) {
-			int sub = open_nofollow(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY, 0);
-			if (sub >= 0)
-				r = walk_dir(sub, path, depth + 1, w);
-		}
-	}
-	closedir(d);
-	return r;
-}
-
+/* glob PATTERN, walk DIR: the paths as PATH frames, in the order the shared code finds
+ * them (the core sorts them). */
 static int cmd_list(const char *arg, bool glob)
 {
 	int rootfd = open_root();
 	if (rootfd < 0)
-		return fail("io_error", errno, OCI_SANDBOX_ROOT);
-	walk_ctx w = { .pattern = glob ? arg : NULL };
-	const char *start = glob ? "" : arg;
-	if (strcmp(start, ".") == 0)
-		start = "";
-	if (glob && (!arg[0] || arg[0] == '/'))
-		return fail("sandbox_path_escape", EXDEV, "pattern");
-	int dfd;
-	if (!*start) {
-		dfd = dup(rootfd);
-	} else {
-		if (!path_ok(start))
-			return fail("sandbox_path_escape", EXDEV, "directory");
-		dfd = open_beneath(rootfd, start, O_RDONLY | O_DIRECTORY, 0);
-	}
-	if (dfd < 0)
-		return fail(code_for(errno), errno, "directory");
-	int r = walk_dir(dfd, start, 0, &w);
+		return fail("io_error", errno, AGENT_SANDBOX_ROOT);
+	uint8_t type = AGENT_FRAME_PATH;
+	int r = glob ? fsops_glob(rootfd, arg, emit_frame, &type)
+		     : fsops_walk(rootfd, arg, emit_frame, &type);
+	close(rootfd);
+	if (r == -EPIPE)
+		return 1;
 	if (r < 0)
-		return fail(code_for(-r), -r, glob ? "glob" : "walk");
-	frame(OCI_FRAME_DONE, "", 0);
+		return fail_fs(r, glob ? "glob" : "walk", arg);
+	frame(AGENT_FRAME_DONE, "", 0);
 	return 0;
 }
 
@@ -1273,7 +1053,7 @@ static int file_command(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: cordon-oci-helper idle|session|run|kill|read|write|glob|walk|probe\n");
+		fprintf(stderr, "usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
 		return 2;
 	}
 	const char *cmd = argv[1];

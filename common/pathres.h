@@ -26,10 +26,11 @@
  */
 #pragma once
 
+#include "visibility.h"
+
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define PATHRES_HIDDEN __attribute__((visibility("hidden")))
 
 /* Links followed in one resolution before -ELOOP (the kernel's own limit). */
 #define PATHRES_MAX_LINKS 40
@@ -43,15 +44,15 @@ typedef enum pathres_method {
 } pathres_method;
 
 /* Test hook: forces a method process-wide. Not for production callers. */
-void pathres_set_method(pathres_method m) PATHRES_HIDDEN;
+void pathres_set_method(pathres_method m) CORDON_INTERNAL;
 /* The method a lookup uses now (AUTO resolved to what this kernel has). */
-pathres_method pathres_effective_method(void) PATHRES_HIDDEN;
+pathres_method pathres_effective_method(void) CORDON_INTERNAL;
 
 /* Opens path beneath root_fd with open(2) flags (O_CLOEXEC is always added;
  * mode applies with O_CREAT). "" and "." open the root itself. Returns a new
  * fd or a negative errno: -EXDEV (escape), -ELOOP (magic link or too many
  * links), -ENAMETOOLONG, or what open(2) says. */
-int pathres_open(int root_fd, const char *path, int flags, mode_t mode) PATHRES_HIDDEN;
+int pathres_open(int root_fd, const char *path, int flags, mode_t mode) CORDON_INTERNAL;
 
 /* Resolves the parent directory of path (creating missing directories with
  * mkdirat, one component at a time under a resolved parent, when create is
@@ -60,7 +61,7 @@ int pathres_open(int root_fd, const char *path, int flags, mode_t mode) PATHRES_
  * (dirfd, name) with *at() calls never follows it. A final component of "",
  * "." or ".." is refused (-EISDIR, or -EXDEV when it climbs out). */
 int pathres_open_parent(int root_fd, const char *path, bool create, mode_t dir_mode,
-			char *ret_name) PATHRES_HIDDEN;
+			char *ret_name) CORDON_INTERNAL;
 
 /* True when err is one of the errors that mean "this path leaves the root". */
-bool pathres_is_escape(int err) PATHRES_HIDDEN;
+bool pathres_is_escape(int err) CORDON_INTERNAL;

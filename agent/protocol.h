@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The wire protocol between the host (agent/client.c, linked by every plugin
+ * family that runs the agent) and cordon-agent (inside the sandbox: a
+ * container's pid 1, or a one-shot reached through `engine exec`).
+ * Shared by both sides and dependency-free: the agent is a static binary.
+ *
+ * Agent -> host (its stdout): frames of one type byte, a 4-byte big-endian
+ * payload length, then the payload. Frames keep the work's stdout and stderr
+ * apart, carry the exit status (the engine's own exit code cannot tell
+ * "exited 137" from "killed", nor a timeout or an OOM kill from either), and
+ * let file operations return data and paths without a shell.
+ *
+ * Host -> agent `run` (its stdin): "<n>\n", then n bytes of environment
+ * ("KEY=VALUE\0" each), then the work's stdin until EOF. The environment
+ * travels on stdin because engine CLIs put `--env` values in their own argv,
+ * where any local user can read them (/proc/PID/cmdline) and engines log them.
+ *
+ * Host -> agent `session` (pid 1 of a container started attached, `run -i`):
+ * request frames in the same format on its stdin. A run is one RUN frame
+ * (agent_run_request: "<timeout_ms>\0<cap>\0<workdir>\0<argc>\0", argc
+ * argv strings, then "KEY=VALUE\0" environment strings to the end), STDIN
+ * frames of the work's input and one STDIN_END; CANCEL while it runs. The
+ * answers are those of `run` (HELLO, STDOUT, STDERR, STATUS or ERROR). END,
+ * or EOF on its stdin, ends the session: the agent exits, so does the
+ * container. (END first: a forked copy of the host's write end must not keep
+ * a session alive.)
+ * A file operation is one FILE frame ("OP\0ARG\0[ARG\0]": the arguments
+ * `exec` gives the agent for read, write, glob or walk), STDIN frames of the
+ * data a write stores, and one STDIN_END. The answers are those of the exec
+ * path (DATA or PATH frames, then DONE or ERROR), and always a last STATUS
+ * frame that ends the answer.
+ * Nothing of the run is in any engine's argv.
+ */
+#ifndef CORDON_AGENT_PROTOCOL_H
+#define CORDON_AGENT_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the agent and the sandbox root are, inside the sandbox. */
+#define AGENT_PATH "/.cordon-agent"
+#define AGENT_SANDBOX_ROOT "/work"
+#define AGENT_SCRATCH_PATH "/tmp"
+
+#define AGENT_FRAME_HEADER 5
+#define AGENT_FRAME_MAX (64u * 1024)  /* largest payload the agent sends */
+#define AGENT_ENV_MAX (1u << 20)      /* largest environment block it accepts */
+
+enum agent_frame_type {
+	AGENT_FRAME_HELLO = 'I',  /* payload: the agent's pid inside the container (decimal) */
+	AGENT_FRAME_STDOUT = 'O', /* the work's stdout bytes */
+	AGENT_FRAME_STDERR = 'E', /* the work's stderr bytes */
+	AGENT_FRAME_STATUS = 'S', /* "exit N" | "signal N", then words: timeout cancelled oom */
+	AGENT_FRAME_ERROR = 'X',  /* "<code> <errno> <message>": the operation did not happen */
+	AGENT_FRAME_DATA = 'D',   /* read: file bytes */
+	AGENT_FRAME_PATH = 'P',   /* glob, walk: one path relative to the sandbox root */
+	AGENT_FRAME_DONE = 'K',   /* a file operation completed; payload: optional text */
+};
+
+/* Host -> `session` agent. */
+enum agent_request_type {
+	AGENT_REQ_RUN = 'R',       /* a run (see above) */
+	AGENT_REQ_STDIN = 'D',     /* the work's stdin bytes */
+	AGENT_REQ_STDIN_END = 'F', /* end of the work's stdin: the work starts */
+	AGENT_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
+	AGENT_REQ_END = 'Q',       /* end the session (as EOF) */
+	AGENT_REQ_FILE = 'O',      /* a file operation (see above) */
+};
+#define AGENT_FILE_REQUEST_MAX (16u * 1024) /* largest FILE payload */
+#define AGENT_REQUEST_MAX (AGENT_ENV_MAX + (1u << 20)) /* largest RUN payload */
+
+static inline void agent_frame_header(uint8_t out[AGENT_FRAME_HEADER], uint8_t type, uint32_t len)
+{
+	out[0] = type;
+	out[1] = (uint8_t)(len >> 24);
+	out[2] = (uint8_t)(len >> 16);
+	out[3] = (uint8_t)(len >> 8);
+	out[4] = (uint8_t)len;
+}
+
+static inline uint32_t agent_frame_length(const uint8_t hdr[AGENT_FRAME_HEADER])
+{
+	return (uint32_t)hdr[1] << 24 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 8 | hdr[4];
+}
+
+#endif /* CORDON_AGENT_PROTOCOL_H */

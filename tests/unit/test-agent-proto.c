@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The agent protocol without an engine: the host client's codec and requests, and its
+ * exchange loop fed hostile bytes through a socketpair (the agent lives inside the sandbox:
+ * after a compromise, what it writes is the attacker's). Every malformed answer must end as
+ * a clean -EPROTO (the plugins report it as engine_failed), never a crash, a hang, or
+ * memory that grows with what the agent claims. The last cases run the real cordon-agent
+ * in session mode over pipes: a stray CANCEL between runs, a malformed RUN.
+ */
+#include "config.h"
+
+#include "client.h"
+#include "testutil.h"
+
+#include <cordon/plugin.h>
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the codec (moved from test-oci.c) ----------------------------------------------------------------- */
+
+START_TEST(test_status_parse)
+{
+	agent_status s;
+	ck_assert_int_eq(agent_status_parse("exit 3", &s), 0);
+	ck_assert(s.exited && !s.signaled && s.code == 3 && !s.timed_out && !s.oom);
+	ck_assert_int_eq(agent_status_parse("signal 9 timeout", &s), 0);
+	ck_assert(s.signaled && s.code == 9 && s.timed_out && !s.cancelled);
+	ck_assert_int_eq(agent_status_parse("signal 9 oom truncated-stderr future-word", &s), 0);
+	ck_assert(s.oom && s.truncated_err && !s.truncated_out);
+	ck_assert_int_eq(agent_status_parse("exit 0 cancelled truncated-stdout", &s), 0);
+	ck_assert(s.cancelled && s.truncated_out);
+	ck_assert_int_eq(agent_status_parse("exited 0", &s), -EPROTO);
+	ck_assert_int_eq(agent_status_parse("exit", &s), -EPROTO);
+	ck_assert_int_eq(agent_status_parse(NULL, &s), -EPROTO);
+}
+END_TEST
+
+START_TEST(test_error_parse)
+{
+	agent_error r;
+	ck_assert_int_eq(agent_error_parse("sandbox_path_escape 18 open: Invalid cross-device link", &r), 0);
+	ck_assert_str_eq(r.code, "sandbox_path_escape");
+	ck_assert_int_eq(r.errnum, 18);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_FORBIDDEN);
+	ck_assert_str_eq(r.message, "open: Invalid cross-device link");
+	ck_assert_int_eq(agent_error_parse("exec_failed 2 /bin/nope: No such file", &r), 0);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_TERMINAL);
+	ck_assert_int_eq(agent_error_parse("not_found 2 open: x", &r), 0);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_TERMINAL);
+	ck_assert_int_eq(agent_error_parse("invalid_argument 22 x", &r), 0);
+	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_INVALID);
+	ck_assert_int_eq(agent_error_parse("code", &r), -EPROTO);
+	ck_assert_int_eq(agent_error_parse("code 0 zero errno", &r), -EPROTO);
+}
+END_TEST
+
+typedef struct collected {
+	char types[64];
+	char payloads[64][32];
+	size_t n;
+} collected;
+
+static int collect(void *ctx, uint8_t type, const char *payload, uint32_t len)
+{
+	collected *c = ctx;
+	ck_assert_uint_eq(strlen(payload) <= len, 1);
+	c->types[c->n] = (char)type;
+	ck_assert_uint_lt(len, sizeof(c->payloads[0]));
+	memcpy(c->payloads[c->n], payload, len + 1);
+	c->n++;
+	return 0;
+}
+
+static size_t put_frame(uint8_t *buf, uint8_t type, const char *payload, size_t len)
+{
+	agent_frame_header(buf, type, (uint32_t)len);
+	memcpy(buf + AGENT_FRAME_HEADER, payload, len);
+	return AGENT_FRAME_HEADER + len;
+}
+
+START_TEST(test_decoder_chunks)
+{
+	uint8_t buf[256];
+	size_t n = 0;
+	n += put_frame(buf + n, AGENT_FRAME_HELLO, "42", 2);
+	n += put_frame(buf + n, AGENT_FRAME_STDOUT, "hello\0world", 11);
+	n += put_frame(buf + n, AGENT_FRAME_STDERR, "", 0);
+	n += put_frame(buf + n, AGENT_FRAME_STATUS, "exit 0", 6);
+	/* byte by byte, and all at once: the same frames */
+	for (int mode = 0; mode < 2; mode++) {
+		collected c = { 0 };
+		agent_decoder d = { 0 };
+		if (mode == 0) {
+			for (size_t i = 0; i < n; i++)
+				ck_assert_int_eq(agent_decoder_feed(&d, buf + i, 1, collect, &c), 0);
+		} else {
+			ck_assert_int_eq(agent_decoder_feed(&d, buf, n, collect, &c), 0);
+		}
+		agent_decoder_clear(&d);
+		ck_assert_uint_eq(c.n, 4);
+		ck_assert_int_eq(c.types[0], 'I');
+		ck_assert_str_eq(c.payloads[0], "42");
+		ck_assert_int_eq(c.types[1], 'O');
+		ck_assert_int_eq(memcmp(c.payloads[1], "hello\0world", 11), 0);
+		ck_assert_int_eq(c.types[2], 'E');
+		ck_assert_int_eq(c.types[3], 'S');
+		ck_assert_str_eq(c.payloads[3], "exit 0");
+	}
+}
+END_TEST
+
+START_TEST(test_decoder_malformed)
+{
+	collected c = { 0 };
+	agent_decoder d = { 0 };
+	uint8_t bad[AGENT_FRAME_HEADER];
+	agent_frame_header(bad, 'Z', 1);
+	ck_assert_int_eq(agent_decoder_feed(&d, bad, sizeof(bad), collect, &c), -EPROTO);
+	/* once broken, always broken: no resynchronising on attacker bytes */
+	uint8_t ok[16];
+	size_t n = put_frame(ok, AGENT_FRAME_STDOUT, "x", 1);
+	ck_assert_int_eq(agent_decoder_feed(&d, ok, n, collect, &c), -EPROTO);
+	agent_decoder_clear(&d);
+	agent_frame_header(bad, 'O', AGENT_FRAME_MAX + 1);
+	ck_assert_int_eq(agent_decoder_feed(&d, bad, sizeof(bad), collect, &c), -EPROTO);
+	agent_decoder_clear(&d);
+	ck_assert_uint_eq(c.n, 0);
+}
+END_TEST
+
+START_TEST(test_env_header)
+{
+	const char *env[] = { "A=1", "SECRET=s3", NULL };
+	size_t len;
+	char *h = agent_env_header(env, &len);
+	const char want[] = "14\nA=1\0SECRET=s3"; /* sizeof counts the final NUL */
+	ck_assert_uint_eq(len, sizeof(want));
+	ck_assert_int_eq(memcmp(h, want, len), 0);
+	free(h);
+	h = agent_env_header(NULL, &len);
+	ck_assert_uint_eq(len, 2);
+	ck_assert_int_eq(memcmp(h, "0\n", 2), 0);
+	free(h);
+}
+END_TEST
+
+/* The next frame of a request stream (at *off, which it advances) is of
+ * type, with exactly these bytes. */
+static void expect_frame(const char *buf, size_t len, size_t *off, uint8_t type, const void *want,
+			 size_t want_len)
+{
+	ck_assert_uint_ge(len - *off, AGENT_FRAME_HEADER);
+	const uint8_t *h = (const uint8_t *)buf + *off;
+	uint32_t n = agent_frame_length(h);
+	ck_assert_uint_ge(len - *off - AGENT_FRAME_HEADER, n);
+	ck_assert_int_eq(h[0], type);
+	ck_assert_uint_eq(n, want_len);
+	ck_assert_int_eq(memcmp(buf + *off + AGENT_FRAME_HEADER, want, n), 0);
+	*off += AGENT_FRAME_HEADER + n;
+}
+
+START_TEST(test_session_request)
+{
+	const char *argv[] = { "/bin/sh", "-c", "", "x y", NULL };
+	const char *env[] = { "A=1", "SECRET=s3", NULL };
+	/* two STDIN frames: one full, one of 10 bytes */
+	size_t in_len = AGENT_FRAME_MAX + 10;
+	char *in = malloc(in_len);
+	for (size_t i = 0; i < in_len; i++)
+		in[i] = (char)(i * 7);
+	size_t len;
+	char *req = agent_run_request(argv, env, 1500, 1048577, "sub/dir", in, in_len, &len);
+	ck_assert_ptr_nonnull(req);
+	size_t off = 0;
+	/* timeout, cap, workdir, argc, argv (an empty argument kept), environment */
+	const char want[] = "1500\0001048577\0sub/dir\0" "4\0/bin/sh\0-c\0\0x y\0A=1\0SECRET=s3";
+	expect_frame(req, len, &off, AGENT_REQ_RUN, want, sizeof(want));
+	expect_frame(req, len, &off, AGENT_REQ_STDIN, in, AGENT_FRAME_MAX);
+	expect_frame(req, len, &off, AGENT_REQ_STDIN, in + AGENT_FRAME_MAX, 10);
+	expect_frame(req, len, &off, AGENT_REQ_STDIN_END, "", 0);
+	ck_assert_uint_eq(off, len);
+	free(req);
+	free(in);
+
+	/* no workdir, no environment, no stdin: empty fields, STDIN_END at once */
+	const char *one[] = { "true", NULL };
+	req = agent_run_request(one, NULL, 0, 0, NULL, NULL, 0, &len);
+	off = 0;
+	const char want2[] = "0\0000\0\0" "1\0true";
+	expect_frame(req, len, &off, AGENT_REQ_RUN, want2, sizeof(want2));
+	expect_frame(req, len, &off, AGENT_REQ_STDIN_END, "", 0);
+	ck_assert_uint_eq(off, len);
+	free(req);
+
+	/* nothing to run, or more than the agent accepts: the caller uses exec */
+	const char *none[] = { NULL };
+	ck_assert_ptr_null(agent_run_request(none, NULL, 0, 0, NULL, NULL, 0, &len));
+	char *big = malloc(AGENT_REQUEST_MAX + 8);
+	memset(big, 'v', AGENT_REQUEST_MAX + 7);
+	memcpy(big, "BIG=", 4);
+	big[AGENT_REQUEST_MAX + 7] = '\0';
+	const char *bigenv[] = { big, NULL };
+	ck_assert_ptr_null(agent_run_request(one, bigenv, 0, 0, NULL, NULL, 0, &len));
+	free(big);
+}
+END_TEST
+
+/* A file operation for the session agent: the arguments `exec` would give
+ * it in one FILE frame, a write's data as STDIN frames, then STDIN_END. */
+START_TEST(test_session_file_request)
+{
+	const char *read_args[] = { "read", "a/b c.txt", "1048576", NULL };
+	size_t len, off = 0;
+	char *req = agent_file_request(read_args, NULL, 0, &len);
+	ck_assert_ptr_nonnull(req);
+	const char want[] = "read\0a/b c.txt\0" "1048576";
+	expect_frame(req, len, &off, AGENT_REQ_FILE, want, sizeof(want));
+	expect_frame(req, len, &off, AGENT_REQ_STDIN_END, "", 0);
+	ck_assert_uint_eq(off, len);
+	free(req);
+
+	/* a write of two frames of data, NUL bytes included, byte-exactly */
+	size_t in_len = AGENT_FRAME_MAX + 3;
+	char *in = calloc(1, in_len);
+	in[AGENT_FRAME_MAX + 1] = 'z';
+	const char *write_args[] = { "write", "out", NULL };
+	req = agent_file_request(write_args, in, in_len, &len);
+	ck_assert_ptr_nonnull(req);
+	off = 0;
+	expect_frame(req, len, &off, AGENT_REQ_FILE, "write\0out", sizeof("write\0out"));
+	expect_frame(req, len, &off, AGENT_REQ_STDIN, in, AGENT_FRAME_MAX);
+	expect_frame(req, len, &off, AGENT_REQ_STDIN, in + AGENT_FRAME_MAX, 3);
+	expect_frame(req, len, &off, AGENT_REQ_STDIN_END, "", 0);
+	ck_assert_uint_eq(off, len);
+	free(req);
+	free(in);
+
+	/* not an operation with one or two arguments, or larger than the agent
+	 * takes: the caller goes through exec */
+	const char *alone[] = { "walk", NULL };
+	const char *many[] = { "read", "a", "1", "x", NULL };
+	ck_assert_ptr_null(agent_file_request(alone, NULL, 0, &len));
+	ck_assert_ptr_null(agent_file_request(many, NULL, 0, &len));
+	char *big = malloc(AGENT_FILE_REQUEST_MAX + 1);
+	memset(big, 'p', AGENT_FILE_REQUEST_MAX);
+	big[AGENT_FILE_REQUEST_MAX] = '\0';
+	const char *long_args[] = { "glob", big, NULL };
+	ck_assert_ptr_null(agent_file_request(long_args, NULL, 0, &len));
+	free(big);
+}
+END_TEST
+
+/* What a header claims is never allocated before it is checked, and a broken stream keeps
+ * no payload: memory stays one frame whatever the agent says. (Not an RLIMIT_AS test:
+ * the sanitizer builds reserve terabytes of address space.) */
+START_TEST(test_decoder_claims_nothing)
+{
+	static const uint32_t lens[] = { AGENT_FRAME_MAX + 1, 0x7fffffffu, 0xffffffffu };
+	for (size_t i = 0; i < G_N_ELEMENTS(lens); i++) {
+		collected c = { 0 };
+		agent_decoder d = { 0 };
+		uint8_t buf[64];
+		size_t n = put_frame(buf, AGENT_FRAME_STDOUT, "kept", 4);
+		agent_frame_header(buf + n, AGENT_FRAME_STDOUT, lens[i]);
+		n += AGENT_FRAME_HEADER;
+		ck_assert_int_eq(agent_decoder_feed(&d, buf, n, collect, &c), -EPROTO);
+		ck_assert_uint_eq(c.n, 1);
+		ck_assert_ptr_null(d.payload);
+		ck_assert(!agent_decoder_pending(&d));
+		agent_decoder_clear(&d);
+	}
+}
+END_TEST
+
+/* ---- the exchange loop against a fake agent --------------------------------------------- */
+
+typedef struct fake {
+	int host_in, host_out; /* our ends: the request goes to host_in, answers come on host_out */
+	int agent;             /* the fake agent's end (both directions) */
+	bool killed;
+} fake;
+
+static void fake_open(fake *f)
+{
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->host_in = sv[0];
+	f->host_out = dup(sv[0]);
+	f->agent = sv[1];
+	f->killed = false;
+	fcntl(f->host_in, F_SETFL, O_NONBLOCK);
+}
+
+static void fake_close(fake *f)
+{
+	if (f->host_in >= 0)
+		close(f->host_in);
+	close(f->host_out);
+	if (f->agent >= 0)
+		close(f->agent);
+}
+
+static void on_kill(void *ctx)
+{
+	((fake *)ctx)->killed = true;
+}
+
+/* One exchange of kind with the fake agent, whose answer (written beforehand, and then its
+ * end closed when eof) is already waiting. */
+static int exchange(fake *f, agent_answer_kind kind, bool session, uint64_t limit_ms,
+		    agent_exchange *x, bool *ret_deadline)
+{
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	x->want = kind == AGENT_ANSWER_FILE ? AGENT_FRAME_PATH : 0;
+	agent_link link = { .in = &f->host_in, .out = f->host_out, .err = -1, .session = session,
+			    .ctx = f, .kill = on_kill };
+	static const char req[] = "req";
+	return agent_exchange_run(x, &link, limit_ms, -1, req, sizeof(req), ret_deadline);
+}
+
+static void agent_says(fake *f, uint8_t type, const void *payload, uint32_t len)
+{
+	uint8_t hdr[AGENT_FRAME_HEADER];
+	agent_frame_header(hdr, type, len);
+	ck_assert_int_eq(write(f->agent, hdr, sizeof(hdr)), sizeof(hdr));
+	if (len)
+		ck_assert_int_eq(write(f->agent, payload, len), (ssize_t)len);
+}
+
+static void agent_hangs_up(fake *f)
+{
+	close(f->agent);
+	f->agent = -1;
+}
+
+START_TEST(test_exchange_run_answer)
+{
+	fake f;
+	fake_open(&f);
+	agent_says(&f, AGENT_FRAME_HELLO, "7", 1);
+	agent_says(&f, AGENT_FRAME_STDOUT, "out", 3);
+	agent_says(&f, AGENT_FRAME_STATUS, "exit 3 timeout", 14);
+	agent_exchange x;
+	bool deadline;
+	ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline), 0);
+	ck_assert(x.done && x.have_status && x.started && !deadline);
+	ck_assert_int_eq(x.agent_pid, 7);
+	ck_assert(x.status.exited && x.status.code == 3 && x.status.timed_out);
+	fake_close(&f);
+}
+END_TEST
+
+/* Unknown frame types, and a length over AGENT_FRAME_MAX (up to 4 GiB claimed): -EPROTO
+ * (test_decoder_claims_nothing: and nothing allocated for the claim). */
+START_TEST(test_exchange_unknown_and_oversized)
+{
+	static const uint32_t lens[] = { AGENT_FRAME_MAX + 1, 0x7fffffffu, 0xffffffffu };
+	for (size_t i = 0; i < G_N_ELEMENTS(lens); i++) {
+		fake f;
+		fake_open(&f);
+		agent_says(&f, AGENT_FRAME_HELLO, "7", 1);
+		uint8_t hdr[AGENT_FRAME_HEADER];
+		agent_frame_header(hdr, AGENT_FRAME_STDOUT, lens[i]);
+		ck_assert_int_eq(write(f.agent, hdr, sizeof(hdr)), sizeof(hdr));
+		agent_exchange x;
+		bool deadline;
+		ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline), -EPROTO);
+		ck_assert(!x.done && !deadline);
+		fake_close(&f);
+	}
+	for (unsigned t = 0; t < 256; t++) {
+		if (strchr("IOESXDPK", (int)t) && t)
+			continue;
+		fake f;
+		fake_open(&f);
+		agent_says(&f, (uint8_t)t, "", 0);
+		agent_exchange x;
+		bool deadline;
+		ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline), -EPROTO);
+		fake_close(&f);
+	}
+}
+END_TEST
+
+/* Frames that are well formed but out of turn, or whose text does not parse. */
+START_TEST(test_exchange_out_of_turn)
+{
+	static const struct {
+		agent_answer_kind kind;
+		uint8_t type[3];
+		const char *payload[3];
+	} cases[] = {
+		{ AGENT_ANSWER_RUN, { 'I', 'S' }, { "1", "exited 0" } },     /* a malformed STATUS */
+		{ AGENT_ANSWER_RUN, { 'I', 'X' }, { "1", "io_error 0 x" } }, /* an ERROR without errno */
+		{ AGENT_ANSWER_RUN, { 'I', 'I' }, { "1", "1" } },            /* a second HELLO */
+		{ AGENT_ANSWER_RUN, { 'I', 'D' }, { "1", "data" } },         /* file data in a run */
+		{ AGENT_ANSWER_FILE, { 'D' }, { "data" } },        /* DATA where PATHs are due */
+		{ AGENT_ANSWER_FILE, { 'K', 'P' }, { "", "a" } },  /* a path after DONE */
+		{ AGENT_ANSWER_HELLO, { 'O' }, { "x" } },          /* output before the greeting */
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		fake f;
+		fake_open(&f);
+		for (size_t j = 0; j < 3 && cases[i].type[j]; j++)
+			agent_says(&f, cases[i].type[j], cases[i].payload[j],
+				   (uint32_t)strlen(cases[i].payload[j]));
+		agent_exchange x;
+		bool deadline;
+		ck_assert_msg(exchange(&f, cases[i].kind, true, 5000, &x, &deadline) == -EPROTO,
+			      "case %zu", i);
+		ck_assert(!deadline);
+		fake_close(&f);
+	}
+}
+END_TEST
+
+/* A header (and a payload) split across reads, one byte at a time with pauses: the same
+ * answer as all at once. */
+START_TEST(test_exchange_split_reads)
+{
+	fake f;
+	fake_open(&f);
+	uint8_t buf[64];
+	size_t n = 0;
+	agent_frame_header(buf, AGENT_FRAME_HELLO, 2);
+	memcpy(buf + AGENT_FRAME_HEADER, "42", 2);
+	n = AGENT_FRAME_HEADER + 2;
+	agent_frame_header(buf + n, AGENT_FRAME_STATUS, 6);
+	memcpy(buf + n + AGENT_FRAME_HEADER, "exit 0", 6);
+	n += AGENT_FRAME_HEADER + 6;
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (write(f.agent, buf + i, 1) != 1)
+				_exit(1);
+			struct timespec ts = { 0, 2000000 };
+			nanosleep(&ts, NULL);
+		}
+		_exit(0);
+	}
+	agent_exchange x;
+	bool deadline;
+	ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline), 0);
+	ck_assert(x.done && x.have_status && x.agent_pid == 42);
+	int st;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fake_close(&f);
+}
+END_TEST
+
+/* A one-shot agent whose stream stops inside a frame (a header, or part of a payload): a
+ * malformed answer, not an answer that is merely missing. */
+START_TEST(test_exchange_truncated_at_eof)
+{
+	for (int cut = 1; cut < AGENT_FRAME_HEADER + 4; cut++) {
+		fake f;
+		fake_open(&f);
+		agent_says(&f, AGENT_FRAME_HELLO, "1", 1);
+		uint8_t frame[AGENT_FRAME_HEADER + 6];
+		agent_frame_header(frame, AGENT_FRAME_STATUS, 6);
+		memcpy(frame + AGENT_FRAME_HEADER, "exit 0", 6);
+		ck_assert_int_eq(write(f.agent, frame, (size_t)cut), cut);
+		agent_hangs_up(&f);
+		agent_exchange x;
+		bool deadline;
+		ck_assert_msg(exchange(&f, AGENT_ANSWER_RUN, false, 5000, &x, &deadline) == -EPROTO,
+			      "cut at %d", cut);
+		ck_assert(!x.have_status && !deadline);
+		fake_close(&f);
+	}
+}
+END_TEST
+
+/* An agent that says nothing: the exchange ends at its deadline and stops the transport. */
+START_TEST(test_exchange_silent_agent)
+{
+	fake f;
+	fake_open(&f);
+	agent_exchange x;
+	bool deadline;
+	gint64 t0 = g_get_monotonic_time();
+	ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 200, &x, &deadline), 0);
+	ck_assert(deadline && f.killed && !x.done);
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 5 * G_USEC_PER_SEC);
+	fake_close(&f);
+}
+END_TEST
+
+/* ---- the real agent, in session mode -------------------------------------------------- */
+
+typedef struct session {
+	pid_t pid;
+	int in, out;
+} session;
+
+static void session_start(session *s)
+{
+	g_autofree char *agent = testutil_build_path("agent/cordon-agent");
+	int to[2], from[2];
+	ck_assert_int_eq(pipe2(to, O_CLOEXEC), 0);
+	ck_assert_int_eq(pipe2(from, O_CLOEXEC), 0);
+	s->pid = fork();
+	ck_assert_int_ge(s->pid, 0);
+	if (s->pid == 0) {
+		dup2(to[0], STDIN_FILENO);
+		dup2(from[1], STDOUT_FILENO);
+		execl(agent, agent, "session", (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	s->in = to[1];
+	s->out = from[0];
+	fcntl(s->in, F_SETFL, O_NONBLOCK);
+	fcntl(s->out, F_SETFL, O_NONBLOCK);
+	agent_exchange x = { .kind = AGENT_ANSWER_HELLO };
+	agent_link link = { .in = &s->in, .out = s->out, .err = -1, .session = true };
+	bool deadline;
+	ck_assert_int_eq(agent_exchange_run(&x, &link, 10000, -1, NULL, 0, &deadline), 0);
+	ck_assert_msg(x.done, "cordon-agent session did not greet");
+}
+
+static int session_send(session *s, agent_answer_kind kind, const char *req, size_t len,
+			agent_exchange *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->kind = kind;
+	x->want = AGENT_FRAME_PATH;
+	agent_link link = { .in = &s->in, .out = s->out, .err = -1, .session = true };
+	bool deadline;
+	int r = agent_exchange_run(x, &link, 10000, -1, req, len, &deadline);
+	ck_assert(!deadline);
+	return r;
+}
+
+/* A `walk` of a directory that does not exist: whatever the answer, it is one, and the
+ * session is still there for the next request. */
+static void session_alive(session *s)
+{
+	const char *args[] = { "walk", "no/such/dir-cordon-test", NULL };
+	size_t len;
+	char *req = agent_file_request(args, NULL, 0, &len);
+	agent_exchange x;
+	ck_assert_int_eq(session_send(s, AGENT_ANSWER_FILE, req, len, &x), 0);
+	ck_assert(x.done && x.have_error);
+	free(req);
+}
+
+static void session_end(session *s)
+{
+	uint8_t end[AGENT_FRAME_HEADER];
+	agent_end_frame(end);
+	ck_assert_int_eq(write(s->in, end, sizeof(end)), sizeof(end));
+	close(s->in);
+	int st;
+	ck_assert_int_eq(waitpid(s->pid, &st, 0), s->pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(s->out);
+}
+
+/* A CANCEL that comes after its run ended (the host's cancel raced the work's exit) is
+ * dropped: the session serves the next request. */
+START_TEST(test_agent_stray_cancel)
+{
+	session s;
+	session_start(&s);
+	uint8_t cancel[AGENT_FRAME_HEADER];
+	agent_frame_header(cancel, AGENT_REQ_CANCEL, 0);
+	ck_assert_int_eq(write(s.in, cancel, sizeof(cancel)), sizeof(cancel));
+	ck_assert_int_eq(write(s.in, cancel, sizeof(cancel)), sizeof(cancel));
+	session_alive(&s);
+	session_end(&s);
+}
+END_TEST
+
+/* A RUN whose payload does not parse (no argc, an argc beyond the strings): an
+ * invalid_argument refusal of that run, and the session goes on. */
+START_TEST(test_agent_malformed_run)
+{
+	static const char *const payloads[] = { "1000\0", "1000\0" "0\0\0" "9\0sh\0", "x" };
+	static const size_t lens[] = { 5, 13, 1 };
+	for (size_t i = 0; i < G_N_ELEMENTS(lens); i++) {
+		session s;
+		session_start(&s);
+		char req[64];
+		agent_frame_header((uint8_t *)req, AGENT_REQ_RUN, (uint32_t)lens[i]);
+		memcpy(req + AGENT_FRAME_HEADER, payloads[i], lens[i]);
+		agent_frame_header((uint8_t *)req + AGENT_FRAME_HEADER + lens[i], AGENT_REQ_STDIN_END, 0);
+		agent_exchange x;
+		ck_assert_int_eq(session_send(&s, AGENT_ANSWER_RUN, req,
+					      2 * AGENT_FRAME_HEADER + lens[i], &x), 0);
+		ck_assert(x.done && x.have_error);
+		ck_assert_str_eq(x.error.code, "invalid_argument");
+		session_alive(&s);
+		session_end(&s);
+	}
+}
+END_TEST
+
+static Suite *agent_proto_suite(void)
+{
+	Suite *s = suite_create("agent-proto");
+	TCase *tc = tcase_create("codec");
+	tcase_add_test(tc, test_status_parse);
+	tcase_add_test(tc, test_error_parse);
+	tcase_add_test(tc, test_decoder_chunks);
+	tcase_add_test(tc, test_decoder_malformed);
+	tcase_add_test(tc, test_decoder_claims_nothing);
+	tcase_add_test(tc, test_env_header);
+	tcase_add_test(tc, test_session_request);
+	tcase_add_test(tc, test_session_file_request);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("exchange");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_exchange_run_answer);
+	tcase_add_test(tc, test_exchange_unknown_and_oversized);
+	tcase_add_test(tc, test_exchange_out_of_turn);
+	tcase_add_test(tc, test_exchange_split_reads);
+	tcase_add_test(tc, test_exchange_truncated_at_eof);
+	tcase_add_test(tc, test_exchange_silent_agent);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("agent");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_agent_stray_cancel);
+	tcase_add_test(tc, test_agent_malformed_run);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return testutil_run(agent_proto_suite());
+}
