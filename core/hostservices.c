@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "hostspawn.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -166,9 +167,9 @@ static int host_config_u64(const cordon_plugin_config *cfg, const char *key, uin
 	const cordon_plugin_config_key *k = declared(cfg, key);
 	uint64_t v;
 	if (k && k->type == CORDON_PLUGIN_CONFIG_SIZE)
-		r = policy_parse_size(s, &v);
+		r = units_parse_size(s, &v, NULL);
 	else if (k && k->type == CORDON_PLUGIN_CONFIG_DURATION)
-		r = policy_parse_duration(s, &v);
+		r = units_parse_duration(s, &v, NULL);
 	else
 		r = g_ascii_string_to_unsigned(s, 10, 0, G_MAXUINT64, &v, NULL) ? 0 : -EINVAL;
 	if (r < 0)

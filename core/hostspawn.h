@@ -17,7 +17,7 @@
 /* Runs spec->argv to completion. Returns 0 when the program ran (whatever its
  * exit code: spec->exit_code, 128+sig when signalled, -1 and timed_out on
  * timeout), a negative errno when it could not be started. */
-int hostspawn_run(cordon_host_spawn *spec, cordon_plugin_error *err) CORDON_HIDDEN;
+int hostspawn_run(cordon_host_spawn *spec, cordon_plugin_error *err) CORDON_INTERNAL;
 /* The absolute path of an executable on HOSTSPAWN_PATH (or name itself when
  * absolute and executable); NULL when there is none. Owned by caller (g_free). */
-char *hostspawn_find_program(const char *name) CORDON_HIDDEN;
+char *hostspawn_find_program(const char *name) CORDON_INTERNAL;
