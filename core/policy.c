@@ -977,20 +977,6 @@ const policy_tier *policy_find_tier(const cordon_policy *p, const char *name)
 	return NULL;
 }
 
-bool policy_image_is_pinned(const char *image)
-{
-	const char *at = image ? strstr(image, "@sha256:") : NULL;
-	if (!at || at == image)
-		return false;
-	const char *hex = at + strlen("@sha256:");
-	if (strlen(hex) != 64)
-		return false;
-	for (; *hex; hex++)
-		if (!g_ascii_isdigit(*hex) && !(*hex >= 'a' && *hex <= 'f'))
-			return false;
-	return true;
-}
-
 /* ---- a driver's section ---------------------------------------------------------------- */
 
 static void check_secret(pctx *c, const cfg_node *v)

@@ -93,9 +93,6 @@ char *policy_format_duration(uint64_t ms) CORDON_INTERNAL;
 char *policy_format_limit(unsigned i, uint64_t value) CORDON_INTERNAL;
 /* The policy name of limit i ("memory", "wall", ...). */
 const char *policy_limit_name(unsigned i) CORDON_INTERNAL;
-
-/* True for "name@sha256:<64 lowercase hex>". */
-bool policy_image_is_pinned(const char *image) CORDON_INTERNAL;
 /* A human-readable summary: version, hash, tiers, trust levels, rules, audit,
  * and notes (raised requirements, unused tiers). Owned by caller (g_free). */
 char *policy_describe(const cordon_policy *p) CORDON_INTERNAL;

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "imageref.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -37,17 +38,6 @@ static char *repo_of(const char *ref)
 	return g_strdup(s);
 }
 
-static bool pinned_ok(const char *s)
-{
-	const char *d = strstr(s, "@sha256:");
-	if (!d || strlen(d + 8) != 64)
-		return false;
-	for (const char *c = d + 8; *c; c++)
-		if (!g_ascii_isxdigit(*c) || g_ascii_isupper(*c))
-			return false;
-	return true;
-}
-
 static gint cmp_strp(gconstpointer a, gconstpointer b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -63,7 +53,7 @@ static GPtrArray *choose_digests(const char *ref, const char *lines)
 	g_autoptr(GPtrArray) any = g_ptr_array_new_with_free_func(g_free);
 	for (size_t i = 0; all[i]; i++) {
 		g_strstrip(all[i]);
-		if (!pinned_ok(all[i]))
+		if (!image_ref_is_pinned(all[i]))
 			continue;
 		g_autofree char *repo = repo_of(all[i]);
 		g_ptr_array_add(strcmp(repo, want) == 0 ? match : any, g_strdup(all[i]));
@@ -125,7 +115,7 @@ int cli_cmd_image(int argc, char **argv)
 	}
 	g_autoptr(GPtrArray) pins = choose_digests(ref, out);
 	/* an already pinned reference the engine knows: confirmed as it is */
-	for (guint i = 0; pinned_ok(ref) && i < pins->len; i++) {
+	for (guint i = 0; image_ref_is_pinned(ref) && i < pins->len; i++) {
 		if (strcmp(pins->pdata[i], ref) == 0) {
 			printf("%s\n", ref);
 			return 0;

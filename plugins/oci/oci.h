@@ -53,10 +53,7 @@ int oci_refuse(oci_refusal *r, int errnum, uint32_t cls, const char *code, const
 
 /* ---- images ------------------------------------------------------------------- */
 
-/* A digest-pinned reference "name@sha256:<64 hex>" (name may carry a
- * registry host:port and a tag, kept for diagnostics only). */
-bool oci_image_is_pinned(const char *ref) CORDON_INTERNAL;
-/* Validates ref: a pinned image, nothing an engine could read as a flag.
+/* Validates ref (the predicate: common/imageref.h): a pinned image, nothing an engine could read as a flag.
  * Codes: container_unpinned_image (a tag or name alone), container_image_invalid. */
 int oci_image_check(const char *ref, oci_refusal *r) CORDON_INTERNAL;
 

@@ -34,10 +34,10 @@ static void assert_image_code(const char *ref, const char *code)
 
 START_TEST(test_image_pinned_accepted)
 {
-	ck_assert(oci_image_is_pinned(IMAGE));
-	ck_assert(oci_image_is_pinned("busybox@" DIGEST));
-	ck_assert(oci_image_is_pinned("docker.io/library/busybox:1.36@" DIGEST));
-	ck_assert(oci_image_is_pinned("registry.example:443/a/b-c_d.e:Tag_1@" DIGEST));
+	ck_assert(oci_image_check(IMAGE, NULL) == 0);
+	ck_assert(oci_image_check("busybox@" DIGEST, NULL) == 0);
+	ck_assert(oci_image_check("docker.io/library/busybox:1.36@" DIGEST, NULL) == 0);
+	ck_assert(oci_image_check("registry.example:443/a/b-c_d.e:Tag_1@" DIGEST, NULL) == 0);
 }
 END_TEST
 
