@@ -391,4 +391,5 @@ const cordon_host cordon_host_services = {
 	.spawn = hostspawn_run,
 	.find_program = hostspawn_find_program,
 	.path_is_confined = host_path_is_confined,
+	.process_spawn = hostspawn_process, /* ABI 1.2 */
 };

@@ -554,6 +554,13 @@ static int oci_gc(void *tier, cordon_plugin_error *err)
 int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
 		    cordon_plugin_error *err, const oci_engine_kind *kind)
 {
+	/* Streaming CLIs run on host->process_spawn (ABI 1.2); an older core has none. */
+	if (host->abi_minor < 2 || host->size < offsetof(cordon_host, process_spawn) +
+						   sizeof(host->process_spawn) || !host->process_spawn)
+		return host->error_set(err, EPROTONOSUPPORT, CORDON_PLUGIN_ERROR_TERMINAL,
+				       "plugin_host_too_old", "%s needs a core with plugin ABI 1.2 (process_spawn), "
+				       "this one has %u.%u", kind->name, host->abi_major,
+				       host->abi_minor);
 	oci_host = host;
 	static cordon_plugin_driver drv; /* one kind per plugin module */
 	drv = (cordon_plugin_driver){
