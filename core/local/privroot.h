@@ -4,8 +4,8 @@
  * sandbox opened without a workspace, removed with everything in it when the
  * sandbox closes. Made and removed relative to a held fd of its parent, so
  * no path lookup can be redirected between the two. Its name carries the
- * creator's pid namespace and pid ("cordon-NS-PID-RANDOM"): gc removes the
- * ones whose creator died (SIGKILL leaves them behind).
+ * creator's owner token ("cordon-TOKEN-RANDOM", common/owner.h): gc removes
+ * the ones whose creator died (SIGKILL leaves them behind).
  */
 #pragma once
 
@@ -16,7 +16,7 @@
 
 typedef struct private_root {
 	int parent_fd; /* O_PATH of the temporary directory, or -1 */
-	char name[64];
+	char name[128]; /* "cordon-" OWNER_TOKEN "-" 16 hex digits */
 	bool tmpfs;    /* a size-capped tmpfs is mounted on it */
 } private_root;
 

@@ -140,10 +140,12 @@ bool oci_runtime_is_gvisor(const char *runtime) CORDON_INTERNAL;
  * and about 10 host threads per task of the work (measured, runsc 2022). */
 #define OCI_GVISOR_PIDS_OVERHEAD 256
 #define OCI_GVISOR_PIDS_PER_TASK 16
-/* A cordon.owner label: "<boot_id>:<pid>:<starttime>". */
+/* A cordon.owner label: our owner token (common/owner.h); NULL when /proc
+ * cannot tell it. */
 char *oci_owner_label(void) CORDON_INTERNAL;
 /* Whether the process that wrote owner is certainly gone (another boot, no such
- * pid, or a different start time). Unparseable labels count as gone. */
+ * pid, or a different start time). Unparseable labels count as gone; a host of
+ * another pid namespace is not ours to tell, and alive. */
 bool oci_owner_is_dead(const char *owner) CORDON_INTERNAL;
 
 /* ---- helper protocol (host side) ------------------------------------------------- */

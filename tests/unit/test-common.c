@@ -8,12 +8,18 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "hostproc.h"
 #include "imageref.h"
+#include "owner.h"
 #include "units.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
@@ -103,6 +109,70 @@ START_TEST(test_units_counts_and_cpus)
 }
 END_TEST
 
+START_TEST(test_owner_tokens)
+{
+	char me[OWNER_TOKEN_MAX];
+	ck_assert_int_eq(owner_token_self(me), 0);
+	size_t len = 0;
+	ck_assert_int_eq(owner_token_state(me, &len), OWNER_ALIVE);
+	ck_assert_uint_eq(len, strlen(me));
+	ck_assert_uint_eq(strspn(me, "0123456789abcdef-"), strlen(me)); /* fits any name */
+	char boot[40];
+	unsigned long ns;
+	long pid;
+	unsigned long long st;
+	ck_assert_int_eq(sscanf(me, "%32[0-9a-f]-%lu-%ld-%llu", boot, &ns, &pid, &st), 4);
+	ck_assert_uint_eq(strlen(boot), 32);
+	ck_assert_int_eq(pid, getpid());
+	char t[256];
+	/* more after the token: its length says where it ends */
+	snprintf(t, sizeof(t), "%s-00ff", me);
+	ck_assert_int_eq(owner_token_state(t, &len), OWNER_ALIVE);
+	ck_assert_uint_eq(len, strlen(me));
+	snprintf(t, sizeof(t), "%s-%lu-%ld-%llu", boot, ns, (long)getppid(), 1ULL);
+	ck_assert_int_eq(owner_token_state(t, NULL), OWNER_DEAD); /* a reused pid */
+	snprintf(t, sizeof(t), "%s-%lu-%d-%llu", boot, ns, 999999999, st);
+	ck_assert_int_eq(owner_token_state(t, NULL), OWNER_DEAD); /* no such pid */
+	snprintf(t, sizeof(t), "00000000000000000000000000000000-%lu-%ld-%llu", ns, pid, st);
+	ck_assert_int_eq(owner_token_state(t, NULL), OWNER_DEAD); /* an earlier boot */
+	snprintf(t, sizeof(t), "%s-%lu-%ld-%llu", boot, ns + 1, pid, st + 1);
+	ck_assert_int_eq(owner_token_state(t, NULL), OWNER_FOREIGN); /* another pid namespace */
+	static const char *const bad[] = { "", "garbage", "cordon-1-2-3", "0123-1-2-3",
+		"0123456789abcdef0123456789ABCDEF-1-2-3", "0123456789abcdef0123456789abcdef-1-0-3",
+		"0123456789abcdef0123456789abcdef-1--2-3", "0123456789abcdef0123456789abcdef-1-2",
+		"0123456789abcdef0123456789abcdef-1-99999999999-3" };
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+		ck_assert_msg(owner_token_state(bad[i], NULL) == OWNER_INVALID, "%s", bad[i]);
+	ck_assert_int_eq(owner_token_state(NULL, NULL), OWNER_INVALID);
+}
+END_TEST
+
+/* The spawner with 0-2 of the host closed: the program's descriptors are still its own. */
+START_TEST(test_hostproc_stdio_closed)
+{
+	int saved[3];
+	for (int i = 0; i < 3; i++) {
+		saved[i] = fcntl(i, F_DUPFD_CLOEXEC, 10);
+		close(i);
+	}
+	const char *argv[] = { "/bin/sh", "-c", "read x; echo \"$x\"; echo e >&2; exit 4", NULL };
+	const char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	hostproc_result res;
+	int r = hostproc_run("/bin/sh", argv, envp, "in\n", 3, 5000, 1024, &res);
+	for (int i = 0; i < 3; i++) {
+		dup2(saved[i], i);
+		close(saved[i]);
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_str_eq(res.out, "in\n");
+	ck_assert_str_eq(res.err, "e\n");
+	ck_assert_int_eq(res.exit_code, 4);
+	ck_assert(!res.timed_out);
+	free(res.out);
+	free(res.err);
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
 	Suite *s = suite_create("common");
@@ -112,6 +182,12 @@ static Suite *common_suite(void)
 	tc = tcase_create("units");
 	tcase_add_test(tc, test_units_bare_duration_refused);
 	tcase_add_test(tc, test_units_counts_and_cpus);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("owner");
+	tcase_add_test(tc, test_owner_tokens);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hostproc");
+	tcase_add_test(tc, test_hostproc_stdio_closed);
 	suite_add_tcase(s, tc);
 	return s;
 }
