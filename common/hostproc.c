@@ -185,9 +185,9 @@ static int clamp_ms(int64_t ms)
 	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
 }
 
-/* Until it exited (true) or the deadline passed; a negative deadline is none. */
-static bool wait_exit(const hostproc *p, int64_t deadline)
+bool hostproc_wait_exit(const hostproc *p, int64_t timeout_ms)
 {
+	int64_t deadline = timeout_ms < 0 ? -1 : hostproc_now_ms() + timeout_ms;
 	while (!hostproc_exited(p)) {
 		int64_t left = deadline < 0 ? INT_MAX : deadline - hostproc_now_ms();
 		if (left <= 0)
@@ -216,7 +216,7 @@ int hostproc_wait(hostproc *p, int64_t timeout_ms, bool kill_group, int *ret_sta
 {
 	if (p->pid <= 0)
 		return -ECHILD;
-	if (!wait_exit(p, timeout_ms < 0 ? -1 : hostproc_now_ms() + timeout_ms))
+	if (!hostproc_wait_exit(p, timeout_ms))
 		return -ETIMEDOUT;
 	/* The leader is a zombie, not reaped: its pid is still the group's id. */
 	if (kill_group)

@@ -44,6 +44,9 @@ typedef struct hostproc {
 int hostproc_start(const hostproc_spec *spec, hostproc *ret) CORDON_INTERNAL;
 /* Whether it exited (not reaped: still killable as a group). */
 bool hostproc_exited(const hostproc *p) CORDON_INTERNAL;
+/* Waits up to timeout_ms (negative: no limit) for it to exit, without reaping it: false
+ * while it runs. */
+bool hostproc_wait_exit(const hostproc *p, int64_t timeout_ms) CORDON_INTERNAL;
 /* Waits up to timeout_ms (negative: no limit) for it to exit; -ETIMEDOUT while it runs.
  * Then, with kill_group, SIGKILLs what it left in its process group, and reaps it:
  * *ret_status is its exit code, 128+signal when killed. Closes the pidfd, not the pipes. */

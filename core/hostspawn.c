@@ -108,7 +108,9 @@ int hostspawn_run(cordon_host_spawn *spec, cordon_plugin_error *err)
 typedef struct host_process {
 	cordon_host_process pub; /* first: the plugin's handle is this */
 	hostproc proc;
-	GMutex lock;             /* one operation at a time, whatever thread */
+	/* Held to signal and to reap, never while waiting: a kill from another thread during
+	 * a wait goes through, and never signals a pid once it was reaped (and reusable). */
+	GMutex lock;
 } host_process;
 
 static host_process *from_pub(cordon_host_process *p)
@@ -128,10 +130,11 @@ static int process_wait(cordon_host_process *p, int64_t timeout_ms, uint32_t fla
 			int32_t *ret_status)
 {
 	host_process *h = from_pub(p);
+	if (!hostproc_wait_exit(&h->proc, timeout_ms))
+		return -ETIMEDOUT;
 	int status = -1;
 	g_mutex_lock(&h->lock);
-	int r = hostproc_wait(&h->proc, timeout_ms, (flags & CORDON_HOST_WAIT_KILL_GROUP) != 0,
-			      &status);
+	int r = hostproc_wait(&h->proc, 0, (flags & CORDON_HOST_WAIT_KILL_GROUP) != 0, &status);
 	if (r == 0) {
 		p->pid = 0;
 		p->pidfd = -1;

@@ -576,6 +576,32 @@ START_TEST(test_process_timeout_kill_and_group)
 }
 END_TEST
 
+static gpointer wait_forever(gpointer data)
+{
+	cordon_host_process *h = data;
+	int32_t status = -1;
+	int r = h->wait(h, -1, 0, &status);
+	return GINT_TO_POINTER(r == 0 ? status : -1000);
+}
+
+/* A kill from another thread ends a wait that has no limit (it is not held off by it). */
+START_TEST(test_process_kill_during_wait)
+{
+	int fds[3];
+	cordon_host_process *h = process_sh("exec sleep 30", -1, fds);
+	GThread *waiter = g_thread_new("wait", wait_forever, h);
+	g_usleep(100000);
+	gint64 t0 = g_get_monotonic_time();
+	h->kill(h);
+	int status = GPOINTER_TO_INT(g_thread_join(waiter));
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 3 * G_USEC_PER_SEC);
+	ck_assert_int_eq(status, 128 + SIGKILL);
+	h->release(h);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+END_TEST
+
 /* release of a running program kills and reaps it; bad specs are refused. */
 START_TEST(test_process_release_and_errors)
 {
@@ -684,6 +710,7 @@ static Suite *hostservices_suite(void)
 	tcase_add_test(tc, test_spawn_errors);
 	tcase_add_test(tc, test_process_streams);
 	tcase_add_test(tc, test_process_timeout_kill_and_group);
+	tcase_add_test(tc, test_process_kill_during_wait);
 	tcase_add_test(tc, test_process_release_and_errors);
 	tcase_add_test(tc, test_find_program);
 	tcase_add_test(tc, test_path_is_confined);

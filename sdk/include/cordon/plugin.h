@@ -263,8 +263,8 @@ enum {
 	CORDON_HOST_WAIT_KILL_GROUP = 1u << 0,
 };
 
-/* A running host program, owned by the plugin until release. Its operations may be called
- * from any thread, one at a time. */
+/* A running host program, owned by the plugin until release. kill may be called from any
+ * thread at any time, during a wait too; wait and release one at a time. */
 typedef struct cordon_host_process cordon_host_process;
 struct cordon_host_process {
 	uint32_t size;
