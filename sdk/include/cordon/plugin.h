@@ -269,7 +269,8 @@ typedef struct cordon_host_process cordon_host_process;
 struct cordon_host_process {
 	uint32_t size;
 	int32_t pid;   /* leads a session and process group of its own; 0 once reaped */
-	int32_t pidfd; /* readable once it exited (poll it beside your pipes); -1 on old kernels */
+	int32_t pidfd; /* readable once it exited: poll it beside your pipes, never close it
+			* (the handle's); -1 on kernels without pidfds */
 	uint32_t reserved;
 	/* SIGKILLs its whole process group. Safe until wait reaped it: the pid cannot be
 	 * reused before. */
