@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static const cordon_host *host = &cordon_host_services;
@@ -514,7 +515,11 @@ START_TEST(test_process_streams)
 		"echo oops >&2; exit 3", leak);
 	int fds[3];
 	cordon_host_process *h = process_sh(script, extra, fds);
-	ck_assert_int_ge(h->pidfd, 0);
+	/* a pidfd wherever the kernel has them (not under valgrind, which lacks the call) */
+	int probe = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	ck_assert(probe < 0 || h->pidfd >= 0);
+	if (probe >= 0)
+		close(probe);
 	ck_assert_int_eq(write(fds[0], "hi\n", 3), 3);
 	close(fds[0]);
 	g_autofree char *out = read_all(fds[1]);
