@@ -90,10 +90,10 @@ int hostspawn_run(cordon_host_spawn *spec, cordon_plugin_error *err)
 	if (r < 0)
 		return r;
 	hostproc_result res;
-	r = hostproc_run(path, spec->argv, spec->envp ? spec->envp : minimal_env,
-			     spec->stdin_data, (size_t)spec->stdin_len,
-			     spec->timeout_ms ? spec->timeout_ms : HOSTSPAWN_TIMEOUT_MS_DEFAULT,
-			     spec->output_cap ? spec->output_cap : HOSTSPAWN_OUTPUT_CAP_DEFAULT, &res);
+	r = hostproc_run(path, spec->argv, spec->envp ? spec->envp : minimal_env, spec->stdin_data,
+			 (size_t)spec->stdin_len,
+			 spec->timeout_ms ? spec->timeout_ms : HOSTSPAWN_TIMEOUT_MS_DEFAULT,
+			 spec->output_cap ? spec->output_cap : HOSTSPAWN_OUTPUT_CAP_DEFAULT, &res);
 	if (r < 0)
 		return spawn_failed(err, path, r);
 	spec->exit_code = res.exit_code;

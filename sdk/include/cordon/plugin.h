@@ -276,7 +276,8 @@ struct cordon_host_process {
 	 * reused before. */
 	void (*kill)(cordon_host_process *p);
 	/* Waits up to timeout_ms (negative: no limit) for it to exit, then reaps it: 0 and
-	 * *ret_status (its exit code, 128+signal when killed), or -ETIMEDOUT while it runs. */
+	 * *ret_status (its exit code, 128+signal when killed), -ETIMEDOUT while it runs,
+	 * -ECHILD once it was reaped. */
 	int (*wait)(cordon_host_process *p, int64_t timeout_ms, uint32_t flags,
 		    int32_t *ret_status);
 	/* Ends the handle; a program still running is killed (its group) and reaped first. */
