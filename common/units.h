@@ -22,7 +22,9 @@ int units_parse_uint(const char *text, uint64_t *ret, const char **why) CORDON_I
 int units_parse_size(const char *text, uint64_t *ret, const char **why) CORDON_INTERNAL;
 /* Milliseconds: a whole number with ms, s, m or h. */
 int units_parse_duration(const char *text, uint64_t *ret_ms, const char **why) CORDON_INTERNAL;
-/* Thousandths of a CPU: a whole number with at most three decimals. */
+/* Thousandths of a CPU: a whole number with at most three decimals. The grammar has no
+ * bound; a limit of cpus is at most UNITS_CPUS_MAX_MILLI (the policy's and the CLI's). */
+#define UNITS_CPUS_MAX_MILLI 4096000ull /* 4096 CPUs */
 int units_parse_cpus(const char *text, uint64_t *ret_milli, const char **why) CORDON_INTERNAL;
 /* ".inf", "NaN" and friends: YAML reads them as numbers; cordon refuses them. */
 bool units_is_non_finite(const char *text) CORDON_INTERNAL;

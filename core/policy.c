@@ -77,7 +77,7 @@ static const struct limit_def {
 	[CORDON_LIMIT_WALL_MS] = { "wall", LIMIT_DURATION, 0 },
 	[CORDON_LIMIT_MEMORY] = { "memory", LIMIT_SIZE, 0 },
 	[CORDON_LIMIT_PIDS] = { "pids", LIMIT_COUNT, 4194304 },     /* the kernel's PID_MAX_LIMIT */
-	[CORDON_LIMIT_CPU_MILLI] = { "cpus", LIMIT_CPUS, 4096000 }, /* 4096 CPUs */
+	[CORDON_LIMIT_CPU_MILLI] = { "cpus", LIMIT_CPUS, UNITS_CPUS_MAX_MILLI },
 	[CORDON_LIMIT_OUTPUT] = { "output", LIMIT_SIZE, 0 },
 	[CORDON_LIMIT_NOFILE] = { "nofile", LIMIT_COUNT, 1048576 }, /* the default nr_open */
 	[CORDON_LIMIT_FSIZE] = { "fsize", LIMIT_SIZE, 0 },

@@ -165,6 +165,8 @@ static int add_limit(cordon_request *req, const char *spec, cordon_error **reter
 					    : units_parse_cpus(eq + 1, &v, &why);
 		if (r == 0 && v == 0)
 			why = "a limit must be greater than 0";
+		else if (r == 0 && keys[i].which == CORDON_LIMIT_CPU_MILLI && v > UNITS_CPUS_MAX_MILLI)
+			why = "at most 4096 CPUs";
 		if (why)
 			return cli_usage_error("bad --limit value '%s': %s", spec, why);
 		return cordon_request_set_limit(req, keys[i].which, v, reterr) < 0 ? -1 : 0;

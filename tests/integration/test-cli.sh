@@ -31,6 +31,7 @@ check "--limit wall=2 is a usage error" 64 "$cordon" explain --trust trusted --l
 grep_err "the --limit refusal suggests a unit" "needs a unit.*2s"
 check "--limit memory=1MB is a usage error, as in a policy" 64 "$cordon" explain --trust trusted --limit memory=1MB
 grep_err "the refusal says why" "decimal units"
+check "--limit cpus=5000 is a usage error, as in a policy" 64 "$cordon" explain --trust trusted --limit cpus=5000
 check "--limit wall=2s and memory=512MiB are taken" 0 "$cordon" explain --trust trusted --limit wall=2s --limit memory=512MiB
 check "a forbidden env grant is refused" 77 "$cordon" run --trust trusted --env LD_PRELOAD=/x.so -- true
 grep_err "the env refusal has its code" "env_forbidden"
