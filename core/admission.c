@@ -6,6 +6,7 @@
 
 #include "admission.h"
 #include "audit.h"
+#include "imageref.h"
 #include "json.h"
 
 #include <errno.h>
@@ -135,7 +136,7 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 		return g_strdup_printf("rule %s: requires egress %s, the request asks for %s", r->name,
 				       egress_names[r->require_egress], egress_names[req->egress]);
 	const char *image = effective_image(req, t);
-	if (r->require_image_pinned && image && !policy_image_is_pinned(image))
+	if (r->require_image_pinned && image && !image_ref_is_pinned(image))
 		return g_strdup_printf("rule %s: requires a pinned image (name@sha256:<64 hex>), "
 				       "'%s' is not", r->name, image);
 	if (r->require_workspace_ro && req->workspace)

@@ -54,14 +54,14 @@ struct cordon_decision {
  * requires the audit trail and it cannot be written, an admission becomes a
  * refusal ("audit_failed"). */
 int admission_decide(cordon_context *ctx, const cordon_request *req, cordon_decision **ret,
-		     cordon_error **reterr) CORDON_HIDDEN;
+		     cordon_error **reterr) CORDON_INTERNAL;
 /* The same, marking the audit line as a dry run (cordon_decide). */
 int admission_decide_full(cordon_context *ctx, const cordon_request *req, bool dry_run,
-			  cordon_decision **ret, cordon_error **reterr) CORDON_HIDDEN;
+			  cordon_decision **ret, cordon_error **reterr) CORDON_INTERNAL;
 /* Appends the decision's JSON members (no braces) to out. */
-void admission_json_members(GString *out, const cordon_decision *d) CORDON_HIDDEN;
+void admission_json_members(GString *out, const cordon_decision *d) CORDON_INTERNAL;
 /* Appends a limits object {"memory": N, ...} with the set limits. */
-void admission_json_limits(GString *out, const cordon_plugin_limits *l) CORDON_HIDDEN;
+void admission_json_limits(GString *out, const cordon_plugin_limits *l) CORDON_INTERNAL;
 /* The verdict's stable name ("chosen", "unavailable", ...). */
-const char *admission_verdict_name(candidate_verdict v) CORDON_HIDDEN;
+const char *admission_verdict_name(candidate_verdict v) CORDON_INTERNAL;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_decision, cordon_decision_free)

@@ -49,24 +49,24 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cfg_node, cfg_node_free)
  * keys, tags, duplicate keys, NUL bytes, invalid UTF-8, control characters,
  * more than CFG_MAX_BYTES, CFG_MAX_DEPTH or CFG_MAX_NODES. */
 int cfg_parse(const char *text, size_t len, const char *name, cfg_node **ret,
-	      cordon_error **reterr) CORDON_HIDDEN;
+	      cordon_error **reterr) CORDON_INTERNAL;
 
 /* True for a plain `~`, `null` (any case form YAML knows) or empty scalar. */
-bool cfg_is_null(const cfg_node *n) CORDON_HIDDEN;
+bool cfg_is_null(const cfg_node *n) CORDON_INTERNAL;
 /* The path of key k below map (as the parser names it). Owned by caller. */
-char *cfg_child_path(const cfg_node *map, const char *k) CORDON_HIDDEN;
+char *cfg_child_path(const cfg_node *map, const char *k) CORDON_INTERNAL;
 
 /* Sets a positioned error: "name:line:col: path: message" (path omitted when
  * empty, position omitted when at is NULL). Returns -EINVAL (class invalid). */
 int cfg_error(cordon_error **reterr, const char *code, const char *name, const cfg_node *at,
 	      const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)))
-	CORDON_HIDDEN;
+	CORDON_INTERNAL;
 /* The same message as a string, for callers that collect several errors. */
 char *cfg_error_text(const char *name, const cfg_node *at, const char *path, const char *fmt,
-		     va_list ap) __attribute__((format(printf, 4, 0))) CORDON_HIDDEN;
+		     va_list ap) __attribute__((format(printf, 4, 0))) CORDON_INTERNAL;
 
 /* Levenshtein distance, capped: returns cap+1 when larger. */
-unsigned cfg_edit_distance(const char *a, const char *b, unsigned cap) CORDON_HIDDEN;
+unsigned cfg_edit_distance(const char *a, const char *b, unsigned cap) CORDON_INTERNAL;
 /* The candidate closest to word (NULL-terminated list), or NULL when none is
  * close enough to be a plausible typo. */
-const char *cfg_did_you_mean(const char *word, const char *const *candidates) CORDON_HIDDEN;
+const char *cfg_did_you_mean(const char *word, const char *const *candidates) CORDON_INTERNAL;

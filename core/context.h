@@ -83,21 +83,21 @@ struct cordon_plugin_registrar {
 };
 
 /* The host services table handed to plugins (and used by built-in drivers). */
-extern const cordon_host cordon_host_services CORDON_HIDDEN;
+extern const cordon_host cordon_host_services CORDON_INTERNAL;
 
 /* Registers a driver (validates name and table; copies the table). */
 int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
-			    const cordon_plugin_driver *drv, cordon_error **reterr) CORDON_HIDDEN;
-const driver_entry *context_find_driver(const cordon_context *ctx, const char *name) CORDON_HIDDEN;
-tier_runtime *context_find_tier(const cordon_context *ctx, const char *name) CORDON_HIDDEN;
+			    const cordon_plugin_driver *drv, cordon_error **reterr) CORDON_INTERNAL;
+const driver_entry *context_find_driver(const cordon_context *ctx, const char *name) CORDON_INTERNAL;
+tier_runtime *context_find_tier(const cordon_context *ctx, const char *name) CORDON_INTERNAL;
 /* How long probing may take, however many tiers (an engine that hangs
  * must not hold up `cordon probe` or an admission for its own timeout). */
 #define CONTEXT_PROBE_BOUND_US (5 * G_USEC_PER_SEC)
 /* Starts probing t in a thread of its own, unless its cached probe is younger
  * than max_age_us (0: never young enough) or a probe of it is running. */
-void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us) CORDON_HIDDEN;
+void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us) CORDON_INTERNAL;
 /* The probe of t through the cache (starting one as context_probe_start),
  * waiting for it until deadline (monotonic µs) at the latest: a probe still
  * running then is reported unavailable, timed out, and left to finish. */
 void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint64 deadline,
-		   cordon_plugin_probe *ret) CORDON_HIDDEN;
+		   cordon_plugin_probe *ret) CORDON_INTERNAL;

@@ -14,4 +14,4 @@
  * only in the system library directories or plugin_dir. Returns 0, or
  * -ENOEXEC (not a loadable object) or -EPERM (a search path elsewhere) with a
  * one-line reason in *ret_why. */
-int elfcheck_fd(int fd, uint64_t size, const char *plugin_dir, char **ret_why) CORDON_HIDDEN;
+int elfcheck_fd(int fd, uint64_t size, const char *plugin_dir, char **ret_why) CORDON_INTERNAL;

@@ -15,13 +15,13 @@
  * bit and sticky_ok), and a regular file has no other hard link. Returns 0,
  * or -EPERM with a one-line reason naming path in *ret_why. */
 int filetrust_check_stat(const struct stat *st, const char *path, bool sticky_ok,
-			 char **ret_why) CORDON_HIDDEN;
+			 char **ret_why) CORDON_INTERNAL;
 
 /* The directory open at dirfd (known as path) and every directory above it,
  * walked through ".." on descriptors up to the root: each must pass
  * filetrust_check_stat with the sticky bit allowed. Returns 0, or -errno with
  * a one-line reason in *ret_why. */
-int filetrust_check_dirs(int dirfd, const char *path, char **ret_why) CORDON_HIDDEN;
+int filetrust_check_dirs(int dirfd, const char *path, char **ret_why) CORDON_INTERNAL;
 
 /* Opens base in the directory open at dirfd (path names it in messages)
  * read-only: a regular file, not a symlink, passing filetrust_check_stat on
@@ -29,9 +29,9 @@ int filetrust_check_dirs(int dirfd, const char *path, char **ret_why) CORDON_HID
  * -errno (-EPERM: untrusted, -ELOOP: a symlink, -EINVAL: not a regular file,
  * else why it could not be opened) with a one-line reason in *ret_why. */
 int filetrust_openat(int dirfd, const char *base, const char *path, int *ret_fd,
-		     struct stat *ret_st, char **ret_why) CORDON_HIDDEN;
+		     struct stat *ret_st, char **ret_why) CORDON_INTERNAL;
 
 /* filetrust_openat for path, in a directory that passes
  * filetrust_check_dirs (symlinks above the file are followed, and what they
  * lead to is checked). */
-int filetrust_open(const char *path, int *ret_fd, char **ret_why) CORDON_HIDDEN;
+int filetrust_open(const char *path, int *ret_fd, char **ret_why) CORDON_INTERNAL;

@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "hostspawn.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -419,4 +420,5 @@ const cordon_host cordon_host_services = {
 	.spawn = hostspawn_run,
 	.find_program = hostspawn_find_program,
 	.path_is_confined = host_path_is_confined,
+	.process_spawn = hostspawn_process, /* ABI 1.2 */
 };

@@ -8,4 +8,4 @@
  * one plugin_record each in ctx->plugins, loaded or with its refusal. Only a
  * bad directory fails the call; a bad plugin never does. */
 int loader_load(cordon_context *ctx, const char *dir, const char *const *names, bool load_all,
-		cordon_error **reterr) CORDON_HIDDEN;
+		cordon_error **reterr) CORDON_INTERNAL;

@@ -6,6 +6,7 @@
 #include "policy.h"
 
 #include "filetrust.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,241 +50,19 @@ const char *cordon_policy_default_text(void)
 
 /* ---- numbers and units -------------------------------------------------------- */
 
-static bool looks_like_non_finite(const char *s)
-{
-	static const char *const words[] = { ".inf", "-.inf", "+.inf", ".Inf", ".INF", "-.Inf",
-					     "+.Inf", "-.INF", "+.INF", ".nan", ".NaN", ".NAN",
-					     "inf", "nan", "Infinity", "NaN", NULL };
-	return g_strv_contains(words, s);
-}
-
-/* Scans the leading decimal digits of s strictly. *ret_end points past them.
- * Returns 0, -EINVAL with *why, or -ERANGE. */
-static int scan_uint(const char *s, uint64_t *ret, const char **ret_end, const char **why)
-{
-	if (!s || !*s) {
-		*why = "empty: a number is required";
-		return -EINVAL;
-	}
-	if (looks_like_non_finite(s)) {
-		*why = "infinity and NaN are not numbers here";
-		return -EINVAL;
-	}
-	if (s[0] == '+') {
-		*why = "a leading + is not allowed";
-		return -EINVAL;
-	}
-	if (s[0] == '-') {
-		*why = "a negative value is not allowed";
-		return -EINVAL;
-	}
-	if (!g_ascii_isdigit(s[0])) {
-		*why = "not a number";
-		return -EINVAL;
-	}
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		*why = "hexadecimal is not accepted: write the number in decimal";
-		return -EINVAL;
-	}
-	if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O' || s[1] == 'b' || s[1] == 'B')) {
-		*why = "octal and binary are not accepted: write the number in decimal";
-		return -EINVAL;
-	}
-	if (s[0] == '0' && g_ascii_isdigit(s[1])) {
-		*why = "a leading zero is ambiguous (octal?): write the number without it";
-		return -EINVAL;
-	}
-	uint64_t v = 0;
-	const char *p = s;
-	for (; g_ascii_isdigit(*p); p++) {
-		unsigned d = (unsigned)(*p - '0');
-		if (v > (UINT64_MAX - d) / 10) {
-			*why = "too large";
-			return -ERANGE;
-		}
-		v = v * 10 + d;
-	}
-	*ret = v;
-	*ret_end = p;
-	return 0;
-}
-
-/* Why the text after the digits of a number is wrong. */
-static const char *suffix_problem(const char *rest)
-{
-	if (*rest == '_' || *rest == ',')
-		return "digit separators are not accepted: write the digits together";
-	if (*rest == '.')
-		return "a fraction is not accepted here: write a whole number";
-	if (*rest == 'e' || *rest == 'E')
-		return "an exponent is not accepted: write every digit";
-	return "unexpected text after the number";
-}
-
-static int parse_plain_uint(const char *s, uint64_t *ret, const char **why)
-{
-	const char *end;
-	uint64_t v;
-	int r = scan_uint(s, &v, &end, why);
-	if (r < 0)
-		return r;
-	if (*end) {
-		*why = suffix_problem(end);
-		return -EINVAL;
-	}
-	*ret = v;
-	return 0;
-}
-
-static int mul_checked(uint64_t v, uint64_t mul, uint64_t *ret, const char **why)
-{
-	if (mul && v > UINT64_MAX / mul) {
-		*why = "too large";
-		return -ERANGE;
-	}
-	*ret = v * mul;
-	return 0;
-}
-
-static const struct unit {
-	const char *suffix;
-	uint64_t mul;
-} size_units[] = {
-	{ "", 1 }, { "B", 1 }, { "KiB", 1ull << 10 }, { "MiB", 1ull << 20 },
-	{ "GiB", 1ull << 30 }, { "TiB", 1ull << 40 }, { NULL, 0 },
-}, duration_units[] = {
-	{ "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 }, { "h", 60 * 60 * 1000 }, { NULL, 0 },
-};
-
-static const char *size_unit_problem(const char *u)
-{
-	static const char *const decimal[] = { "kB", "KB", "MB", "GB", "TB", "PB", "kb", "mb", "gb", NULL };
-	static const char *const shorthand[] = { "K", "k", "M", "m", "G", "g", "T", "t", "Ki", "Mi",
-						 "Gi", "Ti", "KI", "MI", "GI", "kiB", "mib", "gib",
-						 "Kib", "Mib", "Gib", "KIB", "MIB", "GIB", NULL };
-	if (g_strv_contains(decimal, u))
-		return "decimal units (kB, MB, GB) are not accepted: sizes use the binary units "
-		       "KiB, MiB, GiB, TiB";
-	if (g_strv_contains(shorthand, u))
-		return "ambiguous unit: write KiB, MiB, GiB or TiB exactly (e.g. 512MiB)";
-	if (*u == ' ')
-		return "no space between the number and its unit (e.g. 512MiB)";
-	return "unknown unit: use B, KiB, MiB, GiB or TiB (e.g. 512MiB), or plain bytes";
-}
-
-static int parse_with_units(const char *text, const struct unit *units, bool unit_required,
-			    uint64_t *ret, const char **why)
-{
-	const char *end;
-	uint64_t v;
-	int r = scan_uint(text, &v, &end, why);
-	if (r < 0)
-		return r;
-	if (*end == '_' || *end == ',' || *end == '.' ||
-	    ((*end == 'e' || *end == 'E') && g_ascii_isdigit(end[1]))) {
-		*why = suffix_problem(end);
-		return -EINVAL;
-	}
-	for (const struct unit *u = units; u->suffix; u++)
-		if (strcmp(end, u->suffix) == 0)
-			return mul_checked(v, u->mul, ret, why);
-	if (unit_required && !*end)
-		*why = "a duration needs a unit: ms, s, m or h (e.g. 30s)";
-	else if (unit_required)
-		*why = *end == ' ' ? "no space between the number and its unit (e.g. 30s)"
-				   : "unknown unit: use ms, s, m or h (e.g. 30s, 10m); "
-				     "combinations such as 1h30m are not accepted";
-	else
-		*why = size_unit_problem(end);
-	return -EINVAL;
-}
-
-int policy_parse_size(const char *text, uint64_t *ret)
-{
-	const char *why;
-	uint64_t v;
-	int r = parse_with_units(text, size_units, false, &v, &why);
-	if (r == 0 && ret)
-		*ret = v;
-	return r;
-}
-
-int policy_parse_duration(const char *text, uint64_t *ret_ms)
-{
-	const char *why;
-	uint64_t v;
-	int r = parse_with_units(text, duration_units, true, &v, &why);
-	if (r == 0 && ret_ms)
-		*ret_ms = v;
-	return r;
-}
-
-const char *policy_size_problem(const char *text)
-{
-	const char *why;
-	uint64_t v;
-	return parse_with_units(text, size_units, false, &v, &why) < 0 ? why : NULL;
-}
-
-const char *policy_duration_problem(const char *text)
-{
-	const char *why;
-	uint64_t v;
-	return parse_with_units(text, duration_units, true, &v, &why) < 0 ? why : NULL;
-}
-
-/* cpus: a whole number or up to three decimals ("2", "0.5", "1.25"). */
-static int parse_cpus(const char *text, uint64_t *ret_milli, const char **why)
-{
-	const char *end;
-	uint64_t v;
-	int r = scan_uint(text, &v, &end, why);
-	if (r < 0)
-		return r;
-	uint64_t frac = 0;
-	if (*end == '.') {
-		const char *f = end + 1;
-		unsigned n = 0;
-		for (; g_ascii_isdigit(*f); f++, n++)
-			frac = frac * 10 + (uint64_t)(*f - '0');
-		if (n == 0 || n > 3 || *f) {
-			*why = n > 3 ? "cpus take at most three decimals (thousandths of a CPU)"
-				     : "expected a number of CPUs such as 2 or 0.5";
-			return -EINVAL;
-		}
-		for (; n < 3; n++)
-			frac *= 10;
-		end = f;
-	}
-	if (*end) {
-		*why = *end == 'm' ? "millicpu suffixes are not accepted: write 0.5 for half a CPU"
-				   : suffix_problem(end);
-		return -EINVAL;
-	}
-	if (v > UINT64_MAX / 1000 - 1) {
-		*why = "too large";
-		return -ERANGE;
-	}
-	*ret_milli = v * 1000 + frac;
-	return 0;
-}
-
+/* The grammar itself is common/units.c, shared with the CLI. */
 char *policy_format_size(uint64_t bytes)
 {
-	for (int i = 5; i >= 2; i--)
-		if (bytes && bytes % size_units[i].mul == 0)
-			return g_strdup_printf("%" G_GUINT64_FORMAT "%s", bytes / size_units[i].mul,
-					       size_units[i].suffix);
-	return g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+	char buf[UNITS_FORMAT_MAX];
+	units_format_size(bytes, buf);
+	return g_strdup(buf);
 }
 
 char *policy_format_duration(uint64_t ms)
 {
-	for (int i = 3; i >= 1; i--)
-		if (ms && ms % duration_units[i].mul == 0)
-			return g_strdup_printf("%" G_GUINT64_FORMAT "%s", ms / duration_units[i].mul,
-					       duration_units[i].suffix);
-	return g_strdup_printf("%" G_GUINT64_FORMAT "ms", ms);
+	char buf[UNITS_FORMAT_MAX];
+	units_format_duration(ms, buf);
+	return g_strdup(buf);
 }
 
 /* ---- limits ------------------------------------------------------------------- */
@@ -298,7 +77,7 @@ static const struct limit_def {
 	[CORDON_LIMIT_WALL_MS] = { "wall", LIMIT_DURATION, 0 },
 	[CORDON_LIMIT_MEMORY] = { "memory", LIMIT_SIZE, 0 },
 	[CORDON_LIMIT_PIDS] = { "pids", LIMIT_COUNT, 4194304 },     /* the kernel's PID_MAX_LIMIT */
-	[CORDON_LIMIT_CPU_MILLI] = { "cpus", LIMIT_CPUS, 4096000 }, /* 4096 CPUs */
+	[CORDON_LIMIT_CPU_MILLI] = { "cpus", LIMIT_CPUS, UNITS_CPUS_MAX_MILLI },
 	[CORDON_LIMIT_OUTPUT] = { "output", LIMIT_SIZE, 0 },
 	[CORDON_LIMIT_NOFILE] = { "nofile", LIMIT_COUNT, 1048576 }, /* the default nr_open */
 	[CORDON_LIMIT_FSIZE] = { "fsize", LIMIT_SIZE, 0 },
@@ -387,7 +166,7 @@ static bool looks_numeric(const char *s)
 {
 	if (*s == '-' || *s == '+')
 		s++;
-	return g_ascii_isdigit(*s) || looks_like_non_finite(s) || (*s == '.' && g_ascii_isdigit(s[1]));
+	return g_ascii_isdigit(*s) || units_is_non_finite(s) || (*s == '.' && g_ascii_isdigit(s[1]));
 }
 
 static const char *describe(const cfg_node *n)
@@ -456,7 +235,7 @@ int policy_read_int(const cfg_node *n, int64_t *ret, const char **ret_why)
 	const char *s = n->scalar;
 	bool neg = s[0] == '-' && s[1];
 	uint64_t u;
-	int r = parse_plain_uint(neg ? s + 1 : s, &u, ret_why);
+	int r = units_parse_uint(neg ? s + 1 : s, &u, ret_why);
 	if (r == 0 && u > (uint64_t)INT64_MAX + neg) {
 		*ret_why = "does not fit in 64 bits";
 		r = -ERANGE;
@@ -472,10 +251,10 @@ int policy_read_u64(const cfg_node *n, uint32_t type, uint64_t *ret, const char 
 	if (n->kind != CFG_SCALAR || cfg_is_null(n))
 		return -EINVAL;
 	if (type == CORDON_PLUGIN_CONFIG_SIZE)
-		return parse_with_units(n->scalar, size_units, false, ret, ret_why);
+		return units_parse_size(n->scalar, ret, ret_why);
 	if (type == CORDON_PLUGIN_CONFIG_DURATION)
-		return parse_with_units(n->scalar, duration_units, true, ret, ret_why);
-	return n->plain ? parse_plain_uint(n->scalar, ret, ret_why) : -EINVAL;
+		return units_parse_duration(n->scalar, ret, ret_why);
+	return n->plain ? units_parse_uint(n->scalar, ret, ret_why) : -EINVAL;
 }
 
 static const char *want_string(pctx *c, const cfg_node *n)
@@ -525,7 +304,7 @@ static bool want_uint(pctx *c, const cfg_node *n, uint64_t min, uint64_t max, ui
 		return false;
 	const char *why;
 	uint64_t v;
-	int r = parse_plain_uint(s, &v, &why);
+	int r = units_parse_uint(s, &v, &why);
 	if (r < 0) {
 		number_error(c, n, r, why, "a whole number");
 		return false;
@@ -554,9 +333,9 @@ static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
 	}
 	const char *why = NULL;
 	uint64_t v = 0;
-	int r = d->kind == LIMIT_DURATION ? parse_with_units(n->scalar, duration_units, true, &v, &why)
-		: d->kind == LIMIT_SIZE   ? parse_with_units(n->scalar, size_units, false, &v, &why)
-					  : parse_cpus(n->scalar, &v, &why);
+	int r = d->kind == LIMIT_DURATION ? units_parse_duration(n->scalar, &v, &why)
+		: d->kind == LIMIT_SIZE   ? units_parse_size(n->scalar, &v, &why)
+					  : units_parse_cpus(n->scalar, &v, &why);
 	if (r < 0) {
 		number_error(c, n, r, why, what);
 		return false;
@@ -1070,7 +849,7 @@ static int read_version(pctx *c, const cfg_node *root, cordon_error **reterr)
 				 POLICY_VERSION);
 	uint64_t version = 0;
 	const char *why;
-	if (v->kind != CFG_SCALAR || !v->plain || parse_plain_uint(v->scalar, &version, &why) < 0)
+	if (v->kind != CFG_SCALAR || !v->plain || units_parse_uint(v->scalar, &version, &why) < 0)
 		return cfg_error(reterr, ERRC(policy_version), c->name, v, v->path,
 				 "the schema version is a whole number (`cordon: %d`), got %s",
 				 POLICY_VERSION, describe(v));
@@ -1255,20 +1034,6 @@ const policy_tier *policy_find_tier(const cordon_policy *p, const char *name)
 			return t;
 	}
 	return NULL;
-}
-
-bool policy_image_is_pinned(const char *image)
-{
-	const char *at = image ? strstr(image, "@sha256:") : NULL;
-	if (!at || at == image)
-		return false;
-	const char *hex = at + strlen("@sha256:");
-	if (strlen(hex) != 64)
-		return false;
-	for (; *hex; hex++)
-		if (!g_ascii_isdigit(*hex) && !(*hex >= 'a' && *hex <= 'f'))
-			return false;
-	return true;
 }
 
 /* ---- a driver's section ---------------------------------------------------------------- */

@@ -61,23 +61,23 @@ typedef struct cordon_policy {
 } cordon_policy;
 
 /* The built-in minimum containment per trust level (DESIGN §6). */
-cordon_containment policy_builtin_minimum(cordon_trust t) CORDON_HIDDEN;
+cordon_containment policy_builtin_minimum(cordon_trust t) CORDON_INTERNAL;
 /* The built-in default policy, parsed from policy_default_text(): trusted ->
  * process-jail (local jail), semi-trusted -> kernel (local kernel), untrusted
  * -> microvm (no tier: refused with the reason). */
-cordon_policy *policy_new_default(void) CORDON_HIDDEN;
+cordon_policy *policy_new_default(void) CORDON_INTERNAL;
 /* The default policy's YAML text (shown by `cordon policy show --default`). */
-const char *policy_default_text(void) CORDON_HIDDEN;
+const char *policy_default_text(void) CORDON_INTERNAL;
 /* Parses a policy strictly. name prefixes errors. A policy with several
  * errors fails with the first error's code and a message listing every error,
  * one per line ("name:line:col: key.path: message"). */
 int policy_parse(const char *text, size_t len, const char *name, cordon_policy **ret,
-		 cordon_error **reterr) CORDON_HIDDEN;
+		 cordon_error **reterr) CORDON_INTERNAL;
 /* Reads a regular file of at most CFG_MAX_BYTES (never blocks on a FIFO,
  * refuses a world-writable file) and parses it. */
-int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reterr) CORDON_HIDDEN;
-void policy_free(cordon_policy *p) CORDON_HIDDEN;
-const policy_tier *policy_find_tier(const cordon_policy *p, const char *name) CORDON_HIDDEN;
+int policy_load_file(const char *path, cordon_policy **ret, cordon_error **reterr) CORDON_INTERNAL;
+void policy_free(cordon_policy *p) CORDON_INTERNAL;
+const policy_tier *policy_find_tier(const cordon_policy *p, const char *name) CORDON_INTERNAL;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_policy, policy_free)
 
 /* Checks a tier's section against its driver's declared keys: the core's own
@@ -86,38 +86,26 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_policy, policy_free)
  * image_key (the driver's, NULL when it has none) into t->image. */
 int policy_check_section(const cordon_policy *p, policy_tier *t,
 			 const cordon_plugin_config_key *keys, const char *image_key,
-			 cordon_error **reterr) CORDON_HIDDEN;
+			 cordon_error **reterr) CORDON_INTERNAL;
 
 /* The one reading of a value of each type (docs/policy.md), for the checks
  * here and a driver's getters alike: 0 and *ret, or -EINVAL (-ERANGE when a
  * number overflows) and, for numbers, *ret_why (static). n is not null. */
-int policy_read_string(const cfg_node *n, const char **ret) CORDON_HIDDEN;
-int policy_read_bool(const cfg_node *n, bool *ret) CORDON_HIDDEN;
-int policy_read_int(const cfg_node *n, int64_t *ret, const char **ret_why) CORDON_HIDDEN;
+int policy_read_string(const cfg_node *n, const char **ret) CORDON_INTERNAL;
+int policy_read_bool(const cfg_node *n, bool *ret) CORDON_INTERNAL;
+int policy_read_int(const cfg_node *n, int64_t *ret, const char **ret_why) CORDON_INTERNAL;
 /* SIZE and DURATION by their units; any other type a plain whole number. */
 int policy_read_u64(const cfg_node *n, uint32_t type, uint64_t *ret,
-		    const char **ret_why) CORDON_HIDDEN;
+		    const char **ret_why) CORDON_INTERNAL;
 
-/* The one unit grammar (docs/policy.md): sizes are decimal digits with an
- * optional binary unit B, KiB, MiB, GiB, TiB ("512MiB", "4096"); durations are
- * decimal digits with a unit ms, s, m, h ("30s", "10m"). No sign, no leading
- * zero, no fraction, no exponent, no separators. Returns 0, -EINVAL for bad
- * grammar or -ERANGE when the value overflows 64 bits. */
-int policy_parse_size(const char *text, uint64_t *ret) CORDON_HIDDEN;
-int policy_parse_duration(const char *text, uint64_t *ret_ms) CORDON_HIDDEN;
-/* What is wrong with a size/duration text, or NULL when it parses. Static. */
-const char *policy_size_problem(const char *text) CORDON_HIDDEN;
-const char *policy_duration_problem(const char *text) CORDON_HIDDEN;
+/* The unit grammar (docs/policy.md) is common/units.h, shared with the CLI. */
 /* Formats a value the way the policy writes it ("2GiB", "10m"). Owned by caller. */
-char *policy_format_size(uint64_t bytes) CORDON_HIDDEN;
-char *policy_format_duration(uint64_t ms) CORDON_HIDDEN;
+char *policy_format_size(uint64_t bytes) CORDON_INTERNAL;
+char *policy_format_duration(uint64_t ms) CORDON_INTERNAL;
 /* Formats limit i ("memory 2GiB", "cpus 0.5"). Owned by caller. */
-char *policy_format_limit(unsigned i, uint64_t value) CORDON_HIDDEN;
+char *policy_format_limit(unsigned i, uint64_t value) CORDON_INTERNAL;
 /* The policy name of limit i ("memory", "wall", ...). */
-const char *policy_limit_name(unsigned i) CORDON_HIDDEN;
-
-/* True for "name@sha256:<64 lowercase hex>". */
-bool policy_image_is_pinned(const char *image) CORDON_HIDDEN;
+const char *policy_limit_name(unsigned i) CORDON_INTERNAL;
 /* A human-readable summary: version, hash, tiers, trust levels, rules, audit,
  * and notes (raised requirements, unused tiers). Owned by caller (g_free). */
-char *policy_describe(const cordon_policy *p) CORDON_HIDDEN;
+char *policy_describe(const cordon_policy *p) CORDON_INTERNAL;

@@ -19,7 +19,6 @@ const char *cli_policy_path(const char *flag);
 /* Opens a context; returns 0 or an exit code (after printing why). */
 int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_plugins,
 		     struct cordon_context **ret);
-int cli_parse_duration(const char *s, uint64_t *ret_ms);
 /* The work's output on one of cordon's descriptors (output.c). */
 typedef struct cli_out {
 	int fd;

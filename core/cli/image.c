@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include "cli.h"
+#include "hostproc.h"
+#include "imageref.h"
 
 #include <glib.h>
 #include <stdio.h>
@@ -16,6 +18,9 @@
 
 #define EXIT_USAGE 64
 #define EXIT_FAILED 70
+/* `engine image inspect` of one image: an engine that hangs must not hang the command. */
+#define ENGINE_TIMEOUT_MS 60000
+#define ENGINE_OUTPUT_CAP (1024 * 1024)
 
 /* The repository part of a reference: no digest, no tag (a colon after the
  * last slash), docker.io's implicit prefixes removed so references compare. */
@@ -37,17 +42,6 @@ static char *repo_of(const char *ref)
 	return g_strdup(s);
 }
 
-static bool pinned_ok(const char *s)
-{
-	const char *d = strstr(s, "@sha256:");
-	if (!d || strlen(d + 8) != 64)
-		return false;
-	for (const char *c = d + 8; *c; c++)
-		if (!g_ascii_isxdigit(*c) || g_ascii_isupper(*c))
-			return false;
-	return true;
-}
-
 static gint cmp_strp(gconstpointer a, gconstpointer b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -63,7 +57,7 @@ static GPtrArray *choose_digests(const char *ref, const char *lines)
 	g_autoptr(GPtrArray) any = g_ptr_array_new_with_free_func(g_free);
 	for (size_t i = 0; all[i]; i++) {
 		g_strstrip(all[i]);
-		if (!pinned_ok(all[i]))
+		if (!image_ref_is_pinned(all[i]))
 			continue;
 		g_autofree char *repo = repo_of(all[i]);
 		g_ptr_array_add(strcmp(repo, want) == 0 ? match : any, g_strdup(all[i]));
@@ -74,16 +68,17 @@ static GPtrArray *choose_digests(const char *ref, const char *lines)
 	return match;
 }
 
+/* An absolute path: the spawner runs no relative one. */
 static char *find_engine(const char *flag)
 {
 	if (flag && flag[0] == '/')
 		return g_strdup(flag);
-	if (flag)
-		return g_find_program_in_path(flag);
-	char *p = g_find_program_in_path("podman");
-	if (!p)
+	g_autofree char *p = g_find_program_in_path(flag ? flag : "podman");
+	if (!p && !flag)
 		p = g_find_program_in_path("docker");
-	return p;
+	if (p && p[0] != '/')
+		return g_canonicalize_filename(p, NULL);
+	return g_steal_pointer(&p);
 }
 
 int cli_cmd_image(int argc, char **argv)
@@ -114,18 +109,22 @@ int cli_cmd_image(int argc, char **argv)
 			      "LC_ALL=C", home, NULL };
 	const char *args[] = { engine, "image", "inspect", "--format",
 			       "{{range .RepoDigests}}{{println .}}{{end}}", "--", ref, NULL };
-	g_autofree char *out = NULL, *err = NULL;
-	int status = -1;
-	if (!g_spawn_sync(NULL, (char **)args, (char **)env, G_SPAWN_DEFAULT, NULL, NULL, &out,
-			  &err, &status, &gerr))
-		return fprintf(stderr, "cordon: %s: %s\n", engine, gerr->message), EXIT_FAILED;
-	if (!g_spawn_check_wait_status(status, NULL)) {
-		fprintf(stderr, "cordon: %s has no image %s: %s", engine, ref, err ? err : "\n");
+	/* the one host program spawner (common/hostproc.c), as the plugins' engine CLIs */
+	hostproc_result res;
+	int r = hostproc_run(engine, args, env, NULL, 0, ENGINE_TIMEOUT_MS, ENGINE_OUTPUT_CAP, &res);
+	if (r < 0)
+		return fprintf(stderr, "cordon: %s: %s\n", engine, g_strerror(-r)), EXIT_FAILED;
+	g_autofree char *out = res.out, *err = res.err;
+	if (res.timed_out)
+		return fprintf(stderr, "cordon: %s did not answer within %d s\n", engine,
+			       ENGINE_TIMEOUT_MS / 1000), EXIT_FAILED;
+	if (res.exit_code != 0) {
+		fprintf(stderr, "cordon: %s has no image %s: %s", engine, ref, *err ? err : "\n");
 		return EXIT_FAILED;
 	}
 	g_autoptr(GPtrArray) pins = choose_digests(ref, out);
 	/* an already pinned reference the engine knows: confirmed as it is */
-	for (guint i = 0; pinned_ok(ref) && i < pins->len; i++) {
+	for (guint i = 0; image_ref_is_pinned(ref) && i < pins->len; i++) {
 		if (strcmp(pins->pdata[i], ref) == 0) {
 			printf("%s\n", ref);
 			return 0;

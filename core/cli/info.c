@@ -10,29 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_parse_duration(const char *s, uint64_t *ret_ms)
-{
-	char *end = NULL;
-	if (!s || !g_ascii_isdigit(*s))
-		return -1;
-	guint64 v = g_ascii_strtoull(s, &end, 10);
-	uint64_t mul;
-	if (strcmp(end, "ms") == 0)
-		mul = 1;
-	else if (strcmp(end, "s") == 0 || *end == '\0')
-		mul = 1000;
-	else if (strcmp(end, "m") == 0)
-		mul = 60000;
-	else if (strcmp(end, "h") == 0)
-		mul = 3600000;
-	else
-		return -1;
-	if (v == 0 || v > UINT64_MAX / mul)
-		return -1;
-	*ret_ms = v * mul;
-	return 0;
-}
-
 static int parse_simple(int *argc, char ***argv, const char *what, GOptionEntry *entries)
 {
 	g_autoptr(GOptionContext) oc = g_option_context_new(what);

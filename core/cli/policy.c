@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "units.h"
 
 #include <cordon/cordon.h>
 #include <glib.h>
@@ -140,48 +141,6 @@ int cli_cmd_policy(int argc, char **argv)
 
 /* ---- explain ------------------------------------------------------------------ */
 
-static int parse_size(const char *s, uint64_t *ret)
-{
-	static const struct { const char *unit; uint64_t mul; } units[] = {
-		{ "", 1 }, { "B", 1 }, { "KiB", 1ull << 10 }, { "MiB", 1ull << 20 },
-		{ "GiB", 1ull << 30 }, { "TiB", 1ull << 40 },
-	};
-	char *end = NULL;
-	if (!g_ascii_isdigit(*s))
-		return -1;
-	guint64 v = g_ascii_strtoull(s, &end, 10);
-	for (size_t i = 0; i < G_N_ELEMENTS(units); i++)
-		if (strcmp(end, units[i].unit) == 0 && v && v <= UINT64_MAX / units[i].mul) {
-			*ret = v * units[i].mul;
-			return 0;
-		}
-	return -1;
-}
-
-static int parse_cpus(const char *s, uint64_t *ret)
-{
-	char *end = NULL;
-	if (!g_ascii_isdigit(*s))
-		return -1;
-	double v = g_ascii_strtod(s, &end);
-	if (*end || v <= 0 || v > 4096)
-		return -1;
-	*ret = (uint64_t)(v * 1000 + 0.5);
-	return *ret ? 0 : -1;
-}
-
-static int parse_count(const char *s, uint64_t *ret)
-{
-	char *end = NULL;
-	if (!g_ascii_isdigit(*s))
-		return -1;
-	guint64 v = g_ascii_strtoull(s, &end, 10);
-	if (*end || !v)
-		return -1;
-	*ret = v;
-	return 0;
-}
-
 /* --limit KEY=VALUE with the policy's names and units. */
 static int add_limit(cordon_request *req, const char *spec, cordon_error **reterr)
 {
@@ -199,12 +158,17 @@ static int add_limit(cordon_request *req, const char *spec, cordon_error **reter
 		if (strcmp(key, keys[i].name) != 0)
 			continue;
 		uint64_t v = 0;
-		int r = keys[i].kind == 0 ? cli_parse_duration(eq + 1, &v)
-			: keys[i].kind == 1 ? parse_size(eq + 1, &v)
-			: keys[i].kind == 2 ? parse_count(eq + 1, &v)
-					    : parse_cpus(eq + 1, &v);
-		if (r < 0)
-			return cli_usage_error("bad --limit value '%s'", spec);
+		const char *why = NULL;
+		int r = keys[i].kind == 0 ? units_parse_duration(eq + 1, &v, &why)
+			: keys[i].kind == 1 ? units_parse_size(eq + 1, &v, &why)
+			: keys[i].kind == 2 ? units_parse_uint(eq + 1, &v, &why)
+					    : units_parse_cpus(eq + 1, &v, &why);
+		if (r == 0 && v == 0)
+			why = "a limit must be greater than 0";
+		else if (r == 0 && keys[i].which == CORDON_LIMIT_CPU_MILLI && v > UNITS_CPUS_MAX_MILLI)
+			why = "at most 4096 CPUs";
+		if (why)
+			return cli_usage_error("bad --limit value '%s': %s", spec, why);
 		return cordon_request_set_limit(req, keys[i].which, v, reterr) < 0 ? -1 : 0;
 	}
 	return cli_usage_error("unknown limit '%s': wall, memory, pids, cpus, output, nofile, fsize",

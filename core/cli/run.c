@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "units.h"
 
 #include <cordon/cordon.h>
 #include <errno.h>
@@ -348,9 +349,12 @@ static int parse_command(int argc, char **argv, bool shell, const run_args *a, i
 					     : "a command is required after --");
 	if (shell && argc - first != 1)
 		return cli_usage_error("exec takes exactly one shell line (quote it)");
-	if (a->timeout && cli_parse_duration(a->timeout, ret_timeout_ms) < 0)
-		return cli_usage_error("bad --timeout '%s': use a number with ms, s, m or h",
-				       a->timeout);
+	const char *why = NULL;
+	if (a->timeout && units_parse_duration(a->timeout, ret_timeout_ms, &why) == 0 &&
+	    *ret_timeout_ms == 0)
+		why = "a timeout must be greater than 0";
+	if (why)
+		return cli_usage_error("bad --timeout '%s': %s", a->timeout, why);
 	*ret_first = first;
 	return 0;
 }

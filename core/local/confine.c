@@ -44,8 +44,8 @@
 #endif
 
 /* The embedded init (nsinit-blob.c, generated from the freestanding cordon-nsinit). */
-extern const unsigned char confine_nsinit_blob[] CONFINE_HIDDEN;
-extern const size_t confine_nsinit_blob_len CONFINE_HIDDEN;
+extern const unsigned char confine_nsinit_blob[] CORDON_INTERNAL;
+extern const size_t confine_nsinit_blob_len CORDON_INTERNAL;
 
 /* The identities of a privileged host: the work runs as this unprivileged
  * host id (the overflow id, "nobody"), never as root. */

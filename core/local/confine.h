@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define CONFINE_HIDDEN __attribute__((visibility("hidden")))
+#include "visibility.h"
 
 typedef struct confine_sandbox confine_sandbox;
 
@@ -47,20 +47,20 @@ typedef struct confine_sandbox confine_sandbox;
  * (-EPERM: a limit cannot be enforced here). */
 int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
 			int *ret_root_fd, confine_sandbox **ret, char *why,
-			size_t whylen) CONFINE_HIDDEN;
+			size_t whylen) CORDON_INTERNAL;
 /* Whether the host directory root_fd may be a workspace of this process's
  * sandboxes: as root the work's files take its owner's ids on the host
  * (docs/tiers/local.md, "Workspace owner"), so one owned by root or root's
  * group is refused. 0, or -EPERM with the reason in why. */
-int confine_workspace_owner_check(int root_fd, char *why, size_t whylen) CONFINE_HIDDEN;
+int confine_workspace_owner_check(int root_fd, char *why, size_t whylen) CORDON_INTERNAL;
 /* Ends every run of the sandbox and the sandbox itself. */
-void confine_sandbox_free(confine_sandbox *s) CONFINE_HIDDEN;
+void confine_sandbox_free(confine_sandbox *s) CORDON_INTERNAL;
 /* As root on a workspace of an unprivileged owner: true and the owner's
  * ids, which the work's files take on the host and the host's own writes
  * into the workspace must take too. False where no switch is needed. */
-bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid) CONFINE_HIDDEN;
+bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid) CORDON_INTERNAL;
 /* How the limits are enforced, one line (borrowed from s). */
-const char *confine_sandbox_limits(const confine_sandbox *s) CONFINE_HIDDEN;
+const char *confine_sandbox_limits(const confine_sandbox *s) CORDON_INTERNAL;
 
 typedef struct confine_request {
 	const char *const *argv;  /* argv[0]: a path, or a name searched in envp's PATH inside */
@@ -86,24 +86,24 @@ typedef struct confine_child {
 } confine_child;
 
 /* The fd that turns readable when the run has ended (poll it for POLLIN). */
-int confine_child_end_fd(const confine_child *c) CONFINE_HIDDEN;
+int confine_child_end_fd(const confine_child *c) CORDON_INTERNAL;
 
 /* Starts req in s. Returns 0, or a negative errno with a reason in why. */
 int confine_spawn(confine_sandbox *s, const confine_request *req, confine_child *ret, char *why,
-		  size_t whylen) CONFINE_HIDDEN;
+		  size_t whylen) CORDON_INTERNAL;
 
 /* Kills the run (its init, hence its pid namespace) when kill is true, then
  * waits until the init is gone. */
-void confine_child_stop(confine_child *c, bool kill) CONFINE_HIDDEN;
+void confine_child_stop(confine_child *c, bool kill) CORDON_INTERNAL;
 
 /* After the init ended: its records into st (flags, exit code, signal; OOM
  * from the cgroup). killed: the host killed it (timeout or cancel). Returns
  * 0, or a negative errno with why when the work never ran (exec failure:
  * *ret_exec_failed set). */
 int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status *st,
-			 bool *ret_exec_failed, char *why, size_t whylen) CONFINE_HIDDEN;
+			 bool *ret_exec_failed, char *why, size_t whylen) CORDON_INTERNAL;
 /* Releases fds and cgroups (after finish, or after a stop). */
-void confine_child_release(confine_child *c) CONFINE_HIDDEN;
+void confine_child_release(confine_child *c) CORDON_INTERNAL;
 
 /* What the host lacks for the tier, checked without a launch: true with
  * the reason in why. */
@@ -117,10 +117,10 @@ typedef bool (*confine_precheck_fn)(char *why, size_t whylen);
  * or a negative errno with the reason. The sandbox it built is kept warm
  * for the next confine_sandbox_new. */
 int confine_trial(const cordon_plugin_limits *limits, confine_precheck_fn precheck, char *why,
-		  size_t whylen) CONFINE_HIDDEN;
+		  size_t whylen) CORDON_INTERNAL;
 
 /* Ends the zygote the last trial kept warm and removes its groups. */
-void confine_release_warm(void) CONFINE_HIDDEN;
+void confine_release_warm(void) CORDON_INTERNAL;
 
 /* Test hooks (never for production callers). */
-void confine_test_force_remount_fallback(bool on) CONFINE_HIDDEN;
+void confine_test_force_remount_fallback(bool on) CORDON_INTERNAL;

@@ -6,11 +6,11 @@
  */
 #pragma once
 
-#define LANDLOCK_HIDDEN __attribute__((visibility("hidden")))
+#include "visibility.h"
 
 /* The ABI this kernel offers: 0 when Landlock is missing or disabled.
  * Cached after the first call; thread-safe. */
-int landlock_abi(void) LANDLOCK_HIDDEN;
+int landlock_abi(void) CORDON_INTERNAL;
 
 /* "filesystem rules, TCP bind/connect rules, ..." for abi; static. */
-const char *landlock_describe(int abi) LANDLOCK_HIDDEN;
+const char *landlock_describe(int abi) CORDON_INTERNAL;

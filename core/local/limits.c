@@ -4,6 +4,7 @@
 
 #include "limits.h"
 #include "nsinit-proto.h"
+#include "owner.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -315,23 +316,23 @@ static int write_value(const char *dir, const char *file, const char *value, boo
 	return r;
 }
 
-/* Our pid namespace: a pid in a group's name means something only there. */
-static unsigned long own_pidns(void)
-{
-	struct stat st;
-	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
-}
-
-/* Names carry our pid namespace, pid, a sequence and a random tag: a group
- * left behind by a process that died (its pid since reused) must not
- * collide with ours, and only groups of our pid namespace are ever
- * collected. An empty leftover of that exact name is removed; a busy one is
- * never touched. */
+/* Names carry our owner token (common/owner.h), a sequence and a random tag:
+ * a group left behind by a process that died (its pid since reused) must not
+ * collide with ours, and only groups whose creator is certainly gone are
+ * ever collected. An empty leftover of that exact name is removed; a busy
+ * one is never touched. */
 static int make_group(limits_cgroup *cg, const char *base, char *why, size_t whylen)
 {
 	static gint seq;
+	char owner[OWNER_TOKEN_MAX];
+	int tok = owner_token_self(owner);
+	if (tok < 0) {
+		snprintf(why, whylen, "cannot tell this process's owner token from /proc: %s",
+			 g_strerror(-tok));
+		return tok;
+	}
 	char *dir = cg->dirs[cg->ndirs];
-	int n = snprintf(dir, PATH_MAX, "%s/cordon-%lu-%d-%d-%08x", base, own_pidns(), (int)getpid(),
+	int n = snprintf(dir, PATH_MAX, "%s/cordon-%s-%d-%08x", base, owner,
 			 g_atomic_int_add(&seq, 1), g_random_int());
 	if (n <= 0 || n >= PATH_MAX)
 		return -ENAMETOOLONG;
@@ -451,16 +452,11 @@ static int gc_base(const char *base)
 	if (!d)
 		return 0;
 	int removed = 0;
-	unsigned long ns = own_pidns();
 	const char *name;
 	while ((name = g_dir_read_name(d))) {
-		unsigned long their_ns = 0;
-		int pid = 0;
-		if (sscanf(name, "cordon-%lu-%d-", &their_ns, &pid) != 2 || their_ns != ns || !ns ||
-		    pid <= 0 || pid == (int)getpid())
-			continue;
-		if (kill(pid, 0) == 0 || errno != ESRCH)
-			continue; /* alive (or not ours to tell): leave it */
+		if (!g_str_has_prefix(name, "cordon-") ||
+		    owner_token_state(name + strlen("cordon-"), NULL) != OWNER_DEAD)
+			continue; /* alive, not ours to tell, or not one of ours: leave it */
 		/* No waiting here: every process pays for this scan, and a
 		 * group still busy is left for a later one. */
 		g_autofree char *dir = g_build_filename(base, name, NULL);

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LIMITS_HIDDEN __attribute__((visibility("hidden")))
+#include "visibility.h"
 
 /* Defaults when neither policy nor request sets a limit (no run is unbounded). */
 #define LIMITS_DEFAULT_MEMORY (4ull << 30)
@@ -65,9 +65,9 @@ typedef struct limits_plan {
 } limits_plan;
 
 /* The host's cgroup facilities (cached; thread-safe). */
-const limits_host *limits_host_get(void) LIMITS_HIDDEN;
+const limits_host *limits_host_get(void) CORDON_INTERNAL;
 /* Test hook: forget the cgroup facilities (as on a host without them). */
-void limits_host_disable_cgroups(bool disable) LIMITS_HIDDEN;
+void limits_host_disable_cgroups(bool disable) CORDON_INTERNAL;
 
 /* Decides how each limit is enforced. Returns 0, or -EPERM with a reason in
  * why when a limit asked for cannot be enforced on this host. */
@@ -75,15 +75,15 @@ void limits_host_disable_cgroups(bool disable) LIMITS_HIDDEN;
  * NSINIT_NOFILE_FLOOR): 0, or -EPERM with the reason in why when l sets a
  * lower one. limits_plan_make applies it; the driver's configure too, so a
  * policy with a lower value is refused when it is loaded. */
-int limits_nofile_check(const cordon_plugin_limits *l, char *why, size_t whylen) LIMITS_HIDDEN;
+int limits_nofile_check(const cordon_plugin_limits *l, char *why, size_t whylen) CORDON_INTERNAL;
 
 int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *why,
-		     size_t whylen) LIMITS_HIDDEN;
+		     size_t whylen) CORDON_INTERNAL;
 /* Whether two plans enforce the same limits the same way. */
-bool limits_plan_equal(const limits_plan *a, const limits_plan *b) LIMITS_HIDDEN;
+bool limits_plan_equal(const limits_plan *a, const limits_plan *b) CORDON_INTERNAL;
 /* "wall: host timer; memory 4294967296: cgroup v1; ..." into buf. */
-void limits_plan_describe(const limits_plan *p, char *buf, size_t len) LIMITS_HIDDEN;
-const char *limits_via_name(limit_via v) LIMITS_HIDDEN;
+void limits_plan_describe(const limits_plan *p, char *buf, size_t len) CORDON_INTERNAL;
+const char *limits_via_name(limit_via v) CORDON_INTERNAL;
 
 /* The control groups of one run. */
 typedef struct limits_cgroup {
@@ -98,15 +98,15 @@ typedef struct limits_cgroup {
 /* Creates the run's groups with the plan's values and opens their
  * cgroup.procs. Returns 0 or a negative errno with a reason in why. */
 int limits_cgroup_create(const limits_plan *p, limits_cgroup *cg, char *why,
-			 size_t whylen) LIMITS_HIDDEN;
+			 size_t whylen) CORDON_INTERNAL;
 /* A run starts in cg (a new group, or one a finished run left empty):
  * remembers the OOM kills so far. */
-void limits_cgroup_begin(limits_cgroup *cg) LIMITS_HIDDEN;
+void limits_cgroup_begin(limits_cgroup *cg) CORDON_INTERNAL;
 /* True when the kernel's OOM killer killed a process of the run since
  * limits_cgroup_begin. */
-bool limits_cgroup_oom_killed(const limits_cgroup *cg) LIMITS_HIDDEN;
+bool limits_cgroup_oom_killed(const limits_cgroup *cg) CORDON_INTERNAL;
 /* Removes empty groups left by hosts that died mid-run (their pid gone);
  * returns how many. Done once per process before the first group is made. */
-int limits_gc(void) LIMITS_HIDDEN;
+int limits_gc(void) CORDON_INTERNAL;
 /* Removes the groups (after every process of the run is gone). */
-void limits_cgroup_destroy(limits_cgroup *cg) LIMITS_HIDDEN;
+void limits_cgroup_destroy(limits_cgroup *cg) CORDON_INTERNAL;

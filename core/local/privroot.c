@@ -4,13 +4,14 @@
 
 #include "privroot.h"
 #include "fsops.h"
+#include "owner.h"
 
 #include <dirent.h>
 #include <glib.h>
 #include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
+#include <string.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,12 +22,6 @@
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static unsigned long own_pidns(void)
-{
-	struct stat st;
-	return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long)st.st_ino : 0;
-}
 
 static int open_tmp(void)
 {
@@ -79,15 +74,19 @@ int private_root_make(private_root *r, uint64_t disk, const char **what)
 		*what = "cannot open the temporary directory";
 		return -errno;
 	}
-	unsigned long ns = own_pidns();
+	char owner[OWNER_TOKEN_MAX];
+	int tok = owner_token_self(owner);
+	if (tok < 0) {
+		*what = "cannot tell this process's owner token from /proc";
+		return tok;
+	}
 	for (int attempt = 0; attempt < 32; attempt++) {
 		uint64_t rnd;
 		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
 			*what = "getrandom";
 			return -errno;
 		}
-		snprintf(r->name, sizeof(r->name), "cordon-%lu-%d-%016llx", ns, (int)getpid(),
-			 (unsigned long long)rnd);
+		snprintf(r->name, sizeof(r->name), "cordon-%s-%016llx", owner, (unsigned long long)rnd);
 		if (mkdirat(r->parent_fd, r->name, 0700) == 0)
 			break;
 		r->name[0] = '\0';
@@ -132,19 +131,21 @@ int private_root_remove(private_root *r)
 	return res;
 }
 
-/* A leftover: named by a process of our pid namespace that is gone, a
+/* A leftover: named by a process that is certainly gone (owner.h), a
  * directory (not a link to one), ours; as root also a mount point there (a
  * private root's tmpfs, which the kernel tier gave to the sandbox's user). */
-static bool is_leftover(int dirfd, const char *name, unsigned long ns)
+static bool is_leftover(int dirfd, const char *name)
 {
-	unsigned long their_ns = 0;
-	int pid = 0, len = 0;
-	unsigned long long rnd;
-	if (sscanf(name, "cordon-%lu-%d-%16llx%n", &their_ns, &pid, &rnd, &len) != 3 ||
-	    name[len] != '\0' || their_ns != ns || !ns || pid <= 0 || pid == (int)getpid())
+	static const char prefix[] = "cordon-";
+	if (strncmp(name, prefix, strlen(prefix)) != 0)
 		return false;
-	if (kill(pid, 0) == 0 || errno != ESRCH)
-		return false; /* alive (or not ours to tell) */
+	const char *token = name + strlen(prefix);
+	size_t len = 0;
+	if (owner_token_state(token, &len) != OWNER_DEAD)
+		return false; /* alive, not ours to tell, or not one of ours */
+	const char *rnd = token + len;
+	if (rnd[0] != '-' || strlen(rnd + 1) != 16 || strspn(rnd + 1, "0123456789abcdef") != 16)
+		return false;
 	struct stat st, parent;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
 	    fstat(dirfd, &parent) < 0)
@@ -165,11 +166,10 @@ int private_root_gc(void)
 		close(tmp);
 		return 0;
 	}
-	unsigned long ns = own_pidns();
 	int removed = 0;
 	struct dirent *ent;
 	while ((ent = readdir(d))) {
-		if (!is_leftover(tmp, ent->d_name, ns))
+		if (!is_leftover(tmp, ent->d_name))
 			continue;
 		/* Its creator died with its tmpfs mounted (as root). */
 		if (geteuid() == 0)

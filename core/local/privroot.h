@@ -4,19 +4,19 @@
  * sandbox opened without a workspace, removed with everything in it when the
  * sandbox closes. Made and removed relative to a held fd of its parent, so
  * no path lookup can be redirected between the two. Its name carries the
- * creator's pid namespace and pid ("cordon-NS-PID-RANDOM"): gc removes the
- * ones whose creator died (SIGKILL leaves them behind).
+ * creator's owner token ("cordon-TOKEN-RANDOM", common/owner.h): gc removes
+ * the ones whose creator died (SIGKILL leaves them behind).
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PRIVROOT_HIDDEN __attribute__((visibility("hidden")))
+#include "visibility.h"
 
 typedef struct private_root {
 	int parent_fd; /* O_PATH of the temporary directory, or -1 */
-	char name[64];
+	char name[128]; /* "cordon-" OWNER_TOKEN "-" 16 hex digits */
 	bool tmpfs;    /* a size-capped tmpfs is mounted on it */
 } private_root;
 
@@ -31,13 +31,13 @@ typedef struct private_root {
  * tmpfs of disk bytes (nosuid, nodev, mode 0700) is mounted on the
  * directory: what the work writes there is capped (ENOSPC) and never
  * reaches the host's disk. Without that privilege the directory is plain. */
-int private_root_make(private_root *r, uint64_t disk, const char **what) PRIVROOT_HIDDEN;
+int private_root_make(private_root *r, uint64_t disk, const char **what) CORDON_INTERNAL;
 
 /* Removes it (its tmpfs first) and everything in it; 0, or the negative
  * errno of what could not be removed. Safe on an empty one. */
-int private_root_remove(private_root *r) PRIVROOT_HIDDEN;
+int private_root_remove(private_root *r) CORDON_INTERNAL;
 
 /* Removes the private roots, in the temporary directory, of processes of
  * our pid namespace that are gone; returns how many. Only our own
  * directories (same owner, not symlinks) are touched. */
-int private_root_gc(void) PRIVROOT_HIDDEN;
+int private_root_gc(void) CORDON_INTERNAL;

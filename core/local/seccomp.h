@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SECCOMP_HIDDEN __attribute__((visibility("hidden")))
+#include "visibility.h"
 
 /* How a listed call is refused. */
 typedef enum seccomp_deny_kind {
@@ -51,7 +51,7 @@ typedef struct seccomp_deny_entry {
 } seccomp_deny_entry;
 
 /* The deny list; *ret_n receives its length. Static data. */
-const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n) SECCOMP_HIDDEN;
+const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n) CORDON_INTERNAL;
 
 /* Calls fn with each argument rule of a SECCOMP_DENY_ARGS entry, in the
  * order the filter adds them, whether the entry holds them as a table or
@@ -59,7 +59,7 @@ const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n) SECCOMP_HIDDEN
  * return and returns it; -EINVAL for an argument entry without rules. This
  * is what the kernel tier compiles and what a container profile is made of. */
 int seccomp_entry_rules(const seccomp_deny_entry *e,
-			int (*fn)(void *arg, const seccomp_arg_rule *rule), void *arg) SECCOMP_HIDDEN;
+			int (*fn)(void *arg, const seccomp_arg_rule *rule), void *arg) CORDON_INTERNAL;
 
 /* First system call number the list does not know: this one and every
  * newer call fail with ENOSYS (numbers are shared by all architectures
@@ -69,27 +69,27 @@ int seccomp_entry_rules(const seccomp_deny_entry *e,
 /* The process-wide sealed memfd holding the program (close-on-exec; the
  * caller must not close it), built on first use. Returns the fd or a negative
  * errno; *ret_what (may be NULL) names the failing step. Thread-safe. */
-int seccomp_filter_fd(const char **ret_what) SECCOMP_HIDDEN;
+int seccomp_filter_fd(const char **ret_what) CORDON_INTERNAL;
 
 /* Instructions in the program (0 before the first successful build). */
-size_t seccomp_filter_insns(void) SECCOMP_HIDDEN;
+size_t seccomp_filter_insns(void) CORDON_INTERNAL;
 
 /* Builds the program into a new sealed memfd (what seccomp_filter_fd caches).
  * Returns the fd or a negative errno. */
-int seccomp_filter_build(const char **ret_what) SECCOMP_HIDDEN;
+int seccomp_filter_build(const char **ret_what) CORDON_INTERNAL;
 
 /* Compiles the deny list with libseccomp: the whole program (our prefix
  * included) in *ret_prog (g_free), its length in *ret_n. On failure a
  * negative errno and, in *ret_what, the step that failed. */
 int seccomp_filter_compile(struct sock_filter **ret_prog, size_t *ret_n,
-			   const char **ret_what) SECCOMP_HIDDEN;
+			   const char **ret_what) CORDON_INTERNAL;
 
 /* The program compiled at build time, for the audit architecture
  * seccomp_prebuilt_arch; seccomp_prebuilt_insns is 0 when the build could
  * not run its compiler (cross builds). */
-extern const struct sock_filter seccomp_prebuilt[] SECCOMP_HIDDEN;
-extern const size_t seccomp_prebuilt_insns SECCOMP_HIDDEN;
-extern const uint32_t seccomp_prebuilt_arch SECCOMP_HIDDEN;
+extern const struct sock_filter seccomp_prebuilt[] CORDON_INTERNAL;
+extern const size_t seccomp_prebuilt_insns CORDON_INTERNAL;
+extern const uint32_t seccomp_prebuilt_arch CORDON_INTERNAL;
 
 /* Whether the build-time program is for this architecture and used. */
-bool seccomp_filter_prebuilt_usable(void) SECCOMP_HIDDEN;
+bool seccomp_filter_prebuilt_usable(void) CORDON_INTERNAL;

@@ -48,7 +48,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#define SPAWN_HIDDEN __attribute__((visibility("hidden")))
+#include "visibility.h"
 /* Code that runs in the child: on a borrowed stack, sharing our memory. */
 #define SPAWN_CHILD __attribute__((no_sanitize_address, no_sanitize_thread, noinline))
 
@@ -105,17 +105,17 @@ typedef struct spawn_failure {
 } spawn_failure;
 
 /* Fills the default steps and empties everything else (fds -1). */
-void spawn_plan_init(spawn_plan *p) SPAWN_HIDDEN;
+void spawn_plan_init(spawn_plan *p) CORDON_INTERNAL;
 /* Inserts step before the step named `before` (NULL: at the end). -E2BIG
  * when full, -ENOENT for an unknown name. */
-int spawn_plan_insert(spawn_plan *p, const char *before, const spawn_step *step) SPAWN_HIDDEN;
+int spawn_plan_insert(spawn_plan *p, const char *before, const spawn_step *step) CORDON_INTERNAL;
 /* Adds an rlimit (soft = hard = value). */
-int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value) SPAWN_HIDDEN;
+int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value) CORDON_INTERNAL;
 
 /* Launches the plan. Returns 0 and the child, or a negative errno; when the
  * failure happened in the child, *ret_fail names the step (the child is
  * already reaped). The plan's fds are not closed. Thread-safe. */
-int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) SPAWN_HIDDEN;
+int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) CORDON_INTERNAL;
 
 /* How long a cancelled run's work has, after the SIGTERM forwarded to it, before SIGKILL. */
 #define SPAWN_FORWARD_GRACE_MS 1000
@@ -125,17 +125,17 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) SPAWN_
  * SIGTERM to the work and waits SPAWN_FORWARD_GRACE_MS more); then (and for
  * an unsupervised one at once) its process group and itself get SIGKILL.
  * Does not reap it. */
-void spawn_stop(const spawn_child *c, int grace_ms, bool forward) SPAWN_HIDDEN;
+void spawn_stop(const spawn_child *c, int grace_ms, bool forward) CORDON_INTERNAL;
 
 /* Finds name on the PATH of envp (only absolute PATH entries count) the way
  * execvp would, before any fork. name with a '/' is returned as is. Writes
  * into buf; returns 0 or -ENOENT/-EACCES/-ENAMETOOLONG. */
-int spawn_find_program(const char *name, char *const *envp, char *buf, size_t size) SPAWN_HIDDEN;
+int spawn_find_program(const char *name, char *const *envp, char *buf, size_t size) CORDON_INTERNAL;
 
 /* Test hook: launch without pidfds, as on kernels before 5.3 (the driver
  * then polls for the leader's exit). Process-wide. */
-void spawn_set_pidfd_enabled(bool enabled) SPAWN_HIDDEN;
+void spawn_set_pidfd_enabled(bool enabled) CORDON_INTERNAL;
 
 /* Moves *fd to a number >= 3 (close-on-exec), so that setting up 0-2 in the
  * child never overwrites a source. */
-int spawn_fd_above_stdio(int *fd) SPAWN_HIDDEN;
+int spawn_fd_above_stdio(int *fd) CORDON_INTERNAL;

@@ -212,15 +212,23 @@ static int validate(const cordon_plugin_config *cfg, oci_tier *t, cordon_plugin_
 	return check_config(cfg, t, err);
 }
 
+/* Streaming CLIs run on host->process_spawn, an ABI 1.2 entry: an older table has none. */
+static bool host_has_process_spawn(const cordon_host *h)
+{
+	return h->abi_minor >= 2 &&
+	       h->size >= offsetof(cordon_host, process_spawn) + sizeof(h->process_spawn) &&
+	       h->process_spawn;
+}
+
 static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
 			 cordon_plugin_error *err)
 {
 	const oci_engine_kind *kind = data;
-	if (!oci_host->config_string || !oci_host->config_limits || !oci_host->spawn)
-		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
-					   ERRC(host_incomplete),
-					   "the core lacks host services the %s driver needs",
-					   kind->name);
+	if (!oci_host->config_string || !oci_host->config_limits || !oci_host->spawn ||
+	    !host_has_process_spawn(oci_host))
+		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(host_incomplete),
+					   "the core lacks host services the %s driver needs "
+					   "(process_spawn: plugin ABI 1.2)", kind->name);
 	oci_tier *t = oci_xmalloc0(sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
 	t->health = oci_xmalloc0(sizeof(*t->health));
@@ -239,7 +247,13 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 		tier_free(t);
 		return r;
 	}
+	/* Without a token, gc of another host could not tell our containers from a dead one's. */
 	t->owner = oci_owner_label();
+	if (!t->owner) {
+		tier_free(t);
+		return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
+					   "cannot tell this process's owner token from /proc");
+	}
 	*ret_tier = t;
 	return 0;
 }

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 /* Set by oci_plugin_init; each plugin module carries its own copy of the library. */
-extern const cordon_host *oci_host OCI_HIDDEN;
+extern const cordon_host *oci_host CORDON_INTERNAL;
 
 typedef struct oci_pool oci_pool;
 
@@ -88,7 +88,7 @@ typedef struct oci_sandbox {
  * one per process; a CLI gets it as OCI_PASS_FD and reads it as
  * OCI_SECCOMP_PASSED. Negative errno with r filled (container_seccomp). */
 #define OCI_SECCOMP_PASSED "/proc/self/fd/3"
-int oci_seccomp_fd(bool gvisor, oci_refusal *r) OCI_HIDDEN;
+int oci_seccomp_fd(bool gvisor, oci_refusal *r) CORDON_INTERNAL;
 
 typedef struct oci_cli_result {
 	char *out, *err;   /* host-allocated (oci_cli_result_clear) */
@@ -97,43 +97,43 @@ typedef struct oci_cli_result {
 } oci_cli_result;
 
 /* The engine's path, resolving it once; NULL with r filled when missing. */
-char *oci_tier_engine(oci_tier *t, oci_refusal *r) OCI_HIDDEN;
+char *oci_tier_engine(oci_tier *t, oci_refusal *r) CORDON_INTERNAL;
 /* engine + global flags + args. */
-char **oci_engine_argv(const oci_tier *t, const char *engine, const char *const *args) OCI_HIDDEN;
+char **oci_engine_argv(const oci_tier *t, const char *engine, const char *const *args) CORDON_INTERNAL;
 /* The minimal environment every engine CLI gets. */
-char **oci_engine_env(void) OCI_HIDDEN;
+char **oci_engine_env(void) CORDON_INTERNAL;
 /* Runs one engine command to completion through host->spawn. */
 int oci_cli(const oci_tier *t, const char *engine, const char *const *args, const void *in,
-	    size_t in_len, uint64_t timeout_ms, uint64_t cap, oci_cli_result *ret) OCI_HIDDEN;
-void oci_cli_result_clear(oci_cli_result *r) OCI_HIDDEN;
+	    size_t in_len, uint64_t timeout_ms, uint64_t cap, oci_cli_result *ret) CORDON_INTERNAL;
+void oci_cli_result_clear(oci_cli_result *r) CORDON_INTERNAL;
 /* Describes a failed engine command as a refusal (daemon down, image missing, ...). */
 int oci_cli_failure(const oci_tier *t, const char *what, const oci_cli_result *res,
-		    oci_refusal *r) OCI_HIDDEN;
-bool oci_image_present(const oci_tier *t, const char *engine, const char *image) OCI_HIDDEN;
+		    oci_refusal *r) CORDON_INTERNAL;
+bool oci_image_present(const oci_tier *t, const char *engine, const char *image) CORDON_INTERNAL;
 /* Pulls by digest when the tier allows and the image is absent. */
 int oci_image_ensure(const oci_tier *t, const char *engine, const char *image,
-		     oci_refusal *r) OCI_HIDDEN;
+		     oci_refusal *r) CORDON_INTERNAL;
 /* Makes sure the named network exists (creates it when absent). */
 int oci_network_ensure(const oci_tier *t, const char *engine, const char *name,
-		       oci_refusal *r) OCI_HIDDEN;
+		       oci_refusal *r) CORDON_INTERNAL;
 /* Removes a container (rm -f); never fails, logs. */
-void oci_container_remove(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+void oci_container_remove(const oci_tier *t, const char *engine, const char *name) CORDON_INTERNAL;
 /* Ends a closed session: SIGKILL through the engine (`kill`, one round trip,
  * synchronous), so no process of it runs when this returns; its --rm removes
  * the stopped container asynchronously and the name is kept for oci_reap_all.
  * Falls back to a synchronous `rm -f` when the kill is not confirmed. */
-void oci_container_end(oci_tier *t, const char *engine, const char *name, int pidfd) OCI_HIDDEN;
+void oci_container_end(oci_tier *t, const char *engine, const char *name, int pidfd) CORDON_INTERNAL;
 /* A pidfd of the container's pid 1 (its host pid read by `inspect`, checked
  * again after pidfd_open so a reused pid is never taken), or -1. With it,
  * oci_container_end signals and waits for pid 1 without an engine call. */
-int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+int oci_container_pidfd(const oci_tier *t, const char *engine, const char *name) CORDON_INTERNAL;
 /* The host pid of a running container's pid 1 (`inspect`), or -1. */
-int oci_container_pid(const oci_tier *t, const char *engine, const char *name) OCI_HIDDEN;
+int oci_container_pid(const oci_tier *t, const char *engine, const char *name) CORDON_INTERNAL;
 /* Removes (rm -f) whatever oci_container_end left to --rm and still exists;
  * called when the tier is freed, and in batches when the list grows. */
-void oci_reap_all(oci_tier *t) OCI_HIDDEN;
+void oci_reap_all(oci_tier *t) CORDON_INTERNAL;
 /* Lists a container whose end was seen, for oci_reap_all. */
-void oci_reap_note(oci_tier *t, const char *name) OCI_HIDDEN;
+void oci_reap_note(oci_tier *t, const char *name) CORDON_INTERNAL;
 
 /* ---- the workspace (workspace.c) ------------------------------------------------ */
 
@@ -149,29 +149,29 @@ typedef struct oci_workspace {
 /* Opens path one component at a time with O_NOFOLLOW. Codes:
  * workspace_symlink (a link, or a non-directory, on the way),
  * container_workspace_invalid. */
-int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r) OCI_HIDDEN;
+int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r) CORDON_INTERNAL;
 /* As root: bind-mounts the descriptor onto a staging directory of root's
  * (container_workspace_stage when that fails); otherwise does nothing. */
-int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r) OCI_HIDDEN;
+int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r) CORDON_INTERNAL;
 /* The bind source to hand the engine: the staged path, else the canonical one. */
-const char *oci_workspace_source(const oci_workspace *ws) OCI_HIDDEN;
+const char *oci_workspace_source(const oci_workspace *ws) CORDON_INTERNAL;
 /* Once the container runs, unstaged only: its /work must be the directory
  * opened (container_workspace_swapped, container_workspace_unverified). */
 int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char *engine,
-			 const char *name, oci_refusal *r) OCI_HIDDEN;
+			 const char *name, oci_refusal *r) CORDON_INTERNAL;
 /* Detaches the staging mount (the running container keeps its own). */
-void oci_workspace_unstage(oci_workspace *ws) OCI_HIDDEN;
-void oci_workspace_close(oci_workspace *ws) OCI_HIDDEN;
+void oci_workspace_unstage(oci_workspace *ws) CORDON_INTERNAL;
+void oci_workspace_close(oci_workspace *ws) CORDON_INTERNAL;
 
 /* ---- gVisor's OOM kills (oom.c) ------------------------------------------------- */
 
 /* Registers for the running container's memory cgroup OOM notifications;
  * w->ev stays -1 where that cannot be done (logged). */
 void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
-			 oci_oom_watch *w) OCI_HIDDEN;
+			 oci_oom_watch *w) CORDON_INTERNAL;
 /* Whether the OOM killer acted on the cgroup (removed or not). */
-bool oci_oom_watch_fired(oci_oom_watch *w) OCI_HIDDEN;
-void oci_oom_watch_clear(oci_oom_watch *w) OCI_HIDDEN;
+bool oci_oom_watch_fired(oci_oom_watch *w) CORDON_INTERNAL;
+void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;
 
 /* ---- sessions (session.c) ------------------------------------------------------- */
 
@@ -186,11 +186,11 @@ typedef struct oci_start {
 /* Starts one attached (`run -i`), up to the session helper's hello; *ret_chan
  * is the CLI, whose stdin and stdout are the session channel. */
 int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		       size_t name_len, oci_proc *ret_chan, oci_refusal *r) OCI_HIDDEN;
+		       size_t name_len, oci_proc *ret_chan, oci_refusal *r) CORDON_INTERNAL;
 /* Ends an attached session: EOF on the helper's stdin, so the helper (pid 1)
  * exits, the container stops, and the CLI removes it (--rm) before exiting.
  * Waits for the CLI (bounded); true when all that happened in time. */
-bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *chan) OCI_HIDDEN;
+bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *chan) CORDON_INTERNAL;
 /* Fills a spec for st (validation is the caller's); frees with oci_spec_clear. */
 typedef struct oci_spec_buf {
 	oci_spec spec;
@@ -200,24 +200,24 @@ typedef struct oci_spec_buf {
 	char *tmpfs_owner;
 } oci_spec_buf;
 void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name,
-		      oci_spec_buf *buf) OCI_HIDDEN;
-void oci_spec_clear(oci_spec_buf *buf) OCI_HIDDEN;
+		      oci_spec_buf *buf) CORDON_INTERNAL;
+void oci_spec_clear(oci_spec_buf *buf) CORDON_INTERNAL;
 void oci_limits_merge(const cordon_plugin_limits *tier, const cordon_plugin_limits *req,
-		      cordon_plugin_limits *ret) OCI_HIDDEN;
+		      cordon_plugin_limits *ret) CORDON_INTERNAL;
 
 int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
-		cordon_plugin_error *err) OCI_HIDDEN;
+		cordon_plugin_error *err) CORDON_INTERNAL;
 int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plugin_run_sink *sink,
-	       cordon_plugin_run_status *ret, cordon_plugin_error *err) OCI_HIDDEN;
+	       cordon_plugin_run_status *ret, cordon_plugin_error *err) CORDON_INTERNAL;
 int oci_op_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plugin_emit_fn emit,
-		     void *ctx, cordon_plugin_error *err) OCI_HIDDEN;
+		     void *ctx, cordon_plugin_error *err) CORDON_INTERNAL;
 int oci_op_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
-		      cordon_plugin_error *err) OCI_HIDDEN;
+		      cordon_plugin_error *err) CORDON_INTERNAL;
 int oci_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
-		cordon_plugin_error *err) OCI_HIDDEN;
+		cordon_plugin_error *err) CORDON_INTERNAL;
 int oci_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
-		cordon_plugin_error *err) OCI_HIDDEN;
-void oci_op_close(void *sandbox) OCI_HIDDEN;
+		cordon_plugin_error *err) CORDON_INTERNAL;
+void oci_op_close(void *sandbox) CORDON_INTERNAL;
 
 /* ---- pools (pool.c) ----------------------------------------------------------- */
 
@@ -225,14 +225,14 @@ void oci_op_close(void *sandbox) OCI_HIDDEN;
  * pid 1's pidfd or -1, and its session channel); starts the filler on first
  * use. Returns false when the caller must start its own. */
 bool oci_pool_take(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		   size_t name_len, int *ret_pidfd, oci_proc *ret_chan) OCI_HIDDEN;
+		   size_t name_len, int *ret_pidfd, oci_proc *ret_chan) CORDON_INTERNAL;
 /* Stops the filler and removes the ready containers. */
-void oci_pool_destroy(oci_tier *t) OCI_HIDDEN;
+void oci_pool_destroy(oci_tier *t) CORDON_INTERNAL;
 
 /* The engine answered (ok) or failed in a way a probe must see again. */
-void oci_health_note(const oci_tier *t, bool ok) OCI_HIDDEN;
+void oci_health_note(const oci_tier *t, bool ok) CORDON_INTERNAL;
 
 /* Reports a refusal through the host. */
-int oci_fail(cordon_plugin_error *err, const oci_refusal *r) OCI_HIDDEN;
+int oci_fail(cordon_plugin_error *err, const oci_refusal *r) CORDON_INTERNAL;
 
 #endif

@@ -30,21 +30,20 @@ static pthread_once_t profile_once = PTHREAD_ONCE_INIT;
 static int profile_fd[2] = { -1, -1 }, profile_errno[2];
 
 /* A sealed memfd: the CLIs read the profile client-side from a path, and
- * this one is on no disk and cannot be changed by anyone. Kept above
- * OCI_PASS_FD so that dup2 onto it always clears close-on-exec. */
+ * this one is on no disk and cannot be changed by anyone. (Whatever its
+ * number, the CLI gets it as OCI_PASS_FD: process_spawn hands over copies.) */
 static int profile_memfd(const char *text)
 {
 	size_t len = strlen(text);
 	int fd = memfd_create("cordon-seccomp-profile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	int high = -1;
 	errno = 0;
 	if (fd >= 0 && write(fd, text, len) == (ssize_t)len &&
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
-		high = fcntl(fd, F_DUPFD_CLOEXEC, OCI_PASS_FD + 1);
+		return fd;
 	int e = errno ? errno : EIO;
 	if (fd >= 0)
 		close(fd);
-	return high >= 0 ? high : -e;
+	return -e;
 }
 
 static void profile_make(void)

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OCI_HIDDEN __attribute__((visibility("hidden")))
+#include "visibility.h"
 
 /* ---- small utilities ---------------------------------------------------------- */
 
@@ -32,16 +32,16 @@ typedef struct oci_strv {
 	size_t n, cap;
 } oci_strv;
 
-void oci_strv_add(oci_strv *s, const char *str) OCI_HIDDEN;
-void oci_strv_addf(oci_strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3))) OCI_HIDDEN;
-void oci_strv_clear(oci_strv *s) OCI_HIDDEN;
+void oci_strv_add(oci_strv *s, const char *str) CORDON_INTERNAL;
+void oci_strv_addf(oci_strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3))) CORDON_INTERNAL;
+void oci_strv_clear(oci_strv *s) CORDON_INTERNAL;
 /* Hands the vector over (NULL-terminated, free with oci_strv_free). */
-char **oci_strv_steal(oci_strv *s) OCI_HIDDEN;
-void oci_strv_free(char **v) OCI_HIDDEN;
-size_t oci_strv_length(const char *const *v) OCI_HIDDEN;
-void *oci_xmalloc0(size_t n) OCI_HIDDEN;
-char *oci_xstrdup(const char *s) OCI_HIDDEN;
-char *oci_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))) OCI_HIDDEN;
+char **oci_strv_steal(oci_strv *s) CORDON_INTERNAL;
+void oci_strv_free(char **v) CORDON_INTERNAL;
+size_t oci_strv_length(const char *const *v) CORDON_INTERNAL;
+void *oci_xmalloc0(size_t n) CORDON_INTERNAL;
+char *oci_xstrdup(const char *s) CORDON_INTERNAL;
+char *oci_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))) CORDON_INTERNAL;
 
 /* A refusal or failure described without the host (pure functions fill it;
  * the driver turns it into host->error_set). The agent's refusals are the same
@@ -49,16 +49,13 @@ char *oci_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))) 
 typedef agent_error oci_refusal;
 
 int oci_refuse(oci_refusal *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6))) OCI_HIDDEN;
+	__attribute__((format(printf, 5, 6))) CORDON_INTERNAL;
 
 /* ---- images ------------------------------------------------------------------- */
 
-/* A digest-pinned reference "name@sha256:<64 hex>" (name may carry a
- * registry host:port and a tag, kept for diagnostics only). */
-bool oci_image_is_pinned(const char *ref) OCI_HIDDEN;
-/* Validates ref: a pinned image, nothing an engine could read as a flag.
+/* Validates ref (the predicate: common/imageref.h): a pinned image, nothing an engine could read as a flag.
  * Codes: container_unpinned_image (a tag or name alone), container_image_invalid. */
-int oci_image_check(const char *ref, oci_refusal *r) OCI_HIDDEN;
+int oci_image_check(const char *ref, oci_refusal *r) CORDON_INTERNAL;
 
 /* ---- the seccomp profile --------------------------------------------------------- */
 
@@ -67,9 +64,9 @@ int oci_image_check(const char *ref, oci_refusal *r) OCI_HIDDEN;
  * Empty (no rules) where the build could not generate it (a cross build).
  * gVisor's lacks the rules that answer ENOSYS (runsc would answer EPERM:
  * core/local/gen-seccomp-oci.c). */
-extern const char oci_seccomp_profile[] OCI_HIDDEN;
-extern const size_t oci_seccomp_profile_rules OCI_HIDDEN;
-extern const char oci_seccomp_profile_gvisor[] OCI_HIDDEN;
+extern const char oci_seccomp_profile[] CORDON_INTERNAL;
+extern const size_t oci_seccomp_profile_rules CORDON_INTERNAL;
+extern const char oci_seccomp_profile_gvisor[] CORDON_INTERNAL;
 
 /* ---- guarantees and the hardened argv ------------------------------------------ */
 
@@ -119,35 +116,37 @@ typedef struct oci_spec {
  * container_mount_writable, container_network_forbidden, container_root_user,
  * container_ulimit_invalid, container_ulimit_conflict, container_env_invalid, container_runtime_invalid,
  * container_publish_invalid, container_name_invalid. */
-int oci_guarantees_check(const oci_spec *spec, oci_refusal *r) OCI_HIDDEN;
+int oci_guarantees_check(const oci_spec *spec, oci_refusal *r) CORDON_INTERNAL;
 
 /* The hardened `run` argv (without the engine binary and global flags), in a
  * fixed order; see the definition. Call only after oci_guarantees_check. */
-char **oci_run_argv(const oci_spec *spec) OCI_HIDDEN;
+char **oci_run_argv(const oci_spec *spec) CORDON_INTERNAL;
 
 /* ---- engine output parsing -------------------------------------------------------- */
 
 /* "Cannot connect to the Docker daemon", "connection refused", ... */
-bool oci_output_says_daemon_down(const char *stderr_text) OCI_HIDDEN;
+bool oci_output_says_daemon_down(const char *stderr_text) CORDON_INTERNAL;
 /* "No such image", "image not known", "manifest unknown", ... */
-bool oci_output_says_no_image(const char *stderr_text) OCI_HIDDEN;
+bool oci_output_says_no_image(const char *stderr_text) CORDON_INTERNAL;
 /* "No such container", "no container with name or ID", ... */
-bool oci_output_says_no_container(const char *stderr_text) OCI_HIDDEN;
+bool oci_output_says_no_container(const char *stderr_text) CORDON_INTERNAL;
 /* Whether `docker info --format '{{json .Runtimes}}'` output lists runtime. */
-bool oci_runtimes_json_has(const char *json, const char *runtime) OCI_HIDDEN;
+bool oci_runtimes_json_has(const char *json, const char *runtime) CORDON_INTERNAL;
 /* First line, trimmed, at most max-1 bytes, for messages. */
-void oci_first_line(const char *text, char *out, size_t max) OCI_HIDDEN;
+void oci_first_line(const char *text, char *out, size_t max) CORDON_INTERNAL;
 /* Whether the runtime (a name or a path) is gVisor's runsc. */
-bool oci_runtime_is_gvisor(const char *runtime) OCI_HIDDEN;
+bool oci_runtime_is_gvisor(const char *runtime) CORDON_INTERNAL;
 /* gVisor's host side in the pids cgroup: its own threads (about 44 here),
  * and about 10 host threads per task of the work (measured, runsc 2022). */
 #define OCI_GVISOR_PIDS_OVERHEAD 256
 #define OCI_GVISOR_PIDS_PER_TASK 16
-/* A cordon.owner label: "<boot_id>:<pid>:<starttime>". */
-char *oci_owner_label(void) OCI_HIDDEN;
+/* A cordon.owner label: our owner token (common/owner.h); NULL when /proc
+ * cannot tell it. */
+char *oci_owner_label(void) CORDON_INTERNAL;
 /* Whether the process that wrote owner is certainly gone (another boot, no such
- * pid, or a different start time). Unparseable labels count as gone. */
-bool oci_owner_is_dead(const char *owner) OCI_HIDDEN;
+ * pid, or a different start time). Unparseable labels count as gone; a host of
+ * another pid namespace is not ours to tell, and alive. */
+bool oci_owner_is_dead(const char *owner) CORDON_INTERNAL;
 
 /* ---- the driver ----------------------------------------------------------------- */
 
@@ -183,6 +182,6 @@ typedef struct oci_engine_kind {
 
 /* Registers the kind's driver; call from the plugin's init. */
 int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
-		    cordon_plugin_error *err, const oci_engine_kind *kind) OCI_HIDDEN;
+		    cordon_plugin_error *err, const oci_engine_kind *kind) CORDON_INTERNAL;
 
 #endif /* CORDON_OCI_H */

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "oci.h"
+#include "owner.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -100,63 +101,22 @@ void oci_first_line(const char *text, char *out, size_t max)
 
 /* ---- owners ------------------------------------------------------------------------ */
 
-static bool read_small(const char *path, char *buf, size_t max)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, max - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return n > 0;
-}
-
-static bool boot_id(char *out, size_t max)
-{
-	if (!read_small("/proc/sys/kernel/random/boot_id", out, max))
-		return false;
-	out[strcspn(out, "\n")] = '\0';
-	return true;
-}
-
-/* Field 22 of /proc/PID/stat: the start time, which tells a reused pid apart. */
-static bool start_time(long pid, unsigned long long *ret)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	if (!read_small(path, buf, sizeof(buf)))
-		return false;
-	const char *p = strrchr(buf, ')');
-	if (!p)
-		return false;
-	p++;
-	for (int field = 3; field < 22 && p; field++) {
-		p = strchr(p + 1, ' ');
-	}
-	return p && sscanf(p, " %llu", ret) == 1;
-}
-
+/* The token and its liveness are common/owner.c, shared with the local tiers. */
 char *oci_owner_label(void)
 {
-	char boot[64] = "unknown";
-	unsigned long long st = 0;
-	boot_id(boot, sizeof(boot));
-	start_time((long)getpid(), &st);
-	return oci_xasprintf("%s:%ld:%llu", boot, (long)getpid(), st);
+	char token[OWNER_TOKEN_MAX];
+	return owner_token_self(token) == 0 ? oci_xstrdup(token) : NULL;
 }
 
 bool oci_owner_is_dead(const char *owner)
 {
-	char boot[64], now[64];
-	long pid;
-	unsigned long long st, cur;
-	if (!owner || sscanf(owner, "%63[^:]:%ld:%llu", boot, &pid, &st) != 3 || pid <= 0)
+	size_t len = 0;
+	owner_state st = owner_token_state(owner, &len);
+	/* a label that is no token (or more than one) names no live host: the container is
+	 * ours (gc lists only cordon's) and nobody's */
+	if (st == OWNER_INVALID || owner[len] != '\0')
 		return true;
-	if (!boot_id(now, sizeof(now)) || strcmp(now, boot) != 0)
-		return true;
-	if (!start_time(pid, &cur))
-		return true;
-	return cur != st;
+	return st == OWNER_DEAD;
 }
 
 bool oci_runtime_is_gvisor(const char *runtime)

@@ -8,6 +8,7 @@
 
 #include "oci.h"
 #include "protocol.h"
+#include "imageref.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,62 +20,32 @@
 
 /* ---- images --------------------------------------------------------------------- */
 
-static bool is_lower_hex(const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return s[n] == '\0';
-}
-
-/* Registry host[:port], path components and an optional tag: lower-case
- * alphanumerics and . _ - / : (a tag may hold upper case), starting with an
- * alphanumeric so that no engine can read the reference as a flag. */
-static bool image_name_ok(const char *name, size_t len)
-{
-	if (len == 0 || len > 255)
-		return false;
-	if (!((name[0] >= 'a' && name[0] <= 'z') || (name[0] >= '0' && name[0] <= '9')))
-		return false;
-	const char *slash = memrchr(name, '/', len);
-	const char *from = slash ? slash : name;
-	const char *tag = memchr(from, ':', len - (size_t)(from - name));
-	for (size_t i = 0; i < len; i++) {
-		char c = name[i];
-		bool in_tag = tag && name + i > tag;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-			  c == '-' || (!in_tag && (c == '/' || c == ':')) ||
-			  (in_tag && c >= 'A' && c <= 'Z');
-		if (!ok || (c == '/' && (i + 1 == len || name[i + 1] == '/')))
-			return false;
-	}
-	return !(tag && name + len - 1 == tag);
-}
-
-bool oci_image_is_pinned(const char *ref)
-{
-	return oci_image_check(ref, NULL) == 0;
-}
-
+/* The predicate is common/imageref.c, shared with the core's policy and the CLI; here each
+ * verdict gets the tier's refusal. */
 int oci_image_check(const char *ref, oci_refusal *r)
 {
-	if (!ref || !*ref)
+	switch (image_ref_check(ref)) {
+	case IMAGE_REF_PINNED:
+		return 0;
+	case IMAGE_REF_EMPTY:
 		return FORBID(r, ERRC(container_image_invalid), "no image is configured");
-	const char *at = strchr(ref, '@');
-	if (!at)
+	case IMAGE_REF_UNPINNED:
 		return FORBID(r, ERRC(container_unpinned_image),
 			      "image '%.200s' is not pinned by digest: a tag can be moved; use "
 			      "NAME@sha256:<64 hex digits> (cordon image pin NAME prints it)", ref);
-	if (!image_name_ok(ref, (size_t)(at - ref)))
+	case IMAGE_REF_BAD_NAME: {
+		size_t len = (size_t)(strchr(ref, '@') - ref);
 		return FORBID(r, ERRC(container_image_invalid), "image name '%.*s' is not valid",
-			      (int)((at - ref) > 200 ? 200 : (at - ref)), ref);
-	if (strncmp(at + 1, "sha256:", 7) != 0)
+			      (int)(len > 200 ? 200 : len), ref);
+	}
+	case IMAGE_REF_BAD_ALGO:
 		return FORBID(r, ERRC(container_unpinned_image),
 			      "image '%.200s' must be pinned by a sha256 digest", ref);
-	if (strlen(at + 8) != 64 || !is_lower_hex(at + 8, 64))
+	case IMAGE_REF_BAD_DIGEST:
+	default:
 		return FORBID(r, ERRC(container_image_invalid),
 			      "image '%.200s': a sha256 digest is 64 lower-case hex digits", ref);
-	return 0;
+	}
 }
 
 /* ---- guarantees ----------------------------------------------------------------- */

@@ -5,7 +5,7 @@
  */
 #include "config.h"
 
-#include "oci/oci.h"
+#include "../oci/oci.h"
 
 static const cordon_plugin_config_key podman_keys[] = {
 	OCI_CONFIG_KEYS_COMMON,

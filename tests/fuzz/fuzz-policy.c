@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "policy.h"
+#include "units.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -46,8 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(s, data, size);
 		s[size] = '\0';
 		uint64_t v;
-		policy_parse_size(s, &v);
-		policy_parse_duration(s, &v);
+		units_parse_size(s, &v, NULL);
+		units_parse_duration(s, &v, NULL);
+		units_parse_cpus(s, &v, NULL);
 	}
 	return 0;
 }

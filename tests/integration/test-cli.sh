@@ -23,6 +23,16 @@ grep_err "the untrusted requirement is named" "microvm"
 check "a missing command is a usage error" 64 "$cordon" run --trust trusted --
 check "an unknown command is a usage error" 64 "$cordon" frobnicate
 check "a bad timeout is a usage error" 64 "$cordon" run --timeout 5x -- true
+# The policy's unit grammar (common/units.c): a bare number is no duration, here as there.
+check "a bare --timeout 2 is a usage error, as in a policy" 64 "$cordon" run --trust trusted --timeout 2 -- true
+grep_err "the refusal suggests a unit" "needs a unit.*2s"
+check "--timeout 0s is a usage error" 64 "$cordon" run --trust trusted --timeout 0s -- true
+check "--limit wall=2 is a usage error" 64 "$cordon" explain --trust trusted --limit wall=2
+grep_err "the --limit refusal suggests a unit" "needs a unit.*2s"
+check "--limit memory=1MB is a usage error, as in a policy" 64 "$cordon" explain --trust trusted --limit memory=1MB
+grep_err "the refusal says why" "decimal units"
+check "--limit cpus=5000 is a usage error, as in a policy" 64 "$cordon" explain --trust trusted --limit cpus=5000
+check "--limit wall=2s and memory=512MiB are taken" 0 "$cordon" explain --trust trusted --limit wall=2s --limit memory=512MiB
 check "a forbidden env grant is refused" 77 "$cordon" run --trust trusted --env LD_PRELOAD=/x.so -- true
 grep_err "the env refusal has its code" "env_forbidden"
 check "a command that cannot be executed is an error, not a status" 70 "$cordon" run --trust trusted -- /nonexistent/program

@@ -20,6 +20,7 @@
 
 #include "testutil.h"
 #include "context.h"
+#include "owner.h"
 
 #include <cordon/cordon.h>
 #include <errno.h>
@@ -117,18 +118,12 @@ static char *engine_run(const char *engine, int *ret_status, ...)
 	return host_cmd(ret_status, (const char *const *)a->pdata);
 }
 
-/* The cordon.owner label the plugins put on this process's containers. */
+/* The cordon.owner label the plugins put on this process's containers: its owner token. */
 static char *my_owner(void)
 {
-	g_autofree char *boot = NULL, *stat = NULL;
-	g_file_get_contents("/proc/sys/kernel/random/boot_id", &boot, NULL, NULL);
-	g_file_get_contents("/proc/self/stat", &stat, NULL, NULL);
-	ck_assert(boot && stat);
-	g_strstrip(boot);
-	const char *p = strrchr(stat, ')');
-	g_auto(GStrv) f = g_strsplit(p + 2, " ", 0);
-	/* fields from 3 on: index 0 is field 3, so field 22 is index 19 */
-	return g_strdup_printf("%s:%d:%s", boot, (int)getpid(), f[19]);
+	char token[OWNER_TOKEN_MAX];
+	ck_assert_int_eq(owner_token_self(token), 0);
+	return g_strdup(token);
 }
 
 /* IDs of the containers this process owns on engine, one per line. */
@@ -1484,9 +1479,27 @@ START_TEST(test_gc)
 			  "--label", "cordon.managed=1", "--label", "cordon.owner=gone:1:1",
 			  image_ref, "sleep", "600", NULL));
 	ck_assert_int_eq(st, 0);
+	/* one of a host in another pid namespace sharing the engine: its pid is not ours to
+	 * read, so it is not judged (the label used to carry no namespace: our /proc decided) */
+	g_autofree char *me = my_owner();
+	char boot[40];
+	unsigned long ns;
+	ck_assert_int_eq(sscanf(me, "%32[0-9a-f]-%lu-", boot, &ns), 2);
+	g_autofree char *foreign = g_strdup_printf("cordon-test-foreign-%d", (int)getpid());
+	g_autofree char *foreign_label = g_strdup_printf("cordon.owner=%s-%lu-1-1", boot, ns + 1);
+	g_free(engine_run(e->engine, &st, "run", "-d", "--rm", "--name", foreign, "--network", "none",
+			  "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096",
+			  "--label", "cordon.managed=1", "--label", foreign_label,
+			  image_ref, "sleep", "600", NULL));
+	ck_assert_int_eq(st, 0);
 	cordon_context *ctx = ctx_new();
 	cordon_sandbox *live = open_tier(ctx, e->tier, NULL);
 	ck_assert_int_ge(driver_gc(ctx, e->tier), 1);
+	g_autofree char *foreign_filter = g_strdup_printf("name=%s", foreign);
+	g_autofree char *kept = g_strstrip(engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter",
+							foreign_filter, NULL));
+	ck_assert_msg(*kept, "gc removed the container of another pid namespace's host");
+	g_free(engine_run(e->engine, NULL, "rm", "-f", foreign, NULL));
 	g_autofree char *filter = g_strdup_printf("name=%s", dead);
 	g_autofree char *still = g_strstrip(engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter",
 							 filter, NULL));

@@ -8,12 +8,14 @@
 #include "testutil.h"
 #include "admission.h"
 #include "fakectx.h"
+#include "imageref.h"
 #include "jsoncheck.h"
 
 #include <errno.h>
 #include <string.h>
 
-#define PINNED "alpine@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define HEX64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define PINNED "alpine@sha256:" HEX64
 
 static const char *const trust_names[] = { NULL, "trusted", "semi-trusted", "untrusted" };
 static const char *const cont_names[] = { NULL, "process-jail", "kernel", "container",
@@ -396,12 +398,17 @@ START_TEST(test_rule_require_image)
 	expect_refused(ctx, req, "sandbox_denied", "pin: rule pinned: requires a pinned image");
 	cordon_request_set_image(req, "alpine@sha256:0123", NULL);
 	expect_refused(ctx, req, "sandbox_denied", "'alpine@sha256:0123' is not");
+	/* a digest behind a name no engine takes (the policy used to find "@sha256:" anywhere) */
+	cordon_request_set_image(req, "--privileged@sha256:" HEX64, NULL);
+	expect_refused(ctx, req, "sandbox_denied", "requires a pinned image");
+	cordon_request_set_image(req, "Alpine@sha256:" HEX64, NULL);
+	expect_refused(ctx, req, "sandbox_denied", "requires a pinned image");
 	cordon_request_set_image(req, PINNED, NULL);
 	expect_admitted(ctx, req, "img"); /* the request's image replaces the tier's */
-	ck_assert(policy_image_is_pinned(PINNED));
-	ck_assert(!policy_image_is_pinned("@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
-	ck_assert(!policy_image_is_pinned("a@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"));
-	ck_assert(!policy_image_is_pinned(NULL));
+	ck_assert(image_ref_is_pinned(PINNED));
+	ck_assert(!image_ref_is_pinned("@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+	ck_assert(!image_ref_is_pinned("a@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"));
+	ck_assert(!image_ref_is_pinned(NULL));
 	cordon_request_free(req);
 	cordon_context_free(ctx);
 	/* A tier without any image satisfies the rule: nothing unpinned runs. */

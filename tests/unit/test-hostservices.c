@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static const cordon_host *host = &cordon_host_services;
@@ -548,6 +549,174 @@ START_TEST(test_spawn_leftover_does_not_block)
 }
 END_TEST
 
+/* ---- process_spawn (ABI 1.2) ---- */
+
+/* sh -c script on three pipes; *ret_pipes holds our ends (in, out, err). */
+static cordon_host_process *process_sh(const char *script, int extra_fd, int ret_pipes[3])
+{
+	int p[3][2];
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(pipe2(p[i], O_CLOEXEC), 0);
+	const char *argv[] = { "sh", "-c", script, NULL };
+	cordon_host_process_spec spec = { .size = sizeof(spec), .argv = argv,
+					  .stdin_fd = p[0][0], .stdout_fd = p[1][1],
+					  .stderr_fd = p[2][1], .extra_fd = extra_fd };
+	cordon_host_process *h = NULL;
+	ck_assert_int_eq(host->process_spawn(&spec, &h, NULL), 0);
+	close(p[0][0]);
+	close(p[1][1]);
+	close(p[2][1]);
+	ret_pipes[0] = p[0][1];
+	ret_pipes[1] = p[1][0];
+	ret_pipes[2] = p[2][0];
+	ck_assert_ptr_nonnull(h);
+	ck_assert_uint_eq(h->size, sizeof(cordon_host_process));
+	ck_assert_int_gt(h->pid, 0);
+	return h;
+}
+
+static char *read_all(int fd)
+{
+	GString *s = g_string_new(NULL);
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(s, buf, n);
+	close(fd);
+	return g_string_free(s, FALSE);
+}
+
+/* The plugin's descriptors are the program's 0-3, nothing else; pidfd, wait, status. */
+START_TEST(test_process_streams)
+{
+	int leak = open("/dev/null", O_RDONLY); /* not O_CLOEXEC on purpose */
+	int extra = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	g_autofree char *script = g_strdup_printf(
+		"read x; echo \"got $x\"; echo $$; cut -d' ' -f6 /proc/$$/stat; pwd; "
+		"readlink /proc/$$/fd/3; if [ -e /proc/$$/fd/%d ]; then echo leaked; fi; "
+		"echo oops >&2; exit 3", leak);
+	int fds[3];
+	cordon_host_process *h = process_sh(script, extra, fds);
+	/* a pidfd wherever the kernel has them (not under valgrind, which lacks the call) */
+	int probe = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	ck_assert(probe < 0 || h->pidfd >= 0);
+	if (probe >= 0)
+		close(probe);
+	ck_assert_int_eq(write(fds[0], "hi\n", 3), 3);
+	close(fds[0]);
+	g_autofree char *out = read_all(fds[1]);
+	g_autofree char *err = read_all(fds[2]);
+	int32_t status = -1;
+	ck_assert_int_eq(h->wait(h, 5000, 0, &status), 0);
+	ck_assert_int_eq(status, 3);
+	ck_assert_int_eq(h->pid, 0); /* reaped */
+	g_auto(GStrv) l = g_strsplit(out, "\n", -1);
+	ck_assert_uint_eq(g_strv_length(l), 6);
+	ck_assert_str_eq(l[0], "got hi");
+	ck_assert_str_eq(l[1], l[2]); /* session id == pid: setsid */
+	ck_assert_str_eq(l[3], "/");
+	ck_assert_str_eq(l[4], "/dev/zero");
+	ck_assert_str_eq(err, "oops\n");
+	h->release(h);
+	close(leak);
+	close(extra);
+}
+END_TEST
+
+/* wait's timeout leaves it running; kill ends the whole group; KILL_GROUP ends leftovers. */
+START_TEST(test_process_timeout_kill_and_group)
+{
+	int fds[3];
+	cordon_host_process *h = process_sh("sleep 30 & echo $!; wait", -1, fds);
+	char buf[32] = { 0 };
+	ck_assert_int_gt(read(fds[1], buf, sizeof(buf) - 1), 0);
+	pid_t grandchild = (pid_t)atoi(buf);
+	ck_assert_int_gt(grandchild, 1);
+	int32_t status = -1;
+	ck_assert_int_eq(h->wait(h, 50, 0, &status), -ETIMEDOUT);
+	ck_assert_int_eq(status, -1);
+	ck_assert_int_gt(h->pid, 0);
+	h->kill(h);
+	ck_assert_int_eq(h->wait(h, 5000, 0, &status), 0);
+	ck_assert_int_eq(status, 128 + SIGKILL);
+	for (int i = 0; i < 100 && !process_gone(grandchild); i++)
+		g_usleep(10000);
+	ck_assert_msg(process_gone(grandchild), "grandchild %d survived kill", (int)grandchild);
+	h->kill(h); /* reaped: nothing to signal, and nothing else is hit */
+	h->release(h);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+
+	/* A leader that exits by itself leaves its helper; KILL_GROUP takes it along. */
+	h = process_sh("sleep 30 </dev/null >/dev/null 2>&1 & echo $!", -1, fds);
+	memset(buf, 0, sizeof(buf));
+	ck_assert_int_gt(read(fds[1], buf, sizeof(buf) - 1), 0);
+	grandchild = (pid_t)atoi(buf);
+	ck_assert_int_eq(h->wait(h, 5000, CORDON_HOST_WAIT_KILL_GROUP, &status), 0);
+	ck_assert_int_eq(status, 0);
+	for (int i = 0; i < 100 && !process_gone(grandchild); i++)
+		g_usleep(10000);
+	ck_assert_msg(process_gone(grandchild), "leftover %d survived KILL_GROUP", (int)grandchild);
+	h->release(h);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+END_TEST
+
+static gpointer wait_forever(gpointer data)
+{
+	cordon_host_process *h = data;
+	int32_t status = -1;
+	int r = h->wait(h, -1, 0, &status);
+	return GINT_TO_POINTER(r == 0 ? status : -1000);
+}
+
+/* A kill from another thread ends a wait that has no limit (it is not held off by it). */
+START_TEST(test_process_kill_during_wait)
+{
+	int fds[3];
+	cordon_host_process *h = process_sh("exec sleep 30", -1, fds);
+	GThread *waiter = g_thread_new("wait", wait_forever, h);
+	g_usleep(100000);
+	gint64 t0 = g_get_monotonic_time();
+	h->kill(h);
+	int status = GPOINTER_TO_INT(g_thread_join(waiter));
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 3 * G_USEC_PER_SEC);
+	ck_assert_int_eq(status, 128 + SIGKILL);
+	h->release(h);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+END_TEST
+
+/* release of a running program kills and reaps it; bad specs are refused. */
+START_TEST(test_process_release_and_errors)
+{
+	int fds[3];
+	cordon_host_process *h = process_sh("sleep 30", -1, fds);
+	pid_t pid = h->pid;
+	h->release(h);
+	ck_assert(process_gone(pid));
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+	const char *rel[] = { "bin/sh", NULL }, *missing[] = { "no-such-program-cordon", NULL };
+	cordon_host_process_spec spec = { .size = sizeof(spec), .argv = rel, .stdin_fd = -1,
+					  .stdout_fd = -1, .stderr_fd = -1, .extra_fd = -1 };
+	struct cordon_plugin_error perr = { 0 };
+	cordon_host_process *none = NULL;
+	ck_assert_int_eq(host->process_spawn(&spec, &none, &perr), -EINVAL);
+	ck_assert_ptr_null(none);
+	ck_assert_cordon_error(perr.err, CORDON_ERROR_INVALID, "invalid_argument");
+	spec.argv = missing;
+	ck_assert_int_eq(host->process_spawn(&spec, &none, &perr), -ENOENT);
+	ck_assert_cordon_error(perr.err, CORDON_ERROR_TERMINAL, "program_not_found");
+	spec.size = 8;
+	ck_assert_int_eq(host->process_spawn(&spec, &none, &perr), -EINVAL);
+	ck_assert_cordon_error(perr.err, CORDON_ERROR_INVALID, "invalid_argument");
+	ck_assert_ptr_null(none);
+}
+END_TEST
+
 START_TEST(test_spawn_errors)
 {
 	cordon_error *err = NULL;
@@ -628,6 +797,10 @@ static Suite *hostservices_suite(void)
 	tcase_add_test(tc, test_spawn_timeout_kills_group);
 	tcase_add_test(tc, test_spawn_leftover_does_not_block);
 	tcase_add_test(tc, test_spawn_errors);
+	tcase_add_test(tc, test_process_streams);
+	tcase_add_test(tc, test_process_timeout_kill_and_group);
+	tcase_add_test(tc, test_process_kill_during_wait);
+	tcase_add_test(tc, test_process_release_and_errors);
 	tcase_add_test(tc, test_find_program);
 	tcase_add_test(tc, test_path_is_confined);
 	suite_add_tcase(s, tc);

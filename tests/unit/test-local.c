@@ -808,13 +808,20 @@ static char *private_root_of(cordon_sandbox *s)
 	return path;
 }
 
-/* A name gc would take for a dead host's private root. */
+/* A name gc would take for a dead host's private root: its owner token
+ * (common/owner.h: boot id, pid namespace, pid, start time) and a tag. */
 static char *leftover_name(const char *tmp, int dead_pid)
 {
 	struct stat st;
 	ck_assert_int_eq(stat("/proc/self/ns/pid", &st), 0);
-	return g_strdup_printf("%s/cordon-%lu-%d-%016llx", tmp, (unsigned long)st.st_ino, dead_pid,
-			       0x1234abcdULL);
+	g_autofree char *boot = NULL;
+	ck_assert(g_file_get_contents("/proc/sys/kernel/random/boot_id", &boot, NULL, NULL));
+	g_autoptr(GString) hex = g_string_new(NULL);
+	for (const char *p = boot; *p && *p != '\n'; p++)
+		if (*p != '-')
+			g_string_append_c(hex, *p);
+	return g_strdup_printf("%s/cordon-%s-%lu-%d-%llu-%016llx", tmp, hex->str,
+			       (unsigned long)st.st_ino, dead_pid, 12345ULL, 0x1234abcdULL);
 }
 
 /* A host killed with a sandbox open leaves its private root: gc removes
@@ -853,8 +860,13 @@ START_TEST(test_private_root_gc)
 	g_autofree char *theirs = leftover_name(tmp, host);
 	ck_assert_int_eq(mkdir(theirs, 0700), 0);
 	bool other_user = geteuid() == 0 && chown(theirs, 65534, 65534) == 0;
+	/* its pid in use again, by a process that started later: the creator is gone all the
+	 * same (kill(pid, 0) used to take the stranger for it and keep the leftover forever) */
+	g_autofree char *reused = leftover_name(tmp, (int)getppid());
+	ck_assert_int_eq(mkdir(reused, 0700), 0);
 
 	ck_assert_int_ge(cordon_context_gc(ctx, NULL), 1);
+	ck_assert_msg(access(reused, F_OK) == -1, "%s (a reused pid) was kept", reused);
 	ck_assert_int_eq(access(dead, F_OK), -1);
 	ck_assert_int_eq(access(alive, F_OK), 0);
 	ck_assert_int_eq(access(kept, F_OK), 0);

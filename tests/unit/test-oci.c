@@ -33,10 +33,10 @@ static void assert_image_code(const char *ref, const char *code)
 
 START_TEST(test_image_pinned_accepted)
 {
-	ck_assert(oci_image_is_pinned(IMAGE));
-	ck_assert(oci_image_is_pinned("busybox@" DIGEST));
-	ck_assert(oci_image_is_pinned("docker.io/library/busybox:1.36@" DIGEST));
-	ck_assert(oci_image_is_pinned("registry.example:443/a/b-c_d.e:Tag_1@" DIGEST));
+	ck_assert(oci_image_check(IMAGE, NULL) == 0);
+	ck_assert(oci_image_check("busybox@" DIGEST, NULL) == 0);
+	ck_assert(oci_image_check("docker.io/library/busybox:1.36@" DIGEST, NULL) == 0);
+	ck_assert(oci_image_check("registry.example:443/a/b-c_d.e:Tag_1@" DIGEST, NULL) == 0);
 }
 END_TEST
 
@@ -556,17 +556,23 @@ START_TEST(test_parse_owner)
 	char *me = oci_owner_label();
 	ck_assert(!oci_owner_is_dead(me));
 	char boot[64];
+	unsigned long ns;
 	long pid;
 	unsigned long long st;
-	ck_assert_int_eq(sscanf(me, "%63[^:]:%ld:%llu", boot, &pid, &st), 3);
+	ck_assert_int_eq(sscanf(me, "%32[0-9a-f]-%lu-%ld-%llu", boot, &ns, &pid, &st), 4);
 	ck_assert_int_eq(pid, getpid());
 	char other[256];
-	snprintf(other, sizeof(other), "%s:%ld:%llu", boot, pid, st + 1); /* a reused pid */
+	snprintf(other, sizeof(other), "%s-%lu-%ld-%llu", boot, ns, pid, st + 1); /* a reused pid */
 	ck_assert(oci_owner_is_dead(other));
-	snprintf(other, sizeof(other), "00000000-0000-0000-0000-000000000000:%ld:%llu", pid, st);
+	snprintf(other, sizeof(other), "00000000000000000000000000000000-%lu-%ld-%llu", ns, pid, st);
 	ck_assert(oci_owner_is_dead(other)); /* another boot */
-	snprintf(other, sizeof(other), "%s:%d:%llu", boot, 999999999, st);
+	snprintf(other, sizeof(other), "%s-%lu-%d-%llu", boot, ns, 999999999, st);
 	ck_assert(oci_owner_is_dead(other));
+	/* a host of another pid namespace sharing the engine: not ours to judge */
+	snprintf(other, sizeof(other), "%s-%lu-%ld-%llu", boot, ns + 1, pid, st + 1);
+	ck_assert(!oci_owner_is_dead(other));
+	snprintf(other, sizeof(other), "%s-%lu-%ld-%llu-more", boot, ns, pid, st);
+	ck_assert(oci_owner_is_dead(other)); /* not one token */
 	ck_assert(oci_owner_is_dead(""));
 	ck_assert(oci_owner_is_dead(NULL));
 	ck_assert(oci_owner_is_dead("garbage"));

@@ -5,6 +5,7 @@
 
 #include "testutil.h"
 #include "policy.h"
+#include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -440,11 +441,12 @@ START_TEST(test_unit_grammar)
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
 		uint64_t v = 0;
-		int r = policy_parse_size(sizes[i].text, &v);
+		const char *why = NULL;
+		int r = units_parse_size(sizes[i].text, &v, &why);
 		ck_assert_msg(r == sizes[i].r, "size '%s': %d", sizes[i].text, r);
 		if (r == 0)
 			ck_assert_uint_eq(v, sizes[i].v);
-		ck_assert((policy_size_problem(sizes[i].text) == NULL) == (r == 0));
+		ck_assert((why == NULL) == (r == 0));
 	}
 	static const struct { const char *text; int r; uint64_t v; } durations[] = {
 		{ "500ms", 0, 500 }, { "30s", 0, 30000 }, { "10m", 0, 600000 }, { "2h", 0, 7200000 },
@@ -453,11 +455,12 @@ START_TEST(test_unit_grammar)
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(durations); i++) {
 		uint64_t v = 0;
-		int r = policy_parse_duration(durations[i].text, &v);
+		const char *why = NULL;
+		int r = units_parse_duration(durations[i].text, &v, &why);
 		ck_assert_msg(r == durations[i].r, "duration '%s': %d", durations[i].text, r);
 		if (r == 0)
 			ck_assert_uint_eq(v, durations[i].v);
-		ck_assert((policy_duration_problem(durations[i].text) == NULL) == (r == 0));
+		ck_assert((why == NULL) == (r == 0));
 	}
 	g_autofree char *a = policy_format_size(2ull << 30), *b = policy_format_size(1000);
 	g_autofree char *c = policy_format_duration(600000), *d = policy_format_duration(1500);

@@ -294,6 +294,48 @@ typedef struct cordon_host_spawn {
 	uint32_t timed_out;
 } cordon_host_spawn;
 
+/* A host program that runs beside the plugin (host->process_spawn, ABI 1.2): an engine CLI
+ * that streams, a VMM. */
+typedef struct cordon_host_process_spec {
+	uint32_t size;
+	uint32_t reserved;
+	const char *const *argv;  /* argv[0] absolute, or found on the minimal PATH */
+	const char *const *envp;  /* NULL: the minimal host baseline only */
+	/* The plugin's descriptors the program gets as 0, 1, 2 (-1: /dev/null) and as 3 (-1:
+	 * none). The program gets copies: they stay the plugin's, to close. */
+	int32_t stdin_fd;
+	int32_t stdout_fd;
+	int32_t stderr_fd;
+	int32_t extra_fd;
+} cordon_host_process_spec;
+
+/* process->wait flags. */
+enum {
+	/* Once the program exited, SIGKILL what it left in its process group before reaping it. */
+	CORDON_HOST_WAIT_KILL_GROUP = 1u << 0,
+};
+
+/* A running host program, owned by the plugin until release. kill may be called from any
+ * thread at any time, during a wait too; wait and release one at a time. */
+typedef struct cordon_host_process cordon_host_process;
+struct cordon_host_process {
+	uint32_t size;
+	int32_t pid;   /* leads a session and process group of its own; 0 once reaped */
+	int32_t pidfd; /* readable once it exited: poll it beside your pipes, never close it
+			* (the handle's); -1 on kernels without pidfds */
+	uint32_t reserved;
+	/* SIGKILLs its whole process group. Safe until wait reaped it: the pid cannot be
+	 * reused before. */
+	void (*kill)(cordon_host_process *p);
+	/* Waits up to timeout_ms (negative: no limit) for it to exit, then reaps it: 0 and
+	 * *ret_status (its exit code, 128+signal when killed), -ETIMEDOUT while it runs,
+	 * -ECHILD once it was reaped. */
+	int (*wait)(cordon_host_process *p, int64_t timeout_ms, uint32_t flags,
+		    int32_t *ret_status);
+	/* Ends the handle; a program still running is killed (its group) and reaped first. */
+	void (*release)(cordon_host_process *p);
+};
+
 typedef struct cordon_host {
 	uint32_t size;
 	uint32_t abi_major;
@@ -344,6 +386,12 @@ typedef struct cordon_host {
 	char *(*find_program)(const char *name);
 	/* Rejects paths that could escape a root: absolute, "..", NUL, empty. */
 	bool (*path_is_confined)(const char *path);
+
+	/* ABI 1.2 (check host->abi_minor >= 2): starts a host program on the plugin's
+	 * descriptors, with spawn's session, environment and descriptor rules, and hands back
+	 * a handle with its pidfd, kill and wait. */
+	int (*process_spawn)(const cordon_host_process_spec *spec, cordon_host_process **ret,
+			     cordon_plugin_error *err);
 } cordon_host;
 
 /* ---- the plugin itself ---------------------------------------------------- */
