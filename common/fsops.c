@@ -148,8 +148,10 @@ static int write_via_temp(int root_fd, const char *path, const source *src)
 	}
 	struct stat old;
 	int r = src->fd >= 0 ? copy_fd(fd, src->fd) : write_all(fd, src->data, src->len);
+	/* The old file's permissions, never its set-id bits: the work may have planted the old
+	 * file, and the host's content must not become a set-id program. */
 	if (r == 0 && fstatat(dirfd, name, &old, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(old.st_mode) && fchmod(fd, old.st_mode & 07777) < 0)
+	    S_ISREG(old.st_mode) && fchmod(fd, old.st_mode & 01777) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;

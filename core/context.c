@@ -385,11 +385,25 @@ static int load_policy(const cordon_options *o, cordon_policy **ret, cordon_erro
 	return 0;
 }
 
+static const char *plugin_dir_of(const cordon_context *ctx, const cordon_options *o)
+{
+	return (o && o->plugin_dir) ? o->plugin_dir
+	       : ctx->policy->plugin_dir ? ctx->policy->plugin_dir
+					 : CORDON_PLUGINDIR;
+}
+
+/* The policy file's directory and the plugin directory, which no workspace may hold. */
+static void note_trusted_dirs(cordon_context *ctx, const cordon_options *o)
+{
+	int n = 0;
+	if (o && o->policy_path && !o->policy_text)
+		ctx->trusted_dirs[n++] = g_path_get_dirname(o->policy_path);
+	ctx->trusted_dirs[n] = g_strdup(plugin_dir_of(ctx, o));
+}
+
 static int load_plugins(cordon_context *ctx, const cordon_options *o, cordon_error **reterr)
 {
-	const char *dir = (o && o->plugin_dir) ? o->plugin_dir
-			  : ctx->policy->plugin_dir ? ctx->policy->plugin_dir
-						    : CORDON_PLUGINDIR;
+	const char *dir = plugin_dir_of(ctx, o);
 	g_autoptr(GPtrArray) names = g_ptr_array_new();
 	for (guint i = 0; i < ctx->policy->plugin_load->len; i++)
 		g_ptr_array_add(names, ctx->policy->plugin_load->pdata[i]);
@@ -419,6 +433,8 @@ int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon
 	ctx->refs = 1;
 
 	int r = load_policy(o, &ctx->policy, reterr);
+	if (r == 0)
+		note_trusted_dirs(ctx, o);
 	if (r >= 0)
 		r = context_register_driver(ctx, NULL, &local_driver, reterr);
 	for (size_t i = 0; r >= 0 && o && o->builtin_drivers && o->builtin_drivers[i]; i++)
@@ -446,6 +462,8 @@ static void context_unref(cordon_context *ctx)
 	g_ptr_array_unref(ctx->plugins);
 	policy_free(ctx->policy);
 	g_mutex_clear(&ctx->audit_lock);
+	for (size_t i = 0; i < G_N_ELEMENTS(ctx->trusted_dirs); i++)
+		g_free(ctx->trusted_dirs[i]);
 	g_free(ctx);
 }
 

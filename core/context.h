@@ -72,6 +72,9 @@ struct cordon_context {
 	GPtrArray *tiers;   /* tier_runtime* */
 	GMutex audit_lock;
 	gint refs;          /* the host's, and one per abandoned probe thread */
+	/* What cordon trusts on disk, no workspace may hold: the policy file's directory and
+	 * the plugin directory (NULL-terminated; an entry may be missing). */
+	char *trusted_dirs[3];
 };
 
 /* Handed to a plugin's init: where its drivers register. */

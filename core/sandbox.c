@@ -40,7 +40,9 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 		return r;
 	/* After the (audited) decision, before any driver sees it: the list is
 	 * the same for every tier. */
-	if (req->workspace && (r = workspace_check(req->workspace, reterr)) < 0)
+	if (req->workspace && (r = workspace_check_held(req->workspace,
+							(const char *const *)ctx->trusted_dirs,
+							reterr)) < 0)
 		return r;
 	tier_runtime *t = d->runtime;
 	if (!t->driver->ops.open)

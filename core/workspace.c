@@ -122,6 +122,46 @@ static int check_list(const char *path, const struct stat *ws, int nws, const ch
 	return 0;
 }
 
+/* Refuses a workspace that is, or lies above, a directory in held: what cordon itself trusts
+ * (the policy file's directory, the plugin directory) must not be the work's to rewrite. */
+static int check_held(const char *path, const struct stat *ws, const char *const *held,
+		      cordon_error **reterr)
+{
+	for (size_t i = 0; held && held[i]; i++) {
+		int fd = open(held[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* not there: nothing of it to protect */
+		struct stat up[MAX_DEPTH];
+		int n = ancestors(fd, up, MAX_DEPTH);
+		close(fd);
+		for (int k = 0; k < n; k++)
+			if (same_file(&up[k], ws))
+				return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
+						 ERRC(workspace_forbidden),
+						 "the workspace %s holds %s, which cordon itself trusts "
+						 "(the policy or the plugins): the work could rewrite it",
+						 path, held[i]);
+	}
+	return 0;
+}
+
+int workspace_check_held(const char *path, const char *const *held, cordon_error **reterr)
+{
+	int r = workspace_check(path, reterr);
+	if (r < 0 || !held)
+		return r;
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return workspace_check(path, reterr); /* gone since: its error */
+	struct stat ws;
+	r = fstat(fd, &ws) < 0 ? -errno : 0;
+	close(fd);
+	if (r < 0)
+		return error_set(reterr, -r, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
+				 "cannot examine the workspace %s", path);
+	return check_held(path, &ws, held, reterr);
+}
+
 int workspace_check(const char *path, cordon_error **reterr)
 {
 	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -141,9 +181,15 @@ int workspace_check(const char *path, cordon_error **reterr)
 		return error_set(reterr, e, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
 				 "cannot open the workspace %s: %s", path, g_strerror(e));
 	}
+	int r = workspace_check_fd(fd, path, reterr);
+	close(fd);
+	return r;
+}
+
+int workspace_check_fd(int fd, const char *path, cordon_error **reterr)
+{
 	g_autofree struct stat *ws = g_new(struct stat, MAX_DEPTH);
 	int nws = ancestors(fd, ws, MAX_DEPTH);
-	close(fd);
 	if (nws == 0)
 		return error_set(reterr, EIO, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
 				 "cannot examine the workspace %s", path);

@@ -13,4 +13,14 @@
 /* 0 when `path` may be a workspace; else -EPERM (forbidden
  * `workspace_forbidden`, naming the directory it is or contains) or the
  * errno of opening it (invalid `workspace_invalid`). */
-int workspace_check(const char *path, cordon_error **reterr);
+int workspace_check(const char *path, cordon_error **reterr) CORDON_INTERNAL;
+
+/* The same list, checked on a directory a driver opened itself (fd, any open mode), named
+ * path in messages: what the path led to when the driver opened it, which a rename since
+ * workspace_check cannot change. */
+int workspace_check_fd(int fd, const char *path, cordon_error **reterr) CORDON_INTERNAL;
+
+/* workspace_check, and the workspace is not, nor lies above, any directory of held
+ * (NULL-terminated; those that do not exist are skipped): forbidden workspace_forbidden. */
+int workspace_check_held(const char *path, const char *const *held,
+			 cordon_error **reterr) CORDON_INTERNAL;

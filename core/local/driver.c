@@ -44,6 +44,7 @@
 #include "pathres.h"
 #include "privroot.h"
 #include "spawn.h"
+#include "workspace.h"
 
 #include <errno.h>
 #include <sys/fsuid.h>
@@ -218,7 +219,16 @@ static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error
 		return H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL,
 				    ERRC(sandbox_open_failed),
 				    "cannot open the workspace %s: %s", ws, strerror(errno));
-	return 0;
+	/* The core checked the path; this is what it leads to now (a directory above it may
+	 * have been swapped for a link since): the forbidden list again, on our descriptor. */
+	cordon_error *why = NULL;
+	int r = workspace_check_fd(sb->root_fd, ws, &why);
+	if (r < 0) {
+		r = H->error_set(err, -r, (uint32_t)cordon_error_get_class(why),
+				 cordon_error_get_code(why), "%s", cordon_error_get_message(why));
+		cordon_error_free(why);
+	}
+	return r;
 }
 
 static int open_private_root(local_sandbox *sb, uint64_t disk, cordon_plugin_error *err)

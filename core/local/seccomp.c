@@ -180,6 +180,7 @@ static const seccomp_deny_entry deny_list[] = {
 	{ "creat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file", RULES(setid_arg1) },
 	{ "open", -1, SECCOMP_DENY_ARGS, "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: creates a set-id file", RULES(open_setid) },
 	{ "openat", -1, SECCOMP_DENY_ARGS, "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: as open", RULES(openat_setid) },
+	{ "openat2", -1, SECCOMP_DENY_ENOSYS, "its mode sits behind a pointer seccomp cannot read (O_CREAT with S_ISUID created set-id files); ENOSYS: callers fall back to openat" },
 	{ "mknod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file", RULES(setid_arg1) },
 	{ "mknodat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as mknod", RULES(setid_arg2) },
 	{ "socket", -1, SECCOMP_DENY_ARGS, "families other than unix, inet, inet6 and netlink (fails EAFNOSUPPORT): rare families autoload buggy modules (E12), vsock reaches a hypervisor past the network namespace" },

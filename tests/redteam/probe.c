@@ -56,6 +56,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <linux/openat2.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -566,6 +567,54 @@ static int memhog(long mib)
 	return 0;
 }
 
+/* ---- set-id files (issue 10, item 1) ---------------------------------------------- */
+
+/* One file in dir made set-id by each call that takes a mode: none may end
+ * with a set-id bit on the file (refused, or the bit dropped). openat2's
+ * mode sits in a struct, which a seccomp filter cannot read. */
+static void setid_one(const char *dir, const char *name, int how)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/setid-%s", dir, name);
+	unlink(path);
+	long r = -1;
+	errno = 0;
+	if (how == 0) { /* chmod */
+		close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0755));
+		r = syscall(SYS_chmod, path, 04755);
+	} else if (how == 1) { /* open(O_CREAT) with the bits */
+		r = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_CLOEXEC, 06755);
+	} else if (how == 2 || how == 3) { /* openat2(O_CREAT), setuid or setgid */
+		struct open_how oh = { .flags = O_WRONLY | O_CREAT | O_CLOEXEC,
+				       .mode = how == 2 ? 04755 : 02775 };
+		r = syscall(SYS_openat2, AT_FDCWD, path, &oh, sizeof(oh));
+	} else { /* mknod */
+		r = syscall(SYS_mknodat, AT_FDCWD, path, S_IFREG | 04755, 0);
+	}
+	int e = errno;
+	if (r >= 0 && how >= 1 && how <= 3)
+		close((int)r);
+	struct stat st;
+	if (lstat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+		verdict(false, name, "%s is mode %04o", path, (unsigned)(st.st_mode & 07777));
+	else
+		verdict(true, name, "%s", r < 0 ? (strerrorname_np(e) ? strerrorname_np(e) : "?")
+						  : "bits dropped");
+	unlink(path);
+}
+
+static int setid_mode(const char *dir)
+{
+	umask(0);
+	setid_one(dir, "chmod", 0);
+	setid_one(dir, "open-creat", 1);
+	setid_one(dir, "openat2-setuid", 2);
+	setid_one(dir, "openat2-setgid", 3);
+	setid_one(dir, "mknod", 4);
+	printf("failures %d\n", failures);
+	return failures;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -599,10 +648,12 @@ int main(int argc, char **argv)
 		return hold_mode(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "threads") == 0)
 		return threads_mode(atol(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "setid") == 0)
+		return setid_mode(argv[2]);
 	if (argc >= 2 && strcmp(argv[1], "forkbomb") == 0)
 		return forkbomb();
 	if (argc >= 3 && strcmp(argv[1], "memhog") == 0)
 		return memhog(atol(argv[2]));
-	fprintf(stderr, "usage: cordon-probe escapes|daemon FILE|hold FILE|forkbomb|memhog MIB\n");
+	fprintf(stderr, "usage: cordon-probe escapes|surface|setid DIR|daemon FILE|hold FILE|forkbomb|memhog MIB\n");
 	return 2;
 }

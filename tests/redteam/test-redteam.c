@@ -37,6 +37,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1057,6 +1058,150 @@ START_TEST(test_forbidden_workspaces)
 }
 END_TEST
 
+/* Review of issue 10 (item 1): every call that takes a mode, openat2
+ * included, whose mode is in a struct a seccomp filter cannot read: the work
+ * made set-id files (the workspace owner's, with the host's write_file
+ * keeping the bit on what the host writes over them). */
+START_TEST(test_no_setid_openat2)
+{
+	rt t = { 0 };
+	rt_start(&t);
+	const char *const argv[] = { "./cordon-probe", "setid", t.ws, NULL };
+	cordon_result *r = rt_run(&t, argv, NULL, 20000);
+	ck_assert_msg(strstr(out(r), "PASS chmod:"), "the probe did not run: %s", out(r));
+	int probe_rc = cordon_result_exit_code(r);
+	g_autofree char *probe_out = g_strdup(out(r));
+	cordon_result_free(r);
+	/* What the host writes over a name keeps no set-id bit either. */
+	const char *const mk[] = { "/bin/sh", "-c", "umask 0; touch plain; chmod 755 plain", NULL };
+	cordon_result_free(rt_run(&t, mk, NULL, 20000));
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_sandbox_write_file(t.sb, "plain", "x", 1, &err), 0);
+	g_autofree char *f = g_build_filename(t.ws, "plain", NULL);
+	struct stat st;
+	ck_assert_int_eq(stat(f, &st), 0);
+	rt_teardown(&t); /* before the verdicts: a failure leaves nothing behind */
+	ck_assert_msg(probe_rc == 0, "set-id files made:\n%s", probe_out);
+	ck_assert_int_eq(st.st_mode & (S_ISUID | S_ISGID), 0);
+}
+END_TEST
+
+/* Exchanges a and b until killed, in a process of its own (a thread of
+ * ours would share our CPU time with the opens it races). */
+static pid_t swapper_start(const char *a, const char *b)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		for (;;)
+			syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */);
+	return pid;
+}
+
+/* Review of issue 10 (item 1, DESIGN §8.9): the core's forbidden-workspace
+ * check opens the path and closes it, the driver opens the path again
+ * (following links above the last component): a link above the workspace
+ * swapped between the two reaches a forbidden tree. Here /run (root only:
+ * nobody can make a directory in a forbidden tree): 20 of 37 runs wrote
+ * into it before (tried until one does: 3000 opens or 60 s at most). */
+START_TEST(test_forbidden_workspace_race)
+{
+	if (geteuid() != 0)
+		return; /* a forbidden tree to race into needs root to set up */
+	rt t = { 0 };
+	rt_setup(&t);
+	char target[] = "/run/cordon-rt-race-XXXXXX";
+	ck_assert_ptr_nonnull(g_mkdtemp(target));
+	g_autofree char *tws = g_build_filename(target, "ws", NULL);
+	ck_assert_int_eq(g_mkdir(tws, 0755), 0);
+	ck_assert_int_eq(chown(tws, 65534, 65534), 0);
+	g_autofree char *p = g_build_filename(t.top, "p", NULL);
+	g_autofree char *q = g_build_filename(t.top, "q", NULL);
+	g_autofree char *pws = g_build_filename(p, "ws", NULL);
+	ck_assert_int_eq(g_mkdir(p, 0755), 0);
+	ck_assert_int_eq(g_mkdir(pws, 0755), 0);
+	ck_assert_int_eq(chown(pws, 65534, 65534), 0);
+	ck_assert_int_eq(symlink(target, q), 0);
+	pid_t sw = swapper_start(p, q);
+	int reached = 0, opened = 0, tries = 0;
+	gint64 end = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+	for (; tries < 3000 && !reached && g_get_monotonic_time() < end; tries++) {
+		cordon_request *req = cordon_request_new("semi-trusted");
+		ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+		ck_assert_int_eq(cordon_request_set_workspace(req, pws, NULL), 0);
+		cordon_sandbox *sb = NULL;
+		cordon_error *err = NULL;
+		if (cordon_sandbox_open(t.ctx, req, &sb, &err) < 0) {
+			cordon_error_free(err);
+		} else {
+			opened++;
+			cordon_result *r = NULL;
+			if (cordon_sandbox_exec(sb, "touch mark", NULL, &r, NULL) == 0)
+				cordon_result_free(r);
+			cordon_sandbox_close(sb);
+		}
+		cordon_request_free(req);
+		g_autofree char *mark = g_build_filename(tws, "mark", NULL);
+		reached += g_file_test(mark, G_FILE_TEST_EXISTS);
+		unlink(mark);
+	}
+	kill(sw, SIGKILL);
+	waitpid(sw, NULL, 0);
+	fprintf(stderr, "# %d tries, %d opened, %d reached /run\n", tries, opened, reached);
+	testutil_rmtree(target);
+	rt_teardown(&t);
+	ck_assert_msg(!reached, "a run wrote into %s, inside /run", tws);
+}
+END_TEST
+
+/* Review of issue 10 (item 7): a workspace that holds the policy file in
+ * effect (or the plugin directory) lets the work rewrite what cordon trusts
+ * next time: a policy of the work's choosing, or its own plugin code run by
+ * cordon outside any sandbox. Such a workspace is refused. */
+START_TEST(test_workspace_holds_policy)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	g_autofree char *pol = g_build_filename(t.ws, "policy.yaml", NULL);
+	const char *text = "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel}\n"
+			   "trust:\n  semi-trusted: {tiers: [kernel]}\n";
+	ck_assert(g_file_set_contents(pol, text, -1, NULL));
+	ck_assert_int_eq(chmod(pol, 0644), 0);
+	/* As root the policy must be root's and its directories too: the
+	 * workspace (nobody's) would make it untrusted anyway. */
+	if (geteuid() == 0) {
+		rt_teardown(&t);
+		return;
+	}
+	cordon_options *o = cordon_options_new();
+	ck_assert_int_eq(cordon_options_set_policy_file(o, pol, NULL), 0);
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_context_new(o, &ctx, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "");
+	cordon_options_free(o);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, t.ws, NULL), 0);
+	cordon_sandbox *sb = NULL;
+	int r = cordon_sandbox_open(ctx, req, &sb, &err);
+	if (r == 0) {
+		cordon_result *res = NULL;
+		g_autofree char *line = g_strdup_printf("echo '# the work was here' >> %s", pol);
+		ck_assert_int_eq(cordon_sandbox_exec(sb, line, NULL, &res, NULL), 0);
+		cordon_result_free(res);
+		cordon_sandbox_close(sb);
+	}
+	g_autofree char *now = NULL;
+	ck_assert(g_file_get_contents(pol, &now, NULL, NULL));
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+	rt_teardown(&t);
+	ck_assert_msg(r < 0, "a workspace holding the policy file was accepted");
+	ck_assert_msg(strcmp(now, text) == 0, "the work rewrote the policy:\n%s", now);
+}
+END_TEST
+
 static cordon_context *context_with(const char *policy, cordon_error **err)
 {
 	cordon_options *o = cordon_options_new();
@@ -1225,6 +1370,9 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_nofile_floor);
 	tcase_add_test(tc, test_private_root_capped);
 	tcase_add_test(tc, test_private_root_gc);
+	tcase_add_test(tc, test_no_setid_openat2);
+	tcase_add_test(tc, test_forbidden_workspace_race);
+	tcase_add_test(tc, test_workspace_holds_policy);
 	suite_add_tcase(s, tc);
 	return s;
 }
