@@ -56,7 +56,7 @@ static void json_request(GString *out, const cordon_request *req)
 	json_append_key(out, "workspace", false);
 	json_append_string(out, req->workspace);
 	json_append_key(out, "limits", false);
-	admission_json_limits(out, &req->limits);
+	decision_json_limits(out, &req->limits);
 	json_append_key(out, "egress", false);
 	json_append_string(out, (unsigned)req->egress <= CORDON_EGRESS_ALLOW ? egress_names[req->egress]
 									      : "deny");
@@ -84,7 +84,7 @@ char *audit_line(const cordon_policy *p, const cordon_request *req, const cordon
 	json_append_key(s, "request", false);
 	json_request(s, req);
 	g_string_append_c(s, ',');
-	admission_json_members(s, d);
+	decision_json_members(s, d);
 	g_string_append(s, "}\n");
 	return g_string_free(s, FALSE);
 }

@@ -2,7 +2,8 @@
 /* The audit trail: one JSON line per decision, appended atomically. */
 #pragma once
 
-#include "admission.h"
+#include "decision.h"
+#include "request.h"
 
 /* Appends the decision's line to the policy's audit file (if any). Fails
  * only when the file cannot be written; the caller decides whether that

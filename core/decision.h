@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A decision (DESIGN §6): the tier admission chose, or why none, with every candidate's
+ * verdict. Made by admission, read by the sandbox port, the audit trail and the public
+ * accessors; this header is what they share, so that admission and audit need not include
+ * each other. */
+#pragma once
+
+#include "context.h"
+
+/* Where a candidate ended up, in the order admission looks at it. */
+typedef enum candidate_verdict {
+	VERDICT_CHOSEN = 0,
+	VERDICT_PASSED_OVER,   /* eligible, another was selected */
+	VERDICT_NOT_REQUESTED, /* the request named another tier */
+	VERDICT_UNAVAILABLE,   /* no driver, configure failed, or the probe says no */
+	VERDICT_INSUFFICIENT,  /* weaker than the requirement */
+	VERDICT_DENIED,        /* a rule (deny, require, limit) or a tier limit */
+} candidate_verdict;
+
+typedef struct decision_candidate {
+	char *tier;
+	char *driver;                   /* NULL when the tier is not in the policy */
+	bool chosen;
+	bool probed;
+	bool available;
+	cordon_containment containment; /* as probed (0 when not probed) */
+	candidate_verdict verdict;
+	char *reason;                   /* "chosen", "unavailable: ...", "container < microvm", "rule NAME..." */
+	char *rule;                     /* the rule that denied it, or NULL */
+	cordon_plugin_limits limits;    /* what open would enforce on this tier */
+	tier_runtime *runtime;          /* the tier, resolved once (NULL: not in the policy) */
+} decision_candidate;
+
+struct cordon_decision {
+	cordon_trust trust;             /* effective (unknown -> untrusted) */
+	char *trust_text;               /* what the host asked */
+	cordon_containment requirement;
+	cordon_containment builtin;     /* the built-in minimum of the trust level */
+	bool relaxed;                   /* the requirement is below the built-in minimum */
+	bool dry_run;                   /* cordon_decide rather than an open */
+	char *tier;                     /* NULL when refused */
+	tier_runtime *runtime;          /* the chosen tier, as admission judged it: the
+					 * sandbox port opens this one, never a name
+					 * looked up again; NULL when refused */
+	char *driver;
+	cordon_containment containment;
+	GPtrArray *candidates;          /* decision_candidate* */
+	cordon_plugin_limits limits;    /* the request's limits after rules (what open enforces) */
+	const char *code;               /* static: NULL when admitted */
+	char *refusal;                  /* the forbidden message when refused */
+};
+
+/* Frees a decision_candidate (a decision's candidates array owns them). */
+void decision_candidate_free(gpointer p) CORDON_INTERNAL;
+/* Appends the decision's JSON members (no braces) to out. */
+void decision_json_members(GString *out, const cordon_decision *d) CORDON_INTERNAL;
+/* Appends a limits object {"memory": N, ...} with the set limits. */
+void decision_json_limits(GString *out, const cordon_plugin_limits *l) CORDON_INTERNAL;
+/* The verdict's stable name ("chosen", "unavailable", ...). */
+const char *decision_verdict_name(candidate_verdict v) CORDON_INTERNAL;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_decision, cordon_decision_free)
