@@ -1198,6 +1198,8 @@ START_TEST(test_workspace_holds_policy)
 	cordon_context_free(ctx);
 	rt_teardown(&t);
 	ck_assert_msg(r < 0, "a workspace holding the policy file was accepted");
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_forbidden");
+	cordon_error_free(err);
 	ck_assert_msg(strcmp(now, text) == 0, "the work rewrote the policy:\n%s", now);
 }
 END_TEST
