@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1202,6 +1203,36 @@ START_TEST(test_workspace_holds_policy)
 }
 END_TEST
 
+/* Review of issue 10: the host is mounted read-only, but a read-only mount
+ * does not stop connect(2) on a unix socket, and Landlock scopes abstract
+ * sockets only: the work reached a host service listening on a pathname
+ * socket (any that its uid may write: dbus's system bus, journald's, cups',
+ * a nobody-owned one), egress denied or not. */
+START_TEST(test_host_unix_socket)
+{
+	rt t = { 0 };
+	rt_start(&t);
+	g_autofree char *path = g_build_filename(t.sibling, "host.sock", NULL);
+	int lsn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	g_strlcpy(sa.sun_path, path, sizeof(sa.sun_path));
+	ck_assert_int_eq(bind(lsn, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	ck_assert_int_eq(listen(lsn, 4), 0);
+	const char *const argv[] = { "./cordon-probe", "connect", path, NULL };
+	cordon_result *r = rt_run(&t, argv, NULL, 20000);
+	g_autofree char *got = g_strdup(out(r));
+	cordon_result_free(r);
+	int c = accept(lsn, NULL, NULL);
+	if (c >= 0)
+		close(c);
+	close(lsn);
+	rt_teardown(&t);
+	ck_assert_msg(strstr(got, "connect "), "the probe did not run: %s", got);
+	ck_assert_msg(c < 0 && !strstr(got, "CONNECTED"), "the work connected to %s: %s", path, got);
+}
+END_TEST
+
 static cordon_context *context_with(const char *policy, cordon_error **err)
 {
 	cordon_options *o = cordon_options_new();
@@ -1373,6 +1404,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_no_setid_openat2);
 	tcase_add_test(tc, test_forbidden_workspace_race);
 	tcase_add_test(tc, test_workspace_holds_policy);
+	tcase_add_test(tc, test_host_unix_socket);
 	suite_add_tcase(s, tc);
 	return s;
 }
