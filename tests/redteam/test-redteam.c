@@ -1268,8 +1268,8 @@ START_TEST(test_host_run_hidden)
 		path = g_build_filename(dir, "host.sock", NULL);
 		lsn = listen_unix(path);
 	}
-	const char *const ls[] = { "/bin/sh", "-c", "ls -A /run /var/run | grep -v : | grep . || echo EMPTY",
-				   NULL };
+	const char *const ls[] = { "/bin/sh", "-c",
+				   "ls -A /run /var/run | grep -v : | grep . || echo EMPTY", NULL };
 	cordon_result *r = rt_run(&t, ls, NULL, 20000);
 	g_autofree char *listing = g_strdup(out(r));
 	cordon_result_free(r);
