@@ -99,7 +99,7 @@ static const char *const step_names[STEP_COUNT_] = {
 	[STEP_SHM] = "mounting /dev/shm",
 	[STEP_PROC] = "mounting /proc",
 	[STEP_USERNS_MAX] = "forbidding nested user namespaces",
-	[STEP_MASK] = "masking /proc and /sys entries",
+	[STEP_MASK] = "masking /proc, /sys and /run",
 	[STEP_HOSTNAME] = "setting the hostname",
 	[STEP_LOOPBACK] = "bringing up loopback",
 	[STEP_SETSID] = "starting a session",
@@ -132,7 +132,11 @@ static const char *const devnodes[] = { "null", "zero", "full", "random", "urand
 #define NDEVNODES (sizeof(devnodes) / sizeof(devnodes[0]))
 
 /* /proc files hidden behind /dev/null; /proc and /sys directories hidden
- * behind an empty read-only tmpfs; /proc entries made read-only. */
+ * behind an empty read-only tmpfs; /proc entries made read-only. /run too
+ * (and /var/run where it is not a link to it): a read-only mount does not
+ * stop connect(2) on a pathname unix socket, and /run (with each user's
+ * /run/user/UID) is where host services listen: the system bus, journald,
+ * container engines' APIs, ssh and gpg agents. */
 static const char *const mask_files[] = {
 	"/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
 	"/proc/sched_debug", "/proc/interrupts", "/proc/kallsyms", "/proc/kmsg", "/proc/vmallocinfo",
@@ -140,7 +144,7 @@ static const char *const mask_files[] = {
 static const char *const mask_dirs[] = {
 	"/proc/acpi", "/proc/asound", "/proc/scsi", "/proc/driver",
 	"/sys/firmware", "/sys/devices/virtual/powercap", "/sys/fs/cgroup", "/sys/kernel/security",
-	"/sys/kernel/debug", "/sys/kernel/tracing",
+	"/sys/kernel/debug", "/sys/kernel/tracing", "/run", "/var/run",
 };
 static const char *const readonly_paths[] = {
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
@@ -1480,11 +1484,14 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 		return n < 0 ? -errno : -EINVAL;
 	}
 	s->ws_path[n] = '\0';
+	/* /run is masked in the sandbox (mask_dirs): nothing below it can be
+	 * mounted there. */
 	if (strcmp(s->ws_path, "/") == 0 || strcmp(s->ws_path, "/tmp") == 0 ||
-	    strcmp(s->ws_path, "/dev") == 0 || path_under(s->ws_path, "/proc") ||
-	    path_under(s->ws_path, "/sys") || strstr(s->ws_path, " (deleted)")) {
-		snprintf(why, whylen, "the workspace cannot be /, /tmp, /dev, under /proc or /sys, "
-			 "or deleted");
+	    strcmp(s->ws_path, "/dev") == 0 ||
+	    path_under(s->ws_path, "/proc") || path_under(s->ws_path, "/sys") ||
+	    path_under(s->ws_path, "/run") || strstr(s->ws_path, " (deleted)")) {
+		snprintf(why, whylen, "the workspace cannot be /, /tmp, /dev, under /proc, "
+			 "/sys or /run, or deleted");
 		return -EINVAL;
 	}
 	struct stat st;

@@ -8,7 +8,10 @@
  * is read-only anyway); everything but device ioctls beneath the workspace,
  * /tmp and /dev/shm; read, write and truncate on the harmless device nodes;
  * TCP bind and connect refused but for a run's port (ABI >= 4); abstract
- * unix sockets and signals scoped to the sandbox (ABI >= 6). The uapi header
+ * unix sockets and signals scoped to the sandbox (ABI >= 6); connecting to a
+ * pathname unix socket (ABI >= 9) only beneath the writable places, where
+ * the sockets are the sandbox's own: "/" is the host, read-only, and a
+ * read-only mount does not stop connect(2) to a host service. The uapi header
  * of the build host may predate the ABI of the run host: the values are the
  * kernel's, spelled out.
  */
@@ -28,6 +31,7 @@
 #define LL_FS_REFER (1ull << 13)      /* ABI 2 */
 #define LL_FS_TRUNCATE (1ull << 14)   /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ull << 15)  /* ABI 5 */
+#define LL_FS_RESOLVE_UNIX (1ull << 16) /* ABI 9: connect(2)/sendmsg(2) to a pathname socket */
 #define LL_NET_BIND_TCP (1ull << 0)   /* ABI 4 */
 #define LL_NET_CONNECT_TCP (1ull << 1)
 #define LL_SCOPE_ABSTRACT_UNIX (1ull << 0) /* ABI 6 */
@@ -76,6 +80,8 @@ static inline void ll_masks_for(int abi, struct ll_masks *m)
 		fs |= LL_FS_TRUNCATE;
 	if (abi >= 5)
 		fs |= LL_FS_IOCTL_DEV;
+	if (abi >= 9)
+		fs |= LL_FS_RESOLVE_UNIX;
 	m->handled.handled_access_fs = fs;
 	m->handled.handled_access_net = abi >= 4 ? LL_NET_BIND_TCP | LL_NET_CONNECT_TCP : 0;
 	m->handled.scoped = abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0;

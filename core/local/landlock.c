@@ -31,5 +31,8 @@ const char *landlock_describe(int abi)
 		return "filesystem rules";
 	if (abi < 6)
 		return "filesystem rules, TCP bind/connect rules";
-	return "filesystem rules, TCP bind/connect rules, abstract-unix and signal scoping";
+	if (abi < 9)
+		return "filesystem rules, TCP bind/connect rules, abstract-unix and signal scoping";
+	return "filesystem rules, TCP bind/connect rules, abstract-unix and signal scoping, "
+	       "pathname-unix connect rules";
 }

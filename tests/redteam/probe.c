@@ -55,6 +55,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <linux/openat2.h>
 #include <termios.h>
@@ -603,6 +604,23 @@ static void setid_one(const char *dir, const char *name, int how)
 	unlink(path);
 }
 
+/* Connects to a host's unix socket by path and says so: the host is
+ * visible read-only, and a read-only mount does not stop connect(2). */
+static int connect_mode(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		printf("connect %s\n", strerrorname_np(errno) ? strerrorname_np(errno) : "?");
+		return 0;
+	}
+	(void)!write(fd, "from the sandbox", 16);
+	printf("connect CONNECTED\n");
+	close(fd);
+	return 1;
+}
+
 static int setid_mode(const char *dir)
 {
 	umask(0);
@@ -648,12 +666,14 @@ int main(int argc, char **argv)
 		return hold_mode(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "threads") == 0)
 		return threads_mode(atol(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "connect") == 0)
+		return connect_mode(argv[2]);
 	if (argc >= 3 && strcmp(argv[1], "setid") == 0)
 		return setid_mode(argv[2]);
 	if (argc >= 2 && strcmp(argv[1], "forkbomb") == 0)
 		return forkbomb();
 	if (argc >= 3 && strcmp(argv[1], "memhog") == 0)
 		return memhog(atol(argv[2]));
-	fprintf(stderr, "usage: cordon-probe escapes|surface|setid DIR|daemon FILE|hold FILE|forkbomb|memhog MIB\n");
+	fprintf(stderr, "usage: cordon-probe escapes|surface|setid DIR|connect PATH|daemon FILE|hold FILE|forkbomb|memhog MIB\n");
 	return 2;
 }

@@ -405,6 +405,15 @@ START_TEST(test_landlock_masks)
 	ck_assert(!(m.read_exec & LL_FS_WRITE_FILE));
 	/* File rules carry file rights only (the kernel refuses others). */
 	ck_assert_uint_eq(m.write_file & ~(LL_FS_READ_FILE | LL_FS_WRITE_FILE | LL_FS_TRUNCATE), 0);
+	ck_assert(!(m.handled.handled_access_fs & LL_FS_RESOLVE_UNIX));
+	/* Review of issue 10: connecting to a pathname unix socket is handled
+	 * (ABI 9) and allowed only where the work may write: never beneath
+	 * "/", the host's services. */
+	ll_masks_for(9, &m);
+	ck_assert(m.handled.handled_access_fs & LL_FS_RESOLVE_UNIX);
+	ck_assert(m.write_dir & LL_FS_RESOLVE_UNIX);
+	ck_assert(!(m.read_exec & LL_FS_RESOLVE_UNIX));
+	ck_assert_uint_eq(m.write_file & LL_FS_RESOLVE_UNIX, 0);
 }
 END_TEST
 
