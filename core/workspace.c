@@ -183,14 +183,13 @@ static void chain_follow(chain *c, int id, const struct stat *st)
 		return;
 	for (guint i = 0; i < c->mounts->len && c->n < MAX_DEPTH; i++) {
 		const mount_entry *o = &g_array_index(c->mounts, mount_entry, i);
-		const char *rest = o == self || o->major != self->major ||
-						   o->minor != self->minor
-					   ? NULL
-					   : below(self->root, o->root);
+		if (o == self || o->major != self->major || o->minor != self->minor)
+			continue;
+		const char *rest = below(self->root, o->root);
 		if (!rest)
 			continue;
-		g_autofree char *where = g_strconcat(strcmp(o->point, "/") == 0 && *rest ? "" : o->point,
-						     rest, NULL);
+		bool at_root = strcmp(o->point, "/") == 0 && *rest;
+		g_autofree char *where = g_strconcat(at_root ? "" : o->point, rest, NULL);
 		int fd = open(where, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
