@@ -4,7 +4,10 @@
  * (docs/policy.md, "Forbidden workspaces"), checked by the sandbox port
  * before any driver sees the path. The check is made on an opened
  * descriptor (O_NOFOLLOW | O_DIRECTORY) by device and inode, so a symlink,
- * a bind mount or a path spelled another way cannot slip past it.
+ * a bind mount or a path spelled another way cannot slip past it; where a
+ * directory on the way up is a mount's root, what the mount shows is found
+ * where its filesystem is mounted too (mountinfo, checked by device and
+ * inode) and compared as well: a bind of a directory below a listed tree.
  */
 #pragma once
 

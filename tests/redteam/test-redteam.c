@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -33,6 +34,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -1299,6 +1302,182 @@ START_TEST(test_host_run_hidden)
 }
 END_TEST
 
+/* Review of issue 10 (item 1): the forbidden list compares a workspace's
+ * chain of "..", but ".." from a bind mount's root is the mount point's
+ * parent: a bind mount of a directory below a listed tree (here /etc/ssh,
+ * or /usr/lib; a docker volume's directory or a user's /run/user/UID alike)
+ * was accepted (docs/policy.md says a bind mount is caught). */
+START_TEST(test_forbidden_workspace_bind_mount)
+{
+	if (geteuid() != 0)
+		return; /* a bind mount needs root */
+	const char *src = g_file_test("/etc/ssh", G_FILE_TEST_IS_DIR) ? "/etc/ssh" : "/usr/lib";
+	rt t = { 0 };
+	rt_setup(&t);
+	g_autofree char *bind = g_build_filename(t.top, "bind", NULL);
+	ck_assert_int_eq(g_mkdir(bind, 0755), 0);
+	ck_assert_int_eq(mount(src, bind, NULL, MS_BIND, NULL), 0);
+	cordon_request *req = cordon_request_new("trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "jail", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, bind, NULL), 0);
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_open(t.ctx, req, &t.sb, &err);
+	cordon_sandbox_close(t.sb);
+	t.sb = NULL;
+	cordon_request_free(req);
+	ck_assert_int_eq(umount2(bind, MNT_DETACH), 0);
+	bool refused = r < 0 && err &&
+		       strcmp(cordon_error_get_code(err), "workspace_forbidden") == 0;
+	cordon_error_free(err);
+	rt_teardown(&t);
+	ck_assert_msg(refused, "a bind mount of %s was accepted as a workspace", src);
+}
+END_TEST
+
+/* The error code opening ws on tier gives, "" when it opens; a refusal
+ * through a mount's route (not the kernel tier's of a root-owned directory
+ * as root, also workspace_forbidden) reads "workspace_forbidden (mount)". */
+static char *open_code(cordon_context *ctx, const char *tier, const char *trust, const char *ws)
+{
+	cordon_request *req = cordon_request_new(trust);
+	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, ws, NULL), 0);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_open(ctx, req, &sb, &err);
+	bool route = err && strstr(cordon_error_get_message(err), "(through a mount of ");
+	char *code = g_strdup_printf("%s%s", r == 0 ? "" : err ? cordon_error_get_code(err) : "?",
+				     route ? " (mount)" : "");
+	if (r < 0 && err)
+		fprintf(stderr, "# %s on %s: %s\n", ws, tier, cordon_error_get_message(err));
+	cordon_error_free(err);
+	cordon_sandbox_close(sb);
+	cordon_request_free(req);
+	return code;
+}
+
+/* open_code as nobody (the bind made by root beforehand, as a volume's or
+ * a runtime directory's is): a context and a kernel-tier sandbox of its own. */
+static char *open_code_as_nobody(const char *ws)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(1);
+		/* The change of ids left /proc/self root's: the kernel tier writes its maps there. */
+		prctl(PR_SET_DUMPABLE, 1);
+		cordon_context *ctx = NULL;
+		if (cordon_context_new(NULL, &ctx, NULL) < 0)
+			_exit(1);
+		g_autofree char *code = open_code(ctx, "kernel", "semi-trusted", ws);
+		cordon_context_free(ctx);
+		_exit(write(p[1], code, strlen(code)) < 0);
+	}
+	close(p[1]);
+	char buf[128] = { 0 };
+	ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	int status;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the nobody child failed");
+	return g_strndup(buf, n > 0 ? (size_t)n : 0);
+}
+
+/* The first directory in dir, NULL if none. */
+static char *first_subdir(const char *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	for (const char *e; d && (e = g_dir_read_name(d));) {
+		g_autofree char *p = g_build_filename(dir, e, NULL);
+		if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+			return g_steal_pointer(&p);
+	}
+	return NULL;
+}
+
+/* The bind mount's route on every tier, through nested binds: a bind of a
+ * bind of /usr's /usr/share (the second mount's root is /usr/share; not
+ * /usr/lib, which a merged /lib names), the same one's subdirectory, a bind
+ * of a /var/lib subdirectory; as root and, for binds root made, as nobody. */
+START_TEST(test_forbidden_workspace_nested_bind)
+{
+	if (geteuid() != 0)
+		return; /* a bind mount needs root */
+	rt t = { 0 };
+	rt_setup(&t);
+	g_autofree char *a = g_build_filename(t.top, "a", NULL);
+	g_autofree char *b = g_build_filename(t.top, "b", NULL);
+	g_autofree char *alib = g_build_filename(a, "share", NULL);
+	g_autofree char *c = g_build_filename(t.top, "c", NULL);
+	g_autofree char *varlib = first_subdir("/var/lib");
+	ck_assert_int_eq(g_mkdir(a, 0755), 0);
+	ck_assert_int_eq(g_mkdir(b, 0755), 0);
+	ck_assert_int_eq(g_mkdir(c, 0755), 0);
+	ck_assert_int_eq(mount("/usr", a, NULL, MS_BIND, NULL), 0);
+	ck_assert_int_eq(mount(alib, b, NULL, MS_BIND, NULL), 0);
+	if (varlib)
+		ck_assert_int_eq(mount(varlib, c, NULL, MS_BIND, NULL), 0);
+	g_autofree char *bsub = first_subdir(b);
+	const char *const wss[] = { b, bsub, varlib ? c : NULL };
+	const char *const tiers[][2] = { { "kernel", "semi-trusted" }, { "jail", "trusted" } };
+	g_autoptr(GString) accepted = g_string_new(NULL);
+	for (size_t i = 0; i < G_N_ELEMENTS(wss); i++) {
+		if (!wss[i])
+			continue;
+		for (size_t k = 0; k < G_N_ELEMENTS(tiers); k++) {
+			g_autofree char *code = open_code(t.ctx, tiers[k][0], tiers[k][1], wss[i]);
+			if (strcmp(code, "workspace_forbidden (mount)") != 0)
+				g_string_append_printf(accepted, " %s on %s (%s);", wss[i],
+						       tiers[k][0], code);
+		}
+		g_autofree char *code = open_code_as_nobody(wss[i]);
+		if (strcmp(code, "workspace_forbidden (mount)") != 0)
+			g_string_append_printf(accepted, " %s as nobody (%s);", wss[i], code);
+	}
+	if (varlib)
+		ck_assert_int_eq(umount2(c, MNT_DETACH), 0);
+	ck_assert_int_eq(umount2(b, MNT_DETACH), 0);
+	ck_assert_int_eq(umount2(a, MNT_DETACH), 0);
+	rt_teardown(&t);
+	ck_assert_msg(accepted->len == 0, "accepted:%s", accepted->str);
+}
+END_TEST
+
+/* What the route does not refuse: a bind of an ordinary directory, a tmpfs
+ * (no bind: its filesystem is shown nowhere else), each as root and as nobody. */
+START_TEST(test_bind_mount_workspace_allowed)
+{
+	if (geteuid() != 0)
+		return; /* a mount needs root */
+	rt t = { 0 };
+	rt_setup(&t);
+	g_autofree char *bind = g_build_filename(t.top, "bind", NULL);
+	g_autofree char *fs = g_build_filename(t.top, "tmpfs", NULL);
+	ck_assert_int_eq(g_mkdir(bind, 0755), 0);
+	ck_assert_int_eq(g_mkdir(fs, 0755), 0);
+	ck_assert_int_eq(mount(t.ws, bind, NULL, MS_BIND, NULL), 0);
+	ck_assert_int_eq(mount("none", fs, "tmpfs", 0, "mode=0700,uid=65534,gid=65534"), 0);
+	const char *const wss[] = { bind, fs };
+	g_autoptr(GString) refused = g_string_new(NULL);
+	for (size_t i = 0; i < G_N_ELEMENTS(wss); i++) {
+		g_autofree char *code = open_code(t.ctx, "kernel", "semi-trusted", wss[i]);
+		g_autofree char *nobody = open_code_as_nobody(wss[i]);
+		if (*code || *nobody)
+			g_string_append_printf(refused, " %s (root: %s, nobody: %s);", wss[i],
+					       code, nobody);
+	}
+	ck_assert_int_eq(umount2(fs, MNT_DETACH), 0);
+	ck_assert_int_eq(umount2(bind, MNT_DETACH), 0);
+	rt_teardown(&t);
+	ck_assert_msg(refused->len == 0, "refused:%s", refused->str);
+}
+END_TEST
+
 static cordon_context *context_with(const char *policy, cordon_error **err)
 {
 	cordon_options *o = cordon_options_new();
@@ -1472,6 +1651,9 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_workspace_holds_policy);
 	tcase_add_test(tc, test_host_unix_socket);
 	tcase_add_test(tc, test_host_run_hidden);
+	tcase_add_test(tc, test_forbidden_workspace_bind_mount);
+	tcase_add_test(tc, test_forbidden_workspace_nested_bind);
+	tcase_add_test(tc, test_bind_mount_workspace_allowed);
 	suite_add_tcase(s, tc);
 	return s;
 }
