@@ -93,11 +93,13 @@ int filetrust_check_dirs(int dirfd, const char *path, char **ret_why)
 	return r;
 }
 
-int filetrust_openat(int dirfd, const char *base, const char *path, int *ret_fd,
-		     struct stat *ret_st, char **ret_why)
+/* filetrust_openat with the caller's access flags (O_RDONLY, or O_WRONLY |
+ * O_APPEND | O_CREAT for the audit trail), created with mode. */
+static int openat_flags(int dirfd, const char *base, const char *path, int flags, mode_t mode,
+			int *ret_fd, struct stat *ret_st, char **ret_why)
 {
 	/* O_NONBLOCK: a FIFO must not hang us; it is refused below anyway. */
-	int fd = openat(dirfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = openat(dirfd, base, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, mode);
 	if (fd < 0) {
 		int e = errno;
 		*ret_why = e == ELOOP ? g_strdup_printf("%s is a symbolic link", path)
@@ -125,7 +127,13 @@ int filetrust_openat(int dirfd, const char *base, const char *path, int *ret_fd,
 	return 0;
 }
 
-int filetrust_open(const char *path, int *ret_fd, char **ret_why)
+int filetrust_openat(int dirfd, const char *base, const char *path, int *ret_fd,
+		     struct stat *ret_st, char **ret_why)
+{
+	return openat_flags(dirfd, base, path, O_RDONLY, 0, ret_fd, ret_st, ret_why);
+}
+
+int filetrust_open_flags(const char *path, int flags, mode_t mode, int *ret_fd, char **ret_why)
 {
 	g_autofree char *dir = g_path_get_dirname(path);
 	g_autofree char *base = g_path_get_basename(path);
@@ -143,12 +151,25 @@ int filetrust_open(const char *path, int *ret_fd, char **ret_why)
 		return -e;
 	}
 	int fd = -1;
-	int r = filetrust_openat(dirfd, base, path, &fd, NULL, ret_why);
-	if (r >= 0 && (r = filetrust_check_dirs(dirfd, dir, ret_why)) < 0)
-		close(fd);
+	int r;
+	if (flags & O_CREAT) {
+		/* Nothing is created in a directory someone else could change. */
+		r = filetrust_check_dirs(dirfd, dir, ret_why);
+		if (r >= 0)
+			r = openat_flags(dirfd, base, path, flags, mode, &fd, NULL, ret_why);
+	} else {
+		r = openat_flags(dirfd, base, path, flags, mode, &fd, NULL, ret_why);
+		if (r >= 0 && (r = filetrust_check_dirs(dirfd, dir, ret_why)) < 0)
+			close(fd);
+	}
 	close(dirfd);
 	if (r < 0)
 		return r;
 	*ret_fd = fd;
 	return 0;
+}
+
+int filetrust_open(const char *path, int *ret_fd, char **ret_why)
+{
+	return filetrust_open_flags(path, O_RDONLY, 0, ret_fd, ret_why);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Whether a file cordon takes code or configuration from (a plugin, the plugin
  * directory, a policy) could be changed by anyone but root and the user
- * running cordon. One set of rules for all of them (docs/threat-model.md,
+ * running cordon. One set of rules for all of them (and for the audit trail, which
+ * is written, not read) (docs/threat-model.md,
  * "Plugin loader and policy file"). */
 #pragma once
 
@@ -35,3 +36,9 @@ int filetrust_openat(int dirfd, const char *base, const char *path, int *ret_fd,
  * filetrust_check_dirs (symlinks above the file are followed, and what they
  * lead to is checked). */
 int filetrust_open(const char *path, int *ret_fd, char **ret_why) CORDON_INTERNAL;
+
+/* filetrust_open with the caller's access flags and creation mode: the audit
+ * trail opens O_WRONLY | O_APPEND | O_CREAT. With O_CREAT the directories
+ * are checked before anything is created in them. */
+int filetrust_open_flags(const char *path, int flags, mode_t mode, int *ret_fd,
+			 char **ret_why) CORDON_INTERNAL;

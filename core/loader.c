@@ -23,11 +23,18 @@
  * RTLD_NOW first, which refuses it, constructors unrun, naming the symbol;
  * libltdl then finds it loaded.
  *
- * What cannot be survived: a plugin is trusted code. One whose constructor
- * (or entry, or init) crashes, loops or calls _exit() takes the process
- * down; in-process loading cannot contain that. An exit() while loading is
- * turned into a failure that names the plugin (fail_closed_on_exit). Only
- * root or we can place a file where it is loaded from.
+ * A plugin is trusted code, but one whose constructor (or entry, or init)
+ * ends the process, by exit(), _exit(), quick_exit() or a crash, or loops,
+ * must not make `cordon run -- echo RAN` exit 0 having run nothing, nor hang
+ * for ever. So each plugin is loaded first in a short-lived child (the
+ * probe, probe_load) that reports over a pipe once its load returned; a
+ * child that ends without reporting, or does not report within
+ * PROBE_TIMEOUT_MS, makes the load fail with a TERMINAL error naming the
+ * plugin and what happened. Then it is loaded for real in this process: its
+ * constructors run twice (docs/plugin-guide.md). An exit() in the real load
+ * (code that behaves differently the second time) is still turned into a
+ * failure that names the plugin (fail_closed_on_exit). Only root or we can
+ * place a file where it is loaded from.
  */
 #include "config.h"
 
@@ -45,7 +52,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define PLUGIN_NAME_MAX 64
@@ -55,6 +65,9 @@
 /* The status of a process a plugin exit()s while loading: the CLI's own for
  * "could not run" (EX_SOFTWARE), never the plugin's choice. */
 #define LOADER_EXIT_STATUS 70
+/* How long the probe of one plugin may take: a load is milliseconds
+ * (docs/decisions.md), a constructor that waits on the network is refused. */
+#define PROBE_TIMEOUT_MS 2000
 
 /* libltdl keeps global state and is not thread-safe: one load at a time. */
 static GMutex loader_lock;
@@ -412,7 +425,86 @@ static void load_code(cordon_context *ctx, plugin_record *rec, int fd)
 		rec->drivers);
 }
 
-static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char *name)
+/* ---- the probe ----------------------------------------------------------------------- */
+
+/* Why the probe child at pid ended without reporting, reaped. */
+static char *probe_ended(pid_t pid)
+{
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status))
+		return g_strdup_printf("was killed by signal %d (%s) while loading",
+				       WTERMSIG(status), g_strsignal(WTERMSIG(status)));
+	return g_strdup_printf("ended the process while loading (exit status %d)",
+			       WEXITSTATUS(status));
+}
+
+/* Loads the plugin open at fd in a child, which reports one byte once the
+ * load returned, loaded or refused (the real load refuses it the same way).
+ * Returns 0, or -errno with why the plugin would have ended or hung the
+ * process in *ret_why. */
+static int probe_load(cordon_context *ctx, plugin_record *rec, int fd, char **ret_why)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		*ret_why = g_strdup_printf("cannot create the probe's pipe: %s", g_strerror(errno));
+		return -errno;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		*ret_why = g_strdup_printf("cannot fork the probe: %s", g_strerror(e));
+		return -e;
+	}
+	if (pid == 0) {
+		/* The child's copy of everything; _exit, so that nothing of the
+		 * parent's (stdio buffers, atexit handlers) runs twice. */
+		close(p[0]);
+		int cfd = dup(fd);
+		if (cfd >= 0) {
+			arm_exit_guard(rec->path);
+			load_code(ctx, rec, cfd);
+			disarm_exit_guard();
+			if (write(p[1], "", 1) == 1)
+				_exit(0);
+		}
+		_exit(LOADER_EXIT_STATUS);
+	}
+	close(p[1]);
+	struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+	gint64 deadline = g_get_monotonic_time() + PROBE_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
+	int n;
+	do {
+		int left = (int)MAX(0, (deadline - g_get_monotonic_time()) / G_TIME_SPAN_MILLISECOND);
+		n = poll(&pfd, 1, left);
+	} while (n < 0 && errno == EINTR);
+	char byte;
+	ssize_t got = n > 0 ? read(p[0], &byte, 1) : -1;
+	close(p[0]);
+	if (n == 0) {
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		*ret_why = g_strdup_printf("did not finish loading within %d ms",
+					   PROBE_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+	if (got != 1) {
+		*ret_why = probe_ended(pid);
+		return -ECHILD;
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* Returns -errno only when the plugin would have ended or hung the process:
+ * the whole load fails (reterr), not just this plugin. */
+static int load_one(cordon_context *ctx, int dirfd, const char *dir, const char *name,
+		    cordon_error **reterr)
 {
 	plugin_record *rec = g_new0(plugin_record, 1);
 	rec->name = g_strdup(name);
@@ -422,16 +514,25 @@ static void load_one(cordon_context *ctx, int dirfd, const char *dir, const char
 		rec->path = g_strdup("");
 		refuse(rec, EINVAL, "'%s' is not a valid plugin name ([a-z0-9_-]+, at most %d)",
 		       name, PLUGIN_NAME_MAX);
-		return;
+		return 0;
 	}
 	g_autofree char *file = g_strconcat(name, ".so", NULL);
 	rec->path = g_build_filename(dir, file, NULL);
 	int fd = check_file(rec, dirfd, dir, file);
 	if (fd < 0)
-		return;
+		return 0;
+	g_autofree char *why = NULL;
+	int r = probe_load(ctx, rec, fd, &why);
+	if (r < 0) {
+		close(fd);
+		refuse(rec, -r, "%s %s", rec->path, why);
+		return error_set(reterr, -r, CORDON_ERROR_TERMINAL, ERRC(plugin_load_aborted),
+				 "plugin %s %s; nothing was run", rec->path, why);
+	}
 	arm_exit_guard(rec->path);
 	load_code(ctx, rec, fd);
 	disarm_exit_guard();
+	return 0;
 }
 
 /* ---- the directory ------------------------------------------------------------------- */
@@ -524,9 +625,9 @@ int loader_load(cordon_context *ctx, const char *dir, const char *const *names, 
 		return error_set(reterr, -r, CORDON_ERROR_TERMINAL, ERRC(plugin_loader_failed),
 				 "cannot initialise libltdl");
 	}
-	for (guint i = 0; i < todo->len; i++)
-		load_one(ctx, dirfd, dir, todo->pdata[i]);
+	for (guint i = 0; r >= 0 && i < todo->len; i++)
+		r = load_one(ctx, dirfd, dir, todo->pdata[i], reterr);
 	g_mutex_unlock(&loader_lock);
 	close(dirfd);
-	return 0;
+	return r;
 }

@@ -592,6 +592,26 @@ static bool want_tier_ref(pctx *c, const cfg_node *n, const char *s)
 	return false;
 }
 
+/* The top-level key that lets a trust level's work run in the process jail,
+ * below its built-in minimum: NULL for trusted work, whose minimum it is. */
+static const char *jail_key(cordon_trust level)
+{
+	switch (level) {
+	case CORDON_TRUST_TRUSTED: return NULL;
+	case CORDON_TRUST_SEMI_TRUSTED: return "allow_semi_trusted_on_jail";
+	default: return "allow_untrusted_on_jail";
+	}
+}
+
+static bool jail_allowed(const cordon_policy *p, cordon_trust level)
+{
+	switch (level) {
+	case CORDON_TRUST_TRUSTED: return true;
+	case CORDON_TRUST_SEMI_TRUSTED: return p->allow_semi_trusted_on_jail;
+	default: return p->allow_untrusted_on_jail;
+	}
+}
+
 static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 {
 	static const char *const keys[] = { "require", "tiers", "relax", NULL };
@@ -617,14 +637,15 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 		g_debug("policy %s: trust %s relaxed to %s, below the built-in minimum %s", c->name,
 			trust_names[level - 1], cordon_containment_to_string(pt->require),
 			cordon_containment_to_string(builtin));
-	/* relax: true alone is not enough to run untrusted work with the host
-	 * user's rights (root's, when cordon runs as root). */
-	if (level == CORDON_TRUST_UNTRUSTED && pt->require == CORDON_CONTAINMENT_PROCESS_JAIL &&
-	    !c->p->allow_untrusted_on_jail)
-		perr(c, ERRC(policy_untrusted_on_jail), req ? req : n, req ? req->path : n->path,
-		     "untrusted work would run in the process jail, with the rights of the user "
+	/* relax: true alone is not enough to run untrusted or semi-trusted work
+	 * with the host user's rights (root's, when cordon runs as root). */
+	if (pt->require == CORDON_CONTAINMENT_PROCESS_JAIL && !jail_allowed(c->p, level))
+		perr(c, level == CORDON_TRUST_UNTRUSTED ? ERRC(policy_untrusted_on_jail)
+							: ERRC(policy_semi_trusted_on_jail),
+		     req ? req : n, req ? req->path : n->path,
+		     "%s work would run in the process jail, with the rights of the user "
 		     "running cordon (host root, as root): if that is meant, say so with "
-		     "`allow_untrusted_on_jail: true` at the top level");
+		     "`%s: true` at the top level", trust_names[level - 1], jail_key(level));
 	const cfg_node *tiers = cfg_map_get(n, "tiers");
 	if (!tiers || !want_seq(c, tiers))
 		return;
@@ -863,13 +884,16 @@ static int read_version(pctx *c, const cfg_node *root, cordon_error **reterr)
 static void read_sections(pctx *c, const cfg_node *root)
 {
 	static const char *const keys[] = { "cordon", "plugins", "tiers", "trust", "select",
-					    "rules", "audit", "allow_untrusted_on_jail", NULL };
+					    "rules", "audit", "allow_untrusted_on_jail",
+					    "allow_semi_trusted_on_jail", NULL };
 	static const char *const selects[] = { "strongest", "first", NULL };
 	check_keys(c, root, keys);
 	const cfg_node *v;
 	/* Before trust, which it lets reach the process jail. */
 	if ((v = cfg_map_get(root, "allow_untrusted_on_jail")))
 		want_bool(c, v, &c->p->allow_untrusted_on_jail);
+	if ((v = cfg_map_get(root, "allow_semi_trusted_on_jail")))
+		want_bool(c, v, &c->p->allow_semi_trusted_on_jail);
 	if ((v = cfg_map_get(root, "plugins")))
 		read_plugins(c, v);
 	if ((v = cfg_map_get(root, "tiers")))
@@ -1221,10 +1245,11 @@ char *policy_describe(const cordon_policy *p)
 			g_string_append(s, "  [no trust level lists it]");
 		g_string_append_c(s, '\n');
 	}
-	if (p->trust[CORDON_TRUST_UNTRUSTED].require == CORDON_CONTAINMENT_PROCESS_JAIL)
-		g_string_append(s, "WARNING: allow_untrusted_on_jail: untrusted work may run in the "
-				"process jail, with the rights of the user running cordon (host root, "
-				"as root)\n");
+	for (int t = CORDON_TRUST_SEMI_TRUSTED; t <= CORDON_TRUST_UNTRUSTED; t++)
+		if (p->trust[t].require == CORDON_CONTAINMENT_PROCESS_JAIL)
+			g_string_append_printf(s, "WARNING: %s: %s work may run in the process jail, "
+					       "with the rights of the user running cordon (host "
+					       "root, as root)\n", jail_key((cordon_trust)t), trust_names[t - 1]);
 	g_string_append(s, "trust:\n");
 	describe_trust(s, p);
 	g_string_append_printf(s, "select: %s\n", p->select == POLICY_SELECT_FIRST ? "first" : "strongest");

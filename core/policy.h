@@ -57,6 +57,7 @@ typedef struct cordon_policy {
 	char *audit_path;   /* NULL: no audit file */
 	bool audit_required;
 	bool allow_untrusted_on_jail; /* the admin's words for untrusted -> process-jail */
+	bool allow_semi_trusted_on_jail; /* and for semi-trusted -> process-jail */
 	cfg_node *root;     /* owns every section */
 } cordon_policy;
 

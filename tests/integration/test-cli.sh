@@ -85,6 +85,15 @@ printf 'cordon: 1\nplugins: {load: [ctorexit]}\n' >"$tmp/ctor.yaml"
 check "exit() in a plugin constructor fails the command" 70 "$cordon" run --policy "$tmp/ctor.yaml" --plugin-dir "$tmp/ctor" -- echo RAN
 grep_err "the plugin is named" "cordon: plugin $tmp/ctor/ctorexit.so called exit() while loading"
 if grep -q RAN "$tmp/out"; then not_ok "nothing ran"; else ok "nothing ran"; fi
+# Review of issue 10 (item 6): _exit(0) skips the atexit check that catches
+# exit(0): cordon exited 0 having run nothing.
+mkdir -m 755 "$tmp/ctor_"
+cp "$top/tests/plugins/.libs/ctor_exit.so" "$tmp/ctor_/"
+printf 'cordon: 1\nplugins: {load: [ctor_exit]}\n' >"$tmp/ctor_.yaml"
+"$cordon" run --policy "$tmp/ctor_.yaml" --plugin-dir "$tmp/ctor_" -- echo RAN >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 0 ] && ! grep -q RAN "$tmp/out"; then ok "_exit() in a plugin constructor fails the command"
+else not_ok "_exit() in a plugin constructor fails the command (exit $rc, ran: $(grep -c RAN "$tmp/out"))"; fi
 # Issue 10: one forbidden-workspace list for every tier (system directories,
 # runtime state, the root, what contains them), a symlink to one refused too;
 # as root the kernel tier refuses a root-owned workspace; set-id bits are

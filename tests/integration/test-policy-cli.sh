@@ -51,6 +51,17 @@ has "refused with its position" err "jail.yaml:3:30: trust.untrusted.require: un
 check "with allow_untrusted_on_jail it passes" 0 "$cordon" policy check "$tmp/jail-ok.yaml"
 has "with a warning on stderr" err "^cordon: WARNING: allow_untrusted_on_jail: untrusted work may run in the process jail"
 has "and in the summary" out "^WARNING: allow_untrusted_on_jail"
+# Review of issue 10 (finding 7): semi-trusted work, the default trust, was
+# let down to the jail (host root, as root) by relax: true alone.
+printf 'cordon: 1\ntiers: {j: {driver: local, confine: none}}\ntrust: {semi-trusted: {require: process-jail, relax: true, tiers: [j]}}\n' >"$tmp/semi.yaml"
+check "semi-trusted work on the jail needs the admin's words" 1 "$cordon" policy check "$tmp/semi.yaml"
+has "refused with its position and the key" err "semi.yaml:3:33: trust.semi-trusted.require: semi-trusted work would run in the process jail.*allow_semi_trusted_on_jail: true"
+{ echo 'allow_untrusted_on_jail: true'; cat "$tmp/semi.yaml"; } >"$tmp/semi-wrong.yaml"
+check "the untrusted key does not let semi-trusted work down" 1 "$cordon" policy check "$tmp/semi-wrong.yaml"
+{ echo 'allow_semi_trusted_on_jail: true'; cat "$tmp/semi.yaml"; } >"$tmp/semi-ok.yaml"
+check "with allow_semi_trusted_on_jail it passes" 0 "$cordon" policy check "$tmp/semi-ok.yaml"
+has "with a warning on stderr" err "^cordon: WARNING: allow_semi_trusted_on_jail: semi-trusted work may run in the process jail"
+has "and in the summary" out "^WARNING: allow_semi_trusted_on_jail"
 
 check "policy check needs a file" 64 "$cordon" policy check
 check "policy needs a subcommand" 64 "$cordon" policy

@@ -32,6 +32,43 @@ __attribute__((constructor)) static void corpus_exit_early(void)
 }
 #endif
 
+#if defined(CORPUS_CTOR_EXIT)
+#include <unistd.h>
+/* The same with _exit(0): no atexit handler runs (review of issue 10). */
+__attribute__((constructor)) static void corpus_exit_early(void)
+{
+	_exit(0);
+}
+#endif
+
+#if defined(CORPUS_CTORQUICK)
+#include <stdlib.h>
+/* quick_exit(0): at_quick_exit handlers only, never atexit ones. */
+__attribute__((constructor)) static void corpus_exit_early(void)
+{
+	quick_exit(0);
+}
+#endif
+
+#if defined(CORPUS_CTORCRASH)
+#include <signal.h>
+/* Dies of a signal while loading. */
+__attribute__((constructor)) static void corpus_crash_early(void)
+{
+	raise(SIGSEGV);
+}
+#endif
+
+#if defined(CORPUS_CTORLOOP)
+#include <unistd.h>
+/* Never returns: the probe's bound, not a hang. */
+__attribute__((constructor)) static void corpus_loop_early(void)
+{
+	for (;;)
+		pause();
+}
+#endif
+
 static int corpus_probe(void *tier, cordon_plugin_probe *ret)
 {
 #if defined(CORPUS_UNDEF)

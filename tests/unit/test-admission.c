@@ -189,7 +189,8 @@ END_TEST
 
 START_TEST(test_relax)
 {
-	const char *base = "cordon: 1\ntiers:\n  j: {driver: tfake, containment: process-jail}\n"
+	const char *base = "cordon: 1\nallow_semi_trusted_on_jail: true\ntiers:\n"
+			   "  j: {driver: tfake, containment: process-jail}\n"
 			   "  k: {driver: tfake, containment: kernel}\n";
 	g_autofree char *relaxed = g_strdup_printf(
 		"%strust:\n  semi-trusted: {require: process-jail, relax: true, tiers: [j]}\n"
@@ -607,8 +608,9 @@ START_TEST(test_property)
 	for (int iter = 0; iter < 3000; iter++) {
 		int ntiers = g_rand_int_range(rng, 0, 7);
 		model_tier tiers[7] = { 0 };
-		/* Every requirement may be drawn, untrusted on the jail included. */
-		GString *p = g_string_new("cordon: 1\nallow_untrusted_on_jail: true\n");
+		/* Every requirement may be drawn, untrusted and semi-trusted on the jail included. */
+		GString *p = g_string_new("cordon: 1\nallow_untrusted_on_jail: true\n"
+					  "allow_semi_trusted_on_jail: true\n");
 		bool strongest = g_rand_boolean(rng);
 		g_string_append_printf(p, "select: %s\ntiers:%s\n", strongest ? "strongest" : "first",
 				       ntiers ? "" : " {}");

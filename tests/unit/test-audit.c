@@ -306,6 +306,72 @@ START_TEST(test_refuses_links_and_odd_files)
 }
 END_TEST
 
+/* Review of issue 10 (finding 9): a trail someone else owns or could
+ * change, or in a directory they could change, is refused like an untrusted
+ * policy file (filetrust.c), nothing written; audit.required decides whether
+ * admission goes on. As root another user's file and directory; as anyone a
+ * world-writable file, a hard-linked one and a world-writable directory. */
+static void assert_trail_refused(const char *path, const char *why)
+{
+	g_autofree char *policy = policy_with_audit(path, NULL);
+	cordon_context *ctx = open_ctx(policy);
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_error *err = NULL;
+	ck_assert_int_lt(cordon_decide(ctx, req, NULL, &err), 0);
+	ck_assert_msg(strstr(cordon_error_get_message(err), why), "%s: %s", path,
+		      cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "audit_failed");
+	cordon_context_free(ctx);
+	g_autofree char *lax = policy_with_audit(path, "false");
+	ctx = open_ctx(lax);
+	ck_assert_int_eq(cordon_decide(ctx, req, NULL, NULL), 0);
+	cordon_context_free(ctx);
+	cordon_request_free(req);
+	g_autofree char *text = NULL;
+	if (g_file_get_contents(path, &text, NULL, NULL))
+		ck_assert_msg(!strstr(text, "trusted"), "%s was written to", path);
+}
+
+START_TEST(test_refuses_untrusted_trail)
+{
+	g_autofree char *dir = testutil_tmpdir();
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	g_autofree char *open_file = g_build_filename(dir, "open.jsonl", NULL);
+	ck_assert(g_file_set_contents(open_file, "", 0, NULL));
+	ck_assert_int_eq(chmod(open_file, 0666), 0);
+	assert_trail_refused(open_file, "world-writable");
+
+	g_autofree char *linked = g_build_filename(dir, "linked.jsonl", NULL);
+	g_autofree char *other = g_build_filename(dir, "other-name", NULL);
+	ck_assert(g_file_set_contents(linked, "", 0, NULL));
+	ck_assert_int_eq(link(linked, other), 0);
+	assert_trail_refused(linked, "hard links");
+
+	g_autofree char *wdir = g_build_filename(dir, "open-dir", NULL);
+	ck_assert_int_eq(mkdir(wdir, 0777), 0);
+	ck_assert_int_eq(chmod(wdir, 0777), 0);
+	g_autofree char *in_wdir = g_build_filename(wdir, "audit.jsonl", NULL);
+	assert_trail_refused(in_wdir, "without the sticky bit");
+	ck_assert_int_eq(access(in_wdir, F_OK), -1); /* nothing created there */
+
+	if (geteuid() == 0) {
+		g_autofree char *theirs = g_build_filename(dir, "theirs.jsonl", NULL);
+		ck_assert(g_file_set_contents(theirs, "", 0, NULL));
+		ck_assert_int_eq(chmod(theirs, 0600), 0);
+		ck_assert_int_eq(chown(theirs, 1000, 1000), 0);
+		assert_trail_refused(theirs, "owned by uid 1000");
+
+		g_autofree char *udir = g_build_filename(dir, "user-dir", NULL);
+		ck_assert_int_eq(mkdir(udir, 0755), 0);
+		ck_assert_int_eq(chown(udir, 1000, 1000), 0);
+		g_autofree char *in_udir = g_build_filename(udir, "audit.jsonl", NULL);
+		assert_trail_refused(in_udir, "owned by uid 1000");
+		ck_assert_int_eq(access(in_udir, F_OK), -1);
+	}
+	testutil_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_no_audit_configured)
 {
 	cordon_context *ctx = open_ctx("cordon: 1\ntiers: {a: {driver: tfake, containment: kernel}}\n"
@@ -328,6 +394,7 @@ static Suite *audit_suite(void)
 	tcase_add_test(tc, test_processes);
 	tcase_add_test(tc, test_required_fails_closed);
 	tcase_add_test(tc, test_refuses_links_and_odd_files);
+	tcase_add_test(tc, test_refuses_untrusted_trail);
 	tcase_add_test(tc, test_no_audit_configured);
 	suite_add_tcase(s, tc);
 	return s;

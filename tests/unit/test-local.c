@@ -369,10 +369,11 @@ START_TEST(test_no_inherited_fds)
 	cordon_result *res = run_in(sb, argv, NULL);
 	ck_assert_str_eq(out_of(res, 1), "0\n1\n2\n");
 	cordon_result_free(res);
-	/* and the shell's own view agrees */
-	const char *ls[] = { "/bin/sh", "-c", "ls /proc/$$/fd | tr '\\n' ' '", NULL };
+	/* and the shell's own view agrees (no pipeline: the shell holds a pipe's
+	 * ends until its children start, and ls saw them as fd 3 now and then) */
+	const char *ls[] = { "/bin/sh", "-c", "ls /proc/$$/fd", NULL };
 	res = run_in(sb, ls, NULL);
-	ck_assert_str_eq(out_of(res, 1), "0 1 2 ");
+	ck_assert_str_eq(out_of(res, 1), "0\n1\n2\n");
 	cordon_result_free(res);
 	close(leak);
 }

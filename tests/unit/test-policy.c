@@ -124,7 +124,8 @@ START_TEST(test_defaults_and_minimums)
 		ck_assert_int_eq(p->trust[t].tiers->len, 0);
 	}
 	/* A lower require is raised to the built-in minimum unless relaxed. */
-	g_autoptr(cordon_policy) q = parse_ok(V1 "tiers: {j: {driver: local}}\n"
+	g_autoptr(cordon_policy) q = parse_ok(V1 "allow_semi_trusted_on_jail: true\n"
+					      "tiers: {j: {driver: local}}\n"
 					      "trust:\n  untrusted: {require: process-jail, tiers: [j]}\n"
 					      "  semi-trusted: {require: process-jail, relax: true, tiers: [j]}\n");
 	ck_assert_int_eq(q->trust[CORDON_TRUST_UNTRUSTED].require, CORDON_CONTAINMENT_MICROVM);
@@ -137,32 +138,55 @@ START_TEST(test_defaults_and_minimums)
 }
 END_TEST
 
-/* relax: true lets a level go below its built-in minimum, but untrusted work
- * in the process jail runs with the host user's rights (root's, as root):
- * that takes the admin's words, and the summary warns. */
+/* relax: true lets a level go below its built-in minimum, but untrusted or
+ * semi-trusted work (the default trust) in the process jail runs with the
+ * host user's rights (root's, as root): that takes the admin's words, one key
+ * per level, and the summary warns (review of issue 10, finding 7: only
+ * untrusted needed them). */
+static const struct {
+	const char *level, *key, *code, *pos;
+} on_jail[] = {
+	{ "untrusted", "allow_untrusted_on_jail", "policy_untrusted_on_jail", "t.yaml:3:30: " },
+	{ "semi-trusted", "allow_semi_trusted_on_jail", "policy_semi_trusted_on_jail",
+	  "t.yaml:3:33: " },
+};
+
 START_TEST(test_untrusted_on_jail)
 {
-	const char *jail = "tiers: {j: {driver: local, confine: none}}\n"
-			   "trust: {untrusted: {require: process-jail, relax: true, tiers: [j]}}\n";
+	const char *level = on_jail[_i].level, *key = on_jail[_i].key;
+	g_autofree char *jail = g_strdup_printf("tiers: {j: {driver: local, confine: none}}\n"
+						"trust: {%s: {require: process-jail, relax: true, "
+						"tiers: [j]}}\n", level);
 	g_autofree char *refused = g_strconcat(V1, jail, NULL);
-	EXPECT(refused, "policy_untrusted_on_jail", "t.yaml:3:30: trust.untrusted.require: ",
-	       "untrusted work would run in the process jail, with the rights of the user running "
-	       "cordon (host root, as root): if that is meant, say so with "
-	       "`allow_untrusted_on_jail: true` at the top level");
-	g_autofree char *allowed = g_strconcat(V1, "allow_untrusted_on_jail: true\n", jail, NULL);
+	g_autofree char *where = g_strdup_printf("%strust.%s.require: ", on_jail[_i].pos, level);
+	g_autofree char *why = g_strdup_printf("%s work would run in the process jail, with the "
+					       "rights of the user running cordon (host root, as "
+					       "root): if that is meant, say so with `%s: true` at "
+					       "the top level", level, key);
+	EXPECT(refused, on_jail[_i].code, where, why);
+	/* The other level's words are not these. */
+	const char *other = on_jail[1 - _i].key;
+	g_autofree char *wrong = g_strdup_printf(V1 "%s: true\n%s", other, jail);
+	g_autofree char *wwhere = g_strdup_printf("t.yaml:4:%s", where + strlen("t.yaml:3:"));
+	EXPECT(wrong, on_jail[_i].code, wwhere, why);
+	g_autofree char *allowed = g_strdup_printf(V1 "%s: true\n%s", key, jail);
 	g_autoptr(cordon_policy) p = parse_ok(allowed);
-	ck_assert(p->allow_untrusted_on_jail);
-	ck_assert_int_eq(p->trust[CORDON_TRUST_UNTRUSTED].require, CORDON_CONTAINMENT_PROCESS_JAIL);
+	cordon_trust t = _i == 0 ? CORDON_TRUST_UNTRUSTED : CORDON_TRUST_SEMI_TRUSTED;
+	ck_assert_int_eq(p->trust[t].require, CORDON_CONTAINMENT_PROCESS_JAIL);
 	g_autofree char *summary = policy_describe(p);
-	ck_assert_ptr_nonnull(strstr(summary, "WARNING: allow_untrusted_on_jail: untrusted work may "
-				     "run in the process jail"));
+	g_autofree char *warning = g_strdup_printf("WARNING: %s: %s work may run in the process jail",
+						   key, level);
+	ck_assert_msg(strstr(summary, warning), "%s", summary);
 	/* Relaxed to kernel needs no words: the jail is still below it. */
-	g_autoptr(cordon_policy) k = parse_ok(V1 "tiers: {j: {driver: local, confine: none}}\n"
-					      "trust: {untrusted: {require: kernel, relax: true, tiers: [j]}}\n");
+	g_autofree char *kernel = g_strdup_printf(V1 "tiers: {j: {driver: local, confine: none}}\n"
+						  "trust: {%s: {require: kernel, relax: true, "
+						  "tiers: [j]}}\n", level);
+	g_autoptr(cordon_policy) k = parse_ok(kernel);
 	g_autofree char *ksummary = policy_describe(k);
 	ck_assert_ptr_null(strstr(ksummary, "WARNING"));
-	EXPECT(V1 "allow_untrusted_on_jail: yes\n", "policy_type", "t.yaml:2:26: allow_untrusted_on_jail: ",
-	       "'yes' is not a boolean here");
+	g_autofree char *notbool = g_strdup_printf(V1 "%s: yes\n", key);
+	g_autofree char *nbwhere = g_strdup_printf("t.yaml:2:%zu: %s: ", strlen(key) + 3, key);
+	EXPECT(notbool, "policy_type", nbwhere, "'yes' is not a boolean here");
 }
 END_TEST
 
@@ -1014,7 +1038,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_references_and_names);
 	tcase_add_test(tc, test_every_error_reported);
 	tcase_add_test(tc, test_driver_section);
-	tcase_add_test(tc, test_untrusted_on_jail);
+	tcase_add_loop_test(tc, test_untrusted_on_jail, 0, G_N_ELEMENTS(on_jail));
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_policy_file_trust);
 	tcase_add_test(tc, test_fixtures);
