@@ -89,14 +89,20 @@ static GArray *mounts_read(void)
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	for (size_t i = 0; lines[i]; i++) {
 		g_auto(GStrv) f = g_strsplit(lines[i], " ", 6);
-		mount_entry m = { 0 };
-		if (g_strv_length(f) < 5 || sscanf(f[0], "%d", &m.id) != 1 ||
-		    sscanf(f[2], "%u:%u", &m.major, &m.minor) != 2)
+		int id;
+		unsigned major, minor;
+		if (g_strv_length(f) < 5 || sscanf(f[0], "%d", &id) != 1 ||
+		    sscanf(f[2], "%u:%u", &major, &minor) != 2)
 			continue;
-		/* mountinfo writes a space, a tab, a newline and a backslash as \ooo. */
-		m.root = g_strcompress(f[3]);
-		m.point = g_strcompress(f[4]);
-		g_array_append_val(a, m);
+		/* The array owns the entry's strings (mount_entry_clear). mountinfo writes a
+		 * space, a tab, a newline and a backslash as \ooo. */
+		g_array_set_size(a, a->len + 1);
+		mount_entry *m = &g_array_index(a, mount_entry, a->len - 1);
+		m->id = id;
+		m->major = major;
+		m->minor = minor;
+		m->root = g_strcompress(f[3]);
+		m->point = g_strcompress(f[4]);
 	}
 	return a;
 }
