@@ -738,9 +738,10 @@ static const struct {
 	{ "ctorexit", "ended the process while loading (exit status 70)" },
 	{ "ctor_exit", "ended the process while loading (exit status 0)" },
 	{ "ctorquick", "ended the process while loading (exit status 0)" },
-#ifdef __SANITIZE_ADDRESS__
-	/* ASan's SEGV handler reports the crash and exits 1 instead of dying of the signal. */
-	{ "ctorcrash", "ended the process while loading (exit status 1)" },
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* A sanitizer's SEGV handler reports the crash and exits (ASan 1, TSan 66) instead of
+	 * dying of the signal: the status is the sanitizer's (the check is a prefix). */
+	{ "ctorcrash", "ended the process while loading (exit status " },
 #else
 	{ "ctorcrash", "was killed by signal 11" },
 #endif
