@@ -93,9 +93,24 @@ static int env_file_check(const char *path, int fd)
 	return 0;
 }
 
+/* The names of a descriptor the caller already holds (a pipe, <(...)): the only links
+ * --env-file follows. */
+static bool names_a_descriptor(const char *path)
+{
+	return strcmp(path, "/dev/stdin") == 0 || g_str_has_prefix(path, "/dev/fd/") ||
+	       g_str_has_prefix(path, "/proc/self/fd/");
+}
+
 static int read_env_file(const char *path, GString *buf)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* A link elsewhere could lead root to a file it would not name itself. */
+	int nofollow = names_a_descriptor(path) ? 0 : O_NOFOLLOW;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | nofollow);
+	if (fd < 0 && errno == ELOOP) {
+		fprintf(stderr, "cordon: --env-file %s: a symbolic link (name the file itself)\n",
+			path);
+		return EXIT_REFUSED;
+	}
 	if (fd < 0)
 		return cli_usage_error("--env-file %s: %s", path, g_strerror(errno));
 	int r = env_file_check(path, fd);

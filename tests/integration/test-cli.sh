@@ -155,6 +155,9 @@ printf 'LD_PRELOAD=/x.so\n' >"$tmp/env3"
 chmod 600 "$tmp/env3"
 check "--env-file cannot grant a forbidden variable" 77 "$cordon" run --trust trusted --env-file "$tmp/env3" -- true
 grep_err "the forbidden file line is named" "env3:1"
+ln -s "$tmp/env" "$tmp/env-link"
+check "a symlinked --env-file is refused" 77 "$cordon" run --trust trusted --env-file "$tmp/env-link" -- true
+grep_err "the refusal names the link" "a symbolic link"
 check "--env-file reads a pipe" 0 sh -c 'printf "CORDON_T_P=piped\n" | "$1" run --trust trusted --env-file /dev/stdin -- sh -c "printf %s \"\$CORDON_T_P\""' sh "$cordon"
 if [ "$(cat "$tmp/out")" = piped ]; then ok "a piped --env-file is granted"; else not_ok "a piped --env-file is granted"; fi
 
