@@ -188,17 +188,27 @@ static int check_network(const oci_spec *s, oci_refusal *r)
 	return 0;
 }
 
+/* One id of "uid:gid": decimal digits only, below 2^32 - 1 (an id past 32 bits could wrap
+ * to 0 in whatever truncates it; 2^32 - 1 is "no id"). */
+static bool id_ok(const char *s, size_t n)
+{
+	if (n == 0 || n > 10)
+		return false;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return v < UINT32_MAX;
+}
+
 /* "uid:gid", both numeric: a name would be resolved by the image's own
  * /etc/passwd, which an untrusted image can make say anything (root). */
 static bool user_ok(const char *user)
 {
 	const char *colon = strchr(user, ':');
-	if (!colon || colon == user || !colon[1] || strlen(user) > 32)
-		return false;
-	for (const char *c = user; *c; c++)
-		if (c != colon && (*c < '0' || *c > '9'))
-			return false;
-	return true;
+	return colon && id_ok(user, (size_t)(colon - user)) && id_ok(colon + 1, strlen(colon + 1));
 }
 
 static bool user_is_root(const char *user)

@@ -240,7 +240,10 @@ START_TEST(test_guarantees_user)
 	/* root in any spelling, and names (the image's passwd would resolve them) */
 	static const char *const bad[] = { "0", "00", "root", "0:0", "1000:0", "0:1000", "00:5",
 					   "5:000", "root:root", "nobody", "nobody:nogroup",
-					   "1000", "1000:", ":1000", "", "-u", "1:2:3", "a b", NULL };
+					   "1000", "1000:", ":1000", "", "-u", "1:2:3", "a b",
+					   /* past 32 bits, or 2^32 - 1 ("no id"): could wrap to root */
+					   "4294967296:65534", "65534:4294967296", "4294967295:1",
+					   "18446744073709551616:1", NULL };
 	for (size_t i = 0; bad[i]; i++) {
 		s.user = bad[i];
 		assert_refused(&s, "container_root_user");
