@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "fserror.h"
+#include "errcodes.h"
 #include "fsops.h"
 #include "pathres.h"
 
@@ -12,16 +13,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Every code's class, from the one registry (errcodes.def): the agent and the local driver
+ * class the codes its file operations report, and the agent's answers, the same way. */
 static const struct {
 	const char *code;
 	uint32_t cls;
 } classes[] = {
-	{ "sandbox_path_escape", CORDON_PLUGIN_ERROR_FORBIDDEN },
-	{ "limit_exceeded", CORDON_PLUGIN_ERROR_FORBIDDEN },
-	{ "path_too_long", CORDON_PLUGIN_ERROR_INVALID },
-	{ "not_found", CORDON_PLUGIN_ERROR_TERMINAL },
-	{ "not_a_file", CORDON_PLUGIN_ERROR_TERMINAL },
-	{ "io_error", CORDON_PLUGIN_ERROR_TERMINAL },
+#define ERRCODE(code_, cls_, meaning_) { #code_, CORDON_PLUGIN_ERROR_##cls_ },
+#include "errcodes.def"
+#undef ERRCODE
 };
 
 uint32_t fserror_class(const char *code)
@@ -48,37 +48,37 @@ void fserror_describe(int r, const char *op, const char *path, fserror *ret)
 	if (!path)
 		path = "";
 	if (pathres_is_escape(e)) {
-		set(ret, EPERM, "sandbox_path_escape", op, path, " resolves outside the sandbox");
+		set(ret, EPERM, ERRC(sandbox_path_escape), op, path, " resolves outside the sandbox");
 		return;
 	}
 	switch (e) {
 	case ENOENT:
-		set(ret, ENOENT, "not_found", op, path, ": no such file or directory");
+		set(ret, ENOENT, ERRC(not_found), op, path, ": no such file or directory");
 		return;
 	case ENOTDIR:
-		set(ret, ENOTDIR, "not_found", op, path, ": a component is not a directory");
+		set(ret, ENOTDIR, ERRC(not_found), op, path, ": a component is not a directory");
 		return;
 	case EISDIR:
-		set(ret, EISDIR, "not_a_file", op, path, " is a directory");
+		set(ret, EISDIR, ERRC(not_a_file), op, path, " is a directory");
 		return;
 	case EINVAL:
-		set(ret, EINVAL, "not_a_file", op, path, " is not a regular file");
+		set(ret, EINVAL, ERRC(not_a_file), op, path, " is not a regular file");
 		return;
 	case E2BIG: {
 		char what[128];
 		snprintf(what, sizeof(what), " has more than %d entries or is deeper than %d "
 			 "directories", FSOPS_MAX_ENTRIES, FSOPS_MAX_DEPTH);
-		set(ret, E2BIG, "limit_exceeded", op, path, what);
+		set(ret, E2BIG, ERRC(limit_exceeded), op, path, what);
 		return;
 	}
 	case EFBIG:
-		set(ret, EFBIG, "limit_exceeded", op, path, " is larger than the limit");
+		set(ret, EFBIG, ERRC(limit_exceeded), op, path, " is larger than the limit");
 		return;
 	case ENAMETOOLONG:
-		set(ret, ENAMETOOLONG, "path_too_long", op, path, " is too long");
+		set(ret, ENAMETOOLONG, ERRC(path_too_long), op, path, " is too long");
 		return;
 	}
 	char what[128];
 	snprintf(what, sizeof(what), ": %s", strerror(e));
-	set(ret, e, "io_error", op, path, what);
+	set(ret, e, ERRC(io_error), op, path, what);
 }

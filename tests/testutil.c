@@ -111,3 +111,15 @@ size_t testutil_tier_index(cordon_context *ctx, const char *name)
 	ck_abort_msg("no tier %s", name);
 	return 0;
 }
+
+cordon_context *testutil_context_from_text(const char *policy, const char *name)
+{
+	cordon_options *o = cordon_options_new();
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), name, &err), 0);
+	cordon_context *ctx = NULL;
+	int r = cordon_context_new(o, &ctx, &err);
+	ck_assert_msg(r == 0, "context: %s", err ? cordon_error_get_message(err) : "?");
+	cordon_options_free(o);
+	return ctx;
+}

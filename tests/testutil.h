@@ -21,6 +21,8 @@ void testutil_rmtree(const char *dir);
 char *testutil_plugin_dir(const char *first, ...) __attribute__((sentinel));
 /* The index of the policy's tier name in ctx; aborts the test when there is none. */
 size_t testutil_tier_index(cordon_context *ctx, const char *name);
+/* A context from a policy text (named name in messages); fails the test if it does not open. */
+cordon_context *testutil_context_from_text(const char *policy, const char *name);
 /* Asserts err is set with class and code, then frees it. */
 #define ck_assert_cordon_error(err, cls, code)                                               \
 	do {                                                                                     \

@@ -252,15 +252,7 @@ static char *answer(cordon_sandbox *sb, const conf_case *c)
 
 static cordon_context *ctx_new(void)
 {
-	cordon_options *o = cordon_options_new();
-	cordon_error *err = NULL;
-	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), "conformance.yaml",
-							&err), 0);
-	cordon_context *ctx = NULL;
-	int r = cordon_context_new(o, &ctx, &err);
-	ck_assert_msg(r == 0, "context: %s", err ? cordon_error_get_message(err) : "?");
-	cordon_options_free(o);
-	return ctx;
+	return testutil_context_from_text(policy, "conformance.yaml");
 }
 
 /* Every case's answer on one tier, in table order; the fixture planted first. */
