@@ -7,6 +7,7 @@
 #include "sandbox.h"
 #include "admission.h"
 #include "env.h"
+#include "stdinrelay.h"
 #include "workspace.h"
 
 #include <errno.h>
@@ -249,12 +250,26 @@ static int run_bounds(cordon_sandbox *sb, const cordon_run_options *o, uint64_t 
 	return 0;
 }
 
-static int check_options(const cordon_run_options *o, cordon_error **reterr)
+/* The size of the options before stdin_fd: callers built then pass it. */
+#define RUN_OPTIONS_SIZE_0_1 offsetof(cordon_run_options, stdin_fd)
+
+/* Checks the caller's options and copies them into *ret as this library knows them: a
+ * field a caller built before it (a smaller size) does not have gets its default. */
+static int check_options(const cordon_run_options *o, cordon_run_options *ret,
+			 cordon_error **reterr)
 {
+	*ret = (cordon_run_options)CORDON_RUN_OPTIONS_INIT;
 	if (!o)
 		return 0;
-	if (o->size < sizeof(cordon_run_options))
+	if (o->size < RUN_OPTIONS_SIZE_0_1)
 		return invalid(reterr, "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
+	memcpy(ret, o, MIN((size_t)o->size, sizeof(*ret)));
+	ret->size = sizeof(*ret);
+	o = ret;
+	if (o->stdin_fd >= 0 && o->stdin_data)
+		return invalid(reterr, "stdin_data and stdin_fd are exclusive");
+	if (o->stdin_fd < -1)
+		return invalid(reterr, "stdin_fd is a descriptor or -1");
 	if (o->flags & ~(uint32_t)CORDON_RUN_LAST)
 		return invalid(reterr, "unknown cordon_run_options flags");
 	for (size_t i = 0; o->env && o->env[i]; i++) {
@@ -308,6 +323,43 @@ static void run_end(cordon_sandbox *sb)
 	g_mutex_unlock(&sb->lock);
 }
 
+/* A run's stdin as its driver takes it: the caller's bytes, a pipe fed from the caller's
+ * descriptor (a driver that streams), or that descriptor read whole (one that cannot). */
+typedef struct run_stdin {
+	const void *data;
+	uint64_t len;
+	int fd; /* the pipe's read end, or -1 */
+	stdin_relay relay;
+	GByteArray *whole;
+} run_stdin;
+
+static int run_stdin_open(cordon_sandbox *sb, const cordon_run_options *o, int cancel_fd,
+			  run_stdin *in, cordon_error **reterr)
+{
+	in->data = o ? o->stdin_data : NULL;
+	in->len = o && o->stdin_data ? o->stdin_len : 0;
+	if (!o || o->stdin_fd < 0)
+		return 0;
+	if (sb->tier->driver->ops.flags & CORDON_PLUGIN_DRIVER_STDIN_FD)
+		return stdin_relay_start(&in->relay, o->stdin_fd, &in->fd, reterr);
+	in->whole = g_byte_array_new();
+	int r = stdin_read_whole(o->stdin_fd, cancel_fd, in->whole, reterr);
+	in->data = in->whole->data;
+	in->len = in->whole->len;
+	return r;
+}
+
+static void run_stdin_close(run_stdin *in)
+{
+	stdin_relay_stop(&in->relay);
+	if (in->fd >= 0)
+		close(in->fd);
+	in->fd = -1;
+	if (in->whole)
+		g_byte_array_unref(in->whole);
+	in->whole = NULL;
+}
+
 /* Runs argv through the driver with capture c. cancel_fd is what the driver
  * watches (the host's, a merge of the host's and ours, or -1). */
 static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
@@ -324,6 +376,12 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	if (r < 0)
 		return r;
 	c->cap = cap;
+	run_stdin in = { .fd = -1 };
+	if ((r = run_stdin_open(sb, o, cancel_fd, &in, reterr)) < 0) {
+		run_stdin_close(&in);
+		run_end(sb);
+		return r;
+	}
 	g_auto(GStrv) envp = env_build(sb->env_grants, o ? o->env : NULL);
 	cordon_plugin_run_spec spec = {
 		.size = sizeof(spec),
@@ -331,16 +389,18 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 		.argv = argv,
 		.envp = (const char *const *)envp,
 		.workdir = o ? o->workdir : NULL,
-		.stdin_data = o ? o->stdin_data : NULL,
-		.stdin_len = o ? o->stdin_len : 0,
+		.stdin_data = in.data,
+		.stdin_len = in.len,
 		.timeout_ms = timeout,
 		.cancel_fd = cancel_fd,
 		.port = port,
+		.stdin_fd = in.fd,
 	};
 	cordon_plugin_run_sink sink = { sizeof(sink), 0, c, sink_output, sink_address };
 	cordon_plugin_run_status st = { .size = sizeof(st) };
 	struct cordon_plugin_error perr = { 0 };
 	r = sb->tier->driver->ops.run(sb->state, &spec, &sink, &st, &perr);
+	run_stdin_close(&in);
 	run_end(sb);
 	r = error_from_plugin(reterr, &perr, r, "run");
 	if (r >= 0 && c->result)
@@ -353,11 +413,12 @@ int cordon_sandbox_run(cordon_sandbox *sb, const char *const *argv, const cordon
 {
 	if (!sb || !argv_ok(argv) || !ret_result)
 		return invalid(reterr, "sandbox, a non-empty argv and ret_result are required");
-	int r = check_options(o, reterr);
+	cordon_run_options on;
+	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
 	run_capture c = { .result = result_new(), .keep = true, .cancel_event = -1 };
-	r = run_driver(sb, argv, o, 0, o ? o->cancel_fd : -1, &c, reterr);
+	r = run_driver(sb, argv, &on, 0, on.cancel_fd, &c, reterr);
 	if (r < 0) {
 		cordon_result_free(c.result);
 		return r;
@@ -398,14 +459,16 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cor
 {
 	if (!sb || !argv_ok(argv) || !fn)
 		return invalid(reterr, "sandbox, a non-empty argv and a callback are required");
-	int r = check_options(o, reterr);
+	cordon_run_options on;
+	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
+	o = &on;
 	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ev < 0)
 		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource),
 				 "eventfd: %s", g_strerror(errno));
-	int merged = cancel_merge(o ? o->cancel_fd : -1, ev);
+	int merged = cancel_merge(o->cancel_fd, ev);
 	if (merged < 0) {
 		close(ev);
 		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, ERRC(resource),
@@ -486,9 +549,13 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 {
 	if (!sb || !argv_ok(argv) || !ret)
 		return invalid(reterr, "sandbox, a non-empty argv and ret are required");
-	int r = check_options(o, reterr);
+	cordon_run_options on;
+	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
+	if (o && on.stdin_fd >= 0)
+		return invalid(reterr, "servers get no stdin: stdin_fd must be -1");
+	o = o ? &on : NULL;
 	if (o && o->cancel_fd >= 0)
 		return invalid(reterr, "serve is stopped with cordon_serve_stop, not a cancel_fd");
 	uint64_t timeout, cap;

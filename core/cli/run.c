@@ -315,6 +315,9 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	o.timeout_ms = timeout_ms;
 	o.workdir = a->workdir;
 	o.cancel_fd = cancel_fd_make(cancel_fd);
+	/* Streamed as it comes, through a pipe of the library's: the work never holds our
+	 * descriptor (a terminal, a file). Closed when cordon started: the work gets none. */
+	o.stdin_fd = cli_stdio_closed[STDIN_FILENO] ? -1 : STDIN_FILENO;
 	int r = 0;
 	if (!stop_signal)
 		r = a->json ? run_json(sb, argv, &o) : run_passthrough(sb, argv, &o, a->raw);

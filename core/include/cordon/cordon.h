@@ -272,9 +272,17 @@ typedef struct cordon_run_options {
 	int cancel_fd;             /* readable => cancel; -1 for none */
 	uint32_t reserved_;
 	uint64_t output_cap;       /* bytes per stream kept; 0: the tier's limit (16 MiB default) */
+	/* Added in 0.2 (libtool 2:0:2): the work's stdin, streamed from this descriptor until
+	 * EOF; -1 for none. Borrowed: read during the call, never closed, never handed to the
+	 * sandbox itself (the work reads a pipe the library feeds). Not with stdin_data. On a
+	 * tier whose driver cannot stream, it is read whole first (at most 16 MiB). Callers
+	 * built before it (a smaller size) get no stdin_fd. */
+	int32_t stdin_fd;
+	uint32_t reserved2_;
 } cordon_run_options;
 
-#define CORDON_RUN_OPTIONS_INIT { sizeof(cordon_run_options), 0, 0, NULL, NULL, NULL, 0, -1, 0, 0 }
+#define CORDON_RUN_OPTIONS_INIT \
+	{ sizeof(cordon_run_options), 0, 0, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0 }
 
 typedef struct cordon_result cordon_result;
 
