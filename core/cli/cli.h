@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cordon/cordon.h>
+#include <glib.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,6 +46,18 @@ void cli_report_run(const cordon_result *res);
 int cli_print_json(const cordon_result *res, const char *tier, cordon_containment c);
 /* Any bytes as a quoted JSON string (jsonstr.h). */
 char *cli_json_string(const char *s, size_t len);
+
+/* The request fields a policy judges (request.c): --label, --limit, --egress, --image. */
+typedef struct cli_request_fields {
+	char *egress, *image;
+	char **labels, **limits;
+} cli_request_fields;
+void cli_request_fields_clear(cli_request_fields *f);
+/* The option rows filling f, NULL-terminated; g_free() the array. */
+GOptionEntry *cli_request_fields_entries(cli_request_fields *f);
+/* Returns 0, a usage exit code (printed), or -1 with *err set. */
+int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req,
+			     cordon_error **err);
 
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_exec(int argc, char **argv);

@@ -14,12 +14,14 @@
 #define EXIT_REFUSED 77       /* as the other commands: refused by policy */
 
 static int parse_args(int *argc, char ***argv, const char *what, const char *summary,
-		      GOptionEntry *entries)
+		      GOptionEntry *entries, const GOptionEntry *more)
 {
 	g_autoptr(GOptionContext) oc = g_option_context_new(what);
 	if (summary)
 		g_option_context_set_summary(oc, summary);
 	g_option_context_add_main_entries(oc, entries, NULL);
+	if (more)
+		g_option_context_add_main_entries(oc, more, NULL);
 	g_autoptr(GError) gerr = NULL;
 	if (!g_option_context_parse(oc, argc, argv, &gerr))
 		return cli_usage_error("%s", gerr->message);
@@ -63,7 +65,7 @@ static int policy_check(int argc, char **argv)
 	};
 	int r = parse_args(&argc, &argv, "FILE - check a policy file",
 			   "Exit status: 0 when the policy is valid (a summary is printed), 1 when it "
-			   "has errors (each printed with file:line:column and key path).", entries);
+			   "has errors (each printed with file:line:column and key path).", entries, NULL);
 	if (r)
 		return r;
 	if (argc != 2)
@@ -102,7 +104,7 @@ static int policy_show(int argc, char **argv)
 	int r = parse_args(&argc, &argv, "- show the policy in effect (or the built-in default)",
 			   "Without --default: a summary of the policy cordon would use here, found "
 			   "in this order: --policy, $CORDON_POLICY, " CORDON_SYSCONFDIR
-			   "/cordon/policy.yaml, the built-in default.", entries);
+			   "/cordon/policy.yaml, the built-in default.", entries, NULL);
 	if (r)
 		return r;
 	if (argc > 1)
@@ -141,84 +143,28 @@ int cli_cmd_policy(int argc, char **argv)
 
 /* ---- explain ------------------------------------------------------------------ */
 
-/* --limit KEY=VALUE with the policy's names and units. */
-static int add_limit(cordon_request *req, const char *spec, cordon_error **reterr)
-{
-	static const struct { const char *name; cordon_limit which; int kind; } keys[] = {
-		{ "wall", CORDON_LIMIT_WALL_MS, 0 }, { "memory", CORDON_LIMIT_MEMORY, 1 },
-		{ "pids", CORDON_LIMIT_PIDS, 2 },    { "cpus", CORDON_LIMIT_CPU_MILLI, 3 },
-		{ "output", CORDON_LIMIT_OUTPUT, 1 }, { "nofile", CORDON_LIMIT_NOFILE, 2 },
-		{ "fsize", CORDON_LIMIT_FSIZE, 1 },
-	};
-	const char *eq = strchr(spec, '=');
-	if (!eq)
-		return cli_usage_error("--limit needs KEY=VALUE (e.g. memory=512MiB)");
-	g_autofree char *key = g_strndup(spec, eq - spec);
-	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
-		if (strcmp(key, keys[i].name) != 0)
-			continue;
-		uint64_t v = 0;
-		const char *why = NULL;
-		int r = keys[i].kind == 0 ? units_parse_duration(eq + 1, &v, &why)
-			: keys[i].kind == 1 ? units_parse_size(eq + 1, &v, &why)
-			: keys[i].kind == 2 ? units_parse_uint(eq + 1, &v, &why)
-					    : units_parse_cpus(eq + 1, &v, &why);
-		if (r == 0 && v == 0)
-			why = "a limit must be greater than 0";
-		else if (r == 0 && keys[i].which == CORDON_LIMIT_CPU_MILLI && v > UNITS_CPUS_MAX_MILLI)
-			why = "at most 4096 CPUs";
-		if (why)
-			return cli_usage_error("bad --limit value '%s': %s", spec, why);
-		return cordon_request_set_limit(req, keys[i].which, v, reterr) < 0 ? -1 : 0;
-	}
-	return cli_usage_error("unknown limit '%s': wall, memory, pids, cpus, output, nofile, fsize",
-			       key);
-}
-
 typedef struct explain_args {
-	char *trust, *tier, *egress, *image, *workspace;
-	char **labels, **limits;
+	char *trust, *tier, *workspace;
+	cli_request_fields fields;
 } explain_args;
 
 static void explain_args_clear(explain_args *a)
 {
 	g_free(a->trust);
 	g_free(a->tier);
-	g_free(a->egress);
-	g_free(a->image);
 	g_free(a->workspace);
-	g_strfreev(a->labels);
-	g_strfreev(a->limits);
+	cli_request_fields_clear(&a->fields);
 }
 
 /* Builds the request; returns 0, a usage exit code, or -1 with *err set. */
 static int build_request(const explain_args *a, cordon_request **ret, cordon_error **err)
 {
-	static const char *const egress[] = { "deny", "governed", "allow" };
 	cordon_request *req = cordon_request_new(a->trust);
 	int r = 0;
 	if (a->tier)
 		r = cordon_request_set_tier(req, a->tier, err);
-	for (size_t i = 0; r == 0 && a->labels && a->labels[i]; i++) {
-		const char *eq = strchr(a->labels[i], '=');
-		if (!eq) {
-			r = cli_usage_error("--label needs KEY=VALUE");
-			break;
-		}
-		g_autofree char *k = g_strndup(a->labels[i], eq - a->labels[i]);
-		r = cordon_request_add_label(req, k, eq + 1, err) < 0 ? -1 : 0;
-	}
-	for (size_t i = 0; r == 0 && a->limits && a->limits[i]; i++)
-		r = add_limit(req, a->limits[i], err);
-	if (r == 0 && a->egress) {
-		size_t e = 0;
-		while (e < G_N_ELEMENTS(egress) && strcmp(a->egress, egress[e]) != 0)
-			e++;
-		r = e < G_N_ELEMENTS(egress) ? (cordon_request_set_egress(req, (cordon_egress)e, err) < 0 ? -1 : 0)
-					     : cli_usage_error("--egress is deny, governed or allow");
-	}
-	if (r == 0 && a->image)
-		r = cordon_request_set_image(req, a->image, err) < 0 ? -1 : 0;
+	if (r == 0)
+		r = cli_request_fields_apply(&a->fields, req, err);
 	if (r == 0 && a->workspace)
 		r = cordon_request_set_workspace(req, a->workspace, err) < 0 ? -1 : 0;
 	if (r != 0) {
@@ -343,21 +289,18 @@ int cli_cmd_explain(int argc, char **argv)
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
 		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a.trust, "Trust level: trusted, semi-trusted, untrusted (required)", "T" },
-		{ "label", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &a.labels, "A request label (repeatable)", "K=V" },
 		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a.tier, "Ask for this tier by name", "NAME" },
-		{ "egress", 0, 0, G_OPTION_ARG_STRING, &a.egress, "Egress asked for: deny (default), governed, allow", "MODE" },
-		{ "image", 0, 0, G_OPTION_ARG_STRING, &a.image, "Image asked for", "REF" },
 		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a.workspace, "Host workspace (absolute)", "DIR" },
-		{ "limit", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.limits, "A limit asked for, e.g. memory=1GiB, wall=30s (repeatable)", "K=V" },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
 		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the decision as one JSON object", NULL },
 		{ NULL }
 	};
+	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a.fields);
 	int r = parse_args(&argc, &argv, "- explain which tier a request gets, or why it is refused",
 			   "Exit status: 0 when admitted, 77 when refused. Nothing is opened or run; "
 			   "the decision is audited as a dry run when the policy has an audit trail.",
-			   entries);
+			   entries, fields);
 	if (!r && argc > 1)
 		r = cli_usage_error("unexpected argument '%s'", argv[1]);
 	if (!r && !a.trust)

@@ -36,6 +36,7 @@ typedef struct run_args {
 	char *trust, *tier, *timeout, *workdir, *policy, *plugin_dir, *workspace, *env_file;
 	char **env;
 	gboolean json, raw;
+	cli_request_fields fields;
 } run_args;
 
 static void run_args_clear(run_args *a)
@@ -49,6 +50,7 @@ static void run_args_clear(run_args *a)
 	g_free(a->workspace);
 	g_free(a->env_file);
 	g_strfreev(a->env);
+	cli_request_fields_clear(&a->fields);
 }
 
 /* ---- the environment ----------------------------------------------------------- */
@@ -347,6 +349,8 @@ static int parse_run(int *argc, char ***argv, bool shell, run_args *a)
 				  : "-- ARGV... - run a program (no shell) in a sandbox";
 	g_autoptr(GOptionContext) oc = g_option_context_new(usage);
 	g_option_context_add_main_entries(oc, entries, NULL);
+	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a->fields);
+	g_option_context_add_main_entries(oc, fields, NULL);
 	g_option_context_set_strict_posix(oc, TRUE);
 	g_autoptr(GError) gerr = NULL;
 	if (!g_option_context_parse(oc, argc, argv, &gerr))
@@ -388,6 +392,8 @@ static int make_request(const run_args *a, cordon_request **ret)
 	if (a->tier && cordon_request_set_tier(req, a->tier, &err) < 0)
 		r = cli_report(err);
 	if (r == 0 && a->workspace && cordon_request_set_workspace(req, a->workspace, &err) < 0)
+		r = cli_report(err);
+	if (r == 0 && (r = cli_request_fields_apply(&a->fields, req, &err)) < 0)
 		r = cli_report(err);
 	if (r == 0)
 		r = grant_env(req, a);
