@@ -12,9 +12,22 @@
 #define EXIT_REFUSED 77   /* EX_NOPERM: refused by policy */
 #define EXIT_FAILED 70    /* EX_SOFTWARE: could not run */
 
-/* Prints err ("cordon: CLASS [CODE]: message"), frees it, returns the exit code. */
+/* --json anywhere on the command line before "--": errors print one JSON object on stdout
+ * too (main.c sets it before any parsing, so that a usage error is JSON as well). */
+extern bool cli_json;
+void cli_json_from_argv(int argc, char **argv);
+/* Prints err ("cordon: CLASS [CODE]: message"; with --json also the object, with the
+ * decision when given), frees it, returns the exit code of its class. */
 int cli_report(cordon_error *err);
+int cli_report_decision(cordon_error *err, const char *decision_json);
+int cli_exit_for_class(cordon_error_class cls);
+/* cordon's own errors, as cli_report prints a library's: usage (64, invalid/usage),
+ * refused (77, forbidden/refused), could not run (70, terminal/failed). */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* s with control bytes as \xNN (owned by caller, g_free). */
+char *cli_printable(const char *s);
 /* The policy path by precedence (see main.c), or NULL for the built-in default. */
 const char *cli_policy_path(const char *flag);
 /* Opens a context; returns 0 or an exit code (after printing why). */

@@ -131,6 +131,20 @@ int cli_cmd_plugins(int argc, char **argv)
 
 int cli_cmd_version(int argc, char **argv)
 {
+	gboolean json = FALSE;
+	GOptionEntry entries[] = {
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the versions as one JSON object", NULL },
+		{ NULL }
+	};
+	int r = parse_simple(&argc, &argv, "- print cordon's version, its plugin ABI and plugin directory", entries);
+	if (r)
+		return r;
+	if (json) {
+		g_autofree char *dir = cli_json_string(CORDON_PLUGINDIR, strlen(CORDON_PLUGINDIR));
+		printf("{\"version\":\"%s\",\"plugin_abi\":\"%d.%d\",\"plugin_dir\":%s}\n",
+		       PACKAGE_VERSION, CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, dir);
+		return 0;
+	}
 	printf("cordon %s (plugin ABI %d.%d, default plugin directory %s)\n", PACKAGE_VERSION,
 	       CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, CORDON_PLUGINDIR);
 	return 0;
@@ -139,9 +153,11 @@ int cli_cmd_version(int argc, char **argv)
 int cli_cmd_gc(int argc, char **argv)
 {
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
+	gboolean json = FALSE;
 	GOptionEntry entries[] = {
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
 		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print {\"removed\": N} as one JSON object", NULL },
 		{ NULL }
 	};
 	int r = parse_simple(&argc, &argv, "- remove what crashed hosts left behind (containers, guests)", entries);
@@ -155,6 +171,6 @@ int cli_cmd_gc(int argc, char **argv)
 	cordon_context_free(ctx);
 	if (removed < 0)
 		return cli_report(err);
-	printf("removed %d\n", removed);
+	printf(json ? "{\"removed\":%d}\n" : "removed %d\n", removed);
 	return 0;
 }

@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 	 * default dispositions whatever ours are. */
 	signal(SIGPIPE, SIG_IGN);
 	cli_stdio_guard();
+	cli_json_from_argv(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

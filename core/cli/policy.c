@@ -11,7 +11,6 @@
 #include <string.h>
 
 #define EXIT_INVALID_POLICY 1 /* `policy check`: the policy has errors */
-#define EXIT_REFUSED 77       /* as the other commands: refused by policy */
 
 static int parse_args(int *argc, char ***argv, const char *what, const char *summary,
 		      GOptionEntry *entries, const GOptionEntry *more)
@@ -56,11 +55,53 @@ static void warn_loudly(const char *summary)
 			fprintf(stderr, "cordon: %s\n", lines[i]);
 }
 
+/* A JSON array of the text's lines that start with prefix (or all, prefix NULL), without
+ * it. Owned by caller. */
+static char *json_lines(const char *text, const char *prefix)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	GString *o = g_string_new("[");
+	bool any = false;
+	for (size_t i = 0; lines[i]; i++) {
+		if (!*lines[i] || (prefix && !g_str_has_prefix(lines[i], prefix)))
+			continue;
+		const char *l = lines[i] + (prefix ? strlen(prefix) : 0);
+		g_autofree char *j = cli_json_string(l, strlen(l));
+		g_string_append_printf(o, "%s%s", any ? "," : "", j);
+		any = true;
+	}
+	g_string_append_c(o, ']');
+	return g_string_free(o, FALSE);
+}
+
+/* policy check --json: {"file","valid":true,"summary","warnings":[...]} or
+ * {"file","valid":false,"error":{"class","code","message"},"errors":[one a line]}. */
+static void print_check_json(const char *file, const char *summary, const cordon_error *err)
+{
+	g_autofree char *jf = cli_json_string(file, strlen(file));
+	if (!err) {
+		g_autofree char *js = cli_json_string(summary, strlen(summary));
+		g_autofree char *jw = json_lines(summary, "WARNING: ");
+		printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s}\n", jf, js, jw);
+		return;
+	}
+	const char *msg = cordon_error_get_message(err);
+	g_autofree char *jc = cli_json_string(cordon_error_get_code(err),
+					      strlen(cordon_error_get_code(err)));
+	g_autofree char *jm = cli_json_string(msg, strlen(msg));
+	g_autofree char *je = json_lines(msg, NULL);
+	printf("{\"file\":%s,\"valid\":false,\"error\":{\"class\":\"%s\",\"code\":%s,"
+	       "\"message\":%s},\"errors\":%s}\n",
+	       jf, cordon_error_class_name(cordon_error_get_class(err)), jc, jm, je);
+}
+
 static int policy_check(int argc, char **argv)
 {
 	g_autofree char *plugin_dir = NULL;
+	gboolean json = FALSE;
 	GOptionEntry entries[] = {
 		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the verdict as one JSON object (valid, summary and warnings, or every error)", NULL },
 		{ NULL }
 	};
 	int r = parse_args(&argc, &argv, "FILE - check a policy file",
@@ -77,14 +118,20 @@ static int policy_check(int argc, char **argv)
 		    strncmp(cordon_error_get_code(err), "policy_", 7) != 0)
 			return cli_report(err);
 		/* Every error, one per line, each with its position. */
-		fprintf(stderr, "%s\n", cordon_error_get_message(err));
+		if (json)
+			print_check_json(argv[1], NULL, err);
+		g_autofree char *msg = cli_printable(cordon_error_get_message(err));
+		fprintf(stderr, "%s\n", msg);
 		fprintf(stderr, "cordon: %s is not a valid policy [%s]\n", argv[1],
 			cordon_error_get_code(err));
 		cordon_error_free(err);
 		return EXIT_INVALID_POLICY;
 	}
 	char *summary = cordon_context_policy_summary(ctx);
-	fputs(summary, stdout);
+	if (json)
+		print_check_json(argv[1], summary, NULL);
+	else
+		fputs(summary, stdout);
 	warn_loudly(summary);
 	free(summary);
 	cordon_context_free(ctx);
@@ -94,9 +141,10 @@ static int policy_check(int argc, char **argv)
 static int policy_show(int argc, char **argv)
 {
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
-	gboolean def = FALSE;
+	gboolean def = FALSE, json = FALSE;
 	GOptionEntry entries[] = {
 		{ "default", 0, 0, G_OPTION_ARG_NONE, &def, "Print the built-in default policy (YAML)", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print {\"file\",\"summary\"} (or {\"default\"}) as one JSON object", NULL },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
 		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
 		{ NULL }
@@ -110,7 +158,12 @@ static int policy_show(int argc, char **argv)
 	if (argc > 1)
 		return cli_usage_error("unexpected argument '%s'", argv[1]);
 	if (def) {
-		fputs(cordon_policy_default_text(), stdout);
+		const char *t = cordon_policy_default_text();
+		g_autofree char *jt = json ? cli_json_string(t, strlen(t)) : NULL;
+		if (json)
+			printf("{\"default\":%s}\n", jt);
+		else
+			fputs(t, stdout);
 		return 0;
 	}
 	const char *path = cli_policy_path(policy);
@@ -119,9 +172,15 @@ static int policy_show(int argc, char **argv)
 	if (open_policy(path, plugin_dir, &ctx, &err) < 0)
 		return cli_report(err);
 	char *summary = cordon_context_policy_summary(ctx);
-	if (!path)
-		printf("(no policy file: the built-in default is in effect)\n");
-	fputs(summary, stdout);
+	if (json) {
+		g_autofree char *jf = path ? cli_json_string(path, strlen(path)) : g_strdup("null");
+		g_autofree char *js = cli_json_string(summary, strlen(summary));
+		printf("{\"file\":%s,\"summary\":%s}\n", jf, js);
+	} else {
+		if (!path)
+			printf("(no policy file: the built-in default is in effect)\n");
+		fputs(summary, stdout);
+	}
 	free(summary);
 	cordon_context_free(ctx);
 	return 0;
@@ -263,6 +322,11 @@ static int explain(const explain_args *a, const char *policy, const char *plugin
 	r = cordon_decide(ctx, req, &d, &err);
 	if (!d) {
 		r = cli_report(err);
+	} else if (json && r < 0) {
+		/* a refusal: the error object, with the decision */
+		char *j = cordon_decision_to_json(d);
+		r = cli_report_decision(g_steal_pointer(&err), j);
+		free(j);
 	} else {
 		if (json) {
 			char *j = cordon_decision_to_json(d);

@@ -82,16 +82,12 @@ static int env_file_check(const char *path, int fd)
 		return cli_usage_error("--env-file %s: %s", path, g_strerror(errno));
 	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
 		return cli_usage_error("--env-file %s: not a regular file", path);
-	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
-		fprintf(stderr, "cordon: --env-file %s: owned by uid %u, not by you or root\n", path,
-			(unsigned)st.st_uid);
-		return EXIT_REFUSED;
-	}
-	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))) {
-		fprintf(stderr, "cordon: --env-file %s: mode %04o lets other users read or write "
-				"it (chmod o-rw,g-w)\n", path, (unsigned)(st.st_mode & 07777));
-		return EXIT_REFUSED;
-	}
+	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
+		return cli_refuse("--env-file %s: owned by uid %u, not by you or root", path,
+				  (unsigned)st.st_uid);
+	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)))
+		return cli_refuse("--env-file %s: mode %04o lets other users read or write it "
+				  "(chmod o-rw,g-w)", path, (unsigned)(st.st_mode & 07777));
 	return 0;
 }
 
@@ -108,11 +104,8 @@ static int read_env_file(const char *path, GString *buf)
 	/* A link elsewhere could lead root to a file it would not name itself. */
 	int nofollow = names_a_descriptor(path) ? 0 : O_NOFOLLOW;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | nofollow);
-	if (fd < 0 && errno == ELOOP) {
-		fprintf(stderr, "cordon: --env-file %s: a symbolic link (name the file itself)\n",
-			path);
-		return EXIT_REFUSED;
-	}
+	if (fd < 0 && errno == ELOOP)
+		return cli_refuse("--env-file %s: a symbolic link (name the file itself)", path);
 	if (fd < 0)
 		return cli_usage_error("--env-file %s: %s", path, g_strerror(errno));
 	int r = env_file_check(path, fd);
@@ -294,6 +287,22 @@ static int run_json(cordon_sandbox *sb, const char *const *argv, const cordon_ru
 	return r;
 }
 
+/* With --json a refusal carries the decision, every candidate's verdict: decided again
+ * (as explain does, audited as a dry run) since a failed open returns none. */
+static int report_open_failure(cordon_context *ctx, const cordon_request *req,
+			       cordon_error *err)
+{
+	if (!cli_json || cordon_error_get_class(err) != CORDON_ERROR_FORBIDDEN)
+		return cli_report(err);
+	cordon_decision *d = NULL;
+	cordon_decide(ctx, req, &d, NULL);
+	char *dj = d ? cordon_decision_to_json(d) : NULL;
+	int r = cli_report_decision(err, dj);
+	free(dj);
+	cordon_decision_free(d);
+	return r;
+}
+
 static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_args *a,
 			  const char *const *argv, uint64_t timeout_ms, int cancel_fd)
 {
@@ -306,7 +315,7 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 		return 128 + SIGPIPE;
 	}
 	if (cordon_sandbox_open(ctx, req, &sb, &err) < 0)
-		return cli_report(err);
+		return report_open_failure(ctx, req, err);
 	/* From here on, work runs, possibly as the same user: it must not attach
 	 * to us (a traced cordon enforces no timeout). Not before: the kernel
 	 * tier's open writes the id maps of children that share our memory,
