@@ -7,7 +7,7 @@
 #include "sandbox.h"
 #include "admission.h"
 #include "env.h"
-#include "stdinrelay.h"
+#include "runinput.h"
 #include "workspace.h"
 
 #include <errno.h>
@@ -268,9 +268,11 @@ static int check_options(const cordon_run_options *o, cordon_run_options *ret,
 	o = ret;
 	if (o->stdin_fd >= 0 && o->stdin_data)
 		return invalid(reterr, "stdin_data and stdin_fd are exclusive");
-	if (o->stdin_fd < -1)
-		return invalid(reterr, "stdin_fd is a descriptor or -1");
-	if (o->flags & ~(uint32_t)CORDON_RUN_LAST)
+	if (o->stdin_fd < -1 || o->tty_resize_fd < -1)
+		return invalid(reterr, "stdin_fd and tty_resize_fd are a descriptor or -1");
+	if ((o->flags & CORDON_RUN_TTY) && o->stdin_data)
+		return invalid(reterr, "a terminal run takes its input from stdin_fd, not stdin_data");
+	if (o->flags & ~(uint32_t)(CORDON_RUN_LAST | CORDON_RUN_TTY))
 		return invalid(reterr, "unknown cordon_run_options flags");
 	for (size_t i = 0; o->env && o->env[i]; i++) {
 		const char *eq = strchr(o->env[i], '=');
@@ -323,43 +325,6 @@ static void run_end(cordon_sandbox *sb)
 	g_mutex_unlock(&sb->lock);
 }
 
-/* A run's stdin as its driver takes it: the caller's bytes, a pipe fed from the caller's
- * descriptor (a driver that streams), or that descriptor read whole (one that cannot). */
-typedef struct run_stdin {
-	const void *data;
-	uint64_t len;
-	int fd; /* the pipe's read end, or -1 */
-	stdin_relay relay;
-	GByteArray *whole;
-} run_stdin;
-
-static int run_stdin_open(cordon_sandbox *sb, const cordon_run_options *o, int cancel_fd,
-			  run_stdin *in, cordon_error **reterr)
-{
-	in->data = o ? o->stdin_data : NULL;
-	in->len = o && o->stdin_data ? o->stdin_len : 0;
-	if (!o || o->stdin_fd < 0)
-		return 0;
-	if (sb->tier->driver->ops.flags & CORDON_PLUGIN_DRIVER_STDIN_FD)
-		return stdin_relay_start(&in->relay, o->stdin_fd, &in->fd, reterr);
-	in->whole = g_byte_array_new();
-	int r = stdin_read_whole(o->stdin_fd, cancel_fd, in->whole, reterr);
-	in->data = in->whole->data;
-	in->len = in->whole->len;
-	return r;
-}
-
-static void run_stdin_close(run_stdin *in)
-{
-	stdin_relay_stop(&in->relay);
-	if (in->fd >= 0)
-		close(in->fd);
-	in->fd = -1;
-	if (in->whole)
-		g_byte_array_unref(in->whole);
-	in->whole = NULL;
-}
-
 /* Runs argv through the driver with capture c. cancel_fd is what the driver
  * watches (the host's, a merge of the host's and ours, or -1). */
 static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
@@ -376,9 +341,11 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	if (r < 0)
 		return r;
 	c->cap = cap;
-	run_stdin in = { .fd = -1 };
-	if ((r = run_stdin_open(sb, o, cancel_fd, &in, reterr)) < 0) {
-		run_stdin_close(&in);
+	run_input in = RUN_INPUT_INIT;
+	const cordon_run_options none = CORDON_RUN_OPTIONS_INIT;
+	if ((r = run_input_open(&in, o ? o : &none, sb->tier->driver->ops.flags, cancel_fd,
+				sink_output, c, reterr)) < 0) {
+		run_input_close(&in);
 		run_end(sb);
 		return r;
 	}
@@ -395,12 +362,13 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 		.cancel_fd = cancel_fd,
 		.port = port,
 		.stdin_fd = in.fd,
+		.tty_fd = in.tty_fd,
 	};
 	cordon_plugin_run_sink sink = { sizeof(sink), 0, c, sink_output, sink_address };
 	cordon_plugin_run_status st = { .size = sizeof(st) };
 	struct cordon_plugin_error perr = { 0 };
 	r = sb->tier->driver->ops.run(sb->state, &spec, &sink, &st, &perr);
-	run_stdin_close(&in);
+	run_input_close(&in);
 	run_end(sb);
 	r = error_from_plugin(reterr, &perr, r, "run");
 	if (r >= 0 && c->result)
@@ -553,8 +521,8 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
-	if (o && on.stdin_fd >= 0)
-		return invalid(reterr, "servers get no stdin: stdin_fd must be -1");
+	if (o && (on.stdin_fd >= 0 || (on.flags & CORDON_RUN_TTY)))
+		return invalid(reterr, "servers get no stdin and no terminal");
 	o = o ? &on : NULL;
 	if (o && o->cancel_fd >= 0)
 		return invalid(reterr, "serve is stopped with cordon_serve_stop, not a cancel_fd");

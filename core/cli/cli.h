@@ -72,8 +72,17 @@ GOptionEntry *cli_request_fields_entries(cli_request_fields *f);
 int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req,
 			     cordon_error **err);
 
+/* The user's terminal (tty.c). Raw mode on fd, when a terminal, until cli_tty_restore
+ * (async-signal-safe; also run at exit). */
+int cli_tty_raw(int fd);
+void cli_tty_restore(void);
+/* The terminal's size now (0 when none) and the read end of its resize records (a pipe
+ * SIGWINCH writes to), or -1. */
+int cli_tty_size_start(uint16_t *ret_rows, uint16_t *ret_cols);
+
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_exec(int argc, char **argv);
+int cli_cmd_shell(int argc, char **argv);
 int cli_cmd_probe(int argc, char **argv);
 int cli_cmd_plugins(int argc, char **argv);
 int cli_cmd_version(int argc, char **argv);

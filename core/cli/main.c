@@ -22,6 +22,7 @@ static const struct command {
 } commands[] = {
 	{ "run", cli_cmd_run, "run a program (no shell) in a sandbox" },
 	{ "exec", cli_cmd_exec, "run a shell line in a sandbox" },
+	{ "shell", cli_cmd_shell, "an interactive shell on a terminal in a sandbox" },
 	{ "probe", cli_cmd_probe, "report each tier: available or not, containment, reason" },
 	{ "plugins", cli_cmd_plugins, "list plugins: loaded or why refused" },
 	{ "policy", cli_cmd_policy, "check a policy file, or show the policy in effect" },

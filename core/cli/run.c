@@ -10,6 +10,11 @@
  * it, and the tier's own lifeline (the jail's supervisor, the kernel tier's
  * init) still kills the work. A signal ignored when cordon starts (nohup, a
  * background job) stays ignored.
+ *
+ * -t (and `cordon shell`): the work gets a terminal of the sandbox's own (the library's
+ * pseudo-terminal), our terminal goes raw for the run (tty.c: restored on every exit path),
+ * and the work's output reaches it as it is: a terminal's bytes are the terminal's to
+ * interpret, as with ssh -t or docker run -t. cordon's own messages stay escaped.
  */
 #include "config.h"
 
@@ -32,10 +37,14 @@
 /* The largest --env-file read. */
 #define ENV_FILE_MAX (1u << 20)
 
+/* What follows the options: an argv (run), one shell line (exec), or an optional argv
+ * (shell: /bin/sh by default, always with a terminal). */
+typedef enum run_mode { RUN_ARGV, RUN_LINE, RUN_SHELL } run_mode;
+
 typedef struct run_args {
 	char *trust, *tier, *timeout, *workdir, *policy, *plugin_dir, *workspace, *env_file;
 	char **env;
-	gboolean json, raw;
+	gboolean json, raw, tty;
 	cli_request_fields fields;
 } run_args;
 
@@ -180,6 +189,7 @@ static int stop_pipe[2] = { -1, -1 };
 static void on_stop(int sig)
 {
 	int e = errno;
+	cli_tty_restore(); /* a second signal kills us: the terminal is sane again first */
 	if (!stop_signal)
 		stop_signal = sig;
 	if (write(stop_pipe[1], "", 1) < 0) {
@@ -256,11 +266,15 @@ static int run_passthrough(cordon_sandbox *sb, const char *const *argv,
 			   const cordon_run_options *o, bool raw)
 {
 	passthrough pt = { .reader_gone = false };
-	cli_out_init(&pt.out[1], STDOUT_FILENO, raw, &stop_signal);
+	bool tty = o->flags & CORDON_RUN_TTY;
+	cli_out_init(&pt.out[1], STDOUT_FILENO, raw || tty, &stop_signal);
 	cli_out_init(&pt.out[2], STDERR_FILENO, raw, &stop_signal);
 	cordon_result *res = NULL;
 	cordon_error *err = NULL;
+	if (tty && !cli_stdio_closed[STDIN_FILENO] && cli_tty_raw(STDIN_FILENO) < 0)
+		fprintf(stderr, "cordon: warning: cannot put the terminal in raw mode\n");
 	int r = cordon_sandbox_stream(sb, argv, o, on_output, &pt, &res, &err);
+	cli_tty_restore();
 	cli_out_flush(&pt.out[1]);
 	cli_out_flush(&pt.out[2]);
 	if (r < 0)
@@ -329,6 +343,10 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	/* Streamed as it comes, through a pipe of the library's: the work never holds our
 	 * descriptor (a terminal, a file). Closed when cordon started: the work gets none. */
 	o.stdin_fd = cli_stdio_closed[STDIN_FILENO] ? -1 : STDIN_FILENO;
+	if (a->tty) {
+		o.flags |= CORDON_RUN_TTY;
+		o.tty_resize_fd = cli_tty_size_start(&o.tty_rows, &o.tty_cols);
+	}
 	int r = 0;
 	if (!stop_signal)
 		r = a->json ? run_json(sb, argv, &o) : run_passthrough(sb, argv, &o, a->raw);
@@ -338,10 +356,11 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	return r;
 }
 
-static int parse_run(int *argc, char ***argv, bool shell, run_args *a)
+static int parse_run(int *argc, char ***argv, run_mode mode, run_args *a)
 {
 	GOptionEntry entries[] = {
-		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a->trust, "Trust level: trusted, semi-trusted (default), untrusted", "T" },
+		{ "trust", 0, 0, G_OPTION_ARG_STRING, &a->trust, "Trust level: trusted, semi-trusted (default), untrusted", "T" },
+		{ "tty", 't', 0, G_OPTION_ARG_NONE, &a->tty, "Give the work a terminal (the sandbox's own pseudo-terminal; this terminal goes raw for the run)", NULL },
 		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a->tier, "Ask for this tier by name", "NAME" },
 		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &a->timeout, "Wall time limit (30s, 10m, 500ms)", "D" },
 		{ "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a->env, "Grant variable NAME with its value in cordon's environment (NAME=VALUE works but shows the value to every user)", "NAME" },
@@ -354,8 +373,10 @@ static int parse_run(int *argc, char ***argv, bool shell, run_args *a)
 		{ "raw", 0, 0, G_OPTION_ARG_NONE, &a->raw, "Pass control characters to a terminal as they are (by default they are shown as \\xNN)", NULL },
 		{ NULL }
 	};
-	const char *usage = shell ? "'SHELL LINE' - run a shell line in a sandbox"
-				  : "-- ARGV... - run a program (no shell) in a sandbox";
+	const char *usage = mode == RUN_LINE    ? "'SHELL LINE' - run a shell line in a sandbox"
+			    : mode == RUN_SHELL ? "[-- PROGRAM ARGS...] - an interactive shell (/bin/sh) "
+						  "on a terminal in a sandbox"
+						: "-- ARGV... - run a program (no shell) in a sandbox";
 	g_autoptr(GOptionContext) oc = g_option_context_new(usage);
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a->fields);
@@ -364,21 +385,37 @@ static int parse_run(int *argc, char ***argv, bool shell, run_args *a)
 	g_autoptr(GError) gerr = NULL;
 	if (!g_option_context_parse(oc, argc, argv, &gerr))
 		return cli_usage_error("%s", gerr->message);
+	if (mode == RUN_SHELL)
+		a->tty = TRUE;
+	if (a->tty && a->json)
+		return cli_usage_error("--tty and --json do not go together: a terminal's output "
+				       "is one stream, for a terminal");
 	return 0;
+}
+
+static bool is_trust_name(const char *s)
+{
+	return strcmp(s, "trusted") == 0 || strcmp(s, "semi-trusted") == 0 ||
+	       strcmp(s, "untrusted") == 0;
 }
 
 /* What follows the options: argv[*ret_first] on (run) or the one shell line
  * there (exec); and the timeout. Returns 0 or an exit code. */
-static int parse_command(int argc, char **argv, bool shell, const run_args *a, int *ret_first,
-			 uint64_t *ret_timeout_ms)
+static int parse_command(int argc, char **argv, run_mode mode, const run_args *a,
+			 int *ret_first, uint64_t *ret_timeout_ms)
 {
 	int first = 1;
+	/* `-t trusted --`: -t was --trust before 0.2; now it is --tty, and "trusted" would
+	 * be run as the program. */
+	if (a->tty && first + 1 < argc && is_trust_name(argv[first]) &&
+	    strcmp(argv[first + 1], "--") == 0)
+		return cli_usage_error("-t is --tty; the trust level is --trust %s", argv[first]);
 	if (first < argc && strcmp(argv[first], "--") == 0)
 		first++;
-	if (first >= argc)
-		return cli_usage_error(shell ? "a shell line is required"
-					     : "a command is required after --");
-	if (shell && argc - first != 1)
+	if (first >= argc && mode != RUN_SHELL)
+		return cli_usage_error(mode == RUN_LINE ? "a shell line is required"
+							: "a command is required after --");
+	if (mode == RUN_LINE && argc - first != 1)
 		return cli_usage_error("exec takes exactly one shell line (quote it)");
 	const char *why = NULL;
 	if (a->timeout && units_parse_duration(a->timeout, ret_timeout_ms, &why) == 0 &&
@@ -413,14 +450,14 @@ static int make_request(const run_args *a, cordon_request **ret)
 	return r;
 }
 
-static int run_work(int argc, char **argv, bool shell)
+static int run_work(int argc, char **argv, run_mode mode)
 {
 	run_args a = { NULL };
 	int first = 0;
 	uint64_t timeout_ms = 0;
-	int r = parse_run(&argc, &argv, shell, &a);
+	int r = parse_run(&argc, &argv, mode, &a);
 	if (r == 0)
-		r = parse_command(argc, argv, shell, &a, &first, &timeout_ms);
+		r = parse_command(argc, argv, mode, &a, &first, &timeout_ms);
 	/* Before the context: a signal during plugin loading or the probe still
 	 * ends in an orderly exit. */
 	int cancel_fd = r == 0 ? stop_signals_install() : -1;
@@ -431,9 +468,12 @@ static int run_work(int argc, char **argv, bool shell)
 	if (r == 0)
 		r = make_request(&a, &req);
 	if (r == 0) {
-		const char *sh[] = { "/bin/sh", "-c", argv[first], NULL };
-		r = run_in_sandbox(ctx, req, &a, shell ? sh : (const char *const *)argv + first,
-				   timeout_ms, cancel_fd);
+		const char *line[] = { "/bin/sh", "-c", argv[first], NULL };
+		const char *sh[] = { "/bin/sh", NULL };
+		const char *const *work = mode == RUN_LINE ? line
+					  : first < argc   ? (const char *const *)argv + first
+							   : sh;
+		r = run_in_sandbox(ctx, req, &a, work, timeout_ms, cancel_fd);
 	}
 	cordon_request_free(req);
 	cordon_context_free(ctx);
@@ -441,5 +481,6 @@ static int run_work(int argc, char **argv, bool shell)
 	return stop_signal ? 128 + stop_signal : r;
 }
 
-int cli_cmd_run(int argc, char **argv) { return run_work(argc, argv, false); }
-int cli_cmd_exec(int argc, char **argv) { return run_work(argc, argv, true); }
+int cli_cmd_run(int argc, char **argv) { return run_work(argc, argv, RUN_ARGV); }
+int cli_cmd_exec(int argc, char **argv) { return run_work(argc, argv, RUN_LINE); }
+int cli_cmd_shell(int argc, char **argv) { return run_work(argc, argv, RUN_SHELL); }

@@ -384,6 +384,27 @@ START_TEST(test_stdin_fd_read_whole_for_a_driver_that_cannot_stream)
 }
 END_TEST
 
+/* A terminal is refused by a driver that cannot give one (no CORDON_PLUGIN_DRIVER_TTY, as
+ * this one): never a run without it. Servers get none; a terminal takes no stdin_data. */
+START_TEST(test_tty_refused_where_the_driver_cannot)
+{
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	const char *argv[] = { "echo", "ran", NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = CORDON_RUN_TTY;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -ENOTTY);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	cordon_serve *s = NULL;
+	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 0, &o, &s, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	o.stdin_data = "x";
+	o.stdin_len = 1;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+}
+END_TEST
+
 START_TEST(test_driver_errors)
 {
 	cordon_error *err = NULL;
@@ -684,6 +705,7 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_environment_baseline_and_grants);
 	tcase_add_test(tc, test_bad_run_options_refused);
 	tcase_add_test(tc, test_stdin_fd_read_whole_for_a_driver_that_cannot_stream);
+	tcase_add_test(tc, test_tty_refused_where_the_driver_cannot);
 	tcase_add_test(tc, test_driver_errors);
 	tcase_add_test(tc, test_unsupported_file_ops);
 	tcase_add_test(tc, test_stream_cancelled_by_callback);
