@@ -188,10 +188,14 @@ static int policy_show(int argc, char **argv)
 
 int cli_cmd_policy(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "check") == 0)
+	if (argc >= 2 && strcmp(argv[1], "check") == 0) {
+		g_set_prgname("cordon policy check");
 		return policy_check(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "show") == 0)
+	}
+	if (argc >= 2 && strcmp(argv[1], "show") == 0) {
+		g_set_prgname("cordon policy show");
 		return policy_show(argc - 1, argv + 1);
+	}
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("Usage: cordon policy check FILE\n"
 		       "       cordon policy show [--default] [--policy FILE]\n");
