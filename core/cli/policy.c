@@ -76,15 +76,17 @@ static char *json_lines(const char *text, const char *prefix)
 
 /* policy check --json: {"file","valid":true,"summary","warnings":[...]} or
  * {"file","valid":false,"error":{"class","code","message"},"errors":[one a line]}. */
-static void print_check_json(const char *file, const char *summary, const cordon_error *err)
+static void print_check_valid(const char *file, const char *summary)
 {
 	g_autofree char *jf = cli_json_string(file, strlen(file));
-	if (!err) {
-		g_autofree char *js = cli_json_string(summary, strlen(summary));
-		g_autofree char *jw = json_lines(summary, "WARNING: ");
-		printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s}\n", jf, js, jw);
-		return;
-	}
+	g_autofree char *js = cli_json_string(summary, strlen(summary));
+	g_autofree char *jw = json_lines(summary, "WARNING: ");
+	printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s}\n", jf, js, jw);
+}
+
+static void print_check_invalid(const char *file, const cordon_error *err)
+{
+	g_autofree char *jf = cli_json_string(file, strlen(file));
 	const char *msg = cordon_error_get_message(err);
 	g_autofree char *jc = cli_json_string(cordon_error_get_code(err),
 					      strlen(cordon_error_get_code(err)));
@@ -119,7 +121,7 @@ static int policy_check(int argc, char **argv)
 			return cli_report(err);
 		/* Every error, one per line, each with its position. */
 		if (json)
-			print_check_json(argv[1], NULL, err);
+			print_check_invalid(argv[1], err);
 		g_autofree char *msg = cli_printable(cordon_error_get_message(err));
 		fprintf(stderr, "%s\n", msg);
 		fprintf(stderr, "cordon: %s is not a valid policy [%s]\n", argv[1],
@@ -129,7 +131,7 @@ static int policy_check(int argc, char **argv)
 	}
 	char *summary = cordon_context_policy_summary(ctx);
 	if (json)
-		print_check_json(argv[1], summary, NULL);
+		print_check_valid(argv[1], summary);
 	else
 		fputs(summary, stdout);
 	warn_loudly(summary);

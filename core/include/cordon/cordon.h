@@ -261,7 +261,8 @@ enum {
 	 * controlling terminal of its session (its line discipline turns ^C into SIGINT for
 	 * the work, a shell gets job control). stdin_fd's bytes are typed into it; its output,
 	 * the work's as the terminal shows it, arrives as stream 1 only, as it is (the host
-	 * decides what reaches a real terminal). Size: tty_rows, tty_cols, tty_resize_fd.
+	 * decides what reaches a real terminal), on a thread of the library's: a stream
+	 * callback must not assume the calling thread. Size: tty_rows, tty_cols, tty_resize_fd.
 	 * A tier that cannot give one refuses the run (terminal "unsupported"): the local
 	 * tiers can, the container tiers cannot yet. Not with stdin_data, nor for serve. */
 	CORDON_RUN_TTY = 1u << 1,
