@@ -301,6 +301,19 @@ static int run_json(cordon_sandbox *sb, const char *const *argv, const cordon_ru
 	return r;
 }
 
+/* The work's stdin: ours, streamed as it comes through a pipe of the library's (the work
+ * never holds our descriptor: a terminal, a file). None when ours was closed at the start,
+ * or is a terminal we run in the background of (`cordon run ... &`): reading it would stop
+ * us with SIGTTIN, as it stops `cat &`, though the work may never want input. */
+static int stdin_for_work(void)
+{
+	if (cli_stdio_closed[STDIN_FILENO])
+		return -1;
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
+		return -1;
+	return STDIN_FILENO;
+}
+
 /* With --json a refusal carries the decision, every candidate's verdict: decided again
  * (as explain does, audited as a dry run) since a failed open returns none. */
 static int report_open_failure(cordon_context *ctx, const cordon_request *req,
@@ -340,9 +353,7 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	o.timeout_ms = timeout_ms;
 	o.workdir = a->workdir;
 	o.cancel_fd = cancel_fd_make(cancel_fd);
-	/* Streamed as it comes, through a pipe of the library's: the work never holds our
-	 * descriptor (a terminal, a file). Closed when cordon started: the work gets none. */
-	o.stdin_fd = cli_stdio_closed[STDIN_FILENO] ? -1 : STDIN_FILENO;
+	o.stdin_fd = stdin_for_work();
 	if (a->tty) {
 		o.flags |= CORDON_RUN_TTY;
 		o.tty_resize_fd = cli_tty_size_start(&o.tty_rows, &o.tty_cols);

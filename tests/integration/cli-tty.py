@@ -153,5 +153,15 @@ def case_refused(cmd):
     want(t.restored(), "the terminal's modes were not restored")
 
 
+def case_background(cmd):
+    # cordon in a background job of the terminal (job control on): it does not read the
+    # terminal (that would stop it with SIGTTIN), the work's stdin is empty
+    line = " ".join("'%s'" % a for a in cmd) + " -- sh -c 'cat; echo BG-DONE'"
+    t = Term(["/bin/sh", "-c", "set -m; %s & wait $!; echo WAITED-$?" % line])
+    t.expect(b"BG-DONE", timeout=30)
+    t.expect(b"WAITED-0", timeout=30)
+    t.wait()
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]](sys.argv[2:])

@@ -28,6 +28,7 @@ for t in jail kernel; do
 	check "$t: SIGTERM to cordon: exit 143, the terminal restored" 0 timeout 90 "$py" "$drv" sigterm "$cordon" run -t $a
 	check "$t: a program that cannot run: exit 70, the terminal restored" 0 timeout 90 "$py" "$drv" error "$cordon" run -t $a
 	check "$t: cordon shell is an interactive shell on a terminal" 0 timeout 90 "$py" "$drv" shell "$cordon" shell $a
+	check "$t: a background cordon does not read the terminal (no SIGTTIN stop)" 0 timeout 90 "$py" "$drv" background "$cordon" run $a
 	}
 done
 
