@@ -32,6 +32,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The largest --env-file read. */
@@ -301,13 +302,22 @@ static int run_json(cordon_sandbox *sb, const char *const *argv, const cordon_ru
 	return r;
 }
 
+/* Whether fd is /dev/null: nothing to stream (EOF at once either way), and a run without a
+ * streamed stdin keeps a container tier's session channel (no engine call). */
+static bool is_dev_null(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
 /* The work's stdin: ours, streamed as it comes through a pipe of the library's (the work
- * never holds our descriptor: a terminal, a file). None when ours was closed at the start,
- * or is a terminal we run in the background of (`cordon run ... &`): reading it would stop
- * us with SIGTTIN, as it stops `cat &`, though the work may never want input. */
+ * never holds our descriptor: a terminal, a file). None when ours was closed at the start
+ * or is /dev/null, or is a terminal we run in the background of (`cordon run ... &`):
+ * reading it would stop us with SIGTTIN, as it stops `cat &`, though the work may never
+ * want input. */
 static int stdin_for_work(void)
 {
-	if (cli_stdio_closed[STDIN_FILENO])
+	if (cli_stdio_closed[STDIN_FILENO] || is_dev_null(STDIN_FILENO))
 		return -1;
 	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
 		return -1;
