@@ -85,6 +85,15 @@ for t in $tiers; do
 		ok "$t: work that does not read ends without waiting for a silent producer"
 	else not_ok "$t: work that does not read ends without waiting for a silent producer ($(cat "$tmp/took")s)"; fi
 	check "$t: work that closes its stdin under a fast producer" 0 sh -c 'yes | "$@"' sh "$cordon" run $a -- sh -c 'exec 0<&-; echo closed'
+	# An engine drops output written just before its exec'd process exits while stdin is
+	# still streamed (podman: about 2 in 5): the agent's answer must survive that, each time.
+	lost=0
+	for i in 1 2 3 4 5 6 7 8; do
+		out=$(yes | "$cordon" run $a -- sh -c 'echo answered' 2>"$tmp/err")
+		[ "$out" = answered ] || lost=$((lost + 1))
+	done
+	if [ "$lost" = 0 ]; then ok "$t: 8 of 8 runs that end under a streaming producer keep their output"
+	else not_ok "$t: $lost of 8 runs that end under a streaming producer lost their output"; sed 's/^/# /' "$tmp/err"; fi
 	check "$t: the work's own exit status after reading stdin" 5 sh -c 'echo x | "$@"' sh "$cordon" run $a -- sh -c 'cat >/dev/null; exit 5'
 	check "$t: a closed stdin is no stdin" 0 sh -c '"$@" <&-' sh "$cordon" run $a -- cat
 	if [ ! -s "$tmp/out" ]; then ok "$t: cat of a closed stdin prints nothing"; else not_ok "$t: cat of a closed stdin prints nothing"; fi
