@@ -2,7 +2,7 @@
 /*
  * cordon-nsinit: the init of a kernel-tier sandbox (nsinit-proto.h).
  *
- * The launcher (confine.c) builds the sandbox's namespaces and its view of
+ * The launcher (confine.c, zygote.c, child.c) builds the sandbox's namespaces and its view of
  * the host, then executes this program from a sealed memfd embedded in
  * libcordon (no path on the host can be swapped for it). It runs as:
  *
@@ -337,7 +337,7 @@ static bool reap(long work_pid, int *status)
 	}
 }
 
-/* The zygote's bounding set holds only what it keeps (confine.c's
+/* The zygote's bounding set holds only what it keeps (child.c's
  * zygote_caps); the run drops those and everything else it has. */
 static const int zygote_caps[] = { 21 /* SYS_ADMIN */, 7 /* SETUID */, 6 /* SETGID */,
 				   8 /* SETPCAP */ };
