@@ -34,7 +34,7 @@
 extern const unsigned char confine_nsinit_blob[] CORDON_INTERNAL;
 extern const size_t confine_nsinit_blob_len CORDON_INTERNAL;
 
-#define STACK_SIZE (256u << 10)
+#define STACK_SIZE ((size_t)256 << 10)
 #define NSTACKS 4 /* A, B, the self-test, B's helper */
 
 /* Sizes of the private scratch mounts. */
@@ -289,6 +289,7 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 
 	if (pipe2(sync, O_CLOEXEC) < 0 || pipe2(status, O_CLOEXEC) < 0 ||
 	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, control) < 0) {
+		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc): g_autofree frees p (the analyzer ignores cleanup attributes)
 		r = -errno;
 		snprintf(why, whylen, "pipe: %s", g_strerror(-r));
 		goto out;
