@@ -688,7 +688,8 @@ static int cmd_run(int argc, char **argv)
 	int sfd = block_signals();
 	/* envp (and its block) live as long as this one-run process: never freed. */
 	if (sfd < 0)
-		return fail("io_error", errno, "signalfd"); // NOLINT(clang-analyzer-unix.Malloc)
+		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
+		return fail("io_error", errno, "signalfd");
 	bool hangup = false;
 	return run_job(&o, envp, -1, -1, sfd, &hangup);
 }

@@ -623,7 +623,8 @@ int cfg_parse(const char *text, size_t len, const char *name, cfg_node **ret,
 	}
 	/* finish() refused a missing root; the analyzer does not follow the variadic
 	 * error_set() it returned through. */
-	b.root->arena = b.arena; /* freed with the root */ // NOLINT(clang-analyzer-core.NullDereference)
+	// NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
+	b.root->arena = b.arena; /* freed with the root */
 	*ret = b.root;
 	return 0;
 }

@@ -407,7 +407,8 @@ static void load_code(cordon_context *ctx, plugin_record *rec, int fd)
 		return;
 	/* check_descriptor writes d whenever it returns 0; the analyzer's path budget ends in
 	 * the variadic refuse() before it can see that. */
-	const plugin_record *other = find_loaded(ctx, d.name); // NOLINT(clang-analyzer-core.CallAndMessage)
+	// NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage)
+	const plugin_record *other = find_loaded(ctx, d.name);
 	if (other) {
 		refuse(rec, EEXIST, "a plugin named '%s' is already loaded from %s; %s is another",
 		       d.name, other->path, rec->path);
