@@ -1475,6 +1475,30 @@ START_TEST(test_bind_mount_workspace_allowed)
 	ck_assert_int_eq(umount2(bind, MNT_DETACH), 0);
 	rt_teardown(&t);
 	ck_assert_msg(refused->len == 0, "refused:%s", refused->str);
+/* Review of issue 10 (item 1): as root the work runs as host uid 65534, the
+ * uid the container tiers' work runs as and the owner this suite (and the
+ * refusal of a root-owned workspace) suggests for workspaces: with the host
+ * visible read-only, it read another sandbox's nobody-owned workspace,
+ * mode 0700 with a 0600 file. */
+START_TEST(test_other_workspace_unreadable)
+{
+	if (geteuid() != 0)
+		return; /* unprivileged the work is the caller, whose own files these are */
+	rt t = { 0 };
+	rt_start(&t);
+	g_autofree char *other = g_build_filename(t.top, "other", NULL);
+	g_autofree char *secret = g_build_filename(other, "secret", NULL);
+	ck_assert_int_eq(g_mkdir(other, 0700), 0);
+	ck_assert(g_file_set_contents(secret, "another tenant's secret\n", -1, NULL));
+	ck_assert_int_eq(chmod(secret, 0600), 0);
+	ck_assert_int_eq(chown(secret, 65534, 65534), 0);
+	ck_assert_int_eq(chown(other, 65534, 65534), 0);
+	const char *const cat[] = { "/bin/cat", secret, NULL };
+	cordon_result *r = rt_run(&t, cat, NULL, 20000);
+	g_autofree char *got = g_strdup(out(r));
+	cordon_result_free(r);
+	rt_teardown(&t);
+	ck_assert_msg(!strstr(got, "secret"), "the work read %s: %s", secret, got);
 }
 END_TEST
 
@@ -1654,6 +1678,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_forbidden_workspace_bind_mount);
 	tcase_add_test(tc, test_forbidden_workspace_nested_bind);
 	tcase_add_test(tc, test_bind_mount_workspace_allowed);
+	tcase_add_test(tc, test_other_workspace_unreadable);
 	suite_add_tcase(s, tc);
 	return s;
 }
