@@ -222,6 +222,9 @@ void zygote_free(zygote *z)
 	if (z->pidfd >= 0 && g_atomic_int_get(&z->live_runs) > 0)
 		confine_wait_hangup(z->pidfd, POLLIN);
 	confine_close_fd(&z->pidfd);
+	/* No process with the ids is left: a run's init reaps its own before it reports, and
+	 * the zygote itself keeps the caller's ids. */
+	hostids_release(&z->ids);
 	g_mutex_clear(&z->lock);
 	g_free(z);
 }
@@ -279,6 +282,14 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	if (init < 0) {
 		snprintf(why, whylen, "cannot load the sandbox's init (%s)", what);
 		return -EIO;
+	}
+	hostids ids = { .lock_fd = -1 };
+	if (privileged) {
+		int c = hostids_claim(&ids, why, whylen);
+		if (c < 0)
+			return c;
+		out_uid = ids.uid;
+		out_gid = ids.gid;
 	}
 	g_autofree child_plan *p = g_new0(child_plan, 1);
 	int sync[2] = { -1, -1 }, status[2] = { -1, -1 }, control[2] = { -1, -1 };
@@ -375,6 +386,10 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	z->privileged = privileged;
 	z->in_uid = in_uid;
 	z->in_gid = in_gid;
+	z->out_uid = out_uid;
+	z->out_gid = out_gid;
+	z->ids = ids;
+	ids.lock_fd = -1;
 	if (overlap) {
 		overlap->ran = true;
 		r = overlap->fn(overlap->arg, why, whylen);
@@ -393,6 +408,7 @@ out:
 		confine_wait_hangup(z->pidfd, POLLIN);
 		zygote_free(g_steal_pointer(&z));
 	}
+	hostids_release(&ids); /* not handed to a zygote: its child is gone or never was */
 	if (stacks != MAP_FAILED)
 		munmap(stacks, NSTACKS * STACK_SIZE);
 	confine_close_fd(&sync[0]);

@@ -1475,6 +1475,9 @@ START_TEST(test_bind_mount_workspace_allowed)
 	ck_assert_int_eq(umount2(bind, MNT_DETACH), 0);
 	rt_teardown(&t);
 	ck_assert_msg(refused->len == 0, "refused:%s", refused->str);
+}
+END_TEST
+
 /* Review of issue 10 (item 1): as root the work runs as host uid 65534, the
  * uid the container tiers' work runs as and the owner this suite (and the
  * refusal of a root-owned workspace) suggests for workspaces: with the host
