@@ -1554,6 +1554,34 @@ START_TEST(test_nofile_floor)
 }
 END_TEST
 
+/* Review of issue 10 (item 5): what the work keeps in its private tmpfs
+ * (/tmp 512 MiB, /dev/shm 64 MiB, the private root) is memory. As root the
+ * memory cgroup counts it; unprivileged the memory limit is RLIMIT_AS,
+ * which does not, so a run limited to 64 MiB held 400 MiB in /tmp. */
+START_TEST(test_tmpfs_counts_as_memory)
+{
+	const char *policy = "cordon: 1\ntiers:\n"
+			     "  kernel: {driver: local, confine: kernel, limits: {memory: 64MiB}}\n"
+			     "trust:\n  semi-trusted: {tiers: [kernel]}\n";
+	cordon_error *err = NULL;
+	cordon_context *ctx = context_with(policy, &err);
+	ck_assert_msg(ctx, "%s", err ? cordon_error_get_message(err) : "");
+	cordon_request *req = cordon_request_new("semi-trusted");
+	cordon_sandbox *sb = NULL;
+	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "");
+	cordon_result *r = NULL;
+	ck_assert_int_eq(cordon_sandbox_exec(sb, "dd if=/dev/zero of=/tmp/big bs=1M count=400 "
+					     "2>/dev/null; du -m /tmp/big | cut -f1", NULL, &r, &err), 0);
+	long held = strtol(out(r), NULL, 10);
+	cordon_result_free(r);
+	cordon_sandbox_close(sb);
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+	ck_assert_msg(held <= 64, "the work held %ld MiB in /tmp under a 64 MiB memory limit", held);
+}
+END_TEST
+
 /* Without a workspace the private root is a tmpfs capped by the tier's
  * `disk` (issue 10: one run filled the host's /tmp with 900 MiB): writing
  * past it fails with ENOSPC inside, nothing lands on the host's disk, and
@@ -1682,6 +1710,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_forbidden_workspace_nested_bind);
 	tcase_add_test(tc, test_bind_mount_workspace_allowed);
 	tcase_add_test(tc, test_other_workspace_unreadable);
+	tcase_add_test(tc, test_tmpfs_counts_as_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }
