@@ -152,8 +152,8 @@ static int get_zygote(const identity *id, confine_sandbox *s, char *why, size_t 
 		s->nidle = 1;
 	if (s->z)
 		return 0;
-	return zygote_start(id->privileged, id->in_uid, id->in_gid, id->out_uid, id->out_gid, NULL,
-			    &s->z, why, whylen);
+	return zygote_start(id->privileged, id->in_uid, id->in_gid, id->out_uid, id->out_gid,
+			    limits_plan_scratch_cap(&s->limits), NULL, &s->z, why, whylen);
 }
 
 int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
@@ -673,8 +673,14 @@ int confine_trial(const cordon_plugin_limits *limits, confine_precheck_fn preche
 	trial_warmup warm = { .limits = limits, .precheck = precheck };
 	zygote_overlap overlap = { trial_warm, &warm, false };
 	zygote *z = NULL;
-	int r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &overlap,
-			     &z, why, whylen);
+	/* The scratch sizes are the zygote's from its start (a failing plan is reported by
+	 * the overlap's checks, with its reason). */
+	limits_plan early;
+	char ignored[256];
+	uint64_t scratch = limits_plan_make(limits, &early, ignored, sizeof(ignored)) == 0 ?
+				   limits_plan_scratch_cap(&early) : 0;
+	int r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, scratch,
+			     &overlap, &z, why, whylen);
 	/* A start that failed early: the checks name the cause better. */
 	if (r < 0 && !overlap.ran) {
 		char checked[512];

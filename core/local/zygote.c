@@ -37,10 +37,22 @@ extern const size_t confine_nsinit_blob_len CORDON_INTERNAL;
 #define STACK_SIZE ((size_t)256 << 10)
 #define NSTACKS 4 /* A, B, the self-test, B's helper */
 
-/* Sizes of the private scratch mounts. */
-#define TMP_SIZE "size=512m,nr_inodes=65536,mode=1777"
-#define SHM_SIZE "size=64m,nr_inodes=4096,mode=1777"
+/* Sizes of the private scratch mounts: at most these, and together within a scratch cap. */
+#define TMP_BYTES ((uint64_t)512 << 20)
+#define SHM_BYTES ((uint64_t)64 << 20)
+#define SCRATCH_MIN_BYTES ((uint64_t)1 << 20)
+#define TMP_OPTS "nr_inodes=65536,mode=1777"
+#define SHM_OPTS "nr_inodes=4096,mode=1777"
 #define DEV_SIZE "size=64k,nr_inodes=64,mode=755"
+
+/* /tmp gets seven eighths of a cap, /dev/shm one eighth, each within its usual size. */
+static uint64_t scratch_size(uint64_t usual, uint64_t cap, unsigned eighths)
+{
+	if (!cap)
+		return usual;
+	uint64_t share = cap / 8 * eighths;
+	return MAX(MIN(usual, share), SCRATCH_MIN_BYTES);
+}
 
 static const char *const step_names[STEP_COUNT_] = {
 	[STEP_NONE] = "setup",
@@ -269,8 +281,8 @@ static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 }
 
 int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out_uid,
-			unsigned out_gid, zygote_overlap *overlap, zygote **ret, char *why,
-			size_t whylen)
+			unsigned out_gid, uint64_t scratch_cap, zygote_overlap *overlap, zygote **ret,
+			char *why, size_t whylen)
 {
 	const char *what = NULL;
 	int bpf = seccomp_filter_fd(&what);
@@ -310,8 +322,10 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	p->in_gid = in_gid;
 	snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1", in_uid, out_uid);
 	snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1", in_gid, out_gid);
-	snprintf(p->tmp_opts, sizeof(p->tmp_opts), "%s,uid=%u,gid=%u", TMP_SIZE, in_uid, in_gid);
-	snprintf(p->shm_opts, sizeof(p->shm_opts), "%s,uid=%u,gid=%u", SHM_SIZE, in_uid, in_gid);
+	snprintf(p->tmp_opts, sizeof(p->tmp_opts), "size=%" PRIu64 ",%s,uid=%u,gid=%u",
+		 scratch_size(TMP_BYTES, scratch_cap, 7), TMP_OPTS, in_uid, in_gid);
+	snprintf(p->shm_opts, sizeof(p->shm_opts), "size=%" PRIu64 ",%s,uid=%u,gid=%u",
+		 scratch_size(SHM_BYTES, scratch_cap, 1), SHM_OPTS, in_uid, in_gid);
 	snprintf(p->dev_opts, sizeof(p->dev_opts), "%s,uid=%u,gid=%u", DEV_SIZE, in_uid, in_gid);
 	p->fd_sync_r = sync[0];
 	p->fd_sync_w = sync[1];
@@ -388,6 +402,7 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	z->in_gid = in_gid;
 	z->out_uid = out_uid;
 	z->out_gid = out_gid;
+	z->scratch_cap = scratch_cap;
 	z->ids = ids;
 	ids.lock_fd = -1;
 	if (overlap) {
@@ -536,7 +551,8 @@ zygote *zygote_pool_take(bool privileged, unsigned in_uid, unsigned in_gid, cons
 	limits_cgroup cg = pool_cg;
 	bool have_cg = false;
 	if (pool && pool->privileged == privileged && pool->in_uid == in_uid &&
-	    pool->in_gid == in_gid && zygote_alive(pool)) {
+	    pool->in_gid == in_gid && plan && pool->scratch_cap == limits_plan_scratch_cap(plan) &&
+	    zygote_alive(pool)) {
 		z = g_steal_pointer(&pool);
 		have_cg = pool_has_cg;
 		pool_has_cg = false;
