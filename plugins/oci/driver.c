@@ -23,8 +23,6 @@
 #define DEFAULT_CLI_TIMEOUT_MS 60000
 #define MAX_POOL 32
 
-const cordon_host *oci_host;
-
 /* ---- configure ---------------------------------------------------------------------- */
 
 static void tier_free(oci_tier *t)
@@ -361,10 +359,11 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	pthread_mutex_unlock(&t->lock);
 	if (passed)
 		return 0;
+	/* the tier's own limits, as a sandbox of it would get them at least */
 	oci_start st = { .image = t->image,
 			 .trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
-			 .egress = CORDON_PLUGIN_EGRESS_DENY };
-	oci_limits_merge(&t->limits, NULL, &st.limits);
+			 .egress = CORDON_PLUGIN_EGRESS_DENY,
+			 .limits = t->limits };
 	if (!(st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))) {
 		st.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;
 		st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 64ull << 20;

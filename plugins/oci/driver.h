@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The OCI driver's internal state, shared by driver.c, engine.c, session.c, pool.c. */
+/* The OCI driver's internal state, shared by driver.c, engine.c, start.c, session.c, pool.c. */
 #ifndef CORDON_OCI_DRIVER_H
 #define CORDON_OCI_DRIVER_H
 
@@ -173,7 +173,10 @@ void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name
 bool oci_oom_watch_fired(oci_oom_watch *w) CORDON_INTERNAL;
 void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;
 
-/* ---- sessions (session.c) ------------------------------------------------------- */
+/* ---- starting containers (start.c) --------------------------------------------- */
+
+/* How long ending a session (or killing a run's work) may take before it is forced. */
+#define OCI_KILL_TIMEOUT_MS 10000
 
 /* What a session container is started for (validated when it starts). */
 typedef struct oci_start {
@@ -183,14 +186,26 @@ typedef struct oci_start {
 	cordon_plugin_limits limits;
 } oci_start;
 
-/* Starts one attached (`run -i`), up to the session helper's hello; *ret_chan
- * is the CLI, whose stdin and stdout are the session channel. */
+/* What open starts for spec: its image (else the tier's), trust, egress, workspace,
+ * and its limits as they came. The core resolved those once, the tier's merged with
+ * the rules' and the request's (admission.c): they are final, never merged again. */
+void oci_start_for_open(const oci_tier *t, const cordon_plugin_open_spec *spec,
+			oci_start *ret) CORDON_INTERNAL;
+/* Starts sb's own container for st, attached (`run -i`), up to the session agent's
+ * hello: sb->name is set, sb->chan is the CLI, whose stdin and stdout are the session
+ * channel. The workspace staging is gone when this returns (the container holds its own
+ * mount); a container that did not start is removed. */
+int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r) CORDON_INTERNAL;
+/* The same for a container no sandbox holds yet (the pool's). */
 int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
 		       size_t name_len, oci_proc *ret_chan, oci_refusal *r) CORDON_INTERNAL;
-/* Ends an attached session: EOF on the helper's stdin, so the helper (pid 1)
+/* Ends an attached session: END and EOF on the agent's stdin, so the agent (pid 1)
  * exits, the container stops, and the CLI removes it (--rm) before exiting.
  * Waits for the CLI (bounded); true when all that happened in time. */
 bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *chan) CORDON_INTERNAL;
+/* Lets go of a channel that failed (kills the CLI); close then ends the container
+ * through the engine. Returns the CLI's exit code. */
+int oci_chan_drop(oci_sandbox *sb) CORDON_INTERNAL;
 /* Fills a spec for st (validation is the caller's); frees with oci_spec_clear. */
 typedef struct oci_spec_buf {
 	oci_spec spec;
@@ -202,8 +217,8 @@ typedef struct oci_spec_buf {
 void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name,
 		      oci_spec_buf *buf) CORDON_INTERNAL;
 void oci_spec_clear(oci_spec_buf *buf) CORDON_INTERNAL;
-void oci_limits_merge(const cordon_plugin_limits *tier, const cordon_plugin_limits *req,
-		      cordon_plugin_limits *ret) CORDON_INTERNAL;
+
+/* ---- sandboxes (session.c) ------------------------------------------------------ */
 
 int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
 		cordon_plugin_error *err) CORDON_INTERNAL;

@@ -18,6 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Defined here, at the bottom of the library, rather than in driver.c, which sets it
+ * (oci_plugin_init): every file reaches the host through it, and none must need
+ * driver.c for that. */
+const cordon_host *oci_host;
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
