@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Probes are cached this long; cordon_context_probe_tier refreshes. */
-#define PROBE_MAX_AGE_US (2 * G_USEC_PER_SEC)
+#define PROBE_MAX_AGE_US (2 * (gint64)G_USEC_PER_SEC)
 
 /* ---- one candidate ------------------------------------------------------------ */
 
@@ -214,10 +214,10 @@ static int select_best(const cordon_context *ctx, const cordon_decision *d)
 		const decision_candidate *c = d->candidates->pdata[i];
 		if (c->verdict != VERDICT_PASSED_OVER)
 			continue;
-		if (best < 0)
-			best = (int)i;
-		else if (ctx->policy->select == POLICY_SELECT_STRONGEST &&
-			 c->containment > ((decision_candidate *)d->candidates->pdata[best])->containment)
+		/* the first eligible one, or a stronger one when the policy selects the strongest */
+		if (best < 0 ||
+		    (ctx->policy->select == POLICY_SELECT_STRONGEST &&
+		     c->containment > ((decision_candidate *)d->candidates->pdata[best])->containment))
 			best = (int)i;
 	}
 	return best;
@@ -318,6 +318,7 @@ static int decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 			verdict(c, VERDICT_NOT_REQUESTED,
 				g_strdup_printf("not requested (tier %s was asked for)", req->tier));
 	}
+	// NOLINTNEXTLINE(clang-analyzer-unix.Malloc): g_autofree frees tiers (the analyzer ignores cleanup attributes)
 	int best = tier_ok ? select_best(ctx, d) : -1;
 	if (best < 0)
 		return refuse(d, req, !tier_ok, reterr);

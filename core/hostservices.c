@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* A secret file larger than this is a misconfiguration, not a key. */
-#define SECRET_FILE_MAX (64 * 1024)
+#define SECRET_FILE_MAX ((off_t)64 * 1024)
 
 static void host_log(uint32_t level, const char *plugin, const char *fmt, ...)
 {

@@ -327,11 +327,12 @@ static void read_rule(pctx *c, const cfg_node *n)
 	else if (s && !policy_valid_name(s, true))
 		policy_err(c, ERRC(policy_type), name, name->path,
 		           "'%s' is not a valid rule name: 1 to 64 of A-Z a-z 0-9 _ . -", s);
-	else if (s)
+	else if (s) {
 		rule->name = g_strdup(s);
-	if (rule->name && !g_hash_table_add(c->rule_names, rule->name))
-		policy_err(c, ERRC(policy_invalid),
-		           name, name->path, "rule name '%s' is used twice", rule->name);
+		if (!g_hash_table_add(c->rule_names, rule->name))
+			policy_err(c, ERRC(policy_invalid),
+			           name, name->path, "rule name '%s' is used twice", rule->name);
+	}
 
 	const cfg_node *v;
 	if ((v = cfg_map_get(n, "when")))

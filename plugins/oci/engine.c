@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OCI_PULL_TIMEOUT_MS (10u * 60 * 1000)
+#define OCI_PULL_TIMEOUT_MS (10ull * 60 * 1000)
 
 /* ---- the seccomp profile -------------------------------------------------------- */
 
