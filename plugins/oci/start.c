@@ -99,7 +99,7 @@ void oci_spec_clear(oci_spec_buf *b)
 static int check_helper(const oci_tier *t, oci_refusal *r)
 {
 	if (access(t->helper, X_OK) != 0)
-		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "helper_missing",
+		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(helper_missing),
 				  "cordon-agent is missing at %s", t->helper);
 	return 0;
 }
@@ -176,7 +176,7 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	oci_strv_free(argv);
 	oci_strv_free(env);
 	if (ret < 0)
-		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 				  "could not run %s: %s", t->kind->name, strerror(-ret));
 	agent_exchange x;
 	bool deadline = false;
@@ -202,7 +202,7 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 		return -(r->errnum ? r->errnum : EPROTO);
 	}
 	if (loop < 0 && !deadline)
-		return oci_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		return oci_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 				  "starting the session container: the agent's output was "
 				  "malformed");
 	return oci_cli_failure(t, "starting the session container", &res, r);
