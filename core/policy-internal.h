@@ -17,9 +17,9 @@ typedef struct pctx {
 	cordon_policy *p;
 	GString *msgs;
 	unsigned count;
-	const char *code;        /* of the first error; static strings only */
-	GHashTable *tier_index;  /* name -> policy_tier*, once tiers are read */
-	GHashTable *rule_names;  /* names seen so far */
+	const char *code;       /* of the first error; static strings only */
+	GHashTable *tier_index; /* name -> policy_tier*, once tiers are read */
+	GHashTable *rule_names; /* names seen so far */
 } pctx;
 
 /* Records an error at node at ("name:line:col: path: message"); code is the

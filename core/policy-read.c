@@ -43,15 +43,15 @@ static const struct limit_def {
 } limit_defs[CORDON_LIMIT_COUNT_] = {
 	[CORDON_LIMIT_WALL_MS] = { "wall", LIMIT_DURATION, 0 },
 	[CORDON_LIMIT_MEMORY] = { "memory", LIMIT_SIZE, 0 },
-	[CORDON_LIMIT_PIDS] = { "pids", LIMIT_COUNT, 4194304 },     /* the kernel's PID_MAX_LIMIT */
+	[CORDON_LIMIT_PIDS] = { "pids", LIMIT_COUNT, 4194304 }, /* the kernel's PID_MAX_LIMIT */
 	[CORDON_LIMIT_CPU_MILLI] = { "cpus", LIMIT_CPUS, UNITS_CPUS_MAX_MILLI },
 	[CORDON_LIMIT_OUTPUT] = { "output", LIMIT_SIZE, 0 },
 	[CORDON_LIMIT_NOFILE] = { "nofile", LIMIT_COUNT, 1048576 }, /* the default nr_open */
 	[CORDON_LIMIT_FSIZE] = { "fsize", LIMIT_SIZE, 0 },
 };
 
-static const char *const limit_names[] = { "wall", "memory", "pids", "cpus", "output", "nofile",
-					   "fsize", NULL };
+static const char *const limit_names[] = { "wall",   "memory", "pids",  "cpus",
+					   "output", "nofile", "fsize", NULL };
 
 const char *policy_limit_name(unsigned i)
 {
@@ -76,8 +76,7 @@ char *policy_format_limit(unsigned i, uint64_t v)
 			return g_strdup_printf("cpus %" G_GUINT64_FORMAT, v / 1000);
 		return g_strdup_printf("cpus %" G_GUINT64_FORMAT ".%03u", v / 1000,
 				       (unsigned)(v % 1000));
-	default:
-		return g_strdup_printf("%s %" G_GUINT64_FORMAT, limit_defs[i].name, v);
+	default: return g_strdup_printf("%s %" G_GUINT64_FORMAT, limit_defs[i].name, v);
 	}
 }
 
@@ -120,7 +119,8 @@ static bool looks_numeric(const char *s)
 {
 	if (*s == '-' || *s == '+')
 		s++;
-	return g_ascii_isdigit(*s) || units_is_non_finite(s) || (*s == '.' && g_ascii_isdigit(s[1]));
+	return g_ascii_isdigit(*s) || units_is_non_finite(s) ||
+	       (*s == '.' && g_ascii_isdigit(s[1]));
 }
 
 const char *policy_node_kind(const cfg_node *n)
@@ -146,8 +146,8 @@ bool policy_want_map(pctx *c, const cfg_node *n)
 {
 	if (n->kind == CFG_MAP)
 		return true;
-	policy_err(c, ERRC(policy_type),
-	           n, n->path, "expected a mapping (key: value), got %s", policy_node_kind(n));
+	policy_err(c, ERRC(policy_type), n, n->path, "expected a mapping (key: value), got %s",
+		   policy_node_kind(n));
 	return false;
 }
 
@@ -155,8 +155,8 @@ bool policy_want_seq(pctx *c, const cfg_node *n)
 {
 	if (n->kind == CFG_SEQ)
 		return true;
-	policy_err(c, ERRC(policy_type), n, n->path, "expected a sequence ([a, b] or - lines), got %s",
-	           policy_node_kind(n));
+	policy_err(c, ERRC(policy_type), n, n->path,
+		   "expected a sequence ([a, b] or - lines), got %s", policy_node_kind(n));
 	return false;
 }
 
@@ -216,7 +216,8 @@ const char *policy_want_string(pctx *c, const cfg_node *n)
 	const char *s;
 	if (policy_read_string(n, &s) == 0)
 		return s;
-	policy_err(c, ERRC(policy_type), n, n->path, "expected a string, got %s", policy_node_kind(n));
+	policy_err(c, ERRC(policy_type), n, n->path, "expected a string, got %s",
+		   policy_node_kind(n));
 	return NULL;
 }
 
@@ -224,15 +225,15 @@ bool policy_want_bool(pctx *c, const cfg_node *n, bool *ret)
 {
 	if (policy_read_bool(n, ret) == 0)
 		return true;
-	static const char *const yaml11[] = { "yes", "no", "on", "off", "y", "n", "Yes", "No", "On",
-					      "Off", "YES", "NO", "ON", "OFF", "Y", "N", "True",
-					      "False", "TRUE", "FALSE", NULL };
+	static const char *const yaml11[] = { "yes", "no", "on",   "off",   "y",    "n",     "Yes",
+					      "No",  "On", "Off",  "YES",   "NO",   "ON",    "OFF",
+					      "Y",   "N",  "True", "False", "TRUE", "FALSE", NULL };
 	if (n->kind == CFG_SCALAR && g_strv_contains(yaml11, n->scalar))
 		policy_err(c, ERRC(policy_type), n, n->path,
-		           "'%s' is not a boolean here: write true or false", n->scalar);
+			   "'%s' is not a boolean here: write true or false", n->scalar);
 	else
-		policy_err(c, ERRC(policy_type),
-		           n, n->path, "expected true or false, got %s", policy_node_kind(n));
+		policy_err(c, ERRC(policy_type), n, n->path, "expected true or false, got %s",
+			   policy_node_kind(n));
 	return false;
 }
 
@@ -241,14 +242,15 @@ const char *policy_want_number_text(pctx *c, const cfg_node *n, const char *what
 {
 	if (n->kind == CFG_SCALAR && n->plain && !cfg_is_null(n))
 		return n->scalar;
-	policy_err(c, ERRC(policy_type), n, n->path, "expected %s, got %s", what, policy_node_kind(n));
+	policy_err(c, ERRC(policy_type), n, n->path, "expected %s, got %s", what,
+		   policy_node_kind(n));
 	return NULL;
 }
 
 void policy_number_error(pctx *c, const cfg_node *n, int r, const char *why, const char *what)
 {
-	policy_err(c, r == -ERANGE ? ERRC(policy_range) : ERRC(policy_type),
-	           n, n->path, "'%s' is not %s: %s", n->scalar, what, why);
+	policy_err(c, r == -ERANGE ? ERRC(policy_range) : ERRC(policy_type), n, n->path,
+		   "'%s' is not %s: %s", n->scalar, what, why);
 }
 
 static bool want_uint(pctx *c, const cfg_node *n, uint64_t min, uint64_t max, uint64_t *ret)
@@ -265,8 +267,9 @@ static bool want_uint(pctx *c, const cfg_node *n, uint64_t min, uint64_t max, ui
 	}
 	if (v < min || (max && v > max)) {
 		policy_err(c, ERRC(policy_range), n, n->path,
-		           "%" G_GUINT64_FORMAT " is out of range (%" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT ")",
-		           v, min, max ? max : UINT64_MAX);
+			   "%" G_GUINT64_FORMAT " is out of range (%" G_GUINT64_FORMAT
+			   " to %" G_GUINT64_FORMAT ")",
+			   v, min, max ? max : UINT64_MAX);
 		return false;
 	}
 	*ret = v;
@@ -282,7 +285,8 @@ static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
 			   : d->kind == LIMIT_SIZE   ? "a size such as 512MiB or 2GiB"
 						     : "a number of CPUs such as 2 or 0.5";
 	if (n->kind != CFG_SCALAR || cfg_is_null(n) || (n->plain && is_bool_text(n->scalar))) {
-		policy_err(c, ERRC(policy_type), n, n->path, "expected %s, got %s", what, policy_node_kind(n));
+		policy_err(c, ERRC(policy_type), n, n->path, "expected %s, got %s", what,
+			   policy_node_kind(n));
 		return false;
 	}
 	const char *why = NULL;
@@ -295,9 +299,10 @@ static bool want_limit(pctx *c, const cfg_node *n, unsigned i, uint64_t *ret)
 		return false;
 	}
 	if (v == 0 || (d->max && v > d->max)) {
-		policy_err(c, ERRC(policy_range),
-		           n, n->path, "'%s' is out of range: a limit must be greater "
-		           "than 0%s", n->scalar, d->max ? " and at most 4096 CPUs" : "");
+		policy_err(c, ERRC(policy_range), n, n->path,
+			   "'%s' is out of range: a limit must be greater "
+			   "than 0%s",
+			   n->scalar, d->max ? " and at most 4096 CPUs" : "");
 		return false;
 	}
 	*ret = v;
@@ -314,11 +319,11 @@ void policy_unknown_key(pctx *c, const cfg_node *map, guint i, const char *const
 	const char *hint = cfg_did_you_mean(key->scalar, allowed);
 	g_autofree char *list = g_strjoinv(", ", (char **)allowed);
 	if (hint)
-		policy_err(c, ERRC(policy_unknown_key), key, path, "unknown %s '%s' (did you mean '%s'?)",
-		           what, key->scalar, hint);
+		policy_err(c, ERRC(policy_unknown_key), key, path,
+			   "unknown %s '%s' (did you mean '%s'?)", what, key->scalar, hint);
 	else
-		policy_err(c, ERRC(policy_unknown_key), key, path, "unknown %s '%s'; expected one of: %s",
-		           what, key->scalar, list);
+		policy_err(c, ERRC(policy_unknown_key), key, path,
+			   "unknown %s '%s'; expected one of: %s", what, key->scalar, list);
 }
 
 /* Reports every key of map not in allowed. */
@@ -346,11 +351,11 @@ int policy_want_enum(pctx *c, const cfg_node *n, const char *const *names, const
 	const char *hint = cfg_did_you_mean(s, names);
 	g_autofree char *list = g_strjoinv(", ", (char **)names);
 	if (hint)
-		policy_err(c, ERRC(policy_type),
-		           n, n->path, "unknown %s '%s' (did you mean '%s'?)", what, s, hint);
+		policy_err(c, ERRC(policy_type), n, n->path, "unknown %s '%s' (did you mean '%s'?)",
+			   what, s, hint);
 	else
-		policy_err(c, ERRC(policy_type),
-		           n, n->path, "unknown %s '%s'; expected one of: %s", what, s, list);
+		policy_err(c, ERRC(policy_type), n, n->path, "unknown %s '%s'; expected one of: %s",
+			   what, s, list);
 	return -1;
 }
 
@@ -373,8 +378,10 @@ const char *policy_want_name(pctx *c, const cfg_node *n, const char *what)
 	const char *s = policy_want_string(c, n);
 	if (s && !policy_valid_name(s, false)) {
 		policy_err(c, ERRC(policy_type), n, n->path,
-		           "'%s' is not a valid %s name: 1 to 64 of a-z 0-9 _ -, starting with a letter "
-		           "or digit", s, what);
+			   "'%s' is not a valid %s name: 1 to 64 of a-z 0-9 _ -, starting with a "
+			   "letter "
+			   "or digit",
+			   s, what);
 		return NULL;
 	}
 	return s;

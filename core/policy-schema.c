@@ -42,8 +42,8 @@ static void read_plugins(pctx *c, const cfg_node *n)
 		if (!name)
 			continue;
 		if (g_strv_contains((const char *const *)c->p->plugin_load->pdata, name)) {
-			policy_err(c, ERRC(policy_invalid),
-			           item, item->path, "plugin '%s' is listed twice", name);
+			policy_err(c, ERRC(policy_invalid), item, item->path,
+				   "plugin '%s' is listed twice", name);
 			continue;
 		}
 		g_ptr_array_insert(c->p->plugin_load, c->p->plugin_load->len - 1, g_strdup(name));
@@ -62,15 +62,18 @@ static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)
 {
 	if (!policy_valid_name(key->scalar, false)) {
 		policy_err(c, ERRC(policy_type), key, sec->path,
-		           "'%s' is not a valid tier name: 1 to 64 of a-z 0-9 _ -, starting with a letter "
-		           "or digit", key->scalar);
+			   "'%s' is not a valid tier name: 1 to 64 of a-z 0-9 _ -, starting with a "
+			   "letter "
+			   "or digit",
+			   key->scalar);
 		return;
 	}
 	if (!policy_want_map(c, sec))
 		return;
 	const cfg_node *drv = cfg_map_get(sec, "driver");
 	if (!drv) {
-		policy_err(c, ERRC(policy_invalid), sec, sec->path, "missing required key 'driver'");
+		policy_err(c, ERRC(policy_invalid), sec, sec->path,
+			   "missing required key 'driver'");
 		return;
 	}
 	const char *driver = policy_want_name(c, drv, "driver");
@@ -101,8 +104,9 @@ static void read_tiers(pctx *c, const cfg_node *n)
 }
 
 const char *const policy_trust_names[] = { "trusted", "semi-trusted", "untrusted", NULL };
-static const char *const containment_names[] = { "process-jail", "kernel", "container",
-						  "userspace-kernel", "microvm", "remote", NULL };
+static const char *const containment_names[] = {
+	"process-jail", "kernel", "container", "userspace-kernel", "microvm", "remote", NULL
+};
 
 /* The names of every tier, NULL-terminated, borrowed from the policy. */
 static const char **tier_names(const cordon_policy *p)
@@ -116,16 +120,17 @@ static const char **tier_names(const cordon_policy *p)
 /* A tier name that must name a tier of the policy. */
 static bool want_tier_ref(pctx *c, const cfg_node *n, const char *s)
 {
-	if (c->tier_index ? g_hash_table_contains(c->tier_index, s) : policy_find_tier(c->p, s) != NULL)
+	if (c->tier_index ? g_hash_table_contains(c->tier_index, s)
+			  : policy_find_tier(c->p, s) != NULL)
 		return true;
 	g_autofree const char **names = tier_names(c->p);
 	const char *hint = cfg_did_you_mean(s, names);
 	if (hint)
-		policy_err(c, ERRC(policy_invalid),
-		           n, n->path, "unknown tier '%s' (did you mean '%s'?)", s, hint);
+		policy_err(c, ERRC(policy_invalid), n, n->path,
+			   "unknown tier '%s' (did you mean '%s'?)", s, hint);
 	else
-		policy_err(c, ERRC(policy_invalid),
-		           n, n->path, "unknown tier '%s': it is not under tiers", s);
+		policy_err(c, ERRC(policy_invalid), n, n->path,
+			   "unknown tier '%s': it is not under tiers", s);
 	return false;
 }
 
@@ -177,12 +182,14 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 	/* relax: true alone is not enough to run untrusted or semi-trusted work
 	 * with the host user's rights (root's, when cordon runs as root). */
 	if (pt->require == CORDON_CONTAINMENT_PROCESS_JAIL && !jail_allowed(c->p, level))
-		policy_err(c, level == CORDON_TRUST_UNTRUSTED ? ERRC(policy_untrusted_on_jail)
-							      : ERRC(policy_semi_trusted_on_jail),
-		           req ? req : n, req ? req->path : n->path,
-		           "%s work would run in the process jail, with the rights of the user "
-		           "running cordon (host root, as root): if that is meant, say so with "
-		           "`%s: true` at the top level", policy_trust_names[level - 1], policy_jail_key(level));
+		policy_err(c,
+			   level == CORDON_TRUST_UNTRUSTED ? ERRC(policy_untrusted_on_jail)
+							   : ERRC(policy_semi_trusted_on_jail),
+			   req ? req : n, req ? req->path : n->path,
+			   "%s work would run in the process jail, with the rights of the user "
+			   "running cordon (host root, as root): if that is meant, say so with "
+			   "`%s: true` at the top level",
+			   policy_trust_names[level - 1], policy_jail_key(level));
 	const cfg_node *tiers = cfg_map_get(n, "tiers");
 	if (!tiers || !policy_want_seq(c, tiers))
 		return;
@@ -193,8 +200,8 @@ static void read_trust_level(pctx *c, cordon_trust level, const cfg_node *n)
 		if (!s || !want_tier_ref(c, item, s))
 			continue;
 		if (!g_hash_table_add(seen, (gpointer)s)) {
-			policy_err(c, ERRC(policy_invalid),
-			           item, item->path, "tier '%s' is listed twice", s);
+			policy_err(c, ERRC(policy_invalid), item, item->path,
+				   "tier '%s' is listed twice", s);
 			continue;
 		}
 		g_ptr_array_add(pt->tiers, g_strdup(s));
@@ -237,8 +244,8 @@ static void read_when_labels(pctx *c, policy_rule *rule, const cfg_node *n)
 		const cfg_node *val = n->items->pdata[i];
 		const char *v = policy_want_string(c, val);
 		if (strchr(k->scalar, '=') || strchr(k->scalar, '\n')) {
-			policy_err(c, ERRC(policy_type),
-			           k, val->path, "a label key has no '=' and no newline");
+			policy_err(c, ERRC(policy_type), k, val->path,
+				   "a label key has no '=' and no newline");
 			continue;
 		}
 		if (v)
@@ -255,7 +262,9 @@ static void read_when(pctx *c, policy_rule *rule, const cfg_node *n)
 	const cfg_node *v;
 	if ((v = cfg_map_get(n, "trust"))) {
 		const cfg_node *one[] = { v };
-		const cfg_node *const *items = v->kind == CFG_SEQ ? (const cfg_node *const *)v->items->pdata : one;
+		const cfg_node *const *items = v->kind == CFG_SEQ
+						       ? (const cfg_node *const *)v->items->pdata
+						       : one;
 		guint count = v->kind == CFG_SEQ ? v->items->len : 1;
 		for (guint i = 0; i < count; i++) {
 			int t = policy_want_enum(c, items[i], policy_trust_names, "trust level");
@@ -295,7 +304,8 @@ static void read_require(pctx *c, policy_rule *rule, const cfg_node *n)
 		if (e >= 0)
 			rule->require_egress = e; /* deny = 0, governed = 1, as cordon_egress */
 	}
-	if ((v = cfg_map_get(n, "image")) && policy_want_enum(c, v, image, "image requirement") == 0)
+	if ((v = cfg_map_get(n, "image")) &&
+	    policy_want_enum(c, v, image, "image requirement") == 0)
 		rule->require_image_pinned = true;
 	if ((v = cfg_map_get(n, "workspace")) &&
 	    policy_want_enum(c, v, workspace, "workspace requirement") == 0)
@@ -326,12 +336,12 @@ static void read_rule(pctx *c, const cfg_node *n)
 		policy_err(c, ERRC(policy_invalid), n, n->path, "missing required key 'name'");
 	else if (s && !policy_valid_name(s, true))
 		policy_err(c, ERRC(policy_type), name, name->path,
-		           "'%s' is not a valid rule name: 1 to 64 of A-Z a-z 0-9 _ . -", s);
+			   "'%s' is not a valid rule name: 1 to 64 of A-Z a-z 0-9 _ . -", s);
 	else if (s) {
 		rule->name = g_strdup(s);
 		if (!g_hash_table_add(c->rule_names, rule->name))
-			policy_err(c, ERRC(policy_invalid),
-			           name, name->path, "rule name '%s' is used twice", rule->name);
+			policy_err(c, ERRC(policy_invalid), name, name->path,
+				   "rule name '%s' is used twice", rule->name);
 	}
 
 	const cfg_node *v;
@@ -343,13 +353,15 @@ static void read_rule(pctx *c, const cfg_node *n)
 		read_require(c, rule, v);
 	if ((v = cfg_map_get(n, "limit")))
 		policy_want_limits(c, v, &rule->limit);
-	bool has_other = rule_has_require(rule) || cfg_map_get(n, "require") || cfg_map_get(n, "limit");
+	bool has_other = rule_has_require(rule) || cfg_map_get(n, "require") ||
+			 cfg_map_get(n, "limit");
 	if (rule->deny && has_other)
-		policy_err(c, ERRC(policy_invalid), n, n->path,
-		           "a rule with deny: true takes no require or limit (it refuses outright)");
+		policy_err(
+			c, ERRC(policy_invalid), n, n->path,
+			"a rule with deny: true takes no require or limit (it refuses outright)");
 	else if (!rule->deny && !has_other)
 		policy_err(c, ERRC(policy_invalid), n, n->path,
-		           "the rule has no effect: give it deny: true, require or limit");
+			   "the rule has no effect: give it deny: true, require or limit");
 }
 
 static void read_rules(pctx *c, const cfg_node *n)
@@ -385,9 +397,10 @@ static void read_audit(pctx *c, const cfg_node *n)
 		const char *s = policy_want_abs_path(c, path);
 		const char *why = s ? audit_path_problem(s) : NULL;
 		if (why)
-			policy_err(c, ERRC(policy_path),
-			           path, path->path, "audit path '%s' %s: name the file "
-			           "records are appended to", s, why);
+			policy_err(c, ERRC(policy_path), path, path->path,
+				   "audit path '%s' %s: name the file "
+				   "records are appended to",
+				   s, why);
 		else if (s)
 			c->p->audit_path = g_strdup(s);
 	}
@@ -414,16 +427,25 @@ int policy_read_version(pctx *c, const cfg_node *root, cordon_error **reterr)
 				 POLICY_VERSION, policy_node_kind(v));
 	if (version != POLICY_VERSION)
 		return cfg_error(reterr, ERRC(policy_version), c->name, v, v->path,
-				 "unsupported policy version %" G_GUINT64_FORMAT ": this cordon reads "
-				 "version %d", version, POLICY_VERSION);
+				 "unsupported policy version %" G_GUINT64_FORMAT
+				 ": this cordon reads "
+				 "version %d",
+				 version, POLICY_VERSION);
 	return 0;
 }
 
 void policy_read_sections(pctx *c, const cfg_node *root)
 {
-	static const char *const keys[] = { "cordon", "plugins", "tiers", "trust", "select",
-					    "rules", "audit", "allow_untrusted_on_jail",
-					    "allow_semi_trusted_on_jail", NULL };
+	static const char *const keys[] = { "cordon",
+					    "plugins",
+					    "tiers",
+					    "trust",
+					    "select",
+					    "rules",
+					    "audit",
+					    "allow_untrusted_on_jail",
+					    "allow_semi_trusted_on_jail",
+					    NULL };
 	static const char *const selects[] = { "strongest", "first", NULL };
 	policy_check_keys(c, root, keys);
 	const cfg_node *v;
@@ -466,16 +488,18 @@ static void check_secret(pctx *c, const cfg_node *v)
 {
 	static const char *const keys[] = { "env", "file", NULL };
 	if (v->kind != CFG_MAP) {
-		policy_err(c, ERRC(policy_type), v, v->path,
-		           "a secret is {env: NAME} or {file: /path}, never the value itself; got %s",
-		           policy_node_kind(v));
+		policy_err(
+			c, ERRC(policy_type), v, v->path,
+			"a secret is {env: NAME} or {file: /path}, never the value itself; got %s",
+			policy_node_kind(v));
 		return;
 	}
 	if (!policy_check_keys(c, v, keys))
 		return;
 	const cfg_node *env = cfg_map_get(v, "env"), *file = cfg_map_get(v, "file");
 	if ((env != NULL) == (file != NULL)) {
-		policy_err(c, ERRC(policy_type), v, v->path, "a secret has exactly one of env or file");
+		policy_err(c, ERRC(policy_type), v, v->path,
+			   "a secret has exactly one of env or file");
 		return;
 	}
 	if (file) {
@@ -487,8 +511,8 @@ static void check_secret(pctx *c, const cfg_node *v)
 	for (const char *s = name; ok && *s; s++)
 		ok = g_ascii_isalnum(*s) || *s == '_';
 	if (name && !ok)
-		policy_err(c, ERRC(policy_type),
-		           env, env->path, "'%s' is not an environment variable name", name);
+		policy_err(c, ERRC(policy_type), env, env->path,
+			   "'%s' is not an environment variable name", name);
 }
 
 static void check_value(pctx *c, const cfg_node *v, uint32_t type)
@@ -500,15 +524,11 @@ static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 	int r;
 	switch (type) {
 	case CORDON_PLUGIN_CONFIG_STRING:
-	case CORDON_PLUGIN_CONFIG_IMAGE:
-		policy_want_string(c, v);
-		return;
-	case CORDON_PLUGIN_CONFIG_BOOL:
-		policy_want_bool(c, v, &b);
-		return;
+	case CORDON_PLUGIN_CONFIG_IMAGE: policy_want_string(c, v); return;
+	case CORDON_PLUGIN_CONFIG_BOOL: policy_want_bool(c, v, &b); return;
 	case CORDON_PLUGIN_CONFIG_INT:
 		if (policy_want_number_text(c, v, "a whole number") &&
-		           (r = policy_read_int(v, &i, &why)) < 0)
+		    (r = policy_read_int(v, &i, &why)) < 0)
 			policy_number_error(c, v, r, why, "a whole number");
 		return;
 	case CORDON_PLUGIN_CONFIG_SIZE:
@@ -516,8 +536,8 @@ static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 		const char *what = type == CORDON_PLUGIN_CONFIG_SIZE ? "a size such as 512MiB"
 								     : "a duration such as 30s";
 		if (v->kind != CFG_SCALAR || cfg_is_null(v))
-			policy_err(c, ERRC(policy_type),
-			           v, v->path, "expected %s, got %s", what, policy_node_kind(v));
+			policy_err(c, ERRC(policy_type), v, v->path, "expected %s, got %s", what,
+				   policy_node_kind(v));
 		else if ((r = policy_read_u64(v, type, &u, &why)) < 0)
 			policy_number_error(c, v, r, why, what);
 		return;
@@ -526,12 +546,10 @@ static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 		g_autoptr(GPtrArray) l = policy_want_string_list(c, v, false);
 		return;
 	}
-	case CORDON_PLUGIN_CONFIG_SECRET:
-		check_secret(c, v);
-		return;
+	case CORDON_PLUGIN_CONFIG_SECRET: check_secret(c, v); return;
 	default:
 		policy_err(c, ERRC(policy_invalid), v, v->path,
-		           "the driver declares this key with an unknown type %u", type);
+			   "the driver declares this key with an unknown type %u", type);
 	}
 }
 
@@ -574,7 +592,8 @@ int policy_check_section(const cordon_policy *p, policy_tier *t,
 	for (size_t i = 0; keys && keys[i].name; i++)
 		if (keys[i].required && !cfg_map_get(sec, keys[i].name))
 			policy_err(&c, ERRC(policy_invalid), sec, sec->path,
-			           "missing required key '%s' (driver %s)", keys[i].name, t->driver);
+				   "missing required key '%s' (driver %s)", keys[i].name,
+				   t->driver);
 	int r = policy_errors_finish(&c, reterr);
 	g_string_free(c.msgs, TRUE);
 	/* Checked a string above: admission's image rules read it from here. */

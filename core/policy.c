@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 const char *policy_default_text(void)
 {
 	return "# The built-in default policy of cordon, used when no policy is given.\n"
@@ -32,10 +31,7 @@ const char *policy_default_text(void)
 	       "select: strongest\n";
 }
 
-const char *cordon_policy_default_text(void)
-{
-	return policy_default_text();
-}
+const char *cordon_policy_default_text(void) { return policy_default_text(); }
 
 /* ---- the policy ------------------------------------------------------------------------ */
 
@@ -66,7 +62,9 @@ int policy_parse(const char *text, size_t len, const char *name, cordon_policy *
 	if (r < 0)
 		return r;
 	g_autoptr(cordon_policy) p = policy_alloc(name);
-	pctx c = { .name = name, .p = p, .msgs = g_string_new(NULL),
+	pctx c = { .name = name,
+		   .p = p,
+		   .msgs = g_string_new(NULL),
 		   .rule_names = g_hash_table_new(g_str_hash, g_str_equal) };
 	r = policy_read_version(&c, root, reterr);
 	if (r >= 0) {
@@ -80,7 +78,8 @@ int policy_parse(const char *text, size_t len, const char *name, cordon_policy *
 	if (r < 0)
 		return r;
 	g_ptr_array_remove_index(p->plugin_load, p->plugin_load->len - 1);
-	g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text, len);
+	g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)text,
+							   len);
 	g_strlcpy(p->sha256, sum, sizeof(p->sha256));
 	p->root = g_steal_pointer(&root);
 	*ret = g_steal_pointer(&p);
@@ -176,7 +175,6 @@ void policy_free(cordon_policy *p)
 	g_free(p);
 }
 
-
 /* ---- the summary ------------------------------------------------------------------------ */
 
 static void describe_limits(GString *s, const cordon_plugin_limits *l)
@@ -204,14 +202,17 @@ static void describe_trust(GString *s, const cordon_policy *p)
 	for (int t = CORDON_TRUST_TRUSTED; t <= CORDON_TRUST_UNTRUSTED; t++) {
 		const policy_trust *pt = &p->trust[t];
 		cordon_containment builtin = policy_builtin_minimum((cordon_trust)t);
-		g_string_append_printf(s, "  %-13s requires %-16s tiers: ", policy_trust_names[t - 1],
-				              cordon_containment_to_string(pt->require));
+		g_string_append_printf(s,
+				       "  %-13s requires %-16s tiers: ", policy_trust_names[t - 1],
+				       cordon_containment_to_string(pt->require));
 		for (guint i = 0; i < pt->tiers->len; i++)
-			g_string_append_printf(s, "%s%s", i ? ", " : "", (char *)pt->tiers->pdata[i]);
+			g_string_append_printf(s, "%s%s", i ? ", " : "",
+					       (char *)pt->tiers->pdata[i]);
 		if (!pt->tiers->len)
 			g_string_append(s, "(none: always refused)");
 		if (pt->declared && pt->declared < builtin && !pt->relax)
-			g_string_append_printf(s, "  [require %s raised to the built-in minimum; "
+			g_string_append_printf(s,
+					       "  [require %s raised to the built-in minimum; "
 					       "relax: true lowers it]",
 					       cordon_containment_to_string(pt->declared));
 		if (pt->relax && pt->require < builtin)
@@ -240,18 +241,23 @@ char *policy_describe(const cordon_policy *p)
 	}
 	for (int t = CORDON_TRUST_SEMI_TRUSTED; t <= CORDON_TRUST_UNTRUSTED; t++)
 		if (p->trust[t].require == CORDON_CONTAINMENT_PROCESS_JAIL)
-			g_string_append_printf(s, "WARNING: %s: %s work may run in the process jail, "
+			g_string_append_printf(s,
+					       "WARNING: %s: %s work may run in the process jail, "
 					       "with the rights of the user running cordon (host "
-					       "root, as root)\n", policy_jail_key((cordon_trust)t), policy_trust_names[t - 1]);
+					       "root, as root)\n",
+					       policy_jail_key((cordon_trust)t),
+					       policy_trust_names[t - 1]);
 	g_string_append(s, "trust:\n");
 	describe_trust(s, p);
-	g_string_append_printf(s, "select: %s\n", p->select == POLICY_SELECT_FIRST ? "first" : "strongest");
+	g_string_append_printf(s, "select: %s\n",
+			       p->select == POLICY_SELECT_FIRST ? "first" : "strongest");
 	g_string_append_printf(s, "rules (%u):\n", p->rules->len);
 	for (guint i = 0; i < p->rules->len; i++) {
 		const policy_rule *r = p->rules->pdata[i];
 		g_string_append_printf(s, "  %s:%s", r->name, r->deny ? " deny" : "");
 		if (r->require_egress >= 0)
-			g_string_append_printf(s, " egress %s", r->require_egress ? "governed" : "deny");
+			g_string_append_printf(s, " egress %s",
+					       r->require_egress ? "governed" : "deny");
 		if (r->require_image_pinned)
 			g_string_append(s, " image pinned");
 		if (r->require_workspace_ro)

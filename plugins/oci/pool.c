@@ -97,7 +97,8 @@ static void *pool_filler(void *data)
 			backoff = 0;
 		} else {
 			oci_host->log(CORDON_PLUGIN_LOG_WARNING, t->kind->name,
-				      "tier %s: pool container did not start: %s", t->name, r.message);
+				      "tier %s: pool container did not start: %s", t->name,
+				      r.message);
 			backoff = backoff ? (backoff * 2 > POOL_MAX_BACKOFF_S ? POOL_MAX_BACKOFF_S
 									      : backoff * 2)
 					  : 1;

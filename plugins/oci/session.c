@@ -75,7 +75,8 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	/* one byte more than the core keeps, so the core sees the cut and reports it */
 	sb->out_cap = cap + 1;
 	uint64_t share = (st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))
-				 ? st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] / CHAN_STDIN_MEMORY_SHARE
+				 ? st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] /
+					   CHAN_STDIN_MEMORY_SHARE
 				 : CHAN_STDIN_MAX;
 	sb->chan_data_max = share < CHAN_STDIN_MAX ? share : CHAN_STDIN_MAX;
 	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
@@ -186,8 +187,13 @@ static int exchange(run_state *s, oci_proc *p, bool session, uint64_t limit_ms, 
 		    const char *in, size_t in_len, bool *ret_deadline)
 {
 	s->proc = p;
-	agent_link link = { .in = &p->in, .out = p->out, .err = p->err, .session = session,
-			    .ctx = s, .cancel = cancel_by_exec, .kill = kill_cli };
+	agent_link link = { .in = &p->in,
+			    .out = p->out,
+			    .err = p->err,
+			    .session = session,
+			    .ctx = s,
+			    .cancel = cancel_by_exec,
+			    .kill = kill_cli };
 	return agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, in, in_len, ret_deadline);
 }
 
@@ -254,9 +260,11 @@ static int exec_failure(run_state *s, int exit_code, cordon_plugin_run_status *r
 	char line[300];
 	oci_first_line(s->x.diag, line, sizeof(line));
 	if (oci_output_says_no_container(s->x.diag) || !line[0])
-		return oci_host->error_set(err, ESRCH, CORDON_PLUGIN_ERROR_TERMINAL, "container_gone",
+		return oci_host->error_set(err, ESRCH, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "container_gone",
 					   "the session container %s is gone (removed or killed "
-					   "from outside)%s%s", sb->name, line[0] ? ": " : "", line);
+					   "from outside)%s%s",
+					   sb->name, line[0] ? ": " : "", line);
 	return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 				   "%s exec failed (exit %d): %s", sb->tier->kind->name, exit_code,
 				   line);
@@ -331,7 +339,8 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 		return false;
 	size_t len;
 	char *req = agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
-				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len, &len);
+				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len,
+				      &len);
 	if (!req)
 		return false;
 	run_state s;
@@ -350,8 +359,8 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 	/* the channel failed: the CLI ended, hangs, or the stream is malformed */
 	if (deadline)
 		oci_host->log(CORDON_PLUGIN_LOG_WARNING, sb->tier->kind->name,
-			      "the %s CLI of session %s did not answer in time", sb->tier->kind->name,
-			      sb->name);
+			      "the %s CLI of session %s did not answer in time",
+			      sb->tier->kind->name, sb->name);
 	int code = oci_chan_drop(sb);
 	if (!s.x.started && !deadline && loop == 0)
 		return false;
@@ -377,15 +386,17 @@ static char **run_args(const oci_sandbox *sb, const cordon_plugin_run_spec *spec
 	return oci_strv_steal(&a);
 }
 
-int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plugin_run_sink *sink,
-	       cordon_plugin_run_status *ret, cordon_plugin_error *err)
+int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
+	       const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+	       cordon_plugin_error *err)
 {
 	oci_sandbox *sb = sandbox;
 	if (spec->port && spec->port != sb->published)
 		return oci_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					   "container_publish_invalid",
 					   "port %u is not published by this tier (publish: needs "
-					   "governed egress and network:)", spec->port);
+					   "governed egress and network:)",
+					   spec->port);
 	/* the session channel when it is free; a concurrent run takes exec */
 	if (pthread_mutex_trylock(&sb->chan_lock) == 0) {
 		int rc = 0;
@@ -420,9 +431,9 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_p
 	explicit_bzero(in, in_len); /* granted secrets */
 	free(in);
 	if (code < 0)
-		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-					   "could not start %s exec: %s", sb->tier->kind->name,
-					   strerror(-code));
+		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed", "could not start %s exec: %s",
+					   sb->tier->kind->name, strerror(-code));
 	return finish_run(&s, code, deadline, loop, ret, err);
 }
 
@@ -444,8 +455,8 @@ static int finish_run(run_state *s, int code, bool deadline, int loop,
 		return 0;
 	}
 	if (loop < 0 && !s->x.have_error)
-		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-					   "the agent's output was malformed");
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed", "the agent's output was malformed");
 	return exec_failure(s, code, ret, err);
 }
 
@@ -469,22 +480,24 @@ static int file_finish(run_state *s, bool session, int code, bool deadline, int 
 	if (x->file_done && loop == 0)
 		return 0;
 	if (deadline)
-		return oci_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
-					   "engine_unavailable",
-					   "the %s engine did not answer in time", sb->tier->kind->name);
+		return oci_host->error_set(
+			err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, "engine_unavailable",
+			"the %s engine did not answer in time", sb->tier->kind->name);
 	if (loop < 0)
-		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed",
 					   "the agent's answer to a file operation was malformed");
 	if (session && x->done)
-		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed",
 					   "the session agent ended a file operation without an "
 					   "answer");
 	return exec_failure(s, code, NULL, err);
 }
 
 /* A file answer's frames carry only data, which goes straight to the core's emitter. */
-static void file_state_init(run_state *s, oci_sandbox *sb, uint8_t want,
-			    cordon_plugin_emit_fn emit, void *ctx)
+static void file_state_init(run_state *s, oci_sandbox *sb, uint8_t want, cordon_plugin_emit_fn emit,
+			    void *ctx)
 {
 	run_state_init(s, sb, AGENT_ANSWER_FILE);
 	s->x.want = want;
@@ -537,9 +550,9 @@ static int file_op(oci_sandbox *sb, const char *const *args, const void *in, siz
 	int loop = 0;
 	int code = exec_agent(&s, args, in, in_len, sb->tier->cli_timeout_ms, -1, &deadline, &loop);
 	if (code < 0)
-		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-					   "could not start %s exec: %s", sb->tier->kind->name,
-					   strerror(-code));
+		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed", "could not start %s exec: %s",
+					   sb->tier->kind->name, strerror(-code));
 	return file_finish(&s, false, code, deadline, loop, err);
 }
 
@@ -575,4 +588,3 @@ int oci_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void
 	const char *args[] = { "walk", dir && *dir ? dir : ".", NULL };
 	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, err);
 }
-

@@ -63,7 +63,8 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	const char *user = t->user ? t->user : "65534:65534";
 	if (t->kind->tmpfs_owner_by_id) {
 		const char *colon = strchr(user, ':');
-		b->tmpfs_owner = oci_xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user, colon + 1);
+		b->tmpfs_owner = oci_xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user,
+					       colon + 1);
 	} else {
 		b->tmpfs_owner = oci_xstrdup("U");
 	}
@@ -140,17 +141,18 @@ static int start_args(oci_tier *t, const char *engine, const oci_start *st, cons
 
 /* ---- attaching ---------------------------------------------------------------------- */
 
-static void kill_chan(void *ctx)
-{
-	oci_proc_kill(ctx);
-}
+static void kill_chan(void *ctx) { oci_proc_kill(ctx); }
 
 /* The session agent's greeting on the CLI p (nothing is asked, nothing is cancelled). */
 static int await_hello(const oci_tier *t, oci_proc *p, agent_exchange *x, bool *ret_deadline)
 {
 	*x = (agent_exchange){ .kind = AGENT_ANSWER_HELLO };
-	agent_link link = { .in = &p->in, .out = p->out, .err = p->err, .session = true,
-			    .ctx = p, .kill = kill_chan };
+	agent_link link = { .in = &p->in,
+			    .out = p->out,
+			    .err = p->err,
+			    .session = true,
+			    .ctx = p,
+			    .kill = kill_chan };
 	return agent_exchange_run(x, &link, t->cli_timeout_ms, -1, NULL, 0, ret_deadline);
 }
 
@@ -192,7 +194,8 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	 * hold for ever. */
 	oci_proc_kill(&sb->chan);
 	int code = oci_proc_wait(&sb->chan);
-	oci_cli_result res = { .err = x.diag, .exit_code = deadline ? -1 : code,
+	oci_cli_result res = { .err = x.diag,
+			       .exit_code = deadline ? -1 : code,
 			       .timed_out = deadline };
 	if (deadline || (t->kind->daemon && oci_output_says_daemon_down(x.diag)))
 		oci_health_note(t, false);
@@ -210,8 +213,7 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 
 /* `run --pull never` says when the image is absent: only then pull, by
  * digest, and try once more. */
-static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args,
-			  oci_refusal *r)
+static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args, oci_refusal *r)
 {
 	bool no_image = false;
 	int ret = attach_once(sb, args, &no_image, r);
@@ -256,7 +258,8 @@ int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 	}
 	ret = attach_or_pull(sb, st, args, r);
 	oci_strv_free(args);
-	if (ret == 0 && ws.fd >= 0 && (ret = oci_workspace_verify(&ws, t, sb->engine, sb->name, r)) < 0)
+	if (ret == 0 && ws.fd >= 0 &&
+	    (ret = oci_workspace_verify(&ws, t, sb->engine, sb->name, r)) < 0)
 		oci_chan_drop(sb);
 	oci_workspace_close(&ws);
 	if (ret < 0) {
