@@ -9,6 +9,8 @@
  */
 #pragma once
 
+#include <stddef.h> /* size_t, for ERRC's index */
+
 enum errcode_id {
 #define ERRCODE(code_, cls_, meaning_) ERRCODE_ID_##code_,
 #include "errcodes.def"
@@ -16,4 +18,4 @@ enum errcode_id {
 	ERRCODE_COUNT
 };
 
-#define ERRC(code_) (&#code_[0 * ERRCODE_ID_##code_])
+#define ERRC(code_) (&#code_[(size_t)0 * ERRCODE_ID_##code_])

@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "hostspawn.h"
+#include "probecache.h"
 #include "units.h"
 
 #include <errno.h>
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 /* A secret file larger than this is a misconfiguration, not a key. */
-#define SECRET_FILE_MAX (64 * 1024)
+#define SECRET_FILE_MAX ((off_t)64 * 1024)
 
 static void host_log(uint32_t level, const char *plugin, const char *fmt, ...)
 {
@@ -305,7 +306,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 	if (r <= 0)
 		return r;
 	if (n->kind != CFG_MAP || n->keys->len != 1)
-		return config_fail(cfg, key, err, "a secret must be {env: NAME} or {file: PATH}; "
+		return config_fail(cfg, key, err,
+				   "a secret must be {env: NAME} or {file: PATH}; "
 				   "secrets are never written into the policy");
 	const char *how = ((const cfg_node *)n->keys->pdata[0])->scalar;
 	const cfg_node *v = n->items->pdata[0];
@@ -313,8 +315,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 		return config_fail(cfg, key, err, "%s: expected a string", how);
 	if (strcmp(how, "env") == 0) {
 		if (!env_name_valid(v->scalar))
-			return config_fail(cfg, key, err, "'%s' is not an environment variable name",
-					   v->scalar);
+			return config_fail(cfg, key, err,
+					   "'%s' is not an environment variable name", v->scalar);
 		const char *val = g_getenv(v->scalar);
 		if (!val || !*val)
 			return config_fail(cfg, key, err, "environment variable %s is not set",
@@ -324,8 +326,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 	}
 	if (strcmp(how, "file") == 0) {
 		if (v->scalar[0] != '/')
-			return config_fail(cfg, key, err, "secret file '%s' is not an absolute path",
-					   v->scalar);
+			return config_fail(cfg, key, err,
+					   "secret file '%s' is not an absolute path", v->scalar);
 		const char *why = NULL;
 		char *val = NULL;
 		if (read_secret_file(v->scalar, &val, &why) < 0)
@@ -333,8 +335,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 		*ret = val;
 		return 1;
 	}
-	return config_fail(cfg, key, err, "a secret must be {env: NAME} or {file: PATH}, not {%s: ...}",
-			   how);
+	return config_fail(cfg, key, err,
+			   "a secret must be {env: NAME} or {file: PATH}, not {%s: ...}", how);
 }
 
 /* How much of *ret the plugin owns: a 1.1 plugin's struct is the 64 bytes
@@ -394,6 +396,21 @@ SAME(CORDON_LIMIT_COUNT_, CORDON_PLUGIN_LIMIT_COUNT);
 SAME(CORDON_RUN_LAST, CORDON_PLUGIN_RUNREQ_LAST);
 #undef SAME
 
+/* ---- probe dependencies ---------------------------------------------------------- */
+
+/* A program found during a probe is one of its answer's dependencies (probecache.h). */
+static char *host_find_program(const char *name)
+{
+	char *path = hostspawn_find_program(name);
+	probecache_note(path);
+	return path;
+}
+
+static void host_probe_depends(const char *path)
+{
+	probecache_note(path);
+}
+
 /* ---- the table --------------------------------------------------------------- */
 
 /* Field order is plugin.h's, so that a misplaced entry shows up in review. */
@@ -418,7 +435,8 @@ const cordon_host cordon_host_services = {
 	.config_error = host_config_error,
 	.config_limits = host_config_limits,
 	.spawn = hostspawn_run,
-	.find_program = hostspawn_find_program,
+	.find_program = host_find_program,
 	.path_is_confined = host_path_is_confined,
 	.process_spawn = hostspawn_process, /* ABI 1.2 */
+	.probe_depends = host_probe_depends, /* ABI 1.3 */
 };

@@ -2,7 +2,8 @@
 /*
  * The kernel tier of the local driver (`confine: kernel`): what driver.c
  * calls when a tier is configured so. The mechanisms live in confine.c
- * (namespaces, mounts, identity, the launch), seccomp.c, landlock.c,
+ * (sandboxes, runs, the trial), zygote.c (the launch), child.c (namespaces,
+ * mounts, identity), seccomp.c, landlock.c,
  * limits.c and nsinit.c; docs/tiers/local.md describes them.
  *
  * The probe is truthful: it reports `kernel` only after a trial launch on

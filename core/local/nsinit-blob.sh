@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes a C source embedding the file $1 (the static cordon-nsinit) as
 # confine_nsinit_blob, so that libcordon carries its namespace init and
-# never has to find one on the host (confine.c executes it from a sealed
+# never has to find one on the host (zygote.c executes it from a sealed
 # memfd). Portable tools only: od and sed.
 set -e
 test -s "$1"

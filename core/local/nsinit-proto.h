@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the kernel tier's launcher (confine.c) and its init (nsinit.c) agree
+ * What the kernel tier's launcher (confine.c, zygote.c, child.c) and its init (nsinit.c) agree
  * on. One sandbox = one init process, the "zygote", pid 1 of the sandbox's
  * pid namespace, holding its user, mount, net, ipc, uts and cgroup
  * namespaces and its read-only view of the host, built once at open. Each
@@ -73,7 +73,7 @@ enum nsinit_step {
 };
 
 /* The zygote's own setup failures carry step + NSINIT_ZYGOTE_STEP, the
- * launcher's carry its steps (confine.c). */
+ * launcher's carry its steps (child.h). */
 #define NSINIT_ZYGOTE_STEP 1000
 
 /* One record; 16 bytes, so a write to the pipe is atomic. */

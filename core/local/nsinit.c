@@ -2,7 +2,7 @@
 /*
  * cordon-nsinit: the init of a kernel-tier sandbox (nsinit-proto.h).
  *
- * The launcher (confine.c) builds the sandbox's namespaces and its view of
+ * The launcher (confine.c, zygote.c, child.c) builds the sandbox's namespaces and its view of
  * the host, then executes this program from a sealed memfd embedded in
  * libcordon (no path on the host can be swapped for it). It runs as:
  *
@@ -335,13 +335,14 @@ static bool reap(long work_pid, int *status)
 		if (p <= 0)
 			return done;
 		if (p == work_pid) {
+			// NOLINTNEXTLINE(clang-analyzer-core.uninitialized.Assign): the raw system call filled it
 			*status = st;
 			done = true;
 		}
 	}
 }
 
-/* The zygote's bounding set holds only what it keeps (confine.c's
+/* The zygote's bounding set holds only what it keeps (child.c's
  * zygote_caps); the run drops those and everything else it has. */
 static const int zygote_caps[] = { 21 /* SYS_ADMIN */, 7 /* SETUID */, 6 /* SETGID */,
 				   8 /* SETPCAP */ };
@@ -566,6 +567,7 @@ static long same_inode(long fd, uint64_t dev, uint64_t ino)
 	long r = rsys5(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &stx);
 	if (r < 0)
 		return r;
+	// NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): the raw system call filled it
 	uint64_t d = ((uint64_t)stx.stx_dev_major << 32) | stx.stx_dev_minor;
 	return d == dev && stx.stx_ino == ino ? 0 : -ESTALE;
 }
@@ -736,9 +738,13 @@ static bool serve_one(void)
 		return true;
 	if (n <= 0)
 		return false;
-	int fds[NSINIT_MAX_FDS];
+	/* Room for every fd the control buffer can carry: its alignment padding
+	 * holds one more than NSINIT_MAX_FDS, and a request with too many is
+	 * refused below (every fd received is closed). */
+	int fds[(sizeof(c.buf) - CMSG_LEN(0)) / sizeof(int)];
 	int nfds = 0;
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	// NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): the raw system call filled it
 	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 		nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 		memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
@@ -747,9 +753,11 @@ static bool serve_one(void)
 	int step = NSINIT_STEP_PAYLOAD;
 	int pidfd = -1;
 	bool by_fd = req.flags & NSINIT_RUN_PAYLOAD_FD;
+	// NOLINTBEGIN(bugprone-branch-clone): a malformed request and an unknown kind are refused alike
 	if (n < (long)sizeof(req) || req.magic != NSINIT_MAGIC || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
 	    req.nrlimits > NSINIT_MAX_RLIMITS || req.ncgroups > NSINIT_MAX_CGROUPS ||
 	    (!by_fd && (uint64_t)(n - (long)sizeof(req)) != req.payload_len)) {
+		// NOLINTEND(bugprone-branch-clone)
 		err = -EINVAL;
 	} else if (req.kind == NSINIT_REQ_WORKSPACE) {
 		step = NSINIT_STEP_WORKSPACE;
@@ -784,6 +792,7 @@ static long load_bpf(void)
 	long r = rsys5(SYS_statx, NSINIT_FD_BPF, "", AT_EMPTY_PATH, STATX_SIZE, &stx);
 	if (r < 0)
 		return r;
+	// NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): the raw system call filled it
 	if (stx.stx_size == 0 || stx.stx_size % sizeof(struct sock_filter) ||
 	    stx.stx_size > sizeof(bpf))
 		return -EINVAL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Raw system calls for code that runs between clone() and execve() in the
- * host's address space (the kernel tier's launcher, core/local/confine.c).
+ * host's address space (the kernel tier's launcher, core/local/child.c).
  *
  * Why not libc: the launcher's children share the host's memory and its
  * calling thread's TLS (clone without CLONE_SETTLS). Two of them run at the

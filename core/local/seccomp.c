@@ -337,6 +337,7 @@ static int export_program(scmp_filter_ctx ctx, struct sock_filter **ret_prog, si
 	bool read_ok = n > 0 && n + pre <= BPF_MAXINSNS && pread(tmp, prog + pre, (size_t)len, 0) == len;
 	close(tmp);
 	if (r < 0) {
+		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc): g_autofree frees prog (the analyzer ignores cleanup attributes)
 		*what = "seccomp_export_bpf";
 		return r;
 	}

@@ -38,7 +38,7 @@
 /* A signal's bit in a kernel sigset. */
 #define KSIG_BIT(sig) (1ull << ((sig) - 1))
 /* How often a supervisor killing its tree looks again for orphans. */
-#define TREE_TICK_NS (10 * 1000 * 1000)
+#define TREE_TICK_NS (10L * 1000 * 1000)
 
 /* 1: CLONE_PIDFD works, -1: it does not, 0: not tried yet. */
 static _Atomic int clone_pidfd_ok = 0;
@@ -496,7 +496,7 @@ static void wait_exit(const spawn_child *c, int ms)
 			;
 		return;
 	}
-	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	const struct timespec tick = { 0, 10L * 1000 * 1000 };
 	for (int waited = 0; waited < ms; waited += 10) {
 		siginfo_t si = { 0 };
 		if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 ||
