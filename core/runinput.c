@@ -50,10 +50,7 @@ typedef struct relay_buf {
 	size_t len, off;
 } relay_buf;
 
-static bool pending(const relay_buf *b)
-{
-	return b->off < b->len;
-}
+static bool pending(const relay_buf *b) { return b->off < b->len; }
 
 /* Input into the pipe or the terminal; false when it is gone (the work closed its stdin). */
 static bool relay_flush(int dst, relay_buf *b)
@@ -108,7 +105,9 @@ static gpointer relay_thread(gpointer data)
 	int dst = in->master >= 0 ? in->master : in->pipe_w;
 	for (;;) {
 		struct pollfd p[4] = {
-			{ dst, (short)((pending(&b) ? POLLOUT : 0) | (in->master >= 0 ? POLLIN : 0)), 0 },
+			{ dst,
+			  (short)((pending(&b) ? POLLOUT : 0) | (in->master >= 0 ? POLLIN : 0)),
+			  0 },
 			{ pending(&b) ? -1 : in->src, POLLIN, 0 },
 			{ in->resize, POLLIN, 0 },
 			{ in->stop, POLLIN, 0 },
@@ -219,7 +218,8 @@ static int read_whole(run_input *in, int src, int cancel_fd, cordon_error **rete
 		if (in->whole->len + (size_t)got > STDIN_WHOLE_MAX) {
 			r = error_set(reterr, EFBIG, CORDON_ERROR_FORBIDDEN, ERRC(limit_exceeded),
 				      "the work's stdin exceeds %u bytes, the most a tier that "
-				      "cannot stream it takes", STDIN_WHOLE_MAX);
+				      "cannot stream it takes",
+				      STDIN_WHOLE_MAX);
 			break;
 		}
 		g_byte_array_append(in->whole, (const guint8 *)buf, (guint)got);
@@ -230,8 +230,8 @@ static int read_whole(run_input *in, int src, int cancel_fd, cordon_error **rete
 	return r;
 }
 
-int run_input_open(run_input *in, const cordon_run_options *o, uint32_t driver_flags,
-		   int cancel_fd, run_input_out_fn out, void *out_ctx, cordon_error **reterr)
+int run_input_open(run_input *in, const cordon_run_options *o, uint32_t driver_flags, int cancel_fd,
+		   run_input_out_fn out, void *out_ctx, cordon_error **reterr)
 {
 	in->data = o->stdin_data;
 	in->len = o->stdin_data ? o->stdin_len : 0;

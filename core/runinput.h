@@ -31,14 +31,17 @@ typedef struct run_input {
 	GByteArray *whole;
 } run_input;
 
-#define RUN_INPUT_INIT { .fd = -1, .tty_fd = -1, .pipe_w = -1, .master = -1, .src = -1, \
-			 .resize = -1, .stop = -1 }
+#define RUN_INPUT_INIT \
+	{ \
+		.fd = -1, .tty_fd = -1, .pipe_w = -1, .master = -1, .src = -1, .resize = -1, \
+		.stop = -1 \
+	}
 
 /* Sets up in for options o on a driver with driver_flags (CORDON_PLUGIN_DRIVER_*): a terminal
  * (CORDON_RUN_TTY; its output goes to out), a streamed or whole stdin, or o's bytes.
  * cancel_fd stops a whole read. On failure, run_input_close still releases in. */
-int run_input_open(run_input *in, const cordon_run_options *o, uint32_t driver_flags,
-		   int cancel_fd, run_input_out_fn out, void *out_ctx, cordon_error **reterr);
+int run_input_open(run_input *in, const cordon_run_options *o, uint32_t driver_flags, int cancel_fd,
+		   run_input_out_fn out, void *out_ctx, cordon_error **reterr);
 /* After the driver's run: what the terminal still holds is delivered, the copy stops
  * (input the work did not read is dropped), everything is closed. */
 void run_input_close(run_input *in);

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 /* Exit codes of the CLI itself (the work's own status passes through `run`). */
-#define EXIT_USAGE 64     /* EX_USAGE */
-#define EXIT_REFUSED 77   /* EX_NOPERM: refused by policy */
-#define EXIT_FAILED 70    /* EX_SOFTWARE: could not run */
+#define EXIT_USAGE 64   /* EX_USAGE */
+#define EXIT_REFUSED 77 /* EX_NOPERM: refused by policy */
+#define EXIT_FAILED 70  /* EX_SOFTWARE: could not run */
 
 /* --json anywhere on the command line before "--": errors print one JSON object on stdout
  * too (main.c sets it before any parsing, so that a usage error is JSON as well). */
@@ -38,8 +38,8 @@ int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_p
 /* The work's output on one of cordon's descriptors (output.c). */
 typedef struct cli_out {
 	int fd;
-	bool escape; /* a terminal, and no --raw: controls are shown, not sent */
-	bool gone;   /* a write failed (or fd was closed at start): nothing more goes */
+	bool escape;  /* a terminal, and no --raw: controls are shown, not sent */
+	bool gone;    /* a write failed (or fd was closed at start): nothing more goes */
 	char held[4]; /* the start of a UTF-8 sequence cut at the end of a chunk */
 	size_t nheld;
 	const volatile sig_atomic_t *stop; /* set: a write blocked on a slow reader gives up */
@@ -71,8 +71,7 @@ void cli_request_fields_clear(cli_request_fields *f);
 /* The option rows filling f, NULL-terminated; g_free() the array. */
 GOptionEntry *cli_request_fields_entries(cli_request_fields *f);
 /* Returns 0, a usage exit code (printed), or -1 with *err set. */
-int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req,
-			     cordon_error **err);
+int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req, cordon_error **err);
 
 /* The user's terminal (tty.c). Raw mode on fd, when a terminal, until cli_tty_restore
  * (async-signal-safe; also run at exit). */

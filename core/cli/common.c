@@ -30,8 +30,8 @@ static void print_error_json(const char *cls, const char *code, const char *msg,
 {
 	g_autofree char *jc = cli_json_string(code, strlen(code));
 	g_autofree char *jm = cli_json_string(msg, strlen(msg));
-	printf("{\"error\":{\"class\":\"%s\",\"code\":%s,\"message\":%s,\"errno\":%d}%s%s}\n",
-	       cls, jc, jm, errnum, decision_json ? ",\"decision\":" : "",
+	printf("{\"error\":{\"class\":\"%s\",\"code\":%s,\"message\":%s,\"errno\":%d}%s%s}\n", cls,
+	       jc, jm, errnum, decision_json ? ",\"decision\":" : "",
 	       decision_json ? decision_json : "");
 	fflush(stdout);
 }
@@ -59,13 +59,9 @@ int cli_report_decision(cordon_error *err, const char *decision_json)
 	return code;
 }
 
-int cli_report(cordon_error *err)
-{
-	return cli_report_decision(err, NULL);
-}
+int cli_report(cordon_error *err) { return cli_report_decision(err, NULL); }
 
-static int cli_fail_v(int exit_code, const char *cls, const char *code, const char *fmt,
-		      va_list ap)
+static int cli_fail_v(int exit_code, const char *cls, const char *code, const char *fmt, va_list ap)
 {
 	g_autofree char *raw = g_strdup_vprintf(fmt, ap);
 	g_autofree char *msg = cli_printable(raw);
@@ -134,10 +130,7 @@ const char *cli_policy_path(const char *flag)
  * told to ask afresh (`cordon probe --fresh`). */
 static bool probe_fresh;
 
-void cli_set_probe_fresh(bool fresh)
-{
-	probe_fresh = fresh;
-}
+void cli_set_probe_fresh(bool fresh) { probe_fresh = fresh; }
 
 int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_plugins,
 		     cordon_context **ret)

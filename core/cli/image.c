@@ -100,15 +100,17 @@ static void print_pins(const char *ref, GPtrArray *pins, bool all)
 		g_autofree char *jp = cli_json_string(pin, strlen(pin));
 		printf("{\"image\":%s,\"pinned\":%s,\"all\":[", jr, jp);
 		for (guint i = 0; i < pins->len; i++) {
-			g_autofree char *j = cli_json_string(pins->pdata[i], strlen(pins->pdata[i]));
+			g_autofree char *j = cli_json_string(pins->pdata[i],
+							     strlen(pins->pdata[i]));
 			printf("%s%s", i ? "," : "", j);
 		}
 		printf("]}\n");
 		return;
 	}
 	if (!all && pins->len > 1)
-		fprintf(stderr, "cordon: %u digests name %s locally, printed the first; a tier that "
-				"pulls needs the one its registry serves (--all lists them)\n",
+		fprintf(stderr,
+			"cordon: %u digests name %s locally, printed the first; a tier that "
+			"pulls needs the one its registry serves (--all lists them)\n",
 			pins->len, ref);
 	for (guint i = 0; i < (all ? pins->len : 1); i++)
 		printf("%s\n", all ? (const char *)pins->pdata[i] : pin);
@@ -121,11 +123,14 @@ int cli_cmd_image(int argc, char **argv)
 	GOptionEntry entries[] = {
 		{ "engine", 0, 0, G_OPTION_ARG_STRING, &engine_flag,
 		  "podman, docker, or an absolute path (default: podman, else docker)", "ENGINE" },
-		{ "all", 0, 0, G_OPTION_ARG_NONE, &all, "Print every digest the engine knows the image by", NULL },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print {\"image\",\"pinned\",\"all\"} as one JSON object", NULL },
+		{ "all", 0, 0, G_OPTION_ARG_NONE, &all,
+		  "Print every digest the engine knows the image by", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json,
+		  "Print {\"image\",\"pinned\",\"all\"} as one JSON object", NULL },
 		{ NULL },
 	};
-	g_autoptr(GOptionContext) oc = g_option_context_new("pin REF - print an image's pinned digest form");
+	g_autoptr(GOptionContext)
+		oc = g_option_context_new("pin REF - print an image's pinned digest form");
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_autoptr(GError) gerr = NULL;
 	if (!g_option_context_parse(oc, &argc, &argv, &gerr))
@@ -142,11 +147,18 @@ int cli_cmd_image(int argc, char **argv)
 	g_autofree char *home = g_strdup_printf("HOME=%s", g_get_home_dir());
 	const char *env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			      "LC_ALL=C", home, NULL };
-	const char *args[] = { engine, "image", "inspect", "--format",
-			       "{{range .RepoDigests}}{{println .}}{{end}}", "--", ref, NULL };
+	const char *args[] = { engine,
+			       "image",
+			       "inspect",
+			       "--format",
+			       "{{range .RepoDigests}}{{println .}}{{end}}",
+			       "--",
+			       ref,
+			       NULL };
 	/* the one host program spawner (common/hostproc.c), as the plugins' engine CLIs */
 	hostproc_result res;
-	int r = hostproc_run(engine, args, env, NULL, 0, ENGINE_TIMEOUT_MS, ENGINE_OUTPUT_CAP, &res);
+	int r = hostproc_run(engine, args, env, NULL, 0, ENGINE_TIMEOUT_MS, ENGINE_OUTPUT_CAP,
+			     &res);
 	if (r < 0)
 		return cli_fail("%s: %s", engine, g_strerror(-r));
 	g_autofree char *out = res.out, *err = res.err;

@@ -101,14 +101,18 @@ static int policy_check(int argc, char **argv)
 {
 	g_autofree char *plugin_dir = NULL;
 	gboolean json = FALSE;
-	GOptionEntry entries[] = {
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the verdict as one JSON object (valid, summary and warnings, or every error)", NULL },
-		{ NULL }
-	};
-	int r = parse_args(&argc, &argv, "FILE - check a policy file",
-			   "Exit status: 0 when the policy is valid (a summary is printed), 1 when it "
-			   "has errors (each printed with file:line:column and key path).", entries, NULL);
+	GOptionEntry entries[] = { { "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+				     "Plugin directory (absolute)", "DIR" },
+				   { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+				     "Print the verdict as one JSON object (valid, summary and "
+				     "warnings, or every error)",
+				     NULL },
+				   { NULL } };
+	int r = parse_args(
+		&argc, &argv, "FILE - check a policy file",
+		"Exit status: 0 when the policy is valid (a summary is printed), 1 when it "
+		"has errors (each printed with file:line:column and key path).",
+		entries, NULL);
 	if (r)
 		return r;
 	if (argc != 2)
@@ -145,16 +149,21 @@ static int policy_show(int argc, char **argv)
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
 	gboolean def = FALSE, json = FALSE;
 	GOptionEntry entries[] = {
-		{ "default", 0, 0, G_OPTION_ARG_NONE, &def, "Print the built-in default policy (YAML)", NULL },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print {\"file\",\"summary\"} (or {\"default\"}) as one JSON object", NULL },
+		{ "default", 0, 0, G_OPTION_ARG_NONE, &def,
+		  "Print the built-in default policy (YAML)", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json,
+		  "Print {\"file\",\"summary\"} (or {\"default\"}) as one JSON object", NULL },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
 		{ NULL }
 	};
-	int r = parse_args(&argc, &argv, "- show the policy in effect (or the built-in default)",
-			   "Without --default: a summary of the policy cordon would use here, found "
-			   "in this order: --policy, $CORDON_POLICY, " CORDON_SYSCONFDIR
-			   "/cordon/policy.yaml, the built-in default.", entries, NULL);
+	int r = parse_args(
+		&argc, &argv, "- show the policy in effect (or the built-in default)",
+		"Without --default: a summary of the policy cordon would use here, found "
+		"in this order: --policy, $CORDON_POLICY, " CORDON_SYSCONFDIR
+		"/cordon/policy.yaml, the built-in default.",
+		entries, NULL);
 	if (r)
 		return r;
 	if (argc > 1)
@@ -267,7 +276,8 @@ static void print_duration(uint64_t ms)
 
 static void print_limits(const cordon_decision *d)
 {
-	static const char *const names[] = { "wall", "memory", "pids", "cpus", "output", "nofile", "fsize" };
+	static const char *const names[] = { "wall",   "memory", "pids", "cpus",
+					     "output", "nofile", "fsize" };
 	bool any = false;
 	for (int i = 0; i < CORDON_LIMIT_COUNT_; i++) {
 		uint64_t v;
@@ -291,12 +301,14 @@ static void print_decision(const cordon_decision *d, const char *trust_asked)
 {
 	const char *trust = cordon_trust_to_string(cordon_decision_trust(d));
 	if (trust_asked && strcmp(trust_asked, trust) != 0)
-		printf("trust:        %s (asked: '%s', unknown, so treated as untrusted)\n", trust, trust_asked);
+		printf("trust:        %s (asked: '%s', unknown, so treated as untrusted)\n", trust,
+		       trust_asked);
 	else
 		printf("trust:        %s\n", trust);
 	printf("requirement:  %s\n", cordon_containment_to_string(cordon_decision_requirement(d)));
 	if (cordon_decision_admitted(d)) {
-		printf("decision:     admitted: tier %s (containment %s)\n", cordon_decision_tier(d),
+		printf("decision:     admitted: tier %s (containment %s)\n",
+		       cordon_decision_tier(d),
 		       cordon_containment_to_string(cordon_decision_containment(d)));
 		print_limits(d);
 	} else {
@@ -306,7 +318,8 @@ static void print_decision(const cordon_decision *d, const char *trust_asked)
 	for (size_t i = 0; i < cordon_decision_candidate_count(d); i++) {
 		cordon_containment c = cordon_decision_candidate_containment(d, i);
 		printf("  %s %-12s %-16s %s\n", cordon_decision_candidate_chosen(d, i) ? "*" : " ",
-		       cordon_decision_candidate_tier(d, i), c ? cordon_containment_to_string(c) : "-",
+		       cordon_decision_candidate_tier(d, i),
+		       c ? cordon_containment_to_string(c) : "-",
 		       cordon_decision_candidate_reason(d, i));
 	}
 }
@@ -358,19 +371,24 @@ int cli_cmd_explain(int argc, char **argv)
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
-		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a.trust, "Trust level: trusted, semi-trusted, untrusted (required)", "T" },
+		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a.trust,
+		  "Trust level: trusted, semi-trusted, untrusted (required)", "T" },
 		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a.tier, "Ask for this tier by name", "NAME" },
-		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a.workspace, "Host workspace (absolute)", "DIR" },
+		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a.workspace,
+		  "Host workspace (absolute)", "DIR" },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the decision as one JSON object", NULL },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the decision as one JSON object",
+		  NULL },
 		{ NULL }
 	};
 	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a.fields);
-	int r = parse_args(&argc, &argv, "- explain which tier a request gets, or why it is refused",
-			   "Exit status: 0 when admitted, 77 when refused. Nothing is opened or run; "
-			   "the decision is audited as a dry run when the policy has an audit trail.",
-			   entries, fields);
+	int r = parse_args(
+		&argc, &argv, "- explain which tier a request gets, or why it is refused",
+		"Exit status: 0 when admitted, 77 when refused. Nothing is opened or run; "
+		"the decision is audited as a dry run when the policy has an audit trail.",
+		entries, fields);
 	if (!r && argc > 1)
 		r = cli_usage_error("unexpected argument '%s'", argv[1]);
 	if (!r && !a.trust)

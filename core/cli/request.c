@@ -25,10 +25,16 @@ void cli_request_fields_clear(cli_request_fields *f)
 GOptionEntry *cli_request_fields_entries(cli_request_fields *f)
 {
 	GOptionEntry e[] = {
-		{ "label", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &f->labels, "A request label the policy's rules match (repeatable)", "K=V" },
-		{ "limit", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->limits, "A limit asked for, in the policy's units: wall=30s, memory=512MiB, pids=64, cpus=1.5, output=1MiB, nofile=256, fsize=10MiB (repeatable)", "K=V" },
-		{ "egress", 0, 0, G_OPTION_ARG_STRING, &f->egress, "Egress asked for: deny (default), governed, allow", "MODE" },
-		{ "image", 0, 0, G_OPTION_ARG_STRING, &f->image, "Image asked for (container tiers; the policy may require it pinned)", "REF" },
+		{ "label", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &f->labels,
+		  "A request label the policy's rules match (repeatable)", "K=V" },
+		{ "limit", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->limits,
+		  "A limit asked for, in the policy's units: wall=30s, memory=512MiB, pids=64, "
+		  "cpus=1.5, output=1MiB, nofile=256, fsize=10MiB (repeatable)",
+		  "K=V" },
+		{ "egress", 0, 0, G_OPTION_ARG_STRING, &f->egress,
+		  "Egress asked for: deny (default), governed, allow", "MODE" },
+		{ "image", 0, 0, G_OPTION_ARG_STRING, &f->image,
+		  "Image asked for (container tiers; the policy may require it pinned)", "REF" },
 		{ NULL }
 	};
 	return g_memdup2(e, sizeof(e));
@@ -37,9 +43,13 @@ GOptionEntry *cli_request_fields_entries(cli_request_fields *f)
 /* --limit KEY=VALUE with the policy's names and units. */
 static int add_limit(cordon_request *req, const char *spec, cordon_error **reterr)
 {
-	static const struct { const char *name; cordon_limit which; int kind; } keys[] = {
-		{ "wall", CORDON_LIMIT_WALL_MS, 0 }, { "memory", CORDON_LIMIT_MEMORY, 1 },
-		{ "pids", CORDON_LIMIT_PIDS, 2 },    { "cpus", CORDON_LIMIT_CPU_MILLI, 3 },
+	static const struct {
+		const char *name;
+		cordon_limit which;
+		int kind;
+	} keys[] = {
+		{ "wall", CORDON_LIMIT_WALL_MS, 0 },  { "memory", CORDON_LIMIT_MEMORY, 1 },
+		{ "pids", CORDON_LIMIT_PIDS, 2 },     { "cpus", CORDON_LIMIT_CPU_MILLI, 3 },
 		{ "output", CORDON_LIMIT_OUTPUT, 1 }, { "nofile", CORDON_LIMIT_NOFILE, 2 },
 		{ "fsize", CORDON_LIMIT_FSIZE, 1 },
 	};
@@ -52,20 +62,21 @@ static int add_limit(cordon_request *req, const char *spec, cordon_error **reter
 			continue;
 		uint64_t v = 0;
 		const char *why = NULL;
-		int r = keys[i].kind == 0 ? units_parse_duration(eq + 1, &v, &why)
+		int r = keys[i].kind == 0   ? units_parse_duration(eq + 1, &v, &why)
 			: keys[i].kind == 1 ? units_parse_size(eq + 1, &v, &why)
 			: keys[i].kind == 2 ? units_parse_uint(eq + 1, &v, &why)
 					    : units_parse_cpus(eq + 1, &v, &why);
 		if (r == 0 && v == 0)
 			why = "a limit must be greater than 0";
-		else if (r == 0 && keys[i].which == CORDON_LIMIT_CPU_MILLI && v > UNITS_CPUS_MAX_MILLI)
+		else if (r == 0 && keys[i].which == CORDON_LIMIT_CPU_MILLI &&
+			 v > UNITS_CPUS_MAX_MILLI)
 			why = "at most 4096 CPUs";
 		if (why)
 			return cli_usage_error("bad --limit value '%s': %s", spec, why);
 		return cordon_request_set_limit(req, keys[i].which, v, reterr) < 0 ? -1 : 0;
 	}
-	return cli_usage_error("unknown limit '%s': wall, memory, pids, cpus, output, nofile, fsize",
-			       key);
+	return cli_usage_error(
+		"unknown limit '%s': wall, memory, pids, cpus, output, nofile, fsize", key);
 }
 
 static int add_labels(cordon_request *req, char **labels, cordon_error **err)
@@ -90,8 +101,7 @@ static int set_egress(cordon_request *req, const char *mode, cordon_error **err)
 	return cli_usage_error("--egress is deny, governed or allow");
 }
 
-int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req,
-			     cordon_error **err)
+int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req, cordon_error **err)
 {
 	int r = add_labels(req, f->labels, err);
 	for (size_t i = 0; r == 0 && f->limits && f->limits[i]; i++)

@@ -76,9 +76,11 @@ static int grant_env_flag(cordon_request *req, const char *arg)
 	if (!value)
 		return cli_usage_error("-e %s: %s is not set in cordon's environment", key, key);
 	if (eq && *value)
-		fprintf(stderr, "cordon: warning: the value of %s is on cordon's command line, "
-				"readable by every user of this host: export it and pass -e %s, "
-				"or use --env-file\n", key, key);
+		fprintf(stderr,
+			"cordon: warning: the value of %s is on cordon's command line, "
+			"readable by every user of this host: export it and pass -e %s, "
+			"or use --env-file\n",
+			key, key);
 	return cordon_request_grant_env(req, key, value, &err) < 0 ? cli_report(err) : 0;
 }
 
@@ -97,7 +99,8 @@ static int env_file_check(const char *path, int fd)
 				  (unsigned)st.st_uid);
 	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)))
 		return cli_refuse("--env-file %s: mode %04o lets other users read or write it "
-				  "(chmod o-rw,g-w)", path, (unsigned)(st.st_mode & 07777));
+				  "(chmod o-rw,g-w)",
+				  path, (unsigned)(st.st_mode & 07777));
 	return 0;
 }
 
@@ -127,7 +130,8 @@ static int read_env_file(const char *path, GString *buf)
 		if (n < 0)
 			r = cli_usage_error("--env-file %s: %s", path, g_strerror(errno));
 		else if (buf->len + (size_t)n > ENV_FILE_MAX)
-			r = cli_usage_error("--env-file %s: larger than %u bytes", path, ENV_FILE_MAX);
+			r = cli_usage_error("--env-file %s: larger than %u bytes", path,
+					    ENV_FILE_MAX);
 		else
 			g_string_append_len(buf, chunk, n);
 	}
@@ -263,8 +267,8 @@ static int on_output(void *user, int stream, const void *data, size_t len)
 	return !written || stop_signal;
 }
 
-static int run_passthrough(cordon_sandbox *sb, const char *const *argv,
-			   const cordon_run_options *o, bool raw)
+static int run_passthrough(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
+			   bool raw)
 {
 	passthrough pt = { .reader_gone = false };
 	bool tty = o->flags & CORDON_RUN_TTY;
@@ -326,8 +330,7 @@ static int stdin_for_work(void)
 
 /* With --json a refusal carries the decision, every candidate's verdict: decided again
  * (as explain does, audited as a dry run) since a failed open returns none. */
-static int report_open_failure(cordon_context *ctx, const cordon_request *req,
-			       cordon_error *err)
+static int report_open_failure(cordon_context *ctx, const cordon_request *req, cordon_error *err)
 {
 	if (!cli_json || cordon_error_get_class(err) != CORDON_ERROR_FORBIDDEN)
 		return cli_report(err);
@@ -380,24 +383,44 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 static int parse_run(int *argc, char ***argv, run_mode mode, run_args *a)
 {
 	GOptionEntry entries[] = {
-		{ "trust", 0, 0, G_OPTION_ARG_STRING, &a->trust, "Trust level: trusted, semi-trusted (default), untrusted", "T" },
-		{ "tty", 't', 0, G_OPTION_ARG_NONE, &a->tty, "Give the work a terminal (the sandbox's own pseudo-terminal; this terminal goes raw for the run)", NULL },
-		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a->tier, "Ask for this tier by name", "NAME" },
-		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &a->timeout, "Wall time limit (30s, 10m, 500ms)", "D" },
-		{ "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a->env, "Grant variable NAME with its value in cordon's environment (NAME=VALUE works but shows the value to every user)", "NAME" },
-		{ "env-file", 0, 0, G_OPTION_ARG_FILENAME, &a->env_file, "Grant the NAME=VALUE lines of FILE (yours, not readable by others; # comments, no quoting or expansion)", "FILE" },
-		{ "workdir", 'w', 0, G_OPTION_ARG_STRING, &a->workdir, "Working directory inside the sandbox", "DIR" },
-		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a->workspace, "Host directory the work may write (absolute)", "DIR" },
+		{ "trust", 0, 0, G_OPTION_ARG_STRING, &a->trust,
+		  "Trust level: trusted, semi-trusted (default), untrusted", "T" },
+		{ "tty", 't', 0, G_OPTION_ARG_NONE, &a->tty,
+		  "Give the work a terminal (the sandbox's own pseudo-terminal; this terminal goes "
+		  "raw for the run)",
+		  NULL },
+		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a->tier, "Ask for this tier by name",
+		  "NAME" },
+		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &a->timeout,
+		  "Wall time limit (30s, 10m, 500ms)", "D" },
+		{ "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a->env,
+		  "Grant variable NAME with its value in cordon's environment (NAME=VALUE works "
+		  "but shows the value to every user)",
+		  "NAME" },
+		{ "env-file", 0, 0, G_OPTION_ARG_FILENAME, &a->env_file,
+		  "Grant the NAME=VALUE lines of FILE (yours, not readable by others; # comments, "
+		  "no quoting or expansion)",
+		  "FILE" },
+		{ "workdir", 'w', 0, G_OPTION_ARG_STRING, &a->workdir,
+		  "Working directory inside the sandbox", "DIR" },
+		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a->workspace,
+		  "Host directory the work may write (absolute)", "DIR" },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &a->policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &a->plugin_dir, "Plugin directory (absolute)", "DIR" },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &a->json, "Print the result as JSON instead of passing output through", NULL },
-		{ "raw", 0, 0, G_OPTION_ARG_NONE, &a->raw, "Pass control characters to a terminal as they are (by default they are shown as \\xNN)", NULL },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &a->plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &a->json,
+		  "Print the result as JSON instead of passing output through", NULL },
+		{ "raw", 0, 0, G_OPTION_ARG_NONE, &a->raw,
+		  "Pass control characters to a terminal as they are (by default they are shown as "
+		  "\\xNN)",
+		  NULL },
 		{ NULL }
 	};
-	const char *usage = mode == RUN_LINE    ? "'SHELL LINE' - run a shell line in a sandbox"
-			    : mode == RUN_SHELL ? "[-- PROGRAM ARGS...] - an interactive shell (/bin/sh) "
-						  "on a terminal in a sandbox"
-						: "-- ARGV... - run a program (no shell) in a sandbox";
+	const char *usage = mode == RUN_LINE ? "'SHELL LINE' - run a shell line in a sandbox"
+			    : mode == RUN_SHELL
+				    ? "[-- PROGRAM ARGS...] - an interactive shell (/bin/sh) "
+				      "on a terminal in a sandbox"
+				    : "-- ARGV... - run a program (no shell) in a sandbox";
 	g_autoptr(GOptionContext) oc = g_option_context_new(usage);
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a->fields);
@@ -422,8 +445,8 @@ static bool is_trust_name(const char *s)
 
 /* What follows the options: argv[*ret_first] on (run) or the one shell line
  * there (exec); and the timeout. Returns 0 or an exit code. */
-static int parse_command(int argc, char **argv, run_mode mode, const run_args *a,
-			 int *ret_first, uint64_t *ret_timeout_ms)
+static int parse_command(int argc, char **argv, run_mode mode, const run_args *a, int *ret_first,
+			 uint64_t *ret_timeout_ms)
 {
 	int first = 1;
 	/* `-t trusted --`: -t was --trust before 0.2; now it is --tty, and "trusted" would

@@ -35,10 +35,7 @@ void cli_tty_restore(void)
 	raw_on = 0;
 }
 
-static void restore_at_exit(void)
-{
-	cli_tty_restore();
-}
+static void restore_at_exit(void) { cli_tty_restore(); }
 
 int cli_tty_raw(int fd)
 {
