@@ -345,7 +345,10 @@ static char **read_env(void)
 		return NULL;
 	/* NUL-terminated (calloc'ed one longer): a last entry without its own
 	 * NUL still counts, as it always did */
-	return split_env(block, block + len + 1);
+	char **envp = split_env(block, block + len + 1);
+	if (!envp)
+		free(block);
+	return envp;
 }
 
 typedef struct run_opts {

@@ -86,13 +86,17 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	 * failed: that answer is forgotten and the request decided and opened once more, on
 	 * answers made now (both decisions are audited). */
 	if (r < 0 && opened && context_probe_forget_cached(ctx, opened)) {
-		g_clear_pointer(&first, cordon_error_free);
+		cordon_error_free(first);
+		first = NULL;
 		r = decide_and_open(ctx, req, &d, &state, &opened, &first);
 	}
 	if (r < 0) {
 		error_propagate(reterr, first);
 		return r;
 	}
+	/* decide_and_open sets d whenever it returns 0 (the analyzer does not follow the
+	 * variadic error_set() of its failures). */
+	// NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
 	tier_runtime *t = d->runtime;
 
 	cordon_sandbox *sb = g_new0(cordon_sandbox, 1);
