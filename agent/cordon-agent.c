@@ -58,6 +58,9 @@
 
 extern char **environ;
 
+/* pid 1 of a microVM guest (agent/guest.c): the channel is a virtio port */
+static bool in_guest;
+
 /* ---- frames ------------------------------------------------------------------- */
 
 /* All of len bytes through read or write, across short transfers and
@@ -96,6 +99,9 @@ static bool read_full(int fd, void *buf, size_t len)
 static bool frame(uint8_t type, const void *data, size_t len)
 {
 	const char *p = data;
+	/* a virtio port's write blocks for ever once the host is gone (guest.h) */
+	if (in_guest && !guest_port_writable(STDOUT_FILENO))
+		return false;
 	do {
 		size_t n = len > AGENT_FRAME_MAX ? AGENT_FRAME_MAX : len;
 		uint8_t hdr[AGENT_FRAME_HEADER];
@@ -267,8 +273,6 @@ static void kill_tree(pid_t pgid)
 
 /* A guest has no cgroup of its own: the kernel's count is the VM's alone (a container's
  * /proc/vmstat is the host's, hence the cgroup files first there). */
-static bool in_guest;
-
 static long long oom_kills(void)
 {
 	static const char *const files[] = { "/sys/fs/cgroup/memory/memory.oom_control",

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,4 +239,13 @@ int guest_work_limits(void)
 	    (work_fsize && setrlimit(RLIMIT_FSIZE, &f) < 0))
 		return -errno;
 	return 0;
+}
+
+bool guest_port_writable(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+	while (poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			return false;
+	return (p.revents & POLLOUT) != 0;
 }

@@ -19,6 +19,10 @@ bool guest_is_init(int argc, char **argv);
 /* Mounts, modules, the port as stdin and stdout, the work's uid: the session follows. */
 int guest_init(void);
 
+/* Waits until the port takes a write; false once the host side is gone. virtio_console
+ * blocks a write for ever while the host is not connected (its poll says POLLHUP), so a
+ * guest whose host died would never get to read the EOF that ends it. */
+bool guest_port_writable(int fd);
 /* In the work's child: the limits the host asked for on the command line. */
 int guest_work_limits(void);
 

@@ -12,7 +12,8 @@
  *   /lib/cordon/modules/NN-name.ko  the virtio modules, numbered in dependency order
  *   /dev/console, empty /proc /sys /dev /tmp /work
  *
- * It prints a line per step and the two sha256 pins the tier's policy names
+ * An x86 bzImage is replaced by the ELF kernel inside it (extract_vmlinux: QEMU boots it
+ * through the PVH entry, faster). It prints a line per step and the two sha256 pins the tier's policy names
  * (kernel_sha256:, initrd_sha256:), computed with the plugin's own code (common/sha256.c).
  */
 #include "config.h"
@@ -168,6 +169,60 @@ static bool read_module(const char *path, char **ret, gsize *len, GError **error
 	return ok;
 }
 
+/* The uncompressed ELF kernel inside an x86 bzImage, for QEMU's PVH entry (about 0.8 s
+ * faster to boot under TCG here than the bzImage's real-mode path). The payload is found by
+ * its compressor's magic and decompressed by the compressor's own tool; the result is
+ * taken only when it is an ELF file (QEMU then refuses one without the PVH note, so a
+ * wrong guess fails at the trial boot, never silently). NULL: keep the bzImage. */
+static char *extract_vmlinux(const char *kdata, gsize klen, gsize *ret_len)
+{
+	static const struct {
+		const char *magic;
+		size_t mlen;
+		const char *tool, *suffix;
+	} c[] = {
+		{ "\x02\x21\x4c\x18", 4, "lz4", ".lz4" },
+		{ "\x28\xb5\x2f\xfd", 4, "zstd", ".zst" },
+		{ "\xfd\x37\x7a\x58\x5a\x00", 6, "xz", ".xz" },
+		{ "\x1f\x8b\x08", 3, "gzip", ".gz" },
+	};
+	if (klen < 0x300 || memcmp(kdata + 0x202, "HdrS", 4) != 0)
+		return NULL; /* not a bzImage */
+	for (size_t i = 0; i < G_N_ELEMENTS(c); i++) {
+		const char *at = memmem(kdata, klen, c[i].magic, c[i].mlen);
+		if (!at)
+			continue;
+		g_autofree char *dir = g_dir_make_tmp("cordon-vmlinux-XXXXXX", NULL);
+		if (!dir)
+			return NULL;
+		g_autofree char *in = g_strconcat(dir, "/k", c[i].suffix, NULL);
+		g_autofree char *out = g_strconcat(dir, "/k", NULL);
+		char *data = NULL;
+		gsize len = 0;
+		/* lz4 and zstd write where they are told; xz and gzip drop the suffix */
+		const char *named[] = { c[i].tool, "-d", "-q", "-f", in, "-o", out, NULL };
+		if (strcmp(c[i].tool, "lz4") == 0)
+			named[5] = out, named[6] = NULL;
+		else if (strcmp(c[i].tool, "zstd") != 0)
+			named[5] = NULL;
+		const char *const *argv = named;
+		/* the tool complains of the bzImage's bytes after the stream: its output counts */
+		if (g_file_set_contents(in, at, (gssize)(kdata + klen - at), NULL))
+			run_tool(argv, NULL, NULL);
+		bool ok = g_file_get_contents(out, &data, &len, NULL) && len > 4 &&
+			  memcmp(data, "\x7f" "ELF", 4) == 0;
+		g_unlink(in);
+		g_unlink(out);
+		g_rmdir(dir);
+		if (ok) {
+			*ret_len = len;
+			return data;
+		}
+		g_free(data);
+	}
+	return NULL;
+}
+
 /* ---- the image ------------------------------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -298,6 +353,15 @@ static int cmd_build(int argc, char **argv)
 	if (!g_file_get_contents(kernel, &kdata, &klen, &e))
 		return fail("%s", e->message);
 	printf("cordon vm build: kernel %s (%zu bytes)\n", kernel, (size_t)klen);
+	gsize elen = 0;
+	char *elf = extract_vmlinux(kdata, klen, &elen);
+	if (elf) {
+		printf("cordon vm build: the uncompressed kernel for PVH boot (%zu bytes)\n",
+		       (size_t)elen);
+		g_free(kdata);
+		kdata = elf;
+		klen = elen;
+	}
 	g_autoptr(GByteArray) initrd = g_byte_array_new();
 	int r = build_initrd(agent, busybox, modules, initrd);
 	if (unpacked) {
@@ -317,7 +381,12 @@ static int cmd_build(int argc, char **argv)
 
 int cli_cmd_vm(int argc, char **argv)
 {
-	if (argc >= 1 && strcmp(argv[0], "build") == 0)
-		return cmd_build(argc, argv);
+	/* argv[0] is "vm" */
+	if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (argc >= 2 && strcmp(argv[1], "build") == 0)
+		return cmd_build(argc - 1, argv + 1);
 	return cli_usage_error("%s", usage);
 }
