@@ -60,6 +60,7 @@ static void tier_free(qemu_tier *t)
 	free(t->qemu);
 	free(t->kernel.path);
 	free(t->initrd.path);
+	free(t->machine_ok);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -266,17 +267,37 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 		return unavailable(ret, want, "QEMU (%s) is not installed",
 				   t->qemu ? t->qemu : qemu_arch_binary(t->arch));
 	const char *machine = t->family->machine(t->arch);
-	bool present = machine_present(binary, machine);
-	free(binary);
-	if (!present)
+	pthread_mutex_lock(&t->lock);
+	bool present = t->machine_ok && strcmp(t->machine_ok, binary) == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (!present && !(present = machine_present(binary, machine))) {
+		free(binary);
 		return unavailable(ret, want, "QEMU lacks the %s machine type", machine);
-	/* the trial boot: the pins are checked on the way */
-	qemu_vm vm;
+	}
+	pthread_mutex_lock(&t->lock);
+	free(t->machine_ok);
+	t->machine_ok = binary;
+	bool trial_ok = t->trial_ok;
+	pthread_mutex_unlock(&t->lock);
 	agent_error r;
-	if (boot(t, &t->limits, &vm, &r) < 0)
-		return unavailable(ret, want, "%s", r.message);
-	int64_t ms = vm.hello_ms;
-	qemu_vm_stop(&vm);
+	int64_t ms;
+	if (trial_ok) {
+		if (qemu_pin_check(t, &t->kernel, "kernel", &r) < 0 ||
+		    qemu_pin_check(t, &t->initrd, "initrd", &r) < 0)
+			return unavailable(ret, want, "%s", r.message);
+		ms = t->trial_ms;
+	} else {
+		/* the trial boot: the pins are checked on the way */
+		qemu_vm vm;
+		if (boot(t, &t->limits, &vm, &r) < 0)
+			return unavailable(ret, want, "%s", r.message);
+		ms = vm.hello_ms;
+		qemu_vm_stop(&vm);
+		pthread_mutex_lock(&t->lock);
+		t->trial_ok = true;
+		t->trial_ms = ms;
+		pthread_mutex_unlock(&t->lock);
+	}
 	ret->available = 1;
 	ret->containment = want;
 	snprintf(ret->reason, sizeof(ret->reason),
