@@ -222,6 +222,46 @@ static int boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_
 
 /* ---- probe ---------------------------------------------------------------------------- */
 
+/* Trial boots that reached the agent, in this process: a context is created per caller, and
+ * each would boot its own trial otherwise (admission probes every 2 s; a boot is seconds
+ * under TCG). Keyed by everything the boot depended on; the pins are checked again on every
+ * probe and open, so a changed file is refused. */
+#define TRIALS_MAX 16
+static pthread_mutex_t trials_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *trials[TRIALS_MAX];
+static int64_t trials_ms[TRIALS_MAX];
+static size_t trials_next;
+
+static char *trial_key(const qemu_tier *t, const char *binary)
+{
+	return qemu_xasprintf("%s|%s|%d|%s|%s|%s|%s", binary, t->tcg ? "tcg" : t->family->name,
+			      (int)t->arch, t->kernel.path, t->kernel.sha256, t->initrd.path,
+			      t->initrd.sha256);
+}
+
+static bool trial_passed(const char *key, int64_t *ret_ms)
+{
+	bool found = false;
+	pthread_mutex_lock(&trials_lock);
+	for (size_t i = 0; i < TRIALS_MAX && !found; i++)
+		if (trials[i] && strcmp(trials[i], key) == 0) {
+			found = true;
+			*ret_ms = trials_ms[i];
+		}
+	pthread_mutex_unlock(&trials_lock);
+	return found;
+}
+
+static void trial_remember(const char *key, int64_t ms)
+{
+	pthread_mutex_lock(&trials_lock);
+	size_t i = trials_next++ % TRIALS_MAX;
+	free(trials[i]);
+	trials[i] = qemu_xstrdup(key);
+	trials_ms[i] = ms;
+	pthread_mutex_unlock(&trials_lock);
+}
+
 static int unavailable(cordon_plugin_probe *ret, uint32_t containment, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static int unavailable(cordon_plugin_probe *ret, uint32_t containment, const char *fmt, ...)
@@ -274,30 +314,32 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 		free(binary);
 		return unavailable(ret, want, "QEMU lacks the %s machine type", machine);
 	}
+	char *key = trial_key(t, binary);
 	pthread_mutex_lock(&t->lock);
 	free(t->machine_ok);
 	t->machine_ok = binary;
-	bool trial_ok = t->trial_ok;
 	pthread_mutex_unlock(&t->lock);
 	agent_error r;
-	int64_t ms;
+	int64_t ms = 0;
+	bool trial_ok = trial_passed(key, &ms);
 	if (trial_ok) {
 		if (qemu_pin_check(t, &t->kernel, "kernel", &r) < 0 ||
-		    qemu_pin_check(t, &t->initrd, "initrd", &r) < 0)
+		    qemu_pin_check(t, &t->initrd, "initrd", &r) < 0) {
+			free(key);
 			return unavailable(ret, want, "%s", r.message);
-		ms = t->trial_ms;
+		}
 	} else {
 		/* the trial boot: the pins are checked on the way */
 		qemu_vm vm;
-		if (boot(t, &t->limits, &vm, &r) < 0)
+		if (boot(t, &t->limits, &vm, &r) < 0) {
+			free(key);
 			return unavailable(ret, want, "%s", r.message);
+		}
 		ms = vm.hello_ms;
 		qemu_vm_stop(&vm);
-		pthread_mutex_lock(&t->lock);
-		t->trial_ok = true;
-		t->trial_ms = ms;
-		pthread_mutex_unlock(&t->lock);
+		trial_remember(key, ms);
 	}
+	free(key);
 	ret->available = 1;
 	ret->containment = want;
 	snprintf(ret->reason, sizeof(ret->reason),

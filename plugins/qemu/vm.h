@@ -34,11 +34,6 @@ typedef struct qemu_tier {
 	cordon_plugin_limits limits;
 	pthread_mutex_t lock; /* guards the pins' cache and what follows */
 	qemu_pin kernel, initrd;
-	/* A trial boot reached the agent with these pins (they are re-checked on every probe
-	 * and open: a changed file is hashed again, and refused if it differs); admission
-	 * probes every 2 s, and a boot is seconds under TCG. */
-	bool trial_ok;
-	int64_t trial_ms;
 	char *machine_ok;    /* the QEMU binary found to have the machine type */
 } qemu_tier;
 
