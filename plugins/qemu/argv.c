@@ -14,6 +14,7 @@
  *                                 socket file exists on the host (nothing to race, nothing
  *                                 to clean up)
  *   -no-reboot                    a guest reboot ends QEMU (the sandbox is over)
+ *   -name cordon-vm-<owner>       the host's owner token, for gc (gc.c)
  */
 #include "config.h"
 
@@ -145,6 +146,8 @@ char **qemu_argv(const qemu_config *c)
 	add2(&b, "-device", qemu_xstrdup(mmio ? "virtio-serial-device" : "virtio-serial-pci"));
 	add2(&b, "-chardev", qemu_xasprintf("socket,id=agent,fd=%d", QEMU_AGENT_FD));
 	add2(&b, "-device", qemu_xstrdup("virtserialport,chardev=agent,name=" QEMU_AGENT_PORT));
+	if (c->owner)
+		add2(&b, "-name", qemu_xasprintf(QEMU_NAME_PREFIX "%s", c->owner));
 	add2(&b, "-sandbox", qemu_xstrdup("on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
 					  "resourcecontrol=deny"));
 	return b.v;

@@ -133,6 +133,12 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 	t->arch = qemu_host_arch();
 	t->name = qemu_xstrdup(qemu_host->config_tier_name(cfg));
 	t->cpus = 1;
+	/* without a token gc of another host could not tell our QEMUs from a dead one's */
+	if (owner_token_self(t->owner) < 0) {
+		tier_free(t);
+		return qemu_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+					    "cannot tell this process's owner token from /proc");
+	}
 	int r = read_scalars(cfg, t, err);
 	if (r == 0)
 		r = read_pin(cfg, "kernel", "kernel_sha256", &t->kernel, err);
@@ -195,6 +201,7 @@ static int guest_config(const qemu_tier *t, const cordon_plugin_limits *l, char 
 		.pids = limit_set(l, CORDON_PLUGIN_LIMIT_PIDS) ? l->value[CORDON_PLUGIN_LIMIT_PIDS] : 0,
 		.nofile = limit_set(l, CORDON_PLUGIN_LIMIT_NOFILE) ? l->value[CORDON_PLUGIN_LIMIT_NOFILE] : 0,
 		.fsize = limit_set(l, CORDON_PLUGIN_LIMIT_FSIZE) ? l->value[CORDON_PLUGIN_LIMIT_FSIZE] : 0,
+		.owner = t->owner,
 	};
 	return 0;
 }
@@ -595,6 +602,7 @@ int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
 		.glob = qemu_op_glob,
 		.walk = qemu_op_walk,
 		.close = qemu_op_close,
+		.gc = qemu_gc,
 	};
 	return host->register_driver(reg, &drv);
 }

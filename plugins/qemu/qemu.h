@@ -39,6 +39,8 @@ typedef enum qemu_accel {
 
 /* The name of the virtio-serial port the agent looks for in the guest. */
 #define QEMU_AGENT_PORT "org.cordon.agent"
+/* QEMU's -name: this prefix and the owner token of the host that started it (gc.c). */
+#define QEMU_NAME_PREFIX "cordon-vm-"
 /* The descriptor QEMU finds its end of the agent's socket pair on (process_spawn's extra_fd). */
 #define QEMU_AGENT_FD 3
 
@@ -57,6 +59,7 @@ typedef struct qemu_config {
 	uint64_t pids;       /* the work's RLIMIT_NPROC in the guest, or 0: none */
 	uint64_t nofile;     /* its RLIMIT_NOFILE, or 0 */
 	uint64_t fsize;      /* its RLIMIT_FSIZE, or 0 */
+	const char *owner;   /* the host's owner token (-name), or NULL */
 } qemu_config;
 
 /* The QEMU argv (NULL-terminated, malloc'd: qemu_strv_free), or NULL for a config it cannot

@@ -5,6 +5,8 @@
 
 #include "qemu.h"
 
+#include "owner.h"
+
 #include <pthread.h>
 #include <sys/types.h>
 
@@ -32,6 +34,7 @@ typedef struct qemu_tier {
 	uint64_t scratch;
 	int64_t cpus;
 	cordon_plugin_limits limits;
+	char owner[OWNER_TOKEN_MAX]; /* this host's, in every QEMU's -name */
 	pthread_mutex_t lock; /* guards the pins' cache and what follows */
 	qemu_pin kernel, initrd;
 	char *machine_ok;    /* the QEMU binary found to have the machine type */
@@ -57,6 +60,11 @@ void qemu_vm_stop(qemu_vm *vm) CORDON_INTERNAL;
 /* Whether path still holds the pinned bytes (re-hashed when its inode, size or times
  * changed), and that nobody but root or us can change it; r says why not. */
 int qemu_pin_check(qemu_tier *t, qemu_pin *pin, const char *key, agent_error *r) CORDON_INTERNAL;
+
+/* Kills the QEMUs of hosts that died (gc.c); the count. */
+int qemu_gc(void *tier, cordon_plugin_error *err) CORDON_INTERNAL;
+/* The owner token in a QEMU's command line (NUL-separated, len bytes), or NULL. */
+const char *qemu_gc_token(const char *cmdline, size_t len) CORDON_INTERNAL;
 
 int qemu_refuse(agent_error *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6))) CORDON_INTERNAL;

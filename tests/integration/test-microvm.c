@@ -18,6 +18,7 @@
 
 #include "testutil.h"
 #include "vmguest.h"
+#include "owner.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -344,6 +345,55 @@ START_TEST(test_host_killed)
 }
 END_TEST
 
+/* A QEMU that outlived its host (a guest kernel taken over could keep it running): gc kills
+ * it by its dead owner's token, and leaves a live owner's alone. Idle QEMUs (-M none) stand
+ * in for guests. */
+static pid_t idle_qemu(const char *token)
+{
+	g_autofree char *name = g_strconcat("cordon-vm-", token, NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		execl("/usr/bin/qemu-system-x86_64", "/usr/bin/qemu-system-x86_64", "-M", "none",
+		      "-nodefaults", "-display", "none", "-name", name, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+START_TEST(test_gc_kills_orphans_only)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		char tok[OWNER_TOKEN_MAX];
+		_exit(owner_token_self(tok) == 0 && write(p[1], tok, sizeof(tok)) == sizeof(tok) ? 0 : 1);
+	}
+	char dead[OWNER_TOKEN_MAX] = "";
+	ck_assert_int_eq(read(p[0], dead, sizeof(dead)), sizeof(dead));
+	waitpid(child, NULL, 0);
+	close(p[0]);
+	close(p[1]);
+	char live[OWNER_TOKEN_MAX];
+	ck_assert_int_eq(owner_token_self(live), 0);
+	pid_t orphan = idle_qemu(dead), ours = idle_qemu(live);
+	g_usleep(500 * 1000); /* both exec'd */
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_error *err = NULL;
+	int removed = cordon_context_gc(ctx, &err);
+	ck_assert_msg(removed >= 1, "gc: %d %s", removed, err ? cordon_error_get_message(err) : "");
+	int st;
+	ck_assert_int_eq(waitpid(orphan, &st, 0), orphan);
+	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	ck_assert_int_eq(waitpid(ours, &st, WNOHANG), 0); /* still running */
+	kill(ours, SIGKILL);
+	waitpid(ours, NULL, 0);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 /* ---- failures ------------------------------------------------------------------------------ */
 
 static cordon_probe_report *probe_policy(const char *tier_text, const char *tier)
@@ -445,6 +495,7 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_containment);
 	tcase_add_test(tc, test_close_leaves_no_qemu);
 	tcase_add_test(tc, test_host_killed);
+	tcase_add_test(tc, test_gc_kills_orphans_only);
 	tcase_add_test(tc, test_kernel_hash_mismatch);
 	tcase_add_test(tc, test_qemu_missing);
 	tcase_add_test(tc, test_agent_never_says_hello);

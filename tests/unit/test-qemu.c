@@ -9,6 +9,7 @@
 
 #include "testutil.h"
 #include "qemu/qemu.h"
+#include "qemu/vm.h"
 #include "sha256.h"
 
 #include <stdlib.h>
@@ -141,6 +142,34 @@ START_TEST(test_argv_no_devices_beyond_the_channel)
 }
 END_TEST
 
+/* The owner token goes in -name, where gc finds it again. */
+START_TEST(test_argv_owner_for_gc)
+{
+	qemu_config c = base();
+	c.owner = "0123-45-67-89";
+	char **got = qemu_argv(&c);
+	size_t n = 0, len = 0;
+	char line[4096];
+	for (; got[n]; n++) {
+		size_t l = strlen(got[n]) + 1;
+		ck_assert(len + l < sizeof(line));
+		memcpy(line + len, got[n], l);
+		len += l;
+	}
+	ck_assert_str_eq(got[n - 4], "-name");
+	ck_assert_str_eq(got[n - 3], "cordon-vm-0123-45-67-89");
+	ck_assert_str_eq(qemu_gc_token(line, len), "0123-45-67-89");
+	qemu_strv_free(got);
+	/* not QEMU, or no name: none */
+	const char other[] = "/bin/sleep\0-name\0cordon-vm-1\0";
+	ck_assert_ptr_null(qemu_gc_token(other, sizeof(other) - 1));
+	const char unnamed[] = "/usr/bin/qemu-system-x86_64\0-M\0none\0";
+	ck_assert_ptr_null(qemu_gc_token(unnamed, sizeof(unnamed) - 1));
+	const char named[] = "qemu-system-aarch64\0-name\0cordon-vm-ab\0";
+	ck_assert_str_eq(qemu_gc_token(named, sizeof(named) - 1), "ab");
+}
+END_TEST
+
 START_TEST(test_argv_refuses_incomplete)
 {
 	qemu_config c = base();
@@ -229,6 +258,7 @@ static Suite *qemu_suite(void)
 	tcase_add_test(tc, test_argv_hvf);
 	tcase_add_test(tc, test_argv_hyperv);
 	tcase_add_test(tc, test_argv_no_devices_beyond_the_channel);
+	tcase_add_test(tc, test_argv_owner_for_gc);
 	tcase_add_test(tc, test_argv_refuses_incomplete);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host");
