@@ -9,7 +9,9 @@
  *   red team     inside the guest: no network interface, another kernel, no host file, no
  *                host process, no host /dev node, never root, no module loading
  *   containment  the memory limit is the guest's RAM, output caps, a timeout kills the work
- *                and the guest serves on, the scratch is capped, pids are bounded
+ *                and the guest serves on, the scratch is capped, a memory hog is reported
+ *                as out-of-memory, pids are bounded
+ *   image        `cordon vm build` is reproducible
  *   lifetime     close and a SIGKILL of the host leave no QEMU
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
  *                (bounded), a workspace (refused, not carried yet)
@@ -288,6 +290,14 @@ START_TEST(test_containment)
 	ck_assert_int_ne(cordon_result_exit_code(r), 0);
 	cordon_result_free(r);
 
+	/* a memory hog: the guest's OOM killer ends it, reported as out-of-memory */
+	r = sh(sb, "awk 'BEGIN { s = \"x\"; while (1) s = s s }'", 60000);
+	ck_assert_msg(cordon_result_oom_killed(r), "exit %d signal %d", cordon_result_exit_code(r),
+		      cordon_result_signal(r));
+	cordon_result_free(r);
+	g_autofree char *alive = sh_out(sb, "echo alive");
+	ck_assert_str_eq(alive, "alive\n");
+
 	/* pids: a fork bomb meets RLIMIT_NPROC */
 	r = sh(sb, "i=0; while [ $i -lt 200 ]; do sleep 20 & i=$((i+1)); done 2>&1; echo forked $i",
 	       20000);
@@ -297,6 +307,20 @@ START_TEST(test_containment)
 
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
+}
+END_TEST
+
+/* ---- the image --------------------------------------------------------------------------- */
+
+/* The same inputs give the same bytes: a second build pins the same sha256s. */
+START_TEST(test_build_reproducible)
+{
+	vmguest again = { 0 };
+	g_autofree char *why = vmguest_build(NULL, &again);
+	ck_assert_msg(!why, "%s", why);
+	ck_assert_str_eq(again.kernel_sha256, guest.kernel_sha256);
+	ck_assert_str_eq(again.initrd_sha256, guest.initrd_sha256);
+	vmguest_clear(&again);
 }
 END_TEST
 
@@ -493,6 +517,7 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_redteam_in_guest);
 	tcase_add_test(tc, test_containment);
+	tcase_add_test(tc, test_build_reproducible);
 	tcase_add_test(tc, test_close_leaves_no_qemu);
 	tcase_add_test(tc, test_host_killed);
 	tcase_add_test(tc, test_gc_kills_orphans_only);
