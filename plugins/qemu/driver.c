@@ -56,6 +56,7 @@ static void tier_free(qemu_tier *t)
 {
 	if (!t)
 		return;
+	qemu_pool_free(t->pool);
 	free(t->name);
 	free(t->qemu);
 	free(t->kernel.path);
@@ -111,6 +112,9 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 	qemu_host->config_u64(cfg, "scratch", &t->scratch);
 	if (qemu_host->config_int(cfg, "cpus", &t->cpus) == 1 && (t->cpus < 1 || t->cpus > 64))
 		return qemu_host->config_error(cfg, "cpus", err, "must be 1 to 64");
+	if (qemu_host->config_int(cfg, "pool", &t->pool_size) == 1 &&
+	    (t->pool_size < 0 || t->pool_size > 8))
+		return qemu_host->config_error(cfg, "pool", err, "must be 0 to 8");
 	if (t->boot_timeout_ms == 0)
 		t->boot_timeout_ms = DEFAULT_BOOT_TIMEOUT_MS;
 	if (t->scratch == 0)
@@ -150,6 +154,8 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 	}
 	t->limits.size = sizeof(t->limits);
 	qemu_host->config_limits(cfg, &t->limits);
+	if (t->pool_size > 0)
+		t->pool = qemu_pool_new(t, (size_t)t->pool_size);
 	*ret_tier = t;
 	return 0;
 }
@@ -206,8 +212,7 @@ static int guest_config(const qemu_tier *t, const cordon_plugin_limits *l, char 
 	return 0;
 }
 
-/* Boots one guest of tier t under limits l. */
-static int boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_error *r)
+int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_error *r)
 {
 	int ret = qemu_pin_check(t, &t->kernel, "kernel", r);
 	if (ret == 0)
@@ -338,7 +343,7 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	} else {
 		/* the trial boot: the pins are checked on the way */
 		qemu_vm vm;
-		if (boot(t, &t->limits, &vm, &r) < 0) {
+		if (qemu_boot(t, &t->limits, &vm, &r) < 0) {
 			free(key);
 			return unavailable(ret, want, "%s", r.message);
 		}
@@ -347,6 +352,8 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 		trial_remember(key, ms);
 	}
 	free(key);
+	if (t->pool)
+		qemu_pool_start(t->pool);
 	ret->available = 1;
 	ret->containment = want;
 	snprintf(ret->reason, sizeof(ret->reason),
@@ -355,6 +362,27 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 		 t->tcg ? "emulated (accel: tcg), not a hardware boundary" : a.reason,
 		 (long long)ms);
 	return 0;
+}
+
+/* Whether limits l boot the same guest as the tier's own (the pool's). */
+static bool same_guest(const qemu_tier *t, const cordon_plugin_limits *l)
+{
+	qemu_config a, b;
+	agent_error r;
+	if (guest_config(t, l, "qemu", &a, &r) < 0 || guest_config(t, &t->limits, "qemu", &b, &r) < 0)
+		return false;
+	return a.memory_mib == b.memory_mib && a.cpus == b.cpus && a.pids == b.pids &&
+	       a.nofile == b.nofile && a.fsize == b.fsize;
+}
+
+/* A pooled guest for these limits, when one is ready and the pins still hold. */
+static bool from_pool(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm)
+{
+	agent_error r;
+	if (!t->pool || !same_guest(t, l) || qemu_pin_check(t, &t->kernel, "kernel", &r) < 0 ||
+	    qemu_pin_check(t, &t->initrd, "initrd", &r) < 0)
+		return false; /* the boot that follows says why */
+	return qemu_pool_take(t->pool, vm);
 }
 
 /* ---- open and close ----------------------------------------------------------------------- */
@@ -376,7 +404,7 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 	sb->tier = t;
 	pthread_mutex_init(&sb->lock, NULL);
 	agent_error r;
-	if (boot(t, &spec->limits, &sb->vm, &r) < 0) {
+	if (!from_pool(t, &spec->limits, &sb->vm) && qemu_boot(t, &spec->limits, &sb->vm, &r) < 0) {
 		pthread_mutex_destroy(&sb->lock);
 		free(sb);
 		return qemu_fail(err, &r);

@@ -119,7 +119,8 @@ typedef struct qemu_family {
 	{ "pvm_kernel", CORDON_PLUGIN_CONFIG_BOOL, 0 },                                      \
 	{ "boot_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 },                                \
 	{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 },                                         \
-	{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 }
+	{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 },                                             \
+	{ "pool", CORDON_PLUGIN_CONFIG_INT, 0 }
 
 /* Registers the family's driver (the plugin's init). */
 int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,

@@ -12,6 +12,8 @@
 
 extern const cordon_host *qemu_host CORDON_INTERNAL;
 
+typedef struct qemu_pool qemu_pool;
+
 /* What a pinned file looked like when its hash was last found right. */
 typedef struct qemu_pin {
 	char *path;
@@ -33,6 +35,8 @@ typedef struct qemu_tier {
 	uint64_t boot_timeout_ms;
 	uint64_t scratch;
 	int64_t cpus;
+	int64_t pool_size;   /* pool: guests kept booted (pool.c), or 0 */
+	qemu_pool *pool;
 	cordon_plugin_limits limits;
 	char owner[OWNER_TOKEN_MAX]; /* this host's, in every QEMU's -name */
 	pthread_mutex_t lock; /* guards the pins' cache and what follows */
@@ -60,6 +64,19 @@ void qemu_vm_stop(qemu_vm *vm) CORDON_INTERNAL;
 /* Whether path still holds the pinned bytes (re-hashed when its inode, size or times
  * changed), and that nobody but root or us can change it; r says why not. */
 int qemu_pin_check(qemu_tier *t, qemu_pin *pin, const char *key, agent_error *r) CORDON_INTERNAL;
+
+/* Boots one guest of tier t under limits l (the pins checked first). */
+int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm,
+	      agent_error *r) CORDON_INTERNAL;
+
+/* pool: N (pool.c): guests booted ahead on the tier's limits, each taken once. */
+qemu_pool *qemu_pool_new(qemu_tier *t, size_t want) CORDON_INTERNAL;
+/* Starts the refill thread (once). */
+void qemu_pool_start(qemu_pool *p) CORDON_INTERNAL;
+/* A ready guest, or false: none ready now (the caller boots its own). */
+bool qemu_pool_take(qemu_pool *p, qemu_vm *ret) CORDON_INTERNAL;
+/* Stops the refill and ends every ready guest. */
+void qemu_pool_free(qemu_pool *p) CORDON_INTERNAL;
 
 /* Kills the QEMUs of hosts that died (gc.c); the count. */
 int qemu_gc(void *tier, cordon_plugin_error *err) CORDON_INTERNAL;

@@ -12,7 +12,8 @@
  *                and the guest serves on, the scratch is capped, a memory hog is reported
  *                as out-of-memory, pids are bounded
  *   image        `cordon vm build` is reproducible
- *   lifetime     close and a SIGKILL of the host leave no QEMU
+ *   lifetime     close and a SIGKILL of the host leave no QEMU; gc kills a dead host's
+ *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
  *                (bounded), a workspace (refused, not carried yet)
  */
@@ -418,6 +419,40 @@ START_TEST(test_gc_kills_orphans_only)
 }
 END_TEST
 
+/* ---- pool ---------------------------------------------------------------------------------- */
+
+/* pool: 1 hands out a guest booted ahead (an open in well under a boot's time), each to one
+ * sandbox only: the next has another kernel boot (boot_id) and none of its files; the
+ * context's end ends the ready guests. */
+START_TEST(test_pool)
+{
+	cordon_context *ctx = ctx_vm("    pool: 1\n" LIMITS);
+	cordon_probe_report_free(probe_settled(ctx, "vm")); /* starts the pool */
+	gint64 best = G_MAXINT64;
+	g_autofree char *first_boot = NULL;
+	for (int i = 0; i < 6 && best > 500 * 1000; i++) {
+		g_usleep(5 * G_USEC_PER_SEC); /* a boot under TCG here: 2-5 s */
+		gint64 t0 = g_get_monotonic_time();
+		cordon_sandbox *sb = open_vm(ctx);
+		gint64 took = g_get_monotonic_time() - t0;
+		best = took < best ? took : best;
+		g_autofree char *boot = sh_out(sb, "cat /proc/sys/kernel/random/boot_id; "
+						   "cat mark 2>/dev/null; echo > mark");
+		if (first_boot)
+			ck_assert_msg(strcmp(first_boot, boot) != 0, "two sandboxes, one guest: %s", boot);
+		else
+			first_boot = g_strdup(boot);
+		ck_assert_msg(strlen(boot) == 37, "a guest kept another sandbox's file: %s", boot);
+		cordon_sandbox_close(sb);
+	}
+	ck_assert_msg(best < 500 * 1000, "no pooled open: the fastest took %lld us", (long long)best);
+	g_usleep(6 * G_USEC_PER_SEC); /* refilled */
+	cordon_context_free(ctx);
+	g_autoptr(GArray) pids = my_qemus(getpid());
+	ck_assert_msg(pids->len == 0, "%u QEMU left after the context's end", pids->len);
+}
+END_TEST
+
 /* ---- failures ------------------------------------------------------------------------------ */
 
 static cordon_probe_report *probe_policy(const char *tier_text, const char *tier)
@@ -521,6 +556,7 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_close_leaves_no_qemu);
 	tcase_add_test(tc, test_host_killed);
 	tcase_add_test(tc, test_gc_kills_orphans_only);
+	tcase_add_test(tc, test_pool);
 	tcase_add_test(tc, test_kernel_hash_mismatch);
 	tcase_add_test(tc, test_qemu_missing);
 	tcase_add_test(tc, test_agent_never_says_hello);
