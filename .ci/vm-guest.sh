@@ -18,3 +18,20 @@ if [ ! -s "$deb" ]; then
 	mv "$tmp"/*.deb "$deb"
 	rmdir "$tmp"
 fi
+
+# The hvf guest path (an aarch64 kernel and the agent cross-built static) runs under
+# qemu-system-aarch64 -M virt -accel tcg: the emulator, the cross compiler (configure finds it
+# and `make check` builds agent/cordon-agent-aarch64), arm64's cloud kernel and static
+# busybox, downloaded (never installed).
+apt-get install -y -qq qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross >/dev/null
+if [ ! -s "$state/vm/linux-image-cloud-arm64.deb" ] || [ ! -x "$state/vm/busybox-arm64" ]; then
+	dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64; apt-get update -qq; }
+	pkg=$(apt-cache depends linux-image-cloud-arm64:arm64 | sed -n 's/^ *Depends: \(linux-image-[0-9].*-cloud-arm64\)\(:arm64\)\?$/\1/p' | head -1)
+	tmp=$(mktemp -d)
+	(cd "$tmp" && { apt-get download -qq "${pkg}-unsigned:arm64" 2>/dev/null || apt-get download -qq "$pkg:arm64"; } &&
+		apt-get download -qq busybox-static:arm64)
+	mv "$tmp"/linux-image-*.deb "$state/vm/linux-image-cloud-arm64.deb"
+	dpkg-deb -x "$tmp"/busybox-static_*.deb "$tmp/bb"
+	install -m 0755 "$tmp/bb/bin/busybox" "$state/vm/busybox-arm64"
+	rm -rf "$tmp"
+fi

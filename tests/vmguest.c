@@ -8,11 +8,16 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *kernel_deb(void)
+static char *state_file(const char *name)
 {
 	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
 							 : "/var/lib/cordon-ci";
-	return g_build_filename(state, "vm", "linux-image-cloud-amd64.deb", NULL);
+	return g_build_filename(state, "vm", name, NULL);
+}
+
+static char *kernel_deb(void)
+{
+	return state_file("linux-image-cloud-amd64.deb");
 }
 
 char *vmguest_missing(void)
@@ -41,20 +46,75 @@ static char *line_value(const char *out, const char *key)
 	return NULL;
 }
 
+static char *build(const char *const *extra, vmguest *ret);
+
 char *vmguest_build(const char *agent, vmguest *ret)
 {
-	g_autofree char *cordon = testutil_build_path("cordon");
 	g_autofree char *own = testutil_build_path("agent/cordon-agent");
 	g_autofree char *deb = kernel_deb();
+	const char *extra[] = { "--kernel-deb", deb, "--agent", agent ? agent : own, NULL };
+	return build(extra, ret);
+}
+
+char *vmguest_missing_aarch64(void)
+{
+	g_autofree char *deb = state_file("linux-image-cloud-arm64.deb");
+	g_autofree char *bb = state_file("busybox-arm64");
+	g_autofree char *agent = testutil_build_path("agent/cordon-agent-aarch64");
+	g_autofree char *qemu = g_find_program_in_path("qemu-system-aarch64");
+	if (!qemu)
+		return g_strdup("qemu-system-aarch64 is not installed (.ci/vm-guest.sh)");
+	if (access(deb, R_OK) != 0 || access(bb, X_OK) != 0)
+		return g_strdup_printf("no arm64 guest kernel or busybox in %s (.ci/vm-guest.sh)", deb);
+	if (access(agent, X_OK) != 0)
+		return g_strdup_printf("%s is not built (configure found no aarch64-linux-gnu-gcc)",
+				       agent);
+	return NULL;
+}
+
+char *vmguest_build_aarch64(vmguest *ret)
+{
+	g_autofree char *deb = state_file("linux-image-cloud-arm64.deb");
+	g_autofree char *bb = state_file("busybox-arm64");
+	g_autofree char *agent = testutil_build_path("agent/cordon-agent-aarch64");
+	/* the arm64 busybox does not run here: the applets of the host's, the same version */
+	g_autofree char *list = NULL;
+	g_autofree char *applets = g_build_filename(g_get_tmp_dir(), "cordon-applets-XXXXXX", NULL);
+	int fd = g_mkstemp(applets);
+	const char *argv[] = { "/bin/busybox", "--list", NULL };
+	if (fd < 0 || !g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &list, NULL, NULL,
+				    NULL) || write(fd, list, strlen(list)) != (ssize_t)strlen(list))
+		return g_strdup("the applet list could not be written");
+	close(fd);
+	const char *extra[] = { "--kernel-deb", deb, "--agent", agent, "--busybox", bb,
+				"--applets", applets, NULL };
+	char *why = build(extra, ret);
+	unlink(applets);
+	return why;
+}
+
+static char *build(const char *const *extra, vmguest *ret)
+{
+	g_autofree char *cordon = testutil_build_path("cordon");
 	ret->dir = g_dir_make_tmp("cordon-test-XXXXXX", NULL);
 	if (!ret->dir)
 		return g_strdup("mkdtemp failed");
-	const char *argv[] = { cordon, "vm", "build", "--kernel-deb", deb, "--agent",
-			       agent ? agent : own, "--out", ret->dir, NULL };
+	GPtrArray *a = g_ptr_array_new();
+	g_ptr_array_add(a, cordon);
+	g_ptr_array_add(a, (char *)"vm");
+	g_ptr_array_add(a, (char *)"build");
+	for (size_t i = 0; extra[i]; i++)
+		g_ptr_array_add(a, (char *)extra[i]);
+	g_ptr_array_add(a, (char *)"--out");
+	g_ptr_array_add(a, ret->dir);
+	g_ptr_array_add(a, NULL);
+	char **argv = (char **)g_ptr_array_free(a, FALSE);
 	g_autofree char *out = NULL, *err = NULL;
 	int status = 0;
 	g_autoptr(GError) e = NULL;
-	if (!g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &out, &err, &status, &e))
+	bool ran = g_spawn_sync(NULL, argv, NULL, 0, NULL, NULL, &out, &err, &status, &e);
+	g_free(argv);
+	if (!ran)
 		return g_strdup(e->message);
 	if (!g_spawn_check_wait_status(status, NULL))
 		return g_strdup_printf("cordon vm build failed: %s", err);

@@ -20,3 +20,8 @@ char *vmguest_build(const char *agent, vmguest *ret);
  * each line indented by four. */
 char *vmguest_tier(const vmguest *g, const char *name, const char *extra);
 void vmguest_clear(vmguest *g);
+
+/* The aarch64 guest (the hvf path, emulated here): why it cannot be built, or NULL. */
+char *vmguest_missing_aarch64(void);
+/* Builds it from arm64's kernel package, busybox and agent/cordon-agent-aarch64. */
+char *vmguest_build_aarch64(vmguest *ret);

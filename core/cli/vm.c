@@ -248,8 +248,25 @@ static void add_busybox(cpio *c, const char *data, gsize len, const char *list)
 	}
 }
 
-static int build_initrd(const char *agent, const char *busybox, const char *moddir,
-			GByteArray *out)
+/* The applets: busybox's own --list, or a file naming them (a busybox of another
+ * architecture does not run here). */
+static int applet_list(const char *busybox, const char *applets, char **ret)
+{
+	g_autoptr(GError) e = NULL;
+	if (applets) {
+		if (!g_file_get_contents(applets, ret, NULL, &e))
+			return fail("%s", e->message);
+		return 0;
+	}
+	const char *argv[] = { busybox, "--list", NULL };
+	if (!run_tool(argv, ret, &e))
+		return fail("%s --list: %s (another architecture's busybox needs --applets FILE)",
+			    busybox, e->message);
+	return 0;
+}
+
+static int build_initrd(const char *agent, const char *busybox, const char *applets,
+			const char *moddir, GByteArray *out)
 {
 	g_autofree char *agent_data = NULL, *bb_data = NULL, *list = NULL;
 	gsize agent_len = 0, bb_len = 0;
@@ -258,9 +275,9 @@ static int build_initrd(const char *agent, const char *busybox, const char *modd
 		return fail("the agent: %s", e->message);
 	if (!g_file_get_contents(busybox, &bb_data, &bb_len, &e))
 		return fail("busybox: %s", e->message);
-	const char *argv[] = { busybox, "--list", NULL };
-	if (!run_tool(argv, &list, &e))
-		return fail("busybox --list: %s", e->message);
+	int lr = applet_list(busybox, applets, &list);
+	if (lr)
+		return lr;
 	cpio c = { .out = out };
 	cpio_dir(&c, "bin");
 	add_busybox(&c, bb_data, bb_len, list);
@@ -310,13 +327,14 @@ static int write_pinned(const char *path, const void *data, size_t len, const ch
 
 static const char usage[] =
 	"usage: cordon vm build --out DIR (--kernel-deb FILE | --kernel FILE --modules DIR)\n"
-	"                       [--agent PATH] [--busybox PATH]\n";
+	"                       [--agent PATH] [--busybox PATH] [--applets FILE]\n";
 
 static int cmd_build(int argc, char **argv)
 {
 	g_autofree char *deb = NULL, *kernel = NULL, *modules = NULL, *out = NULL;
 	g_autofree char *agent = g_strdup(CORDON_LIBEXECDIR "/cordon-agent");
 	g_autofree char *busybox = g_strdup("/bin/busybox");
+	g_autofree char *applets = NULL;
 	for (int i = 1; i < argc; i++) {
 		char **slot = strcmp(argv[i], "--kernel-deb") == 0 ? &deb
 			      : strcmp(argv[i], "--kernel") == 0   ? &kernel
@@ -324,6 +342,7 @@ static int cmd_build(int argc, char **argv)
 			      : strcmp(argv[i], "--out") == 0      ? &out
 			      : strcmp(argv[i], "--agent") == 0    ? &agent
 			      : strcmp(argv[i], "--busybox") == 0  ? &busybox
+			      : strcmp(argv[i], "--applets") == 0  ? &applets
 								   : NULL;
 		if (!slot || i + 1 >= argc)
 			return cli_usage_error("%s", usage);
@@ -363,7 +382,7 @@ static int cmd_build(int argc, char **argv)
 		klen = elen;
 	}
 	g_autoptr(GByteArray) initrd = g_byte_array_new();
-	int r = build_initrd(agent, busybox, modules, initrd);
+	int r = build_initrd(agent, busybox, applets, modules, initrd);
 	if (unpacked) {
 		const char *rm[] = { "rm", "-rf", "--", unpacked, NULL };
 		run_tool(rm, NULL, NULL);

@@ -68,12 +68,14 @@ static char *machine_arg(const qemu_config *c)
 }
 
 /* The CPU model: the host's under a hardware accelerator, QEMU's fullest under TCG (aarch64
- * needs one named: virt's default is a 32-bit core). */
+ * needs one named: virt's default is a 32-bit core). Emulated aarch64 takes QEMU's own
+ * pointer-authentication algorithm: the architected one (QARMA) costs 5.2 s of boot against
+ * 1.7 s here, and the guest cannot tell the difference. */
 static const char *cpu_model(const qemu_config *c)
 {
 	if (c->accel != QEMU_ACCEL_TCG)
 		return "host";
-	return "max";
+	return c->arch == QEMU_ARCH_AARCH64 ? "max,pauth-impdef=on" : "max";
 }
 
 /* Whether the machine's virtio transport is MMIO (microvm, virt) or PCI (q35, for WHPX). */

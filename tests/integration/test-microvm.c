@@ -14,6 +14,7 @@
  *   image        `cordon vm build` is reproducible
  *   lifetime     close and a SIGKILL of the host leave no QEMU; gc kills a dead host's
  *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
+ *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
  *                (bounded), a workspace (refused, not carried yet)
  */
@@ -453,6 +454,59 @@ START_TEST(test_pool)
 }
 END_TEST
 
+/* ---- the hvf guest path, on Linux ------------------------------------------------------------ */
+
+/* The hvf family's guest (aarch64, the agent cross-built static, the virt machine) end to
+ * end under qemu-system-aarch64 -accel tcg: what a Mac runs under hvf, minus the
+ * accelerator. Skipped (a failure under CORDON_REQUIRE=all) without the cross toolchain. */
+START_TEST(test_aarch64_hvf_path)
+{
+	g_autofree char *missing = vmguest_missing_aarch64();
+	if (missing) {
+		ck_assert_msg(g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") != 0,
+			      "CORDON_REQUIRE=all: %s", missing);
+		printf("# skipped: %s\n", missing);
+		return;
+	}
+	vmguest arm = { 0 };
+	g_autofree char *why = vmguest_build_aarch64(&arm);
+	ck_assert_msg(!why, "%s", why);
+	g_autofree char *tier = g_strdup_printf("  mac:\n    driver: hvf\n    accel: tcg\n"
+						"    arch: aarch64\n    kernel: %s\n"
+						"    kernel_sha256: %s\n    initrd: %s\n"
+						"    initrd_sha256: %s\n" LIMITS,
+						arm.kernel, arm.kernel_sha256, arm.initrd,
+						arm.initrd_sha256);
+	g_autofree char *p = g_strdup_printf("cordon: 1\nplugins: {dir: %s, load: [hvf]}\n"
+					     "tiers:\n%s"
+					     "trust:\n  trusted: {require: process-jail, tiers: [mac]}\n",
+					     plugin_dir, tier);
+	cordon_context *ctx = testutil_context_from_text(p, "microvm.yaml");
+	cordon_probe_report *rep = probe_settled(ctx, "mac");
+	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
+	cordon_probe_report_free(rep);
+	cordon_request *req = cordon_request_new("trusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, "mac", NULL), 0);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "?");
+	cordon_request_free(req);
+	g_autofree char *m = sh_out(sb, "uname -m; id -u; ls /sys/class/net");
+	ck_assert_str_eq(m, "aarch64\n1000\nlo\n");
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "a/b.txt", "arm", 3, NULL), 0);
+	void *data = NULL;
+	size_t len = 0;
+	ck_assert_int_eq(cordon_sandbox_read_file(sb, "a/b.txt", &data, &len, NULL), 0);
+	ck_assert(len == 3 && memcmp(data, "arm", 3) == 0);
+	free(data);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	vmguest_clear(&arm);
+}
+END_TEST
+
 /* ---- failures ------------------------------------------------------------------------------ */
 
 static cordon_probe_report *probe_policy(const char *tier_text, const char *tier)
@@ -557,6 +611,7 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_host_killed);
 	tcase_add_test(tc, test_gc_kills_orphans_only);
 	tcase_add_test(tc, test_pool);
+	tcase_add_test(tc, test_aarch64_hvf_path);
 	tcase_add_test(tc, test_kernel_hash_mismatch);
 	tcase_add_test(tc, test_qemu_missing);
 	tcase_add_test(tc, test_agent_never_says_hello);

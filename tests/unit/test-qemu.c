@@ -90,6 +90,24 @@ START_TEST(test_argv_kvm_aarch64)
 }
 END_TEST
 
+/* The hvf guest path as CI runs it on Linux: aarch64 emulated. */
+START_TEST(test_argv_tcg_aarch64)
+{
+	qemu_config c = base();
+	c.binary = "/usr/bin/qemu-system-aarch64";
+	c.arch = QEMU_ARCH_AARCH64;
+	c.accel = QEMU_ACCEL_TCG;
+	c.machine = "virt";
+	const char *want[] = { "/usr/bin/qemu-system-aarch64", "-M", "virt,gic-version=max",
+			       "-accel", "tcg", "-cpu", "max,pauth-impdef=on", "-m", "256M", "-smp",
+			       "2", COMMON, "-append",
+			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
+			       "cordon.scratch=1048576",
+			       "-device", "virtio-serial-device", AGENT_CHAN, SANDBOX, NULL };
+	assert_argv(&c, want);
+}
+END_TEST
+
 START_TEST(test_argv_hvf)
 {
 	qemu_config c = base();
@@ -255,6 +273,7 @@ static Suite *qemu_suite(void)
 	tcase_add_test(tc, test_argv_kvm_x86_64);
 	tcase_add_test(tc, test_argv_tcg_x86_64);
 	tcase_add_test(tc, test_argv_kvm_aarch64);
+	tcase_add_test(tc, test_argv_tcg_aarch64);
 	tcase_add_test(tc, test_argv_hvf);
 	tcase_add_test(tc, test_argv_hyperv);
 	tcase_add_test(tc, test_argv_no_devices_beyond_the_channel);
