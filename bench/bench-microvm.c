@@ -23,6 +23,7 @@
 
 #include <cordon/cordon.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 static char *kernel, *initrd;
+static char *built; /* the guest this run built, removed at the end */
 static bool hw;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -93,7 +95,7 @@ static void build_guest(void)
 	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
 							 : "/var/lib/cordon-ci";
 	g_autofree char *deb = g_build_filename(state, "vm", "linux-image-cloud-amd64.deb", NULL);
-	char *dir = g_dir_make_tmp("cordon-bench-vm-XXXXXX", NULL);
+	char *dir = built = g_dir_make_tmp("cordon-bench-vm-XXXXXX", NULL);
 	const char *argv[] = { "./cordon", "vm", "build", "--kernel-deb", deb, "--agent",
 			       "agent/cordon-agent", "--out", dir, NULL };
 	int status = 0;
@@ -342,5 +344,10 @@ int main(int argc, char **argv)
 	}
 	printf("%-22s %-8s %9.2f ms\n", "pooled open+run", "cordon", median(po, (size_t)n));
 	cordon_context_free(ctx);
+	if (built) {
+		g_unlink(kernel);
+		g_unlink(initrd);
+		g_rmdir(built);
+	}
 	return 0;
 }
