@@ -27,6 +27,7 @@
 #include "config.h"
 
 #include "fserror.h"
+#include "guest.h"
 #include "fsops.h"
 #include "pathres.h"
 #include "protocol.h"
@@ -56,6 +57,9 @@
 #define KILL_MAX_PROCS 8192
 
 extern char **environ;
+
+/* pid 1 of a microVM guest (agent/guest.c): the channel is a virtio port */
+static bool in_guest;
 
 /* ---- frames ------------------------------------------------------------------- */
 
@@ -95,6 +99,9 @@ static bool read_full(int fd, void *buf, size_t len)
 static bool frame(uint8_t type, const void *data, size_t len)
 {
 	const char *p = data;
+	/* a virtio port's write blocks for ever once the host is gone (guest.h) */
+	if (in_guest && !guest_port_writable(STDOUT_FILENO))
+		return false;
 	do {
 		size_t n = len > AGENT_FRAME_MAX ? AGENT_FRAME_MAX : len;
 		uint8_t hdr[AGENT_FRAME_HEADER];
@@ -264,12 +271,16 @@ static void kill_tree(pid_t pgid)
 	}
 }
 
+/* A guest has no cgroup of its own: the kernel's count is the VM's alone (a container's
+ * /proc/vmstat is the host's, hence the cgroup files first there). */
 static long long oom_kills(void)
 {
 	static const char *const files[] = { "/sys/fs/cgroup/memory/memory.oom_control",
 					     "/sys/fs/cgroup/memory.events", NULL };
-	for (size_t i = 0; files[i]; i++) {
-		FILE *f = fopen(files[i], "re");
+	static const char *const guest_files[] = { "/proc/vmstat", NULL };
+	const char *const *from = in_guest ? guest_files : files;
+	for (size_t i = 0; from[i]; i++) {
+		FILE *f = fopen(from[i], "re");
 		if (!f)
 			continue;
 		char key[64];
@@ -433,7 +444,7 @@ static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int o
 			dup2(in_fd, STDIN_FILENO);
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
-		if (fchdir(wdfd) < 0)
+		if (fchdir(wdfd) < 0 || (in_guest && guest_work_limits() < 0))
 			goto fail;
 		/* execvp searches the work's PATH, not ours */
 		environ = envp;
@@ -1085,6 +1096,11 @@ static int file_command(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (guest_is_init(argc, argv)) {
+		/* a guest's /init: pid 1 returning ends the VM (the kernel panics, QEMU exits) */
+		in_guest = true;
+		return guest_init() < 0 ? 1 : cmd_session();
+	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
 		return 2;
