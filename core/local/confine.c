@@ -499,7 +499,6 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 		.magic = NSINIT_MAGIC,
 		.kind = NSINIT_REQ_RUN,
 		.flags = req->last ? NSINIT_RUN_LAST : 0,
-		.port = req->port,
 		.ncgroups = (uint32_t)c.cg.ndirs,
 	};
 	b = make_payload(req, &q.argc, &q.envc);

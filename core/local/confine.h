@@ -67,7 +67,6 @@ typedef struct confine_request {
 	const char *const *envp;
 	const char *workdir;      /* relative to the workspace, or NULL */
 	int stdin_fd, stdout_fd, stderr_fd; /* the work's; borrowed */
-	uint16_t port;            /* a TCP port the work may bind and connect, or 0 */
 	bool last;                /* the sandbox's last run: its init runs it (no run
 				   * may follow; the sandbox ends with the work) */
 } confine_request;

@@ -148,7 +148,6 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 		.stdin_fd = stdio[0],
 		.stdout_fd = stdio[1],
 		.stderr_fd = stdio[2],
-		.port = spec->port,
 		.last = spec->flags & CORDON_PLUGIN_RUNREQ_LAST,
 	};
 	char why[512];

@@ -123,8 +123,7 @@ struct nsinit_request {
 	uint32_t magic;
 	uint32_t kind;
 	uint32_t flags;
-	uint16_t port;       /* RUN: a TCP port the work may bind and connect, or 0 */
-	uint16_t reserved;
+	uint32_t reserved;   /* 0 */
 	uint32_t argc, envc; /* RUN */
 	uint64_t payload_len;
 	uint64_t ws_dev, ws_ino; /* WORKSPACE by path: the directory's identity */
