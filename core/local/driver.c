@@ -187,6 +187,9 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 		return 0;
 	}
 	ret->available = 1;
+	/* The jail's work shares the host's network: it enforces no egress
+	 * rule, so a rule requiring one refuses it (docs/network.md). */
+	ret->egress_enforced = 0;
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "directory jail, scrubbed environment, supervised process-tree kill "
 		 "(no kernel isolation: for trusted work only)");

@@ -95,6 +95,8 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 	seccomp_filter_deny_list(&denied);
 	ret->available = 1;
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
+	/* The sandbox's network namespace has only lo (docs/network.md). */
+	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "user, mount, pid, net, ipc, uts and cgroup namespaces; read-only host; "
 		 "seccomp (%zu calls refused, %zu BPF instructions); Landlock %s%d (%s); "
