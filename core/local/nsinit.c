@@ -757,6 +757,11 @@ static bool serve_one(void)
 		/* A tmpfs exists only here: the host reaches it by this fd. */
 		if (err == 0 && (req.flags & NSINIT_WS_TMPFS))
 			pidfd = (int)rsys3(SYS_fcntl, ws_fd, F_DUPFD_CLOEXEC, 64);
+	} else if (req.kind == NSINIT_REQ_SOCKET && nfds == 0 && req.payload_len == 0) {
+		step = NSINIT_STEP_SOCKET;
+		long fd = rsys3(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		err = fd < 0 ? fd : 0;
+		pidfd = fd < 0 ? -1 : (int)fd; /* the reply's fd, closed once sent */
 	} else if (req.kind == NSINIT_REQ_RUN && (req.flags & NSINIT_RUN_LAST) &&
 		   nfds == 4 + (int)req.ncgroups + by_fd) {
 		reply(0, NSINIT_STEP_FORK, -1);
