@@ -57,6 +57,7 @@ typedef struct fwd_conn {
 	GList *link;
 	int fd[2];
 	gpointer tag[2];
+	GIOCondition watched[2]; /* what fd[i] is polled for now */
 	bool connecting; /* fd[1]'s connect not finished */
 	half h[2];
 } fwd_conn;
@@ -109,6 +110,9 @@ static int inside_connect(net_forward *f, bool *ret_in_progress)
 /* Polls fd[i] for events, or not at all when events is 0. */
 static void conn_watch(fwd_conn *c, int i, GIOCondition events)
 {
+	if (c->tag[i] && events == c->watched[i])
+		return; /* a change costs the loop a rebuild of its poll set */
+	c->watched[i] = events;
 	if (!events) {
 		if (c->tag[i])
 			g_source_remove_unix_fd(&c->src, c->tag[i]);
@@ -126,6 +130,7 @@ static bool pump(fwd_conn *c, int i)
 {
 	half *h = &c->h[i];
 	int to = c->fd[1 - i];
+	bool drained = false; /* a short read took all there was */
 	for (;;) {
 		while (h->off < h->len) {
 			ssize_t n = send(to, h->buf + h->off, h->len - h->off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -136,12 +141,15 @@ static bool pump(fwd_conn *c, int i)
 		h->off = h->len = 0;
 		if (h->eof)
 			break;
+		if (drained)
+			return true; /* the poll says when more comes: no recv to hear EAGAIN */
 		ssize_t n = recv(c->fd[i], h->buf, sizeof(h->buf), MSG_DONTWAIT);
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR;
 		if (n == 0)
 			h->eof = true;
 		h->len = (size_t)n;
+		drained = n > 0 && (size_t)n < sizeof(h->buf);
 	}
 	if (!h->shut) {
 		shutdown(to, SHUT_WR);
@@ -176,8 +184,15 @@ static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 			return G_SOURCE_REMOVE; /* nothing listens inside: the client is closed */
 		c->connecting = false;
 	}
-	if (!pump(c, 0) || !pump(c, 1))
-		return G_SOURCE_REMOVE;
+	/* Only the directions this wake-up concerns: fd[i] readable, or the
+	 * other side writable for what fd[i] sent. */
+	GIOCondition ev[2];
+	for (int i = 0; i < 2; i++)
+		ev[i] = c->tag[i] ? g_source_query_unix_fd(src, c->tag[i]) : 0;
+	for (int i = 0; i < 2; i++)
+		if ((ev[i] & (G_IO_IN | G_IO_HUP | G_IO_ERR)) || (ev[1 - i] & (G_IO_OUT | G_IO_HUP | G_IO_ERR)))
+			if (!pump(c, i))
+				return G_SOURCE_REMOVE;
 	if (c->h[0].shut && c->h[1].shut)
 		return G_SOURCE_REMOVE; /* both sides said all they had */
 	conn_rewatch(c);
@@ -213,6 +228,10 @@ static void conn_new(net_forward *f, int client)
 	f->conns = g_list_prepend(f->conns, c);
 	c->link = f->conns;
 	f->nconns++;
+	/* Nothing here iterates the loop recursively; without this GLib takes
+	 * both fds out of its poll set and back around every dispatch, which
+	 * wakes the loop four times per wake-up. */
+	g_source_set_can_recurse(&c->src, TRUE);
 	if (in_progress)
 		conn_watch(c, 1, G_IO_OUT);
 	else
@@ -332,6 +351,7 @@ int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forwar
 	f->loop = g_main_loop_new(f->ctx, FALSE);
 	f->listen_src = g_unix_fd_source_new(f->listen_fd, G_IO_IN);
 	g_source_set_callback(f->listen_src, G_SOURCE_FUNC(on_accept), f, NULL);
+	g_source_set_can_recurse(f->listen_src, TRUE);
 	g_source_attach(f->listen_src, f->ctx);
 	f->probe_src = g_timeout_source_new(FWD_PROBE_MS);
 	g_source_set_callback(f->probe_src, on_probe, f, NULL);
