@@ -327,6 +327,36 @@ START_TEST(test_serve_through_forwarder)
 }
 END_TEST
 
+/* Closing the sandbox with a server and a connection open: the client sees
+ * the end, and no listener, forwarder thread or descriptor is left. */
+START_TEST(test_close_ends_the_forwarder)
+{
+	nt t = { 0 };
+	nt_start(&t);
+	unsigned fds_before = count_fds();
+	const char *argv[] = { PYTHON, "-c", echo_server, "8080", NULL };
+	cordon_serve *sv = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_sandbox_serve(t.sb, argv, 8080, NULL, &sv, &err), 0);
+	g_autofree char *addr = cordon_serve_address(sv);
+	int c = connect_address(addr);
+	ck_assert_int_ge(c, 0);
+	ck_assert_int_eq(send(c, "pending", 7, MSG_NOSIGNAL), 7); /* no FIN: the server waits */
+	cordon_sandbox_close(t.sb);
+	t.sb = NULL;
+	char b;
+	errno = 0;
+	ck_assert_int_le(recv(c, &b, 1, 0), 0); /* EOF or reset, not a timeout */
+	ck_assert_int_ne(errno, EAGAIN);
+	close(c);
+	ck_assert_int_lt(connect_address(addr), 0);
+	ck_assert_uint_eq(count_threads("cordon-forward"), 0);
+	cordon_serve_free(sv); /* the caller's handle outlives the sandbox */
+	ck_assert_uint_le(count_fds(), fds_before);
+	nt_stop(&t);
+}
+END_TEST
+
 /* serve fails with the reason, at once when the server ends first, and
  * within the bound when its port never accepts; nothing is left. */
 START_TEST(test_serve_not_ready)
@@ -380,6 +410,7 @@ static Suite *network_suite(void)
 	tcase_add_test(tc, test_host_loopback_unreachable);
 	tcase_add_test(tc, test_serve_through_forwarder);
 	tcase_add_test(tc, test_serve_not_ready);
+	tcase_add_test(tc, test_close_ends_the_forwarder);
 	suite_add_tcase(s, tc);
 	return s;
 }
