@@ -335,8 +335,10 @@ static char **read_env(void)
 		ssize_t r = read(STDIN_FILENO, block + got, len - got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r <= 0) {
+			free(block);
 			return NULL;
+		}
 		got += (size_t)r;
 	}
 	if (!block)
@@ -684,7 +686,9 @@ static int cmd_run(int argc, char **argv)
 	/* Orphans of the work become ours, so kill_tree reaches them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	int sfd = block_signals();
+	/* envp (and its block) live as long as this one-run process: never freed. */
 	if (sfd < 0)
+		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
 		return fail("io_error", errno, "signalfd");
 	bool hangup = false;
 	return run_job(&o, envp, -1, -1, sfd, &hangup);

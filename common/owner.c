@@ -17,6 +17,7 @@
 
 static ssize_t read_small(const char *path, char *buf, size_t max)
 {
+	buf[0] = '\0'; /* a caller that ignores the error still reads a string */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;

@@ -12,7 +12,7 @@
 #include <string.h>
 
 /* Probes are cached this long; cordon_context_probe_tier refreshes. */
-#define PROBE_MAX_AGE_US (2 * G_USEC_PER_SEC)
+#define PROBE_MAX_AGE_US (2 * (gint64)G_USEC_PER_SEC)
 
 /* ---- one candidate ------------------------------------------------------------ */
 
@@ -108,20 +108,23 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 	if (r->deny)
 		return g_strdup_printf("rule %s", r->name);
 	if (r->require_egress >= 0 && (int)req->egress > r->require_egress)
-		return g_strdup_printf("rule %s: requires egress %s, the request asks for %s", r->name,
-				       egress_names[r->require_egress], egress_names[req->egress]);
+		return g_strdup_printf("rule %s: requires egress %s, the request asks for %s",
+				       r->name, egress_names[r->require_egress],
+				       egress_names[req->egress]);
 	if (r->require_egress >= 0 && !(egress_enforced & CORDON_PLUGIN_EGRESS_BIT(req->egress)))
 		return g_strdup_printf("rule %s: requires egress %s, and tier %s does not enforce "
-				       "egress %s (its probe declares %s)", r->name,
-				       egress_names[r->require_egress], t->name,
+				       "egress %s (its probe declares %s)",
+				       r->name, egress_names[r->require_egress], t->name,
 				       egress_names[req->egress], egress_declared(egress_enforced));
 	const char *image = effective_image(req, t);
 	if (r->require_image_pinned && image && !image_ref_is_pinned(image))
 		return g_strdup_printf("rule %s: requires a pinned image (name@sha256:<64 hex>), "
-				       "'%s' is not", r->name, image);
+				       "'%s' is not",
+				       r->name, image);
 	if (r->require_workspace_ro && req->workspace)
 		return g_strdup_printf("rule %s: requires a read-only workspace, and a host "
-				       "workspace cannot be opened read-only yet", r->name);
+				       "workspace cannot be opened read-only yet",
+				       r->name);
 	int over = apply_caps(eff, &req->limits, &r->limit);
 	if (over >= 0) {
 		g_autofree char *why = over_cap((unsigned)over, req->limits.value[over],
@@ -179,22 +182,26 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 			       g_strdup("unavailable: no such tier in the policy"));
 	c->driver = g_strdup(t->cfg->driver);
 	if (j->req->tier && strcmp(j->req->tier, c->tier) != 0)
-		return verdict(c, VERDICT_NOT_REQUESTED,
-			       g_strdup_printf("not requested (tier %s was asked for)", j->req->tier));
+		return verdict(
+			c, VERDICT_NOT_REQUESTED,
+			g_strdup_printf("not requested (tier %s was asked for)", j->req->tier));
 	if (t->unusable)
-		return verdict(c, VERDICT_UNAVAILABLE, g_strdup_printf("unavailable: %s", t->unusable));
+		return verdict(c, VERDICT_UNAVAILABLE,
+			       g_strdup_printf("unavailable: %s", t->unusable));
 	cordon_plugin_probe pr;
 	context_probe(j->ctx, t, PROBE_MAX_AGE_US, j->probe_deadline, &pr);
 	c->probed = true;
 	c->available = pr.available;
 	c->containment = pr.containment;
 	if (!pr.available)
-		return verdict(c, VERDICT_UNAVAILABLE,
-			       g_strdup_printf("unavailable: %s", pr.reason[0] ? pr.reason
-									       : "the probe gave no reason"));
+		return verdict(
+			c, VERDICT_UNAVAILABLE,
+			g_strdup_printf("unavailable: %s",
+					pr.reason[0] ? pr.reason : "the probe gave no reason"));
 	if (pr.containment < j->need)
 		return verdict(c, VERDICT_INSUFFICIENT,
-			       g_strdup_printf("%s < %s", cordon_containment_to_string(pr.containment),
+			       g_strdup_printf("%s < %s",
+					       cordon_containment_to_string(pr.containment),
 					       cordon_containment_to_string(j->need)));
 	if (!judge_rules(j, t->cfg, pr.egress_enforced, c))
 		return false;
@@ -209,7 +216,8 @@ static cordon_decision *decision_new(const cordon_context *ctx, const cordon_req
 	cordon_decision *d = g_new0(cordon_decision, 1);
 	/* cordon_request_new already fails closed; this guards the index below. */
 	d->trust = req->trust >= CORDON_TRUST_TRUSTED && req->trust <= CORDON_TRUST_UNTRUSTED
-			   ? req->trust : CORDON_TRUST_UNTRUSTED;
+			   ? req->trust
+			   : CORDON_TRUST_UNTRUSTED;
 	d->trust_text = g_strdup(req->trust_text);
 	d->candidates = g_ptr_array_new_with_free_func(decision_candidate_free);
 	d->limits = req->limits;
@@ -219,7 +227,8 @@ static cordon_decision *decision_new(const cordon_context *ctx, const cordon_req
 	d->relaxed = d->requirement < d->builtin;
 	if (d->relaxed)
 		g_debug("admission: %s work relaxed to %s (built-in minimum %s) by the policy",
-			cordon_trust_to_string(d->trust), cordon_containment_to_string(d->requirement),
+			cordon_trust_to_string(d->trust),
+			cordon_containment_to_string(d->requirement),
 			cordon_containment_to_string(d->builtin));
 	return d;
 }
@@ -231,10 +240,11 @@ static int select_best(const cordon_context *ctx, const cordon_decision *d)
 		const decision_candidate *c = d->candidates->pdata[i];
 		if (c->verdict != VERDICT_PASSED_OVER)
 			continue;
-		if (best < 0)
-			best = (int)i;
-		else if (ctx->policy->select == POLICY_SELECT_STRONGEST &&
-			 c->containment > ((decision_candidate *)d->candidates->pdata[best])->containment)
+		/* the first eligible one, or a stronger one when the policy selects the strongest */
+		if (best < 0 ||
+		    (ctx->policy->select == POLICY_SELECT_STRONGEST &&
+		     c->containment >
+			     ((decision_candidate *)d->candidates->pdata[best])->containment))
 			best = (int)i;
 	}
 	return best;
@@ -255,7 +265,8 @@ static void mark_chosen(const cordon_context *ctx, cordon_decision *d, int best)
 	for (guint i = 0; i < d->candidates->len; i++) {
 		decision_candidate *c = d->candidates->pdata[i];
 		if (c->verdict == VERDICT_PASSED_OVER)
-			c->reason = g_strdup_printf("eligible; %s chosen (select: %s)", b->tier, how);
+			c->reason = g_strdup_printf("eligible; %s chosen (select: %s)", b->tier,
+						    how);
 	}
 }
 
@@ -272,7 +283,8 @@ static char *refusal_message(const cordon_decision *d, const cordon_request *req
 {
 	GString *s = g_string_new(NULL);
 	if (strcmp(d->trust_text, cordon_trust_to_string(d->trust)) != 0)
-		g_string_append_printf(s, "unknown trust '%s' is treated as untrusted; ", d->trust_text);
+		g_string_append_printf(s, "unknown trust '%s' is treated as untrusted; ",
+				       d->trust_text);
 	g_string_append_printf(s, "%s work requires %s", cordon_trust_to_string(d->trust),
 			       cordon_containment_to_string(d->requirement));
 	if (d->relaxed)
@@ -282,10 +294,12 @@ static char *refusal_message(const cordon_decision *d, const cordon_request *req
 	if (tier_not_candidate) {
 		g_string_append_printf(s, "tier %s is not a candidate for %s work", req->tier,
 				       cordon_trust_to_string(d->trust));
-		g_string_append(s, d->candidates->len ? " (candidates: " : " (the policy lists none)");
+		g_string_append(s,
+				d->candidates->len ? " (candidates: " : " (the policy lists none)");
 		for (guint i = 0; i < d->candidates->len; i++)
-			g_string_append_printf(s, "%s%s", i ? ", " : "",
-					       ((decision_candidate *)d->candidates->pdata[i])->tier);
+			g_string_append_printf(
+				s, "%s%s", i ? ", " : "",
+				((decision_candidate *)d->candidates->pdata[i])->tier);
 		if (d->candidates->len)
 			g_string_append_c(s, ')');
 		return g_string_free(s, FALSE);
@@ -333,7 +347,8 @@ static int decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 			judge(&j, c, tiers[i]);
 		else
 			verdict(c, VERDICT_NOT_REQUESTED,
-				g_strdup_printf("not requested (tier %s was asked for)", req->tier));
+				g_strdup_printf("not requested (tier %s was asked for)",
+						req->tier));
 	}
 	int best = tier_ok ? select_best(ctx, d) : -1;
 	if (best < 0)
@@ -403,16 +418,19 @@ char *cordon_context_policy_summary(const cordon_context *ctx)
 	for (guint i = 0; i < ctx->tiers->len; i++) {
 		const tier_runtime *t = ctx->tiers->pdata[i];
 		if (t->unusable)
-			g_string_append_printf(s, "note: tier %s is unusable here (%s); its driver "
-					       "keys were not checked\n", t->cfg->name, t->unusable);
+			g_string_append_printf(s,
+					       "note: tier %s is unusable here (%s); its driver "
+					       "keys were not checked\n",
+					       t->cfg->name, t->unusable);
 	}
 	for (guint i = 0; i < ctx->policy->rules->len; i++) {
 		const policy_rule *r = ctx->policy->rules->pdata[i];
 		for (guint k = 0; k < r->when_drivers->len; k++)
 			if (!context_find_driver(ctx, r->when_drivers->pdata[k]))
-				g_string_append_printf(s, "note: rule %s names driver %s, which is "
-						       "not loaded here\n", r->name,
-						       (char *)r->when_drivers->pdata[k]);
+				g_string_append_printf(s,
+						       "note: rule %s names driver %s, which is "
+						       "not loaded here\n",
+						       r->name, (char *)r->when_drivers->pdata[k]);
 	}
 	return g_string_free(s, FALSE);
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 /* A secret file larger than this is a misconfiguration, not a key. */
-#define SECRET_FILE_MAX (64 * 1024)
+#define SECRET_FILE_MAX ((off_t)64 * 1024)
 
 static void host_log(uint32_t level, const char *plugin, const char *fmt, ...)
 {
@@ -305,7 +305,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 	if (r <= 0)
 		return r;
 	if (n->kind != CFG_MAP || n->keys->len != 1)
-		return config_fail(cfg, key, err, "a secret must be {env: NAME} or {file: PATH}; "
+		return config_fail(cfg, key, err,
+				   "a secret must be {env: NAME} or {file: PATH}; "
 				   "secrets are never written into the policy");
 	const char *how = ((const cfg_node *)n->keys->pdata[0])->scalar;
 	const cfg_node *v = n->items->pdata[0];
@@ -313,8 +314,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 		return config_fail(cfg, key, err, "%s: expected a string", how);
 	if (strcmp(how, "env") == 0) {
 		if (!env_name_valid(v->scalar))
-			return config_fail(cfg, key, err, "'%s' is not an environment variable name",
-					   v->scalar);
+			return config_fail(cfg, key, err,
+					   "'%s' is not an environment variable name", v->scalar);
 		const char *val = g_getenv(v->scalar);
 		if (!val || !*val)
 			return config_fail(cfg, key, err, "environment variable %s is not set",
@@ -324,8 +325,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 	}
 	if (strcmp(how, "file") == 0) {
 		if (v->scalar[0] != '/')
-			return config_fail(cfg, key, err, "secret file '%s' is not an absolute path",
-					   v->scalar);
+			return config_fail(cfg, key, err,
+					   "secret file '%s' is not an absolute path", v->scalar);
 		const char *why = NULL;
 		char *val = NULL;
 		if (read_secret_file(v->scalar, &val, &why) < 0)
@@ -333,8 +334,8 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 		*ret = val;
 		return 1;
 	}
-	return config_fail(cfg, key, err, "a secret must be {env: NAME} or {file: PATH}, not {%s: ...}",
-			   how);
+	return config_fail(cfg, key, err,
+			   "a secret must be {env: NAME} or {file: PATH}, not {%s: ...}", how);
 }
 
 /* How much of *ret the plugin owns: a 1.1 plugin's struct is the 64 bytes

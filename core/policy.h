@@ -33,7 +33,7 @@ typedef enum policy_select { POLICY_SELECT_STRONGEST = 0, POLICY_SELECT_FIRST = 
 typedef struct policy_rule {
 	char *name;
 	/* when: empty lists match everything */
-	uint32_t when_trust;   /* bit (1<<cordon_trust); 0: any */
+	uint32_t when_trust;     /* bit (1<<cordon_trust); 0: any */
 	GPtrArray *when_tiers;   /* char* */
 	GPtrArray *when_drivers; /* char* */
 	GPtrArray *when_labels;  /* char* "key=value" */
@@ -46,19 +46,19 @@ typedef struct policy_rule {
 } policy_rule;
 
 typedef struct cordon_policy {
-	char *source;       /* file name, or "<default>", or the text's name */
-	char sha256[65];    /* of the text */
-	char *plugin_dir;   /* NULL: the configure-time default */
+	char *source;           /* file name, or "<default>", or the text's name */
+	char sha256[65];        /* of the text */
+	char *plugin_dir;       /* NULL: the configure-time default */
 	GPtrArray *plugin_load; /* char*: plugin names to load */
-	GPtrArray *tiers;   /* policy_tier*, policy order */
+	GPtrArray *tiers;       /* policy_tier*, policy order */
 	policy_trust trust[POLICY_TRUST_LEVELS];
 	policy_select select;
-	GPtrArray *rules;   /* policy_rule* */
-	char *audit_path;   /* NULL: no audit file */
+	GPtrArray *rules; /* policy_rule* */
+	char *audit_path; /* NULL: no audit file */
 	bool audit_required;
-	bool allow_untrusted_on_jail; /* the admin's words for untrusted -> process-jail */
+	bool allow_untrusted_on_jail;    /* the admin's words for untrusted -> process-jail */
 	bool allow_semi_trusted_on_jail; /* and for semi-trusted -> process-jail */
-	cfg_node *root;     /* owns every section */
+	cfg_node *root;                  /* owns every section */
 } cordon_policy;
 
 /* The built-in minimum containment per trust level (DESIGN §6). */

@@ -319,7 +319,7 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 {
 	if (!sb->tier->driver->ops.run)
 		return unsupported(sb, "run", reterr);
-	uint64_t timeout, cap;
+	uint64_t timeout = 0, cap = 0; /* written by run_bounds on success */
 	int r = run_bounds(sb, o, &timeout, &cap, reterr);
 	if (r < 0)
 		return r;

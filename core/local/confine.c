@@ -25,9 +25,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The identities of a privileged host: the work runs as this unprivileged
- * host id (the overflow id, "nobody"), never as root. */
-#define OUTSIDE_NOBODY 65534u
 /* The work's id inside when the caller's own id would be 0. */
 #define INSIDE_USER 1000u
 
@@ -119,35 +116,6 @@ static int make_idmap_userns(uid_t owner_uid, gid_t owner_gid, unsigned out_uid,
 	return r;
 }
 
-/* The id-mapping user namespaces by workspace owner: made once, by fd. */
-static GMutex idmap_lock;
-static struct {
-	uid_t uid;
-	gid_t gid;
-	int fd;
-} idmaps[8];
-static int nidmaps;
-
-/* A user namespace mapping owner to out (a new fd the caller closes). */
-static int idmap_userns(uid_t owner_uid, gid_t owner_gid, unsigned out_uid, unsigned out_gid)
-{
-	int fd = -1;
-	g_mutex_lock(&idmap_lock);
-	for (int i = 0; i < nidmaps && fd < 0; i++)
-		if (idmaps[i].uid == owner_uid && idmaps[i].gid == owner_gid)
-			fd = fcntl(idmaps[i].fd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0) {
-		fd = make_idmap_userns(owner_uid, owner_gid, out_uid, out_gid);
-		if (fd >= 0 && nidmaps < (int)G_N_ELEMENTS(idmaps)) {
-			int keep = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-			if (keep >= 0)
-				idmaps[nidmaps++] = (typeof(idmaps[0])){ owner_uid, owner_gid, keep };
-		}
-	}
-	g_mutex_unlock(&idmap_lock);
-	return fd;
-}
-
 /* ---- host side: sandboxes ----------------------------------------------------------------- */
 
 static bool path_under(const char *path, const char *dir)
@@ -165,8 +133,8 @@ static identity our_identity(void)
 {
 	identity id = { .privileged = is_privileged() };
 	if (id.privileged) {
+		/* The host ids are the sandbox's own, claimed by its zygote (hostids.h). */
 		id.in_uid = id.in_gid = INSIDE_USER;
-		id.out_uid = id.out_gid = OUTSIDE_NOBODY;
 	} else {
 		id.out_uid = geteuid();
 		id.out_gid = getegid();
@@ -184,8 +152,8 @@ static int get_zygote(const identity *id, confine_sandbox *s, char *why, size_t 
 		s->nidle = 1;
 	if (s->z)
 		return 0;
-	return zygote_start(id->privileged, id->in_uid, id->in_gid, id->out_uid, id->out_gid, NULL,
-			    &s->z, why, whylen);
+	return zygote_start(id->privileged, id->in_uid, id->in_gid, id->out_uid, id->out_gid,
+			    limits_plan_scratch_cap(&s->limits), NULL, &s->z, why, whylen);
 }
 
 int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
@@ -213,7 +181,7 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
 static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap,
 		      char *why, size_t whylen)
 {
-	int userns = idmap ? idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid) : -1;
+	int userns = idmap ? make_idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid) : -1;
 	if (idmap && userns < 0) {
 		snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
 			 "mapping): %s", g_strerror(-userns));
@@ -239,7 +207,7 @@ static int host_mount(int root_fd, const struct stat *st, const identity *id, bo
 }
 
 /* Mounts the workspace in the zygote: as root an idmapped mount we make
- * (the work, host uid 65534, then owns the owner's files); else the
+ * (the work, the sandbox's own host uid, then owns the owner's files); else the
  * zygote finds the directory by path and checks it is the one we hold. */
 static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd, const struct stat *st,
 			    bool idmap, char *why, size_t whylen)
@@ -368,6 +336,8 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 	r = get_zygote(&id, s, why, whylen);
 	if (r < 0)
 		return r;
+	id.out_uid = s->z->out_uid;
+	id.out_gid = s->z->out_gid;
 	if (private_disk && !id.privileged)
 		r = attach_private_tmpfs(s, private_disk, ret_root_fd, why, whylen);
 	else if (private_disk)
@@ -669,12 +639,10 @@ void confine_child_release(confine_child *c)
 /* ---- the probe's trial -------------------------------------------------------------------- */
 
 /* While the trial sandbox builds on the other CPU: the host's own checks
- * and limits, then what the first sandbox after a probe needs: the
- * id-mapping namespace of a workspace we own (as root) and the first run's
- * control groups (best effort: a failure there is met again, and reported,
- * where they are needed). */
+ * and limits, then what the first sandbox after a probe needs: the first
+ * run's control groups (best effort: a failure there is met again, and
+ * reported, where they are needed). */
 typedef struct trial_warmup {
-	const identity *id;
 	const cordon_plugin_limits *limits;
 	confine_precheck_fn precheck;
 	limits_plan plan;
@@ -695,11 +663,6 @@ static int trial_warm(void *arg, char *why, size_t whylen)
 	int r = trial_check(w, why, whylen);
 	if (r < 0)
 		return r;
-	if (w->id->privileged) {
-		int fd = idmap_userns(geteuid(), getegid(), w->id->out_uid, w->id->out_gid);
-		if (fd >= 0)
-			close(fd);
-	}
 	char ignored[256];
 	w->have_cg = limits_cgroup_create(&w->plan, &w->cg, ignored, sizeof(ignored)) == 0;
 	return 0;
@@ -716,11 +679,17 @@ int confine_trial(const cordon_plugin_limits *limits, confine_precheck_fn preche
 	 * its self-test (Landlock enforced, the seccomp filter installed). It
 	 * starts first; the host's checks run while it builds. */
 	identity id = our_identity();
-	trial_warmup warm = { .id = &id, .limits = limits, .precheck = precheck };
+	trial_warmup warm = { .limits = limits, .precheck = precheck };
 	zygote_overlap overlap = { trial_warm, &warm, false };
 	zygote *z = NULL;
-	int r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, &overlap,
-			     &z, why, whylen);
+	/* The scratch sizes are the zygote's from its start (a failing plan is reported by
+	 * the overlap's checks, with its reason). */
+	limits_plan early;
+	char ignored[256];
+	uint64_t scratch = limits_plan_make(limits, &early, ignored, sizeof(ignored)) == 0 ?
+				   limits_plan_scratch_cap(&early) : 0;
+	int r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, scratch,
+			     &overlap, &z, why, whylen);
 	/* A start that failed early: the checks name the cause better. */
 	if (r < 0 && !overlap.ran) {
 		char checked[512];

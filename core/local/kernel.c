@@ -103,7 +103,7 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 		 "no capabilities, no_new_privs, %s; limits: %s",
 		 denied, seccomp_filter_insns(), abi > 0 ? "ABI " : "absent, ABI ", abi,
 		 landlock_describe(abi),
-		 am_root() ? "work runs as host uid 65534" : "work runs as the caller's uid", lim);
+		 am_root() ? "work runs as a host uid of its own per sandbox" : "work runs as the caller's uid", lim);
 }
 
 int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t whylen)

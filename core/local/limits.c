@@ -208,6 +208,12 @@ static void set_default(limits_plan *p, int which, uint64_t value)
 	}
 }
 
+uint64_t limits_plan_scratch_cap(const limits_plan *p)
+{
+	return p->via[CORDON_PLUGIN_LIMIT_MEMORY] == LIMIT_VIA_RLIMIT ?
+		       p->value[CORDON_PLUGIN_LIMIT_MEMORY] : 0;
+}
+
 bool limits_plan_equal(const limits_plan *a, const limits_plan *b)
 {
 	if (a->set != b->set || a->cgroup2 != b->cgroup2 || a->nrlimits != b->nrlimits ||
@@ -290,9 +296,12 @@ void limits_plan_describe(const limits_plan *p, char *buf, size_t len)
 		if (!p->via[i])
 			continue;
 		int n;
+		/* RLIMIT_AS does not see tmpfs pages: the private tmpfs is sized within it. */
+		const char *also = i == CORDON_PLUGIN_LIMIT_MEMORY && limits_plan_scratch_cap(p) ?
+					   " (address space; /tmp and /dev/shm sized within it)" : "";
 		if (p->set & (1u << i))
-			n = snprintf(buf + off, len - off, "%s%s %" PRIu64 ": %s", off ? "; " : "",
-				     limit_names[i], p->value[i], limits_via_name(p->via[i]));
+			n = snprintf(buf + off, len - off, "%s%s %" PRIu64 ": %s%s", off ? "; " : "",
+				     limit_names[i], p->value[i], limits_via_name(p->via[i]), also);
 		else
 			n = snprintf(buf + off, len - off, "%s%s: %s", off ? "; " : "", limit_names[i],
 				     limits_via_name(p->via[i]));

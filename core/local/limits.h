@@ -79,6 +79,11 @@ int limits_nofile_check(const cordon_plugin_limits *l, char *why, size_t whylen)
 
 int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *why,
 		     size_t whylen) CORDON_INTERNAL;
+/* What the sandbox's private tmpfs mounts (/tmp, /dev/shm) may hold together: the memory
+ * limit where RLIMIT_AS enforces it (tmpfs pages are no process's address space, so the
+ * rlimit alone would not count them), 0 (their fixed sizes) where a memory cgroup does
+ * (it charges them to the writer). */
+uint64_t limits_plan_scratch_cap(const limits_plan *p) CORDON_INTERNAL;
 /* Whether two plans enforce the same limits the same way. */
 bool limits_plan_equal(const limits_plan *a, const limits_plan *b) CORDON_INTERNAL;
 /* "wall: host timer; memory 4294967296: cgroup v1; ..." into buf. */

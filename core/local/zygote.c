@@ -37,10 +37,22 @@ extern const size_t confine_nsinit_blob_len CORDON_INTERNAL;
 #define STACK_SIZE ((size_t)256 << 10)
 #define NSTACKS 4 /* A, B, the self-test, B's helper */
 
-/* Sizes of the private scratch mounts. */
-#define TMP_SIZE "size=512m,nr_inodes=65536,mode=1777"
-#define SHM_SIZE "size=64m,nr_inodes=4096,mode=1777"
+/* Sizes of the private scratch mounts: at most these, and together within a scratch cap. */
+#define TMP_BYTES ((uint64_t)512 << 20)
+#define SHM_BYTES ((uint64_t)64 << 20)
+#define SCRATCH_MIN_BYTES ((uint64_t)1 << 20)
+#define TMP_OPTS "nr_inodes=65536,mode=1777"
+#define SHM_OPTS "nr_inodes=4096,mode=1777"
 #define DEV_SIZE "size=64k,nr_inodes=64,mode=755"
+
+/* /tmp gets seven eighths of a cap, /dev/shm one eighth, each within its usual size. */
+static uint64_t scratch_size(uint64_t usual, uint64_t cap, unsigned eighths)
+{
+	if (!cap)
+		return usual;
+	uint64_t share = cap / 8 * eighths;
+	return MAX(MIN(usual, share), SCRATCH_MIN_BYTES);
+}
 
 static const char *const step_names[STEP_COUNT_] = {
 	[STEP_NONE] = "setup",
@@ -223,6 +235,9 @@ void zygote_free(zygote *z)
 	if (z->pidfd >= 0 && g_atomic_int_get(&z->live_runs) > 0)
 		confine_wait_hangup(z->pidfd, POLLIN);
 	confine_close_fd(&z->pidfd);
+	/* No process with the ids is left: a run's init reaps its own before it reports, and
+	 * the zygote itself keeps the caller's ids. */
+	hostids_release(&z->ids);
 	g_mutex_clear(&z->lock);
 	g_free(z);
 }
@@ -267,8 +282,8 @@ static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 }
 
 int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out_uid,
-			unsigned out_gid, zygote_overlap *overlap, zygote **ret, char *why,
-			size_t whylen)
+			unsigned out_gid, uint64_t scratch_cap, zygote_overlap *overlap, zygote **ret,
+			char *why, size_t whylen)
 {
 	const char *what = NULL;
 	int bpf = seccomp_filter_fd(&what);
@@ -280,6 +295,14 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	if (init < 0) {
 		snprintf(why, whylen, "cannot load the sandbox's init (%s)", what);
 		return -EIO;
+	}
+	hostids ids = { .lock_fd = -1 };
+	if (privileged) {
+		int c = hostids_claim(&ids, why, whylen);
+		if (c < 0)
+			return c;
+		out_uid = ids.uid;
+		out_gid = ids.gid;
 	}
 	g_autofree child_plan *p = g_new0(child_plan, 1);
 	int sync[2] = { -1, -1 }, status[2] = { -1, -1 }, control[2] = { -1, -1 };
@@ -300,8 +323,10 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	p->in_gid = in_gid;
 	snprintf(p->uid_map, sizeof(p->uid_map), "%u %u 1", in_uid, out_uid);
 	snprintf(p->gid_map, sizeof(p->gid_map), "%u %u 1", in_gid, out_gid);
-	snprintf(p->tmp_opts, sizeof(p->tmp_opts), "%s,uid=%u,gid=%u", TMP_SIZE, in_uid, in_gid);
-	snprintf(p->shm_opts, sizeof(p->shm_opts), "%s,uid=%u,gid=%u", SHM_SIZE, in_uid, in_gid);
+	snprintf(p->tmp_opts, sizeof(p->tmp_opts), "size=%" PRIu64 ",%s,uid=%u,gid=%u",
+		 scratch_size(TMP_BYTES, scratch_cap, 7), TMP_OPTS, in_uid, in_gid);
+	snprintf(p->shm_opts, sizeof(p->shm_opts), "size=%" PRIu64 ",%s,uid=%u,gid=%u",
+		 scratch_size(SHM_BYTES, scratch_cap, 1), SHM_OPTS, in_uid, in_gid);
 	snprintf(p->dev_opts, sizeof(p->dev_opts), "%s,uid=%u,gid=%u", DEV_SIZE, in_uid, in_gid);
 	p->fd_sync_r = sync[0];
 	p->fd_sync_w = sync[1];
@@ -376,6 +401,11 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	z->privileged = privileged;
 	z->in_uid = in_uid;
 	z->in_gid = in_gid;
+	z->out_uid = out_uid;
+	z->out_gid = out_gid;
+	z->scratch_cap = scratch_cap;
+	z->ids = ids;
+	ids.lock_fd = -1;
 	if (overlap) {
 		overlap->ran = true;
 		r = overlap->fn(overlap->arg, why, whylen);
@@ -394,6 +424,7 @@ out:
 		confine_wait_hangup(z->pidfd, POLLIN);
 		zygote_free(g_steal_pointer(&z));
 	}
+	hostids_release(&ids); /* not handed to a zygote: its child is gone or never was */
 	if (stacks != MAP_FAILED)
 		munmap(stacks, NSTACKS * STACK_SIZE);
 	confine_close_fd(&sync[0]);
@@ -526,7 +557,8 @@ zygote *zygote_pool_take(bool privileged, unsigned in_uid, unsigned in_gid, cons
 	limits_cgroup cg = pool_cg;
 	bool have_cg = false;
 	if (pool && pool->privileged == privileged && pool->in_uid == in_uid &&
-	    pool->in_gid == in_gid && zygote_alive(pool)) {
+	    pool->in_gid == in_gid && plan && pool->scratch_cap == limits_plan_scratch_cap(plan) &&
+	    zygote_alive(pool)) {
 		z = g_steal_pointer(&pool);
 		have_cg = pool_has_cg;
 		pool_has_cg = false;

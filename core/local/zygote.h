@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "hostids.h"
 #include "limits.h"
 #include "nsinit-proto.h"
 #include "visibility.h"
@@ -22,6 +23,9 @@ typedef struct zygote {
 	GMutex lock;  /* one request/reply at a time */
 	bool privileged;
 	unsigned in_uid, in_gid;
+	unsigned out_uid, out_gid; /* the work's host ids: as root, the claimed ids */
+	hostids ids;               /* as root: held until the sandbox's processes are gone */
+	uint64_t scratch_cap;      /* what /tmp and /dev/shm hold together at most (0: usual) */
 	gint live_runs; /* runs started and not yet released (atomic) */
 	int pending;    /* requests sent whose replies are unread (under lock) */
 	int failed, failed_step; /* a sent request's failure, for every later call */
@@ -38,10 +42,12 @@ typedef struct zygote_overlap {
 } zygote_overlap;
 
 /* A new sandbox whose work runs as in_uid/in_gid inside, out_uid/out_gid on
- * the host (*ret on success; else -errno, the reason in why). */
+ * the host (*ret on success; else -errno, the reason in why). As root the
+ * out ids are ignored: the sandbox claims ids of its own (hostids.h). /tmp and
+ * /dev/shm hold at most scratch_cap together (0: their usual sizes). */
 int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out_uid,
-		 unsigned out_gid, zygote_overlap *overlap, zygote **ret, char *why,
-		 size_t whylen) CORDON_INTERNAL;
+		 unsigned out_gid, uint64_t scratch_cap, zygote_overlap *overlap, zygote **ret,
+		 char *why, size_t whylen) CORDON_INTERNAL;
 void zygote_kill(zygote *z) CORDON_INTERNAL;
 void zygote_free(zygote *z) CORDON_INTERNAL;
 int zygote_send(zygote *z, const struct nsinit_request *req, const void *inline_data,

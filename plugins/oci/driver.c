@@ -23,8 +23,6 @@
 #define DEFAULT_CLI_TIMEOUT_MS 60000
 #define MAX_POOL 32
 
-const cordon_host *oci_host;
-
 /* ---- configure ---------------------------------------------------------------------- */
 
 static void tier_free(oci_tier *t)
@@ -170,12 +168,14 @@ static int read_scalars(const cordon_plugin_config *cfg, oci_tier *t, cordon_plu
 	}
 	if (oci_host->config_int(cfg, "publish", &i64) > 0) {
 		if (i64 < 1 || i64 > 65535)
-			return oci_host->config_error(cfg, "publish", err, "publish is a port, 1..65535");
+			return oci_host->config_error(cfg, "publish", err,
+						      "publish is a port, 1..65535");
 		t->publish = (uint16_t)i64;
 	}
 	if (oci_host->config_u64(cfg, "scratch", &u64) > 0) {
 		if (u64 < (1u << 20))
-			return oci_host->config_error(cfg, "scratch", err, "scratch is at least 1MiB");
+			return oci_host->config_error(cfg, "scratch", err,
+						      "scratch is at least 1MiB");
 		t->scratch = u64;
 	}
 	if (oci_host->config_u64(cfg, "engine_timeout", &u64) > 0) {
@@ -192,23 +192,28 @@ static int validate(const cordon_plugin_config *cfg, oci_tier *t, cordon_plugin_
 	if (!t->image)
 		return oci_host->config_error(cfg, "image", err, "a container tier needs an image");
 	if (t->engine_cfg && t->engine_cfg[0] != '/')
-		return oci_host->config_error(cfg, "engine", err, "engine must be an absolute path");
+		return oci_host->config_error(cfg, "engine", err,
+					      "engine must be an absolute path");
 	if (t->helper[0] != '/')
-		return oci_host->config_error(cfg, "helper", err, "helper must be an absolute path");
+		return oci_host->config_error(cfg, "helper", err,
+					      "helper must be an absolute path");
 	if (t->cgroup_manager && strcmp(t->cgroup_manager, "cgroupfs") != 0 &&
 	    strcmp(t->cgroup_manager, "systemd") != 0)
 		return oci_host->config_error(cfg, "cgroup_manager", err,
 					      "cgroup_manager is cgroupfs or systemd");
 	for (size_t i = 0; t->runtime_flags && t->runtime_flags[i]; i++)
 		if (!flag_ok(t->runtime_flags[i]))
-			return oci_host->config_error(cfg, "runtime_flags", err,
-						      "runtime flag '%s' is not valid (NAME[=VALUE], "
-						      "without the leading dashes)", t->runtime_flags[i]);
+			return oci_host->config_error(
+				cfg, "runtime_flags", err,
+				"runtime flag '%s' is not valid (NAME[=VALUE], "
+				"without the leading dashes)",
+				t->runtime_flags[i]);
 	if (t->host_url && (strchr(t->host_url, '\n') || t->host_url[0] == '-'))
 		return oci_host->config_error(cfg, "host", err, "host is an engine URL");
 	if (t->publish && !t->network)
-		return oci_host->config_error(cfg, "publish", err,
-					      "a published port needs a governed network (network:)");
+		return oci_host->config_error(
+			cfg, "publish", err,
+			"a published port needs a governed network (network:)");
 	return check_config(cfg, t, err);
 }
 
@@ -226,15 +231,18 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 	const oci_engine_kind *kind = data;
 	if (!oci_host->config_string || !oci_host->config_limits || !oci_host->spawn ||
 	    !host_has_process_spawn(oci_host))
-		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(host_incomplete),
+		return oci_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
+					   ERRC(host_incomplete),
 					   "the core lacks host services the %s driver needs "
-					   "(process_spawn: plugin ABI 1.2)", kind->name);
+					   "(process_spawn: plugin ABI 1.2)",
+					   kind->name);
 	oci_tier *t = oci_xmalloc0(sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
 	t->health = oci_xmalloc0(sizeof(*t->health));
 	pthread_mutex_init(&t->health->lock, NULL);
 	t->kind = kind;
-	t->name = oci_xstrdup(oci_host->config_tier_name ? oci_host->config_tier_name(cfg) : kind->name);
+	t->name = oci_xstrdup(oci_host->config_tier_name ? oci_host->config_tier_name(cfg)
+							 : kind->name);
 	t->pull_missing = true;
 	t->cli_timeout_ms = DEFAULT_CLI_TIMEOUT_MS;
 	int r = read_scalars(cfg, t, err);
@@ -251,17 +259,15 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 	t->owner = oci_owner_label();
 	if (!t->owner) {
 		tier_free(t);
-		return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
+		return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL,
+					   ERRC(engine_failed),
 					   "cannot tell this process's owner token from /proc");
 	}
 	*ret_tier = t;
 	return 0;
 }
 
-static void oci_unconfigure(void *tier)
-{
-	tier_free(tier);
-}
+static void oci_unconfigure(void *tier) { tier_free(tier); }
 
 /* ---- probe ---------------------------------------------------------------------------- */
 
@@ -294,12 +300,14 @@ static int probe_version(oci_tier *t, const char *engine, char *ver, size_t len,
 		bad = unavailable(ret, "could not run %s: %s", engine, strerror(-r)) - 1;
 	else if (res.timed_out)
 		bad = unavailable(ret, "the %s engine did not answer `version` within %d s",
-				  t->kind->name, PROBE_TIMEOUT_MS / 1000) - 1;
+				  t->kind->name, PROBE_TIMEOUT_MS / 1000) -
+		      1;
 	else if (res.exit_code != 0 && t->kind->daemon && oci_output_says_daemon_down(res.err))
 		bad = unavailable(ret, "the %s daemon is not running", t->kind->name) - 1;
 	else if (res.exit_code != 0 && t->kind->runtime_is_global && strstr(line, "runtime"))
 		bad = unavailable(ret, "%s cannot use runtime %s: %s", t->kind->name,
-				  t->runtime ? t->runtime : "(default)", line) - 1;
+				  t->runtime ? t->runtime : "(default)", line) -
+		      1;
 	else if (res.exit_code != 0)
 		bad = unavailable(ret, "`%s version` failed: %s", t->kind->name, line) - 1;
 	else
@@ -332,12 +340,15 @@ static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *r
 	if (r < 0 || res.timed_out)
 		bad = unavailable(ret, "`%s info` did not answer", t->kind->name) - 1;
 	else if (res.exit_code != 0)
-		bad = unavailable(ret, "%s cannot use the configured runtime%s%s: %s", t->kind->name,
-				  t->runtime ? " " : "", t->runtime ? t->runtime : "", line) - 1;
+		bad = unavailable(ret, "%s cannot use the configured runtime%s%s: %s",
+				  t->kind->name, t->runtime ? " " : "",
+				  t->runtime ? t->runtime : "", line) -
+		      1;
 	else if (t->runtime && !t->kind->runtime_is_global &&
 		 !oci_runtimes_json_has(res.out, t->runtime))
-		bad = unavailable(ret, "runtime %s is not registered with the %s daemon", t->runtime,
-				  t->kind->name) - 1;
+		bad = unavailable(ret, "runtime %s is not registered with the %s daemon",
+				  t->runtime, t->kind->name) -
+		      1;
 	oci_cli_result_clear(&res);
 	if (!bad) {
 		pthread_mutex_lock(&t->lock);
@@ -347,10 +358,7 @@ static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *r
 	return bad;
 }
 
-static bool is_gvisor(const oci_tier *t)
-{
-	return oci_runtime_is_gvisor(t->runtime);
-}
+static bool is_gvisor(const oci_tier *t) { return oci_runtime_is_gvisor(t->runtime); }
 
 /* gVisor is reported only after work actually ran under it here, answered by
  * a kernel that is not the host's. */
@@ -361,10 +369,11 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	pthread_mutex_unlock(&t->lock);
 	if (passed)
 		return 0;
+	/* the tier's own limits, as a sandbox of it would get them at least */
 	oci_start st = { .image = t->image,
 			 .trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
-			 .egress = CORDON_PLUGIN_EGRESS_DENY };
-	oci_limits_merge(&t->limits, NULL, &st.limits);
+			 .egress = CORDON_PLUGIN_EGRESS_DENY,
+			 .limits = t->limits };
 	if (!(st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))) {
 		st.limits.set |= 1u << CORDON_PLUGIN_LIMIT_MEMORY;
 		st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 64ull << 20;
@@ -392,7 +401,8 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 		     strlen(oci_seccomp_profile_gvisor), TRIAL_TIMEOUT_MS, 64 << 10, &res);
 	oci_strv_free(args);
 	char kernel[128] = "";
-	const char *k = rc == 0 && res.exit_code == 0 && res.out ? strstr(res.out, "kernel=") : NULL;
+	const char *k = rc == 0 && res.exit_code == 0 && res.out ? strstr(res.out, "kernel=")
+								 : NULL;
 	if (k)
 		sscanf(k + 7, "%127s", kernel);
 	/* the helper met the profile's refusals: runsc applies it (--oci-seccomp) */
@@ -404,10 +414,12 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	uname(&u);
 	if (!k)
 		return unavailable(ret, "runtime %s is configured but a trial run failed: %s",
-				   t->runtime, line[0] ? line : "no answer from the helper") - 1;
+				   t->runtime, line[0] ? line : "no answer from the helper") -
+		       1;
 	if (!kernel[0] || strcmp(kernel, u.release) == 0)
 		return unavailable(ret, "runtime %s answered with the host kernel %s, not gVisor's",
-				   t->runtime, u.release) - 1;
+				   t->runtime, u.release) -
+		       1;
 	pthread_mutex_lock(&t->lock);
 	t->trial = 1;
 	t->trial_seccomp = filtered;
@@ -461,7 +473,8 @@ static void rank_by_seccomp(oci_tier *t, cordon_plugin_probe *ret)
 		ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
 		snprintf(ret->reason + n, sizeof(ret->reason) - n,
 			 "; cordon's seccomp profile is not applied: %s, so it ranks with the "
-			 "kernel tier, not above it", missing);
+			 "kernel tier, not above it",
+			 missing);
 	} else {
 		snprintf(ret->reason + n, sizeof(ret->reason) - n,
 			 "; cordon's seccomp profile (%zu rules)", oci_seccomp_profile_rules);
@@ -488,7 +501,8 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 		present = oci_image_present(t, engine, t->image);
 		if (!present && !t->pull_missing)
 			bad = unavailable(ret, "image %s is not present and pull is never",
-					  t->image) - 1;
+					  t->image) -
+			      1;
 	}
 	if (!bad && is_gvisor(t))
 		bad = probe_trial(t, engine, ret);
@@ -521,7 +535,7 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 static char *owner_of(oci_tier *t, const char *engine, const char *id)
 {
 	const char *args[] = { "inspect", "--format", "{{index .Config.Labels \"cordon.owner\"}}",
-			       "--", id, NULL };
+			       "--",      id,         NULL };
 	oci_cli_result res;
 	int r = oci_cli(t, engine, args, NULL, 0, 0, 4096, &res);
 	char line[256] = "";
@@ -572,8 +586,8 @@ static int oci_gc(void *tier, cordon_plugin_error *err)
 
 /* ---- registration ------------------------------------------------------------------------ */
 
-int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
-		    cordon_plugin_error *err, const oci_engine_kind *kind)
+int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordon_plugin_error *err,
+		    const oci_engine_kind *kind)
 {
 	oci_host = host;
 	static cordon_plugin_driver drv; /* one kind per plugin module */

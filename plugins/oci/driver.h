@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The OCI driver's internal state, shared by driver.c, engine.c, session.c, pool.c. */
+/* The OCI driver's internal state, shared by driver.c, engine.c, start.c, session.c, pool.c. */
 #ifndef CORDON_OCI_DRIVER_H
 #define CORDON_OCI_DRIVER_H
 
@@ -19,43 +19,43 @@ typedef struct oci_pool oci_pool;
 #define OCI_HEALTH_TTL_MS 10000
 typedef struct oci_health {
 	pthread_mutex_t lock;
-	bool probed;                 /* a full probe found the tier available */
-	int64_t ok_at;               /* monotonic ms of the last success */
-	cordon_plugin_probe last;    /* what that probe said */
+	bool probed;              /* a full probe found the tier available */
+	int64_t ok_at;            /* monotonic ms of the last success */
+	cordon_plugin_probe last; /* what that probe said */
 } oci_health;
 
 /* A configured tier. Immutable after configure except where noted. */
 typedef struct oci_tier {
 	const oci_engine_kind *kind;
-	char *name;            /* the tier's name in the policy */
-	char *engine_cfg;      /* configured absolute CLI path, or NULL: found on PATH */
-	char *image;           /* pinned reference */
-	char *runtime;         /* OCI runtime, or NULL: the engine's default */
-	char *cgroup_manager;  /* podman */
-	char **runtime_flags;  /* podman --runtime-flag values */
-	char *host_url;        /* docker --host / podman --url, or NULL */
+	char *name;           /* the tier's name in the policy */
+	char *engine_cfg;     /* configured absolute CLI path, or NULL: found on PATH */
+	char *image;          /* pinned reference */
+	char *runtime;        /* OCI runtime, or NULL: the engine's default */
+	char *cgroup_manager; /* podman */
+	char **runtime_flags; /* podman --runtime-flag values */
+	char *host_url;       /* docker --host / podman --url, or NULL */
 	char *user;
 	char **ulimits;
-	char *helper;          /* host path of cordon-oci-helper */
-	char *network;         /* named network for governed egress, or NULL */
-	uint16_t publish;      /* container port published on loopback at open, or 0 */
+	char *helper;     /* host path of cordon-oci-helper */
+	char *network;    /* named network for governed egress, or NULL */
+	uint16_t publish; /* container port published on loopback at open, or 0 */
 	bool pull_missing;
 	int64_t pool_size;
 	uint64_t scratch;
 	uint64_t cli_timeout_ms;
 	cordon_plugin_limits limits;
-	char *owner;           /* cordon.owner label of this process */
+	char *owner; /* cordon.owner label of this process */
 	oci_health *health;
 
-	pthread_mutex_t lock;  /* guards what follows */
-	char *engine;          /* resolved CLI path (cached) */
-	bool runtime_ok;       /* `info` found the runtime once */
-	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
-	bool trial_seccomp;    /* ... and the work met cordon's seccomp profile */
+	pthread_mutex_t lock; /* guards what follows */
+	char *engine;         /* resolved CLI path (cached) */
+	bool runtime_ok;      /* `info` found the runtime once */
+	int trial;            /* gVisor trial run: 0 not yet, 1 passed */
+	bool trial_seccomp;   /* ... and the work met cordon's seccomp profile */
 	char trial_kernel[128];
 	oci_pool *pool;
-	char **reap;           /* closed (killed) containers the engine's --rm removes; */
-	size_t n_reap;         /* removed for certain at tier free (oci_reap_all) */
+	char **reap;   /* closed (killed) containers the engine's --rm removes; */
+	size_t n_reap; /* removed for certain at tier free (oci_reap_all) */
 } oci_tier;
 
 /* OOM notifications of a gVisor session's memory cgroup (oom.c). */
@@ -68,10 +68,10 @@ typedef struct oci_oom_watch {
 typedef struct oci_sandbox {
 	oci_tier *tier;
 	char *engine;
-	char name[64];    /* the session container */
-	uint64_t out_cap; /* per stream, forwarded by the helper */
+	char name[64];      /* the session container */
+	uint64_t out_cap;   /* per stream, forwarded by the helper */
 	uint16_t published; /* container port published at open, or 0 */
-	int pidfd;        /* the container's pid 1 (pooled containers), or -1 */
+	int pidfd;          /* the container's pid 1 (pooled containers), or -1 */
 	/* Unpooled containers are started attached (`run -i`): the CLI stays,
 	 * its stdin and stdout are the session helper's request and answer
 	 * streams. Held by the run using it; closed at close (EOF). */
@@ -91,15 +91,16 @@ typedef struct oci_sandbox {
 int oci_seccomp_fd(bool gvisor, oci_refusal *r) CORDON_INTERNAL;
 
 typedef struct oci_cli_result {
-	char *out, *err;   /* host-allocated (oci_cli_result_clear) */
-	int exit_code;     /* -1 on timeout */
+	char *out, *err; /* host-allocated (oci_cli_result_clear) */
+	int exit_code;   /* -1 on timeout */
 	bool timed_out;
 } oci_cli_result;
 
 /* The engine's path, resolving it once; NULL with r filled when missing. */
 char *oci_tier_engine(oci_tier *t, oci_refusal *r) CORDON_INTERNAL;
 /* engine + global flags + args. */
-char **oci_engine_argv(const oci_tier *t, const char *engine, const char *const *args) CORDON_INTERNAL;
+char **oci_engine_argv(const oci_tier *t, const char *engine,
+		       const char *const *args) CORDON_INTERNAL;
 /* The minimal environment every engine CLI gets. */
 char **oci_engine_env(void) CORDON_INTERNAL;
 /* Runs one engine command to completion through host->spawn. */
@@ -122,7 +123,8 @@ void oci_container_remove(const oci_tier *t, const char *engine, const char *nam
  * synchronous), so no process of it runs when this returns; its --rm removes
  * the stopped container asynchronously and the name is kept for oci_reap_all.
  * Falls back to a synchronous `rm -f` when the kill is not confirmed. */
-void oci_container_end(oci_tier *t, const char *engine, const char *name, int pidfd) CORDON_INTERNAL;
+void oci_container_end(oci_tier *t, const char *engine, const char *name,
+		       int pidfd) CORDON_INTERNAL;
 /* A pidfd of the container's pid 1 (its host pid read by `inspect`, checked
  * again after pidfd_open so a reused pid is never taken), or -1. With it,
  * oci_container_end signals and waits for pid 1 without an engine call. */
@@ -139,9 +141,9 @@ void oci_reap_note(oci_tier *t, const char *name) CORDON_INTERNAL;
 
 /* A workspace directory opened without following links (DESIGN.md §8.9). */
 typedef struct oci_workspace {
-	int fd;        /* O_PATH descriptor of the directory, or -1 */
-	char *real;    /* its canonical path: what the guarantees check */
-	char *staged;  /* root: the bind mount of fd the engine gets, or NULL */
+	int fd;       /* O_PATH descriptor of the directory, or -1 */
+	char *real;   /* its canonical path: what the guarantees check */
+	char *staged; /* root: the bind mount of fd the engine gets, or NULL */
 	dev_t dev;
 	ino_t ino;
 } oci_workspace;
@@ -173,7 +175,10 @@ void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name
 bool oci_oom_watch_fired(oci_oom_watch *w) CORDON_INTERNAL;
 void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;
 
-/* ---- sessions (session.c) ------------------------------------------------------- */
+/* ---- starting containers (start.c) --------------------------------------------- */
+
+/* How long ending a session (or killing a run's work) may take before it is forced. */
+#define OCI_KILL_TIMEOUT_MS 10000
 
 /* What a session container is started for (validated when it starts). */
 typedef struct oci_start {
@@ -183,14 +188,26 @@ typedef struct oci_start {
 	cordon_plugin_limits limits;
 } oci_start;
 
-/* Starts one attached (`run -i`), up to the session helper's hello; *ret_chan
- * is the CLI, whose stdin and stdout are the session channel. */
+/* What open starts for spec: its image (else the tier's), trust, egress, workspace,
+ * and its limits as they came. The core resolved those once, the tier's merged with
+ * the rules' and the request's (admission.c): they are final, never merged again. */
+void oci_start_for_open(const oci_tier *t, const cordon_plugin_open_spec *spec,
+			oci_start *ret) CORDON_INTERNAL;
+/* Starts sb's own container for st, attached (`run -i`), up to the session agent's
+ * hello: sb->name is set, sb->chan is the CLI, whose stdin and stdout are the session
+ * channel. The workspace staging is gone when this returns (the container holds its own
+ * mount); a container that did not start is removed. */
+int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r) CORDON_INTERNAL;
+/* The same for a container no sandbox holds yet (the pool's). */
 int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
 		       size_t name_len, oci_proc *ret_chan, oci_refusal *r) CORDON_INTERNAL;
-/* Ends an attached session: EOF on the helper's stdin, so the helper (pid 1)
+/* Ends an attached session: END and EOF on the agent's stdin, so the agent (pid 1)
  * exits, the container stops, and the CLI removes it (--rm) before exiting.
  * Waits for the CLI (bounded); true when all that happened in time. */
 bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *chan) CORDON_INTERNAL;
+/* Lets go of a channel that failed (kills the CLI); close then ends the container
+ * through the engine. Returns the CLI's exit code. */
+int oci_chan_drop(oci_sandbox *sb) CORDON_INTERNAL;
 /* Fills a spec for st (validation is the caller's); frees with oci_spec_clear. */
 typedef struct oci_spec_buf {
 	oci_spec spec;
@@ -202,13 +219,14 @@ typedef struct oci_spec_buf {
 void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name,
 		      oci_spec_buf *buf) CORDON_INTERNAL;
 void oci_spec_clear(oci_spec_buf *buf) CORDON_INTERNAL;
-void oci_limits_merge(const cordon_plugin_limits *tier, const cordon_plugin_limits *req,
-		      cordon_plugin_limits *ret) CORDON_INTERNAL;
+
+/* ---- sandboxes (session.c) ------------------------------------------------------ */
 
 int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
 		cordon_plugin_error *err) CORDON_INTERNAL;
-int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plugin_run_sink *sink,
-	       cordon_plugin_run_status *ret, cordon_plugin_error *err) CORDON_INTERNAL;
+int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
+	       const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+	       cordon_plugin_error *err) CORDON_INTERNAL;
 int oci_op_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plugin_emit_fn emit,
 		     void *ctx, cordon_plugin_error *err) CORDON_INTERNAL;
 int oci_op_write_file(void *sandbox, const char *path, const void *data, uint64_t len,

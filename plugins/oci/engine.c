@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define OCI_PULL_TIMEOUT_MS (10u * 60 * 1000)
+#define OCI_PULL_TIMEOUT_MS (10ull * 60 * 1000)
 
 /* ---- the seccomp profile -------------------------------------------------------- */
 
@@ -163,8 +163,8 @@ int oci_cli(const oci_tier *t, const char *engine, const char *const *args, cons
 	oci_strv_free(argv);
 	oci_strv_free(env);
 	/* a daemon that stopped answering must be probed again at once */
-	if (r < 0 || sp.timed_out || (t->kind->daemon && sp.exit_code != 0 &&
-				      oci_output_says_daemon_down(sp.err)))
+	if (r < 0 || sp.timed_out ||
+	    (t->kind->daemon && sp.exit_code != 0 && oci_output_says_daemon_down(sp.err)))
 		oci_health_note(t, false);
 	ret->out = sp.out;
 	ret->err = sp.err;
@@ -192,12 +192,12 @@ int oci_cli_failure(const oci_tier *t, const char *what, const oci_cli_result *r
 				  "%s: the %s engine did not answer in time", what, t->kind->name);
 	if (t->kind->daemon && oci_output_says_daemon_down(res->err))
 		return oci_refuse(r, ECONNREFUSED, CORDON_PLUGIN_ERROR_TRANSIENT,
-				  ERRC(engine_unavailable), "%s: the %s daemon is not running", what,
-				  t->kind->name);
+				  ERRC(engine_unavailable), "%s: the %s daemon is not running",
+				  what, t->kind->name);
 	if (oci_output_says_no_image(res->err))
 		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
-				  ERRC(container_image_missing),
-				  "%s: image not available: %s", what, line);
+				  ERRC(container_image_missing), "%s: image not available: %s",
+				  what, line);
 	return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed), "%s: %s", what,
 			  line[0] ? line : "the engine failed without a message");
 }
@@ -217,10 +217,9 @@ int oci_image_ensure(const oci_tier *t, const char *engine, const char *image, o
 	if (oci_image_present(t, engine, image))
 		return 0;
 	if (!t->pull_missing)
-		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
-				  ERRC(container_image_missing),
-				  "image %s is not present and the tier never pulls (pull: never)",
-				  image);
+		return oci_refuse(
+			r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_image_missing),
+			"image %s is not present and the tier never pulls (pull: never)", image);
 	/* by digest: the engine verifies the content against the pin */
 	const char *args[] = { "pull", "-q", "--", image, NULL };
 	oci_cli_result res;
@@ -303,11 +302,10 @@ int oci_network_ensure(const oci_tier *t, const char *engine, const char *name, 
 #define REAP_BATCH 64
 #define KILL_WAIT_MS 10000
 
-
 int oci_container_pid(const oci_tier *t, const char *engine, const char *name)
 {
-	const char *args[] = { "inspect", "--format", "{{.State.Running}} {{.State.Pid}}", "--",
-			       name, NULL };
+	const char *args[] = { "inspect", "--format", "{{.State.Running}} {{.State.Pid}}",
+			       "--",      name,       NULL };
 	oci_cli_result res;
 	int r = oci_cli(t, engine, args, NULL, 0, 0, 4096, &res);
 	long pid = -1;
@@ -426,8 +424,8 @@ void oci_reap_all(oci_tier *t)
 	 * then one rm for those; a failing ps removes every name one by one */
 	char *owner = oci_xasprintf("label=cordon.owner=%s", t->owner);
 	char *tier = oci_xasprintf("label=cordon.tier=%s", t->name);
-	const char *ps[] = { "ps", "-a", "--format", "{{.Names}}", "--filter", owner,
-			     "--filter", tier, NULL };
+	const char *ps[] = { "ps",  "-a",       "--format", "{{.Names}}", "--filter",
+			     owner, "--filter", tier,       NULL };
 	oci_cli_result res;
 	int r = oci_cli(t, engine, ps, NULL, 0, 0, 1 << 20, &res);
 	free(owner);

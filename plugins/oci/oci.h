@@ -33,7 +33,8 @@ typedef struct oci_strv {
 } oci_strv;
 
 void oci_strv_add(oci_strv *s, const char *str) CORDON_INTERNAL;
-void oci_strv_addf(oci_strv *s, const char *fmt, ...) __attribute__((format(printf, 2, 3))) CORDON_INTERNAL;
+void oci_strv_addf(oci_strv *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3))) CORDON_INTERNAL;
 void oci_strv_clear(oci_strv *s) CORDON_INTERNAL;
 /* Hands the vector over (NULL-terminated, free with oci_strv_free). */
 char **oci_strv_steal(oci_strv *s) CORDON_INTERNAL;
@@ -82,30 +83,31 @@ typedef struct oci_mount {
 
 /* Everything that decides how a container is started. Borrowed strings. */
 typedef struct oci_spec {
-	const char *image;       /* pinned ref */
-	uint32_t trust;          /* CORDON_PLUGIN_TRUST_* (anything else: untrusted) */
-	uint32_t egress;         /* CORDON_PLUGIN_EGRESS_* */
-	const char *network;     /* NULL: none; a named network only for governed egress */
+	const char *image;   /* pinned ref */
+	uint32_t trust;      /* CORDON_PLUGIN_TRUST_* (anything else: untrusted) */
+	uint32_t egress;     /* CORDON_PLUGIN_EGRESS_* */
+	const char *network; /* NULL: none; a named network only for governed egress */
 	const oci_mount *mounts;
 	size_t n_mounts;
-	const char *const *env;  /* container-level "KEY=VALUE", any order; may be NULL */
+	const char *const *env; /* container-level "KEY=VALUE", any order; may be NULL */
 	cordon_plugin_limits limits;
-	const char *user;        /* numeric "uid:gid"; NULL: 65534:65534 */
-	const char *runtime;     /* per-run --runtime (docker); NULL: the engine's default */
-	const char *seccomp;     /* the path the CLI reads cordon's seccomp profile from; NULL: none */
+	const char *user;    /* numeric "uid:gid"; NULL: 65534:65534 */
+	const char *runtime; /* per-run --runtime (docker); NULL: the engine's default */
+	const char *seccomp; /* the path the CLI reads cordon's seccomp profile from; NULL: none */
 	const char *const *ulimits; /* "name=soft[:hard]" */
-	uint64_t scratch_size;   /* bytes of the /tmp and root tmpfs; 0: OCI_DEFAULT_SCRATCH */
-	bool root_tmpfs;         /* no workspace: the sandbox root is a tmpfs */
+	uint64_t scratch_size;      /* bytes of the /tmp and root tmpfs; 0: OCI_DEFAULT_SCRATCH */
+	bool root_tmpfs;            /* no workspace: the sandbox root is a tmpfs */
 	const char *tmpfs_owner; /* engine's tmpfs option making the user own it ("U", "uid=..") */
-	bool pids_in_sandbox;    /* gVisor: the pids limit is RLIMIT_NPROC inside (see add_limits) */
-	uint16_t publish_port;   /* serve: container port published on 127.0.0.1, or 0 */
-	const char *name;        /* container name */
+	bool pids_in_sandbox;  /* gVisor: the pids limit is RLIMIT_NPROC inside (see add_limits) */
+	uint16_t publish_port; /* serve: container port published on 127.0.0.1, or 0 */
+	const char *name;      /* container name */
 	const char *const *labels; /* "key=value" */
-	const char *const *extra; /* engine-specific run flags (e.g. podman's --read-only-tmpfs=false) */
-	const char *entrypoint;  /* NULL: the image's */
-	const char *workdir;     /* absolute, or NULL */
-	bool detach;             /* session container: -d */
-	bool interactive;        /* attached session container: -i (stdin kept open) */
+	const char *const
+		*extra; /* engine-specific run flags (e.g. podman's --read-only-tmpfs=false) */
+	const char *entrypoint;     /* NULL: the image's */
+	const char *workdir;        /* absolute, or NULL */
+	bool detach;                /* session container: -d */
+	bool interactive;           /* attached session container: -i (stdin kept open) */
 	const char *const *command; /* argv after the image; may be NULL */
 } oci_spec;
 
@@ -152,36 +154,37 @@ bool oci_owner_is_dead(const char *owner) CORDON_INTERNAL;
 
 /* The policy keys every container tier accepts; an engine adds its own after
  * them (see plugins/podman) and ends the array with { NULL, 0, 0 }. */
-#define OCI_CONFIG_KEYS_COMMON                                          \
-	{ "image", CORDON_PLUGIN_CONFIG_IMAGE, 1 },                     \
-	{ "engine", CORDON_PLUGIN_CONFIG_STRING, 0 },                   \
-	{ "host", CORDON_PLUGIN_CONFIG_STRING, 0 },                     \
-	{ "runtime", CORDON_PLUGIN_CONFIG_STRING, 0 },                  \
-	{ "pull", CORDON_PLUGIN_CONFIG_STRING, 0 },                     \
-	{ "pool", CORDON_PLUGIN_CONFIG_INT, 0 },                        \
-	{ "user", CORDON_PLUGIN_CONFIG_STRING, 0 },                     \
-	{ "ulimits", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 },             \
-	{ "helper", CORDON_PLUGIN_CONFIG_STRING, 0 },                   \
-	{ "network", CORDON_PLUGIN_CONFIG_STRING, 0 },                  \
-	{ "publish", CORDON_PLUGIN_CONFIG_INT, 0 },                     \
-	{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 },                    \
-	{ "engine_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 }
+#define OCI_CONFIG_KEYS_COMMON \
+	{ "image", CORDON_PLUGIN_CONFIG_IMAGE, 1 }, { "engine", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "host", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "runtime", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "pull", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "pool", CORDON_PLUGIN_CONFIG_INT, 0 }, \
+		{ "user", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "ulimits", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 }, \
+		{ "helper", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "network", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "publish", CORDON_PLUGIN_CONFIG_INT, 0 }, \
+		{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
+	{ \
+		"engine_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 \
+	}
 
 /* What differs between engines. */
 typedef struct oci_engine_kind {
-	const char *name;            /* "docker", "podman": driver and default binary name */
-	bool daemon;                 /* a server answers (docker): its absence is "not running" */
-	bool runtime_is_global;      /* podman: --runtime before the subcommand */
-	const char *host_flag;       /* "--host" (docker), "--url" (podman) */
-	const char *version_format;  /* answers only when the engine (and its daemon) works */
+	const char *name;             /* "docker", "podman": driver and default binary name */
+	bool daemon;                  /* a server answers (docker): its absence is "not running" */
+	bool runtime_is_global;       /* podman: --runtime before the subcommand */
+	const char *host_flag;        /* "--host" (docker), "--url" (podman) */
+	const char *version_format;   /* answers only when the engine (and its daemon) works */
 	const char *const *run_extra; /* engine-specific hardening flags for `run` */
-	bool tmpfs_owner_by_id;      /* docker: uid=,gid= options; podman: U */
-	const char *const *rm_extra; /* `rm -f` options: podman would wait 10 s for SIGTERM */
+	bool tmpfs_owner_by_id;       /* docker: uid=,gid= options; podman: U */
+	const char *const *rm_extra;  /* `rm -f` options: podman would wait 10 s for SIGTERM */
 	const cordon_plugin_config_key *config_keys;
 } oci_engine_kind;
 
 /* Registers the kind's driver; call from the plugin's init. */
-int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
-		    cordon_plugin_error *err, const oci_engine_kind *kind) CORDON_INTERNAL;
+int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordon_plugin_error *err,
+		    const oci_engine_kind *kind) CORDON_INTERNAL;
 
 #endif /* CORDON_OCI_H */

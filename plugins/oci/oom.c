@@ -78,8 +78,7 @@ static int register_event(const char *dir, int ev)
 	return ret;
 }
 
-void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
-			 oci_oom_watch *w)
+void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name, oci_oom_watch *w)
 {
 	*w = (oci_oom_watch){ .ev = -1 };
 	int pid = oci_container_pid(t, engine, name);

@@ -31,24 +31,28 @@ bool oci_output_says_daemon_down(const char *text)
 {
 	static const char *const n[] = { "cannot connect to the docker daemon",
 					 "is the docker daemon running",
-					 "unable to connect to podman", "cannot connect to podman",
-					 "connection refused", "error during connect", NULL };
+					 "unable to connect to podman",
+					 "cannot connect to podman",
+					 "connection refused",
+					 "error during connect",
+					 NULL };
 	return contains_any(text, n);
 }
 
 bool oci_output_says_no_image(const char *text)
 {
-	static const char *const n[] = { "no such image", "image not known", "manifest unknown",
-					 "unable to find image", "not found: manifest",
-					 "failed to resolve reference", "pull access denied", NULL };
+	static const char *const n[] = { "no such image",       "image not known",
+					 "manifest unknown",    "unable to find image",
+					 "not found: manifest", "failed to resolve reference",
+					 "pull access denied",  NULL };
 	return contains_any(text, n);
 }
 
 bool oci_output_says_no_container(const char *text)
 {
-	static const char *const n[] = { "no such container", "no container with name or id",
+	static const char *const n[] = { "no such container",   "no container with name or id",
 					 "container not known", "is not running",
-					 "state improper", NULL };
+					 "state improper",      NULL };
 	return contains_any(text, n);
 }
 

@@ -31,12 +31,16 @@ struct oci_pool {
 	size_t n;
 };
 
+/* What open gets for a request that asks for nothing: the tier's own limits (which the
+ * core hands open when no rule adds one), denied egress, no workspace. Any other open
+ * starts its own container: pool_compatible compares open's final limits with these,
+ * it never merges them. */
 static void pool_start_spec(const oci_tier *t, oci_start *st)
 {
 	*st = (oci_start){ .image = t->image,
 			   .trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
-			   .egress = CORDON_PLUGIN_EGRESS_DENY };
-	oci_limits_merge(&t->limits, NULL, &st->limits);
+			   .egress = CORDON_PLUGIN_EGRESS_DENY,
+			   .limits = t->limits };
 }
 
 static bool limits_equal(const cordon_plugin_limits *a, const cordon_plugin_limits *b)
@@ -93,7 +97,8 @@ static void *pool_filler(void *data)
 			backoff = 0;
 		} else {
 			oci_host->log(CORDON_PLUGIN_LOG_WARNING, t->kind->name,
-				      "tier %s: pool container did not start: %s", t->name, r.message);
+				      "tier %s: pool container did not start: %s", t->name,
+				      r.message);
 			backoff = backoff ? (backoff * 2 > POOL_MAX_BACKOFF_S ? POOL_MAX_BACKOFF_S
 									      : backoff * 2)
 					  : 1;

@@ -18,6 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Defined here, at the bottom of the library, rather than in driver.c, which sets it
+ * (oci_plugin_init): every file reaches the host through it, and none must need
+ * driver.c for that. */
+const cordon_host *oci_host;
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
@@ -42,8 +47,13 @@ int oci_proc_spawn(const char *const *argv, const char *const *envp, int pass_fd
 		return -e;
 	}
 	cordon_host_process_spec spec = {
-		.size = sizeof(spec), .argv = argv, .envp = envp,
-		.stdin_fd = in[0], .stdout_fd = out[1], .stderr_fd = err[1], .extra_fd = pass_fd,
+		.size = sizeof(spec),
+		.argv = argv,
+		.envp = envp,
+		.stdin_fd = in[0],
+		.stdout_fd = out[1],
+		.stderr_fd = err[1],
+		.extra_fd = pass_fd,
 	};
 	cordon_host_process *h = NULL;
 	int r = oci_host->process_spawn(&spec, &h, NULL);
@@ -64,10 +74,7 @@ int oci_proc_spawn(const char *const *argv, const char *const *envp, int pass_fd
 	return 0;
 }
 
-void oci_proc_close_in(oci_proc *p)
-{
-	close_fd(&p->in);
-}
+void oci_proc_close_in(oci_proc *p) { close_fd(&p->in); }
 
 /* The CLI's stdin: its reader may be gone (nosigpipe.h). */
 ssize_t oci_proc_write(oci_proc *p, const void *buf, size_t len)

@@ -8,8 +8,8 @@
 #include <sys/types.h>
 
 typedef struct oci_proc {
-	pid_t pid; /* also its process group and session; -1 when none */
-	int in, out, err; /* non-blocking parent ends; -1 once closed */
+	pid_t pid;                 /* also its process group and session; -1 when none */
+	int in, out, err;          /* non-blocking parent ends; -1 once closed */
 	cordon_host_process *host; /* host->process_spawn's handle */
 } oci_proc;
 

@@ -8,7 +8,8 @@
  * operations take the channel too. Runs and file operations that come while the channel is
  * busy (or is gone, or whose data is too large for it) go through `engine exec` of the
  * agent. The protocol itself (frames, requests, answers, the poll loop of one exchange) is
- * agent/client.c's: this file starts containers and hands it the CLI's pipes.
+ * agent/client.c's; starting and ending containers is start.c's: this file opens sandboxes
+ * and hands the client the CLI's pipes.
  */
 #include "config.h"
 
@@ -22,13 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 /* Engine latency allowed on top of a run's own timeout before the host side
  * gives up on the CLI (the agent has killed the work by then). */
 #define RUN_GRACE_MS 20000
-#define KILL_TIMEOUT_MS 10000
 #define DEFAULT_OUTPUT_CAP (16ull << 20)
 #define CHAN_STDIN_MAX (8ull << 20)
 /* ... and at most this share of the container's memory limit, which it is
@@ -40,143 +39,15 @@ int oci_fail(cordon_plugin_error *err, const oci_refusal *r)
 	return oci_host->error_set(err, r->errnum, r->cls, r->code, "%s", r->message);
 }
 
-void oci_limits_merge(const cordon_plugin_limits *tier, const cordon_plugin_limits *req,
-		      cordon_plugin_limits *ret)
-{
-	cordon_plugin_limits m = *tier;
-	for (int i = 0; i < CORDON_PLUGIN_LIMIT_COUNT; i++) {
-		if (req && (req->set & (1u << i))) {
-			m.value[i] = req->value[i];
-			m.set |= 1u << i;
-		}
-		if (!(m.set & (1u << i)))
-			m.value[i] = 0;
-	}
-	m.size = sizeof(m);
-	*ret = m;
-}
-
-/* ---- starting a session container ------------------------------------------------- */
-
-void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, oci_spec_buf *b)
-{
-	memset(b, 0, sizeof(*b));
-	oci_spec *s = &b->spec;
-	s->image = st->image;
-	s->trust = st->trust;
-	s->egress = st->egress;
-	s->network = st->egress == CORDON_PLUGIN_EGRESS_GOVERNED ? t->network : NULL;
-	size_t n = 0;
-	if (st->workspace) {
-		/* untrusted work sees the workspace read-only (the guarantees insist) */
-		b->mounts[n++] = (oci_mount){ st->workspace, AGENT_SANDBOX_ROOT,
-					      st->trust != 1 && st->trust != 2 };
-	}
-	b->mounts[n++] = (oci_mount){ t->helper, AGENT_PATH, true };
-	s->mounts = b->mounts;
-	s->n_mounts = n;
-	s->limits = st->limits;
-	s->user = t->user;
-	s->runtime = t->kind->runtime_is_global ? NULL : t->runtime;
-	/* cordon's own profile, passed to the CLI that reads it (attach_once) */
-	s->seccomp = oci_seccomp_profile_rules ? OCI_SECCOMP_PASSED : NULL;
-	s->ulimits = (const char *const *)t->ulimits;
-	s->scratch_size = t->scratch;
-	s->root_tmpfs = st->workspace == NULL;
-	const char *user = t->user ? t->user : "65534:65534";
-	if (t->kind->tmpfs_owner_by_id) {
-		const char *colon = strchr(user, ':');
-		b->tmpfs_owner = oci_xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user, colon + 1);
-	} else {
-		b->tmpfs_owner = oci_xstrdup("U");
-	}
-	s->tmpfs_owner = b->tmpfs_owner;
-	s->pids_in_sandbox = oci_runtime_is_gvisor(t->runtime);
-	s->publish_port = s->network ? t->publish : 0;
-	s->name = name;
-	b->labels[0] = oci_xstrdup("cordon.managed=1");
-	b->labels[1] = oci_xasprintf("cordon.session=%s", name);
-	b->labels[2] = oci_xasprintf("cordon.tier=%s", t->name);
-	b->labels[3] = oci_xasprintf("cordon.owner=%s", t->owner);
-	s->labels = (const char *const *)b->labels;
-	s->extra = t->kind->run_extra;
-	s->entrypoint = AGENT_PATH;
-	s->workdir = AGENT_SANDBOX_ROOT;
-	s->interactive = true;
-	b->command[0] = oci_xstrdup("session");
-	s->command = (const char *const *)b->command;
-}
-
-void oci_spec_clear(oci_spec_buf *b)
-{
-	for (size_t i = 0; i < sizeof(b->labels) / sizeof(b->labels[0]); i++)
-		free(b->labels[i]);
-	for (size_t i = 0; i < sizeof(b->command) / sizeof(b->command[0]); i++)
-		free(b->command[i]);
-	free(b->tmpfs_owner);
-	memset(b, 0, sizeof(*b));
-}
-
-/* The agent mount is the plugin's own; it is checked like any other except
- * that its target is the reserved agent path. */
-static int check_helper(const oci_tier *t, oci_refusal *r)
-{
-	if (access(t->helper, X_OK) != 0)
-		return oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, "helper_missing",
-				  "cordon-agent is missing at %s", t->helper);
-	return 0;
-}
-
-static void session_name(char *out, size_t len)
-{
-	uint8_t rnd[12];
-	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-		abort(); /* no entropy: never fall back to a guessable name */
-	int n = snprintf(out, len, "cordon-");
-	for (size_t i = 0; i < sizeof(rnd) && (size_t)n + 2 < len; i++)
-		n += snprintf(out + n, len - (size_t)n, "%02x", rnd[i]);
-}
-
-/* The checked `run` argv of a session container: attached, the session
- * agent as pid 1. st->workspace is the opened workspace's canonical path,
- * which the guarantees check; the engine gets source (the staged path, or
- * that same path). */
-static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *source,
-		      const char *name, char ***ret_args, oci_refusal *r)
-{
-	oci_spec_buf b;
-	oci_session_spec(t, st, name, &b);
-	/* the agent's mount target is reserved: check the caller's part alone */
-	b.spec.n_mounts--;
-	int ret = oci_guarantees_check(&b.spec, r);
-	b.spec.n_mounts++;
-	if (st->workspace)
-		b.mounts[0].source = source;
-	if (ret == 0)
-		ret = check_helper(t, r);
-	if (ret == 0 && b.spec.network)
-		ret = oci_network_ensure(t, engine, b.spec.network, r);
-	*ret_args = ret == 0 ? oci_run_argv(&b.spec) : NULL;
-	oci_spec_clear(&b);
-	return ret;
-}
-
 /* ---- open / close ----------------------------------------------------------------- */
-
-static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r);
 
 int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
 		cordon_plugin_error *err)
 {
 	oci_tier *t = tier;
 	oci_refusal r;
-	oci_start st = {
-		.image = spec->image ? spec->image : t->image,
-		.trust = spec->trust,
-		.egress = spec->egress,
-		.workspace = spec->workspace,
-	};
-	oci_limits_merge(&t->limits, &spec->limits, &st.limits);
+	oci_start st;
+	oci_start_for_open(t, spec, &st);
 	char *engine = oci_tier_engine(t, &r);
 	if (!engine)
 		return oci_fail(err, &r);
@@ -190,7 +61,7 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	if (oci_pool_take(t, engine, &st, sb->name, sizeof(sb->name), &sb->pidfd, &sb->chan)) {
 		sb->chan_open = sb->chan.pid > 0;
 	} else {
-		int ret = session_attach(sb, &st, &r);
+		int ret = oci_session_start(sb, &st, &r);
 		if (ret < 0) {
 			pthread_mutex_destroy(&sb->chan_lock);
 			free(sb->engine);
@@ -204,7 +75,8 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	/* one byte more than the core keeps, so the core sees the cut and reports it */
 	sb->out_cap = cap + 1;
 	uint64_t share = (st.limits.set & (1u << CORDON_PLUGIN_LIMIT_MEMORY))
-				 ? st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] / CHAN_STDIN_MEMORY_SHARE
+				 ? st.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] /
+					   CHAN_STDIN_MEMORY_SHARE
 				 : CHAN_STDIN_MAX;
 	sb->chan_data_max = share < CHAN_STDIN_MAX ? share : CHAN_STDIN_MAX;
 	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
@@ -300,7 +172,7 @@ static void cancel_by_exec(void *ctx, long agent_pid)
 	snprintf(pid, sizeof(pid), "%ld", agent_pid);
 	const char *args[] = { "exec", s->sb->name, AGENT_PATH, "kill", pid, NULL };
 	oci_cli_result res;
-	oci_cli(s->sb->tier, s->sb->engine, args, NULL, 0, KILL_TIMEOUT_MS, 4096, &res);
+	oci_cli(s->sb->tier, s->sb->engine, args, NULL, 0, OCI_KILL_TIMEOUT_MS, 4096, &res);
 	oci_cli_result_clear(&res);
 }
 
@@ -315,8 +187,13 @@ static int exchange(run_state *s, oci_proc *p, bool session, uint64_t limit_ms, 
 		    const char *in, size_t in_len, bool *ret_deadline)
 {
 	s->proc = p;
-	agent_link link = { .in = &p->in, .out = p->out, .err = p->err, .session = session,
-			    .ctx = s, .cancel = cancel_by_exec, .kill = kill_cli };
+	agent_link link = { .in = &p->in,
+			    .out = p->out,
+			    .err = p->err,
+			    .session = session,
+			    .ctx = s,
+			    .cancel = cancel_by_exec,
+			    .kill = kill_cli };
 	return agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, in, in_len, ret_deadline);
 }
 
@@ -376,16 +253,18 @@ static int exec_failure(run_state *s, int exit_code, cordon_plugin_run_status *r
 	/* a container-wide OOM kill (gVisor's sandbox, pid 1) takes the session
 	 * with it; the engine may have removed the container by now (--rm) */
 	if (ret && (oci_oom_watch_fired(&sb->oom) || container_oom_killed(sb))) {
-		ret->flags = CORDON_PLUGIN_RUN_SIGNALED | CORDON_PLUGIN_RUN_OOM;
+		ret->flags = CORDON_PLUGIN_RUNSTATUS_SIGNALED | CORDON_PLUGIN_RUNSTATUS_OOM;
 		ret->signal = 9;
 		return 0;
 	}
 	char line[300];
 	oci_first_line(s->x.diag, line, sizeof(line));
 	if (oci_output_says_no_container(s->x.diag) || !line[0])
-		return oci_host->error_set(err, ESRCH, CORDON_PLUGIN_ERROR_TERMINAL, "container_gone",
+		return oci_host->error_set(err, ESRCH, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "container_gone",
 					   "the session container %s is gone (removed or killed "
-					   "from outside)%s%s", sb->name, line[0] ? ": " : "", line);
+					   "from outside)%s%s",
+					   sb->name, line[0] ? ": " : "", line);
 	return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 				   "%s exec failed (exit %d): %s", sb->tier->kind->name, exit_code,
 				   line);
@@ -396,144 +275,24 @@ static void fill_status(const run_state *s, cordon_plugin_run_status *ret)
 	const agent_status *st = &s->x.status;
 	ret->flags = 0;
 	if (st->exited) {
-		ret->flags |= CORDON_PLUGIN_RUN_EXITED;
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_EXITED;
 		ret->exit_code = st->code;
 	} else {
-		ret->flags |= CORDON_PLUGIN_RUN_SIGNALED;
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_SIGNALED;
 		ret->signal = st->code;
 	}
 	if (st->timed_out)
-		ret->flags |= CORDON_PLUGIN_RUN_TIMED_OUT;
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
 	if (st->cancelled)
-		ret->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_CANCELLED;
 	if (st->oom)
-		ret->flags |= CORDON_PLUGIN_RUN_OOM;
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_OOM;
 }
 
 static int finish_run(run_state *s, int code, bool deadline, int loop,
 		      cordon_plugin_run_status *ret, cordon_plugin_error *err);
 
 /* ---- the session channel ------------------------------------------------------------ */
-
-/* ---- the session channel ------------------------------------------------------------ */
-
-/* `ENGINE run -i --rm ... session`, up to the session agent's HELLO: from
- * then on the container runs and the CLI relays both ways. */
-static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, oci_refusal *r)
-{
-	oci_tier *t = sb->tier;
-	*ret_no_image = false;
-	char **argv = oci_engine_argv(t, sb->engine, (const char *const *)args);
-	char **env = oci_engine_env();
-	int64_t t0 = oci_now_ms();
-	/* the seccomp profile the argv names (/proc/self/fd/OCI_PASS_FD) */
-	int pass = oci_seccomp_profile_rules ? oci_seccomp_fd(oci_runtime_is_gvisor(t->runtime), r)
-					     : -1;
-	if (oci_seccomp_profile_rules && pass < 0) {
-		oci_strv_free(argv);
-		oci_strv_free(env);
-		return pass; /* r says why */
-	}
-	int ret = oci_proc_spawn((const char *const *)argv, (const char *const *)env, pass,
-				 &sb->chan);
-	oci_strv_free(argv);
-	oci_strv_free(env);
-	if (ret < 0)
-		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-				  "could not run %s: %s", t->kind->name, strerror(-ret));
-	run_state s;
-	run_state_init(&s, sb, AGENT_ANSWER_HELLO);
-	bool deadline = false;
-	int loop = exchange(&s, &sb->chan, true, t->cli_timeout_ms, -1, NULL, 0, &deadline);
-	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name, "%s run -i: %s in %lld ms",
-		      t->kind->name, s.x.done && loop == 0 ? "session up" : "failed",
-		      (long long)(oci_now_ms() - t0));
-	if (s.x.done && loop == 0) {
-		sb->chan_open = true;
-		return 0;
-	}
-	/* Not up: the CLI may still run, and its agent wait on the stdin we
-	 * hold for ever. */
-	oci_proc_kill(&sb->chan);
-	int code = oci_proc_wait(&sb->chan);
-	oci_cli_result res = { .err = s.x.diag, .exit_code = deadline ? -1 : code,
-			       .timed_out = deadline };
-	if (deadline || (t->kind->daemon && oci_output_says_daemon_down(s.x.diag)))
-		oci_health_note(t, false);
-	*ret_no_image = oci_output_says_no_image(s.x.diag);
-	if (s.x.have_error) {
-		*r = s.x.error;
-		return -(r->errnum ? r->errnum : EPROTO);
-	}
-	if (loop < 0 && !deadline)
-		return oci_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-				  "starting the session container: the agent's output was "
-				  "malformed");
-	return oci_cli_failure(t, "starting the session container", &res, r);
-}
-
-/* `run --pull never` says when the image is absent: only then pull, by
- * digest, and try once more. */
-static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args,
-			  oci_refusal *r)
-{
-	bool no_image = false;
-	int ret = attach_once(sb, args, &no_image, r);
-	if (ret < 0 && no_image) {
-		oci_container_remove(sb->tier, sb->engine, sb->name);
-		ret = oci_image_ensure(sb->tier, sb->engine, st->image, r);
-		if (ret == 0)
-			ret = attach_once(sb, args, &no_image, r);
-	}
-	return ret;
-}
-static int chan_drop(oci_sandbox *sb);
-
-/* The workspace, opened once (workspace.c), staged, and the checked argv
- * that starts the container on what was opened. No engine call but a
- * governed network's. */
-static int prepare(oci_sandbox *sb, const oci_start *st, oci_workspace *ws, char ***ret_args,
-		   oci_refusal *r)
-{
-	oci_start checked = *st;
-	if (st->workspace) {
-		int ret = oci_workspace_open(st->workspace, ws, r);
-		if (ret == 0)
-			ret = oci_workspace_stage(ws, sb->name, r);
-		if (ret < 0)
-			return ret;
-		checked.workspace = ws->real;
-	}
-	return start_args(sb->tier, sb->engine, &checked, oci_workspace_source(ws), sb->name,
-			  ret_args, r);
-}
-
-/* Starts the sandbox's own container, attached; its workspace staging is
- * gone when this returns (the container holds its own mount). */
-static int session_attach(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
-{
-	oci_tier *t = sb->tier;
-	session_name(sb->name, sizeof(sb->name));
-	oci_workspace ws = { .fd = -1 };
-	char **args = NULL;
-	int ret = prepare(sb, st, &ws, &args, r);
-	if (ret < 0) {
-		oci_workspace_close(&ws);
-		return ret;
-	}
-	ret = attach_or_pull(sb, st, args, r);
-	oci_strv_free(args);
-	if (ret == 0 && ws.fd >= 0 && (ret = oci_workspace_verify(&ws, t, sb->engine, sb->name, r)) < 0)
-		chan_drop(sb);
-	oci_workspace_close(&ws);
-	if (ret < 0) {
-		/* a half-created container must not survive a failed start */
-		oci_container_remove(t, sb->engine, sb->name);
-		return ret;
-	}
-	oci_health_note(t, true);
-	return 0;
-}
 
 /* The CLI ends when its container does (killed from outside, a daemon that
  * stopped); between requests nothing comes on its stdout. Its stderr may
@@ -554,66 +313,6 @@ static bool chan_idle_ok(const oci_sandbox *sb)
 	}
 }
 
-/* Lets go of a channel that failed; close then ends the container through
- * the engine. Returns the CLI's exit code. */
-static int chan_drop(oci_sandbox *sb)
-{
-	oci_proc_kill(&sb->chan);
-	sb->chan_open = false;
-	return oci_proc_wait(&sb->chan);
-}
-
-bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
-{
-	int64_t t0 = oci_now_ms();
-	/* END, then EOF: EOF alone would wait for every copy of our write end
-	 * (a child this process forked holds one until it execs or exits) */
-	uint8_t end[AGENT_FRAME_HEADER];
-	agent_end_frame(end);
-	if (oci_proc_write(p, end, sizeof(end)) != (ssize_t)sizeof(end))
-		oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
-			      "session %s: the CLI took no END (gone already)", name);
-	oci_proc_close_in(p);
-	bool out_open = true, err_open = true;
-	while (out_open || err_open) {
-		int64_t left = t0 + KILL_TIMEOUT_MS - oci_now_ms();
-		if (left <= 0)
-			break;
-		struct pollfd pfd[2] = { { out_open ? p->out : -1, POLLIN, 0 },
-					 { err_open ? p->err : -1, POLLIN, 0 } };
-		if (poll(pfd, 2, (int)left) < 0 && errno != EINTR)
-			break;
-		char buf[4096];
-		for (int i = 0; i < 2; i++) {
-			if (!(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t n = read(i == 0 ? p->out : p->err, buf, sizeof(buf));
-			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-				*(i == 0 ? &out_open : &err_open) = false;
-		}
-	}
-	bool in_time = !out_open && !err_open;
-	if (!in_time)
-		oci_proc_kill(p);
-	int code = oci_proc_wait(p);
-	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
-		      "%s run -i: session %s ended (exit %d) in %lld ms", t->kind->name, name, code,
-		      (long long)(oci_now_ms() - t0));
-	return in_time && code == 0;
-}
-
-int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
-		       size_t name_len, oci_proc *ret_chan, oci_refusal *r)
-{
-	oci_sandbox sb = { .tier = t, .engine = (char *)engine, .pidfd = -1 };
-	int ret = session_attach(&sb, st, r);
-	if (ret < 0)
-		return ret;
-	snprintf(ret_name, name_len, "%s", sb.name);
-	*ret_chan = sb.chan;
-	return 0;
-}
-
 /* Whether a request with in_len bytes of stdin may take the channel: it is
  * open and idle (one found broken is dropped), and the data, which waits in
  * the container's memory until the work starts, is small (chan_data_max: a
@@ -623,7 +322,7 @@ static bool chan_usable(oci_sandbox *sb, uint64_t in_len)
 	if (!sb->chan_open || in_len > sb->chan_data_max)
 		return false;
 	if (!chan_idle_ok(sb)) {
-		chan_drop(sb);
+		oci_chan_drop(sb);
 		return false;
 	}
 	return true;
@@ -640,7 +339,8 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 		return false;
 	size_t len;
 	char *req = agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
-				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len, &len);
+				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len,
+				      &len);
 	if (!req)
 		return false;
 	run_state s;
@@ -659,9 +359,9 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 	/* the channel failed: the CLI ended, hangs, or the stream is malformed */
 	if (deadline)
 		oci_host->log(CORDON_PLUGIN_LOG_WARNING, sb->tier->kind->name,
-			      "the %s CLI of session %s did not answer in time", sb->tier->kind->name,
-			      sb->name);
-	int code = chan_drop(sb);
+			      "the %s CLI of session %s did not answer in time",
+			      sb->tier->kind->name, sb->name);
+	int code = oci_chan_drop(sb);
 	if (!s.x.started && !deadline && loop == 0)
 		return false;
 	*ret_rc = finish_run(&s, code, deadline, loop, ret, err);
@@ -686,15 +386,17 @@ static char **run_args(const oci_sandbox *sb, const cordon_plugin_run_spec *spec
 	return oci_strv_steal(&a);
 }
 
-int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plugin_run_sink *sink,
-	       cordon_plugin_run_status *ret, cordon_plugin_error *err)
+int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
+	       const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+	       cordon_plugin_error *err)
 {
 	oci_sandbox *sb = sandbox;
 	if (spec->port && spec->port != sb->published)
 		return oci_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					   "container_publish_invalid",
 					   "port %u is not published by this tier (publish: needs "
-					   "governed egress and network:)", spec->port);
+					   "governed egress and network:)",
+					   spec->port);
 	/* the session channel when it is free; a concurrent run takes exec */
 	if (pthread_mutex_trylock(&sb->chan_lock) == 0) {
 		int rc = 0;
@@ -729,9 +431,9 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_p
 	explicit_bzero(in, in_len); /* granted secrets */
 	free(in);
 	if (code < 0)
-		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-					   "could not start %s exec: %s", sb->tier->kind->name,
-					   strerror(-code));
+		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed", "could not start %s exec: %s",
+					   sb->tier->kind->name, strerror(-code));
 	return finish_run(&s, code, deadline, loop, ret, err);
 }
 
@@ -744,17 +446,17 @@ static int finish_run(run_state *s, int code, bool deadline, int loop,
 		oci_health_note(sb->tier, true);
 		fill_status(s, ret);
 		if (s->x.cancel_wanted && !s->x.status.timed_out)
-			ret->flags |= CORDON_PLUGIN_RUN_CANCELLED;
+			ret->flags |= CORDON_PLUGIN_RUNSTATUS_CANCELLED;
 		return 0;
 	}
 	if (deadline) {
-		ret->flags = CORDON_PLUGIN_RUN_SIGNALED | CORDON_PLUGIN_RUN_TIMED_OUT;
+		ret->flags = CORDON_PLUGIN_RUNSTATUS_SIGNALED | CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
 		ret->signal = 9;
 		return 0;
 	}
 	if (loop < 0 && !s->x.have_error)
-		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-					   "the agent's output was malformed");
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed", "the agent's output was malformed");
 	return exec_failure(s, code, ret, err);
 }
 
@@ -778,22 +480,24 @@ static int file_finish(run_state *s, bool session, int code, bool deadline, int 
 	if (x->file_done && loop == 0)
 		return 0;
 	if (deadline)
-		return oci_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
-					   "engine_unavailable",
-					   "the %s engine did not answer in time", sb->tier->kind->name);
+		return oci_host->error_set(
+			err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, "engine_unavailable",
+			"the %s engine did not answer in time", sb->tier->kind->name);
 	if (loop < 0)
-		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed",
 					   "the agent's answer to a file operation was malformed");
 	if (session && x->done)
-		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed",
 					   "the session agent ended a file operation without an "
 					   "answer");
 	return exec_failure(s, code, NULL, err);
 }
 
 /* A file answer's frames carry only data, which goes straight to the core's emitter. */
-static void file_state_init(run_state *s, oci_sandbox *sb, uint8_t want,
-			    cordon_plugin_emit_fn emit, void *ctx)
+static void file_state_init(run_state *s, oci_sandbox *sb, uint8_t want, cordon_plugin_emit_fn emit,
+			    void *ctx)
 {
 	run_state_init(s, sb, AGENT_ANSWER_FILE);
 	s->x.want = want;
@@ -820,7 +524,7 @@ static bool chan_file(oci_sandbox *sb, const char *const *args, const void *in, 
 		return true;
 	}
 	/* the channel failed: the CLI ended, hangs, or the stream is malformed */
-	int code = chan_drop(sb);
+	int code = oci_chan_drop(sb);
 	if (!s->x.started && !deadline && loop == 0)
 		return false; /* nothing came back: ask again through exec */
 	*ret_rc = file_finish(s, true, code, deadline, loop, err);
@@ -846,9 +550,9 @@ static int file_op(oci_sandbox *sb, const char *const *args, const void *in, siz
 	int loop = 0;
 	int code = exec_agent(&s, args, in, in_len, sb->tier->cli_timeout_ms, -1, &deadline, &loop);
 	if (code < 0)
-		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
-					   "could not start %s exec: %s", sb->tier->kind->name,
-					   strerror(-code));
+		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL,
+					   "engine_failed", "could not start %s exec: %s",
+					   sb->tier->kind->name, strerror(-code));
 	return file_finish(&s, false, code, deadline, loop, err);
 }
 

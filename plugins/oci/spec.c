@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FORBID(r, code, ...) oci_refuse((r), EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, (code), __VA_ARGS__)
+#define FORBID(r, code, ...) \
+	oci_refuse((r), EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, (code), __VA_ARGS__)
 
 /* ---- images --------------------------------------------------------------------- */
 
@@ -25,14 +26,14 @@
 int oci_image_check(const char *ref, oci_refusal *r)
 {
 	switch (image_ref_check(ref)) {
-	case IMAGE_REF_PINNED:
-		return 0;
+	case IMAGE_REF_PINNED: return 0;
 	case IMAGE_REF_EMPTY:
 		return FORBID(r, ERRC(container_image_invalid), "no image is configured");
 	case IMAGE_REF_UNPINNED:
 		return FORBID(r, ERRC(container_unpinned_image),
 			      "image '%.200s' is not pinned by digest: a tag can be moved; use "
-			      "NAME@sha256:<64 hex digits> (cordon image pin NAME prints it)", ref);
+			      "NAME@sha256:<64 hex digits> (cordon image pin NAME prints it)",
+			      ref);
 	case IMAGE_REF_BAD_NAME: {
 		size_t len = (size_t)(strchr(ref, '@') - ref);
 		return FORBID(r, ERRC(container_image_invalid), "image name '%.*s' is not valid",
@@ -89,8 +90,15 @@ static bool path_under(const char *path, const char *dir)
  * mount is root on the host). */
 static bool source_forbidden(const char *src)
 {
-	static const char *const dirs[] = { "/proc", "/sys", "/dev", "/run", "/var/run", "/boot",
-					    "/var/lib/docker", "/var/lib/containers", NULL };
+	static const char *const dirs[] = { "/proc",
+					    "/sys",
+					    "/dev",
+					    "/run",
+					    "/var/run",
+					    "/boot",
+					    "/var/lib/docker",
+					    "/var/lib/containers",
+					    NULL };
 	if (strcmp(src, "/") == 0)
 		return true;
 	for (size_t i = 0; dirs[i]; i++)
@@ -117,9 +125,11 @@ static int check_mount(const oci_spec *s, const oci_mount *m, oci_refusal *r)
 	for (int i = 0; i < 2; i++) {
 		const char *p = paths[i];
 		if (!p || p[0] != '/' || strlen(p) >= 4096 || has_bad_chars(p) || has_dotdot(p))
-			return FORBID(r, ERRC(container_mount_path_invalid),
-				      "mount path '%.200s' must be absolute, without '..', ',', '=' "
-				      "or control characters", p ? p : "");
+			return FORBID(
+				r, ERRC(container_mount_path_invalid),
+				"mount path '%.200s' must be absolute, without '..', ',', '=' "
+				"or control characters",
+				p ? p : "");
 	}
 	if (source_forbidden(m->source))
 		return FORBID(r, ERRC(container_mount_forbidden),
@@ -129,7 +139,8 @@ static int check_mount(const oci_spec *s, const oci_mount *m, oci_refusal *r)
 			      "container path '%.200s' may not be a mount target", m->target);
 	if (!m->readonly && is_untrusted(s->trust))
 		return FORBID(r, ERRC(container_mount_writable),
-			      "untrusted work gets host mounts read-only only ('%.200s')", m->target);
+			      "untrusted work gets host mounts read-only only ('%.200s')",
+			      m->target);
 	return 0;
 }
 
@@ -140,7 +151,8 @@ static bool name_ok(const char *s, size_t max)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     (c >= '0' && c <= '9');
 		if (!alnum && (i == 0 || (c != '_' && c != '.' && c != '-')))
 			return false;
 	}
@@ -149,8 +161,8 @@ static bool name_ok(const char *s, size_t max)
 
 static bool network_reserved(const char *net)
 {
-	static const char *const names[] = { "none", "host", "bridge", "default", "private",
-					     "slirp4netns", "pasta", NULL };
+	static const char *const names[] = { "none",    "host",        "bridge", "default",
+					     "private", "slirp4netns", "pasta",  NULL };
 	for (size_t i = 0; names[i]; i++)
 		if (strcmp(net, names[i]) == 0)
 			return true;
@@ -164,7 +176,8 @@ static int check_network(const oci_spec *s, oci_refusal *r)
 	if (!none && (network_reserved(net) || !name_ok(net, 64)))
 		return FORBID(r, ERRC(container_network_forbidden),
 			      "network '%.64s' is not allowed: only none, or a named network that "
-			      "governs egress", net);
+			      "governs egress",
+			      net);
 	switch (s->egress) {
 	case CORDON_PLUGIN_EGRESS_DENY:
 		if (!none)
@@ -173,9 +186,10 @@ static int check_network(const oci_spec *s, oci_refusal *r)
 		break;
 	case CORDON_PLUGIN_EGRESS_GOVERNED:
 		if (none)
-			return FORBID(r, ERRC(container_network_forbidden),
-				      "governed egress needs a named network configured for the tier "
-				      "(network:)");
+			return FORBID(
+				r, ERRC(container_network_forbidden),
+				"governed egress needs a named network configured for the tier "
+				"(network:)");
 		break;
 	default:
 		return FORBID(r, ERRC(container_network_forbidden),
@@ -235,9 +249,9 @@ static bool digits(const char *s, size_t n)
 
 static bool ulimit_ok(const char *u)
 {
-	static const char *const names[] = { "nofile", "nproc", "core", "fsize", "stack",
-					     "memlock", "cpu", "data", "as", "locks", "msgqueue",
-					     "nice", "rtprio", "sigpending", NULL };
+	static const char *const names[] = { "nofile",   "nproc", "core",   "fsize",      "stack",
+					     "memlock",  "cpu",   "data",   "as",         "locks",
+					     "msgqueue", "nice",  "rtprio", "sigpending", NULL };
 	const char *eq = strchr(u, '=');
 	if (!eq)
 		return false;
@@ -283,7 +297,8 @@ static bool label_ok(const char *l)
 	if (!eq || eq == l)
 		return false;
 	for (const char *c = l; c < eq; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+		      *c == '-'))
 			return false;
 	for (const char *c = eq + 1; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == ',')
@@ -323,9 +338,10 @@ static int check_ulimit_conflict(const oci_spec *s, oci_refusal *r)
 				      limit_ulimits[i].name, limit_ulimits[i].name,
 				      limit_ulimits[i].name);
 	if (s->pids_in_sandbox && ulimit_named(s->ulimits, "nproc"))
-		return FORBID(r, ERRC(container_ulimit_conflict),
-			      "under gVisor the pids limit is the nproc ulimit: ulimits may not set "
-			      "nproc (use limits.pids)");
+		return FORBID(
+			r, ERRC(container_ulimit_conflict),
+			"under gVisor the pids limit is the nproc ulimit: ulimits may not set "
+			"nproc (use limits.pids)");
 	return 0;
 }
 
@@ -338,11 +354,13 @@ static int check_limits(const oci_spec *s, oci_refusal *r)
 	if (l->value[CORDON_PLUGIN_LIMIT_MEMORY] < OCI_MIN_MEMORY)
 		return FORBID(r, ERRC(container_limit_invalid),
 			      "a memory cap below 6 MiB cannot start a container");
-	if (limit_set(l, CORDON_PLUGIN_LIMIT_CPU_MILLI) && l->value[CORDON_PLUGIN_LIMIT_CPU_MILLI] == 0)
+	if (limit_set(l, CORDON_PLUGIN_LIMIT_CPU_MILLI) &&
+	    l->value[CORDON_PLUGIN_LIMIT_CPU_MILLI] == 0)
 		return FORBID(r, ERRC(container_limit_invalid),
 			      "a cpu limit of 0 cannot run anything");
 	if (limit_set(l, CORDON_PLUGIN_LIMIT_PIDS) &&
-	    (l->value[CORDON_PLUGIN_LIMIT_PIDS] == 0 || l->value[CORDON_PLUGIN_LIMIT_PIDS] > INT32_MAX))
+	    (l->value[CORDON_PLUGIN_LIMIT_PIDS] == 0 ||
+	     l->value[CORDON_PLUGIN_LIMIT_PIDS] > INT32_MAX))
 		return FORBID(r, ERRC(container_limit_invalid), "the pids limit must be 1..2^31-1");
 	return 0;
 }
@@ -370,9 +388,11 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 				      "environment entries are NAME=VALUE with a portable name");
 	for (size_t i = 0; s->ulimits && s->ulimits[i]; i++)
 		if (!ulimit_ok(s->ulimits[i]))
-			return FORBID(r, ERRC(container_ulimit_invalid),
-				      "ulimit '%.64s' must be NAME=SOFT[:HARD] with a known name and "
-				      "SOFT <= HARD", s->ulimits[i]);
+			return FORBID(
+				r, ERRC(container_ulimit_invalid),
+				"ulimit '%.64s' must be NAME=SOFT[:HARD] with a known name and "
+				"SOFT <= HARD",
+				s->ulimits[i]);
 	if ((ret = check_ulimit_conflict(s, r)) < 0)
 		return ret;
 	if (s->runtime && !runtime_ok(s->runtime))
@@ -409,8 +429,9 @@ static int env_cmp(const void *a, const void *b)
 
 static uint64_t pids_limit(const oci_spec *s)
 {
-	return limit_set(&s->limits, CORDON_PLUGIN_LIMIT_PIDS) ? s->limits.value[CORDON_PLUGIN_LIMIT_PIDS]
-							       : (uint64_t)OCI_DEFAULT_PIDS;
+	return limit_set(&s->limits, CORDON_PLUGIN_LIMIT_PIDS)
+		       ? s->limits.value[CORDON_PLUGIN_LIMIT_PIDS]
+		       : (uint64_t)OCI_DEFAULT_PIDS;
 }
 
 static void add_limits(oci_strv *a, const oci_spec *s)
@@ -435,9 +456,10 @@ static void add_limits(oci_strv *a, const oci_spec *s)
 	 * bound that scales with it. */
 	uint64_t pids = pids_limit(s);
 	oci_strv_add(a, "--pids-limit");
-	oci_strv_addf(a, "%" PRIu64, s->pids_in_sandbox
-					     ? pids * OCI_GVISOR_PIDS_PER_TASK + OCI_GVISOR_PIDS_OVERHEAD
-					     : pids);
+	oci_strv_addf(a, "%" PRIu64,
+		      s->pids_in_sandbox
+			      ? pids * OCI_GVISOR_PIDS_PER_TASK + OCI_GVISOR_PIDS_OVERHEAD
+			      : pids);
 }
 
 static void add_ulimits(oci_strv *a, const oci_spec *s)

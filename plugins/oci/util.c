@@ -52,10 +52,7 @@ static void strv_push(oci_strv *s, char *owned)
 	s->v[s->n] = NULL;
 }
 
-void oci_strv_add(oci_strv *s, const char *str)
-{
-	strv_push(s, oci_xstrdup(str));
-}
+void oci_strv_add(oci_strv *s, const char *str) { strv_push(s, oci_xstrdup(str)); }
 
 void oci_strv_addf(oci_strv *s, const char *fmt, ...)
 {
@@ -69,10 +66,7 @@ void oci_strv_addf(oci_strv *s, const char *fmt, ...)
 	strv_push(s, p);
 }
 
-void oci_strv_clear(oci_strv *s)
-{
-	oci_strv_free(oci_strv_steal(s));
-}
+void oci_strv_clear(oci_strv *s) { oci_strv_free(oci_strv_steal(s)); }
 
 char **oci_strv_steal(oci_strv *s)
 {

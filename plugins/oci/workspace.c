@@ -34,7 +34,8 @@
 #define STAGE_PARENT "/run/cordon"
 #define STAGE_DIR STAGE_PARENT "/oci"
 
-#define FORBID(r, code, ...) oci_refuse((r), EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, (code), __VA_ARGS__)
+#define FORBID(r, code, ...) \
+	oci_refuse((r), EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, (code), __VA_ARGS__)
 
 /* Walks path from "/" with O_NOFOLLOW on every component: a symbolic link
  * anywhere fails (ELOOP, or ENOTDIR for O_PATH's view of a link). */
@@ -73,21 +74,22 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 			      path);
 	if (fd < 0)
 		return oci_refuse(r, -fd, CORDON_PLUGIN_ERROR_INVALID,
-				  ERRC(container_workspace_invalid),
-				  "workspace '%.200s': %s", path, strerror(-fd));
+				  ERRC(container_workspace_invalid), "workspace '%.200s': %s", path,
+				  strerror(-fd));
 	struct stat st;
 	char link[64], real[PATH_MAX];
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, real, sizeof(real) - 1);
 	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || n <= 0 || real[0] != '/') {
 		close(fd);
-		return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL,
-				  ERRC(container_workspace_invalid),
-				  "workspace '%.200s' could not be checked on its descriptor", path);
+		return oci_refuse(
+			r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_workspace_invalid),
+			"workspace '%.200s' could not be checked on its descriptor", path);
 	}
 	real[n] = '\0';
-	*ret = (oci_workspace){ .fd = fd, .real = oci_xstrdup(real), .dev = st.st_dev,
-				.ino = st.st_ino };
+	*ret = (oci_workspace){
+		.fd = fd, .real = oci_xstrdup(real), .dev = st.st_dev, .ino = st.st_ino
+	};
 	return 0;
 }
 
@@ -128,10 +130,9 @@ int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
 	}
 	if (ret < 0) {
 		free(staged);
-		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL,
-				  ERRC(container_workspace_stage),
-				  "could not stage the workspace under " STAGE_DIR ": %s",
-				  strerror(-ret));
+		return oci_refuse(
+			r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_workspace_stage),
+			"could not stage the workspace under " STAGE_DIR ": %s", strerror(-ret));
 	}
 	ws->staged = staged;
 	return 0;
@@ -171,9 +172,11 @@ int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char 
 	bool same = pid > 0 && stat(at, &st) == 0 && st.st_dev == ws->dev && st.st_ino == ws->ino;
 	free(at);
 	if (!same)
-		return FORBID(r, ERRC(container_workspace_swapped),
-			      "the container's %s is not the workspace directory cordon opened (it was "
-			      "renamed or replaced while the container started)", AGENT_SANDBOX_ROOT);
+		return FORBID(
+			r, ERRC(container_workspace_swapped),
+			"the container's %s is not the workspace directory cordon opened (it was "
+			"renamed or replaced while the container started)",
+			AGENT_SANDBOX_ROOT);
 	return 0;
 }
 

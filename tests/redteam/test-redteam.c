@@ -1478,6 +1478,33 @@ START_TEST(test_bind_mount_workspace_allowed)
 }
 END_TEST
 
+/* Review of issue 10 (item 1): as root the work runs as host uid 65534, the
+ * uid the container tiers' work runs as and the owner this suite (and the
+ * refusal of a root-owned workspace) suggests for workspaces: with the host
+ * visible read-only, it read another sandbox's nobody-owned workspace,
+ * mode 0700 with a 0600 file. */
+START_TEST(test_other_workspace_unreadable)
+{
+	if (geteuid() != 0)
+		return; /* unprivileged the work is the caller, whose own files these are */
+	rt t = { 0 };
+	rt_start(&t);
+	g_autofree char *other = g_build_filename(t.top, "other", NULL);
+	g_autofree char *secret = g_build_filename(other, "secret", NULL);
+	ck_assert_int_eq(g_mkdir(other, 0700), 0);
+	ck_assert(g_file_set_contents(secret, "another tenant's secret\n", -1, NULL));
+	ck_assert_int_eq(chmod(secret, 0600), 0);
+	ck_assert_int_eq(chown(secret, 65534, 65534), 0);
+	ck_assert_int_eq(chown(other, 65534, 65534), 0);
+	const char *const cat[] = { "/bin/cat", secret, NULL };
+	cordon_result *r = rt_run(&t, cat, NULL, 20000);
+	g_autofree char *got = g_strdup(out(r));
+	cordon_result_free(r);
+	rt_teardown(&t);
+	ck_assert_msg(!strstr(got, "secret"), "the work read %s: %s", secret, got);
+}
+END_TEST
+
 static cordon_context *context_with(const char *policy, cordon_error **err)
 {
 	cordon_options *o = cordon_options_new();
@@ -1524,6 +1551,34 @@ START_TEST(test_nofile_floor)
 		cordon_result_free(r);
 	}
 	rt_teardown(&t);
+}
+END_TEST
+
+/* Review of issue 10 (item 5): what the work keeps in its private tmpfs
+ * (/tmp 512 MiB, /dev/shm 64 MiB, the private root) is memory. As root the
+ * memory cgroup counts it; unprivileged the memory limit is RLIMIT_AS,
+ * which does not, so a run limited to 64 MiB held 400 MiB in /tmp. */
+START_TEST(test_tmpfs_counts_as_memory)
+{
+	const char *policy = "cordon: 1\ntiers:\n"
+			     "  kernel: {driver: local, confine: kernel, limits: {memory: 64MiB}}\n"
+			     "trust:\n  semi-trusted: {tiers: [kernel]}\n";
+	cordon_error *err = NULL;
+	cordon_context *ctx = context_with(policy, &err);
+	ck_assert_msg(ctx, "%s", err ? cordon_error_get_message(err) : "");
+	cordon_request *req = cordon_request_new("semi-trusted");
+	cordon_sandbox *sb = NULL;
+	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "");
+	cordon_result *r = NULL;
+	ck_assert_int_eq(cordon_sandbox_exec(sb, "dd if=/dev/zero of=/tmp/big bs=1M count=400 "
+					     "2>/dev/null; du -m /tmp/big | cut -f1", NULL, &r, &err), 0);
+	long held = strtol(out(r), NULL, 10);
+	cordon_result_free(r);
+	cordon_sandbox_close(sb);
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+	ck_assert_msg(held <= 64, "the work held %ld MiB in /tmp under a 64 MiB memory limit", held);
 }
 END_TEST
 
@@ -1654,6 +1709,8 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_forbidden_workspace_bind_mount);
 	tcase_add_test(tc, test_forbidden_workspace_nested_bind);
 	tcase_add_test(tc, test_bind_mount_workspace_allowed);
+	tcase_add_test(tc, test_other_workspace_unreadable);
+	tcase_add_test(tc, test_tmpfs_counts_as_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }

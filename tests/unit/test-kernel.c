@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "testutil.h"
+#include "local/hostids.h"
 #include "local/landlock-abi.h"
 #include "local/landlock.h"
 #include "local/limits.h"
@@ -21,6 +22,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -430,6 +432,37 @@ START_TEST(test_landlock_reported)
 }
 END_TEST
 
+/* As root every sandbox's work gets host ids of its own: two claims held at once differ,
+ * both lie in the block, the lock files sit in a root-only directory, and a released id's
+ * lock is free again. (Unprivileged the work is the caller: no ids are claimed.) */
+START_TEST(test_hostids_unique)
+{
+	if (geteuid() != 0)
+		return;
+	char why[256] = "";
+	hostids a, b;
+	ck_assert_msg(hostids_claim(&a, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_msg(hostids_claim(&b, why, sizeof(why)) == 0, "%s", why);
+	ck_assert_uint_ne(a.uid, b.uid);
+	ck_assert(hostids_in_block(a.uid) && hostids_in_block(b.uid));
+	ck_assert_uint_eq(a.uid, a.gid);
+	ck_assert(!hostids_in_block(65534) && !hostids_in_block(0) && !hostids_in_block(0x7fffffffu));
+	struct stat st;
+	ck_assert_int_eq(stat(HOSTIDS_DIR, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+	g_autofree char *path = g_strdup_printf(HOSTIDS_DIR "/%u", a.uid);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ne(flock(fd, LOCK_EX | LOCK_NB), 0); /* held */
+	hostids_release(&a);
+	ck_assert_int_eq(a.lock_fd, -1);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0); /* free again */
+	close(fd);
+	hostids_release(&b);
+}
+END_TEST
+
 static Suite *kernel_suite(void)
 {
 	Suite *s = suite_create("kernel");
@@ -451,6 +484,9 @@ static Suite *kernel_suite(void)
 	tc = tcase_create("landlock");
 	tcase_add_test(tc, test_landlock_masks);
 	tcase_add_test(tc, test_landlock_reported);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hostids");
+	tcase_add_test(tc, test_hostids_unique);
 	suite_add_tcase(s, tc);
 	return s;
 }

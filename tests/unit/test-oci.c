@@ -2,7 +2,7 @@
 /*
  * The OCI library's pure functions: image pinning, the container guarantees
  * (every refusal and its code), the hardened run argv (exactly), engine
- * output parsing and the helper protocol.
+ * output parsing, the helper protocol, and open taking the core's limits as final.
  */
 #include "config.h"
 
@@ -503,6 +503,61 @@ END_TEST
 
 /* ---- engine output -------------------------------------------------------------------- */
 
+/* ---- open's limits: the core's, final ---------------------------------------------- */
+
+static bool argv_has(char *const *argv, const char *flag, const char *value)
+{
+	for (size_t i = 0; argv[i]; i++)
+		if (strcmp(argv[i], flag) == 0 && (!value || (argv[i + 1] && strcmp(argv[i + 1], value) == 0)))
+			return true;
+	return false;
+}
+
+/* The tier's limits reach open already merged by the core (admission.c): the plugin takes
+ * open_spec.limits as they are. A tier that says more (pids 64, cpus 2, memory 256MiB)
+ * adds nothing to a spec that says less, and never widens what the spec says. */
+START_TEST(test_open_limits_are_final)
+{
+	static const oci_engine_kind kind = { .name = "docker", .tmpfs_owner_by_id = true };
+	oci_tier t = { .kind = &kind, .name = "c", .image = (char *)IMAGE, .helper = (char *)"/h",
+		       .owner = (char *)"o", .scratch = 1 << 20 };
+	t.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY | 1u << CORDON_PLUGIN_LIMIT_PIDS |
+		       1u << CORDON_PLUGIN_LIMIT_CPU_MILLI;
+	t.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 256ull << 20;
+	t.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 64;
+	t.limits.value[CORDON_PLUGIN_LIMIT_CPU_MILLI] = 2000;
+	cordon_plugin_open_spec spec = { .size = sizeof(spec), .trust = 3,
+					 .egress = CORDON_PLUGIN_EGRESS_DENY };
+	spec.limits.size = sizeof(spec.limits);
+	spec.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
+	spec.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 128ull << 20;
+
+	oci_start st;
+	oci_start_for_open(&t, &spec, &st);
+	ck_assert_str_eq(st.image, IMAGE); /* the tier's, the spec naming none */
+	ck_assert_int_eq(memcmp(&st.limits, &spec.limits, sizeof(st.limits)), 0);
+
+	oci_spec_buf b;
+	oci_session_spec(&t, &st, "cordon-x", &b);
+	char **argv = oci_run_argv(&b.spec);
+	oci_spec_clear(&b);
+	ck_assert(argv_has(argv, "--memory", "134217728"));      /* the spec's 128MiB, once */
+	ck_assert(!argv_has(argv, "--memory", "268435456"));     /* never the tier's 256MiB */
+	ck_assert(argv_has(argv, "--pids-limit", "256"));        /* the default: the spec has none */
+	ck_assert(!argv_has(argv, "--cpus", NULL));              /* the tier's cpus do not come back */
+	size_t memory_flags = 0;
+	for (size_t i = 0; argv[i]; i++)
+		memory_flags += strcmp(argv[i], "--memory") == 0;
+	ck_assert_uint_eq(memory_flags, 1);
+	oci_strv_free(argv);
+
+	/* a spec naming its image keeps it */
+	spec.image = "busybox@" DIGEST;
+	oci_start_for_open(&t, &spec, &st);
+	ck_assert_str_eq(st.image, "busybox@" DIGEST);
+}
+END_TEST
+
 START_TEST(test_parse_engine_texts)
 {
 	ck_assert(oci_output_says_daemon_down(
@@ -703,6 +758,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_argv_attached);
 	tcase_add_test(tc, test_argv_root_tmpfs_publish_rw_mount);
 	tcase_add_test(tc, test_argv_invariants);
+	tcase_add_test(tc, test_open_limits_are_final);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("parse");
 	tcase_add_test(tc, test_parse_engine_texts);

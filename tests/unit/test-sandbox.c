@@ -41,9 +41,13 @@ static int scripted_probe(void *tier, cordon_plugin_probe *ret)
 	return 0;
 }
 
+/* The limits the last open was given (one route: open_spec.limits). */
+static cordon_plugin_limits opened_limits;
+
 static int scripted_open(void *tier, const cordon_plugin_open_spec *spec, void **ret,
 			 cordon_plugin_error *err)
 {
+	opened_limits = spec->limits;
 	*ret = tier;
 	return 0;
 }
@@ -562,6 +566,88 @@ START_TEST(test_gc_sums_tiers_with_gc)
 }
 END_TEST
 
+/* ---- one route for limits ------------------------------------------------------------ */
+
+/* The tier's limits, the rules' and the request's are merged once, by admission, and reach
+ * the driver in open_spec.limits alone: a tier limit tighter than a rule's wins and is
+ * reported once; the request's own value is never widened to the tier's or the rule's. */
+static const char limits_policy[] =
+	"cordon: 1\n"
+	"tiers:\n"
+	"  l: {driver: scripted, limits: {memory: 256MiB, pids: 64}}\n"
+	"trust:\n"
+	"  trusted: {require: process-jail, tiers: [l]}\n"
+	"rules:\n"
+	"  - {name: cap, limit: {memory: 512MiB, nofile: 100}}\n";
+
+#define BIT(l) (1u << (l))
+
+static int open_with_memory(cordon_context *c, uint64_t memory, char **ret_json,
+			    cordon_error **err)
+{
+	cordon_request *req = cordon_request_new("trusted");
+	if (memory)
+		ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, memory, NULL), 0);
+	cordon_decision *d = NULL;
+	cordon_error *derr = NULL;
+	cordon_decide(c, req, &d, &derr);
+	*ret_json = cordon_decision_to_json(d);
+	cordon_decision_free(d);
+	cordon_error_free(derr);
+	memset(&opened_limits, 0xa5, sizeof(opened_limits));
+	cordon_sandbox *s = NULL;
+	int r = cordon_sandbox_open(c, req, &s, err);
+	cordon_sandbox_close(s);
+	cordon_request_free(req);
+	return r;
+}
+
+START_TEST(test_limits_reach_the_driver_once)
+{
+	cordon_options *o = cordon_options_new();
+	o->builtin_drivers = test_drivers;
+	ck_assert_int_eq(cordon_options_set_policy_text(o, limits_policy, strlen(limits_policy),
+							"limits", NULL), 0);
+	cordon_context *c = NULL;
+	ck_assert_int_eq(cordon_context_new(o, &c, NULL), 0);
+	cordon_options_free(o);
+	cordon_error *err = NULL;
+	char *json = NULL;
+
+	/* nothing asked: the tier's 256MiB (tighter than the rule's 512MiB), its pids, the
+	 * rule's nofile; nothing else, and memory once in the decision */
+	ck_assert_int_eq(open_with_memory(c, 0, &json, &err), 0);
+	ck_assert_uint_eq(opened_limits.set, BIT(CORDON_LIMIT_MEMORY) | BIT(CORDON_LIMIT_PIDS) |
+						     BIT(CORDON_LIMIT_NOFILE));
+	ck_assert_uint_eq(opened_limits.value[CORDON_LIMIT_MEMORY], 256ull << 20);
+	ck_assert_uint_eq(opened_limits.value[CORDON_LIMIT_PIDS], 64);
+	ck_assert_uint_eq(opened_limits.value[CORDON_LIMIT_NOFILE], 100);
+	ck_assert_uint_eq(opened_limits.size, sizeof(opened_limits));
+	ck_assert_msg(strstr(json, "\"limits\":{\"memory\":268435456,\"pids\":64,\"nofile\":100}"),
+		      "%s", json);
+	ck_assert_ptr_eq(strstr(json, "\"memory\""), g_strrstr(json, "\"memory\""));
+	free(json);
+
+	/* 128MiB asked: 128MiB opened, not the tier's 256MiB nor the rule's 512MiB */
+	ck_assert_int_eq(open_with_memory(c, 128ull << 20, &json, &err), 0);
+	ck_assert_uint_eq(opened_limits.value[CORDON_LIMIT_MEMORY], 128ull << 20);
+	ck_assert_uint_eq(opened_limits.set, BIT(CORDON_LIMIT_MEMORY) | BIT(CORDON_LIMIT_PIDS) |
+						     BIT(CORDON_LIMIT_NOFILE));
+	ck_assert_msg(strstr(json, "\"limits\":{\"memory\":134217728,\"pids\":64,\"nofile\":100}"),
+		      "%s", json);
+	free(json);
+
+	/* above the tier's cap (within the rule's): refused, never clamped to it */
+	ck_assert_int_eq(open_with_memory(c, 300ull << 20, &json, &err), -EPERM);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "tier limit: memory 300MiB > 256MiB"),
+		      "%s", cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "sandbox_denied");
+	ck_assert_uint_eq(opened_limits.set, 0xa5a5a5a5u); /* open never ran */
+	free(json);
+	cordon_context_free(c);
+}
+END_TEST
+
 /* ---- a hung engine ---------------------------------------------------------------- */
 
 /* A probe that does not answer until the test lets it (an engine that hangs);
@@ -654,6 +740,9 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_last_run_beside_a_server);
 	tcase_add_test(tc, test_probe_never_claims_beyond_the_scale);
 	tcase_add_test(tc, test_gc_sums_tiers_with_gc);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("limits");
+	tcase_add_test(tc, test_limits_reach_the_driver_once);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("probe");
 	tcase_set_timeout(tc, 30);
