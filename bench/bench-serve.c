@@ -63,7 +63,8 @@ static double cpu_us(void)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
+	       ru.ru_stime.tv_usec;
 }
 
 static int cmp(const void *a, const void *b)
@@ -81,7 +82,8 @@ static double median(double *v, int n)
 static int connect_port(unsigned port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -185,7 +187,8 @@ int main(int argc, char **argv)
 		else if (opt == 'r')
 			rounds = atoi(optarg);
 		else
-			return fprintf(stderr, "usage: bench-serve [-n OPERATIONS] [-r ROUNDS]\n"), 64;
+			return fprintf(stderr, "usage: bench-serve [-n OPERATIONS] [-r ROUNDS]\n"),
+			       64;
 	}
 	cordon_context *ctx = NULL;
 	cordon_sandbox *sb = NULL;
@@ -194,7 +197,8 @@ int main(int argc, char **argv)
 	cordon_request *req = cordon_request_new("semi-trusted");
 	cordon_request_set_tier(req, "kernel", NULL);
 	const char *sargv[] = { PYTHON, "-c", server, "8000", NULL };
-	if (cordon_context_new(NULL, &ctx, &err) < 0 || cordon_sandbox_open(ctx, req, &sb, &err) < 0 ||
+	if (cordon_context_new(NULL, &ctx, &err) < 0 ||
+	    cordon_sandbox_open(ctx, req, &sb, &err) < 0 ||
 	    cordon_sandbox_serve(sb, sargv, 8000, NULL, &sv, &err) < 0) {
 		fprintf(stderr, "bench-serve: %s\n", cordon_error_get_message(err));
 		return 1;
@@ -218,7 +222,8 @@ int main(int argc, char **argv)
 	       mdc = median(dc, rounds), mcw = median(cw, rounds), mew = median(ew, rounds),
 	       mcc = median(cc, rounds), mec = median(ec, rounds);
 	printf("serve forward (%s -> sandbox 127.0.0.1:8000) vs direct (127.0.0.1:%u), "
-	       "medians of %d rounds:\n", address, direct, rounds);
+	       "medians of %d rounds:\n",
+	       address, direct, rounds);
 	printf("  round trip, one connection (%d x 64 B):  forward %7.1f us (cpu %6.1f)  "
 	       "direct %7.1f us (cpu %6.1f)  ratio %5.2f (target <= 1.20)\n",
 	       n, mtw, mtc, mdw, mdc, mtw / mdw);

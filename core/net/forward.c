@@ -20,8 +20,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define FWD_BUF 65536        /* per direction and connection */
-#define FWD_PROBE_MS 10      /* readiness probes' interval */
+#define FWD_BUF 65536   /* per direction and connection */
+#define FWD_PROBE_MS 10 /* readiness probes' interval */
 #define FWD_BACKLOG 128
 
 struct net_forward {
@@ -36,16 +36,16 @@ struct net_forward {
 	void *user;
 	GSource *listen_src;
 	GSource *probe_src;
-	int probe_fd;  /* a readiness probe's connect in progress, or -1 */
-	GList *conns;  /* fwd_conn*, on the forwarder's thread only */
+	int probe_fd; /* a readiness probe's connect in progress, or -1 */
+	GList *conns; /* fwd_conn*, on the forwarder's thread only */
 	unsigned nconns;
 };
 
 /* Bytes read from one side, waiting to be written to the other. */
 typedef struct half {
 	size_t len, off;
-	bool eof;    /* the side it reads from sent FIN */
-	bool shut;   /* its FIN passed on (SHUT_WR on the other side) */
+	bool eof;  /* the side it reads from sent FIN */
+	bool shut; /* its FIN passed on (SHUT_WR on the other side) */
 	char buf[FWD_BUF];
 } half;
 
@@ -58,7 +58,7 @@ typedef struct fwd_conn {
 	int fd[2];
 	gpointer tag[2];
 	GIOCondition watched[2]; /* what fd[i] is polled for now */
-	bool connecting; /* fd[1]'s connect not finished */
+	bool connecting;         /* fd[1]'s connect not finished */
 	half h[2];
 } fwd_conn;
 
@@ -73,7 +73,8 @@ static void close_fd(int *fd)
  * or a negative errno. */
 static int connect_loopback(int fd, uint16_t port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
 		return 0;
@@ -96,7 +97,8 @@ static int inside_connect(net_forward *f, bool *ret_in_progress)
 	if (fd < 0)
 		return fd;
 	int fl = fcntl(fd, F_GETFL);
-	int r = fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : connect_loopback(fd, f->port);
+	int r = fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno
+								  : connect_loopback(fd, f->port);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -133,7 +135,8 @@ static bool pump(fwd_conn *c, int i)
 	bool drained = false; /* a short read took all there was */
 	for (;;) {
 		while (h->off < h->len) {
-			ssize_t n = send(to, h->buf + h->off, h->len - h->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			ssize_t n = send(to, h->buf + h->off, h->len - h->off,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n < 0)
 				return errno == EAGAIN || errno == EINTR;
 			h->off += (size_t)n;
@@ -190,7 +193,8 @@ static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 	for (int i = 0; i < 2; i++)
 		ev[i] = c->tag[i] ? g_source_query_unix_fd(src, c->tag[i]) : 0;
 	for (int i = 0; i < 2; i++)
-		if ((ev[i] & (G_IO_IN | G_IO_HUP | G_IO_ERR)) || (ev[1 - i] & (G_IO_OUT | G_IO_HUP | G_IO_ERR)))
+		if ((ev[i] & (G_IO_IN | G_IO_HUP | G_IO_ERR)) ||
+		    (ev[1 - i] & (G_IO_OUT | G_IO_HUP | G_IO_ERR)))
 			if (!pump(c, i))
 				return G_SOURCE_REMOVE;
 	if (c->h[0].shut && c->h[1].shut)
@@ -370,10 +374,7 @@ int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forwar
 	return 0;
 }
 
-const char *net_forward_address(const net_forward *f)
-{
-	return f->address;
-}
+const char *net_forward_address(const net_forward *f) { return f->address; }
 
 void net_forward_stop(net_forward *f)
 {

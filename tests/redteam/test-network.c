@@ -38,7 +38,8 @@ typedef struct nt {
 
 static void nt_start(nt *t)
 {
-	ck_assert_msg(g_file_test(PYTHON, G_FILE_TEST_IS_EXECUTABLE), "these tests need %s", PYTHON);
+	ck_assert_msg(g_file_test(PYTHON, G_FILE_TEST_IS_EXECUTABLE), "these tests need %s",
+		      PYTHON);
 	t->top = g_strdup("/var/tmp/cordon-net-XXXXXX");
 	ck_assert_ptr_nonnull(g_mkdtemp(t->top));
 	ck_assert_int_eq(chmod(t->top, 0755), 0);
@@ -106,8 +107,10 @@ START_TEST(test_loopback_bind_listen_connect)
 	nt t = { 0 };
 	nt_start(&t);
 	int code;
-	g_autofree char *o1 = py(&t, "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); "
-				     "s.listen(); print('bound', s.getsockname()[1])", &code);
+	g_autofree char *o1 = py(&t,
+				 "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); "
+				 "s.listen(); print('bound', s.getsockname()[1])",
+				 &code);
 	ck_assert_msg(code == 0 && strstr(o1, "bound "), "bind on the sandbox's loopback: %s", o1);
 	g_autofree char *o2 = py(&t,
 				 "import socket\n"
@@ -129,7 +132,8 @@ START_TEST(test_loopback_across_runs)
 	const char *sargv[] = { PYTHON, "-c",
 				"import socket, os\n"
 				"s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen()\n"
-				"open('port.tmp','w').write(str(s.getsockname()[1])); os.rename('port.tmp','port')\n"
+				"open('port.tmp','w').write(str(s.getsockname()[1])); "
+				"os.rename('port.tmp','port')\n"
 				"while True:\n"
 				"  a,_=s.accept(); a.sendall(b'from-the-first-run'); a.close()\n",
 				NULL };
@@ -142,10 +146,12 @@ START_TEST(test_loopback_across_runs)
 	ck_assert_msg(g_file_test(portfile, G_FILE_TEST_EXISTS), "the server did not start: %s",
 		      cordon_serve_output(sv));
 	int code;
-	g_autofree char *o = py(&t, "import socket\n"
-				    "c=socket.create_connection(('127.0.0.1', int(open('port').read())))\n"
-				    "print(c.recv(64).decode())\n",
-				&code);
+	g_autofree char *o = py(
+		&t,
+		"import socket\n"
+		"c=socket.create_connection(('127.0.0.1', int(open('port').read())))\n"
+		"print(c.recv(64).decode())\n",
+		&code);
 	ck_assert_msg(code == 0 && strstr(o, "from-the-first-run"), "second run: %s", o);
 	cordon_serve_free(sv);
 	nt_stop(&t);
@@ -160,12 +166,13 @@ START_TEST(test_host_loopback_unreachable)
 	nt_start(&t);
 	uint16_t port;
 	int lsn = host_listener(&port);
-	g_autofree char *prog = g_strdup_printf("import socket, errno\n"
-						"try:\n"
-						"  socket.create_connection(('127.0.0.1', %u), timeout=5)\n"
-						"  print('connected')\n"
-						"except OSError as e: print('refused', errno.errorcode[e.errno])\n",
-						(unsigned)port);
+	g_autofree char *prog = g_strdup_printf(
+		"import socket, errno\n"
+		"try:\n"
+		"  socket.create_connection(('127.0.0.1', %u), timeout=5)\n"
+		"  print('connected')\n"
+		"except OSError as e: print('refused', errno.errorcode[e.errno])\n",
+		(unsigned)port);
 	int code;
 	g_autofree char *o = py(&t, prog, &code);
 	ck_assert_msg(strstr(o, "refused ECONNREFUSED"), "host listener from inside: %s", o);
@@ -208,7 +215,8 @@ static int connect_address(const char *address)
 	struct timeval tv = { 20, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)),
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(colon + 1)),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		close(fd);
@@ -371,8 +379,9 @@ START_TEST(test_serve_not_ready)
 	ck_assert_int_lt(cordon_sandbox_serve(t.sb, gone, 8080, NULL, &sv, &err), 0);
 	ck_assert_msg(g_get_monotonic_time() - t0 < 5 * G_USEC_PER_SEC, "not at once");
 	ck_assert_ptr_nonnull(err);
-	ck_assert_msg(strstr(cordon_error_get_message(err), "ended (exit status 3) before port 8080"),
-		      "%s", cordon_error_get_message(err));
+	ck_assert_msg(
+		strstr(cordon_error_get_message(err), "ended (exit status 3) before port 8080"),
+		"%s", cordon_error_get_message(err));
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "serve_not_ready");
 	ck_assert_ptr_null(sv);
 
@@ -382,10 +391,11 @@ START_TEST(test_serve_not_ready)
 	t0 = g_get_monotonic_time();
 	ck_assert_int_lt(cordon_sandbox_serve(t.sb, mute, 8080, &o, &sv, &err), 0);
 	gint64 took = g_get_monotonic_time() - t0;
-	ck_assert_msg(took >= 1400 * 1000 && took < 10 * G_USEC_PER_SEC, "took %" G_GINT64_FORMAT " us",
-		      took);
+	ck_assert_msg(took >= 1400 * 1000 && took < 10 * G_USEC_PER_SEC,
+		      "took %" G_GINT64_FORMAT " us", took);
 	ck_assert_ptr_nonnull(err);
-	ck_assert_msg(strstr(cordon_error_get_message(err), "port 8080 did not accept connections within"),
+	ck_assert_msg(strstr(cordon_error_get_message(err),
+			     "port 8080 did not accept connections within"),
 		      "%s", cordon_error_get_message(err));
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "serve_not_ready");
 	ck_assert_uint_eq(count_threads("cordon-forward"), 0);
@@ -415,7 +425,4 @@ static Suite *network_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run_on_tier("kernel", network_suite());
-}
+int main(void) { return testutil_run_on_tier("kernel", network_suite()); }
