@@ -526,7 +526,7 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 		return r;
 	if (o && o->cancel_fd >= 0)
 		return invalid(reterr, "serve is stopped with cordon_serve_stop, not a cancel_fd");
-	uint64_t timeout, cap;
+	uint64_t timeout = 0, cap = 0; /* written by run_bounds on success */
 	r = run_bounds(sb, o, &timeout, &cap, reterr);
 	if (r < 0)
 		return r;
