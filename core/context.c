@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "loader.h"
+#include "probecache.h"
 #include "local/local.h"
 
 #include <errno.h>
@@ -82,6 +83,12 @@ void cordon_options_set_load_all_plugins(cordon_options *o, bool all)
 {
 	if (o)
 		o->load_all_plugins = all;
+}
+
+void cordon_options_set_probe_cache(cordon_options *o, bool use)
+{
+	if (o)
+		o->probe_cache = use;
 }
 
 /* ---- drivers --------------------------------------------------------------- */
@@ -273,16 +280,37 @@ static void probe_normalise(int r, cordon_plugin_probe *pr)
 		pr->containment = CORDON_CONTAINMENT_PROCESS_JAIL;
 }
 
+static bool cache_key(const cordon_context *ctx, const tier_runtime *t, probecache_key *ret)
+{
+	if (!ctx->probe_cache)
+		return false;
+	*ret = (probecache_key){
+		.policy_sha256 = ctx->policy->sha256,
+		.tier = t->cfg->name,
+		.driver = t->driver->ops.name,
+		.plugin_path = t->driver->plugin ? t->driver->plugin->path : NULL,
+	};
+	return true;
+}
+
 static gpointer probe_thread(gpointer data)
 {
 	probe_job *job = data;
 	tier_runtime *t = job->t;
 	cordon_plugin_probe pr = { .size = sizeof(pr) };
+	probecache_key key;
+	bool keep = cache_key(job->ctx, t, &key);
+	if (keep)
+		probecache_collect_begin();
 	int r = t->driver->ops.probe ? t->driver->ops.probe(t->state, &pr) : -ENOTSUP;
+	g_autoptr(GPtrArray) deps = keep ? probecache_collect_end() : NULL;
 	probe_normalise(r, &pr);
+	if (keep && r >= 0)
+		probecache_store(&key, &pr, deps);
 	g_mutex_lock(&t->lock);
 	t->probe = pr;
 	t->probed_at = g_get_monotonic_time();
+	t->probe_cached = false;
 	t->probing = false;
 	bool abandoned = t->abandoned;
 	t->abandoned = false;
@@ -305,6 +333,13 @@ static void probe_start_locked(cordon_context *ctx, tier_runtime *t, gint64 max_
 {
 	if (t->probing || probe_fresh(t, max_age_us))
 		return;
+	/* This process's first answer may be another's, kept (probecache.h). */
+	probecache_key key;
+	if (!t->probed_at && cache_key(ctx, t, &key) && probecache_lookup(&key, &t->probe)) {
+		t->probed_at = g_get_monotonic_time();
+		t->probe_cached = true;
+		return;
+	}
 	/* The previous thread is past the lock: joined, so none outlives what it used. */
 	if (t->prober)
 		g_thread_join(g_steal_pointer(&t->prober));
@@ -321,11 +356,30 @@ void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us
 	g_mutex_unlock(&t->lock);
 }
 
+bool context_probe_forget_cached(cordon_context *ctx, tier_runtime *t)
+{
+	probecache_key key;
+	g_mutex_lock(&t->lock);
+	bool cached = t->probe_cached;
+	if (cached) {
+		t->probe_cached = false;
+		t->probed_at = 0;
+		t->probe = (cordon_plugin_probe){ .size = sizeof(t->probe) };
+	}
+	g_mutex_unlock(&t->lock);
+	if (cached && cache_key(ctx, t, &key))
+		probecache_forget(&key);
+	return cached;
+}
+
 void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint64 deadline,
 		   cordon_plugin_probe *ret)
 {
 	g_mutex_lock(&t->lock);
-	if (!probe_fresh(t, max_age_us)) {
+	/* An answer kept from another process stands in for one made now. */
+	if (!probe_fresh(t, max_age_us) && !t->probed_at)
+		probe_start_locked(ctx, t, max_age_us);
+	if (!(t->probe_cached && t->probed_at) && !probe_fresh(t, max_age_us)) {
 		/* A running probe is as fresh as one started now. */
 		probe_start_locked(ctx, t, max_age_us);
 		while (t->probing && g_cond_wait_until(&t->probe_done, &t->lock, deadline))
@@ -436,6 +490,7 @@ int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon
 	ctx->tiers = g_ptr_array_new_with_free_func(tier_free);
 	g_mutex_init(&ctx->audit_lock);
 	ctx->refs = 1;
+	ctx->probe_cache = o && o->probe_cache;
 
 	int r = load_policy(o, &ctx->policy, reterr);
 	if (r == 0)

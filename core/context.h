@@ -48,6 +48,7 @@ typedef struct tier_runtime {
 	gint64 probed_at;           /* monotonic µs; 0: never */
 	GCond probe_done;           /* broadcast when a probe thread ends */
 	bool probing;               /* a probe thread is running */
+	bool probe_cached;          /* the answer came from the cross-process cache */
 	bool abandoned;             /* ...and a waiter gave up on it: it holds a context ref */
 	GThread *prober;            /* the last probe thread, joined before the next and at free */
 } tier_runtime;
@@ -60,6 +61,7 @@ struct cordon_options {
 	char *plugin_dir;
 	GPtrArray *extra_plugins;
 	bool load_all_plugins;
+	bool probe_cache; /* probe answers kept across processes (probecache.h) */
 	/* Internal (tests): driver tables registered like built-in ones, before
 	 * tiers are configured. NULL-terminated, borrowed. */
 	const cordon_plugin_driver *const *builtin_drivers;
@@ -75,6 +77,7 @@ struct cordon_context {
 	/* What cordon trusts on disk, no workspace may hold: the policy file's directory and
 	 * the plugin directory (NULL-terminated; an entry may be missing). */
 	char *trusted_dirs[3];
+	bool probe_cache; /* the options' */
 };
 
 /* Handed to a plugin's init: where its drivers register. */
@@ -104,3 +107,6 @@ void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us
  * running then is reported unavailable, timed out, and left to finish. */
 void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint64 deadline,
 		   cordon_plugin_probe *ret) CORDON_INTERNAL;
+/* Whether t's answer came from the cross-process cache; if so, forgets it there and
+ * here, so that the next probe asks the driver (an open that failed on it). */
+bool context_probe_forget_cached(cordon_context *ctx, tier_runtime *t) CORDON_INTERNAL;

@@ -4,6 +4,7 @@
 
 #include "context.h"
 #include "hostspawn.h"
+#include "probecache.h"
 #include "units.h"
 
 #include <errno.h>
@@ -395,6 +396,21 @@ SAME(CORDON_LIMIT_COUNT_, CORDON_PLUGIN_LIMIT_COUNT);
 SAME(CORDON_RUN_LAST, CORDON_PLUGIN_RUNREQ_LAST);
 #undef SAME
 
+/* ---- probe dependencies ---------------------------------------------------------- */
+
+/* A program found during a probe is one of its answer's dependencies (probecache.h). */
+static char *host_find_program(const char *name)
+{
+	char *path = hostspawn_find_program(name);
+	probecache_note(path);
+	return path;
+}
+
+static void host_probe_depends(const char *path)
+{
+	probecache_note(path);
+}
+
 /* ---- the table --------------------------------------------------------------- */
 
 /* Field order is plugin.h's, so that a misplaced entry shows up in review. */
@@ -419,7 +435,8 @@ const cordon_host cordon_host_services = {
 	.config_error = host_config_error,
 	.config_limits = host_config_limits,
 	.spawn = hostspawn_run,
-	.find_program = hostspawn_find_program,
+	.find_program = host_find_program,
 	.path_is_confined = host_path_is_confined,
 	.process_spawn = hostspawn_process, /* ABI 1.2 */
+	.probe_depends = host_probe_depends, /* ABI 1.3 */
 };

@@ -30,12 +30,13 @@ static int unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr
 
 /* ---- open / close ------------------------------------------------------------ */
 
-int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_sandbox **ret_sb,
-			cordon_error **reterr)
+/* One decision and the chosen tier's open: the driver's state in *ret_state. *ret_opened
+ * names the tier whose open was tried (NULL when the decision refused). */
+static int decide_and_open(cordon_context *ctx, const cordon_request *req, cordon_decision **ret_d,
+			   void **ret_state, tier_runtime **ret_opened, cordon_error **reterr)
 {
-	if (!ctx || !req || !ret_sb)
-		return invalid(reterr, "context, request and ret_sb are required");
 	g_autoptr(cordon_decision) d = NULL;
+	*ret_opened = NULL;
 	int r = admission_decide(ctx, req, &d, reterr);
 	if (r < 0)
 		return r;
@@ -61,12 +62,38 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	/* A 1.1 driver was built when the size was a reserved word, zero. */
 	const plugin_record *plugin = t->driver->plugin;
 	spec.limits.size = !plugin || plugin->abi_minor >= 2 ? sizeof(spec.limits) : 0;
-	void *state = NULL;
 	struct cordon_plugin_error perr = { 0 };
-	r = t->driver->ops.open(t->state, &spec, &state, &perr);
+	*ret_opened = t;
+	r = t->driver->ops.open(t->state, &spec, ret_state, &perr);
 	r = error_from_plugin(reterr, &perr, r, "open");
 	if (r < 0)
 		return r;
+	*ret_d = g_steal_pointer(&d);
+	return 0;
+}
+
+int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_sandbox **ret_sb,
+			cordon_error **reterr)
+{
+	if (!ctx || !req || !ret_sb)
+		return invalid(reterr, "context, request and ret_sb are required");
+	g_autoptr(cordon_decision) d = NULL;
+	void *state = NULL;
+	cordon_error *first = NULL;
+	tier_runtime *opened = NULL;
+	int r = decide_and_open(ctx, req, &d, &state, &opened, &first);
+	/* A tier admitted on an answer kept from another process (probecache.h) whose open
+	 * failed: that answer is forgotten and the request decided and opened once more, on
+	 * answers made now (both decisions are audited). */
+	if (r < 0 && opened && context_probe_forget_cached(ctx, opened)) {
+		g_clear_pointer(&first, cordon_error_free);
+		r = decide_and_open(ctx, req, &d, &state, &opened, &first);
+	}
+	if (r < 0) {
+		error_propagate(reterr, first);
+		return r;
+	}
+	tier_runtime *t = d->runtime;
 
 	cordon_sandbox *sb = g_new0(cordon_sandbox, 1);
 	sb->ctx = ctx;

@@ -16,6 +16,8 @@ int cli_report(cordon_error *err);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The policy path by precedence (see main.c), or NULL for the built-in default. */
 const char *cli_policy_path(const char *flag);
+/* `cordon probe --fresh`: the context opened next asks every tier afresh. */
+void cli_set_probe_fresh(bool fresh);
 /* Opens a context; returns 0 or an exit code (after printing why). */
 int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_plugins,
 		     struct cordon_context **ret);

@@ -50,6 +50,15 @@ const char *cli_policy_path(const char *flag)
 	return NULL;
 }
 
+/* The command keeps probe answers across its runs (cordon_options_set_probe_cache) unless
+ * told to ask afresh (`cordon probe --fresh`). */
+static bool probe_fresh;
+
+void cli_set_probe_fresh(bool fresh)
+{
+	probe_fresh = fresh;
+}
+
 int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_plugins,
 		     cordon_context **ret)
 {
@@ -63,6 +72,7 @@ int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_p
 	if (r >= 0 && dir && *dir)
 		r = cordon_options_set_plugin_dir(o, dir, &err);
 	cordon_options_set_load_all_plugins(o, all_plugins);
+	cordon_options_set_probe_cache(o, !probe_fresh);
 	if (r >= 0)
 		r = cordon_context_new(o, ret, &err);
 	cordon_options_free(o);

@@ -57,16 +57,18 @@ static void print_probe(cordon_context *ctx, size_t i, const cordon_probe_report
 int cli_cmd_probe(int argc, char **argv)
 {
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
-	gboolean json = FALSE;
+	gboolean json = FALSE, fresh = FALSE;
 	GOptionEntry entries[] = {
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
 		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per tier", NULL },
+		{ "fresh", 0, 0, G_OPTION_ARG_NONE, &fresh, "Probe every tier now, ignoring answers kept from earlier runs", NULL },
 		{ NULL }
 	};
 	int r = parse_simple(&argc, &argv, "- report whether each tier can run work on this host", entries);
 	if (r)
 		return r;
+	cli_set_probe_fresh(fresh);
 	cordon_context *ctx = NULL;
 	if ((r = cli_open_context(policy, plugin_dir, false, &ctx)))
 		return r;

@@ -165,12 +165,23 @@ static void local_unconfigure(void *tier)
 	free(tier);
 }
 
+/* What the kernel tier's answer depends on, for a kept answer (probecache.h): the knobs
+ * that allow user namespaces, the LSMs (Landlock), the seccomp actions, and this process's
+ * own id mapping and control groups (cordon run inside a container differs from outside). */
+static const char *const kernel_probe_files[] = {
+	"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
+	"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "/sys/kernel/security/lsm",
+	"/proc/sys/kernel/seccomp/actions_avail", "/proc/self/uid_map", "/proc/self/cgroup",
+};
+
 static int local_probe(void *tier, cordon_plugin_probe *ret)
 {
 	const local_tier *t = tier;
 	/* Never more than the weakest level: an unavailable tier provides nothing. */
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
 	if (t && t->kernel) {
+		for (size_t i = 0; i < sizeof(kernel_probe_files) / sizeof(kernel_probe_files[0]); i++)
+			H->probe_depends(kernel_probe_files[i]);
 		kernel_probe(&t->limits, ret);
 		return 0;
 	}

@@ -108,6 +108,13 @@ int cordon_options_set_plugin_dir(cordon_options *opts, const char *dir, cordon_
 int cordon_options_add_plugin(cordon_options *opts, const char *name, cordon_error **reterr);
 /* Loads every plugin found in the directory (the CLI's `plugins` listing). */
 void cordon_options_set_load_all_plugins(cordon_options *opts, bool all);
+/* Keeps tiers' probe answers across processes, per user (off by default; the cordon
+ * command turns it on, `--fresh` off): an "available" answer younger than a minute
+ * whose files (the programs and sockets a probe looked at, the policy, cordon itself)
+ * are unchanged stands in for a new probe; one that proves wrong at open is forgotten
+ * and the open retried once. For hosts that start many short-lived processes; a
+ * long-lived host keeps its answers in memory anyway. */
+void cordon_options_set_probe_cache(cordon_options *opts, bool use);
 
 /* Loads plugins, configures tiers. opts is borrowed (may be NULL: defaults).
  * *ret_ctx is owned by the caller (cordon_context_free). A plugin that is

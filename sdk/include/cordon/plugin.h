@@ -33,7 +33,7 @@ extern "C" {
  * and a MINOR at least as new. A plugin that uses something a later minor
  * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 2
+#define CORDON_PLUGIN_ABI_MINOR 3
 
 /* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
  * the plugin defines an older one to load into older cores too, and then
@@ -398,6 +398,13 @@ typedef struct cordon_host {
 	 * a handle with its pidfd, kill and wait. */
 	int (*process_spawn)(const cordon_host_process_spec *spec, cordon_host_process **ret,
 			     cordon_plugin_error *err);
+
+	/* ABI 1.3 (check host->abi_minor >= 3): called from a probe, names a file its answer
+	 * depends on (an engine's socket, a device node such as /dev/kvm, a /proc/sys or /sys
+	 * file), so that a probe answer the host keeps across processes is dropped when the
+	 * file changes. Programs found with find_program during a probe count already. Other
+	 * threads' calls, and calls outside a probe, are ignored. */
+	void (*probe_depends)(const char *path);
 } cordon_host;
 
 /* ---- the plugin itself ---------------------------------------------------- */
