@@ -885,7 +885,7 @@ static void read_sections(pctx *c, const cfg_node *root)
 {
 	static const char *const keys[] = { "cordon", "plugins", "tiers", "trust", "select",
 					    "rules", "audit", "allow_untrusted_on_jail",
-					    "allow_semi_trusted_on_jail", NULL };
+					    "allow_semi_trusted_on_jail", "server", NULL };
 	static const char *const selects[] = { "strongest", "first", NULL };
 	check_keys(c, root, keys);
 	const cfg_node *v;
@@ -909,6 +909,9 @@ static void read_sections(pctx *c, const cfg_node *root)
 		read_rules(c, v);
 	if ((v = cfg_map_get(root, "audit")))
 		read_audit(c, v);
+	/* `cordon server`'s own section: it checks the keys (docs/server.md). */
+	if ((v = cfg_map_get(root, "server")))
+		want_map(c, v);
 }
 
 /* ---- the policy ------------------------------------------------------------------------ */
