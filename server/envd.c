@@ -25,6 +25,7 @@
 #define FS_NOT_FOUND 44
 #define FS_NOT_DIR 45
 #define FS_EXISTS 46
+#define FS_ESCAPE 47
 /* type, size, permission bits, owner, group, mtime, link target, path below the start */
 #define FS_PRINTF "%Y\\0%s\\0%m\\0%u\\0%g\\0%T@\\0%l\\0%P\\0"
 
@@ -192,6 +193,9 @@ static enum MHD_Result fs_fail(srv_req *r, const fs_out *o, const char *path)
 	case FS_NOT_DIR:
 		return srv_reply_connect_error(r, "invalid_argument", "path is not a directory: %s",
 					       path);
+	case FS_ESCAPE:
+		return srv_reply_connect_error(r, "permission_denied", "path leads outside the "
+					       "sandbox's home: %s", path);
 	case FS_EXISTS:
 		return srv_reply_connect_error(r, "already_exists", "directory already exists: %s",
 					       path);
@@ -285,9 +289,13 @@ static enum MHD_Result filesystem_rpc(srv_req *r, srv_sandbox *s, const char *me
 		json_object *d;
 		int64_t depth = json_object_object_get_ex(req, "depth", &d) ? json_object_get_int64(d) : 1;
 		char ds[16];
-		g_snprintf(ds, sizeof(ds), "%d", (int)CLAMP(depth, 1, 64));
+		g_snprintf(ds, sizeof(ds), "%d", (int)CLAMP(depth, 1, 128));
+		/* The directory may be a link (followed, as every tier's walk does), but
+		 * never to outside the sandbox root; nothing below it is followed. */
 		return fs_answer(r, s,
-				 "[ -e \"$1\" ] || exit 44; [ -d \"$1\" ] || exit 45; exec find -P \"$1\" "
+				 "[ -e \"$1\" ] || exit 44; [ -d \"$1\" ] || exit 45; "
+				 "d=$(cd -P -- \"$1\" && pwd -P) && t=$(pwd -P) || exit 44; "
+				 "case \"$d/\" in \"$t\"/*) ;; *) exit 47;; esac; exec find -H \"$1\" "
 				 "-mindepth 1 -maxdepth \"$2\" -printf '" FS_PRINTF "'",
 				 a1, ds, "entries", rel, shown);
 	}
@@ -327,12 +335,12 @@ static enum MHD_Result download(srv_req *r, srv_sandbox *s)
 		const char *code = cordon_error_get_code(err);
 		enum MHD_Result ret =
 			strcmp(code, "not_found") == 0
-				? srv_reply_error(r, 404, NULL, "path '%s' does not exist", path)
+				? srv_reply_cordon_error(r, 404, err, "path '%s' does not exist", path)
 			: strcmp(code, "not_a_file") == 0
-				? srv_reply_error(r, 400, NULL, "path '%s' is not a regular file", path)
-				: srv_reply_error(r, cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN
+				? srv_reply_cordon_error(r, 400, err, "path '%s' is not a regular file", path)
+				: srv_reply_cordon_error(r, cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN
 							     ? 403 : 400,
-						  NULL, "%s", cordon_error_get_message(err));
+						  err, "%s", cordon_error_get_message(err));
 		cordon_error_free(err);
 		return ret;
 	}
@@ -397,8 +405,9 @@ static enum MHD_Result reply_written(srv_req *r, srv_sandbox *s, upload *u, cons
 		}
 		if (cordon_sandbox_write_file(s->sb, rel, p->data->data, p->data->len, &err) < 0) {
 			json_object_put(arr);
-			enum MHD_Result ret = srv_reply_error(r, 400, NULL, "%s: %s", want,
-							      cordon_error_get_message(err));
+			enum MHD_Result ret = srv_reply_cordon_error(
+				r, cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN ? 403 : 400, err,
+				"%s: %s", want, cordon_error_get_message(err));
 			cordon_error_free(err);
 			return ret;
 		}

@@ -68,6 +68,23 @@ enum MHD_Result srv_reply_error(srv_req *r, unsigned status, const char *code_na
 	return srv_reply_json(r, status, o);
 }
 
+enum MHD_Result srv_reply_cordon_error(srv_req *r, unsigned status, const cordon_error *err,
+				       const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "code", json_object_new_int((int)status));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	/* cordon's own words beside E2B's, for a cordon client (the e2b plugin). */
+	json_object_object_add(o, "error_code", json_object_new_string(cordon_error_get_code(err)));
+	json_object_object_add(o, "detail", json_object_new_string(cordon_error_get_message(err)));
+	g_free(msg);
+	return srv_reply_json(r, status, o);
+}
+
 /* Connect's code -> HTTP status table (e2b-protocol.md §3.2). */
 static unsigned connect_status(const char *code)
 {

@@ -132,11 +132,13 @@ static int on_output(void *user, int stream, const void *data, size_t len)
 	return stop; /* the client went away: the work ends */
 }
 
-static json_object *end_error(const char *code, const char *message)
+static json_object *end_error(const char *code, const char *message, const cordon_error *err)
 {
 	json_object *e = json_object_new_object(), *o = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_string(code));
 	json_object_object_add(e, "message", json_object_new_string(message));
+	if (err) /* cordon's code, for a cordon client (the e2b plugin) */
+		json_object_object_add(e, "error_code", json_object_new_string(cordon_error_get_code(err)));
 	json_object_object_add(o, "error", e);
 	return o;
 }
@@ -203,10 +205,10 @@ static gpointer proc_thread(gpointer data)
 		final = envelope(2, json_object_new_object());
 	} else if (cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv, &opts, on_output,
 					 p, &res, &err) < 0) {
-		final = envelope(2, end_error(srv_connect_code(err), cordon_error_get_message(err)));
+		final = envelope(2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
 	} else if (cordon_result_timed_out(res)) {
 		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
-					      "Connect-Timeout-Ms and was killed"));
+					      "Connect-Timeout-Ms and was killed", NULL));
 	} else {
 		last = envelope(0, end_event(res, p->killed_by));
 		final = envelope(2, json_object_new_object());
@@ -420,7 +422,7 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 		proc_unref(p);
 		/* Errors before the first message still travel in the stream's trailer. */
 		GBytes *e = envelope(2, end_error(bad ? "invalid_argument" : "internal",
-						  bad ? bad : "cannot make a pipe"));
+						  bad ? bad : "cannot make a pipe", NULL));
 		gsize n;
 		gconstpointer d = g_bytes_get_data(e, &n);
 		struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)d,

@@ -133,6 +133,9 @@ enum MHD_Result srv_reply_empty(srv_req *r, unsigned status);
 /* {"code": status, "message": ...} (control plane and envd HTTP errors). */
 enum MHD_Result srv_reply_error(srv_req *r, unsigned status, const char *code_name,
 				const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+/* The same with cordon's code and message (error_code, detail) added. */
+enum MHD_Result srv_reply_cordon_error(srv_req *r, unsigned status, const cordon_error *err,
+				       const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 /* A Connect unary error: {"code": "<connect code>", "message": ...}. */
 enum MHD_Result srv_reply_connect_error(srv_req *r, const char *code, const char *fmt, ...)
 	G_GNUC_PRINTF(3, 4);
