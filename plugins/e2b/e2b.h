@@ -54,6 +54,9 @@ typedef struct e2b_call {
 	const e2b_sandbox *sbx;    /* envd: E2b-Sandbox-Id/Port, X-Access-Token */
 	const char *const *extra;  /* more "Name: value" headers, NULL-terminated */
 	bool idempotent;           /* may be retried on a transport error or 502-504 */
+	/* Outcomes the caller reports itself, so err stays unset: the deadline
+	 * (-ETIMEDOUT) and an answer over max_body (-EFBIG). */
+	bool quiet_timeout, quiet_over;
 	uint64_t timeout_ms;       /* the whole call; 0: the tier's request_timeout */
 	size_t max_body;           /* buffered answers; 0: E2B_BODY_MAX */
 	int cancel_fd;             /* readable: abort (-1: none) */

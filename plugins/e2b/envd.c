@@ -105,10 +105,11 @@ int e2b_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plug
 	char *rp = remote_path(s, rel);
 	e2b_host->free(rel);
 	e2b_call c = { .method = "GET", .sbx = s, .idempotent = true, .cancel_fd = -1,
-		       .max_body = max_len < (1ull << 31) ? (size_t)max_len + 1 : (size_t)1 << 31 };
+		       .max_body = max_len < (1ull << 31) ? (size_t)max_len + 1 : (size_t)1 << 31,
+		       .quiet_over = true };
 	c.url = e2b_url(s->envd, "/files", "path", rp);
 	int r = e2b_http(s->tier, &c, err);
-	if (r == -EPROTO && c.status == 200)
+	if (r == -EFBIG)
 		r = fs_error(err, -EFBIG, "read", path); /* over max_len */
 	else if (r >= 0 && c.status != 200)
 		r = answer_error(&c, "read", path, err);

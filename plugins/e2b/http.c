@@ -208,11 +208,15 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 	if (x.bad_type)
 		r = e2b_protocol_error(err, "%s %s: a stream answered as '%s', not application/connect+json",
 				       c->method, c->url, c->content);
+	else if (x.over && c->quiet_over)
+		r = -EFBIG;
 	else if (x.over)
 		r = e2b_protocol_error(err, "%s %s: the answer is over its limit of %zu bytes",
 				       c->method, c->url, x.cap);
 	else if (c->cancelled || x.sink_stop)
 		r = c->cancelled ? -ECANCELED : 0; /* the sink set its own error */
+	else if (rc == CURLE_OPERATION_TIMEDOUT && c->quiet_timeout)
+		r = -ETIMEDOUT;
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 		r = e2b_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(remote_unavailable),
 					"e2b: %s %s: no answer within %llu ms", c->method, c->url,

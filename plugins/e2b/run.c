@@ -379,7 +379,8 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 	/* Not idempotent: a retried Start would run the work twice. */
 	e2b_call c = { .method = "POST", .sbx = s, .content_type = "application/connect+json",
 		       .body = body, .body_len = blen, .extra = extra, .cancel_fd = spec->cancel_fd,
-		       .timeout_ms = spec->timeout_ms + GRACE_MS, .sink = on_bytes, .sink_ctx = &x };
+		       .timeout_ms = spec->timeout_ms + GRACE_MS, .sink = on_bytes, .sink_ctx = &x,
+		       .quiet_timeout = true };
 	c.url = e2b_url(s->envd, "/process.Process/Start", NULL, NULL);
 	int r = e2b_http(s->tier, &c, err);
 	if (r == -ETIMEDOUT && !x.failed) {
