@@ -208,13 +208,14 @@ static int read_created(e2b_sandbox *s, const e2b_call *c, cordon_plugin_error *
 	const char *token = e2b_string(o, "envdAccessToken", &bad);
 	const char *domain = e2b_string(o, "domain", &bad);
 	int r = 0;
+	if (valid_id(id)) /* known from here on, so that a failed open still kills it */
+		snprintf(s->id, sizeof(s->id), "%s", id);
 	if (bad || !valid_id(id) || (token && (strlen(token) > E2B_TOKEN_MAX || strpbrk(token, "\r\n"))) ||
 	    (domain && (strlen(domain) > 253 || strspn(domain, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=
 							   strlen(domain))))
 		r = e2b_protocol_error(err, "create: sandboxID, envdAccessToken or domain is missing "
 				       "or malformed");
 	if (r == 0) {
-		snprintf(s->id, sizeof(s->id), "%s", id);
 		s->token = token ? e2b_host->strdup(token) : NULL;
 		if (s->tier->sandbox_url) {
 			s->envd = e2b_host->strdup(s->tier->sandbox_url);
