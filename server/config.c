@@ -23,7 +23,7 @@
 #include <yaml.h>
 
 #define KEYS_FILE_MAX (64u * 1024u)
-#define KEYS_MAX 1024
+#define KEYS_MAX 1024u
 
 typedef struct ycur {
 	yaml_document_t *doc;

@@ -42,11 +42,9 @@ static bool string_map(json_object *v)
 {
 	if (!json_object_is_type(v, json_type_object))
 		return false;
-	json_object_object_foreach(v, k, x) {
-		(void)k;
-		if (!json_object_is_type(x, json_type_string))
+	SRV_FOR_MEMBERS(v, it, end)
+		if (!json_object_is_type(json_object_iter_peek_value(&it), json_type_string))
 			return false;
-	}
 	return true;
 }
 

@@ -157,8 +157,8 @@ json_object *srv_parse_object(const char *data, size_t len)
 
 const char *srv_unknown_field(json_object *obj, const char *const *allowed)
 {
-	json_object_object_foreach(obj, k, v) {
-		(void)v;
+	SRV_FOR_MEMBERS(obj, it, end) {
+		const char *k = json_object_iter_peek_name(&it);
 		bool known = false;
 		for (const char *const *a = allowed; *a && !known; a++)
 			known = strcmp(*a, k) == 0;

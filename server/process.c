@@ -215,6 +215,10 @@ static gpointer proc_thread(gpointer data)
 	}
 	cordon_result_free(res);
 	cordon_error_free(err);
+	/* Gone from List and SendSignal before the client can read its end. */
+	g_mutex_lock(&srv.lock);
+	g_hash_table_remove(p->sbx->procs, GUINT_TO_POINTER(p->pid));
+	g_mutex_unlock(&srv.lock);
 	g_mutex_lock(&p->lock);
 	if (last)
 		push_locked(p, last, false);
@@ -222,9 +226,6 @@ static gpointer proc_thread(gpointer data)
 	p->ended = true;
 	g_cond_broadcast(&p->cond);
 	g_mutex_unlock(&p->lock);
-	g_mutex_lock(&srv.lock);
-	g_hash_table_remove(p->sbx->procs, GUINT_TO_POINTER(p->pid));
-	g_mutex_unlock(&srv.lock);
 	proc_unref(p); /* the thread's */
 	proc_unref(p); /* the table's */
 	return NULL;
@@ -330,8 +331,9 @@ static const char *read_config(srv_proc *p, json_object *cfg)
 			g_strfreev((char **)g_ptr_array_free(env, FALSE));
 			return "process.envs must be a map of strings";
 		}
-		json_object_object_foreach(envs, k, v)
-			g_ptr_array_add(env, g_strdup_printf("%s=%s", k, json_object_get_string(v)));
+		SRV_FOR_MEMBERS(envs, it, end)
+			g_ptr_array_add(env, g_strdup_printf("%s=%s", json_object_iter_peek_name(&it),
+							     json_object_get_string(json_object_iter_peek_value(&it))));
 	}
 	g_ptr_array_add(env, NULL);
 	p->env = (char **)g_ptr_array_free(env, FALSE);
@@ -435,7 +437,8 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 	}
 	int ms = header_int(r, "Connect-Timeout-Ms", 0, INT32_MAX);
 	p->timeout_ms = (uint64_t)ms;
-	p->keepalive_s = header_int(r, "Keepalive-Ping-Interval", 90, 3600);
+	/* At most 60 s: below the daemon's 120 s idle limit, so a quiet stream lives. */
+	p->keepalive_s = header_int(r, "Keepalive-Ping-Interval", 60, 60);
 	p->refs = 3; /* the table's, the thread's, the response's */
 	g_mutex_lock(&srv.lock);
 	bool dead = s->dead;

@@ -67,8 +67,9 @@ static char **env_grants(json_object *env_vars)
 {
 	GPtrArray *a = g_ptr_array_new();
 	if (env_vars) {
-		json_object_object_foreach(env_vars, k, v)
-			g_ptr_array_add(a, g_strdup_printf("%s=%s", k, json_object_get_string(v)));
+		SRV_FOR_MEMBERS(env_vars, it, end)
+			g_ptr_array_add(a, g_strdup_printf("%s=%s", json_object_iter_peek_name(&it),
+							   json_object_get_string(json_object_iter_peek_value(&it))));
 	}
 	g_ptr_array_add(a, NULL);
 	return (char **)g_ptr_array_free(a, FALSE);

@@ -141,6 +141,11 @@ enum MHD_Result srv_reply_connect_error(srv_req *r, const char *code, const char
 	G_GNUC_PRINTF(3, 4);
 /* Parses the body as one JSON object, bounded in depth; NULL on error. */
 json_object *srv_parse_object(const char *data, size_t len);
+/* Iterates an object's members (json-c's iterator: no macro that declares variables). */
+#define SRV_FOR_MEMBERS(obj_, it_, end_)                                                         \
+	for (struct json_object_iterator it_ = json_object_iter_begin(obj_),                     \
+					 end_ = json_object_iter_end(obj_);                      \
+	     !json_object_iter_equal(&it_, &end_); json_object_iter_next(&it_))
 /* NULL when every key of obj is in allowed, else the first unknown one. */
 const char *srv_unknown_field(json_object *obj, const char *const *allowed);
 /* The ISO 8601 UTC form of a real time in µs; owned by caller. */

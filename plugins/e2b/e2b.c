@@ -158,8 +158,8 @@ static int e2b_probe(void *tier, cordon_plugin_probe *ret)
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_REMOTE;
 	int r = e2b_http(t, &c, err);
 	if (r < 0)
-		snprintf(ret->reason, sizeof(ret->reason), "%s does not answer within %llu ms",
-			 t->api_url, (unsigned long long)c.timeout_ms);
+		snprintf(ret->reason, sizeof(ret->reason), "%s: %s", t->api_url,
+			 c.failure[0] ? c.failure : "no usable answer");
 	else if (c.status == 401 || c.status == 403)
 		snprintf(ret->reason, sizeof(ret->reason), "%s refuses the API key (%ld)", t->api_url,
 			 c.status);

@@ -68,6 +68,7 @@ typedef struct e2b_call {
 	char *resp;                /* NUL-terminated, host->free */
 	size_t resp_len;
 	char content[128];         /* the response's Content-Type */
+	char failure[160];         /* a transport failure in words ("" when none) */
 	bool cancelled;
 } e2b_call;
 

@@ -196,6 +196,7 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 	e2b_call_clear(c);
 	c->status = 0;
 	c->content[0] = '\0';
+	c->failure[0] = '\0';
 	setup(h, t, c, &x, timeout_ms, hdr);
 	CURLcode rc = curl_easy_perform(h);
 	c->resp_len = x.len;
@@ -205,6 +206,11 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 	curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
 	int r = 0;
 	*retry = false;
+	if (rc == CURLE_OPERATION_TIMEDOUT)
+		snprintf(c->failure, sizeof(c->failure), "no answer within %llu ms",
+			 (unsigned long long)timeout_ms);
+	else if (rc != CURLE_OK)
+		snprintf(c->failure, sizeof(c->failure), "%s", curl_easy_strerror(rc));
 	if (x.bad_type)
 		r = e2b_protocol_error(err, "%s %s: a stream answered as '%s', not application/connect+json",
 				       c->method, c->url, c->content);
@@ -213,20 +219,21 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 	else if (x.over)
 		r = e2b_protocol_error(err, "%s %s: the answer is over its limit of %zu bytes",
 				       c->method, c->url, x.cap);
-	else if (c->cancelled || x.sink_stop)
-		r = c->cancelled ? -ECANCELED : 0; /* the sink set its own error */
+	else if (c->cancelled)
+		r = -ECANCELED;
+	else if (x.sink_stop)
+		r = -EPROTO; /* the sink set its own error */
 	else if (rc == CURLE_OPERATION_TIMEDOUT && c->quiet_timeout)
 		r = -ETIMEDOUT;
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
 		r = e2b_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(remote_unavailable),
-					"e2b: %s %s: no answer within %llu ms", c->method, c->url,
-					(unsigned long long)timeout_ms);
+					"e2b: %s %s: %s", c->method, c->url, c->failure);
 	else if (rc != CURLE_OK) {
 		*retry = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
 			 rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR;
 		r = e2b_host->error_set(err, EHOSTUNREACH, CORDON_PLUGIN_ERROR_TRANSIENT,
 					ERRC(remote_unavailable), "e2b: %s %s: %s", c->method, c->url,
-					curl_easy_strerror(rc));
+					c->failure);
 	} else if (c->status >= 300 && c->status < 400)
 		r = e2b_protocol_error(err, "%s %s: redirected (%ld) to %s: refused, a key is never "
 				       "sent where the policy does not point", c->method, c->url,
@@ -235,8 +242,6 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 		*retry = c->status >= 502 && c->status <= 504;
 	free_headers(hdr);
 	curl_easy_cleanup(h);
-	if (x.sink_stop && !c->cancelled)
-		return -EPROTO;
 	return r;
 }
 
