@@ -230,7 +230,7 @@ static double server_cycle(void)
 	g_autofree char *kill = g_strdup_printf("/sandboxes/%s", id);
 	raw("DELETE", kill, NULL, NULL, 0, NULL, NULL, &k);
 	double t = now_ms() - t0;
-	if (!out.data || !strstr(out.data, "aGkK")) /* base64 "hi\n" */
+	if (!out.data || !memmem(out.data, out.len, "aGkK", 4)) /* base64 "hi\n", among envelopes */
 		fprintf(stderr, "server cycle: no output\n");
 	g_free(cr.data);
 	g_free(out.data);
