@@ -141,7 +141,7 @@ const char *srv_connect_code(const cordon_error *err)
 
 json_object *srv_parse_object(const char *data, size_t len)
 {
-	if (len > INT32_MAX)
+	if (!data || len == 0 || len > INT32_MAX)
 		return NULL;
 	json_tokener *tok = json_tokener_new_ex(SRV_JSON_DEPTH);
 	json_object *o = json_tokener_parse_ex(tok, data, (int)len);

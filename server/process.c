@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #define STDIN_MAX (8u << 20)
+/* Processes running at once in one sandbox: each holds a thread and a run. */
+#define PROCS_MAX 64u
 #define ARGS_MAX 4096
 
 struct srv_proc {
@@ -441,16 +443,18 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 	p->keepalive_s = header_int(r, "Keepalive-Ping-Interval", 60, 60);
 	p->refs = 3; /* the table's, the thread's, the response's */
 	g_mutex_lock(&srv.lock);
-	bool dead = s->dead;
-	if (!dead) {
+	bool dead = s->dead, full = g_hash_table_size(s->procs) >= PROCS_MAX;
+	if (!dead && !full) {
 		p->pid = s->next_pid++;
 		g_hash_table_insert(s->procs, GUINT_TO_POINTER(p->pid), p);
 	}
 	g_mutex_unlock(&srv.lock);
-	if (dead) {
+	if (dead || full) {
 		p->refs = 1; /* it never left this thread */
 		proc_unref(p);
-		return srv_reply_connect_error(r, "unavailable", "the sandbox was killed");
+		return dead ? srv_reply_connect_error(r, "unavailable", "the sandbox was killed")
+			    : srv_reply_connect_error(r, "resource_exhausted", "%u processes are "
+						      "running in this sandbox already", PROCS_MAX);
 	}
 	g_mutex_lock(&p->lock);
 	enum MHD_Result ret = start_reply(r, p);
