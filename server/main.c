@@ -195,6 +195,16 @@ static bool parse_args(int argc, char **argv, args *a)
 	return ok;
 }
 
+static void args_clear(args *a)
+{
+	g_free(a->listen);
+	g_free(a->policy);
+	g_free(a->keys);
+	g_free(a->cert);
+	g_free(a->key);
+	g_free(a->plugin_dir);
+}
+
 static void log_quiet(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data)
 {
 	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
@@ -249,6 +259,7 @@ int main(int argc, char **argv)
 	srv_config_clear(&srv.cfg);
 	g_hash_table_unref(srv.sandboxes);
 	g_free(srv.per_key);
+	args_clear(&a);
 	printf("cordon server: stopped, no sandbox left\n");
 	return 0;
 }

@@ -29,6 +29,14 @@
 
 #define SBX_ID "ihostile0000000000000"
 
+/* The most a case may grow the process. Under ASan the check is off: its quarantine keeps
+ * what was freed, and the resident size measures that (the plain build checks the bound). */
+#ifdef __SANITIZE_ADDRESS__
+#define GROWTH_MAX_KIB (1L << 30)
+#else
+#define GROWTH_MAX_KIB (64L * 1024)
+#endif
+
 typedef enum scenario {
 	S_NORMAL,
 	S_CREATE_BAD_JSON,
@@ -319,7 +327,7 @@ START_TEST(test_endless_body)
 	getrusage(RUSAGE_SELF, &before);
 	expect_open_error(S_CREATE_ENDLESS, "remote_protocol", "over its limit");
 	getrusage(RUSAGE_SELF, &after);
-	ck_assert_msg(after.ru_maxrss - before.ru_maxrss < 64 * 1024, "memory grew by %ld KiB",
+	ck_assert_msg(after.ru_maxrss - before.ru_maxrss < GROWTH_MAX_KIB, "memory grew by %ld KiB",
 		      after.ru_maxrss - before.ru_maxrss);
 }
 END_TEST
@@ -387,7 +395,7 @@ static void expect_timeout(scenario s)
 	getrusage(RUSAGE_SELF, &after);
 	ck_assert(cordon_result_timed_out(res));
 	ck_assert_msg(took < 15000, "the run took %" G_GINT64_FORMAT " ms", took);
-	ck_assert_msg(after.ru_maxrss - before.ru_maxrss < 64 * 1024, "memory grew by %ld KiB",
+	ck_assert_msg(after.ru_maxrss - before.ru_maxrss < GROWTH_MAX_KIB, "memory grew by %ld KiB",
 		      after.ru_maxrss - before.ru_maxrss);
 	cordon_result_free(res);
 	ck_assert_uint_eq(count_seen("POST /process.Process/SendSignal"), 1);
