@@ -96,4 +96,45 @@ wait "$pid" && grep -q 'no sandbox left' "$tmp/out" && ok "SIGTERM kills the liv
 	not_ok "SIGTERM: $(cat "$tmp/out" "$tmp/err")"
 pid=
 if grep -qF "$key" "$tmp/out" "$tmp/err"; then not_ok "the key reached the log"; else ok "no key in the log"; fi
+
+# TLS with the administrator's pair; the e2b plugin verifies it (ca_file adds the CA, and
+# without it the probe fails on verification: never a downgrade).
+if ! command -v openssl >/dev/null 2>&1; then
+	if [ "${CORDON_REQUIRE:-}" = all ]; then not_ok "openssl is needed for the TLS checks"
+	else ok "# SKIP openssl is not installed: no TLS checks"; fi
+	tap_finish
+	exit
+fi
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/tls.key" -out "$tmp/tls.crt" -days 1 \
+	-subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
+"$server" --policy "$tmp/p.yaml" --tls-cert "$tmp/tls.crt" --tls-key "$tmp/tls.key" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+port=
+for _ in $(seq 1 100); do
+	port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$tmp/out")
+	[ -n "$port" ] && break
+	sleep 0.1
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$tmp/tls.crt" -H "X-API-Key: $key" "https://127.0.0.1:$port/sandboxes")
+[ "$code" = 200 ] && ok "TLS: the API answers over https" || not_ok "TLS: $code $(cat "$tmp/err")"
+echo "$key" >"$tmp/key"
+plugins=$tmp/plugins
+mkdir -m 700 "$plugins" && cp "$top_builddir/plugins/e2b/.libs/e2b.so" "$plugins/" && chmod 644 "$plugins/e2b.so"
+cat >"$tmp/client.yaml" <<YAML
+cordon: 1
+plugins: {dir: $plugins, load: [e2b]}
+tiers:
+  verified: {driver: e2b, api_url: "https://127.0.0.1:$port", api_key: {file: $tmp/key}, ca_file: $tmp/tls.crt}
+  unknown_ca: {driver: e2b, api_url: "https://127.0.0.1:$port", api_key: {file: $tmp/key}}
+trust:
+  untrusted: {require: remote, tiers: [verified, unknown_ca]}
+YAML
+probe=$("$top_builddir/cordon" probe --policy "$tmp/client.yaml" 2>&1)
+echo "$probe" | grep -q '^verified .* available .*takes the key' && ok "e2b over TLS with the CA: available" ||
+	not_ok "e2b over TLS with the CA: $probe"
+echo "$probe" | grep -q '^unknown_ca .* unavailable .*SSL' && ok "e2b over TLS without the CA: refused by verification" ||
+	not_ok "e2b over TLS without the CA: $probe"
+kill -TERM "$pid"
+wait "$pid"
+pid=
 tap_finish
