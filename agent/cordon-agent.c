@@ -359,6 +359,8 @@ static char **read_env(void)
 	char **envp = split_env(block, block + len + 1);
 	if (!envp)
 		free(block);
+	/* envp points into block, which lives as long as this one-run process. */
+	// NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
 	return envp;
 }
 
