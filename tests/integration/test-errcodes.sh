@@ -11,8 +11,7 @@ set -u
 top_srcdir=${CORDON_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 def=$top_srcdir/common/errcodes.def
 doc=$top_srcdir/docs/error-handling.md
-LEGACY="plugins/oci/session.c plugins/oci/proc.c plugins/oci/helper/cordon-oci-helper.c
-	core/hostspawn.c core/local/pathres.c core/local/fsops.c"
+LEGACY="plugins/oci/session.c"
 
 # code TAB class (lower case) TAB meaning, in registry order
 registry() {
