@@ -90,7 +90,7 @@ scan() {
 	}' "$@"
 }
 cd "$top_srcdir" || exit 1
-sources=$(find core plugins common -name '*.[ch]' ! -name 'nsinit*' ! -name 'gen-seccomp-*' \
+sources=$(find core plugins common agent server -name '*.[ch]' ! -name 'nsinit*' ! -name 'gen-seccomp-*' \
 	! -name 'seccomp-prebuilt.c' ! -name 'seccomp-profile.c' | LC_ALL=C sort)
 legacy_re=$(echo $LEGACY | sed 's/ /|/g; s/\./\\./g')
 inline=$(scan $(echo "$sources" | grep -Ev "^($legacy_re)$"))
