@@ -163,6 +163,32 @@ static int whole_process(const char *label, const char *const *prefix, const cha
 	return 0;
 }
 
+/* As root, the whole processes again as nobody (setpriv, by number: the
+ * names differ between distributions); a host where that cannot work says
+ * why instead. */
+static int unprivileged_pass(const char *cordon, const char *floor_bin, const char *bwrap,
+			     int total)
+{
+	static const char *const as_nobody[] = {
+		"/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", NULL
+	};
+	char *check[] = { (char *)as_nobody[0], "--reuid",      "65534",   "--regid", "65534",
+			  "--clear-groups",     (char *)cordon, "version", NULL };
+	double w, cpu;
+	if (access(as_nobody[0], X_OK) != 0) {
+		printf("whole process, unprivileged: not measured (no %s)\n", as_nobody[0]);
+		return 0;
+	}
+	if (!time_process(check, true, &w, &cpu)) {
+		printf("whole process, unprivileged: not measured (nobody cannot run %s: a build "
+		       "tree only root may enter?)\n",
+		       cordon);
+		return 0;
+	}
+	return whole_process("unprivileged (setpriv to nobody: no probe cache)", as_nobody, cordon,
+			     floor_bin, bwrap, total);
+}
+
 /* Runs confine_floor -V -n N and returns its median per launch. */
 static double floor_loop(const char *floor_bin, int n)
 {
@@ -228,17 +254,8 @@ int main(int argc, char **argv)
 	if (whole_process(geteuid() == 0 ? "as root" : "as this user", NULL, cordon, floor_bin,
 			  bwrap, total) < 0)
 		return 1;
-	static const char *const as_nobody[] = {
-		"/usr/bin/setpriv", "--reuid",        "nobody", "--regid",
-		"nogroup",          "--clear-groups", NULL
-	};
-	if (geteuid() == 0 && access(as_nobody[0], X_OK) == 0) {
-		if (whole_process("unprivileged (setpriv to nobody: no probe cache)", as_nobody,
-				  cordon, floor_bin, bwrap, total) < 0)
-			return 1;
-	} else if (geteuid() == 0) {
-		printf("whole process, unprivileged: not measured (no %s)\n", as_nobody[0]);
-	}
+	if (geteuid() == 0 && unprivileged_pass(cordon, floor_bin, bwrap, total) < 0)
+		return 1;
 
 	/* 2. Per launch in a loop: the library against the raw floor. */
 	cordon_context *ctx = NULL;
