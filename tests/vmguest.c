@@ -30,7 +30,8 @@ char *vmguest_missing(void)
 		return g_strdup_printf("no guest kernel package at %s (.ci/test-setup.sh)", deb);
 	if (access("/bin/busybox", X_OK) != 0)
 		return g_strdup("no static busybox at /bin/busybox (busybox-static)");
-	if (!g_find_program_in_path("dpkg-deb"))
+	g_autofree char *dpkg_deb = g_find_program_in_path("dpkg-deb");
+	if (!dpkg_deb)
 		return g_strdup("dpkg-deb is not installed");
 	return NULL;
 }

@@ -115,7 +115,10 @@ for _ in $(seq 1 100); do
 	[ -n "$port" ] && break
 	sleep 0.1
 done
-code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$tmp/tls.crt" -H "X-API-Key: $key" "https://127.0.0.1:$port/sandboxes")
+# The port is printed when the listener exists; its TLS side may take a moment longer on a
+# loaded host (ASan): ask for up to 30 s before calling it broken.
+code=$(curl -s -o /dev/null -w '%{http_code}' --retry 30 --retry-connrefused --retry-delay 1 \
+	--max-time 60 --cacert "$tmp/tls.crt" -H "X-API-Key: $key" "https://127.0.0.1:$port/sandboxes")
 [ "$code" = 200 ] && ok "TLS: the API answers over https" || not_ok "TLS: $code $(cat "$tmp/err")"
 echo "$key" >"$tmp/key"
 plugins=$tmp/plugins
