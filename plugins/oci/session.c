@@ -95,8 +95,9 @@ void oci_op_close(void *sandbox)
 	bool ended = sb->chan_open && oci_chan_close(sb->tier, sb->name, &sb->chan);
 	sb->chan_open = false;
 	pthread_mutex_unlock(&sb->chan_lock);
+	/* A session the CLI ended cleanly is removed: nothing to sweep. Only one that did not
+	 * (oci_container_end's kill, left to --rm) is listed for the sweep at tier free. */
 	if (ended) {
-		oci_reap_note(sb->tier, sb->name); /* removed by the CLI; checked at free */
 		if (sb->pidfd >= 0)
 			close(sb->pidfd);
 	} else {

@@ -211,17 +211,20 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	return oci_cli_failure(t, "starting the session container", &res, r);
 }
 
-/* `run --pull never` says when the image is absent: only then pull, by
- * digest, and try once more. */
+/* `run --pull never` checks the image itself (no `image inspect` first): when it says the
+ * image is absent, `pull: never` refuses as the probe's inspect would
+ * (container_image_missing), `pull: missing` pulls by digest and tries once more. */
 static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args, oci_refusal *r)
 {
 	bool no_image = false;
 	int ret = attach_once(sb, args, &no_image, r);
 	if (ret < 0 && no_image) {
-		oci_container_remove(sb->tier, sb->engine, sb->name);
-		ret = oci_image_ensure(sb->tier, sb->engine, st->image, r);
-		if (ret == 0)
+		ret = oci_image_pull(sb->tier, sb->engine, st->image, r);
+		if (ret == 0) {
+			/* the name again: whatever the failed start left goes first */
+			oci_container_remove(sb->tier, sb->engine, sb->name);
 			ret = attach_once(sb, args, &no_image, r);
+		}
 	}
 	return ret;
 }
@@ -291,7 +294,7 @@ bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 		oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
 			      "session %s: the CLI took no END (gone already)", name);
 	oci_proc_close_in(p);
-	bool out_open = true, err_open = true;
+	bool out_open = true, err_open = true, said = false;
 	while (out_open || err_open) {
 		int64_t left = t0 + OCI_KILL_TIMEOUT_MS - oci_now_ms();
 		if (left <= 0)
@@ -307,6 +310,7 @@ bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 			ssize_t n = read(i == 0 ? p->out : p->err, buf, sizeof(buf));
 			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 				*(i == 0 ? &out_open : &err_open) = false;
+			said = said || (i == 1 && n > 0);
 		}
 	}
 	bool in_time = !out_open && !err_open;
@@ -314,9 +318,12 @@ bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 		oci_proc_kill(p);
 	int code = oci_proc_wait(p);
 	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
-		      "%s run -i: session %s ended (exit %d) in %lld ms", t->kind->name, name, code,
-		      (long long)(oci_now_ms() - t0));
-	return in_time && code == 0;
+		      "%s run -i: session %s ended (exit %d%s) in %lld ms", t->kind->name, name,
+		      code, said ? ", with a message" : "", (long long)(oci_now_ms() - t0));
+	/* docker's CLI waits for --rm's removal and fails when it fails; podman's logs a
+	 * failed removal and keeps the container's exit code: anything it says at the end
+	 * means the removal is not confirmed */
+	return in_time && code == 0 && !said;
 }
 
 int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,
