@@ -542,13 +542,16 @@ static void rank_by_seccomp(oci_tier *t, cordon_plugin_probe *ret)
 static int oci_probe(void *tier, cordon_plugin_probe *ret)
 {
 	oci_tier *t = tier;
-	if (probe_recent(t, ret))
-		return 0;
 	oci_refusal r;
 	char *engine = oci_tier_engine(t, &r);
 	if (!engine)
 		return unavailable(ret, "%s", r.message);
+	/* named for a reused answer too: the core keeps whatever this returns */
 	probe_note_deps(t, engine);
+	if (probe_recent(t, ret)) {
+		free(engine);
+		return 0;
+	}
 	char ver[128] = "";
 	int bad = probe_version(t, engine, ver, sizeof(ver), ret);
 	if (!bad)

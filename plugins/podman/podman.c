@@ -24,6 +24,7 @@ static const char *const podman_rm_extra[] = { "--time", "0", NULL };
 /* containers.conf decides the runtimes' paths, storage.conf the image store */
 static const char *const podman_config[] = { "/usr/share/containers/containers.conf",
 					     "/etc/containers/containers.conf",
+					     "/usr/share/containers/storage.conf",
 					     "/etc/containers/storage.conf",
 					     "~/.config/containers/containers.conf",
 					     "~/.config/containers/storage.conf",
