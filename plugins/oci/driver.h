@@ -80,6 +80,7 @@ typedef struct oci_sandbox {
 	oci_proc chan;
 	uint64_t chan_data_max; /* largest stdin or write data the channel carries */
 	oci_oom_watch oom;      /* gVisor: whether the host's OOM killer ended it */
+	char cid[65];           /* gVisor as root: the container's id (--cidfile), or "" */
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
@@ -151,6 +152,12 @@ typedef struct oci_workspace {
 	ino_t ino;
 } oci_workspace;
 
+/* Root's directory for what the engine is handed by path (staged workspaces, container
+ * id files): every level root's, this one 0700. Made when missing; 0 or -errno (not root,
+ * or not safe). */
+#define OCI_PRIVATE_DIR "/run/cordon/oci"
+int oci_private_dir(void) CORDON_INTERNAL;
+
 /* Opens path one component at a time with O_NOFOLLOW. Codes:
  * workspace_symlink (a link, or a non-directory, on the way),
  * container_workspace_invalid. */
@@ -170,10 +177,11 @@ void oci_workspace_close(oci_workspace *ws) CORDON_INTERNAL;
 
 /* ---- gVisor's OOM kills (oom.c) ------------------------------------------------- */
 
-/* Registers for the running container's memory cgroup OOM notifications;
- * w->ev stays -1 where that cannot be done (logged). */
+/* Registers for the running container's memory cgroup OOM notifications: the cgroup
+ * named by the container's id when cid is one (no engine call), else that of its pid 1
+ * (`inspect`); w->ev stays -1 where that cannot be done (logged). */
 void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
-			 oci_oom_watch *w) CORDON_INTERNAL;
+			 const char *cid, oci_oom_watch *w) CORDON_INTERNAL;
 /* Whether the OOM killer acted on the cgroup (removed or not). */
 bool oci_oom_watch_fired(oci_oom_watch *w) CORDON_INTERNAL;
 void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;

@@ -101,6 +101,7 @@ typedef struct oci_spec {
 	bool pids_in_sandbox;  /* gVisor: the pids limit is RLIMIT_NPROC inside (see add_limits) */
 	uint16_t publish_port; /* serve: container port published on 127.0.0.1, or 0 */
 	const char *name;      /* container name */
+	const char *cidfile;   /* --cidfile: where the CLI writes the container's id; NULL: none */
 	const char *const *labels; /* "key=value" */
 	const char *const
 		*extra; /* engine-specific run flags (e.g. podman's --read-only-tmpfs=false) */

@@ -81,7 +81,7 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	sb->chan_data_max = share < CHAN_STDIN_MAX ? share : CHAN_STDIN_MAX;
 	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
 	if (oci_runtime_is_gvisor(t->runtime))
-		oci_oom_watch_start(t, engine, sb->name, &sb->oom);
+		oci_oom_watch_start(t, engine, sb->name, sb->cid, &sb->oom);
 	*ret_sandbox = sb;
 	return 0;
 }
