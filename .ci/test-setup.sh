@@ -7,3 +7,4 @@ cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
 apt-get install -y -qq clang libclang-rt-14-dev clang-tidy clang-format bear cppcheck valgrind bubblewrap util-linux procps iproute2 >/dev/null
 .ci/engines.sh setup
+.ci/vm-guest.sh

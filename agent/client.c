@@ -402,6 +402,9 @@ typedef struct loop {
 	size_t in_len, in_off;
 	uint8_t cancel[AGENT_FRAME_HEADER];
 	size_t cancel_off; /* sizeof(cancel): nothing to send */
+	bool src_open;     /* link->in_src is still to be copied */
+	char *relay;       /* a chunk of it read, not yet written */
+	size_t relay_len, relay_off;
 	bool out_open, err_open;
 	int64_t deadline, kill_deadline;
 	int ret;
@@ -414,22 +417,51 @@ static void close_in(const agent_link *l)
 	*l->in = -1;
 }
 
-/* Writes what is left of the request, then of a session's CANCEL frame. */
+static bool relay_pending(const loop *s)
+{
+	return s->relay_off < s->relay_len;
+}
+
+/* Writes what is left of the request, then of a session's CANCEL frame, or of a one-shot's
+ * streamed stdin. */
 static void loop_write(loop *s)
 {
 	const agent_link *l = s->link;
 	bool req = s->in_off < s->in_len;
-	const char *p = req ? s->in + s->in_off : (const char *)s->cancel + s->cancel_off;
-	size_t n = req ? s->in_len - s->in_off : sizeof(s->cancel) - s->cancel_off;
+	bool relay = !req && relay_pending(s);
+	const char *p = req     ? s->in + s->in_off
+			: relay ? s->relay + s->relay_off
+				: (const char *)s->cancel + s->cancel_off;
+	size_t n = req ? s->in_len - s->in_off
+		   : relay ? s->relay_len - s->relay_off
+			   : sizeof(s->cancel) - s->cancel_off;
 	ssize_t w = n && *l->in >= 0 ? write_nosigpipe(*l->in, p, n) : 0;
-	if (w < 0 && errno != EAGAIN && errno != EINTR)
+	if (w < 0 && errno != EAGAIN && errno != EINTR) {
 		w = (ssize_t)n; /* the agent stopped reading: nothing more to give */
+		s->src_open = false;
+	}
 	if (w > 0 && req)
 		s->in_off += (size_t)w;
+	else if (w > 0 && relay)
+		s->relay_off += (size_t)w;
 	else if (w > 0)
 		s->cancel_off += (size_t)w;
-	if (s->in_off >= s->in_len && !l->session)
+	if (s->in_off >= s->in_len && !l->session && !s->src_open && !relay_pending(s))
 		close_in(l);
+}
+
+/* A chunk of the streamed stdin; at its end (or an error) the agent's input closes. */
+static void loop_read_src(loop *s)
+{
+	ssize_t r = read(s->link->in_src, s->relay, AGENT_FRAME_MAX);
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	s->relay_off = 0;
+	s->relay_len = r > 0 ? (size_t)r : 0;
+	if (r <= 0) {
+		s->src_open = false;
+		close_in(s->link);
+	}
 }
 
 static void loop_cancel(loop *s)
@@ -488,17 +520,19 @@ static bool loop_turn(loop *s, int cancel_fd, bool *ret_deadline)
 	const agent_link *l = s->link;
 	/* a session stays open between requests: poll it only with bytes to send */
 	bool want_out = s->in_off < s->in_len || s->cancel_off < sizeof(s->cancel) ||
-			(!l->session && *l->in >= 0);
-	struct pollfd pfd[4] = {
+			relay_pending(s) || (!l->session && *l->in >= 0 && !s->src_open);
+	bool want_src = s->src_open && *l->in >= 0 && s->in_off >= s->in_len && !relay_pending(s);
+	struct pollfd pfd[5] = {
 		{ s->out_open ? l->out : -1, POLLIN, 0 },
 		{ s->err_open ? l->err : -1, POLLIN, 0 },
 		{ want_out ? *l->in : -1, POLLOUT, 0 },
 		{ x->cancel_wanted ? -1 : cancel_fd, POLLIN, 0 },
+		{ want_src ? l->in_src : -1, POLLIN, 0 },
 	};
 	int64_t now = agent_now_ms();
 	int64_t until = s->kill_deadline >= 0 ? s->kill_deadline : s->deadline;
 	int wait = until - now < 0 ? 0 : (int)(until - now > 60000 ? 60000 : until - now);
-	int n = poll(pfd, 4, wait);
+	int n = poll(pfd, 5, wait);
 	if (n < 0 && errno != EINTR)
 		return false;
 	if (pfd[3].revents & (POLLIN | POLLHUP | POLLERR))
@@ -516,6 +550,8 @@ static bool loop_turn(loop *s, int cancel_fd, bool *ret_deadline)
 			l->kill(l->ctx);
 		return false;
 	}
+	if (pfd[4].revents & (POLLIN | POLLHUP | POLLERR))
+		loop_read_src(s);
 	if (pfd[2].revents & (POLLOUT | POLLERR | POLLHUP))
 		loop_write(s);
 	if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -538,10 +574,15 @@ int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit
 		.in_len = in ? in_len : 0, .cancel_off = AGENT_FRAME_HEADER,
 		.out_open = true, .err_open = link->err >= 0,
 		.deadline = agent_now_ms() + (int64_t)limit_ms, .kill_deadline = -1,
+		.src_open = link->stream_in && !link->session && link->in_src >= 0,
 	};
+	if (s.src_open)
+		s.relay = malloc(AGENT_FRAME_MAX);
+	if (s.src_open && !s.relay)
+		return -ENOMEM;
 	agent_frame_header(s.cancel, AGENT_REQ_CANCEL, 0);
 	*ret_deadline = false;
-	if (!in && !link->session)
+	if (!in && !link->session && !s.src_open)
 		close_in(link);
 	while ((s.out_open || s.err_open) && !(link->session && x->done))
 		if (!loop_turn(&s, cancel_fd, ret_deadline))
@@ -550,5 +591,6 @@ int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit
 	if (s.ret == 0 && !s.out_open && !*ret_deadline && agent_decoder_pending(&s.dec))
 		s.ret = -EPROTO;
 	agent_decoder_clear(&s.dec);
+	free(s.relay);
 	return s.ret;
 }

@@ -99,6 +99,10 @@ typedef struct agent_link {
 	int out;  /* the agent's frames (non-blocking) */
 	int err;  /* the transport's own diagnostics (an engine CLI's stderr), or -1 */
 	bool session;
+	/* one-shot: after the request, copy in_src into in until EOF (the work's streamed
+	 * stdin), as the bytes come */
+	bool stream_in;
+	int in_src;
 	void *ctx;
 	/* one-shot: cancel the work out of band (the session's cancel is a CANCEL frame) */
 	void (*cancel)(void *ctx, long agent_pid);

@@ -27,6 +27,7 @@
 #include "config.h"
 
 #include "fserror.h"
+#include "guest.h"
 #include "fsops.h"
 #include "pathres.h"
 #include "protocol.h"
@@ -56,6 +57,9 @@
 #define KILL_MAX_PROCS 8192
 
 extern char **environ;
+
+/* pid 1 of a microVM guest (agent/guest.c): the channel is a virtio port */
+static bool in_guest;
 
 /* ---- frames ------------------------------------------------------------------- */
 
@@ -95,6 +99,9 @@ static bool read_full(int fd, void *buf, size_t len)
 static bool frame(uint8_t type, const void *data, size_t len)
 {
 	const char *p = data;
+	/* a virtio port's write blocks for ever once the host is gone (guest.h) */
+	if (in_guest && !guest_port_writable(STDOUT_FILENO))
+		return false;
 	do {
 		size_t n = len > AGENT_FRAME_MAX ? AGENT_FRAME_MAX : len;
 		uint8_t hdr[AGENT_FRAME_HEADER];
@@ -264,12 +271,16 @@ static void kill_tree(pid_t pgid)
 	}
 }
 
+/* A guest has no cgroup of its own: the kernel's count is the VM's alone (a container's
+ * /proc/vmstat is the host's, hence the cgroup files first there). */
 static long long oom_kills(void)
 {
 	static const char *const files[] = { "/sys/fs/cgroup/memory/memory.oom_control",
 					     "/sys/fs/cgroup/memory.events", NULL };
-	for (size_t i = 0; files[i]; i++) {
-		FILE *f = fopen(files[i], "re");
+	static const char *const guest_files[] = { "/proc/vmstat", NULL };
+	const char *const *from = in_guest ? guest_files : files;
+	for (size_t i = 0; from[i]; i++) {
+		FILE *f = fopen(from[i], "re");
 		if (!f)
 			continue;
 		char key[64];
@@ -345,7 +356,10 @@ static char **read_env(void)
 		return NULL;
 	/* NUL-terminated (calloc'ed one longer): a last entry without its own
 	 * NUL still counts, as it always did */
-	return split_env(block, block + len + 1);
+	char **envp = split_env(block, block + len + 1);
+	if (!envp)
+		free(block);
+	return envp;
 }
 
 typedef struct run_opts {
@@ -430,7 +444,7 @@ static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int o
 			dup2(in_fd, STDIN_FILENO);
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
-		if (fchdir(wdfd) < 0)
+		if (fchdir(wdfd) < 0 || (in_guest && guest_work_limits() < 0))
 			goto fail;
 		/* execvp searches the work's PATH, not ours */
 		environ = envp;
@@ -511,6 +525,27 @@ static int read_request(int fd, uint8_t *ret_type, char **ret_payload, uint32_t 
 	return 1;
 }
 
+/* An engine CLI whose exec'd process exits while the host still streams its stdin drops
+ * output written just before the exit (podman: measured, 8 of 20 `yes | podman exec -i C sh
+ * -c 'echo x'` print nothing), our last frames included. So after the answer we stay, reading
+ * and dropping what the host still sends, until its EOF or for LINGER_MS: the frames are
+ * forwarded meanwhile, and a host that gave all its input and closed costs nothing. */
+#define LINGER_MS 250
+static void linger_on_stdin(int fd)
+{
+	char buf[4096];
+	long long until = now_ms() + LINGER_MS;
+	for (long long left; (left = until - now_ms()) > 0;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, (int)left) <= 0)
+			break;
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			break;
+	}
+	close(fd);
+}
+
 /* Runs the work and reports its end (STATUS, or ERROR when it could not
  * start). in_fd: the work's stdin, or -1 (it inherits ours, and we then
  * let go of it). ctl_fd: the session's request stream, watched for CANCEL
@@ -550,8 +585,11 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 		frame_text(AGENT_FRAME_ERROR, "exec_failed %d %s: %s", -r, o->argv[0], strerror(-r));
 		return 1;
 	}
+	/* One-shot: the work's stdin is ours, which it holds now; we read nothing of it while
+	 * it runs. A copy stays open until our answer is out (see linger_on_stdin). */
+	int held_in = -1;
 	if (in_fd < 0) {
-		/* The work holds its stdin; we must not keep the pipe's read end busy. */
+		held_in = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
 		int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (devnull >= 0) {
 			dup2(devnull, STDIN_FILENO);
@@ -653,6 +691,8 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 		frame_text(AGENT_FRAME_STATUS, "signal %d%s", WTERMSIG(status), flags);
 	else
 		frame_text(AGENT_FRAME_STATUS, "exit %d%s", WEXITSTATUS(status), flags);
+	if (held_in >= 0)
+		linger_on_stdin(held_in);
 	return 0;
 }
 
@@ -1056,6 +1096,11 @@ static int file_command(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	if (guest_is_init(argc, argv)) {
+		/* a guest's /init: pid 1 returning ends the VM (the kernel panics, QEMU exits) */
+		in_guest = true;
+		return guest_init() < 0 ? 1 : cmd_session();
+	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
 		return 2;

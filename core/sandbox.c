@@ -7,6 +7,7 @@
 #include "sandbox.h"
 #include "admission.h"
 #include "env.h"
+#include "runinput.h"
 #include "workspace.h"
 
 #include <errno.h>
@@ -85,13 +86,17 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	 * failed: that answer is forgotten and the request decided and opened once more, on
 	 * answers made now (both decisions are audited). */
 	if (r < 0 && opened && context_probe_forget_cached(ctx, opened)) {
-		g_clear_pointer(&first, cordon_error_free);
+		cordon_error_free(first);
+		first = NULL;
 		r = decide_and_open(ctx, req, &d, &state, &opened, &first);
 	}
 	if (r < 0) {
 		error_propagate(reterr, first);
 		return r;
 	}
+	/* decide_and_open sets d whenever it returns 0 (the analyzer does not follow the
+	 * variadic error_set() of its failures). */
+	// NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
 	tier_runtime *t = d->runtime;
 
 	cordon_sandbox *sb = g_new0(cordon_sandbox, 1);
@@ -276,13 +281,29 @@ static int run_bounds(cordon_sandbox *sb, const cordon_run_options *o, uint64_t 
 	return 0;
 }
 
-static int check_options(const cordon_run_options *o, cordon_error **reterr)
+/* The size of the options before stdin_fd: callers built then pass it. */
+#define RUN_OPTIONS_SIZE_0_1 offsetof(cordon_run_options, stdin_fd)
+
+/* Checks the caller's options and copies them into *ret as this library knows them: a
+ * field a caller built before it (a smaller size) does not have gets its default. */
+static int check_options(const cordon_run_options *o, cordon_run_options *ret,
+			 cordon_error **reterr)
 {
+	*ret = (cordon_run_options)CORDON_RUN_OPTIONS_INIT;
 	if (!o)
 		return 0;
-	if (o->size < sizeof(cordon_run_options))
+	if (o->size < RUN_OPTIONS_SIZE_0_1)
 		return invalid(reterr, "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
-	if (o->flags & ~(uint32_t)CORDON_RUN_LAST)
+	memcpy(ret, o, MIN((size_t)o->size, sizeof(*ret)));
+	ret->size = sizeof(*ret);
+	o = ret;
+	if (o->stdin_fd >= 0 && o->stdin_data)
+		return invalid(reterr, "stdin_data and stdin_fd are exclusive");
+	if (o->stdin_fd < -1 || o->tty_resize_fd < -1)
+		return invalid(reterr, "stdin_fd and tty_resize_fd are a descriptor or -1");
+	if ((o->flags & CORDON_RUN_TTY) && o->stdin_data)
+		return invalid(reterr, "a terminal run takes its input from stdin_fd, not stdin_data");
+	if (o->flags & ~(uint32_t)(CORDON_RUN_LAST | CORDON_RUN_TTY))
 		return invalid(reterr, "unknown cordon_run_options flags");
 	for (size_t i = 0; o->env && o->env[i]; i++) {
 		const char *eq = strchr(o->env[i], '=');
@@ -351,6 +372,14 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	if (r < 0)
 		return r;
 	c->cap = cap;
+	run_input in = RUN_INPUT_INIT;
+	const cordon_run_options none = CORDON_RUN_OPTIONS_INIT;
+	if ((r = run_input_open(&in, o ? o : &none, sb->tier->driver->ops.flags, cancel_fd,
+				sink_output, c, reterr)) < 0) {
+		run_input_close(&in);
+		run_end(sb);
+		return r;
+	}
 	g_auto(GStrv) envp = env_build(sb->env_grants, o ? o->env : NULL);
 	cordon_plugin_run_spec spec = {
 		.size = sizeof(spec),
@@ -358,16 +387,19 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 		.argv = argv,
 		.envp = (const char *const *)envp,
 		.workdir = o ? o->workdir : NULL,
-		.stdin_data = o ? o->stdin_data : NULL,
-		.stdin_len = o ? o->stdin_len : 0,
+		.stdin_data = in.data,
+		.stdin_len = in.len,
 		.timeout_ms = timeout,
 		.cancel_fd = cancel_fd,
 		.port = port,
+		.stdin_fd = in.fd,
+		.tty_fd = in.tty_fd,
 	};
 	cordon_plugin_run_sink sink = { sizeof(sink), 0, c, sink_output, sink_address };
 	cordon_plugin_run_status st = { .size = sizeof(st) };
 	struct cordon_plugin_error perr = { 0 };
 	r = sb->tier->driver->ops.run(sb->state, &spec, &sink, &st, &perr);
+	run_input_close(&in);
 	run_end(sb);
 	r = error_from_plugin(reterr, &perr, r, "run");
 	if (r >= 0 && c->result)
@@ -380,11 +412,12 @@ int cordon_sandbox_run(cordon_sandbox *sb, const char *const *argv, const cordon
 {
 	if (!sb || !argv_ok(argv) || !ret_result)
 		return invalid(reterr, "sandbox, a non-empty argv and ret_result are required");
-	int r = check_options(o, reterr);
+	cordon_run_options on;
+	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
 	run_capture c = { .result = result_new(), .keep = true, .cancel_event = -1 };
-	r = run_driver(sb, argv, o, 0, o ? o->cancel_fd : -1, &c, reterr);
+	r = run_driver(sb, argv, &on, 0, on.cancel_fd, &c, reterr);
 	if (r < 0) {
 		cordon_result_free(c.result);
 		return r;
@@ -425,14 +458,16 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cor
 {
 	if (!sb || !argv_ok(argv) || !fn)
 		return invalid(reterr, "sandbox, a non-empty argv and a callback are required");
-	int r = check_options(o, reterr);
+	cordon_run_options on;
+	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
+	o = &on;
 	int ev = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ev < 0)
 		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource),
 				 "eventfd: %s", g_strerror(errno));
-	int merged = cancel_merge(o ? o->cancel_fd : -1, ev);
+	int merged = cancel_merge(o->cancel_fd, ev);
 	if (merged < 0) {
 		close(ev);
 		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, ERRC(resource),
@@ -513,9 +548,13 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 {
 	if (!sb || !argv_ok(argv) || !ret)
 		return invalid(reterr, "sandbox, a non-empty argv and ret are required");
-	int r = check_options(o, reterr);
+	cordon_run_options on;
+	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
+	if (o && (on.stdin_fd >= 0 || (on.flags & CORDON_RUN_TTY)))
+		return invalid(reterr, "servers get no stdin and no terminal");
+	o = o ? &on : NULL;
 	if (o && o->cancel_fd >= 0)
 		return invalid(reterr, "serve is stopped with cordon_serve_stop, not a cancel_fd");
 	uint64_t timeout, cap;

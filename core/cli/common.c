@@ -14,25 +14,101 @@
 #include <string.h>
 #include <unistd.h>
 
-int cli_report(cordon_error *err)
+bool cli_json;
+
+void cli_json_from_argv(int argc, char **argv)
 {
-	fprintf(stderr, "cordon: %s [%s]: %s\n", cordon_error_class_name(cordon_error_get_class(err)),
-		cordon_error_get_code(err), cordon_error_get_message(err));
-	int code = cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN ? EXIT_REFUSED
-		   : cordon_error_get_class(err) == CORDON_ERROR_INVALID  ? EXIT_USAGE
-									   : EXIT_FAILED;
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			cli_json = true;
+}
+
+/* {"error":{"class","code","message","errno"}[,"decision":{...}]} on stdout, where a
+ * --json reader looks; the human line stays on stderr. */
+static void print_error_json(const char *cls, const char *code, const char *msg, int errnum,
+			     const char *decision_json)
+{
+	g_autofree char *jc = cli_json_string(code, strlen(code));
+	g_autofree char *jm = cli_json_string(msg, strlen(msg));
+	printf("{\"error\":{\"class\":\"%s\",\"code\":%s,\"message\":%s,\"errno\":%d}%s%s}\n", cls,
+	       jc, jm, errnum, decision_json ? ",\"decision\":" : "",
+	       decision_json ? decision_json : "");
+	fflush(stdout);
+}
+
+int cli_exit_for_class(cordon_error_class cls)
+{
+	return cls == CORDON_ERROR_FORBIDDEN ? EXIT_REFUSED
+	       : cls == CORDON_ERROR_INVALID ? EXIT_USAGE
+					     : EXIT_FAILED;
+}
+
+int cli_report_decision(cordon_error *err, const char *decision_json)
+{
+	cordon_error_class cls = cordon_error_get_class(err);
+	/* A message may quote what the work or a file supplied: never raw controls. */
+	g_autofree char *msg = cli_printable(cordon_error_get_message(err));
+	fprintf(stderr, "cordon: %s [%s]: %s\n", cordon_error_class_name(cls),
+		cordon_error_get_code(err), msg);
+	if (cli_json)
+		print_error_json(cordon_error_class_name(cls), cordon_error_get_code(err),
+				 cordon_error_get_message(err), abs(cordon_error_get_errno(err)),
+				 decision_json);
+	int code = cli_exit_for_class(cls);
 	cordon_error_free(err);
 	return code;
+}
+
+int cli_report(cordon_error *err) { return cli_report_decision(err, NULL); }
+
+static int cli_fail_v(int exit_code, const char *cls, const char *code, const char *fmt, va_list ap)
+{
+	g_autofree char *raw = g_strdup_vprintf(fmt, ap);
+	g_autofree char *msg = cli_printable(raw);
+	fprintf(stderr, "cordon: %s%s\n", msg, exit_code == EXIT_USAGE ? " (try --help)" : "");
+	if (cli_json)
+		print_error_json(cls, code, raw, 0, NULL);
+	return exit_code;
 }
 
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	int r = cli_fail_v(EXIT_USAGE, "invalid", "usage", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "cordon: %s (try --help)\n", msg);
-	return EXIT_USAGE;
+	return r;
+}
+
+int cli_refuse(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = cli_fail_v(EXIT_REFUSED, "forbidden", "refused", fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int cli_fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = cli_fail_v(EXIT_FAILED, "terminal", "failed", fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* Controls (a terminal would act on them) shown as \xNN; newlines kept between lines. */
+char *cli_printable(const char *s)
+{
+	GString *o = g_string_new(NULL);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+			g_string_append_printf(o, "\\x%02x", *p);
+		else
+			g_string_append_c(o, (char)*p);
+	}
+	return g_string_free(o, FALSE);
 }
 
 /* The policy, in this order: --policy FILE, $CORDON_POLICY, the system file
@@ -54,10 +130,7 @@ const char *cli_policy_path(const char *flag)
  * told to ask afresh (`cordon probe --fresh`). */
 static bool probe_fresh;
 
-void cli_set_probe_fresh(bool fresh)
-{
-	probe_fresh = fresh;
-}
+void cli_set_probe_fresh(bool fresh) { probe_fresh = fresh; }
 
 int cli_open_context(const char *policy_flag, const char *plugin_dir, bool all_plugins,
 		     cordon_context **ret)

@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define EXIT_USAGE 64
-#define EXIT_FAILED 70
 /* `engine image inspect` of one image: an engine that hangs must not hang the command. */
 #define ENGINE_TIMEOUT_MS 60000
 #define ENGINE_OUTPUT_CAP (1024 * 1024)
@@ -81,15 +79,58 @@ static char *find_engine(const char *flag)
 	return g_steal_pointer(&p);
 }
 
+/* The one digest to pin: an already pinned reference the engine knows is confirmed as it
+ * is; else the first in order. Several: the engine knows the image under more than one
+ * manifest (a local build and what a registry served after a format conversion, say);
+ * each pins the same content locally, a tier that pulls needs the one its registry serves
+ * (--all lists them). */
+static const char *chosen_pin(const char *ref, GPtrArray *pins)
+{
+	for (guint i = 0; image_ref_is_pinned(ref) && i < pins->len; i++)
+		if (strcmp(pins->pdata[i], ref) == 0)
+			return pins->pdata[i];
+	return pins->pdata[0];
+}
+
+static void print_pins(const char *ref, GPtrArray *pins, bool all)
+{
+	const char *pin = chosen_pin(ref, pins);
+	if (cli_json) {
+		g_autofree char *jr = cli_json_string(ref, strlen(ref));
+		g_autofree char *jp = cli_json_string(pin, strlen(pin));
+		printf("{\"image\":%s,\"pinned\":%s,\"all\":[", jr, jp);
+		for (guint i = 0; i < pins->len; i++) {
+			g_autofree char *j = cli_json_string(pins->pdata[i],
+							     strlen(pins->pdata[i]));
+			printf("%s%s", i ? "," : "", j);
+		}
+		printf("]}\n");
+		return;
+	}
+	if (!all && pins->len > 1)
+		fprintf(stderr,
+			"cordon: %u digests name %s locally, printed the first; a tier that "
+			"pulls needs the one its registry serves (--all lists them)\n",
+			pins->len, ref);
+	for (guint i = 0; i < (all ? pins->len : 1); i++)
+		printf("%s\n", all ? (const char *)pins->pdata[i] : pin);
+}
+
 int cli_cmd_image(int argc, char **argv)
 {
 	g_autofree char *engine_flag = NULL;
+	gboolean all = FALSE, json = FALSE;
 	GOptionEntry entries[] = {
 		{ "engine", 0, 0, G_OPTION_ARG_STRING, &engine_flag,
 		  "podman, docker, or an absolute path (default: podman, else docker)", "ENGINE" },
+		{ "all", 0, 0, G_OPTION_ARG_NONE, &all,
+		  "Print every digest the engine knows the image by", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json,
+		  "Print {\"image\",\"pinned\",\"all\"} as one JSON object", NULL },
 		{ NULL },
 	};
-	g_autoptr(GOptionContext) oc = g_option_context_new("pin REF - print an image's pinned digest form");
+	g_autoptr(GOptionContext)
+		oc = g_option_context_new("pin REF - print an image's pinned digest form");
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_autoptr(GError) gerr = NULL;
 	if (!g_option_context_parse(oc, &argc, &argv, &gerr))
@@ -101,49 +142,35 @@ int cli_cmd_image(int argc, char **argv)
 		return cli_usage_error("'%s' is not an image reference", ref);
 	g_autofree char *engine = find_engine(engine_flag);
 	if (!engine)
-		return fprintf(stderr, "cordon: no container engine found (podman, docker)\n"),
-		       EXIT_FAILED;
+		return cli_fail("no container engine found (podman, docker)");
 	/* the engine gets a minimal environment, like the plugins give it */
 	g_autofree char *home = g_strdup_printf("HOME=%s", g_get_home_dir());
 	const char *env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 			      "LC_ALL=C", home, NULL };
-	const char *args[] = { engine, "image", "inspect", "--format",
-			       "{{range .RepoDigests}}{{println .}}{{end}}", "--", ref, NULL };
+	const char *args[] = { engine,
+			       "image",
+			       "inspect",
+			       "--format",
+			       "{{range .RepoDigests}}{{println .}}{{end}}",
+			       "--",
+			       ref,
+			       NULL };
 	/* the one host program spawner (common/hostproc.c), as the plugins' engine CLIs */
 	hostproc_result res;
-	int r = hostproc_run(engine, args, env, NULL, 0, ENGINE_TIMEOUT_MS, ENGINE_OUTPUT_CAP, &res);
+	int r = hostproc_run(engine, args, env, NULL, 0, ENGINE_TIMEOUT_MS, ENGINE_OUTPUT_CAP,
+			     &res);
 	if (r < 0)
-		return fprintf(stderr, "cordon: %s: %s\n", engine, g_strerror(-r)), EXIT_FAILED;
+		return cli_fail("%s: %s", engine, g_strerror(-r));
 	g_autofree char *out = res.out, *err = res.err;
 	if (res.timed_out)
-		return fprintf(stderr, "cordon: %s did not answer within %d s\n", engine,
-			       ENGINE_TIMEOUT_MS / 1000), EXIT_FAILED;
-	if (res.exit_code != 0) {
-		fprintf(stderr, "cordon: %s has no image %s: %s", engine, ref, *err ? err : "\n");
-		return EXIT_FAILED;
-	}
+		return cli_fail("%s did not answer within %d s", engine, ENGINE_TIMEOUT_MS / 1000);
+	if (res.exit_code != 0)
+		return cli_fail("%s has no image %s: %s", engine, ref, g_strstrip(err));
 	g_autoptr(GPtrArray) pins = choose_digests(ref, out);
-	/* an already pinned reference the engine knows: confirmed as it is */
-	for (guint i = 0; image_ref_is_pinned(ref) && i < pins->len; i++) {
-		if (strcmp(pins->pdata[i], ref) == 0) {
-			printf("%s\n", ref);
-			return 0;
-		}
-	}
-	if (pins->len == 0) {
-		fprintf(stderr, "cordon: %s has no registry digest for %s: push it to a registry "
-				"(or pull it) first; a local image ID is not a digest a registry can "
-				"verify\n", engine, ref);
-		return EXIT_FAILED;
-	}
-	/* Several: the engine knows this image under more than one manifest (a
-	 * local build and what a registry served after a format conversion, say).
-	 * Each pins the same content locally; a tier that pulls needs the one its
-	 * registry serves. */
-	if (pins->len > 1)
-		fprintf(stderr, "cordon: %u digests name %s locally; a tier that pulls needs the "
-				"one its registry serves\n", pins->len, ref);
-	for (guint i = 0; i < pins->len; i++)
-		printf("%s\n", (char *)pins->pdata[i]);
+	if (pins->len == 0)
+		return cli_fail("%s has no registry digest for %s: push it to a registry (or pull "
+				"it) first; a local image ID is not a digest a registry can verify",
+				engine, ref);
+	print_pins(ref, pins, all);
 	return 0;
 }

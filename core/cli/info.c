@@ -46,7 +46,8 @@ static void print_probe(cordon_context *ctx, size_t i, const cordon_probe_report
 	bool ok = cordon_probe_report_available(rep);
 	if (json) {
 		g_autofree char *jr = cli_json_string(reason, strlen(reason));
-		printf("{\"tier\":\"%s\",\"driver\":\"%s\",\"available\":%s,\"containment\":\"%s\",\"reason\":%s}\n",
+		printf("{\"tier\":\"%s\",\"driver\":\"%s\",\"available\":%s,\"containment\":\"%s\","
+		       "\"reason\":%s}\n",
 		       name, drv, ok ? "true" : "false", cont, jr);
 	} else {
 		printf("%-12s %-8s %-11s %-16s %s\n", name, drv, ok ? "available" : "unavailable",
@@ -60,12 +61,15 @@ int cli_cmd_probe(int argc, char **argv)
 	gboolean json = FALSE, fresh = FALSE;
 	GOptionEntry entries[] = {
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory",
+		  "DIR" },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per tier", NULL },
-		{ "fresh", 0, 0, G_OPTION_ARG_NONE, &fresh, "Probe every tier now, ignoring answers kept from earlier runs", NULL },
+		{ "fresh", 0, 0, G_OPTION_ARG_NONE, &fresh,
+		  "Probe every tier now, ignoring answers kept from earlier runs", NULL },
 		{ NULL }
 	};
-	int r = parse_simple(&argc, &argv, "- report whether each tier can run work on this host", entries);
+	int r = parse_simple(&argc, &argv, "- report whether each tier can run work on this host",
+			     entries);
 	if (r)
 		return r;
 	cli_set_probe_fresh(fresh);
@@ -99,12 +103,13 @@ int cli_cmd_plugins(int argc, char **argv)
 {
 	g_autofree char *plugin_dir = NULL;
 	gboolean json = FALSE;
-	GOptionEntry entries[] = {
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON object per plugin", NULL },
-		{ NULL }
-	};
-	int r = parse_simple(&argc, &argv, "- list every plugin found: loaded, or why it was refused", entries);
+	GOptionEntry entries[] = { { "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+				     "Plugin directory", "DIR" },
+				   { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+				     "One JSON object per plugin", NULL },
+				   { NULL } };
+	int r = parse_simple(&argc, &argv,
+			     "- list every plugin found: loaded, or why it was refused", entries);
 	if (r)
 		return r;
 	cordon_context *ctx = NULL;
@@ -118,8 +123,9 @@ int cli_cmd_plugins(int argc, char **argv)
 		bool loaded = cordon_context_plugin_loaded(ctx, i);
 		if (json) {
 			g_autofree char *jd = cli_json_string(detail, strlen(detail));
-			printf("{\"plugin\":\"%s\",\"loaded\":%s,\"%s\":%s,\"drivers\":\"%s\"}\n", name,
-			       loaded ? "true" : "false", loaded ? "version" : "reason", jd, drivers);
+			printf("{\"plugin\":\"%s\",\"loaded\":%s,\"%s\":%s,\"drivers\":\"%s\"}\n",
+			       name, loaded ? "true" : "false", loaded ? "version" : "reason", jd,
+			       drivers);
 		} else {
 			printf("%-12s %-8s %s%s%s\n", name, loaded ? "loaded" : "refused", detail,
 			       loaded ? "  drivers: " : "", loaded ? drivers : "");
@@ -133,6 +139,21 @@ int cli_cmd_plugins(int argc, char **argv)
 
 int cli_cmd_version(int argc, char **argv)
 {
+	gboolean json = FALSE;
+	GOptionEntry entries[] = { { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+				     "Print the versions as one JSON object", NULL },
+				   { NULL } };
+	int r = parse_simple(&argc, &argv,
+			     "- print cordon's version, its plugin ABI and plugin directory",
+			     entries);
+	if (r)
+		return r;
+	if (json) {
+		g_autofree char *dir = cli_json_string(CORDON_PLUGINDIR, strlen(CORDON_PLUGINDIR));
+		printf("{\"version\":\"%s\",\"plugin_abi\":\"%d.%d\",\"plugin_dir\":%s}\n",
+		       PACKAGE_VERSION, CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, dir);
+		return 0;
+	}
 	printf("cordon %s (plugin ABI %d.%d, default plugin directory %s)\n", PACKAGE_VERSION,
 	       CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR, CORDON_PLUGINDIR);
 	return 0;
@@ -141,12 +162,17 @@ int cli_cmd_version(int argc, char **argv)
 int cli_cmd_gc(int argc, char **argv)
 {
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
-	GOptionEntry entries[] = {
-		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory", "DIR" },
-		{ NULL }
-	};
-	int r = parse_simple(&argc, &argv, "- remove what crashed hosts left behind (containers, guests)", entries);
+	gboolean json = FALSE;
+	GOptionEntry entries[] = { { "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy,
+				     "Policy file", "FILE" },
+				   { "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+				     "Plugin directory", "DIR" },
+				   { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+				     "Print {\"removed\": N} as one JSON object", NULL },
+				   { NULL } };
+	int r = parse_simple(&argc, &argv,
+			     "- remove what crashed hosts left behind (containers, guests)",
+			     entries);
 	if (r)
 		return r;
 	cordon_context *ctx = NULL;
@@ -157,6 +183,6 @@ int cli_cmd_gc(int argc, char **argv)
 	cordon_context_free(ctx);
 	if (removed < 0)
 		return cli_report(err);
-	printf("removed %d\n", removed);
+	printf(json ? "{\"removed\":%d}\n" : "removed %d\n", removed);
 	return 0;
 }

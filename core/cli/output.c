@@ -44,10 +44,7 @@ void cli_stdio_guard(void)
 	}
 }
 
-static bool is_shown(unsigned char c)
-{
-	return c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f);
-}
+static bool is_shown(unsigned char c) { return c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f); }
 
 static void append_hidden(GString *o, const char *p, size_t n)
 {
@@ -121,8 +118,9 @@ static bool out_result(cli_out *o, int r)
 
 void cli_out_init(cli_out *o, int fd, bool raw, const volatile sig_atomic_t *stop)
 {
-	*o = (cli_out){ .fd = fd, .escape = !raw && isatty(fd), .gone = cli_stdio_closed[fd],
-			.stop = stop };
+	*o = (cli_out){
+		.fd = fd, .escape = !raw && isatty(fd), .gone = cli_stdio_closed[fd], .stop = stop
+	};
 }
 
 bool cli_out_write(cli_out *o, const char *data, size_t len)

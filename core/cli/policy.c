@@ -11,15 +11,16 @@
 #include <string.h>
 
 #define EXIT_INVALID_POLICY 1 /* `policy check`: the policy has errors */
-#define EXIT_REFUSED 77       /* as the other commands: refused by policy */
 
 static int parse_args(int *argc, char ***argv, const char *what, const char *summary,
-		      GOptionEntry *entries)
+		      GOptionEntry *entries, const GOptionEntry *more)
 {
 	g_autoptr(GOptionContext) oc = g_option_context_new(what);
 	if (summary)
 		g_option_context_set_summary(oc, summary);
 	g_option_context_add_main_entries(oc, entries, NULL);
+	if (more)
+		g_option_context_add_main_entries(oc, more, NULL);
 	g_autoptr(GError) gerr = NULL;
 	if (!g_option_context_parse(oc, argc, argv, &gerr))
 		return cli_usage_error("%s", gerr->message);
@@ -54,16 +55,64 @@ static void warn_loudly(const char *summary)
 			fprintf(stderr, "cordon: %s\n", lines[i]);
 }
 
+/* A JSON array of the text's lines that start with prefix (or all, prefix NULL), without
+ * it. Owned by caller. */
+static char *json_lines(const char *text, const char *prefix)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	GString *o = g_string_new("[");
+	bool any = false;
+	for (size_t i = 0; lines[i]; i++) {
+		if (!*lines[i] || (prefix && !g_str_has_prefix(lines[i], prefix)))
+			continue;
+		const char *l = lines[i] + (prefix ? strlen(prefix) : 0);
+		g_autofree char *j = cli_json_string(l, strlen(l));
+		g_string_append_printf(o, "%s%s", any ? "," : "", j);
+		any = true;
+	}
+	g_string_append_c(o, ']');
+	return g_string_free(o, FALSE);
+}
+
+/* policy check --json: {"file","valid":true,"summary","warnings":[...]} or
+ * {"file","valid":false,"error":{"class","code","message"},"errors":[one a line]}. */
+static void print_check_valid(const char *file, const char *summary)
+{
+	g_autofree char *jf = cli_json_string(file, strlen(file));
+	g_autofree char *js = cli_json_string(summary, strlen(summary));
+	g_autofree char *jw = json_lines(summary, "WARNING: ");
+	printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s}\n", jf, js, jw);
+}
+
+static void print_check_invalid(const char *file, const cordon_error *err)
+{
+	g_autofree char *jf = cli_json_string(file, strlen(file));
+	const char *msg = cordon_error_get_message(err);
+	g_autofree char *jc = cli_json_string(cordon_error_get_code(err),
+					      strlen(cordon_error_get_code(err)));
+	g_autofree char *jm = cli_json_string(msg, strlen(msg));
+	g_autofree char *je = json_lines(msg, NULL);
+	printf("{\"file\":%s,\"valid\":false,\"error\":{\"class\":\"%s\",\"code\":%s,"
+	       "\"message\":%s},\"errors\":%s}\n",
+	       jf, cordon_error_class_name(cordon_error_get_class(err)), jc, jm, je);
+}
+
 static int policy_check(int argc, char **argv)
 {
 	g_autofree char *plugin_dir = NULL;
-	GOptionEntry entries[] = {
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
-		{ NULL }
-	};
-	int r = parse_args(&argc, &argv, "FILE - check a policy file",
-			   "Exit status: 0 when the policy is valid (a summary is printed), 1 when it "
-			   "has errors (each printed with file:line:column and key path).", entries);
+	gboolean json = FALSE;
+	GOptionEntry entries[] = { { "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+				     "Plugin directory (absolute)", "DIR" },
+				   { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+				     "Print the verdict as one JSON object (valid, summary and "
+				     "warnings, or every error)",
+				     NULL },
+				   { NULL } };
+	int r = parse_args(
+		&argc, &argv, "FILE - check a policy file",
+		"Exit status: 0 when the policy is valid (a summary is printed), 1 when it "
+		"has errors (each printed with file:line:column and key path).",
+		entries, NULL);
 	if (r)
 		return r;
 	if (argc != 2)
@@ -75,14 +124,20 @@ static int policy_check(int argc, char **argv)
 		    strncmp(cordon_error_get_code(err), "policy_", 7) != 0)
 			return cli_report(err);
 		/* Every error, one per line, each with its position. */
-		fprintf(stderr, "%s\n", cordon_error_get_message(err));
+		if (json)
+			print_check_invalid(argv[1], err);
+		g_autofree char *msg = cli_printable(cordon_error_get_message(err));
+		fprintf(stderr, "%s\n", msg);
 		fprintf(stderr, "cordon: %s is not a valid policy [%s]\n", argv[1],
 			cordon_error_get_code(err));
 		cordon_error_free(err);
 		return EXIT_INVALID_POLICY;
 	}
 	char *summary = cordon_context_policy_summary(ctx);
-	fputs(summary, stdout);
+	if (json)
+		print_check_valid(argv[1], summary);
+	else
+		fputs(summary, stdout);
 	warn_loudly(summary);
 	free(summary);
 	cordon_context_free(ctx);
@@ -92,23 +147,34 @@ static int policy_check(int argc, char **argv)
 static int policy_show(int argc, char **argv)
 {
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
-	gboolean def = FALSE;
+	gboolean def = FALSE, json = FALSE;
 	GOptionEntry entries[] = {
-		{ "default", 0, 0, G_OPTION_ARG_NONE, &def, "Print the built-in default policy (YAML)", NULL },
+		{ "default", 0, 0, G_OPTION_ARG_NONE, &def,
+		  "Print the built-in default policy (YAML)", NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json,
+		  "Print {\"file\",\"summary\"} (or {\"default\"}) as one JSON object", NULL },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
 		{ NULL }
 	};
-	int r = parse_args(&argc, &argv, "- show the policy in effect (or the built-in default)",
-			   "Without --default: a summary of the policy cordon would use here, found "
-			   "in this order: --policy, $CORDON_POLICY, " CORDON_SYSCONFDIR
-			   "/cordon/policy.yaml, the built-in default.", entries);
+	int r = parse_args(
+		&argc, &argv, "- show the policy in effect (or the built-in default)",
+		"Without --default: a summary of the policy cordon would use here, found "
+		"in this order: --policy, $CORDON_POLICY, " CORDON_SYSCONFDIR
+		"/cordon/policy.yaml, the built-in default.",
+		entries, NULL);
 	if (r)
 		return r;
 	if (argc > 1)
 		return cli_usage_error("unexpected argument '%s'", argv[1]);
 	if (def) {
-		fputs(cordon_policy_default_text(), stdout);
+		const char *t = cordon_policy_default_text();
+		g_autofree char *jt = json ? cli_json_string(t, strlen(t)) : NULL;
+		if (json)
+			printf("{\"default\":%s}\n", jt);
+		else
+			fputs(t, stdout);
 		return 0;
 	}
 	const char *path = cli_policy_path(policy);
@@ -117,9 +183,15 @@ static int policy_show(int argc, char **argv)
 	if (open_policy(path, plugin_dir, &ctx, &err) < 0)
 		return cli_report(err);
 	char *summary = cordon_context_policy_summary(ctx);
-	if (!path)
-		printf("(no policy file: the built-in default is in effect)\n");
-	fputs(summary, stdout);
+	if (json) {
+		g_autofree char *jf = path ? cli_json_string(path, strlen(path)) : g_strdup("null");
+		g_autofree char *js = cli_json_string(summary, strlen(summary));
+		printf("{\"file\":%s,\"summary\":%s}\n", jf, js);
+	} else {
+		if (!path)
+			printf("(no policy file: the built-in default is in effect)\n");
+		fputs(summary, stdout);
+	}
 	free(summary);
 	cordon_context_free(ctx);
 	return 0;
@@ -127,10 +199,14 @@ static int policy_show(int argc, char **argv)
 
 int cli_cmd_policy(int argc, char **argv)
 {
-	if (argc >= 2 && strcmp(argv[1], "check") == 0)
+	if (argc >= 2 && strcmp(argv[1], "check") == 0) {
+		g_set_prgname("cordon policy check");
 		return policy_check(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "show") == 0)
+	}
+	if (argc >= 2 && strcmp(argv[1], "show") == 0) {
+		g_set_prgname("cordon policy show");
 		return policy_show(argc - 1, argv + 1);
+	}
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("Usage: cordon policy check FILE\n"
 		       "       cordon policy show [--default] [--policy FILE]\n");
@@ -141,84 +217,28 @@ int cli_cmd_policy(int argc, char **argv)
 
 /* ---- explain ------------------------------------------------------------------ */
 
-/* --limit KEY=VALUE with the policy's names and units. */
-static int add_limit(cordon_request *req, const char *spec, cordon_error **reterr)
-{
-	static const struct { const char *name; cordon_limit which; int kind; } keys[] = {
-		{ "wall", CORDON_LIMIT_WALL_MS, 0 }, { "memory", CORDON_LIMIT_MEMORY, 1 },
-		{ "pids", CORDON_LIMIT_PIDS, 2 },    { "cpus", CORDON_LIMIT_CPU_MILLI, 3 },
-		{ "output", CORDON_LIMIT_OUTPUT, 1 }, { "nofile", CORDON_LIMIT_NOFILE, 2 },
-		{ "fsize", CORDON_LIMIT_FSIZE, 1 },
-	};
-	const char *eq = strchr(spec, '=');
-	if (!eq)
-		return cli_usage_error("--limit needs KEY=VALUE (e.g. memory=512MiB)");
-	g_autofree char *key = g_strndup(spec, eq - spec);
-	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
-		if (strcmp(key, keys[i].name) != 0)
-			continue;
-		uint64_t v = 0;
-		const char *why = NULL;
-		int r = keys[i].kind == 0 ? units_parse_duration(eq + 1, &v, &why)
-			: keys[i].kind == 1 ? units_parse_size(eq + 1, &v, &why)
-			: keys[i].kind == 2 ? units_parse_uint(eq + 1, &v, &why)
-					    : units_parse_cpus(eq + 1, &v, &why);
-		if (r == 0 && v == 0)
-			why = "a limit must be greater than 0";
-		else if (r == 0 && keys[i].which == CORDON_LIMIT_CPU_MILLI && v > UNITS_CPUS_MAX_MILLI)
-			why = "at most 4096 CPUs";
-		if (why)
-			return cli_usage_error("bad --limit value '%s': %s", spec, why);
-		return cordon_request_set_limit(req, keys[i].which, v, reterr) < 0 ? -1 : 0;
-	}
-	return cli_usage_error("unknown limit '%s': wall, memory, pids, cpus, output, nofile, fsize",
-			       key);
-}
-
 typedef struct explain_args {
-	char *trust, *tier, *egress, *image, *workspace;
-	char **labels, **limits;
+	char *trust, *tier, *workspace;
+	cli_request_fields fields;
 } explain_args;
 
 static void explain_args_clear(explain_args *a)
 {
 	g_free(a->trust);
 	g_free(a->tier);
-	g_free(a->egress);
-	g_free(a->image);
 	g_free(a->workspace);
-	g_strfreev(a->labels);
-	g_strfreev(a->limits);
+	cli_request_fields_clear(&a->fields);
 }
 
 /* Builds the request; returns 0, a usage exit code, or -1 with *err set. */
 static int build_request(const explain_args *a, cordon_request **ret, cordon_error **err)
 {
-	static const char *const egress[] = { "deny", "governed", "allow" };
 	cordon_request *req = cordon_request_new(a->trust);
 	int r = 0;
 	if (a->tier)
 		r = cordon_request_set_tier(req, a->tier, err);
-	for (size_t i = 0; r == 0 && a->labels && a->labels[i]; i++) {
-		const char *eq = strchr(a->labels[i], '=');
-		if (!eq) {
-			r = cli_usage_error("--label needs KEY=VALUE");
-			break;
-		}
-		g_autofree char *k = g_strndup(a->labels[i], eq - a->labels[i]);
-		r = cordon_request_add_label(req, k, eq + 1, err) < 0 ? -1 : 0;
-	}
-	for (size_t i = 0; r == 0 && a->limits && a->limits[i]; i++)
-		r = add_limit(req, a->limits[i], err);
-	if (r == 0 && a->egress) {
-		size_t e = 0;
-		while (e < G_N_ELEMENTS(egress) && strcmp(a->egress, egress[e]) != 0)
-			e++;
-		r = e < G_N_ELEMENTS(egress) ? (cordon_request_set_egress(req, (cordon_egress)e, err) < 0 ? -1 : 0)
-					     : cli_usage_error("--egress is deny, governed or allow");
-	}
-	if (r == 0 && a->image)
-		r = cordon_request_set_image(req, a->image, err) < 0 ? -1 : 0;
+	if (r == 0)
+		r = cli_request_fields_apply(&a->fields, req, err);
 	if (r == 0 && a->workspace)
 		r = cordon_request_set_workspace(req, a->workspace, err) < 0 ? -1 : 0;
 	if (r != 0) {
@@ -256,7 +276,8 @@ static void print_duration(uint64_t ms)
 
 static void print_limits(const cordon_decision *d)
 {
-	static const char *const names[] = { "wall", "memory", "pids", "cpus", "output", "nofile", "fsize" };
+	static const char *const names[] = { "wall",   "memory", "pids", "cpus",
+					     "output", "nofile", "fsize" };
 	bool any = false;
 	for (int i = 0; i < CORDON_LIMIT_COUNT_; i++) {
 		uint64_t v;
@@ -280,12 +301,14 @@ static void print_decision(const cordon_decision *d, const char *trust_asked)
 {
 	const char *trust = cordon_trust_to_string(cordon_decision_trust(d));
 	if (trust_asked && strcmp(trust_asked, trust) != 0)
-		printf("trust:        %s (asked: '%s', unknown, so treated as untrusted)\n", trust, trust_asked);
+		printf("trust:        %s (asked: '%s', unknown, so treated as untrusted)\n", trust,
+		       trust_asked);
 	else
 		printf("trust:        %s\n", trust);
 	printf("requirement:  %s\n", cordon_containment_to_string(cordon_decision_requirement(d)));
 	if (cordon_decision_admitted(d)) {
-		printf("decision:     admitted: tier %s (containment %s)\n", cordon_decision_tier(d),
+		printf("decision:     admitted: tier %s (containment %s)\n",
+		       cordon_decision_tier(d),
 		       cordon_containment_to_string(cordon_decision_containment(d)));
 		print_limits(d);
 	} else {
@@ -295,7 +318,8 @@ static void print_decision(const cordon_decision *d, const char *trust_asked)
 	for (size_t i = 0; i < cordon_decision_candidate_count(d); i++) {
 		cordon_containment c = cordon_decision_candidate_containment(d, i);
 		printf("  %s %-12s %-16s %s\n", cordon_decision_candidate_chosen(d, i) ? "*" : " ",
-		       cordon_decision_candidate_tier(d, i), c ? cordon_containment_to_string(c) : "-",
+		       cordon_decision_candidate_tier(d, i),
+		       c ? cordon_containment_to_string(c) : "-",
 		       cordon_decision_candidate_reason(d, i));
 	}
 }
@@ -317,6 +341,11 @@ static int explain(const explain_args *a, const char *policy, const char *plugin
 	r = cordon_decide(ctx, req, &d, &err);
 	if (!d) {
 		r = cli_report(err);
+	} else if (json && r < 0) {
+		/* a refusal: the error object, with the decision */
+		char *j = cordon_decision_to_json(d);
+		r = cli_report_decision(g_steal_pointer(&err), j);
+		free(j);
 	} else {
 		if (json) {
 			char *j = cordon_decision_to_json(d);
@@ -342,22 +371,24 @@ int cli_cmd_explain(int argc, char **argv)
 	g_autofree char *policy = NULL, *plugin_dir = NULL;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
-		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a.trust, "Trust level: trusted, semi-trusted, untrusted (required)", "T" },
-		{ "label", 'l', 0, G_OPTION_ARG_STRING_ARRAY, &a.labels, "A request label (repeatable)", "K=V" },
+		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a.trust,
+		  "Trust level: trusted, semi-trusted, untrusted (required)", "T" },
 		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a.tier, "Ask for this tier by name", "NAME" },
-		{ "egress", 0, 0, G_OPTION_ARG_STRING, &a.egress, "Egress asked for: deny (default), governed, allow", "MODE" },
-		{ "image", 0, 0, G_OPTION_ARG_STRING, &a.image, "Image asked for", "REF" },
-		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a.workspace, "Host workspace (absolute)", "DIR" },
-		{ "limit", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.limits, "A limit asked for, e.g. memory=1GiB, wall=30s (repeatable)", "K=V" },
+		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a.workspace,
+		  "Host workspace (absolute)", "DIR" },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir, "Plugin directory (absolute)", "DIR" },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the decision as one JSON object", NULL },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the decision as one JSON object",
+		  NULL },
 		{ NULL }
 	};
-	int r = parse_args(&argc, &argv, "- explain which tier a request gets, or why it is refused",
-			   "Exit status: 0 when admitted, 77 when refused. Nothing is opened or run; "
-			   "the decision is audited as a dry run when the policy has an audit trail.",
-			   entries);
+	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a.fields);
+	int r = parse_args(
+		&argc, &argv, "- explain which tier a request gets, or why it is refused",
+		"Exit status: 0 when admitted, 77 when refused. Nothing is opened or run; "
+		"the decision is audited as a dry run when the policy has an audit trail.",
+		entries, fields);
 	if (!r && argc > 1)
 		r = cli_usage_error("unexpected argument '%s'", argv[1]);
 	if (!r && !a.trust)

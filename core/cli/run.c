@@ -10,6 +10,11 @@
  * it, and the tier's own lifeline (the jail's supervisor, the kernel tier's
  * init) still kills the work. A signal ignored when cordon starts (nohup, a
  * background job) stays ignored.
+ *
+ * -t (and `cordon shell`): the work gets a terminal of the sandbox's own (the library's
+ * pseudo-terminal), our terminal goes raw for the run (tty.c: restored on every exit path),
+ * and the work's output reaches it as it is: a terminal's bytes are the terminal's to
+ * interpret, as with ssh -t or docker run -t. cordon's own messages stay escaped.
  */
 #include "config.h"
 
@@ -27,15 +32,21 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* The largest --env-file read. */
 #define ENV_FILE_MAX (1u << 20)
 
+/* What follows the options: an argv (run), one shell line (exec), or an optional argv
+ * (shell: /bin/sh by default, always with a terminal). */
+typedef enum run_mode { RUN_ARGV, RUN_LINE, RUN_SHELL } run_mode;
+
 typedef struct run_args {
 	char *trust, *tier, *timeout, *workdir, *policy, *plugin_dir, *workspace, *env_file;
 	char **env;
-	gboolean json, raw;
+	gboolean json, raw, tty;
+	cli_request_fields fields;
 } run_args;
 
 static void run_args_clear(run_args *a)
@@ -49,6 +60,7 @@ static void run_args_clear(run_args *a)
 	g_free(a->workspace);
 	g_free(a->env_file);
 	g_strfreev(a->env);
+	cli_request_fields_clear(&a->fields);
 }
 
 /* ---- the environment ----------------------------------------------------------- */
@@ -64,9 +76,11 @@ static int grant_env_flag(cordon_request *req, const char *arg)
 	if (!value)
 		return cli_usage_error("-e %s: %s is not set in cordon's environment", key, key);
 	if (eq && *value)
-		fprintf(stderr, "cordon: warning: the value of %s is on cordon's command line, "
-				"readable by every user of this host: export it and pass -e %s, "
-				"or use --env-file\n", key, key);
+		fprintf(stderr,
+			"cordon: warning: the value of %s is on cordon's command line, "
+			"readable by every user of this host: export it and pass -e %s, "
+			"or use --env-file\n",
+			key, key);
 	return cordon_request_grant_env(req, key, value, &err) < 0 ? cli_report(err) : 0;
 }
 
@@ -80,16 +94,13 @@ static int env_file_check(const char *path, int fd)
 		return cli_usage_error("--env-file %s: %s", path, g_strerror(errno));
 	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
 		return cli_usage_error("--env-file %s: not a regular file", path);
-	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
-		fprintf(stderr, "cordon: --env-file %s: owned by uid %u, not by you or root\n", path,
-			(unsigned)st.st_uid);
-		return EXIT_REFUSED;
-	}
-	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))) {
-		fprintf(stderr, "cordon: --env-file %s: mode %04o lets other users read or write "
-				"it (chmod o-rw,g-w)\n", path, (unsigned)(st.st_mode & 07777));
-		return EXIT_REFUSED;
-	}
+	if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
+		return cli_refuse("--env-file %s: owned by uid %u, not by you or root", path,
+				  (unsigned)st.st_uid);
+	if (S_ISREG(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)))
+		return cli_refuse("--env-file %s: mode %04o lets other users read or write it "
+				  "(chmod o-rw,g-w)",
+				  path, (unsigned)(st.st_mode & 07777));
 	return 0;
 }
 
@@ -106,11 +117,8 @@ static int read_env_file(const char *path, GString *buf)
 	/* A link elsewhere could lead root to a file it would not name itself. */
 	int nofollow = names_a_descriptor(path) ? 0 : O_NOFOLLOW;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | nofollow);
-	if (fd < 0 && errno == ELOOP) {
-		fprintf(stderr, "cordon: --env-file %s: a symbolic link (name the file itself)\n",
-			path);
-		return EXIT_REFUSED;
-	}
+	if (fd < 0 && errno == ELOOP)
+		return cli_refuse("--env-file %s: a symbolic link (name the file itself)", path);
 	if (fd < 0)
 		return cli_usage_error("--env-file %s: %s", path, g_strerror(errno));
 	int r = env_file_check(path, fd);
@@ -122,7 +130,8 @@ static int read_env_file(const char *path, GString *buf)
 		if (n < 0)
 			r = cli_usage_error("--env-file %s: %s", path, g_strerror(errno));
 		else if (buf->len + (size_t)n > ENV_FILE_MAX)
-			r = cli_usage_error("--env-file %s: larger than %u bytes", path, ENV_FILE_MAX);
+			r = cli_usage_error("--env-file %s: larger than %u bytes", path,
+					    ENV_FILE_MAX);
 		else
 			g_string_append_len(buf, chunk, n);
 	}
@@ -185,6 +194,7 @@ static int stop_pipe[2] = { -1, -1 };
 static void on_stop(int sig)
 {
 	int e = errno;
+	cli_tty_restore(); /* a second signal kills us: the terminal is sane again first */
 	if (!stop_signal)
 		stop_signal = sig;
 	if (write(stop_pipe[1], "", 1) < 0) {
@@ -257,15 +267,19 @@ static int on_output(void *user, int stream, const void *data, size_t len)
 	return !written || stop_signal;
 }
 
-static int run_passthrough(cordon_sandbox *sb, const char *const *argv,
-			   const cordon_run_options *o, bool raw)
+static int run_passthrough(cordon_sandbox *sb, const char *const *argv, const cordon_run_options *o,
+			   bool raw)
 {
 	passthrough pt = { .reader_gone = false };
-	cli_out_init(&pt.out[1], STDOUT_FILENO, raw, &stop_signal);
+	bool tty = o->flags & CORDON_RUN_TTY;
+	cli_out_init(&pt.out[1], STDOUT_FILENO, raw || tty, &stop_signal);
 	cli_out_init(&pt.out[2], STDERR_FILENO, raw, &stop_signal);
 	cordon_result *res = NULL;
 	cordon_error *err = NULL;
+	if (tty && !cli_stdio_closed[STDIN_FILENO] && cli_tty_raw(STDIN_FILENO) < 0)
+		fprintf(stderr, "cordon: warning: cannot put the terminal in raw mode\n");
 	int r = cordon_sandbox_stream(sb, argv, o, on_output, &pt, &res, &err);
+	cli_tty_restore();
 	cli_out_flush(&pt.out[1]);
 	cli_out_flush(&pt.out[2]);
 	if (r < 0)
@@ -292,6 +306,43 @@ static int run_json(cordon_sandbox *sb, const char *const *argv, const cordon_ru
 	return r;
 }
 
+/* Whether fd is /dev/null: nothing to stream (EOF at once either way), and a run without a
+ * streamed stdin keeps a container tier's session channel (no engine call). */
+static bool is_dev_null(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+/* The work's stdin: ours, streamed as it comes through a pipe of the library's (the work
+ * never holds our descriptor: a terminal, a file). None when ours was closed at the start
+ * or is /dev/null, or is a terminal we run in the background of (`cordon run ... &`):
+ * reading it would stop us with SIGTTIN, as it stops `cat &`, though the work may never
+ * want input. */
+static int stdin_for_work(void)
+{
+	if (cli_stdio_closed[STDIN_FILENO] || is_dev_null(STDIN_FILENO))
+		return -1;
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp())
+		return -1;
+	return STDIN_FILENO;
+}
+
+/* With --json a refusal carries the decision, every candidate's verdict: decided again
+ * (as explain does, audited as a dry run) since a failed open returns none. */
+static int report_open_failure(cordon_context *ctx, const cordon_request *req, cordon_error *err)
+{
+	if (!cli_json || cordon_error_get_class(err) != CORDON_ERROR_FORBIDDEN)
+		return cli_report(err);
+	cordon_decision *d = NULL;
+	cordon_decide(ctx, req, &d, NULL);
+	char *dj = d ? cordon_decision_to_json(d) : NULL;
+	int r = cli_report_decision(err, dj);
+	free(dj);
+	cordon_decision_free(d);
+	return r;
+}
+
 static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_args *a,
 			  const char *const *argv, uint64_t timeout_ms, int cancel_fd)
 {
@@ -304,7 +355,7 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 		return 128 + SIGPIPE;
 	}
 	if (cordon_sandbox_open(ctx, req, &sb, &err) < 0)
-		return cli_report(err);
+		return report_open_failure(ctx, req, err);
 	/* From here on, work runs, possibly as the same user: it must not attach
 	 * to us (a traced cordon enforces no timeout). Not before: the kernel
 	 * tier's open writes the id maps of children that share our memory,
@@ -315,6 +366,11 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	o.timeout_ms = timeout_ms;
 	o.workdir = a->workdir;
 	o.cancel_fd = cancel_fd_make(cancel_fd);
+	o.stdin_fd = stdin_for_work();
+	if (a->tty) {
+		o.flags |= CORDON_RUN_TTY;
+		o.tty_resize_fd = cli_tty_size_start(&o.tty_rows, &o.tty_cols);
+	}
 	int r = 0;
 	if (!stop_signal)
 		r = a->json ? run_json(sb, argv, &o) : run_passthrough(sb, argv, &o, a->raw);
@@ -324,45 +380,86 @@ static int run_in_sandbox(cordon_context *ctx, cordon_request *req, const run_ar
 	return r;
 }
 
-static int parse_run(int *argc, char ***argv, bool shell, run_args *a)
+static int parse_run(int *argc, char ***argv, run_mode mode, run_args *a)
 {
 	GOptionEntry entries[] = {
-		{ "trust", 't', 0, G_OPTION_ARG_STRING, &a->trust, "Trust level: trusted, semi-trusted (default), untrusted", "T" },
-		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a->tier, "Ask for this tier by name", "NAME" },
-		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &a->timeout, "Wall time limit (30s, 10m, 500ms)", "D" },
-		{ "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a->env, "Grant variable NAME with its value in cordon's environment (NAME=VALUE works but shows the value to every user)", "NAME" },
-		{ "env-file", 0, 0, G_OPTION_ARG_FILENAME, &a->env_file, "Grant the NAME=VALUE lines of FILE (yours, not readable by others; # comments, no quoting or expansion)", "FILE" },
-		{ "workdir", 'w', 0, G_OPTION_ARG_STRING, &a->workdir, "Working directory inside the sandbox", "DIR" },
-		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a->workspace, "Host directory the work may write (absolute)", "DIR" },
+		{ "trust", 0, 0, G_OPTION_ARG_STRING, &a->trust,
+		  "Trust level: trusted, semi-trusted (default), untrusted", "T" },
+		{ "tty", 't', 0, G_OPTION_ARG_NONE, &a->tty,
+		  "Give the work a terminal (the sandbox's own pseudo-terminal; this terminal goes "
+		  "raw for the run)",
+		  NULL },
+		{ "tier", 0, 0, G_OPTION_ARG_STRING, &a->tier, "Ask for this tier by name",
+		  "NAME" },
+		{ "timeout", 0, 0, G_OPTION_ARG_STRING, &a->timeout,
+		  "Wall time limit (30s, 10m, 500ms)", "D" },
+		{ "env", 'e', 0, G_OPTION_ARG_STRING_ARRAY, &a->env,
+		  "Grant variable NAME with its value in cordon's environment (NAME=VALUE works "
+		  "but shows the value to every user)",
+		  "NAME" },
+		{ "env-file", 0, 0, G_OPTION_ARG_FILENAME, &a->env_file,
+		  "Grant the NAME=VALUE lines of FILE (yours, not readable by others; # comments, "
+		  "no quoting or expansion)",
+		  "FILE" },
+		{ "workdir", 'w', 0, G_OPTION_ARG_STRING, &a->workdir,
+		  "Working directory inside the sandbox", "DIR" },
+		{ "workspace", 0, 0, G_OPTION_ARG_FILENAME, &a->workspace,
+		  "Host directory the work may write (absolute)", "DIR" },
 		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &a->policy, "Policy file", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &a->plugin_dir, "Plugin directory (absolute)", "DIR" },
-		{ "json", 0, 0, G_OPTION_ARG_NONE, &a->json, "Print the result as JSON instead of passing output through", NULL },
-		{ "raw", 0, 0, G_OPTION_ARG_NONE, &a->raw, "Pass control characters to a terminal as they are (by default they are shown as \\xNN)", NULL },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &a->plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &a->json,
+		  "Print the result as JSON instead of passing output through", NULL },
+		{ "raw", 0, 0, G_OPTION_ARG_NONE, &a->raw,
+		  "Pass control characters to a terminal as they are (by default they are shown as "
+		  "\\xNN)",
+		  NULL },
 		{ NULL }
 	};
-	const char *usage = shell ? "'SHELL LINE' - run a shell line in a sandbox"
-				  : "-- ARGV... - run a program (no shell) in a sandbox";
+	const char *usage = mode == RUN_LINE ? "'SHELL LINE' - run a shell line in a sandbox"
+			    : mode == RUN_SHELL
+				    ? "[-- PROGRAM ARGS...] - an interactive shell (/bin/sh) "
+				      "on a terminal in a sandbox"
+				    : "-- ARGV... - run a program (no shell) in a sandbox";
 	g_autoptr(GOptionContext) oc = g_option_context_new(usage);
 	g_option_context_add_main_entries(oc, entries, NULL);
+	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a->fields);
+	g_option_context_add_main_entries(oc, fields, NULL);
 	g_option_context_set_strict_posix(oc, TRUE);
 	g_autoptr(GError) gerr = NULL;
 	if (!g_option_context_parse(oc, argc, argv, &gerr))
 		return cli_usage_error("%s", gerr->message);
+	if (mode == RUN_SHELL)
+		a->tty = TRUE;
+	if (a->tty && a->json)
+		return cli_usage_error("--tty and --json do not go together: a terminal's output "
+				       "is one stream, for a terminal");
 	return 0;
+}
+
+static bool is_trust_name(const char *s)
+{
+	return strcmp(s, "trusted") == 0 || strcmp(s, "semi-trusted") == 0 ||
+	       strcmp(s, "untrusted") == 0;
 }
 
 /* What follows the options: argv[*ret_first] on (run) or the one shell line
  * there (exec); and the timeout. Returns 0 or an exit code. */
-static int parse_command(int argc, char **argv, bool shell, const run_args *a, int *ret_first,
+static int parse_command(int argc, char **argv, run_mode mode, const run_args *a, int *ret_first,
 			 uint64_t *ret_timeout_ms)
 {
 	int first = 1;
+	/* `-t trusted --`: -t was --trust before 0.2; now it is --tty, and "trusted" would
+	 * be run as the program. */
+	if (a->tty && first + 1 < argc && is_trust_name(argv[first]) &&
+	    strcmp(argv[first + 1], "--") == 0)
+		return cli_usage_error("-t is --tty; the trust level is --trust %s", argv[first]);
 	if (first < argc && strcmp(argv[first], "--") == 0)
 		first++;
-	if (first >= argc)
-		return cli_usage_error(shell ? "a shell line is required"
-					     : "a command is required after --");
-	if (shell && argc - first != 1)
+	if (first >= argc && mode != RUN_SHELL)
+		return cli_usage_error(mode == RUN_LINE ? "a shell line is required"
+							: "a command is required after --");
+	if (mode == RUN_LINE && argc - first != 1)
 		return cli_usage_error("exec takes exactly one shell line (quote it)");
 	const char *why = NULL;
 	if (a->timeout && units_parse_duration(a->timeout, ret_timeout_ms, &why) == 0 &&
@@ -386,6 +483,8 @@ static int make_request(const run_args *a, cordon_request **ret)
 		r = cli_report(err);
 	if (r == 0 && a->workspace && cordon_request_set_workspace(req, a->workspace, &err) < 0)
 		r = cli_report(err);
+	if (r == 0 && (r = cli_request_fields_apply(&a->fields, req, &err)) < 0)
+		r = cli_report(err);
 	if (r == 0)
 		r = grant_env(req, a);
 	if (r == 0)
@@ -395,14 +494,14 @@ static int make_request(const run_args *a, cordon_request **ret)
 	return r;
 }
 
-static int run_work(int argc, char **argv, bool shell)
+static int run_work(int argc, char **argv, run_mode mode)
 {
 	run_args a = { NULL };
 	int first = 0;
 	uint64_t timeout_ms = 0;
-	int r = parse_run(&argc, &argv, shell, &a);
+	int r = parse_run(&argc, &argv, mode, &a);
 	if (r == 0)
-		r = parse_command(argc, argv, shell, &a, &first, &timeout_ms);
+		r = parse_command(argc, argv, mode, &a, &first, &timeout_ms);
 	/* Before the context: a signal during plugin loading or the probe still
 	 * ends in an orderly exit. */
 	int cancel_fd = r == 0 ? stop_signals_install() : -1;
@@ -413,9 +512,12 @@ static int run_work(int argc, char **argv, bool shell)
 	if (r == 0)
 		r = make_request(&a, &req);
 	if (r == 0) {
-		const char *sh[] = { "/bin/sh", "-c", argv[first], NULL };
-		r = run_in_sandbox(ctx, req, &a, shell ? sh : (const char *const *)argv + first,
-				   timeout_ms, cancel_fd);
+		const char *line[] = { "/bin/sh", "-c", argv[first], NULL };
+		const char *sh[] = { "/bin/sh", NULL };
+		const char *const *work = mode == RUN_LINE ? line
+					  : first < argc   ? (const char *const *)argv + first
+							   : sh;
+		r = run_in_sandbox(ctx, req, &a, work, timeout_ms, cancel_fd);
 	}
 	cordon_request_free(req);
 	cordon_context_free(ctx);
@@ -423,5 +525,6 @@ static int run_work(int argc, char **argv, bool shell)
 	return stop_signal ? 128 + stop_signal : r;
 }
 
-int cli_cmd_run(int argc, char **argv) { return run_work(argc, argv, false); }
-int cli_cmd_exec(int argc, char **argv) { return run_work(argc, argv, true); }
+int cli_cmd_run(int argc, char **argv) { return run_work(argc, argv, RUN_ARGV); }
+int cli_cmd_exec(int argc, char **argv) { return run_work(argc, argv, RUN_LINE); }
+int cli_cmd_shell(int argc, char **argv) { return run_work(argc, argv, RUN_SHELL); }

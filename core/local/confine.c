@@ -468,7 +468,7 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 	struct nsinit_request q = {
 		.magic = NSINIT_MAGIC,
 		.kind = NSINIT_REQ_RUN,
-		.flags = req->last ? NSINIT_RUN_LAST : 0,
+		.flags = (req->last ? NSINIT_RUN_LAST : 0) | (req->ctty ? NSINIT_RUN_CTTY : 0),
 		.port = req->port,
 		.ncgroups = (uint32_t)c.cg.ndirs,
 	};

@@ -70,6 +70,7 @@ typedef struct confine_request {
 	uint16_t port;            /* a TCP port the work may bind and connect, or 0 */
 	bool last;                /* the sandbox's last run: its init runs it (no run
 				   * may follow; the sandbox ends with the work) */
+	bool ctty;                /* stdin is a terminal: the work's controlling one */
 } confine_request;
 
 /* A running run: its init (pid 1 of the run's pid namespace; for a last

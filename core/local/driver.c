@@ -640,6 +640,16 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	if (r == 0 && (r = run_pipes(&f, want_stdin)) < 0)
 		r = H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 				 "cannot create pipes: %s", strerror(-r));
+	/* A streamed stdin is the core's pipe, which carries nothing else, and a terminal the
+	 * peer of the core's pseudo-terminal: the work holds it itself (a copy of our own,
+	 * closed after the start like the other ends), a terminal as 0, 1 and 2. */
+	bool tty = spec->tty_fd >= 0;
+	bool stream_in = !want_stdin && (tty || spec->stdin_fd >= 0);
+	if (r == 0 && stream_in &&
+	    (f.in[0] = fcntl(tty ? spec->tty_fd : spec->stdin_fd, F_DUPFD_CLOEXEC,
+			     STDERR_FILENO + 1)) < 0)
+		r = H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
+				 "cannot pass stdin: %s", strerror(errno));
 	if (r < 0) {
 		run_fds_close(&f);
 		free(io);
@@ -650,9 +660,10 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	plan.path = program;
 	plan.argv = (char *const *)spec->argv;
 	plan.envp = (char *const *)spec->envp;
-	plan.stdio[0] = want_stdin ? f.in[0] : sb->null_fd;
-	plan.stdio[1] = f.out[1];
-	plan.stdio[2] = f.err[1];
+	plan.stdio[0] = want_stdin || stream_in ? f.in[0] : sb->null_fd;
+	plan.stdio[1] = tty ? f.in[0] : f.out[1];
+	plan.stdio[2] = tty ? f.in[0] : f.err[1];
+	plan.ctty = tty;
 	plan.cwd_fd = f.cwd >= 0 ? f.cwd : sb->root_fd;
 	spawn_child child;
 	spawn_failure fail = { NULL, 0 };
@@ -814,6 +825,7 @@ static int local_gc(void *tier, cordon_plugin_error *err)
 
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
+	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY,
 	.name = "local",
 	.config_keys = local_keys,
 	.configure = local_configure,

@@ -150,6 +150,7 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 		.stderr_fd = stdio[2],
 		.port = spec->port,
 		.last = spec->flags & CORDON_PLUGIN_RUNREQ_LAST,
+		.ctty = spec->tty_fd >= 0,
 	};
 	char why[512];
 	int r = confine_spawn(k, &req, ret, why, sizeof(why));

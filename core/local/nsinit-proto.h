@@ -112,6 +112,8 @@ enum nsinit_request_kind {
 /* WORKSPACE: the private root of an unprivileged host, a size-capped tmpfs
  * made in the sandbox (the host cannot mount one itself). */
 #define NSINIT_WS_TMPFS 8u
+/* RUN: stdin is a terminal, to become the work's controlling terminal. */
+#define NSINIT_RUN_CTTY 16u
 
 struct nsinit_rlimit {
 	uint32_t resource;

@@ -36,6 +36,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <asm/ioctls.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/mount.h>
@@ -266,7 +267,7 @@ static long exec_work(const char *file, char **argv, char **envp)
  * pipe (close-on-exec), fd 4 the Landlock ruleset when there is one, and
  * from WORK_FD_CGROUPS the ncg cgroup.procs files it joins (a last run). */
 static void __attribute__((noreturn))
-work(char **argv, char **envp, bool landlock, const unsigned long *mask, int ncg)
+work(char **argv, char **envp, bool landlock, const unsigned long *mask, int ncg, bool ctty)
 {
 	int step = NSINIT_STEP_CGROUP;
 	long r = 0;
@@ -276,6 +277,9 @@ work(char **argv, char **envp, bool landlock, const unsigned long *mask, int ncg
 		goto fail;
 	step = NSINIT_STEP_SETSID;
 	r = rsys0(SYS_setsid); /* no controlling terminal; a group the init can signal */
+	/* ... unless the run has a terminal: then it is this session's (^C signals the work) */
+	if (r >= 0 && ctty)
+		r = rsys3(SYS_ioctl, 0, TIOCSCTTY, 0);
 	if (r < 0)
 		goto fail;
 	if (landlock) {
@@ -515,7 +519,7 @@ run_init(const struct nsinit_request *req, const int *fds, bool last)
 	step = NSINIT_STEP_FORK;
 	long pid = rsys5(SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0, 0, 0, 0);
 	if (pid == 0)
-		work(argv, envp, ruleset >= 0, &oldmask, ncg);
+		work(argv, envp, ruleset >= 0, &oldmask, ncg, req->flags & NSINIT_RUN_CTTY);
 	if ((r = pid) < 0)
 		goto fail;
 	if (ruleset >= 0)

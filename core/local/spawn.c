@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -292,6 +293,10 @@ static SPAWN_CHILD void fork_work(const spawn_plan *p)
 	if (pid > 0)
 		supervise(p, (pid_t)pid);
 	if (syscall(SYS_setsid) < 0 || syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(p, STEP_SUPERVISE, errno);
+	/* A terminal run: the new session's controlling terminal, so that its line discipline
+	 * signals the work (^C, ^Z) and a shell has job control. */
+	if (p->ctty && syscall(SYS_ioctl, 0, TIOCSCTTY, 0) < 0)
 		child_fail(p, STEP_SUPERVISE, errno);
 	if (syscall(SYS_getppid) != self)
 		child_fail(p, STEP_SUPERVISE, ESRCH);

@@ -83,6 +83,8 @@ struct spawn_plan {
 	unsigned long clone_flags;        /* extra clone flags (CLONE_NEW*) */
 	const struct sock_fprog *seccomp; /* installed right before execve, or NULL */
 	bool supervise;                   /* a supervisor between us and the work (see above) */
+	bool ctty;                        /* stdin is a terminal: the work's controlling one
+					   * (supervised plans only) */
 	spawn_step steps[SPAWN_MAX_STEPS];
 	size_t n_steps;
 	/* set by spawn_start for the child */

@@ -649,6 +649,8 @@ int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordo
 	static cordon_plugin_driver drv; /* one kind per plugin module */
 	drv = (cordon_plugin_driver){
 		.size = sizeof(drv),
+		/* a 1.2 core knows no flags, and refuses them */
+		.flags = host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_STDIN_FD : 0,
 		.name = kind->name,
 		.config_keys = kind->config_keys,
 		.data = (void *)kind,

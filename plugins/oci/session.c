@@ -120,6 +120,7 @@ typedef struct run_state {
 	agent_sink k;
 	const cordon_plugin_run_sink *sink;
 	uint16_t port; /* serve: the published container port */
+	int in_src;    /* a one-shot run's streamed stdin (spec->stdin_fd), or -1 */
 } run_state;
 
 /* serve: where the published port is reachable on the host's loopback */
@@ -159,6 +160,7 @@ static void run_state_init(run_state *s, oci_sandbox *sb, agent_answer_kind kind
 {
 	memset(s, 0, sizeof(*s));
 	s->sb = sb;
+	s->in_src = -1;
 	s->x.kind = kind;
 	s->k = (agent_sink){ .ctx = s, .hello = on_hello, .output = on_output };
 	s->x.sink = &s->k;
@@ -183,7 +185,8 @@ static void kill_cli(void *ctx)
 	oci_proc_kill(s->proc);
 }
 
-/* The exchange of one request over the CLI p (the session's, or a one-shot exec's). */
+/* The exchange of one request over the CLI p (the session's, or a one-shot exec's, which
+ * then copies s->in_src, when >= 0, after the request: a streamed stdin). */
 static int exchange(run_state *s, oci_proc *p, bool session, uint64_t limit_ms, int cancel_fd,
 		    const char *in, size_t in_len, bool *ret_deadline)
 {
@@ -192,6 +195,8 @@ static int exchange(run_state *s, oci_proc *p, bool session, uint64_t limit_ms, 
 			    .out = p->out,
 			    .err = p->err,
 			    .session = session,
+			    .stream_in = !session && s->in_src >= 0,
+			    .in_src = s->in_src,
 			    .ctx = s,
 			    .cancel = cancel_by_exec,
 			    .kill = kill_cli };
@@ -398,8 +403,10 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 					   "port %u is not published by this tier (publish: needs "
 					   "governed egress and network:)",
 					   spec->port);
-	/* the session channel when it is free; a concurrent run takes exec */
-	if (pthread_mutex_trylock(&sb->chan_lock) == 0) {
+	/* the session channel when it is free; a concurrent run takes exec, and so does a
+	 * streamed stdin (the session agent holds a run's stdin until the work starts) */
+	bool streamed = spec->stdin_fd >= 0;
+	if (!streamed && pthread_mutex_trylock(&sb->chan_lock) == 0) {
 		int rc = 0;
 		bool done = chan_run(sb, spec, sink, ret, err, &rc);
 		pthread_mutex_unlock(&sb->chan_lock);
@@ -424,6 +431,7 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	run_state_init(&s, sb, AGENT_ANSWER_RUN);
 	s.sink = sink;
 	s.port = spec->port;
+	s.in_src = streamed ? spec->stdin_fd : -1;
 	bool deadline = false;
 	int loop = 0;
 	int code = exec_agent(&s, (const char *const *)args, in, in_len, spec->timeout_ms,

@@ -104,6 +104,11 @@ static int scripted_run(void *sb, const cordon_plugin_run_spec *spec,
 		char buf[16];
 		g_snprintf(buf, sizeof(buf), "%u", spec->flags);
 		sink->output(sink->ctx, 1, buf, strlen(buf));
+	} else if (strcmp(cmd, "stdin") == 0) { /* what the core handed over as stdin */
+		if (spec->stdin_fd >= 0)
+			sink->output(sink->ctx, 2, "fd", 2);
+		sink->output(sink->ctx, 1, spec->stdin_data ? spec->stdin_data : "",
+			     (size_t)spec->stdin_len);
 	} else if (strcmp(cmd, "fail") == 0) {
 		return cordon_host_services.error_set(err, EACCES, CORDON_PLUGIN_ERROR_TERMINAL,
 						      "exec_failed", "cannot execute %s", arg);
@@ -345,6 +350,61 @@ START_TEST(test_bad_run_options_refused)
 	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
 	const char *empty[] = { NULL };
 	ck_assert_int_eq(cordon_sandbox_run(sb, empty, NULL, &res, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+}
+END_TEST
+
+/* A streamed stdin reaches a driver that cannot stream (no CORDON_PLUGIN_DRIVER_STDIN_FD,
+ * as this one) whole, as stdin_data; a caller built before stdin_fd (the 0.1 size) is
+ * still served, with no stdin; the two stdin fields are exclusive. */
+START_TEST(test_stdin_fd_read_whole_for_a_driver_that_cannot_stream)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(write(p[1], "piped bytes", 11), 11);
+	close(p[1]);
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.stdin_fd = p[0];
+	const char *argv[] = { "stdin", NULL };
+	cordon_result *res = run_ok(argv, &o);
+	ck_assert_str_eq(cordon_result_output(res, 1, NULL), "piped bytes");
+	ck_assert_str_eq(cordon_result_output(res, 2, NULL), ""); /* no descriptor passed */
+	cordon_result_free(res);
+	close(p[0]);
+
+	o.size = offsetof(cordon_run_options, stdin_fd);
+	o.stdin_fd = 0; /* past the old size: never read */
+	res = run_ok(argv, &o);
+	ck_assert_str_eq(cordon_result_output(res, 1, NULL), "");
+	cordon_result_free(res);
+
+	cordon_error *err = NULL;
+	o = (cordon_run_options)CORDON_RUN_OPTIONS_INIT;
+	o.stdin_fd = 0;
+	o.stdin_data = "x";
+	o.stdin_len = 1;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+}
+END_TEST
+
+/* A terminal is refused by a driver that cannot give one (no CORDON_PLUGIN_DRIVER_TTY, as
+ * this one): never a run without it. Servers get none; a terminal takes no stdin_data. */
+START_TEST(test_tty_refused_where_the_driver_cannot)
+{
+	cordon_error *err = NULL;
+	cordon_result *res = NULL;
+	const char *argv[] = { "echo", "ran", NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = CORDON_RUN_TTY;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -ENOTTY);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	cordon_serve *s = NULL;
+	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 0, &o, &s, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	o.stdin_data = "x";
+	o.stdin_len = 1;
+	ck_assert_int_eq(cordon_sandbox_run(sb, argv, &o, &res, &err), -EINVAL);
 	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
 }
 END_TEST
@@ -730,6 +790,8 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_timeout_defaults_to_wall_limit);
 	tcase_add_test(tc, test_environment_baseline_and_grants);
 	tcase_add_test(tc, test_bad_run_options_refused);
+	tcase_add_test(tc, test_stdin_fd_read_whole_for_a_driver_that_cannot_stream);
+	tcase_add_test(tc, test_tty_refused_where_the_driver_cannot);
 	tcase_add_test(tc, test_driver_errors);
 	tcase_add_test(tc, test_unsupported_file_ops);
 	tcase_add_test(tc, test_stream_cancelled_by_callback);

@@ -264,6 +264,15 @@ enum {
 	 * (the kernel tier's init runs the work itself). Ignored, but still
 	 * ending runs, when another run or a server is active. */
 	CORDON_RUN_LAST = 1u << 0,
+	/* Added in 0.2. The work's stdin, stdout and stderr are one pseudo-terminal, the
+	 * controlling terminal of its session (its line discipline turns ^C into SIGINT for
+	 * the work, a shell gets job control). stdin_fd's bytes are typed into it; its output,
+	 * the work's as the terminal shows it, arrives as stream 1 only, as it is (the host
+	 * decides what reaches a real terminal), on a thread of the library's: a stream
+	 * callback must not assume the calling thread. Size: tty_rows, tty_cols, tty_resize_fd.
+	 * A tier that cannot give one refuses the run (terminal "unsupported"): the local
+	 * tiers can, the container tiers cannot yet. Not with stdin_data, nor for serve. */
+	CORDON_RUN_TTY = 1u << 1,
 };
 
 /* Options for one run. Zero-initialise with CORDON_RUN_OPTIONS_INIT; fields
@@ -279,9 +288,23 @@ typedef struct cordon_run_options {
 	int cancel_fd;             /* readable => cancel; -1 for none */
 	uint32_t reserved_;
 	uint64_t output_cap;       /* bytes per stream kept; 0: the tier's limit (16 MiB default) */
+	/* Added in 0.2 (libtool 2:0:2): the work's stdin, streamed from this descriptor until
+	 * EOF; -1 for none. Borrowed: read during the call, never closed, never handed to the
+	 * sandbox itself (the work reads a pipe the library feeds). Not with stdin_data. On a
+	 * tier whose driver cannot stream, it is read whole first (at most 16 MiB). Callers
+	 * built before it (a smaller size) get no stdin_fd. */
+	int32_t stdin_fd;
+	/* Added in 0.2, with CORDON_RUN_TTY: the window size at the start (0: 24 rows, 80
+	 * columns), and a descriptor of resize records, each two uint16_t {rows, cols} in host
+	 * byte order written at once (a pipe the host's SIGWINCH handler writes to); every
+	 * record read resizes the terminal (the work gets SIGWINCH). -1: a fixed size. */
+	uint16_t tty_rows, tty_cols;
+	int32_t tty_resize_fd;
+	uint32_t reserved2_;
 } cordon_run_options;
 
-#define CORDON_RUN_OPTIONS_INIT { sizeof(cordon_run_options), 0, 0, NULL, NULL, NULL, 0, -1, 0, 0 }
+#define CORDON_RUN_OPTIONS_INIT \
+	{ sizeof(cordon_run_options), 0, 0, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1, 0 }
 
 typedef struct cordon_result cordon_result;
 

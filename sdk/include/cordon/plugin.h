@@ -190,6 +190,16 @@ typedef struct cordon_plugin_run_spec {
 	int32_t cancel_fd;         /* readable => stop the work now; -1: none */
 	uint16_t port;             /* serve: port inside the sandbox to expose, or 0 */
 	uint16_t reserved;
+	/* ABI 1.3, only to a driver that declares CORDON_PLUGIN_DRIVER_STDIN_FD (-1 otherwise,
+	 * and always with stdin_data NULL when >= 0): the work's stdin, streamed. A pipe the
+	 * core feeds (never a descriptor of the host's own), read to EOF: the driver hands it
+	 * to the work as its stdin, or relays it. Borrowed: the core closes it after run. */
+	int32_t stdin_fd;
+	/* ABI 1.3, only to a driver that declares CORDON_PLUGIN_DRIVER_TTY (-1 otherwise; when
+	 * >= 0, stdin_fd is -1 and stdin_data NULL): a pseudo-terminal's peer, the work's stdin,
+	 * stdout and stderr and the controlling terminal of its session. The core holds the
+	 * other side (input, output as stream 1, window size). Borrowed, as stdin_fd. */
+	int32_t tty_fd;
 } cordon_plugin_run_spec;
 
 /* Where a driver delivers a run's output and events. */
@@ -240,9 +250,19 @@ typedef int (*cordon_plugin_emit_fn)(void *ctx, const void *data, size_t len);
 
 /* ---- a driver ------------------------------------------------------------ */
 
+/* Driver flags, cordon_plugin_driver.flags (ABI 1.3). */
+enum {
+	/* The driver streams a run's stdin from run_spec.stdin_fd. Without the flag the core
+	 * reads a streamed stdin whole (bounded) and hands it over as stdin_data. */
+	CORDON_PLUGIN_DRIVER_STDIN_FD = 1u << 0,
+	/* The driver gives the work run_spec.tty_fd as its terminal. Without the flag a run
+	 * that asks for a terminal is refused (unsupported), never run without one. */
+	CORDON_PLUGIN_DRIVER_TTY = 1u << 1,
+};
+
 typedef struct cordon_plugin_driver {
 	uint32_t size;
-	uint32_t flags;  /* none defined yet */
+	uint32_t flags;  /* CORDON_PLUGIN_DRIVER_* */
 	const char *name; /* [a-z0-9_-]+, unique across plugins */
 	const cordon_plugin_config_key *config_keys; /* the driver's policy keys */
 	void *data;       /* handed back to configure */
