@@ -42,8 +42,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *env_min[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-				 "LC_ALL=C", "HOME=/root", NULL };
+static const char *env_min[] = {
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
+	"HOME=/root", NULL
+};
 /* cordon's: the same, and a non-static build's library path (make bench-containers-cli) */
 static char **env_cordon;
 
@@ -72,20 +74,11 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-static bool is_podman(const combo *c)
-{
-	return strcmp(c->engine, "podman") == 0;
-}
+static bool is_podman(const combo *c) { return strcmp(c->engine, "podman") == 0; }
 
-static bool is_gvisor(const combo *c)
-{
-	return strcmp(c->runtime, "runsc") == 0;
-}
+static bool is_gvisor(const combo *c) { return strcmp(c->runtime, "runsc") == 0; }
 
-static double now_ms(void)
-{
-	return (double)g_get_monotonic_time() / 1000.0;
-}
+static double now_ms(void) { return (double)g_get_monotonic_time() / 1000.0; }
 
 /* One whole process, stdout to /dev/null and stderr to log; false when it failed. */
 static bool time_process(char *const *argv, char *const *envp, const char *log, sample *ret)
@@ -137,13 +130,15 @@ static char *policy_text(const combo *c, const char *image, const char *helper)
 	g_string_append_printf(p, "    driver: %s\n    image: \"%s\"\n    helper: %s\n", c->engine,
 			       image, helper);
 	g_string_append_printf(p, "    runtime: %s\n    ulimits: [%s]\n", c->runtime,
-			       is_gvisor(c) ? "nofile=1024:1024" : "nofile=1024:1024, nproc=4096:4096");
+			       is_gvisor(c) ? "nofile=1024:1024"
+					    : "nofile=1024:1024, nproc=4096:4096");
 	if (is_podman(c))
 		g_string_append(p, "    cgroup_manager: cgroupfs\n");
 	if (is_podman(c) && is_gvisor(c))
 		g_string_append(p, "    runtime_flags: [network=none, oci-seccomp]\n");
 	g_string_append(p, "    limits: {memory: 256MiB, pids: 128}\n");
-	g_string_append(p, "trust:\n  untrusted: {require: container, relax: true, tiers: [box]}\n");
+	g_string_append(p,
+			"trust:\n  untrusted: {require: container, relax: true, tiers: [box]}\n");
 	return g_string_free(p, FALSE);
 }
 
@@ -225,8 +220,8 @@ static void combo_setup(combo *c, const char *builddir, const char *cordon, cons
 	if (!g_file_set_contents(c->profile, text, -1, NULL) ||
 	    !g_file_set_contents(c->policy, policy, -1, NULL))
 		die("cannot write %s", c->dir);
-	const char *cargv[] = { cordon, "run", "--policy", c->policy, "--trust", "untrusted",
-				"--", "/bin/true", NULL };
+	const char *cargv[] = { cordon,      "run", "--policy",  c->policy, "--trust",
+				"untrusted", "--",  "/bin/true", NULL };
 	c->cordon_argv = g_strdupv((char **)cargv);
 	c->raw_argv = raw_argv(c, image, helper);
 }
@@ -330,8 +325,10 @@ int main(int argc, char **argv)
 		die("no %s: run .ci/engines.sh", ref_file);
 	g_strstrip(image);
 	g_autofree char *cwd = g_get_current_dir();
-	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : cwd;
-	g_autofree char *cordon_path = cordon ? g_strdup(cordon) : g_build_filename(builddir, "cordon", NULL);
+	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR")
+							       : cwd;
+	g_autofree char *cordon_path = cordon ? g_strdup(cordon)
+					      : g_build_filename(builddir, "cordon", NULL);
 	if (access(cordon_path, X_OK) != 0)
 		die("%s is not built", cordon_path);
 	env_cordon = g_strdupv((char **)env_min);

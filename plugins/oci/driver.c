@@ -453,7 +453,7 @@ static const char *engine_socket(const oci_tier *t)
 	if (!t->host_url)
 		return t->kind->default_socket;
 	return strncmp(t->host_url, "unix://", 7) == 0 && t->host_url[7] == '/' ? t->host_url + 7
-										 : NULL;
+										: NULL;
 }
 
 /* Names to the host what this probe's answer depends on, so that an answer kept across
@@ -474,7 +474,7 @@ static void probe_note_deps(const oci_tier *t, const char *engine)
 	char *home = oci_engine_home();
 	for (const char *const *f = t->kind->config_files; f && *f; f++) {
 		char *path = strncmp(*f, "~/", 2) == 0 ? oci_xasprintf("%s/%s", home, *f + 2)
-						      : oci_xstrdup(*f);
+						       : oci_xstrdup(*f);
 		dep(path);
 		free(path);
 	}

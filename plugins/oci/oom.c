@@ -107,8 +107,8 @@ static char *memcg_by_id(const char *cid)
 	return found;
 }
 
-void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
-			 const char *cid, oci_oom_watch *w)
+void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name, const char *cid,
+			 oci_oom_watch *w)
 {
 	*w = (oci_oom_watch){ .ev = -1 };
 	char *dir = cid && cid[0] ? memcg_by_id(cid) : NULL;

@@ -50,5 +50,5 @@ static int podman_init(const cordon_host *host, cordon_plugin_registrar *reg,
 	return oci_plugin_init(host, reg, err, &podman_kind);
 }
 
-CORDON_PLUGIN_DEFINE("podman", PACKAGE_VERSION, "Containers through Podman",
-		     "LGPL-2.1-or-later", podman_init)
+CORDON_PLUGIN_DEFINE("podman", PACKAGE_VERSION, "Containers through Podman", "LGPL-2.1-or-later",
+		     podman_init)

@@ -1672,7 +1672,9 @@ END_TEST
 
 /* ---- the engine calls of `cordon run` (issue 16) -------------------------------------- */
 
-/* Runs the cordon CLI with a clean environment (root's probe cache is /run/cordon/probes). */
+/* Runs the cordon CLI with a clean environment (root's probe cache is /run/cordon/probes)
+ * and stdin /dev/null: nothing to stream, so a run takes the session channel (a stdin to
+ * stream goes through `engine exec`, session.c). */
 static int cordon_cli(const char *const *args)
 {
 	g_autofree char *cordon = testutil_build_path("cordon");
@@ -1681,8 +1683,14 @@ static int cordon_cli(const char *const *args)
 	for (size_t i = 0; args[i]; i++)
 		g_ptr_array_add(a, (gpointer)args[i]);
 	g_ptr_array_add(a, NULL);
-	int st;
-	g_free(host_cmd(&st, (const char *const *)a->pdata));
+	const char *env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			      "HOME=/root", "LC_ALL=C", NULL };
+	int st = -1;
+	if (!g_spawn_sync(NULL, (char **)a->pdata, (char **)env,
+			  G_SPAWN_STDIN_FROM_DEV_NULL | G_SPAWN_STDOUT_TO_DEV_NULL |
+				  G_SPAWN_STDERR_TO_DEV_NULL,
+			  NULL, NULL, NULL, NULL, &st, NULL))
+		return 127;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
@@ -1696,17 +1704,17 @@ static char *cli_policy(const engine_case *e, const char *wrapper)
 	GString *p = g_string_new(NULL);
 	g_string_append_printf(p, "cordon: 1\nplugins: {dir: %s, load: [%s]}\ntiers:\n", plugin_dir,
 			       e->engine);
-	g_autofree char *extra = g_strdup_printf("%s    engine: %s/%s\n",
-						 strcmp(e->engine, "podman") == 0 ? "    runtime: runc\n" : "",
-						 wrap_dir, wrapper);
+	g_autofree char *extra = g_strdup_printf(
+		"%s    engine: %s/%s\n",
+		strcmp(e->engine, "podman") == 0 ? "    runtime: runc\n" : "", wrap_dir, wrapper);
 	add_tier(p, "cli-calls", e->engine, extra, true);
-	g_string_append(p, "trust:\n  untrusted: {require: container, relax: true, tiers: [cli-calls]}\n");
+	g_string_append(
+		p, "trust:\n  untrusted: {require: container, relax: true, tiers: [cli-calls]}\n");
 	g_autofree char *text = g_string_free(p, FALSE);
 	char *path = g_strdup_printf("%s/%s.yaml", wrap_dir, wrapper);
 	ck_assert(g_file_set_contents(path, text, -1, NULL));
 	return path;
 }
-
 
 /* `cordon run` makes one engine call, `run`, as the raw command does: the probe's answer is
  * kept across processes (the probe cache), the image is checked by the run itself, and a
@@ -1718,7 +1726,8 @@ START_TEST(test_cli_engine_calls)
 	g_autofree char *wrapper = g_strdup_printf("%s-cli", e->engine);
 	ck_assert(write_wrapper(wrapper, engine_bin(e->engine)));
 	g_autofree char *pol = cli_policy(e, wrapper);
-	const char *run[] = { "run", "--policy", pol, "--trust", "untrusted", "--", "/bin/true", NULL };
+	const char *run[] = { "run",       "--policy", pol,         "--trust",
+			      "untrusted", "--",       "/bin/true", NULL };
 
 	/* a new policy: nothing kept, so this one probes */
 	ck_assert_int_eq(cordon_cli(run), 0);
@@ -1733,7 +1742,8 @@ START_TEST(test_cli_engine_calls)
 		g_autofree char *log_path = calls_path(wrapper);
 		g_autofree char *log = NULL;
 		ck_assert(g_file_get_contents(log_path, &log, NULL, NULL));
-		ck_assert_msg(calls_count(wrapper, NULL) == 1 && calls_count(wrapper, " run -i ") == 1,
+		ck_assert_msg(calls_count(wrapper, NULL) == 1 &&
+				      calls_count(wrapper, " run -i ") == 1,
 			      "a second cordon run made other %s calls:\n%s", e->engine, log);
 	}
 
@@ -1892,17 +1902,19 @@ static char *build_policy(void)
 	for (int i = 0; i < 2; i++) {
 		const char *engine = engines[i].engine;
 		g_autofree char *name = g_strdup_printf("%s-never-logged", engine);
-		g_autofree char *extra = g_strdup_printf("%s    pull: never\n    engine: %s/%s-nlog\n",
-							 i == 0 ? "    runtime: runc\n" : "", wrap_dir,
-							 engine);
+		g_autofree char *extra = g_strdup_printf(
+			"%s    pull: never\n    engine: %s/%s-nlog\n",
+			i == 0 ? "    runtime: runc\n" : "", wrap_dir, engine);
 		add_tier(p, name, engine, extra, true);
 	}
-	const char *all = "[podman, podman-gvisor, podman-pool, podman-nomem, podman-never, "
-			  "podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
-			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
-			  "podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
-			  "docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
-			  "docker-smallmem, podman-gvisor-noseccomp, podman-never-logged, docker-never-logged]";
+	const char *all =
+		"[podman, podman-gvisor, podman-pool, podman-nomem, podman-never, "
+		"podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
+		"docker-never, docker-missing, docker-noengine, docker-nodaemon, "
+		"podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
+		"docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
+		"docker-smallmem, podman-gvisor-noseccomp, podman-never-logged, "
+		"docker-never-logged]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
