@@ -89,9 +89,20 @@ static const char *effective_image(const cordon_request *req, const policy_tier 
 	return req->image ? req->image : t->image;
 }
 
-/* Why rule r refuses the request on tier t, or NULL. */
+/* What a tier's probe declares it enforces of egress, in words; static. */
+static const char *egress_declared(uint32_t enforced)
+{
+	bool deny = enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
+	bool governed = enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
+	return deny && governed ? "deny and governed" : deny ? "deny only"
+						: governed ? "governed only" : "no egress enforcement";
+}
+
+/* Why rule r refuses the request on tier t, or NULL. egress_enforced: the
+ * modes the tier's probe says it enforces (CORDON_PLUGIN_EGRESS_BIT): a rule
+ * on egress holds only where the tier enforces the mode asked for. */
 static char *rule_refusal(const policy_rule *r, const cordon_request *req, const policy_tier *t,
-			  cordon_plugin_limits *eff)
+			  uint32_t egress_enforced, cordon_plugin_limits *eff)
 {
 	static const char *const egress_names[] = { "deny", "governed", "allow" };
 	if (r->deny)
@@ -100,6 +111,11 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 		return g_strdup_printf("rule %s: requires egress %s, the request asks for %s",
 				       r->name, egress_names[r->require_egress],
 				       egress_names[req->egress]);
+	if (r->require_egress >= 0 && !(egress_enforced & CORDON_PLUGIN_EGRESS_BIT(req->egress)))
+		return g_strdup_printf("rule %s: requires egress %s, and tier %s does not enforce "
+				       "egress %s (its probe declares %s)",
+				       r->name, egress_names[r->require_egress], t->name,
+				       egress_names[req->egress], egress_declared(egress_enforced));
 	const char *image = effective_image(req, t);
 	if (r->require_image_pinned && image && !image_ref_is_pinned(image))
 		return g_strdup_printf("rule %s: requires a pinned image (name@sha256:<64 hex>), "
@@ -118,7 +134,8 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 	return NULL;
 }
 
-static bool judge_rules(judge_ctx *j, const policy_tier *t, decision_candidate *c)
+static bool judge_rules(judge_ctx *j, const policy_tier *t, uint32_t egress_enforced,
+			decision_candidate *c)
 {
 	c->limits = j->req->limits;
 	int over = apply_caps(&c->limits, &j->req->limits, &t->limits);
@@ -132,7 +149,7 @@ static bool judge_rules(judge_ctx *j, const policy_tier *t, decision_candidate *
 		const policy_rule *r = rules->pdata[i];
 		if (!rule_matches(r, j->trust, j->req, t))
 			continue;
-		char *why = rule_refusal(r, j->req, t, &c->limits);
+		char *why = rule_refusal(r, j->req, t, egress_enforced, &c->limits);
 		if (why) {
 			c->rule = g_strdup(r->name);
 			return verdict(c, VERDICT_DENIED, why);
@@ -186,7 +203,7 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 			       g_strdup_printf("%s < %s",
 					       cordon_containment_to_string(pr.containment),
 					       cordon_containment_to_string(j->need)));
-	if (!judge_rules(j, t->cfg, c))
+	if (!judge_rules(j, t->cfg, pr.egress_enforced, c))
 		return false;
 	c->verdict = VERDICT_PASSED_OVER;
 	return true;

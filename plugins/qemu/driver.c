@@ -307,7 +307,18 @@ static bool machine_present(const char *binary, const char *machine)
 static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 {
 	qemu_tier *t = tier;
-	uint32_t want = t->tcg ? CORDON_PLUGIN_CONTAINMENT_KERNEL : CORDON_PLUGIN_CONTAINMENT_MICROVM;
+	/* Under TCG the boundary is not the guest (QEMU does not treat emulation as one) but the
+	 * jail around QEMU, and QEMU is not jailed yet: it runs as the caller under its own
+	 * seccomp sandbox, a process jail's containment (docs/tiers/microvm.md). */
+	uint32_t want = t->tcg ? CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL
+			       : CORDON_PLUGIN_CONTAINMENT_MICROVM;
+	/* A kept answer (the probe cache) is dropped when these change; QEMU itself counts
+	 * through find_program. */
+	if (qemu_host->abi_minor >= 3) {
+		qemu_host->probe_depends("/dev/kvm");
+		qemu_host->probe_depends(t->kernel.path);
+		qemu_host->probe_depends(t->initrd.path);
+	}
 	qemu_accel_probe a = { 0 };
 	if (!t->tcg) {
 		t->family->detect(t->pvm_kernel, &a);
@@ -322,7 +333,7 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	pthread_mutex_lock(&t->lock);
 	bool present = t->machine_ok && strcmp(t->machine_ok, binary) == 0;
 	pthread_mutex_unlock(&t->lock);
-	if (!present && !(present = machine_present(binary, machine))) {
+	if (!present && !machine_present(binary, machine)) {
 		free(binary);
 		return unavailable(ret, want, "QEMU lacks the %s machine type", machine);
 	}
@@ -356,6 +367,8 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 		qemu_pool_start(t->pool);
 	ret->available = 1;
 	ret->containment = want;
+	/* The guest has no network device: nothing leaves but the agent channel. */
+	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "%s machine, %.200s; kernel and initrd match their pins; a trial boot reached "
 		 "the agent in %lld ms", machine,
@@ -367,7 +380,7 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 /* Whether limits l boot the same guest as the tier's own (the pool's). */
 static bool same_guest(const qemu_tier *t, const cordon_plugin_limits *l)
 {
-	qemu_config a, b;
+	qemu_config a = { 0 }, b = { 0 }; /* guest_config's refusals are variadic: the analyzer */
 	agent_error r;
 	if (guest_config(t, l, "qemu", &a, &r) < 0 || guest_config(t, &t->limits, "qemu", &b, &r) < 0)
 		return false;

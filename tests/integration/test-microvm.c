@@ -170,7 +170,7 @@ START_TEST(test_probe)
 
 	cordon_probe_report *rep = probe_settled(ctx, "vm");
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
-	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_PROCESS_JAIL);
 	ck_assert_msg(strstr(cordon_probe_report_reason(rep), "trial boot reached the agent"), "%s",
 		      cordon_probe_report_reason(rep));
 	cordon_probe_report_free(rep);
@@ -484,7 +484,7 @@ START_TEST(test_aarch64_hvf_path)
 	cordon_context *ctx = testutil_context_from_text(p, "microvm.yaml");
 	cordon_probe_report *rep = probe_settled(ctx, "mac");
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
-	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_PROCESS_JAIL);
 	cordon_probe_report_free(rep);
 	cordon_request *req = cordon_request_new("trusted");
 	ck_assert_int_eq(cordon_request_set_tier(req, "mac", NULL), 0);

@@ -91,6 +91,8 @@ enum {
 	CORDON_PLUGIN_EGRESS_GOVERNED = 1,
 	CORDON_PLUGIN_EGRESS_ALLOW = 2,
 };
+/* A mode's bit in cordon_plugin_probe.egress_enforced. */
+#define CORDON_PLUGIN_EGRESS_BIT(mode) (1u << (mode))
 /* cordon_plugin_open_spec.trust, as cordon_trust (ABI 1.2 names values 1.0
  * already sent). Anything else is untrusted: fail closed. */
 enum {
@@ -136,7 +138,11 @@ typedef struct cordon_plugin_probe {
 	uint32_t size;
 	uint32_t available;   /* non-zero when the tier can run work now */
 	uint32_t containment; /* what it provides on this host, never more */
-	uint32_t reserved;
+	/* The egress modes the tier enforces itself on this host, each as
+	 * CORDON_PLUGIN_EGRESS_BIT(mode): a rule that requires egress refuses a
+	 * tier that does not enforce the request's mode. 0 (what a plugin that
+	 * sets nothing says, as this word's older "reserved"): none. */
+	uint32_t egress_enforced;
 	char reason[CORDON_PLUGIN_REASON_MAX]; /* plain language, NUL-terminated */
 } cordon_plugin_probe;
 
