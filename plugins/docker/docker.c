@@ -12,6 +12,9 @@ static const cordon_plugin_config_key docker_keys[] = {
 	{ NULL, 0, 0 },
 };
 
+/* the CLI's configuration: its current context names the daemon it talks to */
+static const char *const docker_config[] = { "~/.docker/config.json", NULL };
+
 static const oci_engine_kind docker_kind = {
 	.name = "docker",
 	/* a daemon answers: `version` asks the server, so a stopped daemon shows */
@@ -22,6 +25,10 @@ static const oci_engine_kind docker_kind = {
 	.run_extra = NULL,
 	/* docker's --tmpfs takes uid=/gid= for the owner */
 	.tmpfs_owner_by_id = true,
+	/* the CLI's default endpoint (the plugin never passes DOCKER_HOST on); dockerd makes
+	 * a new socket when it starts, so a restarted daemon is another dependency */
+	.default_socket = "/var/run/docker.sock",
+	.config_files = docker_config,
 	.config_keys = docker_keys,
 };
 

@@ -225,6 +225,14 @@ static bool host_has_process_spawn(const cordon_host *h)
 	       h->process_spawn;
 }
 
+/* Probe dependencies are an ABI 1.3 entry: an older core keeps no answers across processes. */
+static bool host_has_probe_depends(const cordon_host *h)
+{
+	return h->abi_minor >= 3 &&
+	       h->size >= offsetof(cordon_host, probe_depends) + sizeof(h->probe_depends) &&
+	       h->probe_depends;
+}
+
 static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
 			 cordon_plugin_error *err)
 {
@@ -360,6 +368,13 @@ static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *r
 
 static bool is_gvisor(const oci_tier *t) { return oci_runtime_is_gvisor(t->runtime); }
 
+/* The trial's one-shot `run`, the gVisor profile on its stdin. */
+static int trial_run(oci_tier *t, const char *engine, char **args, oci_cli_result *res)
+{
+	return oci_cli(t, engine, (const char *const *)args, oci_seccomp_profile_gvisor,
+		       strlen(oci_seccomp_profile_gvisor), TRIAL_TIMEOUT_MS, 64 << 10, res);
+}
+
 /* gVisor is reported only after work actually ran under it here, answered by
  * a kernel that is not the host's. */
 static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret)
@@ -388,17 +403,20 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	/* one-shot, not attached: the CLI reads the profile from its stdin */
 	if (b.spec.seccomp)
 		b.spec.seccomp = "/dev/stdin";
-	oci_refusal r;
-	int rc = oci_image_ensure(t, engine, t->image, &r);
-	if (rc < 0) {
-		oci_spec_clear(&b);
-		return unavailable(ret, "gVisor trial run: %s", r.message) - 1;
-	}
 	char **args = oci_run_argv(&b.spec);
 	oci_spec_clear(&b);
 	oci_cli_result res;
-	rc = oci_cli(t, engine, (const char *const *)args, oci_seccomp_profile_gvisor,
-		     strlen(oci_seccomp_profile_gvisor), TRIAL_TIMEOUT_MS, 64 << 10, &res);
+	int rc = trial_run(t, engine, args, &res);
+	/* `run --pull never` says when the image is absent: only then pull, and once more */
+	if (rc == 0 && res.exit_code != 0 && oci_output_says_no_image(res.err)) {
+		oci_refusal r;
+		oci_cli_result_clear(&res);
+		if (oci_image_pull(t, engine, t->image, &r) < 0) {
+			oci_strv_free(args);
+			return unavailable(ret, "gVisor trial run: %s", r.message) - 1;
+		}
+		rc = trial_run(t, engine, args, &res);
+	}
 	oci_strv_free(args);
 	char kernel[128] = "";
 	const char *k = rc == 0 && res.exit_code == 0 && res.out ? strstr(res.out, "kernel=")
@@ -426,6 +444,46 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	snprintf(t->trial_kernel, sizeof(t->trial_kernel), "%s", kernel);
 	pthread_mutex_unlock(&t->lock);
 	return 0;
+}
+
+/* The socket the CLI reaches: a unix:// host, else the engine's default; NULL for another
+ * transport (tcp://, ssh://), which no file stands for. */
+static const char *engine_socket(const oci_tier *t)
+{
+	if (!t->host_url)
+		return t->kind->default_socket;
+	return strncmp(t->host_url, "unix://", 7) == 0 && t->host_url[7] == '/' ? t->host_url + 7
+										: NULL;
+}
+
+/* Names to the host what this probe's answer depends on, so that an answer kept across
+ * processes (the core's probe cache) is dropped when one of them changes: the CLI, the
+ * socket it reaches (a restarted dockerd makes a new one), the CLI's configuration files,
+ * the OCI runtime's binary, the helper. What no file stands for (the daemon's own
+ * configuration, an image removed since) is caught at open: a kept answer that proves
+ * wrong there is forgotten and the open retried once on a fresh probe. */
+static void probe_note_deps(const oci_tier *t, const char *engine)
+{
+	if (!host_has_probe_depends(oci_host))
+		return;
+	void (*dep)(const char *path) = oci_host->probe_depends;
+	dep(engine);
+	dep(t->helper);
+	if (engine_socket(t))
+		dep(engine_socket(t));
+	char *home = oci_engine_home();
+	for (const char *const *f = t->kind->config_files; f && *f; f++) {
+		char *path = strncmp(*f, "~/", 2) == 0 ? oci_xasprintf("%s/%s", home, *f + 2)
+						       : oci_xstrdup(*f);
+		dep(path);
+		free(path);
+	}
+	free(home);
+	/* a runtime named is the one on the minimal PATH (find_program notes it) */
+	if (t->runtime && t->runtime[0] == '/')
+		dep(t->runtime);
+	else if (t->runtime && oci_host->find_program)
+		oci_host->free(oci_host->find_program(t->runtime));
 }
 
 /* Within OCI_HEALTH_TTL_MS of an engine call that succeeded (a container
@@ -484,26 +542,27 @@ static void rank_by_seccomp(oci_tier *t, cordon_plugin_probe *ret)
 static int oci_probe(void *tier, cordon_plugin_probe *ret)
 {
 	oci_tier *t = tier;
-	if (probe_recent(t, ret))
-		return 0;
 	oci_refusal r;
 	char *engine = oci_tier_engine(t, &r);
 	if (!engine)
 		return unavailable(ret, "%s", r.message);
+	/* named for a reused answer too: the core keeps whatever this returns */
+	probe_note_deps(t, engine);
+	if (probe_recent(t, ret)) {
+		free(engine);
+		return 0;
+	}
 	char ver[128] = "";
 	int bad = probe_version(t, engine, ver, sizeof(ver), ret);
 	if (!bad)
 		bad = probe_runtime(t, engine, ret);
 	if (!bad && access(t->helper, X_OK) != 0)
 		bad = unavailable(ret, "cordon-agent is missing at %s", t->helper) - 1;
-	bool present = false;
-	if (!bad) {
-		present = oci_image_present(t, engine, t->image);
-		if (!present && !t->pull_missing)
-			bad = unavailable(ret, "image %s is not present and pull is never",
-					  t->image) -
-			      1;
-	}
+	/* Only `pull: never` makes the tier's availability depend on the image: otherwise
+	 * the start itself finds out (`run --pull never` says when it is absent) and pulls
+	 * by digest, so no `image inspect` is asked here. */
+	if (!bad && !t->pull_missing && !oci_image_present(t, engine, t->image))
+		bad = unavailable(ret, "image %s is not present and pull is never", t->image) - 1;
 	if (!bad && is_gvisor(t))
 		bad = probe_trial(t, engine, ret);
 	free(engine);
@@ -523,7 +582,8 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 		ret->containment = CORDON_PLUGIN_CONTAINMENT_CONTAINER;
 		snprintf(ret->reason, sizeof(ret->reason), "%s %s, runtime %s, image %s",
 			 t->kind->name, ver, t->runtime ? t->runtime : "default",
-			 present ? "present" : "will be pulled by digest");
+			 t->pull_missing ? "pulled by digest at a start that finds it absent"
+					 : "present");
 	}
 	rank_by_seccomp(t, ret);
 	probe_remember(t, ret);

@@ -80,6 +80,7 @@ typedef struct oci_sandbox {
 	oci_proc chan;
 	uint64_t chan_data_max; /* largest stdin or write data the channel carries */
 	oci_oom_watch oom;      /* gVisor: whether the host's OOM killer ended it */
+	char cid[65];           /* gVisor as root: the container's id (--cidfile), or "" */
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
@@ -103,6 +104,8 @@ char **oci_engine_argv(const oci_tier *t, const char *engine,
 		       const char *const *args) CORDON_INTERNAL;
 /* The minimal environment every engine CLI gets. */
 char **oci_engine_env(void) CORDON_INTERNAL;
+/* The HOME it names (the user's from the password database, else "/"). */
+char *oci_engine_home(void) CORDON_INTERNAL;
 /* Runs one engine command to completion through host->spawn. */
 int oci_cli(const oci_tier *t, const char *engine, const char *const *args, const void *in,
 	    size_t in_len, uint64_t timeout_ms, uint64_t cap, oci_cli_result *ret) CORDON_INTERNAL;
@@ -111,8 +114,9 @@ void oci_cli_result_clear(oci_cli_result *r) CORDON_INTERNAL;
 int oci_cli_failure(const oci_tier *t, const char *what, const oci_cli_result *res,
 		    oci_refusal *r) CORDON_INTERNAL;
 bool oci_image_present(const oci_tier *t, const char *engine, const char *image) CORDON_INTERNAL;
-/* Pulls by digest when the tier allows and the image is absent. */
-int oci_image_ensure(const oci_tier *t, const char *engine, const char *image,
+/* The engine said image is absent (`run --pull never`): pulls it by digest when the tier
+ * allows, else refuses as container_image_missing. */
+int oci_image_pull(const oci_tier *t, const char *engine, const char *image,
 		     oci_refusal *r) CORDON_INTERNAL;
 /* Makes sure the named network exists (creates it when absent). */
 int oci_network_ensure(const oci_tier *t, const char *engine, const char *name,
@@ -148,6 +152,12 @@ typedef struct oci_workspace {
 	ino_t ino;
 } oci_workspace;
 
+/* Root's directory for what the engine is handed by path (staged workspaces, container
+ * id files): every level root's, this one 0700. Made when missing; 0 or -errno (not root,
+ * or not safe). */
+#define OCI_PRIVATE_DIR "/run/cordon/oci"
+int oci_private_dir(void) CORDON_INTERNAL;
+
 /* Opens path one component at a time with O_NOFOLLOW. Codes:
  * workspace_symlink (a link, or a non-directory, on the way),
  * container_workspace_invalid. */
@@ -167,10 +177,11 @@ void oci_workspace_close(oci_workspace *ws) CORDON_INTERNAL;
 
 /* ---- gVisor's OOM kills (oom.c) ------------------------------------------------- */
 
-/* Registers for the running container's memory cgroup OOM notifications;
- * w->ev stays -1 where that cannot be done (logged). */
+/* Registers for the running container's memory cgroup OOM notifications: the cgroup
+ * named by the container's id when cid is one (no engine call), else that of its pid 1
+ * (`inspect`); w->ev stays -1 where that cannot be done (logged). */
 void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
-			 oci_oom_watch *w) CORDON_INTERNAL;
+			 const char *cid, oci_oom_watch *w) CORDON_INTERNAL;
 /* Whether the OOM killer acted on the cgroup (removed or not). */
 bool oci_oom_watch_fired(oci_oom_watch *w) CORDON_INTERNAL;
 void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;
@@ -203,7 +214,8 @@ int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, cha
 		       size_t name_len, oci_proc *ret_chan, oci_refusal *r) CORDON_INTERNAL;
 /* Ends an attached session: END and EOF on the agent's stdin, so the agent (pid 1)
  * exits, the container stops, and the CLI removes it (--rm) before exiting.
- * Waits for the CLI (bounded); true when all that happened in time. */
+ * Waits for the CLI (bounded); true when all that happened in time and the CLI
+ * confirmed the removal (exit 0, nothing on its stderr). */
 bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *chan) CORDON_INTERNAL;
 /* Lets go of a channel that failed (kills the CLI); close then ends the container
  * through the engine. Returns the CLI's exit code. */

@@ -117,17 +117,23 @@ char **oci_engine_argv(const oci_tier *t, const char *engine, const char *const 
 /* PATH for the CLI's own helpers (conmon, runc), HOME for its configuration,
  * a fixed locale so its messages can be recognised; nothing from the host's
  * environment, so no token or key of the host process reaches the engine. */
+char *oci_engine_home(void)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_dir)
+		return oci_xstrdup(res->pw_dir);
+	return oci_xstrdup("/");
+}
+
 char **oci_engine_env(void)
 {
 	oci_strv e = { 0 };
 	oci_strv_add(&e, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
 	oci_strv_add(&e, "LC_ALL=C");
-	struct passwd pw, *res = NULL;
-	char buf[1024];
-	if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_dir)
-		oci_strv_addf(&e, "HOME=%s", res->pw_dir);
-	else
-		oci_strv_add(&e, "HOME=/");
+	char *home = oci_engine_home();
+	oci_strv_addf(&e, "HOME=%s", home);
+	free(home);
 	if (getuid() != 0) {
 		char dir[64];
 		struct stat sb;
@@ -212,10 +218,8 @@ bool oci_image_present(const oci_tier *t, const char *engine, const char *image)
 	return ok;
 }
 
-int oci_image_ensure(const oci_tier *t, const char *engine, const char *image, oci_refusal *r)
+int oci_image_pull(const oci_tier *t, const char *engine, const char *image, oci_refusal *r)
 {
-	if (oci_image_present(t, engine, image))
-		return 0;
 	if (!t->pull_missing)
 		return oci_refuse(
 			r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_image_missing),

@@ -101,6 +101,7 @@ typedef struct oci_spec {
 	bool pids_in_sandbox;  /* gVisor: the pids limit is RLIMIT_NPROC inside (see add_limits) */
 	uint16_t publish_port; /* serve: container port published on 127.0.0.1, or 0 */
 	const char *name;      /* container name */
+	const char *cidfile;   /* --cidfile: where the CLI writes the container's id; NULL: none */
 	const char *const *labels; /* "key=value" */
 	const char *const
 		*extra; /* engine-specific run flags (e.g. podman's --read-only-tmpfs=false) */
@@ -180,6 +181,13 @@ typedef struct oci_engine_kind {
 	const char *const *run_extra; /* engine-specific hardening flags for `run` */
 	bool tmpfs_owner_by_id;       /* docker: uid=,gid= options; podman: U */
 	const char *const *rm_extra;  /* `rm -f` options: podman would wait 10 s for SIGTERM */
+	/* What a probe's answer depends on besides the CLI itself (driver.c, probe_note_deps):
+	 * the socket it reaches by default (NULL: none, a daemonless engine), and the
+	 * configuration files that decide its daemon, runtimes and storage ("~/" is the
+	 * HOME the CLI gets, oci_engine_env); an absent file counts too: creating it changes
+	 * the answer's ground. */
+	const char *default_socket;
+	const char *const *config_files;
 	const cordon_plugin_config_key *config_keys;
 } oci_engine_kind;
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,11 +79,43 @@ static int register_event(const char *dir, int ev)
 	return ret;
 }
 
-void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name, oci_oom_watch *w)
+/* The v1 memory cgroup whose directory's name holds the container's id (docker's
+ * parent/<id>, podman's libpod_parent/libpod-<id>, systemd's SLICE/ENGINE-<id>.scope), at most
+ * two levels down; runsc puts its sandbox there. NULL when there is none. */
+static char *memcg_by_id(const char *cid)
+{
+	DIR *top = opendir(MEMCG_V1);
+	char *found = NULL;
+	for (struct dirent *d; top && !found && (d = readdir(top));) {
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		char *sub = oci_xasprintf(MEMCG_V1 "/%s", d->d_name);
+		if (strstr(d->d_name, cid)) {
+			found = sub;
+			break;
+		}
+		DIR *dd = opendir(sub);
+		for (struct dirent *e; dd && !found && (e = readdir(dd));)
+			if (e->d_type == DT_DIR && e->d_name[0] != '.' && strstr(e->d_name, cid))
+				found = oci_xasprintf("%s/%s", sub, e->d_name);
+		if (dd)
+			closedir(dd);
+		free(sub);
+	}
+	if (top)
+		closedir(top);
+	return found;
+}
+
+void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name, const char *cid,
+			 oci_oom_watch *w)
 {
 	*w = (oci_oom_watch){ .ev = -1 };
-	int pid = oci_container_pid(t, engine, name);
-	char *dir = pid > 0 ? memcg_of(pid) : NULL;
+	char *dir = cid && cid[0] ? memcg_by_id(cid) : NULL;
+	if (!dir) {
+		int pid = oci_container_pid(t, engine, name);
+		dir = pid > 0 ? memcg_of(pid) : NULL;
+	}
 	int ev = dir ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
 	if (ev >= 0 && register_event(dir, ev) == 0) {
 		*w = (oci_oom_watch){ .ev = ev, .dir = dir };

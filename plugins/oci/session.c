@@ -81,7 +81,7 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	sb->chan_data_max = share < CHAN_STDIN_MAX ? share : CHAN_STDIN_MAX;
 	sb->published = st.egress == CORDON_PLUGIN_EGRESS_GOVERNED && t->network ? t->publish : 0;
 	if (oci_runtime_is_gvisor(t->runtime))
-		oci_oom_watch_start(t, engine, sb->name, &sb->oom);
+		oci_oom_watch_start(t, engine, sb->name, sb->cid, &sb->oom);
 	*ret_sandbox = sb;
 	return 0;
 }
@@ -95,8 +95,9 @@ void oci_op_close(void *sandbox)
 	bool ended = sb->chan_open && oci_chan_close(sb->tier, sb->name, &sb->chan);
 	sb->chan_open = false;
 	pthread_mutex_unlock(&sb->chan_lock);
+	/* A session the CLI ended cleanly is removed: nothing to sweep. Only one that did not
+	 * (oci_container_end's kill, left to --rm) is listed for the sweep at tier free. */
 	if (ended) {
-		oci_reap_note(sb->tier, sb->name); /* removed by the CLI; checked at free */
 		if (sb->pidfd >= 0)
 			close(sb->pidfd);
 	} else {

@@ -405,6 +405,11 @@ int oci_guarantees_check(const oci_spec *s, oci_refusal *r)
 		if (!label_ok(s->labels[i]))
 			return FORBID(r, ERRC(container_name_invalid), "label '%.64s' is not valid",
 				      s->labels[i]);
+	if (s->cidfile && (s->cidfile[0] != '/' || has_bad_chars(s->cidfile) ||
+			   has_dotdot(s->cidfile) || strlen(s->cidfile) >= 4096))
+		return FORBID(r, ERRC(container_mount_path_invalid),
+			      "the container id file '%.64s' must be an absolute host path",
+			      s->cidfile);
 	const char *abs[2] = { s->entrypoint, s->workdir };
 	for (int i = 0; i < 2; i++)
 		if (abs[i] && (abs[i][0] != '/' || has_bad_chars(abs[i]) || has_dotdot(abs[i])))
@@ -507,7 +512,7 @@ static void add_env(oci_strv *a, const char *const *env)
 
 /*
  * The order is fixed (tests compare it exactly):
- *   run [-d|-i] --rm --pull never [--name N] [--label L]...
+ *   run [-d|-i] --rm --pull never [--name N] [--label L]... [--cidfile F]
  *   --read-only --cap-drop ALL --security-opt no-new-privileges
  *   [--security-opt seccomp=PROFILE] --user U
  *   --memory M --memory-swap M [--cpus C] --pids-limit P(+overhead) --network none|NAME
@@ -537,6 +542,10 @@ char **oci_run_argv(const oci_spec *s)
 	for (size_t i = 0; s->labels && s->labels[i]; i++) {
 		oci_strv_add(&a, "--label");
 		oci_strv_add(&a, s->labels[i]);
+	}
+	if (s->cidfile) {
+		oci_strv_add(&a, "--cidfile");
+		oci_strv_add(&a, s->cidfile);
 	}
 	oci_strv_add(&a, "--read-only");
 	oci_strv_add(&a, "--cap-drop");

@@ -13,6 +13,7 @@
 #include "client.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,10 +121,11 @@ static void session_name(char *out, size_t len)
  * which the guarantees check; the engine gets source (the staged path, or
  * that same path). */
 static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *source,
-		      const char *name, char ***ret_args, oci_refusal *r)
+		      const char *name, const char *cidfile, char ***ret_args, oci_refusal *r)
 {
 	oci_spec_buf b;
 	oci_session_spec(t, st, name, &b);
+	b.spec.cidfile = cidfile;
 	/* the agent's mount target is reserved: check the caller's part alone */
 	b.spec.n_mounts--;
 	int ret = oci_guarantees_check(&b.spec, r);
@@ -211,26 +213,63 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	return oci_cli_failure(t, "starting the session container", &res, r);
 }
 
-/* `run --pull never` says when the image is absent: only then pull, by
- * digest, and try once more. */
-static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args, oci_refusal *r)
+/* `run --pull never` checks the image itself (no `image inspect` first): when it says the
+ * image is absent, `pull: never` refuses as the probe's inspect would
+ * (container_image_missing), `pull: missing` pulls by digest and tries once more. */
+static int attach_or_pull(oci_sandbox *sb, const oci_start *st, char *const *args,
+			  const char *cidfile, oci_refusal *r)
 {
 	bool no_image = false;
 	int ret = attach_once(sb, args, &no_image, r);
 	if (ret < 0 && no_image) {
-		oci_container_remove(sb->tier, sb->engine, sb->name);
-		ret = oci_image_ensure(sb->tier, sb->engine, st->image, r);
-		if (ret == 0)
+		ret = oci_image_pull(sb->tier, sb->engine, st->image, r);
+		if (ret == 0) {
+			/* the name and id file again: whatever the failed start left goes first */
+			oci_container_remove(sb->tier, sb->engine, sb->name);
+			if (cidfile)
+				unlink(cidfile);
 			ret = attach_once(sb, args, &no_image, r);
+		}
 	}
 	return ret;
+}
+
+/* gVisor, as root: where the CLI writes the container's id (--cidfile), in root's private
+ * directory, so that the OOM watch finds the container's memory cgroup without an
+ * `inspect` (oom.c). NULL otherwise: the watch asks the engine. */
+static char *cid_path(const oci_sandbox *sb)
+{
+	if (!oci_runtime_is_gvisor(sb->tier->runtime) || geteuid() != 0 || oci_private_dir() < 0)
+		return NULL;
+	return oci_xasprintf(OCI_PRIVATE_DIR "/%s.cid", sb->name);
+}
+
+/* The id the CLI wrote (64 lower-case hex digits), then the file is gone; "" when none. */
+static void take_cid(const char *path, char *cid, size_t len)
+{
+	cid[0] = '\0';
+	if (!path)
+		return;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	char buf[128];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	if (n < 64 || len < 65)
+		return;
+	for (int i = 0; i < 64; i++)
+		if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+			return;
+	memcpy(cid, buf, 64);
+	cid[64] = '\0';
 }
 
 /* The workspace, opened once (workspace.c), staged, and the checked argv
  * that starts the container on what was opened. No engine call but a
  * governed network's. */
-static int prepare(oci_sandbox *sb, const oci_start *st, oci_workspace *ws, char ***ret_args,
-		   oci_refusal *r)
+static int prepare(oci_sandbox *sb, const oci_start *st, oci_workspace *ws, const char *cidfile,
+		   char ***ret_args, oci_refusal *r)
 {
 	oci_start checked = *st;
 	if (st->workspace) {
@@ -242,7 +281,7 @@ static int prepare(oci_sandbox *sb, const oci_start *st, oci_workspace *ws, char
 		checked.workspace = ws->real;
 	}
 	return start_args(sb->tier, sb->engine, &checked, oci_workspace_source(ws), sb->name,
-			  ret_args, r);
+			  cidfile, ret_args, r);
 }
 
 int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
@@ -251,13 +290,17 @@ int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 	session_name(sb->name, sizeof(sb->name));
 	oci_workspace ws = { .fd = -1 };
 	char **args = NULL;
-	int ret = prepare(sb, st, &ws, &args, r);
+	char *cidfile = cid_path(sb);
+	int ret = prepare(sb, st, &ws, cidfile, &args, r);
 	if (ret < 0) {
 		oci_workspace_close(&ws);
+		free(cidfile);
 		return ret;
 	}
-	ret = attach_or_pull(sb, st, args, r);
+	ret = attach_or_pull(sb, st, args, cidfile, r);
 	oci_strv_free(args);
+	take_cid(cidfile, sb->cid, sizeof(sb->cid));
+	free(cidfile);
 	if (ret == 0 && ws.fd >= 0 &&
 	    (ret = oci_workspace_verify(&ws, t, sb->engine, sb->name, r)) < 0)
 		oci_chan_drop(sb);
@@ -291,7 +334,7 @@ bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 		oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
 			      "session %s: the CLI took no END (gone already)", name);
 	oci_proc_close_in(p);
-	bool out_open = true, err_open = true;
+	bool out_open = true, err_open = true, said = false;
 	while (out_open || err_open) {
 		int64_t left = t0 + OCI_KILL_TIMEOUT_MS - oci_now_ms();
 		if (left <= 0)
@@ -307,6 +350,7 @@ bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 			ssize_t n = read(i == 0 ? p->out : p->err, buf, sizeof(buf));
 			if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
 				*(i == 0 ? &out_open : &err_open) = false;
+			said = said || (i == 1 && n > 0);
 		}
 	}
 	bool in_time = !out_open && !err_open;
@@ -314,9 +358,12 @@ bool oci_chan_close(const oci_tier *t, const char *name, oci_proc *p)
 		oci_proc_kill(p);
 	int code = oci_proc_wait(p);
 	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name,
-		      "%s run -i: session %s ended (exit %d) in %lld ms", t->kind->name, name, code,
-		      (long long)(oci_now_ms() - t0));
-	return in_time && code == 0;
+		      "%s run -i: session %s ended (exit %d%s) in %lld ms", t->kind->name, name,
+		      code, said ? ", with a message" : "", (long long)(oci_now_ms() - t0));
+	/* docker's CLI waits for --rm's removal and fails when it fails; podman's logs a
+	 * failed removal and keeps the container's exit code: anything it says at the end
+	 * means the removal is not confirmed */
+	return in_time && code == 0 && !said;
 }
 
 int oci_session_attach(oci_tier *t, const char *engine, const oci_start *st, char *ret_name,

@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #define STAGE_PARENT "/run/cordon"
-#define STAGE_DIR STAGE_PARENT "/oci"
+#define STAGE_DIR OCI_PRIVATE_DIR
 
 #define FORBID(r, code, ...) \
 	oci_refuse((r), EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, (code), __VA_ARGS__)
@@ -110,6 +110,13 @@ static int stage_level(const char *dir, mode_t deny)
 	return ret;
 }
 
+int oci_private_dir(void)
+{
+	/* /run/cordon may be shared with other parts of cordon; ours is 0700 */
+	int ret = stage_level(STAGE_PARENT, 022);
+	return ret == 0 ? stage_level(STAGE_DIR, 077) : ret;
+}
+
 int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
 {
 	if (geteuid() != 0)
@@ -117,10 +124,7 @@ int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
 	char *staged = oci_xasprintf(STAGE_DIR "/%s", name);
 	char src[64];
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", ws->fd);
-	/* /run/cordon may be shared with other parts of cordon; ours is 0700 */
-	int ret = stage_level(STAGE_PARENT, 022);
-	if (ret == 0)
-		ret = stage_level(STAGE_DIR, 077);
+	int ret = oci_private_dir();
 	if (ret == 0 && mkdir(staged, 0700) < 0)
 		ret = -errno;
 	/* the descriptor's directory itself, whatever its path names by now */

@@ -21,6 +21,15 @@ static const char *const podman_run_extra[] = { "--read-only-tmpfs=false", NULL 
 /* kill at once: `rm -f` would otherwise wait 10 s for a SIGTERM to work */
 static const char *const podman_rm_extra[] = { "--time", "0", NULL };
 
+/* containers.conf decides the runtimes' paths, storage.conf the image store */
+static const char *const podman_config[] = { "/usr/share/containers/containers.conf",
+					     "/etc/containers/containers.conf",
+					     "/usr/share/containers/storage.conf",
+					     "/etc/containers/storage.conf",
+					     "~/.config/containers/containers.conf",
+					     "~/.config/containers/storage.conf",
+					     NULL };
+
 static const oci_engine_kind podman_kind = {
 	.name = "podman",
 	/* no daemon: `version` answers whenever the binary runs */
@@ -31,6 +40,7 @@ static const oci_engine_kind podman_kind = {
 	.version_format = "{{.Client.Version}}",
 	.run_extra = podman_run_extra,
 	.rm_extra = podman_rm_extra,
+	.config_files = podman_config,
 	.config_keys = podman_keys,
 };
 
@@ -40,5 +50,5 @@ static int podman_init(const cordon_host *host, cordon_plugin_registrar *reg,
 	return oci_plugin_init(host, reg, err, &podman_kind);
 }
 
-CORDON_PLUGIN_DEFINE("podman", PACKAGE_VERSION, "Containers through Podman",
-		     "LGPL-2.1-or-later", podman_init)
+CORDON_PLUGIN_DEFINE("podman", PACKAGE_VERSION, "Containers through Podman", "LGPL-2.1-or-later",
+		     podman_init)

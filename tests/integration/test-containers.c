@@ -1678,6 +1678,131 @@ START_TEST(test_serve_published)
 }
 END_TEST
 
+/* ---- the engine calls of `cordon run` (issue 16) -------------------------------------- */
+
+/* Runs the cordon CLI with a clean environment (root's probe cache is /run/cordon/probes)
+ * and stdin /dev/null: nothing to stream, so a run takes the session channel (a stdin to
+ * stream goes through `engine exec`, session.c). */
+static int cordon_cli(const char *const *args)
+{
+	g_autofree char *cordon = testutil_build_path("cordon");
+	g_autoptr(GPtrArray) a = g_ptr_array_new();
+	g_ptr_array_add(a, cordon);
+	for (size_t i = 0; args[i]; i++)
+		g_ptr_array_add(a, (gpointer)args[i]);
+	g_ptr_array_add(a, NULL);
+	const char *env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			      "HOME=/root", "LC_ALL=C", NULL };
+	int st = -1;
+	if (!g_spawn_sync(NULL, (char **)a->pdata, (char **)env,
+			  G_SPAWN_STDIN_FROM_DEV_NULL | G_SPAWN_STDOUT_TO_DEV_NULL |
+				  G_SPAWN_STDERR_TO_DEV_NULL,
+			  NULL, NULL, NULL, NULL, &st, NULL))
+		return 127;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static bool write_wrapper(const char *engine, const char *real);
+static void add_tier(GString *p, const char *name, const char *engine, const char *extra,
+		     bool limits);
+
+/* A policy with one tier, "cli-calls", whose engine is the logging wrapper `wrapper`. */
+static char *cli_policy(const engine_case *e, const char *wrapper)
+{
+	GString *p = g_string_new(NULL);
+	g_string_append_printf(p, "cordon: 1\nplugins: {dir: %s, load: [%s]}\ntiers:\n", plugin_dir,
+			       e->engine);
+	g_autofree char *extra = g_strdup_printf(
+		"%s    engine: %s/%s\n",
+		strcmp(e->engine, "podman") == 0 ? "    runtime: runc\n" : "", wrap_dir, wrapper);
+	add_tier(p, "cli-calls", e->engine, extra, true);
+	g_string_append(
+		p, "trust:\n  untrusted: {require: container, relax: true, tiers: [cli-calls]}\n");
+	g_autofree char *text = g_string_free(p, FALSE);
+	char *path = g_strdup_printf("%s/%s.yaml", wrap_dir, wrapper);
+	ck_assert(g_file_set_contents(path, text, -1, NULL));
+	return path;
+}
+
+/* `cordon run` makes one engine call, `run`, as the raw command does: the probe's answer is
+ * kept across processes (the probe cache), the image is checked by the run itself, and a
+ * session its CLI ended cleanly is not swept for (`ps -a`). A changed engine binary (a
+ * dependency the probe named) makes the next run probe again. */
+START_TEST(test_cli_engine_calls)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *wrapper = g_strdup_printf("%s-cli", e->engine);
+	ck_assert(write_wrapper(wrapper, engine_bin(e->engine)));
+	g_autofree char *pol = cli_policy(e, wrapper);
+	const char *run[] = { "run",       "--policy", pol,         "--trust",
+			      "untrusted", "--",       "/bin/true", NULL };
+
+	/* a new policy: nothing kept, so this one probes */
+	ck_assert_int_eq(cordon_cli(run), 0);
+	ck_assert_int_eq(calls_count(wrapper, " version "), 1);
+	ck_assert_int_eq(calls_count(wrapper, " run -i "), 1);
+	ck_assert_int_eq(calls_count(wrapper, " image inspect "), 0);
+	ck_assert_int_eq(calls_count(wrapper, " ps "), 0);
+
+	for (int i = 0; i < 2; i++) {
+		calls_reset(wrapper);
+		ck_assert_int_eq(cordon_cli(run), 0);
+		g_autofree char *log_path = calls_path(wrapper);
+		g_autofree char *log = NULL;
+		ck_assert(g_file_get_contents(log_path, &log, NULL, NULL));
+		ck_assert_msg(calls_count(wrapper, NULL) == 1 &&
+				      calls_count(wrapper, " run -i ") == 1,
+			      "a second cordon run made other %s calls:\n%s", e->engine, log);
+	}
+
+	/* the engine binary changed (a new file): the kept answer no longer holds */
+	ck_assert(write_wrapper(wrapper, engine_bin(e->engine)));
+	ck_assert_int_eq(cordon_cli(run), 0);
+	ck_assert_int_eq(calls_count(wrapper, " version "), 1);
+	/* and `probe --fresh` asks the engine whatever is kept */
+	calls_reset(wrapper);
+	const char *fresh[] = { "probe", "--fresh", "--policy", pol, NULL };
+	ck_assert_int_eq(cordon_cli(fresh), 0);
+	ck_assert_int_eq(calls_count(wrapper, " version "), 1);
+
+	/* every container those runs started is gone, without a sweep */
+	g_autofree char *ids = engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter",
+					  "label=cordon.tier=cli-calls", NULL);
+	ck_assert_str_eq(g_strstrip(ids), "");
+}
+END_TEST
+
+/* `pull: never` and an image the engine lacks: the start itself (`run --pull never`)
+ * finds out, and its answer is the same refusal the probe's `image inspect` gave, with no
+ * inspect and no pull. */
+START_TEST(test_run_says_no_image)
+{
+	const engine_case *e = &engines[_i];
+	g_autofree char *tier = g_strdup_printf("%s-never-logged", e->engine);
+	g_autofree char *wrapper = g_strdup_printf("%s-nlog", e->engine);
+	cordon_context *ctx = ctx_new();
+	cordon_probe_report *rep = probe(ctx, tier);
+	ck_assert(cordon_probe_report_available(rep)); /* the tier's own image is there */
+	cordon_probe_report_free(rep);
+	calls_reset(wrapper);
+	g_autofree char *repo = g_strndup(image_ref, strchr(image_ref, '@') - image_ref);
+	g_autofree char *absent = g_strdup_printf("%s@sha256:%064d", repo, 0);
+	open_args a = { .image = absent };
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_lt(try_open(ctx, tier, &a, &sb, &err), 0);
+	ck_assert_ptr_nonnull(err);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "pull: never"), "%s",
+		      cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "container_image_missing");
+	ck_assert_int_eq(calls_count(wrapper, " run -i "), 1);
+	ck_assert_int_eq(calls_count(wrapper, " image inspect "), 0);
+	ck_assert_int_eq(calls_count(wrapper, " pull "), 0);
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
 /* ---- cordon image pin ------------------------------------------------------------------- */
 
 START_TEST(test_image_pin)
@@ -1782,12 +1907,22 @@ static char *build_policy(void)
 								 wrap_dir, engine, w ? name + strlen(engine) : "");
 			add_tier(p, name, engine, extra, true);
 		}
-	const char *all = "[podman, podman-gvisor, podman-pool, podman-nomem, podman-never, "
-			  "podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
-			  "docker-never, docker-missing, docker-noengine, docker-nodaemon, "
-			  "podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
-			  "docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
-			  "docker-smallmem, podman-gvisor-noseccomp]";
+	for (int i = 0; i < 2; i++) {
+		const char *engine = engines[i].engine;
+		g_autofree char *name = g_strdup_printf("%s-never-logged", engine);
+		g_autofree char *extra = g_strdup_printf(
+			"%s    pull: never\n    engine: %s/%s-nlog\n",
+			i == 0 ? "    runtime: runc\n" : "", wrap_dir, engine);
+		add_tier(p, name, engine, extra, true);
+	}
+	const char *all =
+		"[podman, podman-gvisor, podman-pool, podman-nomem, podman-never, "
+		"podman-missing, podman-noengine, docker, docker-gvisor, docker-nomem, "
+		"docker-never, docker-missing, docker-noengine, docker-nodaemon, "
+		"podman-serve, docker-serve, podman-logged, docker-logged, podman-badhello, "
+		"docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
+		"docker-smallmem, podman-gvisor-noseccomp, podman-never-logged, "
+		"docker-never-logged]";
 	g_string_append_printf(p, "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
@@ -1913,6 +2048,8 @@ static Suite *containers_suite(void)
 	add_case(s, "gc", test_gc, 2);
 	add_case(s, "secrets", test_secrets_not_in_argv, 2);
 	add_case(s, "pin", test_image_pin, 2);
+	add_case(s, "cli-calls", test_cli_engine_calls, 2);
+	add_case(s, "run-no-image", test_run_says_no_image, 2);
 	add_case(s, "serve", test_serve_published, 2);
 	add_case(s, "channel", test_session_channel, 2);
 	add_case(s, "channel-gvisor", test_session_channel_gvisor, 2);
@@ -1959,7 +2096,8 @@ int main(void)
 	}
 	wrap_dir = g_dir_make_tmp("cordon-engines-XXXXXX", NULL);
 	if (!wrap_dir || !write_wrapper("podman", engine_path[0]) ||
-	    !write_wrapper("docker", engine_path[1]) || !write_impostors("podman", engine_path[0]) ||
+	    !write_wrapper("docker", engine_path[1]) || !write_wrapper("podman-nlog", engine_path[0]) ||
+	    !write_wrapper("docker-nlog", engine_path[1]) || !write_impostors("podman", engine_path[0]) ||
 	    !write_impostors("docker", engine_path[1])) {
 		fprintf(stderr, "test-containers: cannot write the engine wrappers\n");
 		return EXIT_FAILURE;

@@ -434,6 +434,28 @@ START_TEST(test_argv_attached)
 }
 END_TEST
 
+/* gVisor's id file (the OOM watch's cgroup without an inspect): after the labels, and
+ * only an absolute path without what a CLI could read otherwise. */
+START_TEST(test_argv_cidfile)
+{
+	oci_spec s = base_spec();
+	s.interactive = true;
+	s.name = "cordon-ab";
+	s.cidfile = "/run/cordon/oci/cordon-ab.cid";
+	assert_ok(&s);
+	char **a = oci_run_argv(&s);
+	ck_assert_str_eq(a[7], "--cidfile");
+	ck_assert_str_eq(a[8], "/run/cordon/oci/cordon-ab.cid");
+	ck_assert_str_eq(a[9], "--read-only");
+	oci_strv_free(a);
+	const char *bad[] = { "cid", "/run/../etc/x", "/run/a,b", "/run/a=b", "/run/a\nb", NULL };
+	for (size_t i = 0; bad[i]; i++) {
+		s.cidfile = bad[i];
+		assert_refused(&s, "container_mount_path_invalid");
+	}
+}
+END_TEST
+
 START_TEST(test_argv_root_tmpfs_publish_rw_mount)
 {
 	oci_spec s = base_spec();
@@ -756,6 +778,7 @@ static Suite *oci_suite(void)
 	tcase_add_test(tc, test_argv_minimal);
 	tcase_add_test(tc, test_argv_session);
 	tcase_add_test(tc, test_argv_attached);
+	tcase_add_test(tc, test_argv_cidfile);
 	tcase_add_test(tc, test_argv_root_tmpfs_publish_rw_mount);
 	tcase_add_test(tc, test_argv_invariants);
 	tcase_add_test(tc, test_open_limits_are_final);
