@@ -267,11 +267,11 @@ static int exec_failure(run_state *s, int exit_code, cordon_plugin_run_status *r
 	oci_first_line(s->x.diag, line, sizeof(line));
 	if (oci_output_says_no_container(s->x.diag) || !line[0])
 		return oci_host->error_set(err, ESRCH, CORDON_PLUGIN_ERROR_TERMINAL,
-					   "container_gone",
+					   ERRC(container_gone),
 					   "the session container %s is gone (removed or killed "
 					   "from outside)%s%s",
 					   sb->name, line[0] ? ": " : "", line);
-	return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
+	return oci_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 				   "%s exec failed (exit %d): %s", sb->tier->kind->name, exit_code,
 				   line);
 }
@@ -399,7 +399,7 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	oci_sandbox *sb = sandbox;
 	if (spec->port && spec->port != sb->published)
 		return oci_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-					   "container_publish_invalid",
+					   ERRC(container_publish_invalid),
 					   "port %u is not published by this tier (publish: needs "
 					   "governed egress and network:)",
 					   spec->port);
@@ -441,7 +441,7 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	free(in);
 	if (code < 0)
 		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL,
-					   "engine_failed", "could not start %s exec: %s",
+					   ERRC(engine_failed), "could not start %s exec: %s",
 					   sb->tier->kind->name, strerror(-code));
 	return finish_run(&s, code, deadline, loop, ret, err);
 }
@@ -465,7 +465,7 @@ static int finish_run(run_state *s, int code, bool deadline, int loop,
 	}
 	if (loop < 0 && !s->x.have_error)
 		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
-					   "engine_failed", "the agent's output was malformed");
+					   ERRC(engine_failed), "the agent's output was malformed");
 	return exec_failure(s, code, ret, err);
 }
 
@@ -490,15 +490,15 @@ static int file_finish(run_state *s, bool session, int code, bool deadline, int 
 		return 0;
 	if (deadline)
 		return oci_host->error_set(
-			err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, "engine_unavailable",
+			err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(engine_unavailable),
 			"the %s engine did not answer in time", sb->tier->kind->name);
 	if (loop < 0)
 		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
-					   "engine_failed",
+					   ERRC(engine_failed),
 					   "the agent's answer to a file operation was malformed");
 	if (session && x->done)
 		return oci_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
-					   "engine_failed",
+					   ERRC(engine_failed),
 					   "the session agent ended a file operation without an "
 					   "answer");
 	return exec_failure(s, code, NULL, err);
@@ -560,7 +560,7 @@ static int file_op(oci_sandbox *sb, const char *const *args, const void *in, siz
 	int code = exec_agent(&s, args, in, in_len, sb->tier->cli_timeout_ms, -1, &deadline, &loop);
 	if (code < 0)
 		return oci_host->error_set(err, -code, CORDON_PLUGIN_ERROR_TERMINAL,
-					   "engine_failed", "could not start %s exec: %s",
+					   ERRC(engine_failed), "could not start %s exec: %s",
 					   sb->tier->kind->name, strerror(-code));
 	return file_finish(&s, false, code, deadline, loop, err);
 }

@@ -4,14 +4,12 @@
 # - docs/error-handling.md's "Every code" table is the registry, row for row (generated:
 #   `tests/integration/test-errcodes.sh --print` writes it);
 # - every code a docs/ table gives with a class is registered, with that class;
-# - no error code is an inline string in the core or the in-tree plugins: each is ERRC(code),
-#   which compiles only for a registered code. The files being moved or rewritten on issue 11
-#   (LEGACY below) still hold strings: each of those must be registered.
+# - no error code is an inline string in the core, the in-tree plugins, common/, the agent or
+#   cordon server: each is ERRC(code), which compiles only for a registered code.
 set -u
 top_srcdir=${CORDON_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 def=$top_srcdir/common/errcodes.def
 doc=$top_srcdir/docs/error-handling.md
-LEGACY="plugins/oci/session.c"
 
 # code TAB class (lower case) TAB meaning, in registry order
 registry() {
@@ -92,18 +90,10 @@ scan() {
 cd "$top_srcdir" || exit 1
 sources=$(find core plugins common agent server -name '*.[ch]' ! -name 'nsinit*' ! -name 'gen-seccomp-*' \
 	! -name 'seccomp-prebuilt.c' ! -name 'seccomp-profile.c' | LC_ALL=C sort)
-legacy_re=$(echo $LEGACY | sed 's/ /|/g; s/\./\\./g')
-inline=$(scan $(echo "$sources" | grep -Ev "^($legacy_re)$"))
-if [ -z "$inline" ]; then ok "no error code is an inline string outside the legacy files (ERRC only)"
+inline=$(scan $sources)
+if [ -z "$inline" ]; then ok "no error code is an inline string (ERRC only)"
 else
 	not_ok "error codes written as strings (use ERRC(code), common/errcodes.h):"
 	echo "$inline" | sed 's/^/# /'
-fi
-scan $LEGACY | sed 's/.*: //' | sort -u >"$tmp/legacy"
-unregistered=$(cut -f1 "$tmp/registry" | sort -u | comm -13 - "$tmp/legacy")
-if [ -z "$unregistered" ]; then ok "every code left as a string in the legacy files is registered"
-else
-	not_ok "codes in the legacy files that the registry lacks:"
-	echo "$unregistered" | sed 's/^/# /'
 fi
 tap_finish
