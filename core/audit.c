@@ -169,7 +169,7 @@ int audit_record(cordon_context *ctx, const cordon_request *req, cordon_decision
 		 cordon_error **reterr)
 {
 	/* Every decision gets an id, audited or not: a sandbox it opens carries it. */
-	if (!d->id[0]) {
+	if (d && !d->id[0]) {
 		g_autofree char *uuid = g_uuid_string_random();
 		g_strlcpy(d->id, uuid, sizeof(d->id));
 	}
