@@ -29,6 +29,7 @@ static const struct command {
 	{ "explain", cli_cmd_explain, "explain which tier a request gets, or why it is refused" },
 	{ "version", cli_cmd_version, "print versions" },
 	{ "gc", cli_cmd_gc, "remove containers and guests that crashed hosts left behind" },
+	{ "audit", cli_cmd_audit, "read the audit trail: decisions and how runs ended (--json)" },
 	{ "image", cli_cmd_image, "print a local image's pinned digest form (image pin REF)" },
 	{ "help", NULL, "describe a command (help COMMAND)" },
 	{ NULL, NULL, NULL },
