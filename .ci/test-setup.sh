@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq clang libclang-rt-14-dev clang-tidy clang-format bear cppcheck valgrind bubblewrap util-linux procps iproute2 >/dev/null
+apt-get install -y -qq python3-pytest clang libclang-rt-14-dev clang-tidy clang-format bear cppcheck valgrind bubblewrap util-linux procps iproute2 >/dev/null
 .ci/engines.sh setup
