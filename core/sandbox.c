@@ -8,15 +8,14 @@
 #include "admission.h"
 #include "audit.h"
 #include "env.h"
+#include "hostport.h"
 #include "runinput.h"
 #include "workspace.h"
 
 #include <errno.h>
-#include <netdb.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 static int invalid(cordon_error **reterr, const char *what)
@@ -690,28 +689,6 @@ int cordon_serve_wait(cordon_serve *s, int64_t timeout_ms, cordon_result **ret_r
 	return r;
 }
 
-/* A TCP connection to host:port is accepted now (the server listens). */
-static bool address_accepts(const char *host_port)
-{
-	const char *colon = strrchr(host_port, ':');
-	if (!colon)
-		return false;
-	g_autofree char *host = g_strndup(host_port, colon - host_port);
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-	struct addrinfo *ai = NULL;
-	if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
-		return false;
-	bool ok = false;
-	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0) {
-		ok = connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
-		close(fd);
-	}
-	freeaddrinfo(ai);
-	return ok;
-}
-
 /* Ready, ended, or neither yet; 1, a negative errno (set), or 0. */
 static int serve_ready_now(cordon_serve *s, cordon_error **reterr)
 {
@@ -728,7 +705,7 @@ static int serve_ready_now(cordon_serve *s, cordon_error **reterr)
 	}
 	if (!s->port)
 		return 1;
-	return addr && address_accepts(addr) ? 1 : 0;
+	return addr && hostport_accepts(addr) ? 1 : 0;
 }
 
 int cordon_serve_wait_ready(cordon_serve *s, int64_t timeout_ms, cordon_error **reterr)
