@@ -155,6 +155,15 @@ def test_stream_cancel(policy):
         assert time.monotonic() - t0 < 10
 
 
+def test_sandbox_close_ends_its_streams_first(policy):
+    with cordon.Context(str(policy)) as ctx:
+        sb = ctx.sandbox("trusted")
+        st = sb.stream(["sleep", "30"])
+        t0 = time.monotonic()
+        sb.close()  # the stream is cancelled and freed before the sandbox goes
+        assert time.monotonic() - t0 < 10 and st._h is None
+
+
 def test_serve_ready(policy):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -19,6 +19,7 @@ import errno as _errno
 import json
 import os
 import select
+import weakref
 from dataclasses import dataclass
 from typing import (AsyncIterator, Callable, Dict, Iterator, List, Mapping, Optional,
                     Sequence, Tuple, Union)
@@ -419,11 +420,12 @@ class Serve:
 
 
 class Sandbox:
-    """An open sandbox; closing it ends everything it started. Close streams and servers
-    first (the context managers do)."""
+    """An open sandbox; closing it ends everything it started, its streams and servers
+    first (the library needs them gone before the sandbox)."""
 
     def __init__(self, handle: ctypes.c_void_p) -> None:
         self._h = handle
+        self._children: "weakref.WeakSet[Union[Stream, Serve]]" = weakref.WeakSet()
 
     @property
     def id(self) -> str:
@@ -460,7 +462,9 @@ class Sandbox:
         o = _options(timeout_ms, env, workdir, stdin, None, keep)
         h = ctypes.c_void_p()
         _call(lib.cordon_sandbox_stream_start, self._h, av, ctypes.byref(o), ctypes.byref(h))
-        return Stream(h, keep)
+        st = Stream(h, keep)
+        self._children.add(st)
+        return st
 
     def serve(self, argv: Sequence[Union[str, bytes]], port: int = 0, *,
               env: Optional[Mapping[str, str]] = None, workdir: Optional[str] = None) -> Serve:
@@ -470,7 +474,9 @@ class Sandbox:
         h = ctypes.c_void_p()
         _call(lib.cordon_sandbox_serve, self._h, av, int(port), ctypes.byref(o),
               ctypes.byref(h))
-        return Serve(h, keep)
+        srv = Serve(h, keep)
+        self._children.add(srv)
+        return srv
 
     def read_file(self, path: str) -> bytes:
         data, n = ctypes.c_void_p(), ctypes.c_size_t()
@@ -499,6 +505,8 @@ class Sandbox:
         return self._paths(lib.cordon_sandbox_walk, directory)
 
     def close(self) -> None:
+        for child in list(self._children):
+            child.close()
         if self._h:
             lib.cordon_sandbox_close(self._h)
             self._h = None
