@@ -15,7 +15,8 @@ bool hostport_accepts(const char *host_port)
 	char host[64];
 	memcpy(host, host_port, (size_t)(colon - host_port));
 	host[colon - host_port] = '\0';
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM,
 				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
 	struct addrinfo *ai = NULL;
 	if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)

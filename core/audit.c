@@ -77,8 +77,9 @@ static void json_request(GString *out, const cordon_request *req)
 	json_append_key(out, "limits", false);
 	decision_json_limits(out, &req->limits);
 	json_append_key(out, "egress", false);
-	json_append_string(out, (unsigned)req->egress <= CORDON_EGRESS_ALLOW ? egress_names[req->egress]
-									      : "deny");
+	json_append_string(out, (unsigned)req->egress <= CORDON_EGRESS_ALLOW
+					? egress_names[req->egress]
+					: "deny");
 	json_append_key(out, "image", false);
 	json_append_string(out, req->image);
 	json_append_key(out, "env", false);
@@ -196,7 +197,8 @@ static void json_argv(GString *out, int mode, const char *const *argv)
 	} else if (mode == AUDIT_ARGV_HASH) {
 		g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 		for (size_t i = 0; argv[i]; i++)
-			g_checksum_update(sum, (const guchar *)argv[i], (gssize)strlen(argv[i]) + 1);
+			g_checksum_update(sum, (const guchar *)argv[i],
+					  (gssize)strlen(argv[i]) + 1);
 		json_append_key(out, "argv_sha256", false);
 		json_append_string(out, g_checksum_get_string(sum));
 	}
@@ -263,8 +265,9 @@ char *audit_run_line(const cordon_policy *p, const cordon_sandbox *sb, const aud
 	json_append_key(s, "duration_ms", false);
 	json_append_u64(s, o->duration_us / 1000);
 	json_append_key(s, "bytes_out", false);
-	g_string_append_printf(s, "{\"stdout\":%" G_GUINT64_FORMAT ",\"stderr\":%" G_GUINT64_FORMAT "}",
-			       o->bytes[1], o->bytes[2]);
+	g_string_append_printf(
+		s, "{\"stdout\":%" G_GUINT64_FORMAT ",\"stderr\":%" G_GUINT64_FORMAT "}",
+		o->bytes[1], o->bytes[2]);
 	g_string_append(s, "}\n");
 	return g_string_free(s, FALSE);
 }

@@ -70,8 +70,9 @@ void cordon_set_log_handler(cordon_log_fn fn, void *user, cordon_log_level max_l
 	/* Only the library's own domain (core.am's G_LOG_DOMAIN): the host's GLib
 	 * messages stay the host's. */
 	if (g_once_init_enter(&installed)) {
-		g_log_set_handler(G_LOG_DOMAIN, G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL |
-				  G_LOG_FLAG_RECURSION, log_forward, NULL);
+		g_log_set_handler(G_LOG_DOMAIN,
+				  G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,
+				  log_forward, NULL);
 		g_once_init_leave(&installed, 1);
 	}
 	g_rw_lock_writer_lock(&log_lock);
@@ -83,10 +84,7 @@ void cordon_set_log_handler(cordon_log_fn fn, void *user, cordon_log_level max_l
 
 /* ---- ids ------------------------------------------------------------------------ */
 
-const char *cordon_decision_id(const cordon_decision *d)
-{
-	return d && d->id[0] ? d->id : NULL;
-}
+const char *cordon_decision_id(const cordon_decision *d) { return d && d->id[0] ? d->id : NULL; }
 
 const char *cordon_context_audit_path(const cordon_context *ctx)
 {

@@ -388,8 +388,9 @@ static const char *audit_path_problem(const char *s)
  * default records its SHA-256 only, which still matches a known command. */
 static void read_audit_argv(pctx *c, const cfg_node *n)
 {
-	static const char *const names[] = { [AUDIT_ARGV_HASH] = "hash", [AUDIT_ARGV_FULL] = "full",
-					      [AUDIT_ARGV_NONE] = "none" };
+	static const char *const names[] = {
+		[AUDIT_ARGV_HASH] = "hash", [AUDIT_ARGV_FULL] = "full", [AUDIT_ARGV_NONE] = "none"
+	};
 	c->p->audit_argv = AUDIT_ARGV_HASH;
 	const char *s = n ? policy_want_string(c, n) : NULL;
 	if (!s)

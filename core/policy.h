@@ -59,7 +59,7 @@ typedef struct cordon_policy {
 	GPtrArray *rules; /* policy_rule* */
 	char *audit_path; /* NULL: no audit file */
 	bool audit_required;
-	int audit_argv;   /* AUDIT_ARGV_*: how a run's argv is recorded (default: hash) */
+	int audit_argv; /* AUDIT_ARGV_*: how a run's argv is recorded (default: hash) */
 	bool allow_untrusted_on_jail;    /* the admin's words for untrusted -> process-jail */
 	bool allow_semi_trusted_on_jail; /* and for semi-trusted -> process-jail */
 	cfg_node *root;                  /* owns every section */

@@ -23,13 +23,13 @@ typedef struct chunk {
 
 struct cordon_stream {
 	GMutex lock;
-	GCond space;       /* the queue drained below STREAM_QUEUE_MAX, or a cancel */
-	GQueue chunks;     /* chunk*, under lock */
-	size_t queued;     /* unread bytes */
+	GCond space;   /* the queue drained below STREAM_QUEUE_MAX, or a cancel */
+	GQueue chunks; /* chunk*, under lock */
+	size_t queued; /* unread bytes */
 	bool done, cancelled;
-	int ready_fd;      /* eventfd: non-zero while a chunk or the end waits */
-	int cancel_event;  /* eventfd the library's cancel writes to */
-	int cancel_fd;     /* what the run watches: cancel_event, merged with the host's */
+	int ready_fd;     /* eventfd: non-zero while a chunk or the end waits */
+	int cancel_event; /* eventfd the library's cancel writes to */
+	int cancel_fd;    /* what the run watches: cancel_event, merged with the host's */
 	GThread *thread;
 	int rc;
 	cordon_error *err;
@@ -142,8 +142,9 @@ int cordon_sandbox_stream_start(cordon_sandbox *sb, const char *const *argv,
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "sandbox, a non-empty argv and ret are required");
 	if (opts && opts->size < offsetof(cordon_run_options, stdin_fd))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
-				 "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
+		return error_set(
+			reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+			"cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
 	cordon_stream *st = g_new0(cordon_stream, 1);
 	g_mutex_init(&st->lock);
 	g_cond_init(&st->space);
@@ -155,8 +156,9 @@ int cordon_sandbox_stream_start(cordon_sandbox *sb, const char *const *argv,
 	copy_options(st, opts);
 	int host_cancel = st->opts.cancel_fd;
 	if (st->ready_fd >= 0 && st->cancel_event >= 0)
-		st->cancel_fd = host_cancel >= 0 ? sandbox_cancel_merge(host_cancel, st->cancel_event)
-						 : st->cancel_event;
+		st->cancel_fd = host_cancel >= 0
+					? sandbox_cancel_merge(host_cancel, st->cancel_event)
+					: st->cancel_event;
 	if (st->ready_fd < 0 || st->cancel_event < 0 || st->cancel_fd < 0) {
 		int e = st->cancel_fd < -1 ? -st->cancel_fd : errno;
 		st->cancel_fd = -1;
@@ -171,10 +173,7 @@ int cordon_sandbox_stream_start(cordon_sandbox *sb, const char *const *argv,
 	return 0;
 }
 
-int cordon_stream_fd(const cordon_stream *st)
-{
-	return st ? st->ready_fd : -1;
-}
+int cordon_stream_fd(const cordon_stream *st) { return st ? st->ready_fd : -1; }
 
 int cordon_stream_read(cordon_stream *st, void *buf, size_t cap, cordon_output_stream *ret_stream,
 		       cordon_error **reterr)

@@ -174,8 +174,8 @@ static int resolve_time(char **bound, const char *opt)
 		return 0;
 	}
 	if (!g_ascii_isdigit((*bound)[0]) || strlen(*bound) < 4)
-		return cli_usage_error("--%s takes a duration (10m) or a UTC time (2026-12-02T00:30)",
-				       opt);
+		return cli_usage_error(
+			"--%s takes a duration (10m) or a UTC time (2026-12-02T00:30)", opt);
 	return 0;
 }
 
@@ -190,14 +190,15 @@ static void print_text(GHashTable *m)
 		const char *err = str(m, "error", &c);
 		const char *sig = g_hash_table_lookup(m, "signal");
 		g_autofree char *status = err ? g_strdup_printf("error=%s", err)
-				      : sig && strcmp(sig, "null") != 0
-					      ? g_strdup_printf("signal=%s", sig)
-					      : g_strdup_printf("exit=%s", (char *)g_hash_table_lookup(m, "exit_code"));
+					  : sig && strcmp(sig, "null") != 0
+						  ? g_strdup_printf("signal=%s", sig)
+						  : g_strdup_printf("exit=%s",
+								    (char *)g_hash_table_lookup(
+									    m, "exit_code"));
 		g_autofree char *line = g_strdup_printf(
 			"%s run      sandbox=%s decision=%s %s %s %sms bytes_out=%s limits_hit=%s",
-			time, str(m, "sandbox", &d), str(m, "decision", &e),
-			str(m, "kind", &a), status,
-			(char *)g_hash_table_lookup(m, "duration_ms"),
+			time, str(m, "sandbox", &d), str(m, "decision", &e), str(m, "kind", &a),
+			status, (char *)g_hash_table_lookup(m, "duration_ms"),
 			(char *)g_hash_table_lookup(m, "bytes_out"),
 			(char *)g_hash_table_lookup(m, "limits_hit"));
 		g_autofree char *shown = cli_printable(line);
@@ -206,12 +207,10 @@ static void print_text(GHashTable *m)
 	}
 	const char *admitted = g_hash_table_lookup(m, "admitted");
 	bool yes = admitted && strcmp(admitted, "true") == 0;
-	g_autofree char *line = g_strdup_printf("%s decision id=%s %s trust=%s tier=%s%s%s", time,
-						str(m, "id", &c) ? c : "-",
-						yes ? "admitted" : "refused", str(m, "trust", &d),
-						yes ? str(m, "tier", &e) : "-",
-						yes ? "" : " code=",
-						yes ? "" : (str(m, "code", &e) ? e : "?"));
+	g_autofree char *line = g_strdup_printf(
+		"%s decision id=%s %s trust=%s tier=%s%s%s", time, str(m, "id", &c) ? c : "-",
+		yes ? "admitted" : "refused", str(m, "trust", &d), yes ? str(m, "tier", &e) : "-",
+		yes ? "" : " code=", yes ? "" : (str(m, "code", &e) ? e : "?"));
 	g_autofree char *shown = cli_printable(line);
 	puts(shown);
 }
@@ -231,8 +230,9 @@ static int trail_path(const char *file, const char *policy, char **ret)
 	const char *p = cordon_context_audit_path(ctx);
 	*ret = g_strdup(p);
 	cordon_context_free(ctx);
-	return p ? 0 : cli_usage_error("the policy keeps no audit trail (audit: {path: ...}); "
-				       "name one with --file");
+	return p ? 0
+		 : cli_usage_error("the policy keeps no audit trail (audit: {path: ...}); "
+				   "name one with --file");
 }
 
 /* The decisions that opened the sandbox's runs, so that --sandbox shows them too. */
@@ -260,7 +260,8 @@ static int print_matches(filter *f, GStrv lines, bool json)
 			continue;
 		g_autoptr(GHashTable) m = members(lines[i]);
 		if (!m) {
-			fprintf(stderr, "cordon: audit: line %zu is not a JSON object; skipped\n", i + 1);
+			fprintf(stderr, "cordon: audit: line %zu is not a JSON object; skipped\n",
+				i + 1);
 			bad++;
 			continue;
 		}
@@ -283,18 +284,25 @@ int cli_cmd_audit(int argc, char **argv)
 	g_autofree char *file = NULL, *policy = NULL;
 	gboolean json = FALSE;
 	GOptionEntry entries[] = {
-		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy whose trail to read", "FILE" },
+		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &policy, "Policy whose trail to read",
+		  "FILE" },
 		{ "file", 'f', 0, G_OPTION_ARG_FILENAME, &file, "The trail itself", "FILE" },
-		{ "sandbox", 0, 0, G_OPTION_ARG_STRING, &f.sandbox, "Runs of this sandbox, and its decision", "ID" },
-		{ "decision", 0, 0, G_OPTION_ARG_STRING, &f.decision, "This decision and its runs", "ID" },
-		{ "verdict", 0, 0, G_OPTION_ARG_STRING, &f.verdict, "admitted (and runs) or refused", "V" },
+		{ "sandbox", 0, 0, G_OPTION_ARG_STRING, &f.sandbox,
+		  "Runs of this sandbox, and its decision", "ID" },
+		{ "decision", 0, 0, G_OPTION_ARG_STRING, &f.decision, "This decision and its runs",
+		  "ID" },
+		{ "verdict", 0, 0, G_OPTION_ARG_STRING, &f.verdict,
+		  "admitted (and runs) or refused", "V" },
 		{ "event", 0, 0, G_OPTION_ARG_STRING, &f.event, "decision or run", "E" },
-		{ "since", 0, 0, G_OPTION_ARG_STRING, &f.since, "From this UTC time, or this long ago (1h)", "T" },
-		{ "until", 0, 0, G_OPTION_ARG_STRING, &f.until, "Up to this UTC time, or this long ago", "T" },
+		{ "since", 0, 0, G_OPTION_ARG_STRING, &f.since,
+		  "From this UTC time, or this long ago (1h)", "T" },
+		{ "until", 0, 0, G_OPTION_ARG_STRING, &f.until,
+		  "Up to this UTC time, or this long ago", "T" },
 		{ "json", 0, 0, G_OPTION_ARG_NONE, &json, "One JSON array of the records", NULL },
 		{ NULL }
 	};
-	g_autoptr(GOptionContext) oc = g_option_context_new("- read the audit trail: decisions and runs");
+	g_autoptr(GOptionContext)
+		oc = g_option_context_new("- read the audit trail: decisions and runs");
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_autoptr(GError) gerr = NULL;
 	int r = 0;

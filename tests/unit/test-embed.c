@@ -35,7 +35,8 @@ static cordon_context *jail_ctx(const char *audit_extra)
 	g_autofree char *policy = g_strdup_printf(
 		"cordon: 1\ntiers: {jail: {driver: local, confine: none}}\n"
 		"trust: {trusted: {require: process-jail, tiers: [jail]}}\n"
-		"audit: {path: %s%s}\n", trail, audit_extra ? audit_extra : "");
+		"audit: {path: %s%s}\n",
+		trail, audit_extra ? audit_extra : "");
 	return testutil_context_from_text(policy, "embed.yaml");
 }
 
@@ -122,8 +123,9 @@ START_TEST(test_outcome_linked_and_hashed)
 	assert_has(r, "\"tier\":\"jail\"");
 	assert_has(r, "\"error\":null");
 	assert_has(r, "\"duration_ms\":");
-	g_autofree char *caller = g_strdup_printf("\"caller\":{\"uid\":%u,\"pid\":%u,\"label\":\"agent-7 session 3\"}",
-						  (unsigned)getuid(), (unsigned)getpid());
+	g_autofree char *caller = g_strdup_printf(
+		"\"caller\":{\"uid\":%u,\"pid\":%u,\"label\":\"agent-7 session 3\"}",
+		(unsigned)getuid(), (unsigned)getpid());
 	assert_has(r, caller);
 	assert_has(d, caller);
 	cordon_sandbox_close(sb);
@@ -157,7 +159,8 @@ START_TEST(test_outcome_argv_modes)
 	/* anything else is a policy error, not a silent default */
 	g_autofree char *bad = g_strdup_printf(
 		"cordon: 1\ntiers: {jail: {driver: local, confine: none}}\n"
-		"trust: {trusted: {tiers: [jail]}}\naudit: {path: %s, record_argv: some}\n", trail);
+		"trust: {trusted: {tiers: [jail]}}\naudit: {path: %s, record_argv: some}\n",
+		trail);
 	cordon_options *o = cordon_options_new();
 	cordon_error *err = NULL;
 	ck_assert_int_eq(cordon_options_set_policy_text(o, bad, strlen(bad), "bad.yaml", &err), 0);
@@ -267,7 +270,8 @@ START_TEST(test_log_handler)
 {
 	g_autofree char *policy = g_strdup_printf(
 		"cordon: 1\ntiers: {jail: {driver: local, confine: none}}\n"
-		"trust: {trusted: {tiers: [jail]}}\naudit: {path: %s/no-dir/a.jsonl, required: false}\n",
+		"trust: {trusted: {tiers: [jail]}}\naudit: {path: %s/no-dir/a.jsonl, required: "
+		"false}\n",
 		dir);
 	cordon_context *ctx = testutil_context_from_text(policy, "lax.yaml");
 	log_seen a = { .text = g_string_new(NULL) }, b = { .text = g_string_new(NULL) };
@@ -309,7 +313,8 @@ static void drain(cordon_stream *st, GString *out[3])
 {
 	char buf[4096];
 	for (;;) {
-		ck_assert_msg(readable(cordon_stream_fd(st), 20000), "the fd never became readable");
+		ck_assert_msg(readable(cordon_stream_fd(st), 20000),
+			      "the fd never became readable");
 		cordon_output_stream which = CORDON_STREAM_COMBINED;
 		int n;
 		while ((n = cordon_stream_read(st, buf, sizeof(buf), &which, NULL)) > 0) {
@@ -418,7 +423,8 @@ START_TEST(test_serve_ready)
 	g_autofree char *script = g_strdup_printf(
 		"import socket,time\ntime.sleep(0.6)\ns=socket.socket()\n"
 		"s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
-		"s.bind(('127.0.0.1',%u))\ns.listen(1)\ntime.sleep(30)\n", port);
+		"s.bind(('127.0.0.1',%u))\ns.listen(1)\ntime.sleep(30)\n",
+		port);
 	const char *argv[] = { "/usr/bin/python3", "-c", script, NULL };
 	cordon_serve *s = NULL;
 	cordon_error *err = NULL;
@@ -470,7 +476,4 @@ static Suite *embed_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(embed_suite());
-}
+int main(void) { return testutil_run(embed_suite()); }
