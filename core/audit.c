@@ -169,8 +169,10 @@ static int append_line(cordon_context *ctx, const char *line, cordon_error **ret
 int audit_record(cordon_context *ctx, const cordon_request *req, cordon_decision *d,
 		 cordon_error **reterr)
 {
+	if (!d)
+		return 0; /* nothing decided, nothing to record */
 	/* Every decision gets an id, audited or not: a sandbox it opens carries it. */
-	if (d && !d->id[0]) {
+	if (!d->id[0]) {
 		g_autofree char *uuid = g_uuid_string_random();
 		g_strlcpy(d->id, uuid, sizeof(d->id));
 	}

@@ -310,9 +310,10 @@ int cli_cmd_audit(int argc, char **argv)
 		r = cli_usage_error("%s", gerr->message);
 	else if (argc > 1)
 		r = cli_usage_error("unexpected argument '%s'", argv[1]);
-	else if (f.verdict && strcmp(f.verdict, "admitted") && strcmp(f.verdict, "refused"))
+	else if (f.verdict && strcmp(f.verdict, "admitted") != 0 &&
+		 strcmp(f.verdict, "refused") != 0)
 		r = cli_usage_error("--verdict is admitted or refused");
-	else if (f.event && strcmp(f.event, "decision") && strcmp(f.event, "run"))
+	else if (f.event && strcmp(f.event, "decision") != 0 && strcmp(f.event, "run") != 0)
 		r = cli_usage_error("--event is decision or run");
 	if (!r && !(r = resolve_time(&f.since, "since")))
 		r = resolve_time(&f.until, "until");
