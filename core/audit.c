@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The audit trail. Every decision, admitted or refused, is one JSON line.
+/* The audit trail. Every decision, admitted or refused, is one JSON line
+ * ("event": "decision", with an "id"); every run in a sandbox it opened is
+ * another ("event": "run", its "decision" that id): what ran, how it ended, for
+ * whom (docs/embedding.md, "Audit").
  * Lines from threads (ctx->audit_lock) and processes (flock) never
  * interleave: each is one write(2) of the whole line on an O_APPEND fd. */
 #include "config.h"
@@ -8,6 +11,7 @@
 
 #include "filetrust.h"
 #include "json.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +50,19 @@ static void json_env_names(GString *out, const GPtrArray *env)
 	g_string_append_c(out, ']');
 }
 
+/* Who asked: the host process (its uid and pid) and the host's own label. */
+static void json_caller(GString *out, const char *label)
+{
+	g_string_append_c(out, '{');
+	json_append_key(out, "uid", true);
+	json_append_u64(out, (uint64_t)getuid());
+	json_append_key(out, "pid", false);
+	json_append_u64(out, (uint64_t)getpid());
+	json_append_key(out, "label", false);
+	json_append_string(out, label);
+	g_string_append_c(out, '}');
+}
+
 static void json_request(GString *out, const cordon_request *req)
 {
 	g_string_append_c(out, '{');
@@ -60,8 +77,9 @@ static void json_request(GString *out, const cordon_request *req)
 	json_append_key(out, "limits", false);
 	decision_json_limits(out, &req->limits);
 	json_append_key(out, "egress", false);
-	json_append_string(out, (unsigned)req->egress <= CORDON_EGRESS_ALLOW ? egress_names[req->egress]
-									      : "deny");
+	json_append_string(out, (unsigned)req->egress <= CORDON_EGRESS_ALLOW
+					? egress_names[req->egress]
+					: "deny");
 	json_append_key(out, "image", false);
 	json_append_string(out, req->image);
 	json_append_key(out, "env", false);
@@ -77,6 +95,12 @@ char *audit_line(const cordon_policy *p, const cordon_request *req, const cordon
 	g_string_append_c(s, '{');
 	json_append_key(s, "time", true);
 	json_append_string(s, time);
+	json_append_key(s, "event", false);
+	json_append_string(s, "decision");
+	json_append_key(s, "id", false);
+	json_append_string(s, d->id);
+	json_append_key(s, "caller", false);
+	json_caller(s, req->caller);
 	json_append_key(s, "dry_run", false);
 	json_append_bool(s, d->dry_run);
 	json_append_key(s, "policy", false);
@@ -134,15 +158,133 @@ int audit_append(const char *path, const char *line, size_t len, cordon_error **
 	return r;
 }
 
-int audit_record(cordon_context *ctx, const cordon_request *req, const cordon_decision *d,
+static int append_line(cordon_context *ctx, const char *line, cordon_error **reterr)
+{
+	g_mutex_lock(&ctx->audit_lock);
+	int r = audit_append(ctx->policy->audit_path, line, strlen(line), reterr);
+	g_mutex_unlock(&ctx->audit_lock);
+	return r;
+}
+
+int audit_record(cordon_context *ctx, const cordon_request *req, cordon_decision *d,
 		 cordon_error **reterr)
 {
+	if (!d)
+		return 0; /* nothing decided, nothing to record */
+	/* Every decision gets an id, audited or not: a sandbox it opens carries it. */
+	if (!d->id[0]) {
+		g_autofree char *uuid = g_uuid_string_random();
+		g_strlcpy(d->id, uuid, sizeof(d->id));
+	}
 	const cordon_policy *p = ctx->policy;
 	if (!p->audit_path)
 		return 0;
 	g_autofree char *line = audit_line(p, req, d);
-	g_mutex_lock(&ctx->audit_lock);
-	int r = audit_append(p->audit_path, line, strlen(line), reterr);
-	g_mutex_unlock(&ctx->audit_lock);
-	return r;
+	return append_line(ctx, line, reterr);
+}
+
+/* The argv as the policy's record_argv says: in full, as the SHA-256 of its words
+ * each ended by a NUL (so that "a b" and "a", "b" differ), or not at all. */
+static void json_argv(GString *out, int mode, const char *const *argv)
+{
+	if (mode == AUDIT_ARGV_FULL) {
+		json_append_key(out, "argv", false);
+		g_string_append_c(out, '[');
+		for (size_t i = 0; argv[i]; i++) {
+			if (i)
+				g_string_append_c(out, ',');
+			json_append_string(out, argv[i]);
+		}
+		g_string_append_c(out, ']');
+	} else if (mode == AUDIT_ARGV_HASH) {
+		g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+		for (size_t i = 0; argv[i]; i++)
+			g_checksum_update(sum, (const guchar *)argv[i],
+					  (gssize)strlen(argv[i]) + 1);
+		json_append_key(out, "argv_sha256", false);
+		json_append_string(out, g_checksum_get_string(sum));
+	}
+}
+
+static void json_status(GString *out, const audit_outcome *o)
+{
+	const cordon_plugin_run_status *st = o->status;
+	bool sig = st && (st->flags & CORDON_PLUGIN_RUNSTATUS_SIGNALED);
+	json_append_key(out, "exit_code", false);
+	if (st && !sig)
+		json_append_u64(out, (uint64_t)(uint32_t)st->exit_code);
+	else
+		g_string_append(out, "null");
+	json_append_key(out, "signal", false);
+	if (sig)
+		json_append_u64(out, (uint64_t)st->signal);
+	else
+		g_string_append(out, "null");
+	json_append_key(out, "limits_hit", false);
+	g_string_append_c(out, '[');
+	bool first = true;
+	const char *hit[] = {
+		st && (st->flags & CORDON_PLUGIN_RUNSTATUS_TIMED_OUT) ? "timeout" : NULL,
+		o->output_capped ? "output" : NULL,
+		st && (st->flags & CORDON_PLUGIN_RUNSTATUS_OOM) ? "oom" : NULL,
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(hit); i++)
+		if (hit[i]) {
+			if (!first)
+				g_string_append_c(out, ',');
+			json_append_string(out, hit[i]);
+			first = false;
+		}
+	g_string_append_c(out, ']');
+	json_append_key(out, "cancelled", false);
+	json_append_bool(out, st && (st->flags & CORDON_PLUGIN_RUNSTATUS_CANCELLED));
+}
+
+char *audit_run_line(const cordon_policy *p, const cordon_sandbox *sb, const audit_outcome *o)
+{
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
+	GString *s = g_string_sized_new(512);
+	g_string_append_c(s, '{');
+	json_append_key(s, "time", true);
+	json_append_string(s, time);
+	json_append_key(s, "event", false);
+	json_append_string(s, "run");
+	json_append_key(s, "kind", false);
+	json_append_string(s, o->kind);
+	json_append_key(s, "decision", false);
+	json_append_string(s, sb->decision_id);
+	json_append_key(s, "sandbox", false);
+	json_append_string(s, sb->id);
+	json_append_key(s, "tier", false);
+	json_append_string(s, sb->tier->cfg->name);
+	json_append_key(s, "caller", false);
+	json_caller(s, sb->caller);
+	json_argv(s, p->audit_argv, o->argv);
+	json_append_key(s, "error", false);
+	json_append_string(s, o->error_code);
+	json_status(s, o);
+	json_append_key(s, "duration_ms", false);
+	json_append_u64(s, o->duration_us / 1000);
+	json_append_key(s, "bytes_out", false);
+	g_string_append_printf(
+		s, "{\"stdout\":%" G_GUINT64_FORMAT ",\"stderr\":%" G_GUINT64_FORMAT "}",
+		o->bytes[1], o->bytes[2]);
+	g_string_append(s, "}\n");
+	return g_string_free(s, FALSE);
+}
+
+void audit_run(const cordon_sandbox *sb, const audit_outcome *o)
+{
+	cordon_context *ctx = sb->ctx;
+	if (!ctx->policy->audit_path)
+		return;
+	g_autofree char *line = audit_run_line(ctx->policy, sb, o);
+	cordon_error *err = NULL;
+	/* The work has run: a record that cannot be written can refuse nothing any
+	 * more, so it is said loudly instead (the host's log handler sees it). */
+	if (append_line(ctx, line, &err) < 0)
+		g_warning("the outcome of a run in sandbox %s is not audited: %s", sb->id,
+			  err->message);
+	cordon_error_free(err);
 }

@@ -5,17 +5,34 @@
 #include "decision.h"
 #include "request.h"
 
-/* Appends the decision's line to the policy's audit file (if any). Fails
+/* How one run ended, for its outcome line. */
+typedef struct audit_outcome {
+	const char *kind; /* "run", "stream", "serve" */
+	const char *const *argv;
+	const cordon_plugin_run_status *status; /* NULL when the run failed (error_code) */
+	const char *error_code;                 /* NULL when it ran */
+	uint64_t duration_us;
+	uint64_t bytes[3]; /* [1] stdout, [2] stderr, as the work wrote them */
+	bool output_capped;
+} audit_outcome;
+
+/* Gives d its id, then appends the decision's line to the policy's audit file (if any). Fails
  * only when the file cannot be written; the caller decides whether that
  * refuses admission (audit.required). */
-int audit_record(cordon_context *ctx, const cordon_request *req, const cordon_decision *d,
+int audit_record(cordon_context *ctx, const cordon_request *req, cordon_decision *d,
 		 cordon_error **reterr) CORDON_INTERNAL;
+/* Appends a run's outcome line (when the policy keeps a trail). A write failure is a
+ * warning: the work has already run. */
+void audit_run(const cordon_sandbox *sb, const audit_outcome *o) CORDON_INTERNAL;
+/* The outcome line itself (with its newline). Owned by caller (g_free). */
+char *audit_run_line(const cordon_policy *p, const cordon_sandbox *sb,
+		     const audit_outcome *o) CORDON_INTERNAL;
 /* The line itself (with its trailing newline). Never contains an
  * environment value: grants are listed by name. Owned by caller (g_free). */
-char *audit_line(const cordon_policy *p, const cordon_request *req, const cordon_decision *d)
-	CORDON_INTERNAL;
+char *audit_line(const cordon_policy *p, const cordon_request *req,
+		 const cordon_decision *d) CORDON_INTERNAL;
 /* Appends one line to path with a single write(2) on an O_APPEND fd under
  * flock(LOCK_EX); creates the file 0600; refuses symlinks and non-regular
  * files. */
-int audit_append(const char *path, const char *line, size_t len, cordon_error **reterr)
-	CORDON_INTERNAL;
+int audit_append(const char *path, const char *line, size_t len,
+		 cordon_error **reterr) CORDON_INTERNAL;

@@ -48,6 +48,7 @@ struct cordon_decision {
 	cordon_plugin_limits limits;    /* the request's limits after rules (what open enforces) */
 	const char *code;               /* static: NULL when admitted */
 	char *refusal;                  /* the forbidden message when refused */
+	char id[37];                    /* a random UUID: its audit line's "id", its runs' "decision" */
 };
 
 /* Frees a decision_candidate (a decision's candidates array owns them). */

@@ -384,9 +384,29 @@ static const char *audit_path_problem(const char *s)
 	return NULL;
 }
 
+/* An argv can carry what the host would not keep (a token on a command line): the
+ * default records its SHA-256 only, which still matches a known command. */
+static void read_audit_argv(pctx *c, const cfg_node *n)
+{
+	static const char *const names[] = {
+		[AUDIT_ARGV_HASH] = "hash", [AUDIT_ARGV_FULL] = "full", [AUDIT_ARGV_NONE] = "none"
+	};
+	c->p->audit_argv = AUDIT_ARGV_HASH;
+	const char *s = n ? policy_want_string(c, n) : NULL;
+	if (!s)
+		return;
+	for (int i = 0; i < (int)G_N_ELEMENTS(names); i++)
+		if (strcmp(s, names[i]) == 0) {
+			c->p->audit_argv = i;
+			return;
+		}
+	policy_err(c, ERRC(policy_invalid), n, n->path,
+		   "record_argv is 'full', 'hash' or 'none', not '%s'", s);
+}
+
 static void read_audit(pctx *c, const cfg_node *n)
 {
-	static const char *const keys[] = { "path", "required", NULL };
+	static const char *const keys[] = { "path", "required", "record_argv", NULL };
 	if (!policy_want_map(c, n))
 		return;
 	policy_check_keys(c, n, keys);
@@ -408,6 +428,7 @@ static void read_audit(pctx *c, const cfg_node *n)
 	const cfg_node *req = cfg_map_get(n, "required");
 	if (req)
 		policy_want_bool(c, req, &c->p->audit_required);
+	read_audit_argv(c, cfg_map_get(n, "record_argv"));
 }
 
 /* The schema version is read first and alone: a policy for another version

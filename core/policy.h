@@ -45,6 +45,9 @@ typedef struct policy_rule {
 	cordon_plugin_limits limit;
 } policy_rule;
 
+/* audit.record_argv: hash (0, the default), full, none. */
+enum { AUDIT_ARGV_HASH = 0, AUDIT_ARGV_FULL = 1, AUDIT_ARGV_NONE = 2 };
+
 typedef struct cordon_policy {
 	char *source;           /* file name, or "<default>", or the text's name */
 	char sha256[65];        /* of the text */
@@ -56,6 +59,7 @@ typedef struct cordon_policy {
 	GPtrArray *rules; /* policy_rule* */
 	char *audit_path; /* NULL: no audit file */
 	bool audit_required;
+	int audit_argv; /* AUDIT_ARGV_*: how a run's argv is recorded (default: hash) */
 	bool allow_untrusted_on_jail;    /* the admin's words for untrusted -> process-jail */
 	bool allow_semi_trusted_on_jail; /* and for semi-trusted -> process-jail */
 	cfg_node *root;                  /* owns every section */

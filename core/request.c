@@ -74,6 +74,7 @@ void cordon_request_free(cordon_request *req)
 	g_free(req->workspace);
 	g_ptr_array_unref(req->env);
 	g_free(req->image);
+	g_free(req->caller);
 	g_free(req);
 }
 
@@ -161,5 +162,21 @@ int cordon_request_set_image(cordon_request *req, const char *image, cordon_erro
 				 "an image reference without spaces is required");
 	g_free(req->image);
 	req->image = g_strdup(image);
+	return 0;
+}
+
+int cordon_request_set_caller(cordon_request *req, const char *label, cordon_error **reterr)
+{
+	/* Printable only: the label lands in the audit trail, where a control byte
+	 * could forge what a terminal shows of it. */
+	size_t n = label ? strlen(label) : 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)label[i] < 0x20 || label[i] == 0x7f)
+			n = 0;
+	if (!req || n == 0 || n > 256)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "a caller label is 1 to 256 printable bytes");
+	g_free(req->caller);
+	req->caller = g_strdup(label);
 	return 0;
 }

@@ -6,7 +6,9 @@
 
 #include "sandbox.h"
 #include "admission.h"
+#include "audit.h"
 #include "env.h"
+#include "hostport.h"
 #include "runinput.h"
 #include "workspace.h"
 
@@ -111,6 +113,10 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 		g_ptr_array_add(sb->env_grants, g_strdup(req->env->pdata[i]));
 	g_mutex_init(&sb->lock);
 	sb->serves = g_ptr_array_new();
+	g_autofree char *uuid = g_uuid_string_random();
+	g_strlcpy(sb->id, uuid, sizeof(sb->id));
+	g_strlcpy(sb->decision_id, d->id, sizeof(sb->decision_id));
+	sb->caller = g_strdup(req->caller);
 	*ret_sb = sb;
 	return 0;
 }
@@ -123,6 +129,11 @@ cordon_containment cordon_sandbox_containment(const cordon_sandbox *sb)
 const char *cordon_sandbox_tier(const cordon_sandbox *sb)
 {
 	return sb ? sb->tier->cfg->name : NULL;
+}
+
+const char *cordon_sandbox_id(const cordon_sandbox *sb)
+{
+	return sb ? sb->id : NULL;
 }
 
 /* ---- results ----------------------------------------------------------------- */
@@ -214,6 +225,8 @@ typedef struct run_capture {
 	GCond *cond;
 	GString *tail;
 	char **address;
+	const char *kind;      /* for the audit: "run", "stream", "serve" */
+	uint64_t bytes[3];     /* what the work wrote, per stream, before any cap */
 } run_capture;
 
 static void append_capped(GString *s, bool *truncated, uint64_t cap, const char *data, size_t len)
@@ -230,6 +243,7 @@ static void sink_output(void *ctx, uint32_t stream, const void *data, size_t len
 	run_capture *c = ctx;
 	if (stream != 1 && stream != 2)
 		return;
+	c->bytes[stream] += len;
 	if (c->keep) {
 		cordon_result *r = c->result;
 		append_capped(r->out[stream], &r->truncated[stream], c->cap, data, len);
@@ -402,12 +416,23 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	cordon_plugin_run_sink sink = { sizeof(sink), 0, c, sink_output, sink_address };
 	cordon_plugin_run_status st = { .size = sizeof(st) };
 	struct cordon_plugin_error perr = { 0 };
+	gint64 t0 = g_get_monotonic_time();
 	r = sb->tier->driver->ops.run(sb->state, &spec, &sink, &st, &perr);
+	gint64 t1 = g_get_monotonic_time();
 	run_input_close(&in);
 	run_end(sb);
-	r = error_from_plugin(reterr, &perr, r, "run");
+	cordon_error *rerr = NULL; /* kept here for the audit line even when reterr is NULL */
+	r = error_from_plugin(&rerr, &perr, r, "run");
 	if (r >= 0 && c->result)
 		c->result->status = st;
+	audit_outcome ao = {
+		.kind = c->kind ? c->kind : "run", .argv = argv, .status = r >= 0 ? &st : NULL,
+		.error_code = rerr ? rerr->code : NULL,
+		.duration_us = (uint64_t)(t1 - t0), .bytes = { 0, c->bytes[1], c->bytes[2] },
+		.output_capped = c->result && (c->result->truncated[1] || c->result->truncated[2]),
+	};
+	audit_run(sb, &ao);
+	error_propagate(reterr, rerr);
 	return r;
 }
 
@@ -441,7 +466,7 @@ int cordon_sandbox_exec(cordon_sandbox *sb, const char *line, const cordon_run_o
 
 /* An fd readable when either the host's cancel_fd or our eventfd is: an
  * epoll set polls readable when any member is ready. */
-static int cancel_merge(int host_fd, int event_fd)
+int sandbox_cancel_merge(int host_fd, int event_fd)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0)
@@ -471,13 +496,14 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cor
 	if (ev < 0)
 		return error_set(reterr, errno, CORDON_ERROR_TERMINAL, ERRC(resource),
 				 "eventfd: %s", g_strerror(errno));
-	int merged = cancel_merge(o->cancel_fd, ev);
+	int merged = sandbox_cancel_merge(o->cancel_fd, ev);
 	if (merged < 0) {
 		close(ev);
 		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, ERRC(resource),
 				 "epoll: %s", g_strerror(-merged));
 	}
-	run_capture c = { .result = result_new(), .fn = fn, .user = user, .cancel_event = ev };
+	run_capture c = { .result = result_new(), .fn = fn, .user = user, .cancel_event = ev,
+			  .kind = "stream" };
 	r = run_driver(sb, argv, o, 0, merged, &c, reterr);
 	close(merged);
 	close(ev);
@@ -534,7 +560,7 @@ static gpointer serve_thread(gpointer data)
 {
 	cordon_serve *s = data;
 	run_capture c = { .result = result_new(), .cancel_event = -1, .lock = &s->lock,
-			  .cond = &s->done_cond, .tail = s->tail, .address = &s->address };
+			  .cond = &s->done_cond, .tail = s->tail, .address = &s->address, .kind = "serve" };
 	cordon_error *err = NULL;
 	int r = run_driver(s->sb, (const char *const *)s->argv, &s->opts, s->port, s->cancel_event,
 			   &c, &err);
@@ -703,6 +729,47 @@ int cordon_serve_wait(cordon_serve *s, int64_t timeout_ms, cordon_result **ret_r
 	return r;
 }
 
+/* Ready, ended, or neither yet; 1, a negative errno (set), or 0. */
+static int serve_ready_now(cordon_serve *s, cordon_error **reterr)
+{
+	g_mutex_lock(&s->lock);
+	bool done = s->done;
+	int rc = s->rc;
+	g_autofree char *addr = g_strdup(s->address);
+	g_mutex_unlock(&s->lock);
+	if (done) {
+		if (rc < 0)
+			return cordon_serve_wait(s, 0, NULL, reterr);
+		return error_set(reterr, EPIPE, CORDON_ERROR_TERMINAL, ERRC(serve_ended),
+				 "the server ended before it was ready");
+	}
+	if (!s->port)
+		return 1;
+	return addr && hostport_accepts(addr) ? 1 : 0;
+}
+
+int cordon_serve_wait_ready(cordon_serve *s, int64_t timeout_ms, cordon_error **reterr)
+{
+	if (!s)
+		return invalid(reterr, "no serve handle");
+	gint64 deadline = g_get_monotonic_time() + timeout_ms * G_TIME_SPAN_MILLISECOND;
+	for (;;) {
+		int r = serve_ready_now(s, reterr);
+		if (r != 0)
+			return r < 0 ? r : 0;
+		if (timeout_ms >= 0 && g_get_monotonic_time() >= deadline)
+			return error_set(reterr, ETIMEDOUT, CORDON_ERROR_TRANSIENT,
+					 ERRC(still_starting), "the server is not ready yet");
+		/* Polling, short: a listening socket announces itself to nobody. It ends
+		 * early when the server does (done_cond). */
+		g_mutex_lock(&s->lock);
+		if (!s->done)
+			g_cond_wait_until(&s->done_cond, &s->lock,
+					  g_get_monotonic_time() + 20 * G_TIME_SPAN_MILLISECOND);
+		g_mutex_unlock(&s->lock);
+	}
+}
+
 int cordon_serve_stop(cordon_serve *s, cordon_error **reterr)
 {
 	if (!s)
@@ -858,6 +925,7 @@ void cordon_sandbox_close(cordon_sandbox *sb)
 	if (sb->tier->driver->ops.close)
 		sb->tier->driver->ops.close(sb->state);
 	g_ptr_array_unref(sb->env_grants);
+	g_free(sb->caller);
 	g_mutex_clear(&sb->lock);
 	g_free(sb);
 }

@@ -24,7 +24,14 @@ struct cordon_sandbox {
 	GPtrArray *env_grants; /* "K=V" copies of the request's grants */
 	cordon_plugin_limits limits;
 	GMutex lock;
-	GPtrArray *serves; /* cordon_serve*, references held until close */
-	int active_runs;   /* driver runs in progress (serves included), under lock */
-	bool spent;        /* a last run started: no run may follow */
+	GPtrArray *serves;    /* cordon_serve*, references held until close */
+	int active_runs;      /* driver runs in progress (serves included), under lock */
+	bool spent;           /* a last run started: no run may follow */
+	char id[37];          /* a random UUID, in its runs' audit lines */
+	char decision_id[37]; /* the decision that opened it */
+	char *caller;         /* the request's caller label, or NULL */
 };
+
+/* An epoll fd readable when host_fd (-1: none) or event_fd is: a run's cancel_fd that
+ * both the host and the library can fire. Owned by caller; a negative errno. */
+int sandbox_cancel_merge(int host_fd, int event_fd) CORDON_INTERNAL;

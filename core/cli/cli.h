@@ -93,3 +93,4 @@ int cli_cmd_explain(int argc, char **argv);
 int cli_cmd_image(int argc, char **argv);
 int cli_cmd_vm(int argc, char **argv);
 int cli_cmd_server(int argc, char **argv);
+int cli_cmd_audit(int argc, char **argv);

@@ -29,6 +29,7 @@ static const struct command {
 	{ "explain", cli_cmd_explain, "explain which tier a request gets, or why it is refused" },
 	{ "version", cli_cmd_version, "print versions" },
 	{ "gc", cli_cmd_gc, "remove containers and guests that crashed hosts left behind" },
+	{ "audit", cli_cmd_audit, "read the audit trail: decisions and how runs ended (--json)" },
 	{ "image", cli_cmd_image, "print a local image's pinned digest form (image pin REF)" },
 	{ "server", cli_cmd_server, "serve E2B's API on this host's tiers (docs/server.md)" },
 	{ "vm", cli_cmd_vm, "build a microVM guest: kernel + initramfs, and their sha256 pins" },

@@ -11,7 +11,7 @@ srcdir="${CORDON_TOP_SRCDIR:-.}"
 . "$srcdir/tests/integration/tap.sh"
 unset CORDON_POLICY
 
-for c in run exec shell probe plugins explain version gc image "policy check" "policy show"; do
+for c in run exec shell probe plugins explain version gc image audit "policy check" "policy show"; do
 	# shellcheck disable=SC2086 # $c may be two words
 	"$cordon" help $c >"$tmp/help" 2>&1
 	rh=$?

@@ -38,6 +38,36 @@ extern "C" {
 #define CORDON_VERSION_MAJOR 0
 #define CORDON_VERSION_MINOR 1
 
+/* ---- the library itself (added in 0.2) ------------------------------------ */
+
+/* The version of the library running (which may be newer than the header a host was
+ * built with), e.g. "0.1.0". Static string. Each of ret_major, ret_minor, ret_micro may
+ * be NULL. */
+const char *cordon_version(int *ret_major, int *ret_minor, int *ret_micro);
+
+/* Frees what the library returned for free(): the strings of *_to_json,
+ * serve_address, serve_output, policy_summary, the data of read_file. For hosts
+ * whose free() is not the library's (FFI, another C runtime). NULL is fine. */
+void cordon_free(void *p);
+
+typedef enum cordon_log_level {
+	CORDON_LOG_ERROR = 1,
+	CORDON_LOG_WARNING = 2,
+	CORDON_LOG_INFO = 3,
+	CORDON_LOG_DEBUG = 4,
+} cordon_log_level;
+
+/* Called with each library message at or above the level asked; message is borrowed
+ * for the call. May be called from any thread, at once from several: the handler
+ * must be thread-safe. */
+typedef void (*cordon_log_fn)(void *user, cordon_log_level level, const char *message);
+
+/* Routes the library's messages (every context's) to fn instead of GLib's default
+ * handler, those up to max_level (CORDON_LOG_DEBUG: all). fn NULL restores the default.
+ * Process-wide; thread-safe: once it returns, no message reaches the previous handler.
+ * Messages never carry environment grants' values. */
+void cordon_set_log_handler(cordon_log_fn fn, void *user, cordon_log_level max_level);
+
 /* ---- errors ------------------------------------------------------------ */
 
 typedef enum cordon_error_class {
@@ -197,6 +227,10 @@ int cordon_request_grant_env(cordon_request *req, const char *key, const char *v
 			     cordon_error **reterr);
 int cordon_request_set_egress(cordon_request *req, cordon_egress egress, cordon_error **reterr);
 int cordon_request_set_image(cordon_request *req, const char *image, cordon_error **reterr);
+/* Added in 0.2: who the work is for, in the host's words (an agent's session, a
+ * user), recorded in the audit trail beside the host's uid and pid. At most 256
+ * printable bytes. Copied. */
+int cordon_request_set_caller(cordon_request *req, const char *label, cordon_error **reterr);
 
 typedef struct cordon_decision cordon_decision;
 
@@ -233,6 +267,10 @@ const char *cordon_decision_code(const cordon_decision *d);
  * smallest policy cap). Returns false when no limit of that kind applies. */
 bool cordon_decision_limit(const cordon_decision *d, cordon_limit which, uint64_t *ret);
 
+/* Added in 0.2: the decision's id, which its audit line and the outcome lines of the
+ * runs in a sandbox it opened carry ("id" and "decision"). Borrowed. */
+const char *cordon_decision_id(const cordon_decision *d);
+
 /* ---- policy --------------------------------------------------------------- */
 
 /* The YAML text of the built-in default policy. Static string. */
@@ -241,6 +279,9 @@ const char *cordon_policy_default_text(void);
  * rules, audit, and notes such as tiers whose driver is not loaded). Owned by
  * caller (free()). */
 char *cordon_context_policy_summary(const cordon_context *ctx);
+/* Added in 0.2: the policy's audit trail (a JSON line per decision and per run), NULL
+ * when it keeps none. Borrowed from ctx. */
+const char *cordon_context_audit_path(const cordon_context *ctx);
 
 /* ---- sandboxes ------------------------------------------------------------ */
 
@@ -255,6 +296,8 @@ void cordon_sandbox_close(cordon_sandbox *sb);
 cordon_containment cordon_sandbox_containment(const cordon_sandbox *sb);
 /* Borrowed from sb. */
 const char *cordon_sandbox_tier(const cordon_sandbox *sb);
+/* Added in 0.2: the sandbox's id, which its runs' audit lines carry. Borrowed. */
+const char *cordon_sandbox_id(const cordon_sandbox *sb);
 
 /* Run option flags. */
 enum {
@@ -308,6 +351,14 @@ typedef struct cordon_run_options {
 
 typedef struct cordon_result cordon_result;
 
+/* The output streams, as `stream` arguments and callbacks number them (added in 0.2;
+ * the numbers were the API before). */
+typedef enum cordon_output_stream {
+	CORDON_STREAM_COMBINED = 0, /* stdout and stderr interleaved as they arrived */
+	CORDON_STREAM_STDOUT = 1,
+	CORDON_STREAM_STDERR = 2,
+} cordon_output_stream;
+
 /* Exit code; 128+signal when killed by a signal (as a shell reports it). */
 int cordon_result_exit_code(const cordon_result *r);
 /* The signal that ended the work, 0 when it exited. */
@@ -340,6 +391,30 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv,
 			  const cordon_run_options *opts, cordon_output_fn fn, void *user,
 			  cordon_result **ret_result, cordon_error **reterr);
 
+/* A stream as a handle (added in 0.2), for hosts with an event loop: the run goes on
+ * on a library thread and its output waits in the handle (at most 1 MiB: past it the
+ * work blocks on its output until the host reads, never lost). *ret is owned by the
+ * caller (cordon_stream_free, which cancels a run still going). argv and opts are
+ * copied (opts->cancel_fd stays the host's, borrowed until the run ends). */
+typedef struct cordon_stream cordon_stream;
+int cordon_sandbox_stream_start(cordon_sandbox *sb, const char *const *argv,
+				const cordon_run_options *opts, cordon_stream **ret,
+				cordon_error **reterr);
+/* Readable (poll, epoll, asyncio's add_reader) while output or the end waits to be
+ * read; the host never reads or closes it. Borrowed from st. */
+int cordon_stream_fd(const cordon_stream *st);
+/* Takes the next chunk, at most cap bytes, into buf: returns its length (> 0) and
+ * its stream in *ret_stream; 0 at the end (then cordon_stream_result); -EAGAIN when
+ * nothing waits yet. Never blocks. */
+int cordon_stream_read(cordon_stream *st, void *buf, size_t cap, cordon_output_stream *ret_stream,
+		       cordon_error **reterr);
+/* Asks the run to stop (the result says cancelled). Idempotent. */
+void cordon_stream_cancel(cordon_stream *st);
+/* After the end: the run's status (no output), owned by caller; or the error that
+ * kept the work from running. -EAGAIN while it is still going. */
+int cordon_stream_result(cordon_stream *st, cordon_result **ret_result, cordon_error **reterr);
+void cordon_stream_free(cordon_stream *st);
+
 typedef struct cordon_serve cordon_serve;
 
 /* Starts argv in the background. port, when not 0, is the port the server
@@ -364,6 +439,12 @@ char *cordon_serve_output(cordon_serve *s);
  * 0 and the result when it ended, -ETIMEDOUT when still running. */
 int cordon_serve_wait(cordon_serve *s, int64_t timeout_ms, cordon_result **ret_result,
 		      cordon_error **reterr);
+/* Added in 0.2: waits up to timeout_ms (negative: forever) until the server is ready:
+ * with a port, its address is known and a TCP connection to it is accepted; without
+ * one, it has started (the tier's run is under way). Returns 0 when ready, -ETIMEDOUT
+ * (transient "still_starting") when not yet, the run's error, or terminal
+ * "serve_ended" when it ended first. */
+int cordon_serve_wait_ready(cordon_serve *s, int64_t timeout_ms, cordon_error **reterr);
 /* Ends the server and everything it started. Idempotent. */
 int cordon_serve_stop(cordon_serve *s, cordon_error **reterr);
 void cordon_serve_free(cordon_serve *s);
