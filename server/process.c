@@ -10,9 +10,11 @@
  * Keepalive-Ping-Interval. The process lives as long as its stream: a client
  * that goes away ends it (Connect, re-attaching, is not implemented).
  *
- * stdin: the library takes a run's stdin whole (cordon_run_options), so a
- * process started with stdin:true gets its start event at once and runs when
- * the client closes stdin (CloseStdin), with what SendInput gave it.
+ * stdin: a process started with stdin:true reads a pipe the library streams
+ * (cordon_run_options.stdin_fd), so it runs at once and reads input as it
+ * comes: SendInput writes into the pipe's other end, CloseStdin closes it.
+ * A kill ends the run, which closes the reading end: a SendInput blocked on a
+ * full pipe then fails (EPIPE) instead of waiting.
  */
 #include "config.h"
 
@@ -20,11 +22,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
-#define STDIN_MAX (8u << 20)
+/* How long a SendInput waits for a process that does not read its stdin. */
+#define STDIN_WAIT_MS 30000
 /* Processes running at once in one sandbox: each holds a thread and a run. */
 #define PROCS_MAX 64u
 #define ARGS_MAX 4096
@@ -40,8 +44,12 @@ struct srv_proc {
 	json_object *config; /* the request's ProcessConfig, for List */
 	GMutex lock;
 	GCond cond;
-	bool want_stdin, stdin_closed;
-	GByteArray *stdin_buf;
+	bool want_stdin;
+	/* The stdin pipe: [0] the run reads (through the library), [1] SendInput
+	 * writes; -1 once closed. [1] only under stdin_lock, which also keeps
+	 * concurrent SendInputs in order; [0] only by the process's thread. */
+	GMutex stdin_lock;
+	int stdin_pipe[2];
 	int cancel[2];
 	int killed_by; /* the signal SendSignal asked for, 0 if none */
 	GQueue events; /* GBytes, each one envelope */
@@ -63,7 +71,11 @@ static void proc_unref(srv_proc *p)
 	g_strfreev(p->env);
 	g_free(p->workdir);
 	json_object_put(p->config);
-	g_byte_array_unref(p->stdin_buf);
+	if (p->stdin_pipe[0] >= 0)
+		close(p->stdin_pipe[0]);
+	if (p->stdin_pipe[1] >= 0)
+		close(p->stdin_pipe[1]);
+	g_mutex_clear(&p->stdin_lock);
 	close(p->cancel[0]);
 	close(p->cancel[1]);
 	g_queue_clear_full(&p->events, (GDestroyNotify)g_bytes_unref);
@@ -172,17 +184,6 @@ static json_object *end_event(const cordon_result *res, int killed_by)
 	return event("end", end);
 }
 
-/* Waits for CloseStdin (or a kill) when the client asked for stdin. */
-static bool wait_stdin(srv_proc *p)
-{
-	g_mutex_lock(&p->lock);
-	while (p->want_stdin && !p->stdin_closed && !p->killed_by && !p->detached)
-		g_cond_wait(&p->cond, &p->lock);
-	bool run = !p->killed_by && !p->detached;
-	g_mutex_unlock(&p->lock);
-	return run;
-}
-
 static gpointer proc_thread(gpointer data)
 {
 	srv_proc *p = data;
@@ -194,22 +195,17 @@ static gpointer proc_thread(gpointer data)
 	opts.env = (const char *const *)p->env;
 	opts.workdir = p->workdir && *p->workdir ? p->workdir : NULL;
 	opts.cancel_fd = p->cancel[0];
-	bool run = wait_stdin(p);
-	/* Read after the wait: SendInput's appends move the buffer. */
-	opts.stdin_data = p->stdin_buf->data;
-	opts.stdin_len = p->stdin_buf->len;
-	if (!run) {
-		json_object *end = json_object_new_object();
-		json_object_object_add(end, "exitCode", json_object_new_int(-1));
-		json_object_object_add(end, "status", json_object_new_string("signal: killed"));
-		json_object_object_add(end, "error", json_object_new_string("signal: killed"));
-		last = envelope(0, event("end", end));
-		final = envelope(2, json_object_new_object());
-	} else if (cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv, &opts, on_output,
-					 p, &res, &err) < 0) {
+	opts.stdin_fd = p->stdin_pipe[0];
+	int rc = cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv, &opts, on_output,
+				       p, &res, &err);
+	/* The run no longer reads: a writer blocked on the pipe gets EPIPE. */
+	if (p->stdin_pipe[0] >= 0) {
+		close(p->stdin_pipe[0]);
+		p->stdin_pipe[0] = -1;
+	}
+	if (rc < 0) {
 		final = envelope(2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
-	} else if (cordon_result_timed_out(res)) {
-		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
+	} else if (cordon_result_timed_out(res)) {		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
 					      "Connect-Timeout-Ms and was killed", NULL));
 	} else {
 		last = envelope(0, end_event(res, p->killed_by));
@@ -385,13 +381,20 @@ static const char *parse_start(srv_req *r, srv_proc *p)
 	return bad;
 }
 
+static bool nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
 static srv_proc *proc_new(srv_sandbox *s)
 {
 	srv_proc *p = g_new0(srv_proc, 1);
 	g_mutex_init(&p->lock);
 	g_cond_init(&p->cond);
 	g_queue_init(&p->events);
-	p->stdin_buf = g_byte_array_new();
+	g_mutex_init(&p->stdin_lock);
+	p->stdin_pipe[0] = p->stdin_pipe[1] = -1;
 	p->cancel[0] = p->cancel[1] = -1;
 	p->refs = 1;
 	g_mutex_lock(&srv.lock);
@@ -422,7 +425,9 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 		return srv_reply_error(r, 415, NULL, "Start takes application/connect+json");
 	srv_proc *p = proc_new(s);
 	const char *bad = parse_start(r, p);
-	if (bad || pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (bad || pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    (p->want_stdin && pipe2(p->stdin_pipe, O_CLOEXEC) < 0) ||
+	    (p->want_stdin && !nonblocking(p->stdin_pipe[1]))) {
 		proc_unref(p);
 		/* Errors before the first message still travel in the stream's trailer. */
 		GBytes *e = envelope(2, end_error(bad ? "invalid_argument" : "internal",
@@ -510,6 +515,32 @@ static enum MHD_Result send_signal(srv_req *r, srv_proc *p, json_object *req)
 	return srv_reply_json(r, 200, json_object_new_object());
 }
 
+/* Writes all of data into the stdin pipe (under stdin_lock), waiting while it
+ * is full, at most STDIN_WAIT_MS; NULL or why it could not. */
+static const char *write_stdin(srv_proc *p, const guchar *data, size_t n)
+{
+	gint64 until = g_get_monotonic_time() + STDIN_WAIT_MS * 1000;
+	while (n) {
+		ssize_t w = write(p->stdin_pipe[1], data, n);
+		if (w > 0) {
+			data += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EPIPE)
+			return "the process has ended";
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return "cannot write the process's stdin";
+		gint64 left = (until - g_get_monotonic_time()) / 1000;
+		if (left <= 0)
+			return "the process does not read its stdin";
+		struct pollfd pfd = { .fd = p->stdin_pipe[1], .events = POLLOUT };
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return "cannot write the process's stdin";
+	}
+	return NULL;
+}
+
 static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, bool close_it)
 {
 	json_object *in, *data;
@@ -523,17 +554,17 @@ static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, boo
 						       "is required");
 		bytes = g_base64_decode(json_object_get_string(data), &n);
 	}
-	g_mutex_lock(&p->lock);
-	const char *bad = !p->want_stdin ? "the process was not started with stdin"
-			  : p->stdin_closed ? "stdin is closed"
-			  : p->stdin_buf->len + n > STDIN_MAX ? "stdin is over 8MiB"
-							      : NULL;
+	g_mutex_lock(&p->stdin_lock);
+	const char *bad = !p->want_stdin	  ? "the process was not started with stdin"
+			  : p->stdin_pipe[1] < 0 ? "stdin is closed"
+						  : NULL;
 	if (!bad && n)
-		g_byte_array_append(p->stdin_buf, bytes, (guint)n);
-	if (!bad && close_it)
-		p->stdin_closed = true;
-	g_cond_broadcast(&p->cond);
-	g_mutex_unlock(&p->lock);
+		bad = write_stdin(p, bytes, n);
+	if (!bad && close_it) {
+		close(p->stdin_pipe[1]);
+		p->stdin_pipe[1] = -1;
+	}
+	g_mutex_unlock(&p->stdin_lock);
 	g_free(bytes);
 	if (bad)
 		return srv_reply_connect_error(r, "failed_precondition", "%s", bad);
