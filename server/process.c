@@ -15,6 +15,12 @@
  * comes: SendInput writes into the pipe's other end, CloseStdin closes it.
  * A kill ends the run, which closes the reading end: a SendInput blocked on a
  * full pipe then fails (EPIPE) instead of waiting.
+ *
+ * A port: a Start with the header Cordon-Serve-Port (cordon's own; E2B's
+ * processes are reachable on any port, cordon's only on one the run was
+ * started to serve) runs the process as cordon_sandbox_serve. Its start event
+ * comes once the port accepts; tunnel.c reaches it at the serve's address;
+ * its output is the retained tail, sent at its end.
  */
 #include "config.h"
 
@@ -24,6 +30,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,6 +52,8 @@ struct srv_proc {
 	GMutex lock;
 	GCond cond;
 	bool want_stdin;
+	uint16_t serve_port; /* Cordon-Serve-Port, or 0 */
+	char *address;       /* the serve's, under p->lock, while it runs */
 	/* The stdin pipe: [0] the run reads (through the library), [1] SendInput
 	 * writes; -1 once closed. [1] only under stdin_lock, which also keeps
 	 * concurrent SendInputs in order; [0] only by the process's thread. */
@@ -70,6 +79,7 @@ static void proc_unref(srv_proc *p)
 	g_strfreev(p->argv);
 	g_strfreev(p->env);
 	g_free(p->workdir);
+	g_free(p->address);
 	json_object_put(p->config);
 	if (p->stdin_pipe[0] >= 0)
 		close(p->stdin_pipe[0]);
@@ -184,6 +194,50 @@ static json_object *end_event(const cordon_result *res, int killed_by)
 	return event("end", end);
 }
 
+static void push_start(srv_proc *p)
+{
+	json_object *st = json_object_new_object();
+	json_object_object_add(st, "pid", json_object_new_int64(p->pid));
+	push_locked(p, envelope(0, event("start", st)), false);
+}
+
+/* A served process: started, its start event once the port accepts, then it runs
+ * until it ends or the cancel pipe asks (SendSignal, the client gone). */
+static int run_served(srv_proc *p, const cordon_run_options *o, cordon_result **res,
+		      cordon_error **err)
+{
+	cordon_run_options opts = *o;
+	opts.cancel_fd = -1; /* serve is ended by cordon_serve_stop */
+	cordon_serve *sv = NULL;
+	if (cordon_sandbox_serve(p->sbx->sb, (const char *const *)p->argv, p->serve_port, &opts,
+				 &sv, err) < 0)
+		return -1;
+	g_mutex_lock(&p->lock);
+	p->address = cordon_serve_address(sv);
+	push_start(p);
+	g_mutex_unlock(&p->lock);
+	int r;
+	for (;;) {
+		r = cordon_serve_wait(sv, 200, res, err);
+		if (r != -ETIMEDOUT)
+			break;
+		cordon_error_free(*err);
+		*err = NULL;
+		struct pollfd pfd = { .fd = p->cancel[0], .events = POLLIN };
+		if (poll(&pfd, 1, 0) > 0)
+			cordon_serve_stop(sv, NULL);
+	}
+	g_mutex_lock(&p->lock);
+	g_clear_pointer(&p->address, g_free);
+	g_mutex_unlock(&p->lock);
+	char *tail = cordon_serve_output(sv);
+	if (r == 0 && tail && *tail)
+		on_output(p, 1, tail, strlen(tail));
+	g_free(tail);
+	cordon_serve_free(sv);
+	return r < 0 ? -1 : 0;
+}
+
 static gpointer proc_thread(gpointer data)
 {
 	srv_proc *p = data;
@@ -196,8 +250,9 @@ static gpointer proc_thread(gpointer data)
 	opts.workdir = p->workdir && *p->workdir ? p->workdir : NULL;
 	opts.cancel_fd = p->cancel[0];
 	opts.stdin_fd = p->stdin_pipe[0];
-	int rc = cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv, &opts, on_output,
-				       p, &res, &err);
+	int rc = p->serve_port ? run_served(p, &opts, &res, &err)
+			       : cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv,
+						       &opts, on_output, p, &res, &err);
 	/* The run no longer reads: a writer blocked on the pipe gets EPIPE. */
 	if (p->stdin_pipe[0] >= 0) {
 		close(p->stdin_pipe[0]);
@@ -387,6 +442,22 @@ static bool nonblocking(int fd)
 	return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
 }
 
+/* Cordon-Serve-Port: the port the process is started to serve. */
+static const char *parse_serve(srv_req *r, srv_proc *p)
+{
+	const char *v = srv_header(r, "Cordon-Serve-Port");
+	char *end;
+	if (!v)
+		return NULL;
+	guint64 port = g_ascii_strtoull(v, &end, 10);
+	if (!*v || *end || port == 0 || port > 65535 || port == (guint64)atoi(SRV_ENVD_PORT))
+		return "Cordon-Serve-Port must be a port number (not envd's)";
+	if (p->want_stdin)
+		return "a served process takes no stdin";
+	p->serve_port = (uint16_t)port;
+	return NULL;
+}
+
 static srv_proc *proc_new(srv_sandbox *s)
 {
 	srv_proc *p = g_new0(srv_proc, 1);
@@ -406,9 +477,8 @@ static srv_proc *proc_new(srv_sandbox *s)
 
 static enum MHD_Result start_reply(srv_req *r, srv_proc *p)
 {
-	json_object *st = json_object_new_object();
-	json_object_object_add(st, "pid", json_object_new_int64(p->pid));
-	push_locked(p, envelope(0, event("start", st)), false);
+	if (!p->serve_port) /* a served one's comes once its port accepts */
+		push_start(p);
 	g_thread_unref(g_thread_new("proc", proc_thread, p));
 	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
 								      stream_read, p, stream_free);
@@ -418,6 +488,37 @@ static enum MHD_Result start_reply(srv_req *r, srv_proc *p)
 	return ret;
 }
 
+/* Under srv.lock. */
+static bool port_taken(srv_sandbox *s, uint16_t port)
+{
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, s->procs);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		if (((srv_proc *)v)->serve_port == port)
+			return true;
+	return false;
+}
+
+char *srv_serve_address(srv_sandbox *s, uint16_t port)
+{
+	char *addr = NULL;
+	GHashTableIter it;
+	gpointer v;
+	g_mutex_lock(&srv.lock);
+	g_hash_table_iter_init(&it, s->procs);
+	while (!addr && g_hash_table_iter_next(&it, NULL, &v)) {
+		srv_proc *p = v;
+		if (p->serve_port != port)
+			continue;
+		g_mutex_lock(&p->lock);
+		addr = g_strdup(p->address);
+		g_mutex_unlock(&p->lock);
+	}
+	g_mutex_unlock(&srv.lock);
+	return addr;
+}
+
 static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 {
 	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -425,6 +526,8 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 		return srv_reply_error(r, 415, NULL, "Start takes application/connect+json");
 	srv_proc *p = proc_new(s);
 	const char *bad = parse_start(r, p);
+	if (!bad)
+		bad = parse_serve(r, p);
 	if (bad || pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    (p->want_stdin && pipe2(p->stdin_pipe, O_CLOEXEC) < 0) ||
 	    (p->want_stdin && !nonblocking(p->stdin_pipe[1]))) {
@@ -449,14 +552,19 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 	p->refs = 3; /* the table's, the thread's, the response's */
 	g_mutex_lock(&srv.lock);
 	bool dead = s->dead, full = g_hash_table_size(s->procs) >= PROCS_MAX;
-	if (!dead && !full) {
+	bool taken = p->serve_port && port_taken(s, p->serve_port);
+	if (!dead && !full && !taken) {
 		p->pid = s->next_pid++;
 		g_hash_table_insert(s->procs, GUINT_TO_POINTER(p->pid), p);
 	}
 	g_mutex_unlock(&srv.lock);
-	if (dead || full) {
+	if (dead || full || taken) {
+		unsigned port = p->serve_port;
 		p->refs = 1; /* it never left this thread */
 		proc_unref(p);
+		if (taken)
+			return srv_reply_connect_error(r, "already_exists", "port %u is served by "
+						       "another process of this sandbox", port);
 		return dead ? srv_reply_connect_error(r, "unavailable", "the sandbox was killed")
 			    : srv_reply_connect_error(r, "resource_exhausted", "%u processes are "
 						      "running in this sandbox already", PROCS_MAX);
