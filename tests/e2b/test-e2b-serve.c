@@ -288,6 +288,27 @@ START_TEST(test_tunnel_refusals)
 }
 END_TEST
 
+/* Left running, with a connection open through its tunnel: the server's SIGTERM (main)
+ * must end the tunnel, the serve and the sandbox, and exit 0 promptly. */
+static cordon_sandbox *held_sb;
+static cordon_serve *held_sv;
+static int held_fd = -1;
+
+START_TEST(test_left_running)
+{
+	held_sb = open_remote();
+	const char *argv[] = { PYTHON, "-c", echo_server, NULL };
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_sandbox_serve(held_sb, argv, 8000, NULL, &held_sv, &err), 0);
+	g_autofree char *addr = cordon_serve_address(held_sv);
+	held_fd = connect_to(addr);
+	ck_assert_int_ge(held_fd, 0);
+	ck_assert_int_eq(send(held_fd, "held\n", 5, MSG_NOSIGNAL), 5);
+	g_autofree char *back = read_n(held_fd, 5, false);
+	ck_assert_str_eq(back, "held\n");
+}
+END_TEST
+
 static Suite *serve_suite(void)
 {
 	Suite *s = suite_create("e2b-serve");
@@ -296,6 +317,7 @@ static Suite *serve_suite(void)
 	tcase_add_test(tc, test_serve_echo);
 	tcase_add_test(tc, test_serve_not_ready);
 	tcase_add_test(tc, test_tunnel_refusals);
+	tcase_add_test(tc, test_left_running);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -315,15 +337,35 @@ int main(void)
 	/* one server for every test: no fork per test */
 	setenv("CK_FORK", "no", 1);
 	int r = testutil_run(serve_suite());
+	gint64 t0 = g_get_monotonic_time();
+	int st = stop_server();
+	gint64 took = (g_get_monotonic_time() - t0) / 1000;
+	if (st != 0 || took > 15000) {
+		fprintf(stderr, "test-e2b-serve: cordon server ended with status %d in %" G_GINT64_FORMAT
+			" ms, a tunnel open\n", st, took);
+		r = EXIT_FAILURE;
+	}
+	if (held_fd >= 0) {
+		char b[64];
+		ssize_t n = recv(held_fd, b, sizeof(b), 0); /* the tunnel ended: EOF, not a timeout */
+		if (n > 0 && (size_t)n == strlen("[end]") && memcmp(b, "[end]", 5) == 0)
+			n = recv(held_fd, b, sizeof(b), 0);
+		if (n != 0 && !(n < 0 && errno != EAGAIN)) {
+			fprintf(stderr, "test-e2b-serve: the held connection did not end (%zd)\n", n);
+			r = EXIT_FAILURE;
+		}
+		close(held_fd);
+	}
+	if (held_sv) {
+		cordon_serve_stop(held_sv, NULL);
+		cordon_serve_free(held_sv);
+	}
+	if (held_sb)
+		cordon_sandbox_close(held_sb);
 	cordon_context_free(ctx);
 	g_free(policy);
 	if (plugins)
 		testutil_rmtree(plugins);
 	g_free(plugins);
-	int st = stop_server();
-	if (st != 0) {
-		fprintf(stderr, "test-e2b-serve: cordon server ended with status %d\n", st);
-		r = EXIT_FAILURE;
-	}
 	return r;
 }
