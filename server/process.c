@@ -198,6 +198,8 @@ static void push_start(srv_proc *p)
 {
 	json_object *st = json_object_new_object();
 	json_object_object_add(st, "pid", json_object_new_int64(p->pid));
+	if (p->serve_port) /* cordon's own: the port accepts (the e2b plugin checks it) */
+		json_object_object_add(st, "servePort", json_object_new_int(p->serve_port));
 	push_locked(p, envelope(0, event("start", st)), false);
 }
 

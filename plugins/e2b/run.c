@@ -172,8 +172,23 @@ static bool on_end(run_ctx *x, json_object *e)
 	return true;
 }
 
-static bool begin_serve(run_ctx *x)
+static void kill_process(run_ctx *x);
+
+/* The start event of a serve: cordon server's says which port it serves (E2B's envd
+ * ignores Cordon-Serve-Port and would start the process as any other). */
+static bool begin_serve(run_ctx *x, json_object *start)
 {
+	json_object *v;
+	if (!json_object_object_get_ex(start, "servePort", &v) ||
+	    json_object_get_int64(v) != (int64_t)x->spec->port) {
+		kill_process(x);
+		x->failed = true;
+		e2b_host->error_set(x->err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(unsupported),
+				    "e2b: the server started the process without serving port %u: "
+				    "serve needs cordon server (docs/tiers/e2b.md)",
+				    (unsigned)x->spec->port);
+		return false;
+	}
 	char addr[64];
 	int r = e2b_serve_begin(&x->serve, x->s, x->spec->port, addr, sizeof(addr));
 	if (r < 0) {
@@ -202,7 +217,7 @@ static bool on_message(run_ctx *x, json_object *m)
 		if (x->pid <= 0 || x->pid > UINT32_MAX)
 			return fail(x, "the start event's pid is out of range");
 		if (x->spec->port)
-			return begin_serve(x);
+			return begin_serve(x, v);
 		return x->spec->stdin_data ? send_stdin(x) : true;
 	}
 	if (!x->started)
