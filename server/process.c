@@ -262,7 +262,8 @@ static gpointer proc_thread(gpointer data)
 	}
 	if (rc < 0) {
 		final = envelope(2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
-	} else if (cordon_result_timed_out(res)) {		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
+	} else if (cordon_result_timed_out(res)) {
+		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
 					      "Connect-Timeout-Ms and was killed", NULL));
 	} else {
 		last = envelope(0, end_event(res, p->killed_by));
