@@ -11,6 +11,7 @@
  * the sandbox's own confinement; what they print is parsed strictly and
  * bounded, as anything the sandbox produces is hostile.
  */
+#include "errcodes.h"
 #include "config.h"
 
 #include "server.h"
@@ -334,9 +335,9 @@ static enum MHD_Result download(srv_req *r, srv_sandbox *s)
 	if (cordon_sandbox_read_file(s->sb, rel, &data, &len, &err) < 0) {
 		const char *code = cordon_error_get_code(err);
 		enum MHD_Result ret =
-			strcmp(code, "not_found") == 0
+			strcmp(code, ERRC(not_found)) == 0
 				? srv_reply_cordon_error(r, 404, err, "path '%s' does not exist", path)
-			: strcmp(code, "not_a_file") == 0
+			: strcmp(code, ERRC(not_a_file)) == 0
 				? srv_reply_cordon_error(r, 400, err, "path '%s' is not a regular file", path)
 				: srv_reply_cordon_error(r, cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN
 							     ? 403 : 400,

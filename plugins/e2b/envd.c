@@ -109,12 +109,12 @@ int e2b_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plug
 		       .quiet_over = true };
 	c.url = e2b_url(s->envd, "/files", "path", rp);
 	int r = e2b_http(s->tier, &c, err);
-	if (r == -EFBIG)
-		r = fs_error(err, -EFBIG, "read", path); /* over max_len */
+	/* over max_len: the transfer's own cap, or a complete answer that is longer */
+	bool too_big = r == -EFBIG || (r >= 0 && c.status == 200 && c.resp_len > max_len);
+	if (too_big)
+		r = fs_error(err, -EFBIG, "read", path);
 	else if (r >= 0 && c.status != 200)
 		r = answer_error(&c, "read", path, err);
-	else if (r >= 0 && c.resp_len > max_len)
-		r = fs_error(err, -EFBIG, "read", path);
 	else if (r >= 0)
 		r = emit(ctx, c.resp ? c.resp : "", c.resp_len);
 	e2b_call_clear(&c);
@@ -296,7 +296,8 @@ static int by_name(const void *a, const void *b)
 
 static int emit_sorted(char **paths, size_t n, cordon_plugin_emit_fn emit, void *ctx)
 {
-	qsort(paths, n, sizeof(char *), by_name);
+	if (n > 1)
+		qsort(paths, n, sizeof(char *), by_name);
 	int r = 0;
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = emit(ctx, paths[i], strlen(paths[i]));

@@ -333,7 +333,7 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	pthread_mutex_lock(&t->lock);
 	bool present = t->machine_ok && strcmp(t->machine_ok, binary) == 0;
 	pthread_mutex_unlock(&t->lock);
-	if (!present && !(present = machine_present(binary, machine))) {
+	if (!present && !machine_present(binary, machine)) {
 		free(binary);
 		return unavailable(ret, want, "QEMU lacks the %s machine type", machine);
 	}
@@ -380,7 +380,7 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 /* Whether limits l boot the same guest as the tier's own (the pool's). */
 static bool same_guest(const qemu_tier *t, const cordon_plugin_limits *l)
 {
-	qemu_config a, b;
+	qemu_config a = { 0 }, b = { 0 }; /* guest_config's refusals are variadic: the analyzer */
 	agent_error r;
 	if (guest_config(t, l, "qemu", &a, &r) < 0 || guest_config(t, &t->limits, "qemu", &b, &r) < 0)
 		return false;

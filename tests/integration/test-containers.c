@@ -1391,17 +1391,28 @@ START_TEST(test_host_died)
 	close(p[0]);
 	g_strstrip(id);
 	ck_assert_msg(*id, "the child opened no sandbox");
-	/* the container runs while its host lives (the id is the container's hostname) */
-	g_autofree char *running = engine_run(e->engine, NULL, "ps", "-q", "--no-trunc", NULL);
-	ck_assert_msg(strstr(running, id), "%s container %s is not running", e->engine, id);
+	/* the container runs while its host lives (the id is the container's hostname); asked
+	 * for a few seconds, since an engine just restarted by an earlier case (the daemon
+	 * failure paths) may not answer `ps` at once: one empty answer is not "not running" */
+	bool running = false;
+	for (int i = 0; i < 50 && !running; i++) {
+		int status = -1;
+		g_autofree char *ps = engine_run(e->engine, &status, "ps", "-q", "--no-trunc", NULL);
+		running = status == 0 && ps && strstr(ps, id);
+		if (!running)
+			g_usleep(100 * 1000);
+	}
+	ck_assert_msg(running, "%s container %s is not running", e->engine, id);
 	close(go[1]); /* the child dies now, closing nothing itself */
 	int st;
 	waitpid(pid, &st, 0);
 	ck_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	bool gone = false;
 	for (int i = 0; i < 300 && !gone; i++) {
-		g_autofree char *all = engine_run(e->engine, NULL, "ps", "-a", "-q", "--no-trunc", NULL);
-		gone = !strstr(all, id);
+		int status = -1; /* an engine that did not answer says nothing about the container */
+		g_autofree char *all = engine_run(e->engine, &status, "ps", "-a", "-q", "--no-trunc",
+						  NULL);
+		gone = status == 0 && !strstr(all, id);
 		if (!gone)
 			g_usleep(100 * 1000);
 	}
