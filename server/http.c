@@ -190,10 +190,13 @@ static enum MHD_Result route_envd(srv_req *r, const char *id)
 		return srv_reply_json(r, 502, o);
 	}
 	const char *token = srv_header(r, "X-Access-Token");
+	const char *port = srv_header(r, "E2b-Sandbox-Port");
 	enum MHD_Result ret;
 	if (!token || !srv_secret_equal(token, s->token))
 		ret = srv_reply_error(r, 401, NULL, "unauthorized access, please provide a valid "
 						    "access token or method signing if supported");
+	else if (port && strcmp(port, SRV_ENVD_PORT) != 0)
+		ret = srv_port_tunnel(r, s, port);
 	else
 		ret = srv_envd(r, s);
 	srv_sandbox_unref(s);
@@ -248,6 +251,8 @@ void srv_http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	srv_req *r = *con_cls;
 	if (!r)
 		return;
+	if (r->tunnel)
+		srv_tunnel_abandon(r->tunnel);
 	g_byte_array_unref(r->body);
 	g_free(r);
 	*con_cls = NULL;

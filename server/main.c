@@ -122,7 +122,7 @@ static struct MHD_Daemon *start_daemon(const args *a, char **why)
 		g_warning("listening on %s without TLS: API keys and files cross the network in "
 			  "clear", a->listen);
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+			 MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
 	char *cert = NULL, *key = NULL;
 	size_t n;
 	if ((a->cert != NULL) != (a->key != NULL)) {
@@ -253,6 +253,8 @@ int main(int argc, char **argv)
 	int sig = wait_for_signal();
 	g_message("signal %d: killing every sandbox and stopping", sig);
 	srv_shutdown_begin();
+	srv_tunnels_end(); /* before the daemon stops: it waits for upgraded connections */
+	srv_tunnels_wait();
 	MHD_stop_daemon(d);
 	srv_shutdown_wait();
 	cordon_context_free(srv.ctx);

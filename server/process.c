@@ -10,9 +10,17 @@
  * Keepalive-Ping-Interval. The process lives as long as its stream: a client
  * that goes away ends it (Connect, re-attaching, is not implemented).
  *
- * stdin: the library takes a run's stdin whole (cordon_run_options), so a
- * process started with stdin:true gets its start event at once and runs when
- * the client closes stdin (CloseStdin), with what SendInput gave it.
+ * stdin: a process started with stdin:true reads a pipe the library streams
+ * (cordon_run_options.stdin_fd), so it runs at once and reads input as it
+ * comes: SendInput writes into the pipe's other end, CloseStdin closes it.
+ * A kill ends the run, which closes the reading end: a SendInput blocked on a
+ * full pipe then fails (EPIPE) instead of waiting.
+ *
+ * A port: a Start with the header Cordon-Serve-Port (cordon's own; E2B's
+ * processes are reachable on any port, cordon's only on one the run was
+ * started to serve) runs the process as cordon_sandbox_serve. Its start event
+ * comes once the port accepts; tunnel.c reaches it at the serve's address;
+ * its output is the retained tail, sent at its end.
  */
 #include "config.h"
 
@@ -20,11 +28,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define STDIN_MAX (8u << 20)
+/* How long a SendInput waits for a process that does not read its stdin. */
+#define STDIN_WAIT_MS 30000
 /* Processes running at once in one sandbox: each holds a thread and a run. */
 #define PROCS_MAX 64u
 #define ARGS_MAX 4096
@@ -40,8 +51,14 @@ struct srv_proc {
 	json_object *config; /* the request's ProcessConfig, for List */
 	GMutex lock;
 	GCond cond;
-	bool want_stdin, stdin_closed;
-	GByteArray *stdin_buf;
+	bool want_stdin;
+	uint16_t serve_port; /* Cordon-Serve-Port, or 0 */
+	char *address;       /* the serve's, under p->lock, while it runs */
+	/* The stdin pipe: [0] the run reads (through the library), [1] SendInput
+	 * writes; -1 once closed. [1] only under stdin_lock, which also keeps
+	 * concurrent SendInputs in order; [0] only by the process's thread. */
+	GMutex stdin_lock;
+	int stdin_pipe[2];
 	int cancel[2];
 	int killed_by; /* the signal SendSignal asked for, 0 if none */
 	GQueue events; /* GBytes, each one envelope */
@@ -62,8 +79,13 @@ static void proc_unref(srv_proc *p)
 	g_strfreev(p->argv);
 	g_strfreev(p->env);
 	g_free(p->workdir);
+	g_free(p->address);
 	json_object_put(p->config);
-	g_byte_array_unref(p->stdin_buf);
+	if (p->stdin_pipe[0] >= 0)
+		close(p->stdin_pipe[0]);
+	if (p->stdin_pipe[1] >= 0)
+		close(p->stdin_pipe[1]);
+	g_mutex_clear(&p->stdin_lock);
 	close(p->cancel[0]);
 	close(p->cancel[1]);
 	g_queue_clear_full(&p->events, (GDestroyNotify)g_bytes_unref);
@@ -172,15 +194,50 @@ static json_object *end_event(const cordon_result *res, int killed_by)
 	return event("end", end);
 }
 
-/* Waits for CloseStdin (or a kill) when the client asked for stdin. */
-static bool wait_stdin(srv_proc *p)
+static void push_start(srv_proc *p)
 {
+	json_object *st = json_object_new_object();
+	json_object_object_add(st, "pid", json_object_new_int64(p->pid));
+	if (p->serve_port) /* cordon's own: the port accepts (the e2b plugin checks it) */
+		json_object_object_add(st, "servePort", json_object_new_int(p->serve_port));
+	push_locked(p, envelope(0, event("start", st)), false);
+}
+
+/* A served process: started, its start event once the port accepts, then it runs
+ * until it ends or the cancel pipe asks (SendSignal, the client gone). */
+static int run_served(srv_proc *p, const cordon_run_options *o, cordon_result **res,
+		      cordon_error **err)
+{
+	cordon_run_options opts = *o;
+	opts.cancel_fd = -1; /* serve is ended by cordon_serve_stop */
+	cordon_serve *sv = NULL;
+	if (cordon_sandbox_serve(p->sbx->sb, (const char *const *)p->argv, p->serve_port, &opts,
+				 &sv, err) < 0)
+		return -1;
 	g_mutex_lock(&p->lock);
-	while (p->want_stdin && !p->stdin_closed && !p->killed_by && !p->detached)
-		g_cond_wait(&p->cond, &p->lock);
-	bool run = !p->killed_by && !p->detached;
+	p->address = cordon_serve_address(sv);
+	push_start(p);
 	g_mutex_unlock(&p->lock);
-	return run;
+	int r;
+	for (;;) {
+		r = cordon_serve_wait(sv, 200, res, err);
+		if (r != -ETIMEDOUT)
+			break;
+		cordon_error_free(*err);
+		*err = NULL;
+		struct pollfd pfd = { .fd = p->cancel[0], .events = POLLIN };
+		if (poll(&pfd, 1, 0) > 0)
+			cordon_serve_stop(sv, NULL);
+	}
+	g_mutex_lock(&p->lock);
+	g_clear_pointer(&p->address, g_free);
+	g_mutex_unlock(&p->lock);
+	char *tail = cordon_serve_output(sv);
+	if (r == 0 && tail && *tail)
+		on_output(p, 1, tail, strlen(tail));
+	g_free(tail);
+	cordon_serve_free(sv);
+	return r < 0 ? -1 : 0;
 }
 
 static gpointer proc_thread(gpointer data)
@@ -194,19 +251,16 @@ static gpointer proc_thread(gpointer data)
 	opts.env = (const char *const *)p->env;
 	opts.workdir = p->workdir && *p->workdir ? p->workdir : NULL;
 	opts.cancel_fd = p->cancel[0];
-	bool run = wait_stdin(p);
-	/* Read after the wait: SendInput's appends move the buffer. */
-	opts.stdin_data = p->stdin_buf->data;
-	opts.stdin_len = p->stdin_buf->len;
-	if (!run) {
-		json_object *end = json_object_new_object();
-		json_object_object_add(end, "exitCode", json_object_new_int(-1));
-		json_object_object_add(end, "status", json_object_new_string("signal: killed"));
-		json_object_object_add(end, "error", json_object_new_string("signal: killed"));
-		last = envelope(0, event("end", end));
-		final = envelope(2, json_object_new_object());
-	} else if (cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv, &opts, on_output,
-					 p, &res, &err) < 0) {
+	opts.stdin_fd = p->stdin_pipe[0];
+	int rc = p->serve_port ? run_served(p, &opts, &res, &err)
+			       : cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv,
+						       &opts, on_output, p, &res, &err);
+	/* The run no longer reads: a writer blocked on the pipe gets EPIPE. */
+	if (p->stdin_pipe[0] >= 0) {
+		close(p->stdin_pipe[0]);
+		p->stdin_pipe[0] = -1;
+	}
+	if (rc < 0) {
 		final = envelope(2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
 	} else if (cordon_result_timed_out(res)) {
 		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
@@ -385,13 +439,36 @@ static const char *parse_start(srv_req *r, srv_proc *p)
 	return bad;
 }
 
+static bool nonblocking(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl >= 0 && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
+}
+
+/* Cordon-Serve-Port: the port the process is started to serve. */
+static const char *parse_serve(srv_req *r, srv_proc *p)
+{
+	const char *v = srv_header(r, "Cordon-Serve-Port");
+	char *end;
+	if (!v)
+		return NULL;
+	guint64 port = g_ascii_strtoull(v, &end, 10);
+	if (!*v || *end || port == 0 || port > 65535 || port == (guint64)atoi(SRV_ENVD_PORT))
+		return "Cordon-Serve-Port must be a port number (not envd's)";
+	if (p->want_stdin)
+		return "a served process takes no stdin";
+	p->serve_port = (uint16_t)port;
+	return NULL;
+}
+
 static srv_proc *proc_new(srv_sandbox *s)
 {
 	srv_proc *p = g_new0(srv_proc, 1);
 	g_mutex_init(&p->lock);
 	g_cond_init(&p->cond);
 	g_queue_init(&p->events);
-	p->stdin_buf = g_byte_array_new();
+	g_mutex_init(&p->stdin_lock);
+	p->stdin_pipe[0] = p->stdin_pipe[1] = -1;
 	p->cancel[0] = p->cancel[1] = -1;
 	p->refs = 1;
 	g_mutex_lock(&srv.lock);
@@ -403,9 +480,8 @@ static srv_proc *proc_new(srv_sandbox *s)
 
 static enum MHD_Result start_reply(srv_req *r, srv_proc *p)
 {
-	json_object *st = json_object_new_object();
-	json_object_object_add(st, "pid", json_object_new_int64(p->pid));
-	push_locked(p, envelope(0, event("start", st)), false);
+	if (!p->serve_port) /* a served one's comes once its port accepts */
+		push_start(p);
 	g_thread_unref(g_thread_new("proc", proc_thread, p));
 	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
 								      stream_read, p, stream_free);
@@ -415,6 +491,37 @@ static enum MHD_Result start_reply(srv_req *r, srv_proc *p)
 	return ret;
 }
 
+/* Under srv.lock. */
+static bool port_taken(srv_sandbox *s, uint16_t port)
+{
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, s->procs);
+	while (g_hash_table_iter_next(&it, NULL, &v))
+		if (((srv_proc *)v)->serve_port == port)
+			return true;
+	return false;
+}
+
+char *srv_serve_address(srv_sandbox *s, uint16_t port)
+{
+	char *addr = NULL;
+	GHashTableIter it;
+	gpointer v;
+	g_mutex_lock(&srv.lock);
+	g_hash_table_iter_init(&it, s->procs);
+	while (!addr && g_hash_table_iter_next(&it, NULL, &v)) {
+		srv_proc *p = v;
+		if (p->serve_port != port)
+			continue;
+		g_mutex_lock(&p->lock);
+		addr = g_strdup(p->address);
+		g_mutex_unlock(&p->lock);
+	}
+	g_mutex_unlock(&srv.lock);
+	return addr;
+}
+
 static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 {
 	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -422,7 +529,11 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 		return srv_reply_error(r, 415, NULL, "Start takes application/connect+json");
 	srv_proc *p = proc_new(s);
 	const char *bad = parse_start(r, p);
-	if (bad || pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if (!bad)
+		bad = parse_serve(r, p);
+	if (bad || pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    (p->want_stdin && pipe2(p->stdin_pipe, O_CLOEXEC) < 0) ||
+	    (p->want_stdin && !nonblocking(p->stdin_pipe[1]))) {
 		proc_unref(p);
 		/* Errors before the first message still travel in the stream's trailer. */
 		GBytes *e = envelope(2, end_error(bad ? "invalid_argument" : "internal",
@@ -444,14 +555,19 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 	p->refs = 3; /* the table's, the thread's, the response's */
 	g_mutex_lock(&srv.lock);
 	bool dead = s->dead, full = g_hash_table_size(s->procs) >= PROCS_MAX;
-	if (!dead && !full) {
+	bool taken = p->serve_port && port_taken(s, p->serve_port);
+	if (!dead && !full && !taken) {
 		p->pid = s->next_pid++;
 		g_hash_table_insert(s->procs, GUINT_TO_POINTER(p->pid), p);
 	}
 	g_mutex_unlock(&srv.lock);
-	if (dead || full) {
+	if (dead || full || taken) {
+		unsigned port = p->serve_port;
 		p->refs = 1; /* it never left this thread */
 		proc_unref(p);
+		if (taken)
+			return srv_reply_connect_error(r, "already_exists", "port %u is served by "
+						       "another process of this sandbox", port);
 		return dead ? srv_reply_connect_error(r, "unavailable", "the sandbox was killed")
 			    : srv_reply_connect_error(r, "resource_exhausted", "%u processes are "
 						      "running in this sandbox already", PROCS_MAX);
@@ -510,6 +626,32 @@ static enum MHD_Result send_signal(srv_req *r, srv_proc *p, json_object *req)
 	return srv_reply_json(r, 200, json_object_new_object());
 }
 
+/* Writes all of data into the stdin pipe (under stdin_lock), waiting while it
+ * is full, at most STDIN_WAIT_MS; NULL or why it could not. */
+static const char *write_stdin(srv_proc *p, const guchar *data, size_t n)
+{
+	gint64 until = g_get_monotonic_time() + STDIN_WAIT_MS * 1000;
+	while (n) {
+		ssize_t w = write(p->stdin_pipe[1], data, n);
+		if (w > 0) {
+			data += w;
+			n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EPIPE)
+			return "the process has ended";
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return "cannot write the process's stdin";
+		gint64 left = (until - g_get_monotonic_time()) / 1000;
+		if (left <= 0)
+			return "the process does not read its stdin";
+		struct pollfd pfd = { .fd = p->stdin_pipe[1], .events = POLLOUT };
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+			return "cannot write the process's stdin";
+	}
+	return NULL;
+}
+
 static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, bool close_it)
 {
 	json_object *in, *data;
@@ -523,17 +665,17 @@ static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, boo
 						       "is required");
 		bytes = g_base64_decode(json_object_get_string(data), &n);
 	}
-	g_mutex_lock(&p->lock);
-	const char *bad = !p->want_stdin ? "the process was not started with stdin"
-			  : p->stdin_closed ? "stdin is closed"
-			  : p->stdin_buf->len + n > STDIN_MAX ? "stdin is over 8MiB"
-							      : NULL;
+	g_mutex_lock(&p->stdin_lock);
+	const char *bad = !p->want_stdin	  ? "the process was not started with stdin"
+			  : p->stdin_pipe[1] < 0 ? "stdin is closed"
+						  : NULL;
 	if (!bad && n)
-		g_byte_array_append(p->stdin_buf, bytes, (guint)n);
-	if (!bad && close_it)
-		p->stdin_closed = true;
-	g_cond_broadcast(&p->cond);
-	g_mutex_unlock(&p->lock);
+		bad = write_stdin(p, bytes, n);
+	if (!bad && close_it) {
+		close(p->stdin_pipe[1]);
+		p->stdin_pipe[1] = -1;
+	}
+	g_mutex_unlock(&p->stdin_lock);
 	g_free(bytes);
 	if (bad)
 		return srv_reply_connect_error(r, "failed_precondition", "%s", bad);

@@ -118,6 +118,7 @@ typedef struct srv_req {
 	const char *url;
 	GByteArray *body;
 	bool too_big;
+	void *tunnel; /* a port tunnel answered 101 (tunnel.c) */
 } srv_req;
 
 enum MHD_Result srv_http_handler(void *cls, struct MHD_Connection *conn, const char *url,
@@ -161,9 +162,23 @@ enum MHD_Result srv_process_rpc(srv_req *r, srv_sandbox *s, const char *method);
 char *srv_map_path(const char *path);
 /* The E2B form of a root-relative path. */
 char *srv_e2b_path(const char *rel);
+/* The address of the process serving port in s (Cordon-Serve-Port), or NULL. */
+char *srv_serve_address(srv_sandbox *s, uint16_t port);
 /* Ends a sandbox's processes (kill or shutdown). */
 void srv_procs_cancel_all(srv_sandbox *s);
 /* Connect code for a cordon error class. */
 const char *srv_connect_code(const cordon_error *err);
+
+/* ---- ports (tunnel.c) ------------------------------------------------------ */
+
+/* The Upgrade protocol of a port tunnel (docs/server.md, "Ports"). */
+#define SRV_TUNNEL_PROTOCOL "cordon-tcp"
+/* Answers a request for port_s (E2b-Sandbox-Port) of s: 101 and a tunnel. */
+enum MHD_Result srv_port_tunnel(srv_req *r, srv_sandbox *s, const char *port_s);
+/* The request of a tunnel completed (srv_http_completed). */
+void srv_tunnel_abandon(void *tunnel);
+/* Shutdown: ends every tunnel, then waits (at most 5 s) until all are closed. */
+void srv_tunnels_end(void);
+void srv_tunnels_wait(void);
 
 #endif

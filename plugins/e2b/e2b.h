@@ -86,9 +86,38 @@ const char *e2b_string(json_object *o, const char *key, bool *bad);
 /* The error an unexpected status means, from the body's message and code. */
 int e2b_status_error(const e2b_call *c, const char *op, cordon_plugin_error *err);
 
+/* A tunnel to a port a process of s serves (cordon server: GET with Upgrade:
+ * cordon-tcp, docs/tiers/e2b.md): a connected CONNECT_ONLY handle past the 101
+ * (curl_easy_send/recv carry the port's bytes), and the bytes that came with the
+ * answer (at most cap) in extra; NULL and why otherwise. */
+#define E2B_TUNNEL_PROTOCOL "cordon-tcp"
+typedef void CURL;
+CURL *e2b_tunnel_open(const e2b_sandbox *s, uint16_t port, char *extra, size_t cap,
+		      size_t *extra_len, char *why, size_t why_len);
+
 /* A sandbox path made plain: "." and empty components dropped, ".." taken back
  * lexically; NULL when it is absolute or climbs above the root ("" is the root). */
 char *e2b_normalize(const char *path);
+
+/* ---- serve (serve.c) ---------------------------------------------------------------- */
+
+/* A served port's host side: a loopback listener, each connection tunnelled. */
+typedef struct e2b_serve {
+	const e2b_sandbox *sbx;
+	uint16_t port;
+	int listen_fd;
+	int stop[2]; /* [1] closed: everything stops */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned conns; /* connection threads alive, under lock */
+	bool running;
+} e2b_serve;
+
+/* Listens (127.0.0.1, a free port, written to addr) and accepts; -errno. */
+int e2b_serve_begin(e2b_serve *sv, const e2b_sandbox *s, uint16_t port, char *addr, size_t len);
+/* Stops accepting, ends every connection and waits for them. Idempotent. */
+void e2b_serve_end(e2b_serve *sv);
 
 /* ---- the envd operations (envd.c) -------------------------------------------------- */
 

@@ -336,3 +336,156 @@ int e2b_status_error(const e2b_call *c, const char *op, cordon_plugin_error *err
 	return e2b_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(remote_protocol),
 				   "e2b: %s: unexpected status %ld: %s", op, s, msg);
 }
+
+/* ---- a port tunnel (serve.c) -------------------------------------------------------- */
+
+#define TUNNEL_HEAD_MAX 8192
+
+/* Waits until h's socket is ready for what `events` asks, or the deadline. */
+static bool tunnel_wait(CURL *h, short events, uint64_t deadline)
+{
+	curl_socket_t sock = CURL_SOCKET_BAD;
+	curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &sock);
+	uint64_t now = now_ms();
+	if (sock == CURL_SOCKET_BAD || now >= deadline)
+		return false;
+	struct pollfd p = { .fd = sock, .events = events };
+	return poll(&p, 1, (int)(deadline - now)) > 0;
+}
+
+static bool tunnel_send(CURL *h, const char *b, size_t n, uint64_t deadline)
+{
+	while (n) {
+		size_t w = 0;
+		CURLcode rc = curl_easy_send(h, b, n, &w);
+		if (rc == CURLE_AGAIN) {
+			if (!tunnel_wait(h, POLLOUT, deadline))
+				return false;
+			continue;
+		}
+		if (rc != CURLE_OK)
+			return false;
+		b += w;
+		n -= w;
+	}
+	return true;
+}
+
+/* The request: an envd-style one (the sandbox, its token) for the port, asking the
+ * server to switch to raw bytes. Written by hand: CONNECT_ONLY gives a bare stream. */
+static char *tunnel_request(const e2b_sandbox *s, uint16_t port, size_t *len)
+{
+	CURLU *u = curl_url();
+	char *host = NULL, *pstr = NULL;
+	if (curl_url_set(u, CURLUPART_URL, s->envd, 0) != CURLUE_OK ||
+	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+		curl_url_cleanup(u);
+		return NULL;
+	}
+	curl_url_get(u, CURLUPART_PORT, &pstr, 0);
+	size_t n = 512 + strlen(host) + strlen(s->id) + (s->token ? strlen(s->token) : 0);
+	char *req = e2b_host->alloc(n);
+	int w = snprintf(req, n, "GET / HTTP/1.1\r\nHost: %s%s%s\r\nConnection: Upgrade\r\n"
+			 "Upgrade: " E2B_TUNNEL_PROTOCOL "\r\nUser-Agent: cordon-e2b/" PACKAGE_VERSION
+			 "\r\nE2b-Sandbox-Id: %s\r\nE2b-Sandbox-Port: %u\r\n%s%s%s\r\n",
+			 host, pstr ? ":" : "", pstr ? pstr : "", s->id, (unsigned)port,
+			 s->token ? "X-Access-Token: " : "", s->token ? s->token : "",
+			 s->token ? "\r\n" : "");
+	curl_free(host);
+	curl_free(pstr);
+	curl_url_cleanup(u);
+	*len = (size_t)w;
+	return req;
+}
+
+/* Reads the answer's head; true on a 101 (what follows it, up to cap, in extra). */
+static bool tunnel_answer(CURL *h, uint64_t deadline, char *extra, size_t cap, size_t *extra_len,
+			  char *why, size_t why_len)
+{
+	char head[TUNNEL_HEAD_MAX + 1];
+	size_t got = 0;
+	char *end = NULL;
+	while (!end) {
+		size_t n = 0;
+		if (got == TUNNEL_HEAD_MAX) {
+			snprintf(why, why_len, "the tunnel's answer has no end of its head");
+			return false;
+		}
+		CURLcode rc = curl_easy_recv(h, head + got, TUNNEL_HEAD_MAX - got, &n);
+		if (rc == CURLE_AGAIN) {
+			if (!tunnel_wait(h, POLLIN, deadline)) {
+				snprintf(why, why_len, "no answer to the tunnel in time");
+				return false;
+			}
+			continue;
+		}
+		if (rc != CURLE_OK || n == 0) {
+			snprintf(why, why_len, "the server closed the tunnel before answering");
+			return false;
+		}
+		got += n;
+		head[got] = '\0';
+		end = strstr(head, "\r\n\r\n");
+	}
+	if (strncmp(head, "HTTP/1.1 101 ", 13) != 0) {
+		/* The status line, and the message of a JSON error body if it came along. */
+		char *eol = strstr(head, "\r\n");
+		char *msg = strstr(end, "\"message\":\"");
+		snprintf(why, why_len, "the tunnel was refused: %.*s%s%.160s", (int)(eol - head), head,
+			 msg ? ": " : "", msg ? msg + 11 : "");
+		char *q = msg ? strchr(why, '"') : NULL;
+		if (q)
+			*q = '\0';
+		return false;
+	}
+	size_t rest = got - (size_t)(end + 4 - head);
+	if (rest > cap) {
+		snprintf(why, why_len, "too many bytes after the tunnel's answer");
+		return false;
+	}
+	memcpy(extra, end + 4, rest);
+	*extra_len = rest;
+	return true;
+}
+
+CURL *e2b_tunnel_open(const e2b_sandbox *s, uint16_t port, char *extra, size_t cap,
+		      size_t *extra_len, char *why, size_t why_len)
+{
+	const e2b_tier *t = s->tier;
+	uint64_t deadline = now_ms() + t->request_ms;
+	CURL *h = curl_easy_init();
+	if (!h) {
+		snprintf(why, why_len, "curl_easy_init failed");
+		return NULL;
+	}
+	curl_easy_setopt(h, CURLOPT_URL, s->envd);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (t->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)t->request_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+	/* Through an HTTP proxy the stream is a CONNECT tunnel, as libcurl's conventions say. */
+	curl_easy_setopt(h, CURLOPT_HTTPPROXYTUNNEL, 1L);
+	CURLcode rc = curl_easy_perform(h);
+	size_t len = 0;
+	char *req = rc == CURLE_OK ? tunnel_request(s, port, &len) : NULL;
+	bool ok = req && tunnel_send(h, req, len, deadline);
+	if (req) {
+		explicit_bzero(req, len); /* the access token */
+		e2b_host->free(req);
+	}
+	if (rc != CURLE_OK)
+		snprintf(why, why_len, "%s", curl_easy_strerror(rc));
+	else if (!ok)
+		snprintf(why, why_len, "cannot send the tunnel's request");
+	else
+		ok = tunnel_answer(h, deadline, extra, cap, extra_len, why, why_len);
+	if (!ok) {
+		curl_easy_cleanup(h);
+		return NULL;
+	}
+	return h;
+}

@@ -9,6 +9,9 @@
  * stdin (whole, as the run spec gives it) follows it through SendInput and
  * CloseStdin. The deadline is envd's (Connect-Timeout-Ms) and ours (the
  * transfer's), the cancel descriptor aborts the transfer and kills the process.
+ * A serve (spec->port) asks cordon server to serve the port (Cordon-Serve-Port);
+ * its start event means the port accepts, and serve.c's listener is then the
+ * address the core is told, until the run ends.
  */
 #include "config.h"
 
@@ -35,6 +38,7 @@ typedef struct run_ctx {
 	int exit_code, sig;
 	char end_code[48];
 	char end_message[300];
+	e2b_serve serve;
 } run_ctx;
 
 static int b64val(unsigned char c)
@@ -168,6 +172,37 @@ static bool on_end(run_ctx *x, json_object *e)
 	return true;
 }
 
+static void kill_process(run_ctx *x);
+
+/* The start event of a serve: cordon server's says which port it serves (E2B's envd
+ * ignores Cordon-Serve-Port and would start the process as any other). */
+static bool begin_serve(run_ctx *x, json_object *start)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(start, "servePort", &v) ||
+	    json_object_get_int64(v) != (int64_t)x->spec->port) {
+		kill_process(x);
+		x->failed = true;
+		e2b_host->error_set(x->err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(unsupported),
+				    "e2b: the server started the process without serving port %u: "
+				    "serve needs cordon server (docs/tiers/e2b.md)",
+				    (unsigned)x->spec->port);
+		return false;
+	}
+	char addr[64];
+	int r = e2b_serve_begin(&x->serve, x->s, x->spec->port, addr, sizeof(addr));
+	if (r < 0) {
+		x->failed = true;
+		e2b_host->error_set(x->err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+				    "e2b: cannot listen for port %u: %s", (unsigned)x->spec->port,
+				    strerror(-r));
+		return false;
+	}
+	if (x->sink->address)
+		x->sink->address(x->sink->ctx, addr);
+	return true;
+}
+
 static bool on_message(run_ctx *x, json_object *m)
 {
 	json_object *ev, *v;
@@ -181,6 +216,8 @@ static bool on_message(run_ctx *x, json_object *m)
 		x->pid = json_object_get_int64(pid);
 		if (x->pid <= 0 || x->pid > UINT32_MAX)
 			return fail(x, "the start event's pid is out of range");
+		if (x->spec->port)
+			return begin_serve(x, v);
 		return x->spec->stdin_data ? send_stdin(x) : true;
 	}
 	if (!x->started)
@@ -359,9 +396,6 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 	    cordon_plugin_run_status *ret, cordon_plugin_error *err)
 {
 	e2b_sandbox *s = sandbox;
-	if (spec->port)
-		return e2b_host->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(unsupported),
-					   "e2b: serving a port of a remote sandbox is not implemented");
 	char *workdir = spec->workdir ? e2b_normalize(spec->workdir) : e2b_host->strdup("");
 	if (!workdir)
 		return e2b_host->error_set(err, EXDEV, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
@@ -369,7 +403,10 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 					   spec->workdir);
 	char timeout[64];
 	snprintf(timeout, sizeof(timeout), "Connect-Timeout-Ms: %llu", (unsigned long long)spec->timeout_ms);
-	const char *extra[] = { "Connect-Protocol-Version: 1", "Keepalive-Ping-Interval: 10", timeout, NULL };
+	char serve[48];
+	snprintf(serve, sizeof(serve), "Cordon-Serve-Port: %u", (unsigned)spec->port);
+	const char *extra[] = { "Connect-Protocol-Version: 1", "Keepalive-Ping-Interval: 10", timeout,
+				spec->port ? serve : NULL, NULL };
 	char *body = start_body(s, spec, workdir);
 	e2b_host->free(workdir);
 	size_t blen = 5 + ((size_t)(unsigned char)body[1] << 24 | (size_t)(unsigned char)body[2] << 16 |
@@ -383,6 +420,7 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 		       .quiet_timeout = true };
 	c.url = e2b_url(s->envd, "/process.Process/Start", NULL, NULL);
 	int r = e2b_http(s->tier, &c, err);
+	e2b_serve_end(&x.serve); /* the run is over: so is its port */
 	if (r == -ETIMEDOUT && !x.failed) {
 		/* Our deadline, past envd's: the process is killed and the run timed out. */
 		kill_process(&x);

@@ -62,6 +62,38 @@ await sbx.commands.closeStdin(cat.pid)
 const catr = await cat.wait()
 ok(catr.stdout === 'HELLO STDIN\n', 'stdin reaches the command', JSON.stringify(catr.stdout))
 
+// Interactive stdin: the process runs at once and answers each line before the next is
+// sent (a line-buffered reader echoing back), then ends when stdin is closed.
+const waitFor = async (cond, ms) => {
+  for (const until = Date.now() + ms; Date.now() < until;) {
+    if (cond()) return true
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return cond()
+}
+let echoed = ''
+const sh = await sbx.commands.run('while read -r l; do echo "got $l"; done; echo bye',
+  { background: true, stdin: true, onStdout: (d) => { echoed += d } })
+await sh.sendStdin('first\n')
+ok(await waitFor(() => echoed === 'got first\n', 5_000),
+  'interactive stdin: the first line is answered while stdin is still open', JSON.stringify(echoed))
+await new Promise((resolve) => setTimeout(resolve, 300))
+ok(echoed === 'got first\n', 'nothing more before the second line', JSON.stringify(echoed))
+await sh.sendStdin('second\n')
+ok(await waitFor(() => echoed === 'got first\ngot second\n', 5_000),
+  'interactive stdin: the second line is answered', JSON.stringify(echoed))
+await sbx.commands.closeStdin(sh.pid)
+const shr = await rejects(sh.wait().then((x) => { if (x.exitCode !== 0) throw x; return x }))
+ok(shr === null && echoed === 'got first\ngot second\nbye\n',
+  'closing stdin ends the reader, exit 0', `${shr} ${JSON.stringify(echoed)}`)
+// A process killed while its stdin is open: the kill ends it, and input after it fails.
+const cat2 = await sbx.commands.run('cat', { background: true, stdin: true })
+await cat2.sendStdin('x\n')
+ok(await cat2.kill() === true, 'kill() on a process reading stdin')
+const k2 = await rejects(cat2.wait())
+ok(k2 instanceof CommandExitError && k2.exitCode === -1, 'it ends by the signal', k2)
+ok(await rejects(cat2.sendStdin('late\n')) !== null, 'input after the end is refused')
+
 // Files: written, read, listed, and seen by commands.
 await sbx.files.write('notes.txt', 'hello file\n')
 await sbx.files.write('/home/user/src/main.c', 'int main(void) { return 0; }\n')

@@ -352,6 +352,27 @@ static void expect_run_error(scenario s, const char *code, const char *fragment)
 	cordon_context_free(ctx);
 }
 
+/* A server that starts a served process as any other (E2B's envd ignores
+ * Cordon-Serve-Port): the serve fails, and the process is killed. */
+START_TEST(test_serve_needs_cordon_server)
+{
+	cordon_context *ctx = ctx_for(S_NORMAL);
+	cordon_sandbox *sb = NULL;
+	cordon_serve *sv = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(open_sb(ctx, &sb, &err), 0);
+	const char *argv[] = { "/bin/sh", "-c", "exec sleep 30", NULL };
+	ck_assert_int_lt(cordon_sandbox_serve(sb, argv, 8000, NULL, &sv, &err), 0);
+	ck_assert_str_eq(cordon_error_get_code(err), "unsupported");
+	ck_assert_msg(strstr(cordon_error_get_message(err), "serve needs cordon server"), "%s",
+		      cordon_error_get_message(err));
+	cordon_error_free(err);
+	ck_assert_uint_eq(count_seen("POST /process.Process/SendSignal"), 1);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_truncated_envelope)
 {
 	expect_run_error(S_START_TRUNCATED, "remote_protocol", "without its end-of-stream");
@@ -470,6 +491,7 @@ static Suite *hostile_suite(void)
 	tcase_add_test(tc, test_redirect_refused);
 	tcase_add_test(tc, test_endless_body);
 	tcase_add_test(tc, test_truncated_envelope);
+	tcase_add_test(tc, test_serve_needs_cordon_server);
 	tcase_add_test(tc, test_huge_frame);
 	tcase_add_test(tc, test_wrong_content_type);
 	tcase_add_test(tc, test_no_trailer);
