@@ -211,6 +211,20 @@ static const char *plugin_hint(const cordon_context *ctx, const char *driver)
 	return NULL;
 }
 
+/* Every tier's driver keys, checked in one pass: all errors, in file order. */
+static int check_sections(cordon_context *ctx, cordon_error **reterr)
+{
+	policy_errors *errs = policy_errors_new(ctx->policy->source);
+	for (guint i = 0; i < ctx->policy->tiers->len; i++) {
+		policy_tier *cfg = ctx->policy->tiers->pdata[i];
+		const driver_entry *d = context_find_driver(ctx, cfg->driver);
+		if (d)
+			policy_check_section_into(ctx->policy, cfg, d->ops.config_keys,
+						  d->image_key, errs);
+	}
+	return policy_errors_finish(errs, reterr);
+}
+
 static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **reterr)
 {
 	tier_runtime *t = g_new0(tier_runtime, 1);
@@ -225,10 +239,6 @@ static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **
 				  : g_strdup_printf("driver %s is not loaded", cfg->driver);
 		return 0;
 	}
-	int r = policy_check_section(ctx->policy, cfg, t->driver->ops.config_keys,
-				     t->driver->image_key, reterr);
-	if (r < 0)
-		return r;
 	if (!t->driver->ops.configure)
 		return 0;
 	struct cordon_plugin_config pc = {
@@ -236,7 +246,7 @@ static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **
 		t->driver->plugin ? t->driver->plugin->abi_minor : CORDON_PLUGIN_ABI_MINOR,
 	};
 	struct cordon_plugin_error perr = { 0 };
-	r = t->driver->ops.configure(t->driver->ops.data, &pc, &t->state, &perr);
+	int r = t->driver->ops.configure(t->driver->ops.data, &pc, &t->state, &perr);
 	r = error_from_plugin(reterr, &perr, r, cfg->name);
 	if (r < 0)
 		error_prefix(reterr, "tier %s", cfg->name);
@@ -499,6 +509,8 @@ int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon
 		r = context_register_driver(ctx, NULL, o->builtin_drivers[i], reterr);
 	if (r >= 0)
 		r = load_plugins(ctx, o, reterr);
+	if (r >= 0)
+		r = check_sections(ctx, reterr);
 	for (guint i = 0; r >= 0 && i < ctx->policy->tiers->len; i++)
 		r = configure_tier(ctx, ctx->policy->tiers->pdata[i], reterr);
 	if (r < 0) {

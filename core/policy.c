@@ -64,14 +64,14 @@ int policy_parse(const char *text, size_t len, const char *name, cordon_policy *
 	g_autoptr(cordon_policy) p = policy_alloc(name);
 	pctx c = { .name = name,
 		   .p = p,
-		   .msgs = g_string_new(NULL),
+		   .errs = policy_errors_new(name),
 		   .rule_names = g_hash_table_new(g_str_hash, g_str_equal) };
 	r = policy_read_version(&c, root, reterr);
-	if (r >= 0) {
+	if (r >= 0)
 		policy_read_sections(&c, root);
-		r = policy_errors_finish(&c, reterr);
-	}
-	g_string_free(c.msgs, TRUE);
+	/* A wrong version is reported alone (nothing else was read). */
+	int e = policy_errors_finish(c.errs, r < 0 ? NULL : reterr);
+	r = r < 0 ? r : e;
 	g_hash_table_unref(c.rule_names);
 	if (c.tier_index)
 		g_hash_table_unref(c.tier_index);
