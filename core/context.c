@@ -147,8 +147,10 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 				 plugin ? plugin->path : who, drv->name,
 				 other->plugin ? other->plugin->path : "the core");
 	/* Flags came with ABI 1.3: an older plugin's word is reserved, zero. */
-	uint32_t known = !plugin || plugin->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY
-								 : 0;
+	uint32_t known = !plugin || plugin->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_STDIN_FD |
+								     CORDON_PLUGIN_DRIVER_TTY |
+								     CORDON_PLUGIN_DRIVER_LIMITS
+							   : 0;
 	if (drv->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);

@@ -40,7 +40,7 @@ static const abi_row compiled[] = {
 	FIELD(cordon_plugin_probe, size),
 	FIELD(cordon_plugin_probe, available),
 	FIELD(cordon_plugin_probe, containment),
-	FIELD(cordon_plugin_probe, reserved),
+	FIELD(cordon_plugin_probe, limits),
 	FIELD(cordon_plugin_probe, reason),
 	STRUCT(cordon_plugin_limits),
 	FIELD(cordon_plugin_limits, value),

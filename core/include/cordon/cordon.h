@@ -226,6 +226,11 @@ void cordon_decision_free(cordon_decision *d);
 bool cordon_decision_candidate_available(const cordon_decision *d, size_t i);
 cordon_containment cordon_decision_candidate_containment(const cordon_decision *d, size_t i);
 const char *cordon_decision_candidate_rule(const cordon_decision *d, size_t i);
+/* The warnings of an admission: each rule in `mode: warn` that would have refused the
+ * chosen tier ("rule NAME: why"; borrowed). 0 when refused. Rules in `mode: audit` are
+ * only in the audit trail (and cordon_decision_to_json's "rule_hits"). */
+size_t cordon_decision_warning_count(const cordon_decision *d);
+const char *cordon_decision_warning(const cordon_decision *d, size_t i);
 /* The refusal code ("containment_insufficient", "sandbox_denied",
  * "audit_failed"), NULL when admitted. Static string. */
 const char *cordon_decision_code(const cordon_decision *d);

@@ -136,7 +136,10 @@ typedef struct cordon_plugin_probe {
 	uint32_t size;
 	uint32_t available;   /* non-zero when the tier can run work now */
 	uint32_t containment; /* what it provides on this host, never more */
-	uint32_t reserved;
+	/* ABI 1.3, read only from a driver that declares CORDON_PLUGIN_DRIVER_LIMITS (a
+	 * reserved zero before): the limits the tier enforces now, bit 1 << CORDON_PLUGIN_LIMIT_*.
+	 * Admission passes over a tier that cannot enforce a limit the request gets. */
+	uint32_t limits;
 	char reason[CORDON_PLUGIN_REASON_MAX]; /* plain language, NUL-terminated */
 } cordon_plugin_probe;
 
@@ -258,6 +261,9 @@ enum {
 	/* The driver gives the work run_spec.tty_fd as its terminal. Without the flag a run
 	 * that asks for a terminal is refused (unsupported), never run without one. */
 	CORDON_PLUGIN_DRIVER_TTY = 1u << 1,
+	/* The driver's probe reports in probe.limits which limits the tier enforces. Without
+	 * the flag every limit is taken as enforceable, and open refuses one that is not. */
+	CORDON_PLUGIN_DRIVER_LIMITS = 1u << 2,
 };
 
 typedef struct cordon_plugin_driver {
