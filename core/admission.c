@@ -203,27 +203,31 @@ static void take_claim(decision_candidate *c, const tier_runtime *t, cordon_cont
 	const plugin_record *plugin = t->driver->plugin;
 	c->claimed = claimed;
 	c->origin = plugin ? g_strdup(plugin->name) : NULL;
-	c->cap = t->cfg->max_containment;
-	if (!c->cap && plugin) {
-		c->cap = POLICY_PLUGIN_CLAIM_DEFAULT_CAP;
-		c->cap_default = true;
-	}
+	c->cap = policy_claim_cap(t->cfg, plugin != NULL, &c->cap_default);
 	c->containment = c->cap && claimed > c->cap ? c->cap : claimed;
 }
 
-/* " (plugin P claims microvm; capped to container by ...)" when the cap lowered the
- * claim, else "". */
+/* Where a claim came from, for a plugin's driver or a capped claim, else "":
+ * " (plugin P claims microvm; capped to container by ...)". */
 static char *claim_text(const decision_candidate *c)
 {
-	if (c->claimed <= c->containment)
+	bool capped = c->claimed > c->containment;
+	if (!capped && !c->origin)
 		return g_strdup("");
-	return g_strdup_printf(" (%s%s claims %s; capped to %s by %s)",
-			       c->origin ? "plugin " : "", c->origin ? c->origin : "cordon",
-			       cordon_containment_to_string(c->claimed),
-			       cordon_containment_to_string(c->cap),
-			       c->cap_default ? "default: set max_containment on the tier to "
-						"take a plugin's higher claim"
-					      : "max_containment");
+	GString *s = g_string_new(NULL);
+	g_string_printf(s, " (%s%s claims %s", c->origin ? "plugin " : "",
+			c->origin ? c->origin : "cordon", cordon_containment_to_string(c->claimed));
+	if (capped)
+		g_string_append_printf(s, "; capped to %s by %s",
+				       cordon_containment_to_string(c->cap),
+				       c->cap_default ? "default: set max_containment on the tier "
+							"to take a plugin's higher claim"
+						      : "max_containment");
+	else if (c->cap)
+		g_string_append_printf(s, "; max_containment %s",
+				       cordon_containment_to_string(c->cap));
+	g_string_append_c(s, ')');
+	return g_string_free(s, FALSE);
 }
 
 /* The limits open would enforce (c->limits) against what the tier's driver says it
@@ -526,12 +530,33 @@ int cordon_decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 
 /* ---- the policy, as the context sees it ------------------------------------------- */
 
+/* A line for each plugin the loader refused (`policy check --strict` fails on them), with
+ * a guess when the name is close to a driver a tier needs (`load: [dockr]`). */
+static void summary_plugin_problems(const cordon_context *ctx, GString *s)
+{
+	const GPtrArray *tiers = ctx->policy->tiers;
+	g_autofree const char **drivers = g_new0(const char *, tiers->len + 1);
+	for (guint i = 0; i < tiers->len; i++)
+		drivers[i] = ((const policy_tier *)tiers->pdata[i])->driver;
+	for (guint i = 0; i < ctx->plugins->len; i++) {
+		const plugin_record *p = ctx->plugins->pdata[i];
+		if (p->loaded)
+			continue;
+		const char *hint = cfg_did_you_mean(p->name, drivers);
+		g_string_append_printf(s, "problem: plugin %s was refused: %s", p->name, p->detail);
+		if (hint && strcmp(hint, p->name) != 0)
+			g_string_append_printf(s, " (did you mean '%s'?)", hint);
+		g_string_append_c(s, '\n');
+	}
+}
+
 char *cordon_context_policy_summary(const cordon_context *ctx)
 {
 	if (!ctx)
 		return NULL;
 	g_autofree char *base = policy_describe(ctx->policy);
 	GString *s = g_string_new(base);
+	summary_plugin_problems(ctx, s);
 	for (guint i = 0; i < ctx->tiers->len; i++) {
 		const tier_runtime *t = ctx->tiers->pdata[i];
 		if (t->unusable)

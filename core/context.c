@@ -203,14 +203,28 @@ static void tier_free(gpointer p)
 	g_free(t);
 }
 
-static const char *plugin_hint(const cordon_context *ctx, const char *driver)
+/* Why a tier's driver is not registered: the loader's reason when a plugin of its name was
+ * refused, else every refused plugin's (one of them may have been meant to provide it). */
+static char *driver_missing(const cordon_context *ctx, const char *driver)
 {
 	for (guint i = 0; i < ctx->plugins->len; i++) {
 		const plugin_record *p = ctx->plugins->pdata[i];
 		if (strcmp(p->name, driver) == 0 && !p->loaded)
-			return p->detail;
+			return g_strdup_printf("driver %s was refused: %s", driver, p->detail);
 	}
-	return NULL;
+	GString *s = g_string_new(NULL);
+	g_string_printf(s, "driver %s is not loaded", driver);
+	const char *sep = " (refused: ";
+	for (guint i = 0; i < ctx->plugins->len; i++) {
+		const plugin_record *p = ctx->plugins->pdata[i];
+		if (p->loaded)
+			continue;
+		g_string_append_printf(s, "%splugin %s: %s", sep, p->name, p->detail);
+		sep = "; ";
+	}
+	if (*sep == ';')
+		g_string_append_c(s, ')');
+	return g_string_free(s, FALSE);
 }
 
 /* Every tier's driver keys, checked in one pass: all errors, in file order. */
@@ -236,9 +250,7 @@ static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **
 	t->driver = context_find_driver(ctx, cfg->driver);
 	g_ptr_array_add(ctx->tiers, t);
 	if (!t->driver) {
-		const char *why = plugin_hint(ctx, cfg->driver);
-		t->unusable = why ? g_strdup_printf("driver %s was refused: %s", cfg->driver, why)
-				  : g_strdup_printf("driver %s is not loaded", cfg->driver);
+		t->unusable = driver_missing(ctx, cfg->driver);
 		return 0;
 	}
 	if (!t->driver->ops.configure)
@@ -629,6 +641,8 @@ int cordon_context_gc(cordon_context *ctx, cordon_error **reterr)
 
 struct cordon_probe_report {
 	cordon_plugin_probe probe;
+	const char *origin;     /* the plugin's name (borrowed from the context), "built-in" */
+	cordon_containment cap; /* policy_claim_cap; 0: none */
 };
 
 int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report **ret,
@@ -638,6 +652,10 @@ int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report
 	if (!t || !ret)
 		return bad_option(reterr, "no such tier");
 	cordon_probe_report *rep = g_new0(cordon_probe_report, 1);
+	const plugin_record *plugin = t->driver ? t->driver->plugin : NULL;
+	bool dflt;
+	rep->origin = !t->driver ? NULL : plugin ? plugin->name : "built-in";
+	rep->cap = policy_claim_cap(t->cfg, plugin != NULL, &dflt);
 	if (t->unusable) {
 		rep->probe.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
 		g_strlcpy(rep->probe.reason, t->unusable, sizeof(rep->probe.reason));
@@ -656,6 +674,16 @@ bool cordon_probe_report_available(const cordon_probe_report *r)
 cordon_containment cordon_probe_report_containment(const cordon_probe_report *r)
 {
 	return r ? (cordon_containment)r->probe.containment : CORDON_CONTAINMENT_PROCESS_JAIL;
+}
+
+const char *cordon_probe_report_origin(const cordon_probe_report *r)
+{
+	return r ? r->origin : NULL;
+}
+
+cordon_containment cordon_probe_report_max_containment(const cordon_probe_report *r)
+{
+	return r ? r->cap : 0;
 }
 
 const char *cordon_probe_report_reason(const cordon_probe_report *r)

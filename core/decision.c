@@ -186,7 +186,7 @@ static void json_candidate(GString *out, const decision_candidate *c)
 	json_append_key(out, "claimed", false);
 	json_append_string(out, c->probed ? containment_or_null(c->claimed) : NULL);
 	json_append_key(out, "origin", false);
-	json_append_string(out, c->driver ? (c->origin ? c->origin : "built-in") : NULL);
+	json_append_string(out, c->probed ? (c->origin ? c->origin : "built-in") : NULL);
 	json_append_key(out, "max_containment", false);
 	json_append_string(out, containment_or_null(c->cap));
 	json_append_key(out, "rule", false);

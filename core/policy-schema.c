@@ -21,6 +21,14 @@ cordon_containment policy_builtin_minimum(cordon_trust t)
 	}
 }
 
+cordon_containment policy_claim_cap(const policy_tier *t, bool third_party, bool *ret_default)
+{
+	*ret_default = !t->max_containment && third_party;
+	return t->max_containment ? t->max_containment
+	       : third_party	  ? POLICY_PLUGIN_CLAIM_DEFAULT_CAP
+				  : 0;
+}
+
 /* ---- sections ----------------------------------------------------------------------- */
 
 static void read_plugins(pctx *c, const cfg_node *n)

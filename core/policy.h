@@ -76,6 +76,12 @@ typedef struct cordon_policy {
  * max_containment (docs/policy.md, "Capping plugin claims"). */
 #define POLICY_PLUGIN_CLAIM_DEFAULT_CAP CORDON_CONTAINMENT_CONTAINER
 
+/* The cap on the containment tier t's driver claims: its max_containment, else for a
+ * third-party driver POLICY_PLUGIN_CLAIM_DEFAULT_CAP (*ret_default then true), else 0
+ * (none: cordon's own drivers are taken at their word). */
+cordon_containment policy_claim_cap(const policy_tier *t, bool third_party,
+				    bool *ret_default) CORDON_INTERNAL;
+
 /* The built-in minimum containment per trust level (DESIGN §6). */
 cordon_containment policy_builtin_minimum(cordon_trust t) CORDON_INTERNAL;
 /* The built-in default policy, parsed from policy_default_text(): trusted ->

@@ -149,6 +149,12 @@ bool cordon_probe_report_available(const cordon_probe_report *r);
 cordon_containment cordon_probe_report_containment(const cordon_probe_report *r);
 /* Plain-language reason: what was found or what is missing. Borrowed. */
 const char *cordon_probe_report_reason(const cordon_probe_report *r);
+/* Who claims the containment: the plugin's name, or "built-in" (cordon's own driver);
+ * NULL when the tier's driver is not loaded. Borrowed from the context. */
+const char *cordon_probe_report_origin(const cordon_probe_report *r);
+/* The cap admission puts on the claim (the tier's max_containment, or for a plugin's
+ * driver container by default), 0 when none: admission takes the lower of the two. */
+cordon_containment cordon_probe_report_max_containment(const cordon_probe_report *r);
 void cordon_probe_report_free(cordon_probe_report *r);
 
 /* Removes what crashed hosts left behind (containers, guests, remote
