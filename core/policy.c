@@ -235,6 +235,11 @@ char *policy_describe(const cordon_policy *p)
 			g_string_append(s, "; limits: ");
 			describe_limits(s, &t->limits);
 		}
+		if (t->max_containment)
+			g_string_append_printf(s, "; max_containment %s",
+					       cordon_containment_to_string(t->max_containment));
+		if (t->fallback_next)
+			g_string_append(s, "; fallback: next");
 		if (!tier_is_candidate(p, t->name))
 			g_string_append(s, "  [no trust level lists it]");
 		g_string_append_c(s, '\n');
@@ -254,7 +259,8 @@ char *policy_describe(const cordon_policy *p)
 	g_string_append_printf(s, "rules (%u):\n", p->rules->len);
 	for (guint i = 0; i < p->rules->len; i++) {
 		const policy_rule *r = p->rules->pdata[i];
-		g_string_append_printf(s, "  %s:%s", r->name, r->deny ? " deny" : "");
+		static const char *const modes[] = { "", " [mode: warn]", " [mode: audit]" };
+		g_string_append_printf(s, "  %s:%s%s", r->name, modes[r->mode], r->deny ? " deny" : "");
 		if (r->require_egress >= 0)
 			g_string_append_printf(s, " egress %s",
 					       r->require_egress ? "governed" : "deny");

@@ -74,7 +74,7 @@ typedef struct cordon_policy {
 
 /* The highest containment a third-party driver's claim is taken for when its tier sets no
  * max_containment (docs/policy.md, "Capping plugin claims"). */
-#define POLICY_PLUGIN_CLAIM_DEFAULT_CAP CORDON_CONTAINMENT_CONTAINER
+#define POLICY_PLUGIN_CLAIM_DEFAULT_CAP CORDON_CONTAINMENT_USERSPACE_KERNEL
 
 /* The cap on the containment tier t's driver claims: its max_containment, else for a
  * third-party driver POLICY_PLUGIN_CLAIM_DEFAULT_CAP (*ret_default then true), else 0
