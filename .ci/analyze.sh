@@ -11,9 +11,9 @@ cd "$(dirname "$0")/.."
 # library file); system headers are not analysed.
 out=$(cppcheck --quiet --error-exitcode=1 --inline-suppr --library=gtk \
 	--enable=warning,portability,performance -D__GNUC__ -D__x86_64__ -D__linux__ \
-	-I core -I core/include -I sdk/include -I plugins -I common --suppress=missingIncludeSystem \
+	-I core -I core/include -I sdk/include -I plugins -I common -I server --suppress=missingIncludeSystem \
 	--template='{file}:{line}:{column}: {severity}: {message} [{id}]' \
-	common core plugins sdk 2>&1) || { echo "$out"; echo "cppcheck: findings (above)" >&2; exit 1; }
+	common core plugins sdk server 2>&1) || { echo "$out"; echo "cppcheck: findings (above)" >&2; exit 1; }
 [ -z "$out" ] || { echo "$out"; echo "cppcheck: findings (above)" >&2; exit 1; }
 echo "cppcheck: no findings"
 

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "client.h"
+#include "errcodes.h"
 #include "fserror.h"
 #include "nosigpipe.h"
 
@@ -68,7 +69,7 @@ int agent_status_parse(const char *text, agent_status *ret)
  * so that a refusal reads the same on every tier; the agent's own: a malformed request. */
 uint32_t agent_error_class_for(const char *code)
 {
-	if (strcmp(code, "invalid_argument") == 0)
+	if (strcmp(code, ERRC(invalid_argument)) == 0)
 		return CORDON_PLUGIN_ERROR_INVALID;
 	return fserror_class(code);
 }

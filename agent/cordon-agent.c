@@ -26,7 +26,9 @@
  */
 #include "config.h"
 
+#include "errcodes.h"
 #include "fserror.h"
+#include "guest.h"
 #include "fsops.h"
 #include "pathres.h"
 #include "protocol.h"
@@ -56,6 +58,9 @@
 #define KILL_MAX_PROCS 8192
 
 extern char **environ;
+
+/* pid 1 of a microVM guest (agent/guest.c): the channel is a virtio port */
+static bool in_guest;
 
 /* ---- frames ------------------------------------------------------------------- */
 
@@ -95,6 +100,9 @@ static bool read_full(int fd, void *buf, size_t len)
 static bool frame(uint8_t type, const void *data, size_t len)
 {
 	const char *p = data;
+	/* a virtio port's write blocks for ever once the host is gone (guest.h) */
+	if (in_guest && !guest_port_writable(STDOUT_FILENO))
+		return false;
 	do {
 		size_t n = len > AGENT_FRAME_MAX ? AGENT_FRAME_MAX : len;
 		uint8_t hdr[AGENT_FRAME_HEADER];
@@ -264,12 +272,16 @@ static void kill_tree(pid_t pgid)
 	}
 }
 
+/* A guest has no cgroup of its own: the kernel's count is the VM's alone (a container's
+ * /proc/vmstat is the host's, hence the cgroup files first there). */
 static long long oom_kills(void)
 {
 	static const char *const files[] = { "/sys/fs/cgroup/memory/memory.oom_control",
 					     "/sys/fs/cgroup/memory.events", NULL };
-	for (size_t i = 0; files[i]; i++) {
-		FILE *f = fopen(files[i], "re");
+	static const char *const guest_files[] = { "/proc/vmstat", NULL };
+	const char *const *from = in_guest ? guest_files : files;
+	for (size_t i = 0; from[i]; i++) {
+		FILE *f = fopen(from[i], "re");
 		if (!f)
 			continue;
 		char key[64];
@@ -348,6 +360,8 @@ static char **read_env(void)
 	char **envp = split_env(block, block + len + 1);
 	if (!envp)
 		free(block);
+	/* envp points into block, which lives as long as this one-run process. */
+	// NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
 	return envp;
 }
 
@@ -433,7 +447,7 @@ static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int o
 			dup2(in_fd, STDIN_FILENO);
 		dup2(out[1], STDOUT_FILENO);
 		dup2(err[1], STDERR_FILENO);
-		if (fchdir(wdfd) < 0)
+		if (fchdir(wdfd) < 0 || (in_guest && guest_work_limits() < 0))
 			goto fail;
 		/* execvp searches the work's PATH, not ours */
 		environ = envp;
@@ -545,7 +559,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 {
 	int rootfd = open_root();
 	if (rootfd < 0)
-		return fail("io_error", errno, AGENT_SANDBOX_ROOT);
+		return fail(ERRC(io_error), errno, AGENT_SANDBOX_ROOT);
 	int wdfd = rootfd;
 	if (o->workdir && *o->workdir && strcmp(o->workdir, ".") != 0) {
 		wdfd = pathres_open(rootfd, o->workdir, O_PATH | O_DIRECTORY, 0);
@@ -705,12 +719,12 @@ static int cmd_run(int argc, char **argv)
 {
 	run_opts o = { 0 };
 	if (parse_run(argc, argv, &o) < 0)
-		return fail("invalid_argument", EINVAL, "run");
+		return fail(ERRC(invalid_argument), EINVAL, "run");
 	/* as in session: the work (our uid) cannot reach our stdin and stdout */
 	prctl(PR_SET_DUMPABLE, 0);
 	char **envp = read_env();
 	if (!envp)
-		return fail("invalid_argument", EPROTO, "environment header");
+		return fail(ERRC(invalid_argument), EPROTO, "environment header");
 	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	/* Orphans of the work become ours, so kill_tree reaches them. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -718,7 +732,7 @@ static int cmd_run(int argc, char **argv)
 	/* envp (and its block) live as long as this one-run process: never freed. */
 	if (sfd < 0)
 		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc)
-		return fail("io_error", errno, "signalfd");
+		return fail(ERRC(io_error), errno, "signalfd");
 	bool hangup = false;
 	return run_job(&o, envp, -1, -1, sfd, &hangup);
 }
@@ -830,9 +844,9 @@ static bool session_run(char *payload, uint32_t len, int sfd)
 	bool hangup = false;
 	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	if (parse_request(payload, len, &o, &envp) < 0)
-		fail("invalid_argument", EPROTO, "run request");
+		fail(ERRC(invalid_argument), EPROTO, "run request");
 	else if (!ok)
-		fail("io_error", in < 0 ? EMFILE : EIO, "the work's stdin");
+		fail(ERRC(io_error), in < 0 ? EMFILE : EIO, "the work's stdin");
 	else
 		run_job(&o, envp, in, STDIN_FILENO, sfd, &hangup);
 	if (in >= 0)
@@ -876,13 +890,13 @@ static bool session_file(char *payload, uint32_t len)
 	int argc = parse_file_request(payload, len, argv);
 	pid_t pid = -1;
 	if (argc < 0)
-		fail("invalid_argument", EPROTO, "file request");
+		fail(ERRC(invalid_argument), EPROTO, "file request");
 	else if (!ok)
-		fail("io_error", in < 0 ? EMFILE : EIO, "the operation's data");
+		fail(ERRC(io_error), in < 0 ? EMFILE : EIO, "the operation's data");
 	else if ((pid = fork()) < 0)
-		fail("io_error", errno, "fork");
+		fail(ERRC(io_error), errno, "fork");
 	else if (pid == 0)
-		_exit(dup2(in, STDIN_FILENO) < 0 ? fail("io_error", errno, "stdin")
+		_exit(dup2(in, STDIN_FILENO) < 0 ? fail(ERRC(io_error), errno, "stdin")
 						 : file_command(argc, argv));
 	int status = 0;
 	if (pid > 0)
@@ -905,7 +919,7 @@ static int cmd_session(void)
 	prctl(PR_SET_CHILD_SUBREAPER, 1); /* pid 1 already; not under every runtime */
 	int sfd = block_signals();
 	if (sfd < 0)
-		return fail("io_error", errno, "signalfd");
+		return fail(ERRC(io_error), errno, "signalfd");
 	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	for (;;) {
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { sfd, POLLIN, 0 } };
@@ -950,16 +964,16 @@ static int cmd_kill(const char *arg)
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (pid <= 1 || fd < 0)
-		return fail("not_found", ESRCH, "run helper");
+		return fail(ERRC(not_found), ESRCH, "run helper");
 	ssize_t n = read(fd, comm, sizeof(comm) - 1);
 	close(fd);
 	/* Only ever signal a run helper (comm is the basename of the mount path):
 	 * the pid came from the host, not from us. */
 	const char *want = strrchr(AGENT_PATH, '/') + 1;
 	if (n <= 0 || strncmp(comm, want, strlen(want)) != 0 || comm[strlen(want)] != '\n')
-		return fail("not_found", ESRCH, "run helper");
+		return fail(ERRC(not_found), ESRCH, "run helper");
 	if (kill(pid, SIGUSR1) < 0)
-		return fail("io_error", errno, "kill");
+		return fail(ERRC(io_error), errno, "kill");
 	frame(AGENT_FRAME_DONE, "", 0);
 	return 0;
 }
@@ -978,7 +992,7 @@ static int cmd_read(const char *rel, const char *max_arg)
 	long long max = atoll(max_arg);
 	int rootfd = open_root();
 	if (rootfd < 0)
-		return fail("io_error", errno, AGENT_SANDBOX_ROOT);
+		return fail(ERRC(io_error), errno, AGENT_SANDBOX_ROOT);
 	uint8_t type = AGENT_FRAME_DATA;
 	int r = fsops_read(rootfd, rel, max > 0 ? (uint64_t)max : UINT64_MAX, emit_frame, &type);
 	close(rootfd);
@@ -1010,7 +1024,7 @@ static int cmd_write(const char *rel)
 	if (rootfd < 0) {
 		int e = errno;
 		drain_stdin();
-		return fail("io_error", e, AGENT_SANDBOX_ROOT);
+		return fail(ERRC(io_error), e, AGENT_SANDBOX_ROOT);
 	}
 	int r = fsops_write_fd(rootfd, rel, STDIN_FILENO);
 	close(rootfd);
@@ -1028,7 +1042,7 @@ static int cmd_list(const char *arg, bool glob)
 {
 	int rootfd = open_root();
 	if (rootfd < 0)
-		return fail("io_error", errno, AGENT_SANDBOX_ROOT);
+		return fail(ERRC(io_error), errno, AGENT_SANDBOX_ROOT);
 	uint8_t type = AGENT_FRAME_PATH;
 	int r = glob ? fsops_glob(rootfd, arg, emit_frame, &type)
 		     : fsops_walk(rootfd, arg, emit_frame, &type);
@@ -1062,7 +1076,7 @@ static int cmd_probe(void)
 {
 	struct utsname u;
 	if (uname(&u) < 0)
-		return fail("io_error", errno, "uname");
+		return fail(ERRC(io_error), errno, "uname");
 	/* plain text, not frames: the trial run reads it through a text capture */
 	printf("kernel=%s uid=%d seccomp=%d\n", u.release, (int)getuid(), profile_applied());
 	return fflush(stdout) == 0 ? 0 : 1;
@@ -1080,11 +1094,16 @@ static int file_command(int argc, char **argv)
 		return cmd_list(argv[2], true);
 	if (strcmp(cmd, "walk") == 0 && argc == 3)
 		return cmd_list(argv[2], false);
-	return fail("invalid_argument", EINVAL, cmd);
+	return fail(ERRC(invalid_argument), EINVAL, cmd);
 }
 
 int main(int argc, char **argv)
 {
+	if (guest_is_init(argc, argv)) {
+		/* a guest's /init: pid 1 returning ends the VM (the kernel panics, QEMU exits) */
+		in_guest = true;
+		return guest_init() < 0 ? 1 : cmd_session();
+	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
 		return 2;

@@ -6,7 +6,12 @@
  *     `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`
  *     (and, for scale, a bare `/bin/true` and the raw floor's one launch,
  *     `confine_floor -V -n 1`), launched alternately, each timed from
- *     posix_spawn to waitpid. Target: cordon <= 0.8 x bwrap.
+ *     posix_spawn to waitpid, with the CPU time of the whole process tree
+ *     beside it (we are a child subreaper, so the sandbox's processes, which
+ *     are not the command's children, come back to us and are counted).
+ *     Target: cordon <= 0.8 x bwrap. As root, again as nobody (setpriv), for
+ *     all four: the unprivileged path (nobody has no runtime directory, so
+ *     no probe cache either: each of its runs probes).
  *  2. Per launch in a loop: cordon_sandbox_run of /bin/true through the
  *     library (one context, one sandbox) against `confine_floor -V` (the raw
  *     clone + namespaces + Landlock + seccomp floor, built from
@@ -25,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,8 +57,17 @@ static double median(double *v, int n)
 	return n ? v[n / 2] : 0;
 }
 
-/* One whole process, timed; -1 when it failed. */
-static double time_process(char *const *argv, bool quiet)
+static double children_cpu_us(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
+	       ru.ru_stime.tv_usec;
+}
+
+/* One whole process, timed: wall until it exits, CPU of its whole tree
+ * (every process reaped, ours or reparented to us); false when it failed. */
+static bool time_process(char *const *argv, bool quiet, double *ret_wall, double *ret_cpu)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
@@ -59,18 +75,118 @@ static double time_process(char *const *argv, bool quiet)
 		posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	}
+	double c0 = children_cpu_us();
 	double t0 = now_us();
 	pid_t pid;
 	int r = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (r != 0)
-		return -1;
+		return false;
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
-			return -1;
-	double dt = now_us() - t0;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? dt : -1;
+			return false;
+	*ret_wall = now_us() - t0;
+	/* The sandbox's teardown goes on after the command: reap it all. */
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	*ret_cpu = children_cpu_us() - c0;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+enum { P_TRUE, P_FLOOR, P_CORDON, P_BWRAP, P_COUNT };
+
+/* The four whole processes, interleaved so that load hits all alike, under
+ * prefix (e.g. setpriv to another user; NULL: none); medians printed. */
+static int whole_process(const char *label, const char *const *prefix, const char *cordon,
+			 const char *floor_bin, const char *bwrap, int total)
+{
+	static const char *const tails[P_COUNT][12] = {
+		[P_TRUE] = { "/bin/true", NULL },
+		[P_FLOOR] = { NULL, "-V", "-n", "1", "/bin/true", NULL },
+		[P_CORDON] = { NULL, "run", "--trust", "semi-trusted", "--", "/bin/true", NULL },
+		[P_BWRAP] = { NULL, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
+			      "--proc", "/proc", "/bin/true", NULL },
+	};
+	static const char *const names[P_COUNT] = {
+		"/bin/true",
+		"confine_floor -V -n 1 /bin/true (raw floor)",
+		"cordon run --trust semi-trusted -- /bin/true",
+		"bwrap --unshare-all --ro-bind / / ...",
+	};
+	const char *bins[P_COUNT] = { "/bin/true", floor_bin, cordon, bwrap };
+	bool have_bwrap = access(bwrap, X_OK) == 0;
+	char *argvs[P_COUNT][24];
+	for (int p = 0; p < P_COUNT; p++) {
+		int k = 0;
+		for (int i = 0; prefix && prefix[i]; i++)
+			argvs[p][k++] = (char *)prefix[i];
+		argvs[p][k++] = (char *)bins[p];
+		for (int i = 1; tails[p][i]; i++)
+			argvs[p][k++] = (char *)tails[p][i];
+		argvs[p][k] = NULL;
+	}
+	double *wall[P_COUNT], *cpu[P_COUNT], mw[P_COUNT], mc[P_COUNT];
+	for (int p = 0; p < P_COUNT; p++) {
+		wall[p] = calloc((size_t)total, sizeof(double));
+		cpu[p] = calloc((size_t)total, sizeof(double));
+	}
+	for (int i = 0; i < total; i++)
+		for (int p = 0; p < P_COUNT; p++) {
+			if (p == P_BWRAP && !have_bwrap)
+				continue;
+			if (!time_process(argvs[p], p != P_CORDON, &wall[p][i], &cpu[p][i])) {
+				fprintf(stderr, "a whole-process launch failed (%s, %s)\n",
+					names[p], label);
+				return -1;
+			}
+		}
+	for (int p = 0; p < P_COUNT; p++) {
+		mw[p] = median(wall[p], total);
+		mc[p] = median(cpu[p], total);
+		free(wall[p]);
+		free(cpu[p]);
+	}
+	printf("whole process, %s, median of %d, interleaved (wall, CPU of the whole tree):\n",
+	       label, total);
+	for (int p = 0; p < P_COUNT; p++) {
+		if (p == P_BWRAP && !have_bwrap)
+			continue;
+		printf("  %-46s %8.0f us  cpu %8.0f us\n", names[p], mw[p], mc[p]);
+	}
+	if (have_bwrap)
+		printf("  ratio cordon / bwrap                           %8.2f     cpu %8.2f   "
+		       "(target <= 0.80)\n",
+		       mw[P_CORDON] / mw[P_BWRAP], mc[P_CORDON] / mc[P_BWRAP]);
+	else
+		printf("  bwrap: not installed (%s), no ratio\n", bwrap);
+	return 0;
+}
+
+/* As root, the whole processes again as nobody (setpriv, by number: the
+ * names differ between distributions); a host where that cannot work says
+ * why instead. */
+static int unprivileged_pass(const char *cordon, const char *floor_bin, const char *bwrap,
+			     int total)
+{
+	static const char *const as_nobody[] = {
+		"/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", NULL
+	};
+	char *check[] = { (char *)as_nobody[0], "--reuid",      "65534",   "--regid", "65534",
+			  "--clear-groups",     (char *)cordon, "version", NULL };
+	double w, cpu;
+	if (access(as_nobody[0], X_OK) != 0) {
+		printf("whole process, unprivileged: not measured (no %s)\n", as_nobody[0]);
+		return 0;
+	}
+	if (!time_process(check, true, &w, &cpu)) {
+		printf("whole process, unprivileged: not measured (nobody cannot run %s: a build "
+		       "tree only root may enter?)\n",
+		       cordon);
+		return 0;
+	}
+	return whole_process("unprivileged (setpriv to nobody: no probe cache)", as_nobody, cordon,
+			     floor_bin, bwrap, total);
 }
 
 /* Runs confine_floor -V -n N and returns its median per launch. */
@@ -100,8 +216,10 @@ static double library_loop(cordon_sandbox *sb, int n)
 		cordon_result *res = NULL;
 		cordon_error *err = NULL;
 		double t0 = now_us();
-		if (cordon_sandbox_run(sb, argv, NULL, &res, &err) < 0 || cordon_result_exit_code(res) != 0) {
-			fprintf(stderr, "run failed: %s\n", err ? cordon_error_get_message(err) : "exit status");
+		if (cordon_sandbox_run(sb, argv, NULL, &res, &err) < 0 ||
+		    cordon_result_exit_code(res) != 0) {
+			fprintf(stderr, "run failed: %s\n",
+				err ? cordon_error_get_message(err) : "exit status");
 			exit(1);
 		}
 		v[i] = now_us() - t0;
@@ -115,7 +233,8 @@ static double library_loop(cordon_sandbox *sb, int n)
 int main(int argc, char **argv)
 {
 	int n = 100, rounds = 5, c;
-	const char *cordon = "./cordon", *floor_bin = "./bench/confine_floor", *bwrap = "/usr/bin/bwrap";
+	const char *cordon = "./cordon", *floor_bin = "./bench/confine_floor",
+		   *bwrap = "/usr/bin/bwrap";
 	while ((c = getopt(argc, argv, "n:r:c:f:b:")) != -1) {
 		switch (c) {
 		case 'n': n = atoi(optarg); break;
@@ -129,40 +248,14 @@ int main(int argc, char **argv)
 	if (n < 1 || rounds < 1)
 		return 2;
 
-	/* 1. Whole processes, interleaved so that load hits all alike. */
-	char *cordon_argv[] = { (char *)cordon, "run", "--trust", "semi-trusted", "--", "/bin/true", NULL };
-	char *bwrap_argv[] = { (char *)bwrap, "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev",
-			       "--proc", "/proc", "/bin/true", NULL };
-	char *true_argv[] = { "/bin/true", NULL };
-	char *floor_argv[] = { (char *)floor_bin, "-V", "-n", "1", "/bin/true", NULL };
+	/* 1. Whole processes: as we are, then (as root) as nobody. */
 	int total = n * rounds / 4 > 20 ? n * rounds / 4 : 20;
-	double *tc = calloc((size_t)total, sizeof(double)), *tb = calloc((size_t)total, sizeof(double)),
-	       *tt = calloc((size_t)total, sizeof(double)), *tf = calloc((size_t)total, sizeof(double));
-	bool have_bwrap = access(bwrap, X_OK) == 0;
-	for (int i = 0; i < total; i++) {
-		tt[i] = time_process(true_argv, true);
-		tf[i] = time_process(floor_argv, true);
-		tc[i] = time_process(cordon_argv, false);
-		tb[i] = have_bwrap ? time_process(bwrap_argv, true) : 0;
-		if (tc[i] < 0 || tt[i] < 0 || tb[i] < 0 || tf[i] < 0) {
-			fprintf(stderr, "a whole-process launch failed (%s)\n",
-				tc[i] < 0 ? "cordon run" : tb[i] < 0 ? "bwrap" : tf[i] < 0 ? "confine_floor"
-											 : "/bin/true");
-			return 1;
-		}
-	}
-	double mc = median(tc, total), mb = median(tb, total), mt = median(tt, total),
-	       mfw = median(tf, total);
-	printf("whole process, median of %d, interleaved:\n", total);
-	printf("  /bin/true                                   %8.0f us\n", mt);
-	printf("  confine_floor -V -n 1 /bin/true (raw floor)  %8.0f us\n", mfw);
-	printf("  cordon run --trust semi-trusted -- /bin/true %8.0f us\n", mc);
-	if (have_bwrap) {
-		printf("  bwrap --unshare-all --ro-bind / / ...       %8.0f us\n", mb);
-		printf("  ratio cordon / bwrap                        %8.2f   (target <= 0.80)\n", mc / mb);
-	} else {
-		printf("  bwrap: not installed (%s), no ratio\n", bwrap);
-	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (whole_process(geteuid() == 0 ? "as root" : "as this user", NULL, cordon, floor_bin,
+			  bwrap, total) < 0)
+		return 1;
+	if (geteuid() == 0 && unprivileged_pass(cordon, floor_bin, bwrap, total) < 0)
+		return 1;
 
 	/* 2. Per launch in a loop: the library against the raw floor. */
 	cordon_context *ctx = NULL;
@@ -177,7 +270,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "open: %s\n", cordon_error_get_message(err));
 		return 1;
 	}
-	double *lf = calloc((size_t)rounds, sizeof(double)), *ll = calloc((size_t)rounds, sizeof(double));
+	double *lf = calloc((size_t)rounds, sizeof(double)),
+	       *ll = calloc((size_t)rounds, sizeof(double));
 	for (int r = 0; r < rounds; r++) {
 		lf[r] = floor_loop(floor_bin, n);
 		ll[r] = library_loop(sb, n);
@@ -190,7 +284,8 @@ int main(int argc, char **argv)
 	printf("per launch in a loop (%d rounds of %d, medians):\n", rounds, n);
 	printf("  confine_floor -V (raw namespaces+Landlock+seccomp) %8.0f us\n", mf);
 	printf("  cordon_sandbox_run (kernel tier)                   %8.0f us\n", ml);
-	printf("  ratio library / floor                              %8.2f   (target <= 1.30)\n", ml / mf);
+	printf("  ratio library / floor                              %8.2f   (target <= 1.30)\n",
+	       ml / mf);
 	printf("containment: %s\n", cordon_containment_to_string(cordon_sandbox_containment(sb)));
 	cordon_sandbox_close(sb);
 	cordon_request_free(req);

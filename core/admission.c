@@ -90,9 +90,20 @@ static const char *effective_image(const cordon_request *req, const policy_tier 
 	return req->image ? req->image : t->image;
 }
 
-/* Why rule r refuses the request on tier t, or NULL. */
+/* What a tier's probe declares it enforces of egress, in words; static. */
+static const char *egress_declared(uint32_t enforced)
+{
+	bool deny = enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
+	bool governed = enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
+	return deny && governed ? "deny and governed" : deny ? "deny only"
+						: governed ? "governed only" : "no egress enforcement";
+}
+
+/* Why rule r refuses the request on tier t, or NULL. egress_enforced: the
+ * modes the tier's probe says it enforces (CORDON_PLUGIN_EGRESS_BIT): a rule
+ * on egress holds only where the tier enforces the mode asked for. */
 static char *rule_refusal(const policy_rule *r, const cordon_request *req, const policy_tier *t,
-			  cordon_plugin_limits *eff)
+			  uint32_t egress_enforced, cordon_plugin_limits *eff)
 {
 	static const char *const egress_names[] = { "deny", "governed", "allow" };
 	if (r->deny)
@@ -101,6 +112,11 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 		return g_strdup_printf("rule %s: requires egress %s, the request asks for %s",
 				       r->name, egress_names[r->require_egress],
 				       egress_names[req->egress]);
+	if (r->require_egress >= 0 && !(egress_enforced & CORDON_PLUGIN_EGRESS_BIT(req->egress)))
+		return g_strdup_printf("rule %s: requires egress %s, and tier %s does not enforce "
+				       "egress %s (its probe declares %s)",
+				       r->name, egress_names[r->require_egress], t->name,
+				       egress_names[req->egress], egress_declared(egress_enforced));
 	const char *image = effective_image(req, t);
 	if (r->require_image_pinned && image && !image_ref_is_pinned(image))
 		return g_strdup_printf("rule %s: requires a pinned image (name@sha256:<64 hex>), "
@@ -122,10 +138,10 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 /* A rule in mode warn or audit: what enforcing it would have said is kept with the
  * candidate, and nothing else changes (not even the limits it would cap). */
 static void note_rule(judge_ctx *j, const policy_rule *r, const policy_tier *t,
-		      decision_candidate *c)
+		      uint32_t egress_enforced, decision_candidate *c)
 {
 	cordon_plugin_limits scratch = c->limits;
-	char *why = rule_refusal(r, j->req, t, &scratch);
+	char *why = rule_refusal(r, j->req, t, egress_enforced, &scratch);
 	if (!why && scratch.set == c->limits.set &&
 	    memcmp(scratch.value, c->limits.value, sizeof(scratch.value)) == 0)
 		return;
@@ -141,7 +157,8 @@ static void note_rule(judge_ctx *j, const policy_rule *r, const policy_tier *t,
 	g_ptr_array_add(c->hits, h);
 }
 
-static bool judge_rules(judge_ctx *j, const policy_tier *t, decision_candidate *c)
+static bool judge_rules(judge_ctx *j, const policy_tier *t, uint32_t egress_enforced,
+			decision_candidate *c)
 {
 	c->limits = j->req->limits;
 	int over = apply_caps(&c->limits, &j->req->limits, &t->limits);
@@ -156,10 +173,10 @@ static bool judge_rules(judge_ctx *j, const policy_tier *t, decision_candidate *
 		if (!rule_matches(r, j->trust, j->req, t))
 			continue;
 		if (r->mode != POLICY_RULE_ENFORCE) {
-			note_rule(j, r, t, c);
+			note_rule(j, r, t, egress_enforced, c);
 			continue;
 		}
-		char *why = rule_refusal(r, j->req, t, &c->limits);
+		char *why = rule_refusal(r, j->req, t, egress_enforced, &c->limits);
 		if (why) {
 			c->rule = g_strdup(r->name);
 			return verdict(c, VERDICT_DENIED, why);
@@ -293,7 +310,7 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
 					       t->driver->ops.name));
-	if (!judge_rules(j, t->cfg, c))
+	if (!judge_rules(j, t->cfg, pr.egress_enforced, c))
 		return false;
 	return judge_enforceable(t, &pr, c);
 }

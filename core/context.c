@@ -291,6 +291,11 @@ static void context_unref(cordon_context *ctx);
 static void probe_normalise(int r, cordon_plugin_probe *pr)
 {
 	pr->reason[sizeof(pr->reason) - 1] = '\0';
+	/* A tier that cannot run enforces nothing; unknown modes are no claim. */
+	pr->egress_enforced &= CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY) |
+			       CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
+	if (r < 0 || !pr->available)
+		pr->egress_enforced = 0;
 	if (r < 0) {
 		pr->available = 0;
 		if (!pr->reason[0])

@@ -44,15 +44,15 @@ static int resolve_program(const char *const *argv, cordon_plugin_error *err, ch
 {
 	cordon_error **reterr = err ? &err->err : NULL;
 	if (!argv || !argv[0] || !*argv[0])
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "spawn: argv[0] is required");
 	const char *name = argv[0];
 	if (strchr(name, '/') && name[0] != '/')
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "spawn: '%s' must be absolute or a bare name", name);
 	char *path = hostspawn_find_program(name);
 	if (!path)
-		return error_set(reterr, ENOENT, CORDON_ERROR_TERMINAL, "program_not_found",
+		return error_set(reterr, ENOENT, CORDON_ERROR_TERMINAL, ERRC(program_not_found),
 				 "%s: not found%s", name,
 				 name[0] == '/' ? " or not executable" : " on " HOSTSPAWN_PATH);
 	*ret_path = path;
@@ -61,7 +61,7 @@ static int resolve_program(const char *const *argv, cordon_plugin_error *err, ch
 
 static int spawn_failed(cordon_plugin_error *err, const char *path, int r)
 {
-	return error_set(err ? &err->err : NULL, -r, CORDON_ERROR_TERMINAL, "spawn_failed",
+	return error_set(err ? &err->err : NULL, -r, CORDON_ERROR_TERMINAL, ERRC(spawn_failed),
 			 "cannot run %s: %s", path, g_strerror(-r));
 }
 
@@ -77,13 +77,13 @@ int hostspawn_run(cordon_host_spawn *spec, cordon_plugin_error *err)
 {
 	cordon_error **reterr = err ? &err->err : NULL;
 	if (!spec || spec->size < sizeof(cordon_host_spawn))
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "spawn: spec is missing or smaller than the ABI's");
 	spec->out = spec->err = NULL;
 	spec->exit_code = -1;
 	spec->timed_out = 0;
 	if (spec->stdin_len && !spec->stdin_data)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "spawn: stdin_len without stdin_data");
 	g_autofree char *path = NULL;
 	int r = resolve_program(spec->argv, err, &path);
@@ -166,7 +166,7 @@ int hostspawn_process(const cordon_host_process_spec *spec, cordon_host_process 
 {
 	cordon_error **reterr = err ? &err->err : NULL;
 	if (!spec || spec->size < sizeof(cordon_host_process_spec) || !ret)
-		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, "invalid_argument",
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "process_spawn: spec is missing or smaller than the ABI's");
 	g_autofree char *path = NULL;
 	int r = resolve_program(spec->argv, err, &path);

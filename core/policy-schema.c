@@ -479,6 +479,7 @@ void policy_read_sections(pctx *c, const cfg_node *root)
 					    "audit",
 					    "allow_untrusted_on_jail",
 					    "allow_semi_trusted_on_jail",
+					    "server",
 					    NULL };
 	static const char *const selects[] = { "strongest", "first", NULL };
 	policy_check_keys(c, root, keys);
@@ -503,6 +504,9 @@ void policy_read_sections(pctx *c, const cfg_node *root)
 		read_rules(c, v);
 	if ((v = cfg_map_get(root, "audit")))
 		read_audit(c, v);
+	/* `cordon server`'s own section: it checks the keys (docs/server.md). */
+	if ((v = cfg_map_get(root, "server")))
+		policy_want_map(c, v);
 }
 
 /* The tier section named name (the tiers' index is the reading's own). */

@@ -10,6 +10,7 @@
 #include "runinput.h"
 #include "workspace.h"
 
+#include <inttypes.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -229,8 +230,10 @@ typedef struct run_capture {
 	cordon_output_fn fn;   /* stream: the host's callback */
 	void *user;
 	int cancel_event;      /* eventfd the callback's cancel writes to, or -1 */
-	/* serve: the retained tail and the address, under the serve's lock */
+	/* serve: the retained tail and the address, under the serve's lock;
+	 * cond is signalled when the address comes */
 	GMutex *lock;
+	GCond *cond;
 	GString *tail;
 	char **address;
 } run_capture;
@@ -277,6 +280,7 @@ static void sink_address(void *ctx, const char *host_port)
 	g_mutex_lock(c->lock);
 	g_free(*c->address);
 	*c->address = g_strdup(host_port);
+	g_cond_broadcast(c->cond);
 	g_mutex_unlock(c->lock);
 }
 
@@ -534,7 +538,8 @@ static void serve_unref(cordon_serve *s)
 	if (!s || !g_atomic_int_dec_and_test(&s->refs))
 		return;
 	cordon_serve_stop(s, NULL);
-	close(s->cancel_event);
+	if (s->cancel_event >= 0)
+		close(s->cancel_event);
 	cordon_error_free(s->err);
 	cordon_result_free(s->result);
 	g_string_free(s->tail, TRUE);
@@ -551,7 +556,7 @@ static gpointer serve_thread(gpointer data)
 {
 	cordon_serve *s = data;
 	run_capture c = { .result = result_new(), .cancel_event = -1, .lock = &s->lock,
-			  .tail = s->tail, .address = &s->address };
+			  .cond = &s->done_cond, .tail = s->tail, .address = &s->address };
 	cordon_error *err = NULL;
 	int r = run_driver(s->sb, (const char *const *)s->argv, &s->opts, s->port, s->cancel_event,
 			   &c, &err);
@@ -563,6 +568,36 @@ static gpointer serve_thread(gpointer data)
 	g_cond_broadcast(&s->done_cond);
 	g_mutex_unlock(&s->lock);
 	return NULL;
+}
+
+/* A server with a port is returned only once its tier reports where the
+ * port is reached (the kernel tier: once the port accepts); one that ends
+ * first, or takes longer than the bound, fails the serve with the reason. */
+static int serve_wait_ready(cordon_serve *s, uint64_t timeout_ms, cordon_error **reterr)
+{
+	uint64_t bound = timeout_ms && timeout_ms < SANDBOX_SERVE_READY_MS ? timeout_ms
+									   : SANDBOX_SERVE_READY_MS;
+	gint64 deadline = g_get_monotonic_time() + (gint64)bound * G_TIME_SPAN_MILLISECOND;
+	g_mutex_lock(&s->lock);
+	while (!s->done && !s->address && g_cond_wait_until(&s->done_cond, &s->lock, deadline))
+		;
+	int r = 0;
+	if (s->address) {
+		r = 0;
+	} else if (s->done && s->rc < 0 && s->err) {
+		r = error_set(reterr, s->err->errnum, s->err->cls, s->err->code, "%s",
+			      s->err->message);
+	} else if (s->done) {
+		r = error_set(reterr, ECONNREFUSED, CORDON_ERROR_TERMINAL, ERRC(serve_not_ready),
+			      "the server ended (exit status %d) before port %u accepted "
+			      "connections", s->result->status.exit_code, (unsigned)s->port);
+	} else {
+		r = error_set(reterr, ETIMEDOUT, CORDON_ERROR_TERMINAL, ERRC(serve_not_ready),
+			      "port %u did not accept connections within %" PRIu64
+			      " ms; the server was stopped", (unsigned)s->port, bound);
+	}
+	g_mutex_unlock(&s->lock);
+	return r;
 }
 
 int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t port,
@@ -579,7 +614,7 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 	o = o ? &on : NULL;
 	if (o && o->cancel_fd >= 0)
 		return invalid(reterr, "serve is stopped with cordon_serve_stop, not a cancel_fd");
-	uint64_t timeout, cap;
+	uint64_t timeout = 0, cap = 0; /* written by run_bounds on success */
 	r = run_bounds(sb, o, &timeout, &cap, reterr);
 	if (r < 0)
 		return r;
@@ -613,6 +648,11 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 	g_ptr_array_add(sb->serves, s);
 	g_mutex_unlock(&sb->lock);
 	s->thread = g_thread_new("cordon-serve", serve_thread, s);
+	r = port ? serve_wait_ready(s, timeout, reterr) : 0;
+	if (r < 0) {
+		cordon_serve_free(s); /* the sandbox's reference stays until close */
+		return r;
+	}
 	*ret = s;
 	return 0;
 }
@@ -690,14 +730,21 @@ int cordon_serve_stop(cordon_serve *s, cordon_error **reterr)
 	if (!s)
 		return 0;
 	uint64_t one = 1;
-	if (write(s->cancel_event, &one, sizeof(one)) < 0) {
+	g_mutex_lock(&s->lock);
+	if (s->cancel_event >= 0 && write(s->cancel_event, &one, sizeof(one)) < 0) {
 		/* overflow only: a stop is already pending */
 	}
-	g_mutex_lock(&s->lock);
 	GThread *t = g_steal_pointer(&s->thread);
 	g_mutex_unlock(&s->lock);
-	if (t)
+	if (t) {
 		g_thread_join(t);
+		/* A stopped server needs no stop event: nothing of it stays open
+		 * until the sandbox closes. */
+		g_mutex_lock(&s->lock);
+		close(s->cancel_event);
+		s->cancel_event = -1;
+		g_mutex_unlock(&s->lock);
+	}
 	return 0;
 }
 

@@ -12,6 +12,9 @@
 #define SANDBOX_READ_MAX (256u << 20)
 /* Combined output a serve handle retains. */
 #define SANDBOX_SERVE_TAIL (64u << 10)
+/* How long serve waits at most for a served port to accept (or the run's
+ * timeout, when shorter). */
+#define SANDBOX_SERVE_READY_MS 30000u
 
 struct cordon_sandbox {
 	cordon_context *ctx;

@@ -9,6 +9,7 @@
 typedef struct fake_tier {
 	cordon_containment containment;
 	gint available;
+	bool egress_enforced; /* the probe declares deny and governed enforced */
 	char reason[128];
 	uint32_t enforces;  /* limits its probe reports and its open accepts */
 	const char *fails;  /* its open fails: "terminal" or "forbidden"; NULL: it opens */
@@ -35,6 +36,8 @@ static int fake_configure(void *data, const cordon_plugin_config *cfg, void **re
 	t->containment = n ? cordon_containment_from_string(n->scalar) : CORDON_CONTAINMENT_PROCESS_JAIL;
 	n = cfg_map_get(sec, "available");
 	t->available = !n || strcmp(n->scalar, "true") == 0;
+	n = cfg_map_get(sec, "egress_enforced");
+	t->egress_enforced = !n || strcmp(n->scalar, "true") == 0;
 	n = cfg_map_get(sec, "reason");
 	g_strlcpy(t->reason, n ? n->scalar : "fake tier", sizeof(t->reason));
 	n = cfg_map_get(sec, "enforces");
@@ -59,6 +62,10 @@ static int fake_probe(void *tier, cordon_plugin_probe *ret)
 	ret->available = (uint32_t)g_atomic_int_get(&t->available);
 	ret->containment = t->containment;
 	ret->limits = t->enforces;
+	ret->egress_enforced = t->egress_enforced
+				       ? CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY) |
+						 CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)
+				       : 0;
 	g_strlcpy(ret->reason, t->reason, sizeof(ret->reason));
 	return 0;
 }
@@ -104,6 +111,7 @@ static const cordon_plugin_config_key fake_keys[] = {
 	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 1 },
 	{ "available", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ "reason", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "egress_enforced", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ "image", CORDON_PLUGIN_CONFIG_IMAGE, 0 },
 	{ "enforces", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 },
 	{ "open_fails", CORDON_PLUGIN_CONFIG_STRING, 0 },
@@ -116,6 +124,7 @@ static const cordon_plugin_config_key fake_template_keys[] = {
 	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 1 },
 	{ "available", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ "reason", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "egress_enforced", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ "template", CORDON_PLUGIN_CONFIG_IMAGE, 0 },
 	{ "image", CORDON_PLUGIN_CONFIG_STRING, 0 },
 	{ NULL, 0, 0 },

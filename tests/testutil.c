@@ -6,8 +6,10 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int testutil_run(Suite *s)
 {
@@ -122,4 +124,44 @@ cordon_context *testutil_context_from_text(const char *policy, const char *name)
 	ck_assert_msg(r == 0, "context: %s", err ? cordon_error_get_message(err) : "?");
 	cordon_options_free(o);
 	return ctx;
+}
+
+bool testutil_tier_available(const char *name, char **ret_why)
+{
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	*ret_why = NULL;
+	if (cordon_context_new(NULL, &ctx, &err) < 0) {
+		*ret_why = g_strdup(cordon_error_get_message(err));
+		cordon_error_free(err);
+		return false;
+	}
+	cordon_probe_report *p = NULL;
+	bool ok = false;
+	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++)
+		if (strcmp(cordon_context_tier_name(ctx, i), name) == 0 &&
+		    cordon_context_probe_tier(ctx, i, &p, NULL) == 0) {
+			ok = cordon_probe_report_available(p);
+			*ret_why = g_strdup(cordon_probe_report_reason(p));
+			cordon_probe_report_free(p);
+		}
+	cordon_context_free(ctx);
+	return ok;
+}
+
+int testutil_run_on_tier(const char *name, Suite *s)
+{
+	g_autofree char *why = NULL;
+	if (!testutil_tier_available(name, &why)) {
+		const char *r = why ? why : "no such tier";
+		srunner_free(srunner_create(s)); /* Check frees a suite with its runner */
+		if (g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") == 0) {
+			printf("Bail out! CORDON_REQUIRE=all: %s: %s\n", name, r);
+			return 1;
+		}
+		printf("1..0 # SKIP %s: %s\n", name, r);
+		return 0;
+	}
+	fprintf(stderr, "# running as uid %d: %s\n", (int)geteuid(), why);
+	return testutil_run(s);
 }

@@ -23,6 +23,13 @@ char *testutil_plugin_dir(const char *first, ...) __attribute__((sentinel));
 size_t testutil_tier_index(cordon_context *ctx, const char *name);
 /* A context from a policy text (named name in messages); fails the test if it does not open. */
 cordon_context *testutil_context_from_text(const char *policy, const char *name);
+/* Whether the default policy's tier name is available here; its probe's
+ * reason (or why there is none) in *ret_why (g_free). */
+bool testutil_tier_available(const char *name, char **ret_why);
+/* main() of a suite that needs tier name: skips (exit 0, TAP "SKIP" with the
+ * reason; under CORDON_REQUIRE=all a bail-out, exit 1) when it is not
+ * available, else runs s. */
+int testutil_run_on_tier(const char *name, Suite *s);
 /* Asserts err is set with class and code, then frees it. */
 #define ck_assert_cordon_error(err, cls, code)                                               \
 	do {                                                                                     \

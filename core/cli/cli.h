@@ -91,3 +91,5 @@ int cli_cmd_gc(int argc, char **argv);
 int cli_cmd_policy(int argc, char **argv);
 int cli_cmd_explain(int argc, char **argv);
 int cli_cmd_image(int argc, char **argv);
+int cli_cmd_vm(int argc, char **argv);
+int cli_cmd_server(int argc, char **argv);

@@ -30,6 +30,8 @@ static const struct command {
 	{ "version", cli_cmd_version, "print versions" },
 	{ "gc", cli_cmd_gc, "remove containers and guests that crashed hosts left behind" },
 	{ "image", cli_cmd_image, "print a local image's pinned digest form (image pin REF)" },
+	{ "server", cli_cmd_server, "serve E2B's API on this host's tiers (docs/server.md)" },
+	{ "vm", cli_cmd_vm, "build a microVM guest: kernel + initramfs, and their sha256 pins" },
 	{ "help", NULL, "describe a command (help COMMAND)" },
 	{ NULL, NULL, NULL },
 };

@@ -381,6 +381,16 @@ const char *confine_sandbox_limits(const confine_sandbox *s)
 	return s->limits_desc;
 }
 
+int confine_sandbox_socket(confine_sandbox *s)
+{
+	struct nsinit_request req = { .magic = NSINIT_MAGIC, .kind = NSINIT_REQ_SOCKET };
+	int fd = -1, step = 0;
+	int r = zygote_call(s->z, &req, NULL, 0, NULL, 0, &fd, &step);
+	if (r == 0 && fd < 0)
+		r = -EPROTO;
+	return r < 0 ? r : fd;
+}
+
 /* ---- host side: runs ---------------------------------------------------------------------- */
 
 /* argv, envp and the workdir, NUL-terminated, as the zygote reads them. */
@@ -469,7 +479,6 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 		.magic = NSINIT_MAGIC,
 		.kind = NSINIT_REQ_RUN,
 		.flags = (req->last ? NSINIT_RUN_LAST : 0) | (req->ctty ? NSINIT_RUN_CTTY : 0),
-		.port = req->port,
 		.ncgroups = (uint32_t)c.cg.ndirs,
 	};
 	b = make_payload(req, &q.argc, &q.envc);

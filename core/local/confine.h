@@ -61,13 +61,17 @@ void confine_sandbox_free(confine_sandbox *s) CORDON_INTERNAL;
 bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid) CORDON_INTERNAL;
 /* How the limits are enforced, one line (borrowed from s). */
 const char *confine_sandbox_limits(const confine_sandbox *s) CORDON_INTERNAL;
+/* A new TCP socket (AF_INET, close-on-exec, unconnected) of the sandbox's
+ * network namespace, made by its init: connected by the host, it reaches
+ * the sandbox's loopback (a served port's forwarder). Thread-safe. Returns
+ * the fd, or a negative errno (-EPIPE after the sandbox's last run). */
+int confine_sandbox_socket(confine_sandbox *s) CORDON_INTERNAL;
 
 typedef struct confine_request {
 	const char *const *argv;  /* argv[0]: a path, or a name searched in envp's PATH inside */
 	const char *const *envp;
 	const char *workdir;      /* relative to the workspace, or NULL */
 	int stdin_fd, stdout_fd, stderr_fd; /* the work's; borrowed */
-	uint16_t port;            /* a TCP port the work may bind and connect, or 0 */
 	bool last;                /* the sandbox's last run: its init runs it (no run
 				   * may follow; the sandbox ends with the work) */
 	bool ctty;                /* stdin is a terminal: the work's controlling one */

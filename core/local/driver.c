@@ -40,6 +40,7 @@
 #include "fserror.h"
 #include "fsops.h"
 #include "kernel.h"
+#include "net/forward.h"
 #include "nosigpipe.h"
 #include "pathres.h"
 #include "privroot.h"
@@ -202,6 +203,9 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 		return 0;
 	}
 	ret->available = 1;
+	/* The jail's work shares the host's network: it enforces no egress
+	 * rule, so a rule requiring one refuses it (docs/network.md). */
+	ret->egress_enforced = 0;
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "directory jail, scrubbed environment, supervised process-tree kill "
 		 "(no kernel isolation: for trusted work only)");
@@ -615,6 +619,48 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end,
 	return 0;
 }
 
+/* ---- serve --------------------------------------------------------------------------- */
+
+typedef struct serve_ctx {
+	const cordon_plugin_run_sink *sink;
+	confine_sandbox *kernel;
+} serve_ctx;
+
+static int inside_socket(void *user)
+{
+	const serve_ctx *sc = user;
+	return confine_sandbox_socket(sc->kernel);
+}
+
+static void forward_ready(void *user, const char *address)
+{
+	const serve_ctx *sc = user;
+	sc->sink->address(sc->sink->ctx, address);
+}
+
+/* Where a served port is reached. The jail's work shares the host's
+ * network: its port is the host's, reported at once. The kernel tier's port
+ * is on the sandbox's own loopback: reached only through a forwarder that
+ * listens on a port the host's kernel picks, reported once the port inside
+ * accepts (docs/network.md), never a host port the work chose. */
+static int serve_start(local_sandbox *sb, const cordon_plugin_run_spec *spec, serve_ctx *sc,
+		       net_forward **ret, cordon_plugin_error *err)
+{
+	if (!sb->kernel) {
+		char addr[32];
+		snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)spec->port);
+		sc->sink->address(sc->sink->ctx, addr);
+		return 0;
+	}
+	sc->kernel = sb->kernel;
+	char why[256];
+	int r = net_forward_start(spec->port, inside_socket, forward_ready, sc, ret, why, sizeof(why));
+	if (r < 0)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+				    "kernel tier: serving port %u: %s", (unsigned)spec->port, why);
+	return 0;
+}
+
 static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
 		     cordon_plugin_error *err)
@@ -654,6 +700,11 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 			     STDERR_FILENO + 1)) < 0)
 		r = H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 				 "cannot pass stdin: %s", strerror(errno));
+	serve_ctx sc = { sink, NULL };
+	net_forward *fw = NULL;
+	/* Listening before the work starts; reported once its port accepts. */
+	if (r == 0 && spec->port && sink->address)
+		r = serve_start(sb, spec, &sc, &fw, err);
 	if (r < 0) {
 		run_fds_close(&f);
 		free(io);
@@ -685,20 +736,17 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	close_fd(&f.in[0]);
 	close_fd(&f.cwd);
 	if (r < 0) {
+		net_forward_stop(fw);
 		run_fds_close(&f);
 		free(io);
 		return sb->kernel ? r : spawn_error(err, r, &fail, spec->argv[0]);
-	}
-	if (spec->port && sink->address) {
-		char addr[32];
-		snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)spec->port);
-		sink->address(sink->ctx, addr);
 	}
 
 	*io = (run_io){ .out = f.out[0], .err = f.err[0], .in = want_stdin ? f.in[1] : -1,
 			.in_data = spec->stdin_data, .in_left = spec->stdin_len, .sink = sink };
 	f.out[0] = f.err[0] = f.in[1] = -1;
 	run_end end = run_loop(io, &child, spec->cancel_fd, deadline);
+	net_forward_stop(fw); /* its listener and connections end with the server */
 	int fr = 0, kr = 0;
 	if (sb->kernel) {
 		/* Stopped and watched through its pidfd; the status is the work's,

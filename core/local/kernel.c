@@ -95,6 +95,8 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 	seccomp_filter_deny_list(&denied);
 	ret->available = 1;
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
+	/* The sandbox's network namespace has only lo (docs/network.md). */
+	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "user, mount, pid, net, ipc, uts and cgroup namespaces; read-only host; "
 		 "seccomp (%zu calls refused, %zu BPF instructions); Landlock %s%d (%s); "
@@ -148,7 +150,6 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 		.stdin_fd = stdio[0],
 		.stdout_fd = stdio[1],
 		.stderr_fd = stdio[2],
-		.port = spec->port,
 		.last = spec->flags & CORDON_PLUGIN_RUNREQ_LAST,
 		.ctty = spec->tty_fd >= 0,
 	};

@@ -7,7 +7,10 @@
  * Read and execute beneath "/" (everything the sandbox's view shows, which
  * is read-only anyway); everything but device ioctls beneath the workspace,
  * /tmp and /dev/shm; read, write and truncate on the harmless device nodes;
- * TCP bind and connect refused but for a run's port (ABI >= 4); abstract
+ * TCP not handled: the sandbox's network namespace (only lo) is what
+ * confines TCP, and Landlock's port rules, which cannot tell the sandbox's
+ * own loopback from any other address, would only break its servers and
+ * clients (docs/decisions.md, "The kernel tier's loopback"); abstract
  * unix sockets and signals scoped to the sandbox (ABI >= 6); connecting to a
  * pathname unix socket (ABI >= 9) only beneath the writable places, where
  * the sockets are the sandbox's own: "/" is the host, read-only, and a
@@ -21,7 +24,6 @@
 
 #define LL_CREATE_RULESET_VERSION (1u << 0)
 #define LL_RULE_PATH_BENEATH 1
-#define LL_RULE_NET_PORT 2
 
 #define LL_FS_EXECUTE (1ull << 0)
 #define LL_FS_WRITE_FILE (1ull << 1)
@@ -32,8 +34,6 @@
 #define LL_FS_TRUNCATE (1ull << 14)   /* ABI 3 */
 #define LL_FS_IOCTL_DEV (1ull << 15)  /* ABI 5 */
 #define LL_FS_RESOLVE_UNIX (1ull << 16) /* ABI 9: connect(2)/sendmsg(2) to a pathname socket */
-#define LL_NET_BIND_TCP (1ull << 0)   /* ABI 4 */
-#define LL_NET_CONNECT_TCP (1ull << 1)
 #define LL_SCOPE_ABSTRACT_UNIX (1ull << 0) /* ABI 6 */
 #define LL_SCOPE_SIGNAL (1ull << 1)
 
@@ -53,11 +53,6 @@ struct ll_path_beneath_attr {
 	uint64_t allowed_access;
 	int32_t parent_fd;
 } __attribute__((packed));
-
-struct ll_net_port_attr {
-	uint64_t allowed_access;
-	uint64_t port;
-};
 
 struct ll_masks {
 	struct ll_ruleset_attr handled;
@@ -83,7 +78,7 @@ static inline void ll_masks_for(int abi, struct ll_masks *m)
 	if (abi >= 9)
 		fs |= LL_FS_RESOLVE_UNIX;
 	m->handled.handled_access_fs = fs;
-	m->handled.handled_access_net = abi >= 4 ? LL_NET_BIND_TCP | LL_NET_CONNECT_TCP : 0;
+	m->handled.handled_access_net = 0; /* the network namespace confines TCP */
 	m->handled.scoped = abi >= 6 ? LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL : 0;
 	m->handled_size = abi >= 6 ? 24 : abi >= 4 ? 16 : 8;
 	m->read_exec = LL_FS_EXECUTE | LL_FS_READ_FILE | LL_FS_READ_DIR;

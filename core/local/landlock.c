@@ -27,12 +27,9 @@ const char *landlock_describe(int abi)
 {
 	if (abi <= 0)
 		return "no Landlock";
-	if (abi < 4)
-		return "filesystem rules";
 	if (abi < 6)
-		return "filesystem rules, TCP bind/connect rules";
+		return "filesystem rules";
 	if (abi < 9)
-		return "filesystem rules, TCP bind/connect rules, abstract-unix and signal scoping";
-	return "filesystem rules, TCP bind/connect rules, abstract-unix and signal scoping, "
-	       "pathname-unix connect rules";
+		return "filesystem rules, abstract-unix and signal scoping";
+	return "filesystem rules, abstract-unix and signal scoping, pathname-unix connect rules";
 }

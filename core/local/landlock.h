@@ -12,5 +12,5 @@
  * Cached after the first call; thread-safe. */
 int landlock_abi(void) CORDON_INTERNAL;
 
-/* "filesystem rules, TCP bind/connect rules, ..." for abi; static. */
+/* "filesystem rules, abstract-unix and signal scoping, ..." for abi; static. */
 const char *landlock_describe(int abi) CORDON_INTERNAL;

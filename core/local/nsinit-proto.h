@@ -69,7 +69,8 @@ enum nsinit_step {
 	NSINIT_STEP_FDS = 12,
 	NSINIT_STEP_RULESET = 13,
 	NSINIT_STEP_WORKSPACE = 14,
-	NSINIT_STEP_COUNT = 15,
+	NSINIT_STEP_SOCKET = 15,
+	NSINIT_STEP_COUNT = 16,
 };
 
 /* The zygote's own setup failures carry step + NSINIT_ZYGOTE_STEP, the
@@ -102,6 +103,11 @@ enum nsinit_request_kind {
 	 * [4..] the run's cgroup.procs files, then the payload's memfd when
 	 * NSINIT_RUN_PAYLOAD_FD. Reply: its init's pidfd (none for a last run). */
 	NSINIT_REQ_RUN = 2,
+	/* A TCP socket of the sandbox's network namespace, for the host's serve
+	 * forwarder to connect to a port on the sandbox's loopback (created
+	 * here, connected by the host: the host never joins the namespace).
+	 * No payload, no fds. Reply: the socket (AF_INET, SOCK_STREAM). */
+	NSINIT_REQ_SOCKET = 3,
 };
 
 #define NSINIT_RUN_PAYLOAD_FD 2u /* the payload is in a memfd (the last fd), not inline */
@@ -125,8 +131,7 @@ struct nsinit_request {
 	uint32_t magic;
 	uint32_t kind;
 	uint32_t flags;
-	uint16_t port;       /* RUN: a TCP port the work may bind and connect, or 0 */
-	uint16_t reserved;
+	uint32_t reserved;   /* 0 */
 	uint32_t argc, envc; /* RUN */
 	uint64_t payload_len;
 	uint64_t ws_dev, ws_ino; /* WORKSPACE by path: the directory's identity */

@@ -69,7 +69,7 @@ static int ll_abi;
 static bool root_mode; /* privileged host: runs switch to the sandbox ids */
 static unsigned long in_uid, in_gid;
 static int ws_fd = -1;        /* the workspace's mount, once attached */
-static int base_ruleset = -1; /* Landlock ruleset for runs without a port */
+static int base_ruleset = -1; /* the Landlock ruleset every run shares */
 static int sfd = -1;          /* signalfd (SIGCHLD and the forwarded signals) */
 
 /* The compiler may emit these for struct copies; there is no libc. */
@@ -176,7 +176,7 @@ static long ll_add_path(long rs, const char *path, uint64_t access)
 	return r;
 }
 
-static long build_ruleset(uint16_t port)
+static long build_ruleset(void)
 {
 	static const char *const dirs[] = LL_WRITE_DIRS;
 	static const char *const files[] = LL_DEV_FILES;
@@ -192,10 +192,6 @@ static long build_ruleset(uint16_t port)
 		r = ll_add_path(rs, dirs[i], m.write_dir | m.read_exec);
 	for (size_t i = 0; r >= 0 && i < sizeof(files) / sizeof(files[0]); i++)
 		r = ll_add_path(rs, files[i], m.write_file);
-	if (r >= 0 && port && m.handled.handled_access_net) {
-		struct ll_net_port_attr np = { m.handled.handled_access_net, port };
-		r = rsys4(SYS_landlock_add_rule, rs, LL_RULE_NET_PORT, &np, 0);
-	}
 	if (r < 0) {
 		rsys1(SYS_close, rs);
 		return r;
@@ -471,7 +467,7 @@ run_init(const struct nsinit_request *req, const int *fds, bool last)
 	long ruleset = -1;
 	if (ll_abi > 0) {
 		step = NSINIT_STEP_RULESET;
-		ruleset = req->port || base_ruleset < 0 ? build_ruleset(req->port) : base_ruleset;
+		ruleset = base_ruleset < 0 ? build_ruleset() : base_ruleset;
 		if ((r = ruleset) < 0)
 			goto fail;
 	}
@@ -691,7 +687,7 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 		return ll_add_fd(base_ruleset, ws_fd, m.write_dir | m.read_exec);
 	}
 	if (ll_abi > 0) {
-		r = build_ruleset(0);
+		r = build_ruleset();
 		if (r < 0)
 			return r;
 		base_ruleset = (int)r;
@@ -765,6 +761,11 @@ static bool serve_one(void)
 		/* A tmpfs exists only here: the host reaches it by this fd. */
 		if (err == 0 && (req.flags & NSINIT_WS_TMPFS))
 			pidfd = (int)rsys3(SYS_fcntl, ws_fd, F_DUPFD_CLOEXEC, 64);
+	} else if (req.kind == NSINIT_REQ_SOCKET && nfds == 0 && req.payload_len == 0) {
+		step = NSINIT_STEP_SOCKET;
+		long fd = rsys3(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		err = fd < 0 ? fd : 0;
+		pidfd = fd < 0 ? -1 : (int)fd; /* the reply's fd, closed once sent */
 	} else if (req.kind == NSINIT_REQ_RUN && (req.flags & NSINIT_RUN_LAST) &&
 		   nfds == 4 + (int)req.ncgroups + by_fd) {
 		reply(0, NSINIT_STEP_FORK, -1);
@@ -842,11 +843,11 @@ static void __attribute__((noreturn)) zygote(char **argv)
 	}
 	report(NSINIT_FD_STATUS, NSINIT_REC_STARTED, 0, 0);
 	rsys1(SYS_close, NSINIT_FD_STATUS);
-	/* Runs without a port share one ruleset: built now, while the host
+	/* Runs share one ruleset: built now, while the host
 	 * decides, but for the workspace's rule (added when it is mounted). On
 	 * failure the mount builds it, and reports why. */
 	if (ll_abi > 0) {
-		r = build_ruleset(0);
+		r = build_ruleset();
 		base_ruleset = r < 0 ? -1 : (int)r;
 	}
 

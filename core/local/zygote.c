@@ -103,6 +103,7 @@ static const char *const run_step_names[NSINIT_STEP_COUNT] = {
 	[NSINIT_STEP_FDS] = "arranging file descriptors",
 	[NSINIT_STEP_RULESET] = "building the Landlock ruleset",
 	[NSINIT_STEP_WORKSPACE] = "mounting the workspace",
+	[NSINIT_STEP_SOCKET] = "making a socket in the sandbox's network",
 };
 
 static bool force_remount_fallback;
@@ -511,7 +512,12 @@ int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_
 		       size_t inline_len, const int *fds, int nfds, int *ret_fd, int *ret_step)
 {
 	g_mutex_lock(&z->lock);
-	int r = z->failed ? z->failed : zygote_send(z, req, inline_data, inline_len, fds, nfds);
+	/* After a last run the zygote is that run's init and answers nothing. */
+	int r = z->failed ? z->failed
+		: z->spent ? -EPIPE
+			   : zygote_send(z, req, inline_data, inline_len, fds, nfds);
+	if (r == 0 && req->kind == NSINIT_REQ_RUN && (req->flags & NSINIT_RUN_LAST))
+		z->spent = true;
 	while (r == 0 && z->pending > 1) {
 		int e = zygote_recv(z, NULL, &z->failed_step);
 		if (e < 0)

@@ -29,6 +29,7 @@ typedef struct zygote {
 	gint live_runs; /* runs started and not yet released (atomic) */
 	int pending;    /* requests sent whose replies are unread (under lock) */
 	int failed, failed_step; /* a sent request's failure, for every later call */
+	bool spent;     /* a last run was sent: no request follows it (under lock) */
 } zygote;
 
 /* Host work that can overlap a zygote's setup (the other CPU builds the

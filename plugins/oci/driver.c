@@ -510,6 +510,10 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 	if (bad)
 		return 0;
 	ret->available = 1;
+	/* Denied egress is `--network none`, the engine's own; governed egress
+	 * joins a named network whose governance is the administrator's
+	 * (docs/tiers/containers.md): not enforced by this tier. */
+	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	if (is_gvisor(t)) {
 		ret->containment = CORDON_PLUGIN_CONTAINMENT_USERSPACE_KERNEL;
 		snprintf(ret->reason, sizeof(ret->reason),

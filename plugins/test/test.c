@@ -12,6 +12,8 @@
  *               available: BOOL               (default true)
  *               reason: STRING                (the probe's reason)
  *               open_error: STRING            (open fails with this message)
+ *               egress_enforced: BOOL         (default true: the probe declares
+ *                                              egress deny and governed enforced)
  *
  * run understands a few words (argv[0], or the words of `sh -c LINE`):
  *   echo ARGS...   ARGS joined by spaces and a newline on stdout, exit 0
@@ -46,6 +48,7 @@ typedef struct fake_tier {
 	bool available;
 	char reason[CORDON_PLUGIN_REASON_MAX];
 	const char *open_error; /* borrowed from the policy */
+	bool egress_enforced;
 } fake_tier;
 
 typedef struct fake_file {
@@ -85,6 +88,8 @@ static int fake_configure(void *data, const cordon_plugin_config *cfg, void **re
 		}
 	}
 	fake_host->config_bool(cfg, "available", &t->available);
+	t->egress_enforced = true;
+	fake_host->config_bool(cfg, "egress_enforced", &t->egress_enforced);
 	s = "fake tier (no isolation)";
 	fake_host->config_string(cfg, "reason", &s);
 	snprintf(t->reason, sizeof(t->reason), "%s", s);
@@ -103,6 +108,10 @@ static int fake_probe(void *tier, cordon_plugin_probe *ret)
 	const fake_tier *t = tier;
 	ret->available = t->available;
 	ret->containment = t->containment;
+	ret->egress_enforced = t->egress_enforced
+				       ? CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY) |
+						 CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)
+				       : 0;
 	snprintf(ret->reason, sizeof(ret->reason), "%s", t->reason);
 	return 0;
 }
@@ -363,6 +372,7 @@ static const cordon_plugin_config_key fake_keys[] = {
 	{ "available", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ "reason", CORDON_PLUGIN_CONFIG_STRING, 0 },
 	{ "open_error", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "egress_enforced", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ NULL, 0, 0 },
 };
 

@@ -11,8 +11,7 @@ set -u
 top_srcdir=${CORDON_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 def=$top_srcdir/common/errcodes.def
 doc=$top_srcdir/docs/error-handling.md
-LEGACY="plugins/oci/session.c plugins/oci/proc.c plugins/oci/helper/cordon-oci-helper.c
-	core/hostspawn.c core/local/pathres.c core/local/fsops.c"
+LEGACY="plugins/oci/session.c"
 
 # code TAB class (lower case) TAB meaning, in registry order
 registry() {
@@ -91,7 +90,7 @@ scan() {
 	}' "$@"
 }
 cd "$top_srcdir" || exit 1
-sources=$(find core plugins common -name '*.[ch]' ! -name 'nsinit*' ! -name 'gen-seccomp-*' \
+sources=$(find core plugins common agent server -name '*.[ch]' ! -name 'nsinit*' ! -name 'gen-seccomp-*' \
 	! -name 'seccomp-prebuilt.c' ! -name 'seccomp-profile.c' | LC_ALL=C sort)
 legacy_re=$(echo $LEGACY | sed 's/ /|/g; s/\./\\./g')
 inline=$(scan $(echo "$sources" | grep -Ev "^($legacy_re)$"))

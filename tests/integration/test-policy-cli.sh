@@ -96,6 +96,9 @@ check "explain: a tier that is not a candidate" 77 "$cordon" explain --trust tru
 has "the refusal says so" out "tier vm is not a candidate for trusted work (candidates: jail)"
 check "explain needs --trust" 64 "$cordon" explain
 check "explain rejects a bad --limit" 64 "$cordon" explain --trust trusted --limit memory=lots
+printf 'cordon: 1\ntiers: {jail: {driver: local, confine: none}}\ntrust: {trusted: {tiers: [jail]}}\nrules:\n  - {name: offline, require: {egress: deny}}\n' >"$tmp/offline.yaml"
+check "explain: the jail cannot enforce egress deny (exit 77)" 77 "$cordon" explain --trust trusted --policy "$tmp/offline.yaml"
+has "the refusal says the tier does not enforce it" out "rule offline: requires egress deny, and tier jail does not enforce egress deny"
 
 if [ "$(wc -l <"$tmp/audit.jsonl")" -eq 6 ] && grep -q '"dry_run":true' "$tmp/audit.jsonl" &&
 	[ "$(stat -c %a "$tmp/audit.jsonl")" = 600 ]; then ok "every explain is audited as a dry run (0600)"

@@ -1716,39 +1716,7 @@ static Suite *redteam_suite(void)
 }
 
 /* The suite needs the tier on this host; where it cannot be had, say why. */
-static bool tier_available(char **ret_why)
-{
-	cordon_context *ctx = NULL;
-	cordon_error *err = NULL;
-	if (cordon_context_new(NULL, &ctx, &err) < 0) {
-		*ret_why = g_strdup(cordon_error_get_message(err));
-		cordon_error_free(err);
-		return false;
-	}
-	cordon_probe_report *p = NULL;
-	bool ok = false;
-	for (size_t i = 0; i < cordon_context_tier_count(ctx); i++)
-		if (strcmp(cordon_context_tier_name(ctx, i), "kernel") == 0 &&
-		    cordon_context_probe_tier(ctx, i, &p, NULL) == 0) {
-			ok = cordon_probe_report_available(p);
-			*ret_why = g_strdup(cordon_probe_report_reason(p));
-			cordon_probe_report_free(p);
-		}
-	cordon_context_free(ctx);
-	return ok;
-}
-
 int main(void)
 {
-	g_autofree char *why = NULL;
-	if (!tier_available(&why)) {
-		if (g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") == 0) {
-			printf("Bail out! CORDON_REQUIRE=all: %s\n", why ? why : "no kernel tier");
-			return 1;
-		}
-		printf("1..0 # SKIP %s\n", why ? why : "no kernel tier");
-		return 0;
-	}
-	fprintf(stderr, "# running as uid %d: %s\n", (int)geteuid(), why);
-	return testutil_run(redteam_suite());
+	return testutil_run_on_tier("kernel", redteam_suite());
 }

@@ -385,6 +385,48 @@ START_TEST(test_rule_require_egress)
 }
 END_TEST
 
+/* A rule on egress holds only on a tier that enforces the mode asked for:
+ * one whose probe declares no enforcement is refused, with the reason. */
+START_TEST(test_rule_require_egress_unenforced)
+{
+	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
+				       "  open: {driver: tfake, containment: kernel, egress_enforced: false}\n"
+				       "  shut: {driver: tfake, containment: kernel}\n"
+				       "trust:\n  trusted: {tiers: [open, shut]}\n"
+				       "rules:\n  - {name: offline, require: {egress: deny}}\n");
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_error *err = NULL;
+	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
+	ck_assert_str_eq(cordon_decision_tier(d), "shut");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
+			 "rule offline: requires egress deny, and tier open does not enforce egress "
+			 "deny (its probe declares no egress enforcement)");
+	ck_assert_str_eq(cordon_decision_candidate_rule(d, 0), "offline");
+	cordon_request_set_tier(req, "open", NULL);
+	expect_refused(ctx, req, "sandbox_denied", "open: rule offline: requires egress deny, and "
+						   "tier open does not enforce egress deny");
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* The process jail's work shares the host's network: `require: {egress:
+ * deny}` refuses it (the real local driver, through policy and admission). */
+START_TEST(test_jail_egress_unenforced)
+{
+	cordon_context *ctx = testutil_context_from_text(
+		"cordon: 1\ntiers:\n  jail: {driver: local, confine: none}\n"
+		"trust:\n  trusted: {tiers: [jail]}\n"
+		"rules:\n  - {name: offline, require: {egress: deny}}\n", "jail-egress");
+	cordon_request *req = cordon_request_new("trusted");
+	expect_refused(ctx, req, "sandbox_denied",
+		       "jail: rule offline: requires egress deny, and tier jail does not enforce "
+		       "egress deny (its probe declares no egress enforcement)");
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_rule_require_image)
 {
 	cordon_context *ctx = rules_ctx("  - {name: pinned, when: {trust: untrusted}, require: {image: pinned}}\n");
@@ -733,6 +775,8 @@ static Suite *admission_suite(void)
 	tcase_add_test(tc, test_rule_deny);
 	tcase_add_test(tc, test_rule_when);
 	tcase_add_test(tc, test_rule_require_egress);
+	tcase_add_test(tc, test_rule_require_egress_unenforced);
+	tcase_add_test(tc, test_jail_egress_unenforced);
 	tcase_add_test(tc, test_rule_require_image);
 	tcase_add_test(tc, test_rule_require_image_declared_key);
 	tcase_add_test(tc, test_rule_require_workspace);

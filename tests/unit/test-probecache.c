@@ -41,6 +41,7 @@ static int cache_probe(void *tier, cordon_plugin_probe *ret)
 	cordon_host_services.probe_depends(dep_path);
 	ret->available = (uint32_t)g_atomic_int_get(&available);
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
+	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	g_strlcpy(ret->reason, ret->available ? "steered: up" : "steered: down",
 		  sizeof(ret->reason));
 	return 0;
@@ -137,6 +138,9 @@ START_TEST(test_kept_across_processes)
 	ck_assert_uint_eq(b.available, 1);
 	ck_assert_uint_eq(b.containment, CORDON_PLUGIN_CONTAINMENT_KERNEL);
 	ck_assert_str_eq(b.reason, "steered: up");
+	/* What the tier enforces of egress is kept too: a rule on egress judges a
+	 * kept answer as it would a fresh one. */
+	ck_assert_uint_eq(b.egress_enforced, CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY));
 	/* The entry is private: one file, mode 0600, in a 0700 directory of ours. */
 	g_autofree char *probes_dir = g_build_filename(dir, "cordon", "probes", NULL);
 	struct stat st;

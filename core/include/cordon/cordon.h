@@ -354,12 +354,19 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv,
 typedef struct cordon_serve cordon_serve;
 
 /* Starts argv in the background. port, when not 0, is the port the server
- * listens on inside the sandbox, to be reachable from the host loopback.
- * *ret is owned by the caller (cordon_serve_free stops it first). */
+ * listens on inside the sandbox, to be reachable from the host loopback:
+ * then serve returns once the tier reports where it is reached (the kernel
+ * tier: once the port accepts connections), and fails with the reason when
+ * the tier refuses it, the server ends first, or it takes longer than 30 s
+ * (or the run's timeout). *ret is owned by the caller (cordon_serve_free
+ * stops it first). */
 int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t port,
 			 const cordon_run_options *opts, cordon_serve **ret, cordon_error **reterr);
-/* "127.0.0.1:PORT" on the host, or NULL when no port was asked or not known
- * yet. Owned by caller (free()). */
+/* "127.0.0.1:PORT" on the host, or NULL when no port was asked: on the
+ * kernel tier a listener cordon made for this server, never a host port the
+ * work chose; in the process jail, which shares the host's network, the
+ * work's own port.
+ * Owned by caller (free()). */
 char *cordon_serve_address(cordon_serve *s);
 bool cordon_serve_running(cordon_serve *s);
 /* The retained tail of combined output; owned by caller (free()). */

@@ -91,6 +91,8 @@ enum {
 	CORDON_PLUGIN_EGRESS_GOVERNED = 1,
 	CORDON_PLUGIN_EGRESS_ALLOW = 2,
 };
+/* A mode's bit in cordon_plugin_probe.egress_enforced. */
+#define CORDON_PLUGIN_EGRESS_BIT(mode) (1u << (mode))
 /* cordon_plugin_open_spec.trust, as cordon_trust (ABI 1.2 names values 1.0
  * already sent). Anything else is untrusted: fail closed. */
 enum {
@@ -136,11 +138,16 @@ typedef struct cordon_plugin_probe {
 	uint32_t size;
 	uint32_t available;   /* non-zero when the tier can run work now */
 	uint32_t containment; /* what it provides on this host, never more */
-	/* ABI 1.3, read only from a driver that declares CORDON_PLUGIN_DRIVER_LIMITS (a
-	 * reserved zero before): the limits the tier enforces now, bit 1 << CORDON_PLUGIN_LIMIT_*.
-	 * Admission passes over a tier that cannot enforce a limit the request gets. */
-	uint32_t limits;
+	/* The egress modes the tier enforces itself on this host, each as
+	 * CORDON_PLUGIN_EGRESS_BIT(mode): a rule that requires egress refuses a
+	 * tier that does not enforce the request's mode. 0 (what a plugin that
+	 * sets nothing says, as this word's older "reserved"): none. */
+	uint32_t egress_enforced;
 	char reason[CORDON_PLUGIN_REASON_MAX]; /* plain language, NUL-terminated */
+	/* ABI 1.3, appended, read only from a driver that declares CORDON_PLUGIN_DRIVER_LIMITS:
+	 * the limits the tier enforces now, bit 1u << CORDON_PLUGIN_LIMIT_*. Admission passes
+	 * over a tier that cannot enforce a limit the request gets. */
+	uint32_t limits;
 } cordon_plugin_probe;
 
 /* ---- open --------------------------------------------------------------- */

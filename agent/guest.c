@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cordon-agent as a microVM guest's /init (agent/guest.h). Everything the guest needs before
+ * the session starts, done by the agent itself (no shell on the path):
+ *
+ *   /proc, /sys, /dev (devtmpfs)     what the session and the work need
+ *   /tmp, /work                      tmpfs, each capped at cordon.scratch= bytes: the guest
+ *                                    has no disk, and its RAM is the VM's memory limit
+ *   /lib/cordon/modules/NN-name.ko   loaded with finit_module in name order (the image
+ *                                    builder numbers them in dependency order)
+ *   the agent's port                 found by name (QEMU's virtserialport name=) in
+ *                                    /sys/class/virtio-ports/<port>/name, opened as 0 and 1
+ *   the work's uid                   the agent drops to AGENT_GUEST_UID for good, so the
+ *                                    work can neither load modules nor keep the guest alive
+ *                                    when the host is gone: EOF on the port ends the
+ *                                    session, pid 1 exits, the kernel panics, and QEMU
+ *                                    (-no-reboot, panic=-1) exits
+ *   cordon.pids=N                    RLIMIT_NPROC of that uid (the agent and the work)
+ *   cordon.nofile=N, cordon.fsize=N  RLIMIT_NOFILE, RLIMIT_FSIZE of the work (not of the
+ *                                    agent: its own writes are the file operations')
+ */
+#include "config.h"
+
+#include "guest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PORT_WAIT_MS 30000
+
+static uint64_t work_nofile, work_fsize; /* TCG boots slowly; the host bounds the boot as a whole */
+
+/* What the kernel's command line says of KEY= (a number), or dflt. */
+static uint64_t cmdline_u64(const char *cmdline, const char *key, uint64_t dflt)
+{
+	size_t kl = strlen(key);
+	for (const char *p = cmdline; (p = strstr(p, key)); p += kl) {
+		if (p != cmdline && p[-1] != ' ')
+			continue;
+		char *end = NULL;
+		uint64_t v = strtoull(p + kl, &end, 10);
+		if (end != p + kl)
+			return v;
+	}
+	return dflt;
+}
+
+static int read_cmdline(char *buf, size_t len)
+{
+	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int mount_tmpfs(const char *dir, uint64_t size, const char *mode)
+{
+	char opts[128];
+	snprintf(opts, sizeof(opts), "size=%" PRIu64 ",mode=%s,uid=%d,gid=%d", size, mode,
+		 AGENT_GUEST_UID, AGENT_GUEST_UID);
+	mkdir(dir, 0755);
+	return mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0 ? -errno : 0;
+}
+
+static int mount_base(void)
+{
+	mkdir("/proc", 0555);
+	mkdir("/sys", 0555);
+	mkdir("/dev", 0755);
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
+	    mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
+	    mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
+		return -errno;
+	return 0;
+}
+
+static int load_modules(void)
+{
+	struct dirent **names = NULL;
+	int n = scandir(AGENT_GUEST_MODULES, &names, NULL, alphasort);
+	if (n < 0)
+		return errno == ENOENT ? 0 : -errno; /* a kernel with virtio built in */
+	int r = 0;
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		size_t len = strlen(name);
+		if (r == 0 && len > 3 && strcmp(name + len - 3, ".ko") == 0) {
+			char path[512];
+			snprintf(path, sizeof(path), "%s/%s", AGENT_GUEST_MODULES, name);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || (syscall(SYS_finit_module, fd, "", 0) < 0 && errno != EEXIST))
+				r = -errno;
+			if (r < 0)
+				fprintf(stderr, "cordon-agent: loading %s: %s\n", path, strerror(-r));
+			if (fd >= 0)
+				close(fd);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return r;
+}
+
+/* The /dev node of the virtio port named name, or -ENOENT (not there yet). */
+static int find_port(const char *name, char *dev, size_t len)
+{
+	DIR *d = opendir("/sys/class/virtio-ports");
+	if (!d)
+		return -ENOENT;
+	struct dirent *e;
+	int r = -ENOENT;
+	while (r < 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], got[128] = "";
+		snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, got, sizeof(got) - 1);
+		close(fd);
+		if (n > 0 && got[n - 1] == '\n')
+			got[n - 1] = '\0';
+		if (n > 0 && strcmp(got, name) == 0) {
+			snprintf(dev, len, "/dev/%s", e->d_name);
+			r = 0;
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+/* The port appears once virtio_console has probed the device, and its /dev node once
+ * devtmpfs made it: both asynchronously. */
+static int open_port(void)
+{
+	char dev[300];
+	for (int waited = 0; waited < PORT_WAIT_MS; waited += 2) {
+		int fd;
+		if (find_port(AGENT_GUEST_PORT, dev, sizeof(dev)) == 0 &&
+		    (fd = open(dev, O_RDWR | O_CLOEXEC | O_NOCTTY)) >= 0)
+			return fd;
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+static int drop_to_work_uid(uint64_t pids)
+{
+	gid_t g = AGENT_GUEST_UID;
+	if (setgroups(1, &g) < 0 || setresgid(g, g, g) < 0 ||
+	    setresuid(AGENT_GUEST_UID, AGENT_GUEST_UID, AGENT_GUEST_UID) < 0)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (pids) {
+		struct rlimit rl = { pids, pids };
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static int fail(const char *what, int r)
+{
+	fprintf(stderr, "cordon-agent: guest init: %s: %s\n", what, strerror(-r));
+	return r;
+}
+
+int guest_init(void)
+{
+	int r = mount_base();
+	if (r < 0)
+		return fail("mounting /proc, /sys, /dev", r);
+	/* the kernel's console, if any, for what goes wrong before the port is open */
+	int con = open("/dev/console", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (con >= 0) {
+		dup2(con, STDERR_FILENO);
+		close(con);
+	}
+	char cmdline[4096];
+	if ((r = read_cmdline(cmdline, sizeof(cmdline))) < 0)
+		return fail("/proc/cmdline", r);
+	uint64_t scratch = cmdline_u64(cmdline, "cordon.scratch=", 64ull << 20);
+	if ((r = mount_tmpfs(AGENT_SCRATCH_PATH, scratch, "1777")) < 0 ||
+	    (r = mount_tmpfs(AGENT_SANDBOX_ROOT, scratch, "0755")) < 0)
+		return fail("mounting the scratch tmpfs", r);
+	if ((r = load_modules()) < 0)
+		return fail("loading the virtio modules", r);
+	int port = open_port();
+	if (port < 0)
+		return fail("opening the agent's port " AGENT_GUEST_PORT, port);
+	if (dup2(port, STDIN_FILENO) < 0 || dup2(port, STDOUT_FILENO) < 0)
+		return fail("the agent's port as stdio", -errno);
+	close(port);
+	sethostname("cordon", 6);
+	work_nofile = cmdline_u64(cmdline, "cordon.nofile=", 0);
+	work_fsize = cmdline_u64(cmdline, "cordon.fsize=", 0);
+	if ((r = drop_to_work_uid(cmdline_u64(cmdline, "cordon.pids=", 0))) < 0)
+		return fail("dropping to the work's uid", r);
+	if (chdir(AGENT_SANDBOX_ROOT) < 0)
+		return fail("chdir " AGENT_SANDBOX_ROOT, -errno);
+	/* the work's environment is the host's to give; execvp needs a PATH until then */
+	setenv("PATH", "/bin", 1);
+	return 0;
+}
+
+bool guest_is_init(int argc, char **argv)
+{
+	/* The kernel runs /init with no arguments (the command line has none of ours that
+	 * would become one); a container runs the agent with a command, always. */
+	return getpid() == 1 && argc == 1 && strcmp(argv[0], "/init") == 0;
+}
+
+int guest_work_limits(void)
+{
+	struct rlimit n = { work_nofile, work_nofile }, f = { work_fsize, work_fsize };
+	if ((work_nofile && setrlimit(RLIMIT_NOFILE, &n) < 0) ||
+	    (work_fsize && setrlimit(RLIMIT_FSIZE, &f) < 0))
+		return -errno;
+	return 0;
+}
+
+bool guest_port_writable(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+	while (poll(&p, 1, -1) < 0)
+		if (errno != EINTR)
+			return false;
+	return (p.revents & POLLOUT) != 0;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cordon-agent as a microVM guest's init (agent/guest.c). */
+#ifndef CORDON_AGENT_GUEST_H
+#define CORDON_AGENT_GUEST_H
+
+#include "protocol.h"
+
+#include <stdbool.h>
+
+/* The virtio-serial port's name (plugins/qemu's QEMU_AGENT_PORT). */
+#define AGENT_GUEST_PORT "org.cordon.agent"
+/* Where the image builder puts the kernel modules the guest loads, NN-name.ko. */
+#define AGENT_GUEST_MODULES "/lib/cordon/modules"
+/* The uid and gid the guest's agent and work run as, never root. */
+#define AGENT_GUEST_UID 1000
+
+/* Whether we are the guest's /init: pid 1, run as /init with no arguments. */
+bool guest_is_init(int argc, char **argv);
+/* Mounts, modules, the port as stdin and stdout, the work's uid: the session follows. */
+int guest_init(void);
+
+/* Waits until the port takes a write; false once the host side is gone. virtio_console
+ * blocks a write for ever while the host is not connected (its poll says POLLHUP), so a
+ * guest whose host died would never get to read the EOF that ends it. */
+bool guest_port_writable(int fd);
+/* In the work's child: the limits the host asked for on the command line. */
+int guest_work_limits(void);
+
+#endif

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The kvm tier against raw QEMU, side by side in one run (interleaved, so load on a shared
+ * machine hits both alike):
+ *
+ *   cold    cordon open + run /bin/true + close   vs  QEMU on the same argv (qemu_argv from
+ *           plugins/qemu), the same kernel and initramfs, to the agent's HELLO, one RUN of
+ *           /bin/true, END and QEMU's exit
+ *   hello   raw QEMU start to the agent's first frame
+ *   run     cordon run /bin/true in an open sandbox vs one RUN round trip on the raw channel
+ *   files   write_file (4 KiB), read_file in an open sandbox
+ *   pooled  open + run /bin/true with `pool: 1` (a guest booted ahead)
+ *
+ * Wall time and CPU (ours plus our reaped children's: QEMU is one) for each. Emulated
+ * (accel: tcg) unless --hw. Needs a guest: --kernel/--initrd, or it builds one with
+ * `cordon vm build` from $CORDON_CI_STATE/vm/linux-image-cloud-amd64.deb. From the build
+ * tree: bench/bench-microvm [-n N] [--hw]
+ */
+#include "config.h"
+
+#include "qemu/qemu.h"
+#include "client.h"
+
+#include <cordon/cordon.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char *kernel, *initrd;
+static char *built; /* the guest this run built, removed at the end */
+static bool hw;
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "bench-microvm: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+typedef struct sample {
+	double wall_ms, cpu_ms;
+} sample;
+
+static double cpu_now_ms(void)
+{
+	struct rusage s, c;
+	getrusage(RUSAGE_SELF, &s);
+	getrusage(RUSAGE_CHILDREN, &c);
+	double us = 0;
+	struct timeval tv[4] = { s.ru_utime, s.ru_stime, c.ru_utime, c.ru_stime };
+	for (int i = 0; i < 4; i++)
+		us += (double)tv[i].tv_sec * 1e6 + (double)tv[i].tv_usec;
+	return us / 1000.0;
+}
+
+static double wall_now_ms(void)
+{
+	return (double)g_get_monotonic_time() / 1000.0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static char *sha256_of(const char *path)
+{
+	g_autofree char *data = NULL;
+	gsize len = 0;
+	if (!g_file_get_contents(path, &data, &len, NULL))
+		die("cannot read %s", path);
+	return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)data, len);
+}
+
+static void build_guest(void)
+{
+	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
+							 : "/var/lib/cordon-ci";
+	g_autofree char *deb = g_build_filename(state, "vm", "linux-image-cloud-amd64.deb", NULL);
+	char *dir = built = g_dir_make_tmp("cordon-bench-vm-XXXXXX", NULL);
+	const char *argv[] = { "./cordon", "vm", "build", "--kernel-deb", deb, "--agent",
+			       "agent/cordon-agent", "--out", dir, NULL };
+	int status = 0;
+	g_autofree char *out = NULL;
+	if (!g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &out, NULL, &status, NULL) ||
+	    !g_spawn_check_wait_status(status, NULL))
+		die("cordon vm build failed (run from the build tree, after .ci/vm-guest.sh)");
+	kernel = g_build_filename(dir, "vmlinuz", NULL);
+	initrd = g_build_filename(dir, "initrd.img", NULL);
+}
+
+/* ---- cordon --------------------------------------------------------------------------- */
+
+static cordon_context *context(int pool)
+{
+	g_autofree char *ks = sha256_of(kernel), *is = sha256_of(initrd);
+	g_autofree char *dir = g_canonicalize_filename("plugins/kvm/.libs", NULL);
+	g_autofree char *policy = g_strdup_printf(
+		"cordon: 1\nplugins: {dir: %s, load: [kvm]}\ntiers:\n  vm:\n    driver: kvm\n%s"
+		"    kernel: %s\n    kernel_sha256: %s\n    initrd: %s\n    initrd_sha256: %s\n"
+		"    limits: {memory: 256MiB, wall: 60s}\n    pool: %d\n"
+		"trust:\n  trusted: {require: process-jail, tiers: [vm]}\n",
+		dir, hw ? "" : "    accel: tcg\n", kernel, ks, initrd, is, pool);
+	cordon_options *o = cordon_options_new();
+	cordon_context *ctx = NULL;
+	cordon_error *err = NULL;
+	if (cordon_options_set_policy_text(o, policy, strlen(policy), "bench.yaml", &err) < 0 ||
+	    cordon_context_new(o, &ctx, &err) < 0)
+		die("context: %s", cordon_error_get_message(err));
+	cordon_options_free(o);
+	return ctx;
+}
+
+static cordon_sandbox *open_vm(cordon_context *ctx)
+{
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_request_set_tier(req, "vm", NULL);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_open(ctx, req, &sb, &err);
+	cordon_request_free(req);
+	if (r < 0)
+		die("open: %s", cordon_error_get_message(err));
+	return sb;
+}
+
+static void run_true(cordon_sandbox *sb)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	cordon_result *res = NULL;
+	cordon_error *err = NULL;
+	if (cordon_sandbox_run(sb, argv, NULL, &res, &err) < 0 || cordon_result_exit_code(res) != 0)
+		die("run: %s", err ? cordon_error_get_message(err) : "exit != 0");
+	cordon_result_free(res);
+}
+
+static sample cordon_cold(cordon_context *ctx)
+{
+	double w = wall_now_ms(), c = cpu_now_ms();
+	cordon_sandbox *sb = open_vm(ctx);
+	run_true(sb);
+	cordon_sandbox_close(sb);
+	return (sample){ wall_now_ms() - w, cpu_now_ms() - c };
+}
+
+/* ---- raw QEMU --------------------------------------------------------------------------- */
+
+typedef struct raw_vm {
+	pid_t pid;
+	int chan;
+	agent_decoder dec;
+	uint8_t last;
+} raw_vm;
+
+static int on_frame(void *ctx, uint8_t type, const char *payload, uint32_t len)
+{
+	(void)payload;
+	(void)len;
+	((raw_vm *)ctx)->last = type;
+	return 0;
+}
+
+/* Reads frames until one of type want. */
+static void wait_frame(raw_vm *vm, uint8_t want)
+{
+	vm->last = 0;
+	while (vm->last != want) {
+		char buf[4096];
+		ssize_t n = read(vm->chan, buf, sizeof(buf));
+		if (n <= 0)
+			die("the raw guest's channel ended");
+		if (agent_decoder_feed(&vm->dec, buf, (size_t)n, on_frame, vm) < 0)
+			die("the raw guest's frames are malformed");
+	}
+}
+
+static void raw_start(raw_vm *vm)
+{
+	qemu_config c = {
+		.binary = "/usr/bin/qemu-system-x86_64", .arch = QEMU_ARCH_X86_64,
+		.accel = hw ? QEMU_ACCEL_KVM : QEMU_ACCEL_TCG, .machine = "microvm",
+		.memory_mib = 256, .cpus = 1, .kernel = kernel, .initrd = initrd,
+		.tsc_khz = hw ? 0 : qemu_host_tsc_khz(), .scratch_bytes = 64 << 20,
+	};
+	char **argv = qemu_argv(&c);
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		die("socketpair");
+	*vm = (raw_vm){ .chan = sp[0] };
+	vm->pid = fork();
+	if (vm->pid == 0) {
+		dup2(sp[1], QEMU_AGENT_FD); /* dup2 clears close-on-exec */
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(sp[1]);
+	qemu_strv_free(argv);
+}
+
+static void raw_round_trip(raw_vm *vm)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	const char *envp[] = { "PATH=/bin", NULL };
+	size_t len;
+	char *req = agent_run_request(argv, envp, 10000, 1 << 20, NULL, NULL, 0, &len);
+	if (write(vm->chan, req, len) != (ssize_t)len)
+		die("write to the raw guest");
+	free(req);
+	wait_frame(vm, AGENT_FRAME_STATUS);
+}
+
+static void raw_stop(raw_vm *vm)
+{
+	uint8_t end[AGENT_FRAME_HEADER];
+	agent_end_frame(end);
+	if (write(vm->chan, end, sizeof(end)) != sizeof(end))
+		die("END");
+	waitpid(vm->pid, NULL, 0);
+	close(vm->chan);
+	agent_decoder_clear(&vm->dec);
+}
+
+static sample raw_cold(double *hello_ms)
+{
+	double w = wall_now_ms(), c = cpu_now_ms();
+	raw_vm vm;
+	raw_start(&vm);
+	wait_frame(&vm, AGENT_FRAME_HELLO);
+	*hello_ms = wall_now_ms() - w;
+	raw_round_trip(&vm);
+	raw_stop(&vm);
+	return (sample){ wall_now_ms() - w, cpu_now_ms() - c };
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static void report(const char *what, double *a, double *b, size_t n, const char *an,
+		   const char *bn)
+{
+	double ma = median(a, n), mb = median(b, n);
+	printf("%-22s %-8s %9.2f ms   %-8s %9.2f ms   ratio %.3f\n", what, an, ma, bn, mb,
+	       mb > 0 ? ma / mb : 0);
+}
+
+int main(int argc, char **argv)
+{
+	int n = 5;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
+			n = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--hw") == 0)
+			hw = true;
+		else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
+			kernel = g_strdup(argv[++i]);
+		else if (strcmp(argv[i], "--initrd") == 0 && i + 1 < argc)
+			initrd = g_strdup(argv[++i]);
+		else
+			die("usage: bench-microvm [-n N] [--hw] [--kernel K --initrd I]");
+	}
+	if (n < 1)
+		n = 1;
+	if (!kernel || !initrd)
+		build_guest();
+	cordon_context *ctx = context(0);
+	/* the first open's probe boots a trial guest: kept out of the figures */
+	cordon_sandbox_close(open_vm(ctx));
+
+	g_autofree double *cw = g_new(double, n), *cc = g_new(double, n);
+	g_autofree double *rw = g_new(double, n), *rc = g_new(double, n), *hello = g_new(double, n);
+	for (int i = 0; i < n; i++) {
+		sample a = cordon_cold(ctx);
+		sample b = raw_cold(&hello[i]);
+		cw[i] = a.wall_ms, cc[i] = a.cpu_ms, rw[i] = b.wall_ms, rc[i] = b.cpu_ms;
+	}
+	printf("# %s, %d rounds, medians\n", hw ? "kvm" : "tcg (emulated)", n);
+	report("cold open+run+close", cw, rw, (size_t)n, "cordon", "raw");
+	report("  cpu", cc, rc, (size_t)n, "cordon", "raw");
+	printf("%-22s %-8s %9.2f ms\n", "raw start to hello", "raw", median(hello, (size_t)n));
+
+	int m = 20;
+	g_autofree double *run_c = g_new(double, m), *run_r = g_new(double, m);
+	g_autofree double *wr = g_new(double, m), *rd = g_new(double, m);
+	cordon_sandbox *sb = open_vm(ctx);
+	raw_vm vm;
+	raw_start(&vm);
+	wait_frame(&vm, AGENT_FRAME_HELLO);
+	char data[4096];
+	memset(data, 'x', sizeof(data));
+	for (int i = 0; i < m; i++) {
+		double t = wall_now_ms();
+		run_true(sb);
+		run_c[i] = wall_now_ms() - t;
+		t = wall_now_ms();
+		raw_round_trip(&vm);
+		run_r[i] = wall_now_ms() - t;
+		t = wall_now_ms();
+		if (cordon_sandbox_write_file(sb, "f", data, sizeof(data), NULL) < 0)
+			die("write_file");
+		wr[i] = wall_now_ms() - t;
+		t = wall_now_ms();
+		void *back = NULL;
+		size_t len = 0;
+		if (cordon_sandbox_read_file(sb, "f", &back, &len, NULL) < 0 || len != sizeof(data))
+			die("read_file");
+		free(back);
+		rd[i] = wall_now_ms() - t;
+	}
+	raw_stop(&vm);
+	cordon_sandbox_close(sb);
+	report("run /bin/true (open)", run_c, run_r, (size_t)m, "cordon", "raw");
+	printf("%-22s %-8s %9.2f ms\n", "write_file 4 KiB", "cordon", median(wr, (size_t)m));
+	printf("%-22s %-8s %9.2f ms\n", "read_file 4 KiB", "cordon", median(rd, (size_t)m));
+	cordon_context_free(ctx);
+
+	/* pool: 1, a guest booted ahead: open to the first run's end, after a refill's time */
+	ctx = context(1);
+	cordon_sandbox_close(open_vm(ctx)); /* the probe starts the pool */
+	g_autofree double *po = g_new(double, n);
+	for (int i = 0; i < n; i++) {
+		g_usleep(8 * G_USEC_PER_SEC);
+		double t = wall_now_ms();
+		cordon_sandbox *p = open_vm(ctx);
+		run_true(p);
+		po[i] = wall_now_ms() - t;
+		cordon_sandbox_close(p);
+	}
+	printf("%-22s %-8s %9.2f ms\n", "pooled open+run", "cordon", median(po, (size_t)n));
+	cordon_context_free(ctx);
+	if (built) {
+		g_unlink(kernel);
+		g_unlink(initrd);
+		g_rmdir(built);
+	}
+	return 0;
+}

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * bench-serve: a served port on the kernel tier, reached through cordon's
+ * forwarder (core/net/forward.c), against the same server reached
+ * directly on the host's loopback, side by side in one run.
+ *
+ *  1. Round trip on one open connection: 64 bytes out, 64 bytes back,
+ *     rounds alternating between the two. Target: forwarder <= 1.2 x direct.
+ *  2. A new connection each time: connect, one round trip, close (the
+ *     connection latency the forwarder adds; target under 1 ms added).
+ * Wall time is the median per operation; CPU is this process's (the client,
+ * and for the forwarder also its thread) per operation, from getrusage.
+ * The server is the same Python echo server in both (/usr/bin/python3).
+ *
+ * usage: bench-serve [-n OPERATIONS] [-r ROUNDS]
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <cordon/cordon.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define PYTHON "/usr/bin/python3"
+#define MSG 64
+
+static const char server[] =
+	"import socket, sys, threading\n"
+	"def serve(c):\n"
+	"  c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
+	"  while True:\n"
+	"    d = c.recv(4096)\n"
+	"    if not d: break\n"
+	"    c.sendall(d)\n"
+	"  c.close()\n"
+	"s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+	"s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(64)\n"
+	"print(s.getsockname()[1], flush=True)\n"
+	"while True:\n"
+	"  c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
+
+static double now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static double cpu_us(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
+	       ru.ru_stime.tv_usec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return n ? v[n / 2] : 0;
+}
+
+static int connect_port(unsigned port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool round_trip(int fd)
+{
+	char out[MSG], in[MSG];
+	memset(out, 'x', sizeof(out));
+	if (send(fd, out, sizeof(out), MSG_NOSIGNAL) != (ssize_t)sizeof(out))
+		return false;
+	size_t got = 0;
+	while (got < sizeof(in)) {
+		ssize_t n = recv(fd, in + got, sizeof(in) - got, 0);
+		if (n <= 0)
+			return false;
+		got += (size_t)n;
+	}
+	return true;
+}
+
+/* n round trips on one connection: median wall, mean CPU per trip. */
+static void bench_trips(unsigned port, int n, double *wall, double *cpu)
+{
+	double *v = malloc(sizeof(double) * (size_t)n);
+	int fd = connect_port(port);
+	double c0 = cpu_us();
+	for (int i = 0; i < n; i++) {
+		double t = now_us();
+		if (fd < 0 || !round_trip(fd)) {
+			fprintf(stderr, "bench-serve: a round trip to port %u failed\n", port);
+			exit(1);
+		}
+		v[i] = now_us() - t;
+	}
+	*cpu = (cpu_us() - c0) / n;
+	close(fd);
+	*wall = median(v, n);
+	free(v);
+}
+
+/* n connections, each one round trip. */
+static void bench_connects(unsigned port, int n, double *wall, double *cpu)
+{
+	double *v = malloc(sizeof(double) * (size_t)n);
+	double c0 = cpu_us();
+	for (int i = 0; i < n; i++) {
+		double t = now_us();
+		int fd = connect_port(port);
+		if (fd < 0 || !round_trip(fd)) {
+			fprintf(stderr, "bench-serve: a connection to port %u failed\n", port);
+			exit(1);
+		}
+		close(fd);
+		v[i] = now_us() - t;
+	}
+	*cpu = (cpu_us() - c0) / n;
+	*wall = median(v, n);
+	free(v);
+}
+
+/* The same server on the host: its pid, its port in *ret_port. */
+static pid_t host_server(unsigned *ret_port)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		exit(1);
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	char *argv[] = { (char *)PYTHON, (char *)"-c", (char *)server, (char *)"0", NULL };
+	pid_t pid;
+	if (posix_spawn(&pid, PYTHON, &fa, NULL, argv, environ) != 0)
+		exit(1);
+	close(p[1]);
+	char line[32] = "";
+	ssize_t n = read(p[0], line, sizeof(line) - 1);
+	/* p[0] stays open (the server's stdout) until it is killed. */
+	*ret_port = n > 0 ? (unsigned)atoi(line) : 0;
+	return pid;
+}
+
+static unsigned port_of(const char *address)
+{
+	const char *c = address ? strrchr(address, ':') : NULL;
+	return c ? (unsigned)atoi(c + 1) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = 2000, rounds = 5, opt;
+	while ((opt = getopt(argc, argv, "n:r:")) != -1) {
+		if (opt == 'n')
+			n = atoi(optarg);
+		else if (opt == 'r')
+			rounds = atoi(optarg);
+		else
+			return fprintf(stderr, "usage: bench-serve [-n OPERATIONS] [-r ROUNDS]\n"),
+			       64;
+	}
+	cordon_context *ctx = NULL;
+	cordon_sandbox *sb = NULL;
+	cordon_serve *sv = NULL;
+	cordon_error *err = NULL;
+	cordon_request *req = cordon_request_new("semi-trusted");
+	cordon_request_set_tier(req, "kernel", NULL);
+	const char *sargv[] = { PYTHON, "-c", server, "8000", NULL };
+	if (cordon_context_new(NULL, &ctx, &err) < 0 ||
+	    cordon_sandbox_open(ctx, req, &sb, &err) < 0 ||
+	    cordon_sandbox_serve(sb, sargv, 8000, NULL, &sv, &err) < 0) {
+		fprintf(stderr, "bench-serve: %s\n", cordon_error_get_message(err));
+		return 1;
+	}
+	char *address = cordon_serve_address(sv);
+	unsigned fwd = port_of(address), direct = 0;
+	pid_t host = host_server(&direct);
+	if (!fwd || !direct)
+		return fprintf(stderr, "bench-serve: no server\n"), 1;
+
+	double tw[64], tc[64], dw[64], dc[64], cw[64], cc[64], ew[64], ec[64];
+	if (rounds > 64)
+		rounds = 64;
+	for (int r = 0; r < rounds; r++) {
+		bench_trips(fwd, n, &tw[r], &tc[r]);
+		bench_trips(direct, n, &dw[r], &dc[r]);
+		bench_connects(fwd, n / 10, &cw[r], &cc[r]);
+		bench_connects(direct, n / 10, &ew[r], &ec[r]);
+	}
+	double mtw = median(tw, rounds), mdw = median(dw, rounds), mtc = median(tc, rounds),
+	       mdc = median(dc, rounds), mcw = median(cw, rounds), mew = median(ew, rounds),
+	       mcc = median(cc, rounds), mec = median(ec, rounds);
+	printf("serve forward (%s -> sandbox 127.0.0.1:8000) vs direct (127.0.0.1:%u), "
+	       "medians of %d rounds:\n",
+	       address, direct, rounds);
+	printf("  round trip, one connection (%d x 64 B):  forward %7.1f us (cpu %6.1f)  "
+	       "direct %7.1f us (cpu %6.1f)  ratio %5.2f (target <= 1.20)\n",
+	       n, mtw, mtc, mdw, mdc, mtw / mdw);
+	printf("  connect + round trip + close (%d):       forward %7.1f us (cpu %6.1f)  "
+	       "direct %7.1f us (cpu %6.1f)  added %6.1f us (target < 1000)\n",
+	       n / 10, mcw, mcc, mew, mec, mcw - mew);
+	free(address);
+	cordon_serve_free(sv);
+	cordon_sandbox_close(sb);
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+	kill(host, SIGTERM);
+	waitpid(host, NULL, 0);
+	return 0;
+}

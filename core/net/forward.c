@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A served port's forwarder (forward.h). Every descriptor is non-blocking
+ * and close-on-exec, polled by GLib's main loop only while the connection
+ * wants something of it (so a peer's hang-up never spins the loop). What
+ * the work sends is copied as bytes and never interpreted. */
+#include "config.h"
+
+#include "net/forward.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <glib-unix.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define FWD_BUF 65536   /* per direction and connection */
+#define FWD_PROBE_MS 10 /* readiness probes' interval */
+#define FWD_BACKLOG 128
+
+struct net_forward {
+	GMainContext *ctx;
+	GMainLoop *loop;
+	GThread *thread;
+	int listen_fd;
+	uint16_t port; /* inside */
+	char address[32];
+	net_forward_socket_fn socket_fn;
+	net_forward_ready_fn ready_fn;
+	void *user;
+	GSource *listen_src;
+	GSource *probe_src;
+	int probe_fd; /* a readiness probe's connect in progress, or -1 */
+	GList *conns; /* fwd_conn*, on the forwarder's thread only */
+	unsigned nconns;
+};
+
+/* Bytes read from one side, waiting to be written to the other. */
+typedef struct half {
+	size_t len, off;
+	bool eof;  /* the side it reads from sent FIN */
+	bool shut; /* its FIN passed on (SHUT_WR on the other side) */
+	char buf[FWD_BUF];
+} half;
+
+/* One carried connection: fd[0] the host's client, fd[1] the socket inside.
+ * h[i] holds what fd[i] sent, for fd[1 - i]. A GSource of its own. */
+typedef struct fwd_conn {
+	GSource src;
+	net_forward *f;
+	GList *link;
+	int fd[2];
+	gpointer tag[2];
+	GIOCondition watched[2]; /* what fd[i] is polled for now */
+	bool connecting;         /* fd[1]'s connect not finished */
+	half h[2];
+} fwd_conn;
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* 127.0.0.1:port's connect on a non-blocking socket: 0 done, 1 in progress,
+ * or a negative errno. */
+static int connect_loopback(int fd, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+		return 0;
+	return errno == EINPROGRESS ? 1 : -errno;
+}
+
+static int socket_error(int fd)
+{
+	int e = 0;
+	socklen_t len = sizeof(e);
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+		return -errno;
+	return -e;
+}
+
+/* A socket inside, non-blocking, its connect to the port started. */
+static int inside_connect(net_forward *f, bool *ret_in_progress)
+{
+	int fd = f->socket_fn(f->user);
+	if (fd < 0)
+		return fd;
+	int fl = fcntl(fd, F_GETFL);
+	int r = fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno
+								  : connect_loopback(fd, f->port);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	*ret_in_progress = r == 1;
+	return fd;
+}
+
+/* ---- one connection --------------------------------------------------------------- */
+
+/* Polls fd[i] for events, or not at all when events is 0. */
+static void conn_watch(fwd_conn *c, int i, GIOCondition events)
+{
+	if (c->tag[i] && events == c->watched[i])
+		return; /* a change costs the loop a rebuild of its poll set */
+	c->watched[i] = events;
+	if (!events) {
+		if (c->tag[i])
+			g_source_remove_unix_fd(&c->src, c->tag[i]);
+		c->tag[i] = NULL;
+	} else if (c->tag[i]) {
+		g_source_modify_unix_fd(&c->src, c->tag[i], events);
+	} else {
+		c->tag[i] = g_source_add_unix_fd(&c->src, c->fd[i], events);
+	}
+}
+
+/* Moves what fd[i] sent to fd[1 - i] as far as both allow. Returns false
+ * when the connection is over (an error on either side). */
+static bool pump(fwd_conn *c, int i)
+{
+	half *h = &c->h[i];
+	int to = c->fd[1 - i];
+	bool drained = false; /* a short read took all there was */
+	for (;;) {
+		while (h->off < h->len) {
+			ssize_t n = send(to, h->buf + h->off, h->len - h->off,
+					 MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0)
+				return errno == EAGAIN || errno == EINTR;
+			h->off += (size_t)n;
+		}
+		h->off = h->len = 0;
+		if (h->eof)
+			break;
+		if (drained)
+			return true; /* the poll says when more comes: no recv to hear EAGAIN */
+		ssize_t n = recv(c->fd[i], h->buf, sizeof(h->buf), MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR;
+		if (n == 0)
+			h->eof = true;
+		h->len = (size_t)n;
+		drained = n > 0 && (size_t)n < sizeof(h->buf);
+	}
+	if (!h->shut) {
+		shutdown(to, SHUT_WR);
+		h->shut = true;
+	}
+	return true;
+}
+
+/* What each side is polled for: readable while its half has room and no
+ * FIN came, writable while the other half has bytes for it. */
+static void conn_rewatch(fwd_conn *c)
+{
+	for (int i = 0; i < 2; i++) {
+		GIOCondition ev = 0;
+		if (!c->h[i].eof && c->h[i].len == 0)
+			ev |= G_IO_IN;
+		if (c->h[1 - i].off < c->h[1 - i].len)
+			ev |= G_IO_OUT;
+		conn_watch(c, i, ev);
+	}
+}
+
+static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
+{
+	(void)cb;
+	(void)data;
+	fwd_conn *c = (fwd_conn *)src;
+	if (c->connecting) {
+		if (!(g_source_query_unix_fd(src, c->tag[1]) & (G_IO_OUT | G_IO_ERR | G_IO_HUP)))
+			return G_SOURCE_CONTINUE;
+		if (socket_error(c->fd[1]) < 0)
+			return G_SOURCE_REMOVE; /* nothing listens inside: the client is closed */
+		c->connecting = false;
+	}
+	/* Only the directions this wake-up concerns: fd[i] readable, or the
+	 * other side writable for what fd[i] sent. */
+	GIOCondition ev[2];
+	for (int i = 0; i < 2; i++)
+		ev[i] = c->tag[i] ? g_source_query_unix_fd(src, c->tag[i]) : 0;
+	for (int i = 0; i < 2; i++)
+		if ((ev[i] & (G_IO_IN | G_IO_HUP | G_IO_ERR)) ||
+		    (ev[1 - i] & (G_IO_OUT | G_IO_HUP | G_IO_ERR)))
+			if (!pump(c, i))
+				return G_SOURCE_REMOVE;
+	if (c->h[0].shut && c->h[1].shut)
+		return G_SOURCE_REMOVE; /* both sides said all they had */
+	conn_rewatch(c);
+	return G_SOURCE_CONTINUE;
+}
+
+static void conn_finalize(GSource *src)
+{
+	fwd_conn *c = (fwd_conn *)src;
+	close_fd(&c->fd[0]);
+	close_fd(&c->fd[1]);
+	c->f->conns = g_list_delete_link(c->f->conns, c->link);
+	c->f->nconns--;
+}
+
+static GSourceFuncs conn_funcs = { .dispatch = conn_dispatch, .finalize = conn_finalize };
+
+static void conn_new(net_forward *f, int client)
+{
+	bool in_progress = false;
+	int inside = f->nconns < NET_FORWARD_MAX_CONNS ? inside_connect(f, &in_progress) : -EMFILE;
+	if (inside < 0) {
+		g_debug("serve forwarder: a connection to port %u refused: %s", (unsigned)f->port,
+			g_strerror(-inside));
+		close(client);
+		return;
+	}
+	fwd_conn *c = (fwd_conn *)g_source_new(&conn_funcs, sizeof(fwd_conn));
+	c->f = f;
+	c->fd[0] = client;
+	c->fd[1] = inside;
+	c->connecting = in_progress;
+	f->conns = g_list_prepend(f->conns, c);
+	c->link = f->conns;
+	f->nconns++;
+	/* Nothing here iterates the loop recursively; without this GLib takes
+	 * both fds out of its poll set and back around every dispatch, which
+	 * wakes the loop four times per wake-up. */
+	g_source_set_can_recurse(&c->src, TRUE);
+	if (in_progress)
+		conn_watch(c, 1, G_IO_OUT);
+	else
+		conn_rewatch(c);
+	g_source_attach(&c->src, f->ctx);
+	g_source_unref(&c->src); /* the context's reference is the connection's life */
+}
+
+/* ---- the listener and the readiness probe --------------------------------------------- */
+
+static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
+{
+	(void)cond;
+	net_forward *f = data;
+	for (;;) {
+		int client = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (client >= 0) {
+			conn_new(f, client);
+			continue;
+		}
+		if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+			g_debug("serve forwarder: accept: %s", g_strerror(errno));
+		if (errno != EINTR && errno != ECONNABORTED)
+			break;
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+/* One step of the readiness probe: true once the port inside accepted a
+ * connection (which is closed at once: the server sees one empty one). */
+static bool probe_step(net_forward *f)
+{
+	if (f->probe_fd >= 0) {
+		struct pollfd p = { f->probe_fd, POLLOUT, 0 };
+		if (poll(&p, 1, 0) == 0)
+			return false; /* still connecting */
+		int e = socket_error(f->probe_fd);
+		close_fd(&f->probe_fd);
+		return e == 0;
+	}
+	bool in_progress = false;
+	int fd = inside_connect(f, &in_progress);
+	if (fd < 0)
+		return false; /* refused: nothing listens yet */
+	if (!in_progress) {
+		close(fd);
+		return true;
+	}
+	f->probe_fd = fd;
+	return false;
+}
+
+static gboolean on_probe(gpointer data)
+{
+	net_forward *f = data;
+	if (!probe_step(f))
+		return G_SOURCE_CONTINUE;
+	f->ready_fn(f->user, f->address);
+	f->probe_src = NULL;
+	return G_SOURCE_REMOVE;
+}
+
+static gpointer forward_thread(gpointer data)
+{
+	net_forward *f = data;
+	g_main_loop_run(f->loop);
+	/* Stopped: every connection ends here, on the thread that owns them. */
+	if (f->probe_src)
+		g_source_destroy(f->probe_src);
+	g_source_destroy(f->listen_src);
+	while (f->conns)
+		g_source_destroy(f->conns->data); /* finalize unlinks it */
+	close_fd(&f->probe_fd);
+	return NULL;
+}
+
+static int listen_loopback(char *address, size_t len)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, FWD_BACKLOG) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	snprintf(address, len, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	return fd;
+}
+
+static gboolean quit_loop(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forward_ready_fn ready_fn,
+		      void *user, net_forward **ret, char *why, size_t whylen)
+{
+	net_forward *f = g_new0(net_forward, 1);
+	f->port = port;
+	f->socket_fn = socket_fn;
+	f->ready_fn = ready_fn;
+	f->user = user;
+	f->probe_fd = -1;
+	f->listen_fd = listen_loopback(f->address, sizeof(f->address));
+	if (f->listen_fd < 0) {
+		int r = f->listen_fd;
+		snprintf(why, whylen, "cannot listen on 127.0.0.1: %s", g_strerror(-r));
+		g_free(f);
+		return r;
+	}
+	f->ctx = g_main_context_new();
+	f->loop = g_main_loop_new(f->ctx, FALSE);
+	f->listen_src = g_unix_fd_source_new(f->listen_fd, G_IO_IN);
+	g_source_set_callback(f->listen_src, G_SOURCE_FUNC(on_accept), f, NULL);
+	g_source_set_can_recurse(f->listen_src, TRUE);
+	g_source_attach(f->listen_src, f->ctx);
+	f->probe_src = g_timeout_source_new(FWD_PROBE_MS);
+	g_source_set_callback(f->probe_src, on_probe, f, NULL);
+	g_source_attach(f->probe_src, f->ctx);
+	g_source_unref(f->probe_src); /* the context holds it until it is removed */
+	GError *e = NULL;
+	f->thread = g_thread_try_new("cordon-forward", forward_thread, f, &e);
+	if (!f->thread) {
+		snprintf(why, whylen, "cannot start the forwarder: %s", e->message);
+		g_error_free(e);
+		f->probe_src = NULL;
+		net_forward_stop(f);
+		return -EAGAIN;
+	}
+	*ret = f;
+	return 0;
+}
+
+const char *net_forward_address(const net_forward *f) { return f->address; }
+
+void net_forward_stop(net_forward *f)
+{
+	if (!f)
+		return;
+	if (f->thread) {
+		/* Through the loop itself: it may be blocked in poll. */
+		GSource *q = g_idle_source_new();
+		g_source_set_callback(q, quit_loop, f->loop, NULL);
+		g_source_attach(q, f->ctx);
+		g_source_unref(q);
+		g_thread_join(f->thread);
+	} else {
+		g_source_destroy(f->listen_src);
+	}
+	g_source_unref(f->listen_src);
+	close_fd(&f->listen_fd);
+	g_main_loop_unref(f->loop);
+	g_main_context_unref(f->ctx);
+	g_free(f);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A served port's forwarder (docs/network.md): a listener on the host's
+ * 127.0.0.1, on a port the kernel picks, whose every connection cordon
+ * carries to a TCP port on the loopback of a sandbox's own network
+ * namespace. The sandbox side is a socket made inside that namespace (the
+ * caller's socket_fn: the kernel tier's init creates it and passes it out
+ * with SCM_RIGHTS) and connected by the host, so the host never joins the
+ * namespace and the work never gets a descriptor of the host's.
+ *
+ * Runs on a thread of its own around GLib's main loop (one GMainContext per
+ * forwarder): nothing of it runs on the caller's threads but start and stop.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "visibility.h"
+
+typedef struct net_forward net_forward;
+
+/* A new TCP socket (SOCK_STREAM, close-on-exec, not connected) in the
+ * sandbox's network namespace, or a negative errno. Called on the
+ * forwarder's thread, once per connection and per readiness probe. */
+typedef int (*net_forward_socket_fn)(void *user);
+/* Called once, on the forwarder's thread, when the port inside first
+ * accepts a connection; address: the host listener, "127.0.0.1:PORT". */
+typedef void (*net_forward_ready_fn)(void *user, const char *address);
+
+/* Most connections carried at once; more are closed as they come. */
+#define NET_FORWARD_MAX_CONNS 256
+
+/* Listens and starts probing port inside (every 10 ms until it accepts).
+ * Returns 0, or a negative errno with the reason in why. */
+int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forward_ready_fn ready_fn,
+		      void *user, net_forward **ret, char *why, size_t whylen) CORDON_INTERNAL;
+/* The host listener's address ("127.0.0.1:PORT"; borrowed from f). */
+const char *net_forward_address(const net_forward *f) CORDON_INTERNAL;
+/* Closes the listener and every connection, ends the thread, frees f.
+ * NULL is fine. Nothing of f is left when it returns. */
+void net_forward_stop(net_forward *f) CORDON_INTERNAL;

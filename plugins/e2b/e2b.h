@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The `e2b` driver: the remote tier over E2B's control plane (REST) and envd
+ * (Connect, JSON) with libcurl and json-c (docs/tiers/e2b.md).
+ */
+#pragma once
+
+#include <cordon/plugin.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define E2B_ENVD_PORT "49983"
+#define E2B_BODY_MAX (1u << 20)       /* a control-plane or unary answer */
+#define E2B_FRAME_MAX (4u << 20)      /* one Connect envelope */
+#define E2B_JSON_DEPTH 16
+#define E2B_ID_MAX 64
+#define E2B_TOKEN_MAX 256
+
+extern const cordon_host *e2b_host;
+
+typedef struct e2b_tier {
+	char *name;
+	char *api_url;     /* no trailing slash */
+	char *sandbox_url; /* envd base for every sandbox, or NULL: 49983-ID.DOMAIN */
+	char *domain;      /* from api_url's host (api.DOMAIN) */
+	char *template_id;
+	char *root;        /* the sandbox root on E2B's side: /home/user */
+	char *ca_file;
+	char *api_key;     /* held for the tier's life; wiped at unconfigure */
+	uint64_t ttl_s;
+	uint64_t request_ms;
+} e2b_tier;
+
+typedef struct e2b_sandbox {
+	e2b_tier *tier;
+	char id[E2B_ID_MAX + 1];
+	char *token; /* envdAccessToken, or NULL */
+	char *envd;  /* envd base URL */
+	uint64_t egress;
+} e2b_sandbox;
+
+/* ---- HTTP (http.c) --------------------------------------------------------------- */
+
+typedef struct e2b_call {
+	const char *method;
+	char *url;                 /* owned by the caller */
+	const char *content_type;  /* of the body, or NULL */
+	const void *body;
+	size_t body_len;
+	bool api;                  /* the control plane: X-API-Key */
+	const e2b_sandbox *sbx;    /* envd: E2b-Sandbox-Id/Port, X-Access-Token */
+	const char *const *extra;  /* more "Name: value" headers, NULL-terminated */
+	bool idempotent;           /* may be retried on a transport error or 502-504 */
+	/* Outcomes the caller reports itself, so err stays unset: the deadline
+	 * (-ETIMEDOUT) and an answer over max_body (-EFBIG). */
+	bool quiet_timeout, quiet_over;
+	uint64_t timeout_ms;       /* the whole call; 0: the tier's request_timeout */
+	size_t max_body;           /* buffered answers; 0: E2B_BODY_MAX */
+	int cancel_fd;             /* readable: abort (-1: none) */
+	/* Streaming: when set, the body goes here (return false to abort) and is not kept. */
+	bool (*sink)(void *ctx, const char *data, size_t len);
+	void *sink_ctx;
+	/* out */
+	long status;
+	char *resp;                /* NUL-terminated, host->free */
+	size_t resp_len;
+	char content[128];         /* the response's Content-Type */
+	char failure[160];         /* a transport failure in words ("" when none) */
+	bool cancelled;
+} e2b_call;
+
+/* Performs the call; 0 with call->status set (any status), or a negative errno
+ * and err set (transport failure, deadline, redirect, body over its cap). */
+int e2b_http(const e2b_tier *t, e2b_call *call, cordon_plugin_error *err);
+void e2b_call_clear(e2b_call *call);
+/* "%s/..." with each %s of the arguments percent-encoded as a query value. */
+char *e2b_url(const char *base, const char *path, const char *query_key, const char *query_value);
+int e2b_protocol_error(cordon_plugin_error *err, const char *fmt, ...) CORDON_PLUGIN_PRINTF(2, 3);
+/* The JSON object of a body, bounded in depth; NULL (and err) when it is not one. */
+json_object *e2b_parse(const char *data, size_t len, const char *what, cordon_plugin_error *err);
+/* A string member, NULL when absent; sets *bad when present but not a string. */
+const char *e2b_string(json_object *o, const char *key, bool *bad);
+/* The error an unexpected status means, from the body's message and code. */
+int e2b_status_error(const e2b_call *c, const char *op, cordon_plugin_error *err);
+
+/* A sandbox path made plain: "." and empty components dropped, ".." taken back
+ * lexically; NULL when it is absolute or climbs above the root ("" is the root). */
+char *e2b_normalize(const char *path);
+
+/* ---- the envd operations (envd.c) -------------------------------------------------- */
+
+int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plugin_run_sink *sink,
+	    cordon_plugin_run_status *ret, cordon_plugin_error *err);
+int e2b_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plugin_emit_fn emit,
+		  void *ctx, cordon_plugin_error *err);
+int e2b_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
+		   cordon_plugin_error *err);
+int e2b_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
+	     cordon_plugin_error *err);
+int e2b_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
+	     cordon_plugin_error *err);
+/* An envd unary call (Connect JSON): 0 and *ret (the answer) or an error. */
+int e2b_unary(const e2b_sandbox *s, const char *procedure, json_object *req, json_object **ret,
+	      cordon_plugin_error *err);

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One HTTP call to E2B over libcurl, with what every call needs: TLS
+ * verification always on (an optional CA file adds trust, never removes the
+ * check), plain HTTP only to loopback (checked at configure), no redirect
+ * followed (a 3xx is an error: a key must never be sent to a host the policy
+ * did not name), a deadline on the whole call, buffered answers capped,
+ * retries with backoff only for idempotent calls, cancellation by a
+ * descriptor, and the headers that carry secrets wiped before they are freed.
+ * libcurl's proxy conventions (http_proxy, https_proxy, no_proxy) apply.
+ */
+#include "config.h"
+
+#include "e2b.h"
+#include "errcodes.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RETRIES 3
+
+int e2b_protocol_error(cordon_plugin_error *err, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return e2b_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(remote_protocol),
+				   "e2b: %s", msg);
+}
+
+void e2b_call_clear(e2b_call *call)
+{
+	if (call->resp)
+		e2b_host->free(call->resp);
+	call->resp = NULL;
+	call->resp_len = 0;
+}
+
+typedef struct xfer {
+	e2b_call *call;
+	CURL *h;
+	size_t cap;
+	size_t len, alloc;
+	bool over, bad_type, sink_stop, checked, streaming;
+} xfer;
+
+/* The first bytes of the answer: a streamed 200 of the wrong type is refused,
+ * any other status is buffered (an error body) instead of streamed. */
+static void first_bytes(xfer *x)
+{
+	long status = 0;
+	char *ct = NULL;
+	x->checked = true;
+	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &status);
+	curl_easy_getinfo(x->h, CURLINFO_CONTENT_TYPE, &ct);
+	x->call->status = status;
+	snprintf(x->call->content, sizeof(x->call->content), "%s", ct ? ct : "");
+	x->streaming = x->call->sink && status == 200;
+	if (x->streaming && strcmp(x->call->content, "application/connect+json") != 0)
+		x->bad_type = true;
+}
+
+static size_t on_data(char *data, size_t size, size_t n, void *ctx)
+{
+	xfer *x = ctx;
+	size_t len = size * n;
+	if (!x->checked)
+		first_bytes(x);
+	if (x->bad_type)
+		return 0;
+	if (x->streaming) {
+		if (!x->call->sink(x->call->sink_ctx, data, len)) {
+			x->sink_stop = true;
+			return 0;
+		}
+		return len;
+	}
+	if (len > x->cap - x->len) {
+		x->over = true;
+		return 0;
+	}
+	if (x->len + len + 1 > x->alloc) {
+		size_t a = x->alloc ? x->alloc : 4096;
+		while (a < x->len + len + 1)
+			a *= 2;
+		char *b = e2b_host->alloc(a);
+		if (x->call->resp) {
+			memcpy(b, x->call->resp, x->len);
+			e2b_host->free(x->call->resp);
+		}
+		x->call->resp = b;
+		x->alloc = a;
+	}
+	memcpy(x->call->resp + x->len, data, len);
+	x->len += len;
+	x->call->resp[x->len] = '\0';
+	return len;
+}
+
+static int on_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
+{
+	xfer *x = ctx;
+	struct pollfd p = { .fd = x->call->cancel_fd, .events = POLLIN };
+	if (x->call->cancel_fd >= 0 && poll(&p, 1, 0) > 0) {
+		x->call->cancelled = true;
+		return 1;
+	}
+	return 0;
+}
+
+static struct curl_slist *add_header(struct curl_slist *l, const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 3;
+	char *h = e2b_host->alloc(n);
+	snprintf(h, n, "%s: %s", name, value);
+	struct curl_slist *r = curl_slist_append(l, h);
+	explicit_bzero(h, n);
+	e2b_host->free(h);
+	if (!r)
+		abort(); /* as host->alloc: memory exhaustion is not an error path */
+	return r;
+}
+
+/* The copies libcurl keeps of the secret headers are wiped before they are freed. */
+static void free_headers(struct curl_slist *l)
+{
+	for (struct curl_slist *p = l; p; p = p->next)
+		explicit_bzero(p->data, strlen(p->data));
+	curl_slist_free_all(l);
+}
+
+static struct curl_slist *headers(const e2b_tier *t, const e2b_call *c)
+{
+	struct curl_slist *l = curl_slist_append(NULL, "Expect:");
+	if (c->api)
+		l = add_header(l, "X-API-Key", t->api_key);
+	if (c->sbx) {
+		l = add_header(l, "E2b-Sandbox-Id", c->sbx->id);
+		l = add_header(l, "E2b-Sandbox-Port", E2B_ENVD_PORT);
+		if (c->sbx->token)
+			l = add_header(l, "X-Access-Token", c->sbx->token);
+	}
+	if (c->content_type)
+		l = add_header(l, "Content-Type", c->content_type);
+	for (const char *const *e = c->extra; e && *e; e++)
+		l = curl_slist_append(l, *e);
+	return l;
+}
+
+static void setup(CURL *h, const e2b_tier *t, e2b_call *c, xfer *x, uint64_t timeout_ms,
+		  struct curl_slist *hdr)
+{
+	curl_easy_setopt(h, CURLOPT_URL, c->url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (t->ca_file)
+		curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 10000 ? timeout_ms : 10000));
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "cordon-e2b/" PACKAGE_VERSION);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, x);
+	if (strcmp(c->method, "POST") == 0) {
+		curl_easy_setopt(h, CURLOPT_POST, 1L);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->body ? c->body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->body_len);
+	} else if (strcmp(c->method, "GET") != 0) {
+		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, c->method);
+	}
+}
+
+static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *retry,
+		   cordon_plugin_error *err)
+{
+	CURL *h = curl_easy_init();
+	if (!h)
+		return e2b_host->error_set(err, ENOMEM, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+					   "e2b: curl_easy_init failed");
+	xfer x = { .call = c, .h = h, .cap = c->max_body ? c->max_body : E2B_BODY_MAX };
+	struct curl_slist *hdr = headers(t, c);
+	e2b_call_clear(c);
+	c->status = 0;
+	c->content[0] = '\0';
+	c->failure[0] = '\0';
+	setup(h, t, c, &x, timeout_ms, hdr);
+	CURLcode rc = curl_easy_perform(h);
+	c->resp_len = x.len;
+	if (!x.checked && rc == CURLE_OK)
+		first_bytes(&x);
+	char *location = NULL;
+	curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
+	int r = 0;
+	*retry = false;
+	if (rc == CURLE_OPERATION_TIMEDOUT)
+		snprintf(c->failure, sizeof(c->failure), "no answer within %llu ms",
+			 (unsigned long long)timeout_ms);
+	else if (rc != CURLE_OK)
+		snprintf(c->failure, sizeof(c->failure), "%s", curl_easy_strerror(rc));
+	if (x.bad_type)
+		r = e2b_protocol_error(err, "%s %s: a stream answered as '%s', not application/connect+json",
+				       c->method, c->url, c->content);
+	else if (x.over && c->quiet_over)
+		r = -EFBIG;
+	else if (x.over)
+		r = e2b_protocol_error(err, "%s %s: the answer is over its limit of %zu bytes",
+				       c->method, c->url, x.cap);
+	else if (c->cancelled)
+		r = -ECANCELED;
+	else if (x.sink_stop)
+		r = -EPROTO; /* the sink set its own error */
+	else if (rc == CURLE_OPERATION_TIMEDOUT && c->quiet_timeout)
+		r = -ETIMEDOUT;
+	else if (rc == CURLE_OPERATION_TIMEDOUT)
+		r = e2b_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(remote_unavailable),
+					"e2b: %s %s: %s", c->method, c->url, c->failure);
+	else if (rc != CURLE_OK) {
+		*retry = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+			 rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR;
+		r = e2b_host->error_set(err, EHOSTUNREACH, CORDON_PLUGIN_ERROR_TRANSIENT,
+					ERRC(remote_unavailable), "e2b: %s %s: %s", c->method, c->url,
+					c->failure);
+	} else if (c->status >= 300 && c->status < 400)
+		r = e2b_protocol_error(err, "%s %s: redirected (%ld) to %s: refused, a key is never "
+				       "sent where the policy does not point", c->method, c->url,
+				       c->status, location ? location : "nowhere");
+	else
+		*retry = c->status >= 502 && c->status <= 504;
+	free_headers(hdr);
+	curl_easy_cleanup(h);
+	return r;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int e2b_http(const e2b_tier *t, e2b_call *c, cordon_plugin_error *err)
+{
+	uint64_t budget = c->timeout_ms ? c->timeout_ms : t->request_ms;
+	uint64_t deadline = now_ms() + budget;
+	for (int attempt = 0;; attempt++) {
+		bool retry = false;
+		uint64_t left = deadline > now_ms() ? deadline - now_ms() : 1;
+		int r = perform(t, c, left, &retry, err);
+		uint64_t pause = 100u << attempt;
+		if (!retry || !c->idempotent || attempt + 1 >= RETRIES || now_ms() + pause >= deadline)
+			return r;
+		e2b_host->log(CORDON_PLUGIN_LOG_DEBUG, "e2b", "%s %s: retrying in %llu ms", c->method,
+			      c->url, (unsigned long long)pause);
+		usleep((useconds_t)pause * 1000);
+	}
+}
+
+char *e2b_url(const char *base, const char *path, const char *key, const char *value)
+{
+	char *esc = value ? curl_easy_escape(NULL, value, 0) : NULL;
+	size_t n = strlen(base) + strlen(path) + (key ? strlen(key) : 0) + (esc ? strlen(esc) : 0) + 4;
+	char *u = e2b_host->alloc(n);
+	if (key && esc)
+		snprintf(u, n, "%s%s?%s=%s", base, path, key, esc);
+	else
+		snprintf(u, n, "%s%s", base, path);
+	curl_free(esc);
+	return u;
+}
+
+json_object *e2b_parse(const char *data, size_t len, const char *what, cordon_plugin_error *err)
+{
+	json_tokener *tok = json_tokener_new_ex(E2B_JSON_DEPTH);
+	json_object *o = data && len < E2B_FRAME_MAX ? json_tokener_parse_ex(tok, data, (int)len) : NULL;
+	bool whole = o && json_tokener_get_error(tok) == json_tokener_success &&
+		     json_tokener_get_parse_end(tok) == len;
+	json_tokener_free(tok);
+	if (!whole || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		e2b_protocol_error(err, "%s: the answer is not one JSON object", what);
+		return NULL;
+	}
+	return o;
+}
+
+const char *e2b_string(json_object *o, const char *key, bool *bad)
+{
+	json_object *v;
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return NULL;
+	if (!json_object_is_type(v, json_type_string)) {
+		*bad = true;
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+int e2b_status_error(const e2b_call *c, const char *op, cordon_plugin_error *err)
+{
+	char msg[300] = "";
+	json_object *o = NULL;
+	if (c->resp_len && c->resp_len < E2B_BODY_MAX) {
+		json_tokener *tok = json_tokener_new_ex(E2B_JSON_DEPTH);
+		o = json_tokener_parse_ex(tok, c->resp, (int)c->resp_len);
+		json_tokener_free(tok);
+	}
+	bool bad = false;
+	const char *m = json_object_is_type(o, json_type_object) ? e2b_string(o, "message", &bad) : NULL;
+	/* What the server says is quoted, never trusted as a format, and cut. */
+	snprintf(msg, sizeof(msg), "%.250s", m ? m : "(no message)");
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+	json_object_put(o);
+	long s = c->status;
+	if (s == 401 || s == 403)
+		return e2b_host->error_set(err, EACCES, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(remote_refused),
+					   "e2b: %s: the server refused (%ld): %s", op, s, msg);
+	if (s == 429 || s >= 500)
+		return e2b_host->error_set(err, EAGAIN, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(remote_unavailable),
+					   "e2b: %s: the server is unavailable (%ld): %s", op, s, msg);
+	return e2b_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(remote_protocol),
+				   "e2b: %s: unexpected status %ld: %s", op, s, msg);
+}

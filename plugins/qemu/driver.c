@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The microVM driver, once for every family (kvm, hvf, hyperv): configure, the truthful
+ * probe, open (one guest per sandbox, booted cold), runs and file operations over the
+ * agent's channel (agent/client.c, as the container tiers), close.
+ *
+ * Containment: `microvm` only with the family's hardware accelerator usable here, QEMU and
+ * its machine type present, both pins matching and a trial boot that reached the agent.
+ * `accel: tcg` (emulation) reports `kernel`, never `microvm`: QEMU does not treat TCG as a
+ * security boundary (DESIGN §7).
+ */
+#include "config.h"
+
+#include "vm.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const cordon_host *qemu_host;
+
+#define DEFAULT_BOOT_TIMEOUT_MS 60000 /* TCG on a loaded 2-core host */
+#define DEFAULT_SCRATCH (64ull << 20)
+#define DEFAULT_MEMORY_MIB 256
+#define MIN_MEMORY_MIB 128           /* the guest kernel and initramfs boot in it */
+#define DEFAULT_OUTPUT_CAP (16ull << 20)
+#define RUN_GRACE_MS 5000            /* past a run's timeout: the agent's own kill */
+#define FILE_OP_TIMEOUT_MS 60000
+#define PROBE_TIMEOUT_MS 10000
+
+typedef struct qemu_sandbox {
+	qemu_tier *tier;
+	pthread_mutex_t lock; /* one exchange at a time on the channel */
+	qemu_vm vm;
+	uint64_t out_cap;
+	bool broken;          /* the channel failed: the guest is gone */
+} qemu_sandbox;
+
+/* ---- configure ------------------------------------------------------------------------ */
+
+static bool is_sha256(const char *s)
+{
+	if (!s || strlen(s) != 64)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return true;
+}
+
+static void tier_free(qemu_tier *t)
+{
+	if (!t)
+		return;
+	qemu_pool_free(t->pool);
+	free(t->name);
+	free(t->qemu);
+	free(t->kernel.path);
+	free(t->initrd.path);
+	free(t->machine_ok);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+static int read_pin(const cordon_plugin_config *cfg, const char *key, const char *hash_key,
+		    qemu_pin *pin, cordon_plugin_error *err)
+{
+	const char *path = NULL, *hash = NULL;
+	qemu_host->config_string(cfg, key, &path);
+	qemu_host->config_string(cfg, hash_key, &hash);
+	if (!path || path[0] != '/')
+		return qemu_host->config_error(cfg, key, err, "must be an absolute path");
+	if (!is_sha256(hash))
+		return qemu_host->config_error(cfg, hash_key, err,
+					       "must be 64 lower-case hex digits (cordon vm build "
+					       "prints it)");
+	pin->path = qemu_xstrdup(path);
+	snprintf(pin->sha256, sizeof(pin->sha256), "%s", hash);
+	return 0;
+}
+
+static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_plugin_error *err)
+{
+	const char *s = NULL;
+	if (qemu_host->config_string(cfg, "accel", &s) == 1 && strcmp(s, "tcg") != 0 &&
+	    strcmp(s, qemu_accel_name(t->family->accel)) != 0)
+		return qemu_host->config_error(cfg, "accel", err, "must be %s or tcg",
+					       qemu_accel_name(t->family->accel));
+	t->tcg = s && strcmp(s, "tcg") == 0;
+	s = NULL;
+	if (qemu_host->config_string(cfg, "arch", &s) == 1) {
+		if (strcmp(s, "x86_64") != 0 && strcmp(s, "aarch64") != 0)
+			return qemu_host->config_error(cfg, "arch", err, "must be x86_64 or aarch64");
+		t->arch = strcmp(s, "aarch64") == 0 ? QEMU_ARCH_AARCH64 : QEMU_ARCH_X86_64;
+	}
+	/* another architecture than the host's runs only emulated */
+	if (t->arch != qemu_host_arch() && !t->tcg)
+		return qemu_host->config_error(cfg, "arch", err,
+					       "a guest of another architecture needs accel: tcg");
+	s = NULL;
+	if (qemu_host->config_string(cfg, "qemu", &s) == 1) {
+		if (s[0] != '/')
+			return qemu_host->config_error(cfg, "qemu", err, "must be an absolute path");
+		t->qemu = qemu_xstrdup(s);
+	}
+	qemu_host->config_bool(cfg, "pvm_kernel", &t->pvm_kernel);
+	qemu_host->config_u64(cfg, "boot_timeout", &t->boot_timeout_ms);
+	qemu_host->config_u64(cfg, "scratch", &t->scratch);
+	if (qemu_host->config_int(cfg, "cpus", &t->cpus) == 1 && (t->cpus < 1 || t->cpus > 64))
+		return qemu_host->config_error(cfg, "cpus", err, "must be 1 to 64");
+	if (qemu_host->config_int(cfg, "pool", &t->pool_size) == 1 &&
+	    (t->pool_size < 0 || t->pool_size > 8))
+		return qemu_host->config_error(cfg, "pool", err, "must be 0 to 8");
+	if (t->boot_timeout_ms == 0)
+		t->boot_timeout_ms = DEFAULT_BOOT_TIMEOUT_MS;
+	if (t->scratch == 0)
+		t->scratch = DEFAULT_SCRATCH;
+	return 0;
+}
+
+static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
+			  cordon_plugin_error *err)
+{
+	if (qemu_host->abi_minor < 2 ||
+	    qemu_host->size < offsetof(cordon_host, process_spawn) + sizeof(void *) ||
+	    !qemu_host->process_spawn)
+		return qemu_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
+					    ERRC(host_incomplete),
+					    "the core lacks process_spawn (plugin ABI 1.2)");
+	qemu_tier *t = qemu_xmalloc0(sizeof(*t));
+	pthread_mutex_init(&t->lock, NULL);
+	t->family = data;
+	t->arch = qemu_host_arch();
+	t->name = qemu_xstrdup(qemu_host->config_tier_name(cfg));
+	t->cpus = 1;
+	/* without a token gc of another host could not tell our QEMUs from a dead one's */
+	if (owner_token_self(t->owner) < 0) {
+		tier_free(t);
+		return qemu_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+					    "cannot tell this process's owner token from /proc");
+	}
+	int r = read_scalars(cfg, t, err);
+	if (r == 0)
+		r = read_pin(cfg, "kernel", "kernel_sha256", &t->kernel, err);
+	if (r == 0)
+		r = read_pin(cfg, "initrd", "initrd_sha256", &t->initrd, err);
+	if (r < 0) {
+		tier_free(t);
+		return r;
+	}
+	t->limits.size = sizeof(t->limits);
+	qemu_host->config_limits(cfg, &t->limits);
+	if (t->pool_size > 0)
+		t->pool = qemu_pool_new(t, (size_t)t->pool_size);
+	*ret_tier = t;
+	return 0;
+}
+
+static void qemu_unconfigure(void *tier)
+{
+	tier_free(tier);
+}
+
+/* ---- the command line of one sandbox ------------------------------------------------------ */
+
+static char *qemu_binary(const qemu_tier *t)
+{
+	if (t->qemu)
+		return access(t->qemu, X_OK) == 0 ? qemu_xstrdup(t->qemu) : NULL;
+	char *p = qemu_host->find_program(qemu_arch_binary(t->arch));
+	char *r = p ? qemu_xstrdup(p) : NULL;
+	qemu_host->free(p);
+	return r;
+}
+
+static bool limit_set(const cordon_plugin_limits *l, int i)
+{
+	return l->set & (1u << i);
+}
+
+/* The config of one guest under limits l; a limit it cannot honour is refused. */
+static int guest_config(const qemu_tier *t, const cordon_plugin_limits *l, char *binary,
+			qemu_config *c, agent_error *r)
+{
+	uint64_t mib = DEFAULT_MEMORY_MIB;
+	if (limit_set(l, CORDON_PLUGIN_LIMIT_MEMORY))
+		mib = l->value[CORDON_PLUGIN_LIMIT_MEMORY] >> 20;
+	if (mib < MIN_MEMORY_MIB)
+		return qemu_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(limit_unenforceable),
+				   "memory below %d MiB: the guest kernel does not boot in it",
+				   MIN_MEMORY_MIB);
+	uint64_t cpus = (uint64_t)t->cpus;
+	if (limit_set(l, CORDON_PLUGIN_LIMIT_CPU_MILLI))
+		cpus = (l->value[CORDON_PLUGIN_LIMIT_CPU_MILLI] + 999) / 1000;
+	if (cpus < 1)
+		cpus = 1;
+	*c = (qemu_config){
+		.binary = binary, .arch = t->arch,
+		.accel = t->tcg ? QEMU_ACCEL_TCG : t->family->accel,
+		.machine = t->family->machine(t->arch), .memory_mib = mib, .cpus = (uint32_t)cpus,
+		.kernel = t->kernel.path, .initrd = t->initrd.path,
+		.tsc_khz = t->tcg ? qemu_host_tsc_khz() : 0, .scratch_bytes = t->scratch,
+		.pids = limit_set(l, CORDON_PLUGIN_LIMIT_PIDS) ? l->value[CORDON_PLUGIN_LIMIT_PIDS] : 0,
+		.nofile = limit_set(l, CORDON_PLUGIN_LIMIT_NOFILE) ? l->value[CORDON_PLUGIN_LIMIT_NOFILE] : 0,
+		.fsize = limit_set(l, CORDON_PLUGIN_LIMIT_FSIZE) ? l->value[CORDON_PLUGIN_LIMIT_FSIZE] : 0,
+		.owner = t->owner,
+	};
+	return 0;
+}
+
+int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_error *r)
+{
+	int ret = qemu_pin_check(t, &t->kernel, "kernel", r);
+	if (ret == 0)
+		ret = qemu_pin_check(t, &t->initrd, "initrd", r);
+	if (ret < 0)
+		return ret;
+	char *binary = qemu_binary(t);
+	if (!binary)
+		return qemu_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				   "QEMU (%s) is not installed", t->qemu ? t->qemu
+								  : qemu_arch_binary(t->arch));
+	qemu_config c;
+	ret = guest_config(t, l, binary, &c, r);
+	if (ret == 0)
+		ret = qemu_vm_start(&c, t->boot_timeout_ms, vm, r);
+	free(binary);
+	return ret;
+}
+
+/* ---- probe ---------------------------------------------------------------------------- */
+
+/* Trial boots that reached the agent, in this process: a context is created per caller, and
+ * each would boot its own trial otherwise (admission probes every 2 s; a boot is seconds
+ * under TCG). Keyed by everything the boot depended on; the pins are checked again on every
+ * probe and open, so a changed file is refused. */
+#define TRIALS_MAX 16
+static pthread_mutex_t trials_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *trials[TRIALS_MAX];
+static int64_t trials_ms[TRIALS_MAX];
+static size_t trials_next;
+
+static char *trial_key(const qemu_tier *t, const char *binary)
+{
+	return qemu_xasprintf("%s|%s|%d|%s|%s|%s|%s", binary, t->tcg ? "tcg" : t->family->name,
+			      (int)t->arch, t->kernel.path, t->kernel.sha256, t->initrd.path,
+			      t->initrd.sha256);
+}
+
+static bool trial_passed(const char *key, int64_t *ret_ms)
+{
+	bool found = false;
+	pthread_mutex_lock(&trials_lock);
+	for (size_t i = 0; i < TRIALS_MAX && !found; i++)
+		if (trials[i] && strcmp(trials[i], key) == 0) {
+			found = true;
+			*ret_ms = trials_ms[i];
+		}
+	pthread_mutex_unlock(&trials_lock);
+	return found;
+}
+
+static void trial_remember(const char *key, int64_t ms)
+{
+	pthread_mutex_lock(&trials_lock);
+	size_t i = trials_next++ % TRIALS_MAX;
+	free(trials[i]);
+	trials[i] = qemu_xstrdup(key);
+	trials_ms[i] = ms;
+	pthread_mutex_unlock(&trials_lock);
+}
+
+static int unavailable(cordon_plugin_probe *ret, uint32_t containment, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int unavailable(cordon_plugin_probe *ret, uint32_t containment, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ret->reason, sizeof(ret->reason), fmt, ap);
+	va_end(ap);
+	ret->available = 0;
+	ret->containment = containment;
+	return 0;
+}
+
+/* Whether `QEMU -machine help` lists the machine type. */
+static bool machine_present(const char *binary, const char *machine)
+{
+	const char *argv[] = { binary, "-machine", "help", NULL };
+	cordon_host_spawn s = { .size = sizeof(s), .argv = argv, .timeout_ms = PROBE_TIMEOUT_MS };
+	bool found = false;
+	if (qemu_host->spawn(&s, NULL) == 0 && s.exit_code == 0 && s.out) {
+		size_t n = strlen(machine);
+		for (const char *p = s.out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+			if (strncmp(p, machine, n) == 0 && (p[n] == ' ' || p[n] == '\n'))
+				found = true;
+	}
+	qemu_host->free(s.out);
+	qemu_host->free(s.err);
+	return found;
+}
+
+static int qemu_probe(void *tier, cordon_plugin_probe *ret)
+{
+	qemu_tier *t = tier;
+	/* Under TCG the boundary is not the guest (QEMU does not treat emulation as one) but the
+	 * jail around QEMU, and QEMU is not jailed yet: it runs as the caller under its own
+	 * seccomp sandbox, a process jail's containment (docs/tiers/microvm.md). */
+	uint32_t want = t->tcg ? CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL
+			       : CORDON_PLUGIN_CONTAINMENT_MICROVM;
+	/* A kept answer (the probe cache) is dropped when these change; QEMU itself counts
+	 * through find_program. */
+	if (qemu_host->abi_minor >= 3) {
+		qemu_host->probe_depends("/dev/kvm");
+		qemu_host->probe_depends(t->kernel.path);
+		qemu_host->probe_depends(t->initrd.path);
+	}
+	qemu_accel_probe a = { 0 };
+	if (!t->tcg) {
+		t->family->detect(t->pvm_kernel, &a);
+		if (!a.usable)
+			return unavailable(ret, want, "%s", a.reason);
+	}
+	char *binary = qemu_binary(t);
+	if (!binary)
+		return unavailable(ret, want, "QEMU (%s) is not installed",
+				   t->qemu ? t->qemu : qemu_arch_binary(t->arch));
+	const char *machine = t->family->machine(t->arch);
+	pthread_mutex_lock(&t->lock);
+	bool present = t->machine_ok && strcmp(t->machine_ok, binary) == 0;
+	pthread_mutex_unlock(&t->lock);
+	if (!present && !machine_present(binary, machine)) {
+		free(binary);
+		return unavailable(ret, want, "QEMU lacks the %s machine type", machine);
+	}
+	char *key = trial_key(t, binary);
+	pthread_mutex_lock(&t->lock);
+	free(t->machine_ok);
+	t->machine_ok = binary;
+	pthread_mutex_unlock(&t->lock);
+	agent_error r;
+	int64_t ms = 0;
+	bool trial_ok = trial_passed(key, &ms);
+	if (trial_ok) {
+		if (qemu_pin_check(t, &t->kernel, "kernel", &r) < 0 ||
+		    qemu_pin_check(t, &t->initrd, "initrd", &r) < 0) {
+			free(key);
+			return unavailable(ret, want, "%s", r.message);
+		}
+	} else {
+		/* the trial boot: the pins are checked on the way */
+		qemu_vm vm;
+		if (qemu_boot(t, &t->limits, &vm, &r) < 0) {
+			free(key);
+			return unavailable(ret, want, "%s", r.message);
+		}
+		ms = vm.hello_ms;
+		qemu_vm_stop(&vm);
+		trial_remember(key, ms);
+	}
+	free(key);
+	if (t->pool)
+		qemu_pool_start(t->pool);
+	ret->available = 1;
+	ret->containment = want;
+	/* The guest has no network device: nothing leaves but the agent channel. */
+	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
+	snprintf(ret->reason, sizeof(ret->reason),
+		 "%s machine, %.200s; kernel and initrd match their pins; a trial boot reached "
+		 "the agent in %lld ms", machine,
+		 t->tcg ? "emulated (accel: tcg), not a hardware boundary" : a.reason,
+		 (long long)ms);
+	return 0;
+}
+
+/* Whether limits l boot the same guest as the tier's own (the pool's). */
+static bool same_guest(const qemu_tier *t, const cordon_plugin_limits *l)
+{
+	qemu_config a = { 0 }, b = { 0 }; /* guest_config's refusals are variadic: the analyzer */
+	agent_error r;
+	if (guest_config(t, l, "qemu", &a, &r) < 0 || guest_config(t, &t->limits, "qemu", &b, &r) < 0)
+		return false;
+	return a.memory_mib == b.memory_mib && a.cpus == b.cpus && a.pids == b.pids &&
+	       a.nofile == b.nofile && a.fsize == b.fsize;
+}
+
+/* A pooled guest for these limits, when one is ready and the pins still hold. */
+static bool from_pool(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm)
+{
+	agent_error r;
+	if (!t->pool || !same_guest(t, l) || qemu_pin_check(t, &t->kernel, "kernel", &r) < 0 ||
+	    qemu_pin_check(t, &t->initrd, "initrd", &r) < 0)
+		return false; /* the boot that follows says why */
+	return qemu_pool_take(t->pool, vm);
+}
+
+/* ---- open and close ----------------------------------------------------------------------- */
+
+static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
+			cordon_plugin_error *err)
+{
+	qemu_tier *t = tier;
+	if (spec->workspace)
+		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+					    ERRC(vm_workspace_unsupported),
+					    "the %s tier does not carry a host workspace into the "
+					    "guest yet (its /work is the guest's own)", t->name);
+	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
+		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+					    ERRC(egress_unsupported),
+					    "the guest has no network device: egress deny only");
+	qemu_sandbox *sb = qemu_xmalloc0(sizeof(*sb));
+	sb->tier = t;
+	pthread_mutex_init(&sb->lock, NULL);
+	agent_error r;
+	if (!from_pool(t, &spec->limits, &sb->vm) && qemu_boot(t, &spec->limits, &sb->vm, &r) < 0) {
+		pthread_mutex_destroy(&sb->lock);
+		free(sb);
+		return qemu_fail(err, &r);
+	}
+	uint64_t cap = limit_set(&spec->limits, CORDON_PLUGIN_LIMIT_OUTPUT)
+			       ? spec->limits.value[CORDON_PLUGIN_LIMIT_OUTPUT]
+			       : DEFAULT_OUTPUT_CAP;
+	sb->out_cap = cap + 1; /* one byte more than the core keeps: it sees the cut */
+	*ret_sandbox = sb;
+	return 0;
+}
+
+static void qemu_op_close(void *sandbox)
+{
+	qemu_sandbox *sb = sandbox;
+	if (!sb)
+		return;
+	qemu_vm_stop(&sb->vm);
+	pthread_mutex_destroy(&sb->lock);
+	free(sb);
+}
+
+/* ---- runs and file operations ------------------------------------------------------------- */
+
+typedef struct exchange_state {
+	qemu_sandbox *sb;
+	agent_exchange x;
+	agent_sink k;
+	const cordon_plugin_run_sink *sink;
+} exchange_state;
+
+static void on_output(void *ctx, int stream, const char *data, size_t len)
+{
+	exchange_state *s = ctx;
+	if (s->sink && s->sink->output)
+		s->sink->output(s->sink->ctx, stream, data, len);
+}
+
+static void kill_vm(void *ctx)
+{
+	exchange_state *s = ctx;
+	qemu_vm_kill(&s->sb->vm);
+}
+
+/* One request on the channel; the caller holds sb->lock. A deadline kills the guest. */
+static int exchange(exchange_state *s, const char *req, size_t len, uint64_t limit_ms,
+		    int cancel_fd, bool *ret_deadline)
+{
+	qemu_sandbox *sb = s->sb;
+	agent_link link = { .in = &sb->vm.chan, .out = sb->vm.chan, .err = sb->vm.err,
+			    .session = true, .ctx = s, .kill = kill_vm };
+	int loop = agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, req, len, ret_deadline);
+	if (!s->x.done || loop < 0)
+		sb->broken = true; /* the guest is gone, killed, or spoke out of turn */
+	return loop;
+}
+
+static int gone(qemu_sandbox *sb, cordon_plugin_error *err)
+{
+	return qemu_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				    "the %s guest is gone (QEMU ended or was killed)",
+				    sb->tier->name);
+}
+
+static void fill_status(const agent_exchange *x, cordon_plugin_run_status *ret)
+{
+	const agent_status *st = &x->status;
+	ret->flags = st->exited ? CORDON_PLUGIN_RUNSTATUS_EXITED : CORDON_PLUGIN_RUNSTATUS_SIGNALED;
+	if (st->exited)
+		ret->exit_code = st->code;
+	else
+		ret->signal = st->code;
+	if (st->timed_out)
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
+	if (st->cancelled || (x->cancel_wanted && !st->timed_out))
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_CANCELLED;
+	if (st->oom)
+		ret->flags |= CORDON_PLUGIN_RUNSTATUS_OOM;
+}
+
+static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
+		       const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+		       cordon_plugin_error *err)
+{
+	qemu_sandbox *sb = sandbox;
+	if (spec->port)
+		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+					    ERRC(egress_unsupported),
+					    "the guest has no network device: nothing to serve on");
+	size_t len;
+	char *req = agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
+				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len, &len);
+	if (!req)
+		return qemu_host->error_set(err, E2BIG, CORDON_PLUGIN_ERROR_INVALID,
+					    ERRC(invalid_argument),
+					    "the run's argv, environment and stdin exceed what the "
+					    "agent's channel carries (%u bytes)", AGENT_REQUEST_MAX);
+	exchange_state s = { .sb = sb, .sink = sink };
+	s.x.kind = AGENT_ANSWER_RUN;
+	s.k = (agent_sink){ .ctx = &s, .output = on_output };
+	s.x.sink = &s.k;
+	pthread_mutex_lock(&sb->lock);
+	int rc;
+	bool deadline = false;
+	if (sb->broken) {
+		rc = gone(sb, err);
+	} else {
+		int loop = exchange(&s, req, len, spec->timeout_ms + RUN_GRACE_MS, spec->cancel_fd,
+				    &deadline);
+		if (s.x.have_status && loop == 0) {
+			fill_status(&s.x, ret);
+			rc = 0;
+		} else if (deadline) {
+			/* the guest did not end the work itself: the VM was killed with it */
+			ret->flags = CORDON_PLUGIN_RUNSTATUS_SIGNALED | CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
+			ret->signal = 9;
+			rc = 0;
+		} else if (s.x.have_error && loop == 0) {
+			rc = qemu_fail(err, &s.x.error);
+		} else {
+			rc = loop < 0 ? qemu_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+							     ERRC(vm_failed),
+							     "the guest's agent spoke out of turn")
+				      : gone(sb, err);
+		}
+	}
+	pthread_mutex_unlock(&sb->lock);
+	explicit_bzero(req, len); /* granted secrets */
+	free(req);
+	return rc;
+}
+
+static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, size_t in_len,
+		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+{
+	size_t len;
+	char *req = agent_file_request(args, in, in_len, &len);
+	if (!req)
+		return qemu_host->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID,
+					    ERRC(path_too_long), "the path is too long for the agent");
+	exchange_state s = { .sb = sb };
+	s.x.kind = AGENT_ANSWER_FILE;
+	s.x.want = want;
+	s.k = (agent_sink){ .ctx = ctx, .emit = emit };
+	s.x.sink = &s.k;
+	pthread_mutex_lock(&sb->lock);
+	int rc;
+	bool deadline = false;
+	if (sb->broken) {
+		rc = gone(sb, err);
+	} else {
+		int loop = exchange(&s, req, len, FILE_OP_TIMEOUT_MS, -1, &deadline);
+		if (s.x.emit_rc)
+			rc = s.x.emit_rc;
+		else if (s.x.have_error && loop == 0 && want == AGENT_FRAME_DATA &&
+			 s.x.error.errnum == EFBIG)
+			rc = -EFBIG; /* as the local driver: the core names the limit */
+		else if (s.x.have_error && loop == 0)
+			rc = qemu_fail(err, &s.x.error);
+		else if (s.x.file_done && loop == 0)
+			rc = 0;
+		else if (deadline)
+			rc = qemu_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TERMINAL,
+						  ERRC(vm_failed),
+						  "the guest did not answer a file operation in %d s "
+						  "(the VM was killed)", FILE_OP_TIMEOUT_MS / 1000);
+		else
+			rc = gone(sb, err);
+	}
+	pthread_mutex_unlock(&sb->lock);
+	free(req);
+	return rc;
+}
+
+static int qemu_op_read_file(void *sandbox, const char *path, uint64_t max_len,
+			     cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+{
+	char max[32];
+	snprintf(max, sizeof(max), "%" PRIu64, max_len);
+	const char *args[] = { "read", path, max, NULL };
+	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_DATA, emit, ctx, err);
+}
+
+static int qemu_op_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
+			      cordon_plugin_error *err)
+{
+	const char *args[] = { "write", path, NULL };
+	return file_op(sandbox, args, len ? data : "", (size_t)len, 0, NULL, NULL, err);
+}
+
+static int qemu_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit,
+			void *ctx, cordon_plugin_error *err)
+{
+	const char *args[] = { "glob", pattern, NULL };
+	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, err);
+}
+
+static int qemu_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
+			cordon_plugin_error *err)
+{
+	const char *args[] = { "walk", dir && *dir ? dir : ".", NULL };
+	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, err);
+}
+
+int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
+		     cordon_plugin_error *err, const qemu_family *family)
+{
+	(void)err;
+	qemu_host = host;
+	static cordon_plugin_driver drv; /* one family per plugin module */
+	drv = (cordon_plugin_driver){
+		.size = sizeof(drv),
+		.name = family->name,
+		.config_keys = family->config_keys,
+		.data = (void *)family,
+		.configure = qemu_configure,
+		.unconfigure = qemu_unconfigure,
+		.probe = qemu_probe,
+		.open = qemu_op_open,
+		.run = qemu_op_run,
+		.read_file = qemu_op_read_file,
+		.write_file = qemu_op_write_file,
+		.glob = qemu_op_glob,
+		.walk = qemu_op_walk,
+		.close = qemu_op_close,
+		.gc = qemu_gc,
+	};
+	return host->register_driver(reg, &drv);
+}

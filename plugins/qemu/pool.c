@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * `pool: N`: guests booted ahead, cold, on the tier's own limits, each handed to one sandbox
+ * and never back (close ends it). A thread of the tier's keeps N ready, started by the first
+ * probe that found the tier available, and stopped with the tier (every ready guest
+ * ended). A pooled guest is a whole cold boot, with its own kernel RNG and memory: nothing
+ * is shared between siblings (copy-on-write clones, which would share state, are not done).
+ * The price is N guests' memory held while idle.
+ */
+#include "config.h"
+
+#include "vm.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RETRY_MS 2000 /* a failed boot is tried again after this */
+
+struct qemu_pool {
+	qemu_tier *tier;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	qemu_vm *ready;
+	size_t n, want;
+	bool stopping, started;
+	pthread_t thread;
+};
+
+qemu_pool *qemu_pool_new(qemu_tier *t, size_t want)
+{
+	qemu_pool *p = qemu_xmalloc0(sizeof(*p));
+	p->tier = t;
+	p->want = want;
+	p->ready = qemu_xmalloc0(want * sizeof(*p->ready));
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	return p;
+}
+
+/* Waits up to ms for a change (or stopping); the caller holds the lock. */
+static void wait_ms(qemu_pool *p, int64_t ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+}
+
+static void *refill(void *arg)
+{
+	qemu_pool *p = arg;
+	pthread_mutex_lock(&p->lock);
+	while (!p->stopping) {
+		if (p->n >= p->want) {
+			pthread_cond_wait(&p->cond, &p->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&p->lock);
+		qemu_vm vm;
+		agent_error r;
+		int ret = qemu_boot(p->tier, &p->tier->limits, &vm, &r);
+		pthread_mutex_lock(&p->lock);
+		if (ret < 0) {
+			qemu_host->log(CORDON_PLUGIN_LOG_WARNING, "qemu", "pool of %s: %s",
+				       p->tier->name, r.message);
+			wait_ms(p, RETRY_MS);
+		} else if (p->stopping || p->n >= p->want) {
+			pthread_mutex_unlock(&p->lock);
+			qemu_vm_stop(&vm);
+			pthread_mutex_lock(&p->lock);
+		} else {
+			p->ready[p->n++] = vm;
+		}
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+void qemu_pool_start(qemu_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (!p->started && !p->stopping && pthread_create(&p->thread, NULL, refill, p) == 0)
+		p->started = true;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Whether a ready guest's QEMU still runs (killed from outside while it waited?). */
+static bool alive(const qemu_vm *vm)
+{
+	if (vm->proc->pidfd < 0)
+		return true; /* no pidfd: the first request will tell */
+	struct pollfd p = { vm->proc->pidfd, POLLIN, 0 };
+	return poll(&p, 1, 0) == 0;
+}
+
+bool qemu_pool_take(qemu_pool *p, qemu_vm *ret)
+{
+	bool got = false;
+	pthread_mutex_lock(&p->lock);
+	while (!got && p->n > 0) {
+		qemu_vm vm = p->ready[--p->n];
+		if (alive(&vm)) {
+			*ret = vm;
+			got = true;
+		} else {
+			pthread_mutex_unlock(&p->lock);
+			qemu_vm_stop(&vm);
+			pthread_mutex_lock(&p->lock);
+		}
+	}
+	pthread_cond_broadcast(&p->cond); /* one to boot again */
+	pthread_mutex_unlock(&p->lock);
+	return got;
+}
+
+void qemu_pool_free(qemu_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	pthread_cond_broadcast(&p->cond);
+	bool started = p->started;
+	pthread_mutex_unlock(&p->lock);
+	if (started)
+		pthread_join(p->thread, NULL);
+	for (size_t i = 0; i < p->n; i++)
+		qemu_vm_stop(&p->ready[i]);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p->ready);
+	free(p);
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The QEMU library's driver state (driver.c, vm.c). */
+#ifndef CORDON_QEMU_VM_H
+#define CORDON_QEMU_VM_H
+
+#include "qemu.h"
+
+#include "owner.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+extern const cordon_host *qemu_host CORDON_INTERNAL;
+
+typedef struct qemu_pool qemu_pool;
+
+/* What a pinned file looked like when its hash was last found right. */
+typedef struct qemu_pin {
+	char *path;
+	char sha256[65];
+	bool ok;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns, ctime_ns;
+} qemu_pin;
+
+typedef struct qemu_tier {
+	const qemu_family *family;
+	char *name;
+	char *qemu;          /* configured binary, or NULL: found on PATH */
+	qemu_arch arch;
+	bool tcg;            /* accel: tcg */
+	bool pvm_kernel;
+	uint64_t boot_timeout_ms;
+	uint64_t scratch;
+	int64_t cpus;
+	int64_t pool_size;   /* pool: guests kept booted (pool.c), or 0 */
+	qemu_pool *pool;
+	cordon_plugin_limits limits;
+	char owner[OWNER_TOKEN_MAX]; /* this host's, in every QEMU's -name */
+	pthread_mutex_t lock; /* guards the pins' cache and what follows */
+	qemu_pin kernel, initrd;
+	char *machine_ok;    /* the QEMU binary found to have the machine type */
+} qemu_tier;
+
+/* A running guest and our end of its agent channel. */
+typedef struct qemu_vm {
+	cordon_host_process *proc;
+	int chan;  /* our end of the socket pair, non-blocking; -1 once closed */
+	int err;   /* QEMU's stderr, non-blocking; -1 once closed */
+	int64_t hello_ms; /* from QEMU's start to the agent's HELLO */
+} qemu_vm;
+
+/* Starts QEMU on c and waits up to boot_ms for the agent's HELLO. */
+int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm,
+		  agent_error *r) CORDON_INTERNAL;
+/* SIGKILLs QEMU (any thread, any time). */
+void qemu_vm_kill(qemu_vm *vm) CORDON_INTERNAL;
+/* Ends the guest: END on the channel, a bounded wait for QEMU to exit, then SIGKILL;
+ * reaps it and closes everything. */
+void qemu_vm_stop(qemu_vm *vm) CORDON_INTERNAL;
+
+/* Whether path still holds the pinned bytes (re-hashed when its inode, size or times
+ * changed), and that nobody but root or us can change it; r says why not. */
+int qemu_pin_check(qemu_tier *t, qemu_pin *pin, const char *key, agent_error *r) CORDON_INTERNAL;
+
+/* Boots one guest of tier t under limits l (the pins checked first). */
+int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm,
+	      agent_error *r) CORDON_INTERNAL;
+
+/* pool: N (pool.c): guests booted ahead on the tier's limits, each taken once. */
+qemu_pool *qemu_pool_new(qemu_tier *t, size_t want) CORDON_INTERNAL;
+/* Starts the refill thread (once). */
+void qemu_pool_start(qemu_pool *p) CORDON_INTERNAL;
+/* A ready guest, or false: none ready now (the caller boots its own). */
+bool qemu_pool_take(qemu_pool *p, qemu_vm *ret) CORDON_INTERNAL;
+/* Stops the refill and ends every ready guest. */
+void qemu_pool_free(qemu_pool *p) CORDON_INTERNAL;
+
+/* Kills the QEMUs of hosts that died (gc.c); the count. */
+int qemu_gc(void *tier, cordon_plugin_error *err) CORDON_INTERNAL;
+/* The owner token in a QEMU's command line (NUL-separated, len bytes), or NULL. */
+const char *qemu_gc_token(const char *cmdline, size_t len) CORDON_INTERNAL;
+
+int qemu_refuse(agent_error *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6))) CORDON_INTERNAL;
+int qemu_fail(cordon_plugin_error *err, const agent_error *r) CORDON_INTERNAL;
+
+#endif

@@ -1,0 +1,617 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * process.Process (e2b-protocol.md §4): Start as a Connect server stream,
+ * List, SendInput, CloseStdin, SendSignal.
+ *
+ * Each started process is one cordon_sandbox_stream() on a thread of its own;
+ * its output becomes enveloped events in a queue (bounded: a reader that does
+ * not read stalls the work, never the server's memory) that the response's
+ * reader drains, sending a keepalive when nothing came for the client's
+ * Keepalive-Ping-Interval. The process lives as long as its stream: a client
+ * that goes away ends it (Connect, re-attaching, is not implemented).
+ *
+ * stdin: the library takes a run's stdin whole (cordon_run_options), so a
+ * process started with stdin:true gets its start event at once and runs when
+ * the client closes stdin (CloseStdin), with what SendInput gave it.
+ */
+#include "config.h"
+
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STDIN_MAX (8u << 20)
+/* Processes running at once in one sandbox: each holds a thread and a run. */
+#define PROCS_MAX 64u
+#define ARGS_MAX 4096
+
+struct srv_proc {
+	int refs; /* under p->lock */
+	uint32_t pid;
+	srv_sandbox *sbx; /* a reference */
+	char **argv;
+	char **env;
+	char *workdir;
+	uint64_t timeout_ms;
+	json_object *config; /* the request's ProcessConfig, for List */
+	GMutex lock;
+	GCond cond;
+	bool want_stdin, stdin_closed;
+	GByteArray *stdin_buf;
+	int cancel[2];
+	int killed_by; /* the signal SendSignal asked for, 0 if none */
+	GQueue events; /* GBytes, each one envelope */
+	size_t queued;
+	GBytes *current; /* being written to the client */
+	size_t offset;
+	bool ended, detached;
+	int keepalive_s;
+};
+
+static void proc_unref(srv_proc *p)
+{
+	g_mutex_lock(&p->lock);
+	bool last = --p->refs == 0;
+	g_mutex_unlock(&p->lock);
+	if (!last)
+		return;
+	g_strfreev(p->argv);
+	g_strfreev(p->env);
+	g_free(p->workdir);
+	json_object_put(p->config);
+	g_byte_array_unref(p->stdin_buf);
+	close(p->cancel[0]);
+	close(p->cancel[1]);
+	g_queue_clear_full(&p->events, (GDestroyNotify)g_bytes_unref);
+	g_clear_pointer(&p->current, g_bytes_unref);
+	srv_sandbox_unref(p->sbx);
+	g_mutex_clear(&p->lock);
+	g_cond_clear(&p->cond);
+	g_free(p);
+}
+
+/* ---- events --------------------------------------------------------------------- */
+
+static GBytes *envelope(uint8_t flags, json_object *msg)
+{
+	const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
+	size_t n = strlen(text);
+	guint8 *buf = g_malloc(5 + n);
+	buf[0] = flags;
+	buf[1] = (guint8)(n >> 24);
+	buf[2] = (guint8)(n >> 16);
+	buf[3] = (guint8)(n >> 8);
+	buf[4] = (guint8)n;
+	memcpy(buf + 5, text, n);
+	json_object_put(msg);
+	return g_bytes_new_take(buf, 5 + n);
+}
+
+/* {"event": {kind: body}} */
+static json_object *event(const char *kind, json_object *body)
+{
+	json_object *ev = json_object_new_object(), *o = json_object_new_object();
+	json_object_object_add(ev, kind, body);
+	json_object_object_add(o, "event", ev);
+	return o;
+}
+
+/* Under p->lock. Waits while the queue is full and someone reads it. */
+static void push_locked(srv_proc *p, GBytes *b, bool wait)
+{
+	while (wait && p->queued > SRV_QUEUE_MAX && !p->detached)
+		g_cond_wait(&p->cond, &p->lock);
+	if (p->detached) {
+		g_bytes_unref(b);
+		return;
+	}
+	p->queued += g_bytes_get_size(b);
+	g_queue_push_tail(&p->events, b);
+	g_cond_broadcast(&p->cond);
+}
+
+static int on_output(void *user, int stream, const void *data, size_t len)
+{
+	srv_proc *p = user;
+	const guint8 *d = data;
+	int stop = 0;
+	for (size_t off = 0; off < len; off += SRV_DATA_CHUNK) {
+		size_t n = MIN(SRV_DATA_CHUNK, len - off);
+		char *b64 = g_base64_encode(d + off, n);
+		json_object *dat = json_object_new_object();
+		json_object_object_add(dat, stream == 2 ? "stderr" : "stdout",
+				       json_object_new_string(b64));
+		g_free(b64);
+		g_mutex_lock(&p->lock);
+		push_locked(p, envelope(0, event("data", dat)), true);
+		stop = p->detached;
+		g_mutex_unlock(&p->lock);
+	}
+	return stop; /* the client went away: the work ends */
+}
+
+static json_object *end_error(const char *code, const char *message, const cordon_error *err)
+{
+	json_object *e = json_object_new_object(), *o = json_object_new_object();
+	json_object_object_add(e, "code", json_object_new_string(code));
+	json_object_object_add(e, "message", json_object_new_string(message));
+	if (err) /* cordon's code, for a cordon client (the e2b plugin) */
+		json_object_object_add(e, "error_code", json_object_new_string(cordon_error_get_code(err)));
+	json_object_object_add(o, "error", e);
+	return o;
+}
+
+/* The end event as Go's ProcessState reports it (e2b-protocol.md §4.2, 5). */
+static json_object *end_event(const cordon_result *res, int killed_by)
+{
+	json_object *end = json_object_new_object();
+	int sig = cordon_result_signal(res);
+	if (!sig && cordon_result_cancelled(res))
+		sig = killed_by ? killed_by : SIGKILL;
+	char *status;
+	if (sig) {
+		json_object_object_add(end, "exitCode", json_object_new_int(-1));
+		status = g_strdup_printf("signal: %s", sig == SIGKILL ? "killed"
+						 : sig == SIGTERM ? "terminated"
+								  : g_strsignal(sig));
+	} else {
+		int code = cordon_result_exit_code(res);
+		if (code)
+			json_object_object_add(end, "exitCode", json_object_new_int(code));
+		json_object_object_add(end, "exited", json_object_new_boolean(1));
+		status = g_strdup_printf("exit status %d", code);
+	}
+	json_object_object_add(end, "status", json_object_new_string(status));
+	if (sig || cordon_result_exit_code(res))
+		json_object_object_add(end, "error", json_object_new_string(status));
+	g_free(status);
+	return event("end", end);
+}
+
+/* Waits for CloseStdin (or a kill) when the client asked for stdin. */
+static bool wait_stdin(srv_proc *p)
+{
+	g_mutex_lock(&p->lock);
+	while (p->want_stdin && !p->stdin_closed && !p->killed_by && !p->detached)
+		g_cond_wait(&p->cond, &p->lock);
+	bool run = !p->killed_by && !p->detached;
+	g_mutex_unlock(&p->lock);
+	return run;
+}
+
+static gpointer proc_thread(gpointer data)
+{
+	srv_proc *p = data;
+	cordon_run_options opts = CORDON_RUN_OPTIONS_INIT;
+	cordon_result *res = NULL;
+	cordon_error *err = NULL;
+	GBytes *final = NULL, *last = NULL;
+	opts.timeout_ms = p->timeout_ms;
+	opts.env = (const char *const *)p->env;
+	opts.workdir = p->workdir && *p->workdir ? p->workdir : NULL;
+	opts.cancel_fd = p->cancel[0];
+	bool run = wait_stdin(p);
+	/* Read after the wait: SendInput's appends move the buffer. */
+	opts.stdin_data = p->stdin_buf->data;
+	opts.stdin_len = p->stdin_buf->len;
+	if (!run) {
+		json_object *end = json_object_new_object();
+		json_object_object_add(end, "exitCode", json_object_new_int(-1));
+		json_object_object_add(end, "status", json_object_new_string("signal: killed"));
+		json_object_object_add(end, "error", json_object_new_string("signal: killed"));
+		last = envelope(0, event("end", end));
+		final = envelope(2, json_object_new_object());
+	} else if (cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv, &opts, on_output,
+					 p, &res, &err) < 0) {
+		final = envelope(2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
+	} else if (cordon_result_timed_out(res)) {
+		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
+					      "Connect-Timeout-Ms and was killed", NULL));
+	} else {
+		last = envelope(0, end_event(res, p->killed_by));
+		final = envelope(2, json_object_new_object());
+	}
+	cordon_result_free(res);
+	cordon_error_free(err);
+	/* Gone from List and SendSignal before the client can read its end. */
+	g_mutex_lock(&srv.lock);
+	g_hash_table_remove(p->sbx->procs, GUINT_TO_POINTER(p->pid));
+	g_mutex_unlock(&srv.lock);
+	g_mutex_lock(&p->lock);
+	if (last)
+		push_locked(p, last, false);
+	push_locked(p, final, false);
+	p->ended = true;
+	g_cond_broadcast(&p->cond);
+	g_mutex_unlock(&p->lock);
+	proc_unref(p); /* the thread's */
+	proc_unref(p); /* the table's */
+	return NULL;
+}
+
+/* ---- the response stream -------------------------------------------------------------- */
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	srv_proc *p = cls;
+	g_mutex_lock(&p->lock);
+	while (!p->current) {
+		p->current = g_queue_pop_head(&p->events);
+		if (p->current) {
+			p->offset = 0;
+			p->queued -= g_bytes_get_size(p->current);
+			g_cond_broadcast(&p->cond);
+			break;
+		}
+		if (p->ended) {
+			g_mutex_unlock(&p->lock);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		gint64 until = g_get_monotonic_time() + (gint64)p->keepalive_s * G_USEC_PER_SEC;
+		if (!g_cond_wait_until(&p->cond, &p->lock, until) && g_queue_is_empty(&p->events) &&
+		    !p->ended) {
+			/* Nothing for a while: a keepalive tells the client the stream lives
+			 * (and a write tells us whether the client does). */
+			p->current = envelope(0, event("keepalive", json_object_new_object()));
+			p->offset = 0;
+		}
+	}
+	size_t size;
+	const guint8 *d = g_bytes_get_data(p->current, &size);
+	size_t n = MIN(max, size - p->offset);
+	memcpy(buf, d + p->offset, n);
+	p->offset += n;
+	if (p->offset == size)
+		g_clear_pointer(&p->current, g_bytes_unref);
+	g_mutex_unlock(&p->lock);
+	return (ssize_t)n;
+}
+
+/* The response is done or the client went away: the work must not outlive
+ * its stream, nor block on a queue no one reads. */
+static void stream_free(void *cls)
+{
+	srv_proc *p = cls;
+	g_mutex_lock(&p->lock);
+	p->detached = true;
+	g_cond_broadcast(&p->cond);
+	g_mutex_unlock(&p->lock);
+	if (write(p->cancel[1], "x", 1) < 0 && errno != EAGAIN)
+		g_warning("process %u: cannot cancel: %s", p->pid, g_strerror(errno));
+	proc_unref(p);
+}
+
+/* ---- Start ------------------------------------------------------------------------ */
+
+static char **strv_field(json_object *arr, size_t max)
+{
+	if (!arr)
+		return g_new0(char *, 1);
+	if (!json_object_is_type(arr, json_type_array) || json_object_array_length(arr) > max)
+		return NULL;
+	size_t n = json_object_array_length(arr);
+	char **v = g_new0(char *, n + 1);
+	for (size_t i = 0; i < n; i++) {
+		json_object *x = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(x, json_type_string)) {
+			g_strfreev(v);
+			return NULL;
+		}
+		v[i] = g_strdup(json_object_get_string(x));
+	}
+	return v;
+}
+
+/* argv = cmd + args; env = the sandbox's envVars, then the request's envs. */
+static const char *read_config(srv_proc *p, json_object *cfg)
+{
+	static const char *const fields[] = { "cmd", "args", "envs", "cwd", NULL };
+	json_object *cmd, *args = NULL, *envs = NULL, *cwd = NULL;
+	if (!json_object_is_type(cfg, json_type_object) || srv_unknown_field(cfg, fields))
+		return "process must be a ProcessConfig {cmd, args, envs, cwd}";
+	if (!json_object_object_get_ex(cfg, "cmd", &cmd) || !json_object_is_type(cmd, json_type_string) ||
+	    !*json_object_get_string(cmd))
+		return "process.cmd (a string) is required";
+	json_object_object_get_ex(cfg, "args", &args);
+	char **a = strv_field(args, ARGS_MAX);
+	if (!a)
+		return "process.args must be a list of strings";
+	p->argv = g_new0(char *, g_strv_length(a) + 2);
+	p->argv[0] = g_strdup(json_object_get_string(cmd));
+	memcpy(p->argv + 1, a, g_strv_length(a) * sizeof(char *));
+	g_free(a);
+	GPtrArray *env = g_ptr_array_new();
+	for (char **e = p->sbx->env; *e; e++)
+		g_ptr_array_add(env, g_strdup(*e));
+	if (json_object_object_get_ex(cfg, "envs", &envs) && !json_object_is_type(envs, json_type_null)) {
+		if (!json_object_is_type(envs, json_type_object)) {
+			g_ptr_array_add(env, NULL);
+			g_strfreev((char **)g_ptr_array_free(env, FALSE));
+			return "process.envs must be a map of strings";
+		}
+		SRV_FOR_MEMBERS(envs, it, end)
+			g_ptr_array_add(env, g_strdup_printf("%s=%s", json_object_iter_peek_name(&it),
+							     json_object_get_string(json_object_iter_peek_value(&it))));
+	}
+	g_ptr_array_add(env, NULL);
+	p->env = (char **)g_ptr_array_free(env, FALSE);
+	if (json_object_object_get_ex(cfg, "cwd", &cwd) && json_object_is_type(cwd, json_type_string) &&
+	    *json_object_get_string(cwd)) {
+		p->workdir = srv_map_path(json_object_get_string(cwd));
+		if (!p->workdir)
+			return "cwd is outside the sandbox's home (" SRV_HOME ")";
+	}
+	p->config = json_object_get(cfg);
+	return NULL;
+}
+
+static int header_int(srv_req *r, const char *name, int dflt, int max)
+{
+	const char *v = srv_header(r, name);
+	char *end;
+	if (!v || !*v)
+		return dflt;
+	long long n = g_ascii_strtoll(v, &end, 10);
+	return *end || n <= 0 ? dflt : (int)MIN(n, (long long)max);
+}
+
+static const char *parse_start(srv_req *r, srv_proc *p)
+{
+	static const char *const fields[] = { "process", "pty", "tag", "stdin", NULL };
+	const guint8 *b = r->body->data;
+	size_t len = r->body->len;
+	if (len < 5 || b[0] != 0 ||
+	    (((size_t)b[1] << 24) | ((size_t)b[2] << 16) | ((size_t)b[3] << 8) | b[4]) != len - 5)
+		return "the body must be exactly one uncompressed Connect envelope";
+	json_object *req = srv_parse_object((const char *)b + 5, len - 5), *v;
+	const char *bad = NULL;
+	if (!req)
+		return "the message is not a JSON object";
+	if (srv_unknown_field(req, fields))
+		bad = "unknown field in StartRequest";
+	else if (json_object_object_get_ex(req, "pty", &v) && !json_object_is_type(v, json_type_null))
+		bad = "pty is not implemented by cordon server";
+	else if (!json_object_object_get_ex(req, "process", &v))
+		bad = "process is required";
+	else
+		bad = read_config(p, v);
+	if (!bad && json_object_object_get_ex(req, "stdin", &v))
+		p->want_stdin = json_object_get_boolean(v);
+	json_object_put(req);
+	return bad;
+}
+
+static srv_proc *proc_new(srv_sandbox *s)
+{
+	srv_proc *p = g_new0(srv_proc, 1);
+	g_mutex_init(&p->lock);
+	g_cond_init(&p->cond);
+	g_queue_init(&p->events);
+	p->stdin_buf = g_byte_array_new();
+	p->cancel[0] = p->cancel[1] = -1;
+	p->refs = 1;
+	g_mutex_lock(&srv.lock);
+	s->refs++;
+	g_mutex_unlock(&srv.lock);
+	p->sbx = s;
+	return p;
+}
+
+static enum MHD_Result start_reply(srv_req *r, srv_proc *p)
+{
+	json_object *st = json_object_new_object();
+	json_object_object_add(st, "pid", json_object_new_int64(p->pid));
+	push_locked(p, envelope(0, event("start", st)), false);
+	g_thread_unref(g_thread_new("proc", proc_thread, p));
+	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
+								      stream_read, p, stream_free);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/connect+json");
+	enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result start(srv_req *r, srv_sandbox *s)
+{
+	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || strcmp(ct, "application/connect+json") != 0)
+		return srv_reply_error(r, 415, NULL, "Start takes application/connect+json");
+	srv_proc *p = proc_new(s);
+	const char *bad = parse_start(r, p);
+	if (bad || pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0) {
+		proc_unref(p);
+		/* Errors before the first message still travel in the stream's trailer. */
+		GBytes *e = envelope(2, end_error(bad ? "invalid_argument" : "internal",
+						  bad ? bad : "cannot make a pipe", NULL));
+		gsize n;
+		gconstpointer d = g_bytes_get_data(e, &n);
+		struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)d,
+									    MHD_RESPMEM_MUST_COPY);
+		g_bytes_unref(e);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/connect+json");
+		enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
+	int ms = header_int(r, "Connect-Timeout-Ms", 0, INT32_MAX);
+	p->timeout_ms = (uint64_t)ms;
+	/* At most 60 s: below the daemon's 120 s idle limit, so a quiet stream lives. */
+	p->keepalive_s = header_int(r, "Keepalive-Ping-Interval", 60, 60);
+	p->refs = 3; /* the table's, the thread's, the response's */
+	g_mutex_lock(&srv.lock);
+	bool dead = s->dead, full = g_hash_table_size(s->procs) >= PROCS_MAX;
+	if (!dead && !full) {
+		p->pid = s->next_pid++;
+		g_hash_table_insert(s->procs, GUINT_TO_POINTER(p->pid), p);
+	}
+	g_mutex_unlock(&srv.lock);
+	if (dead || full) {
+		p->refs = 1; /* it never left this thread */
+		proc_unref(p);
+		return dead ? srv_reply_connect_error(r, "unavailable", "the sandbox was killed")
+			    : srv_reply_connect_error(r, "resource_exhausted", "%u processes are "
+						      "running in this sandbox already", PROCS_MAX);
+	}
+	g_mutex_lock(&p->lock);
+	enum MHD_Result ret = start_reply(r, p);
+	g_mutex_unlock(&p->lock);
+	return ret;
+}
+
+/* ---- the unary RPCs ------------------------------------------------------------------ */
+
+/* A reference to the process the request's {"process": {"pid": N}} names. */
+static srv_proc *selected(srv_sandbox *s, json_object *req)
+{
+	json_object *sel, *pid;
+	if (!json_object_object_get_ex(req, "process", &sel) ||
+	    !json_object_object_get_ex(sel, "pid", &pid))
+		return NULL;
+	int64_t n = json_object_get_int64(pid); /* a number or a numeric string */
+	if (n <= 0 || n > UINT32_MAX)
+		return NULL;
+	g_mutex_lock(&srv.lock);
+	srv_proc *p = g_hash_table_lookup(s->procs, GUINT_TO_POINTER((guint)n));
+	if (p) {
+		g_mutex_lock(&p->lock);
+		p->refs++;
+		g_mutex_unlock(&p->lock);
+	}
+	g_mutex_unlock(&srv.lock);
+	return p;
+}
+
+static void signal_proc(srv_proc *p, int sig)
+{
+	g_mutex_lock(&p->lock);
+	if (!p->killed_by)
+		p->killed_by = sig;
+	g_cond_broadcast(&p->cond);
+	g_mutex_unlock(&p->lock);
+	/* The library's cancel ends the work's whole tree (SIGKILL). */
+	if (write(p->cancel[1], "x", 1) < 0 && errno != EAGAIN)
+		g_warning("process %u: cannot cancel: %s", p->pid, g_strerror(errno));
+}
+
+static enum MHD_Result send_signal(srv_req *r, srv_proc *p, json_object *req)
+{
+	json_object *v;
+	const char *name = json_object_object_get_ex(req, "signal", &v) ? json_object_get_string(v) : "";
+	int sig = strcmp(name, "SIGNAL_SIGKILL") == 0 || strcmp(name, "9") == 0    ? SIGKILL
+		  : strcmp(name, "SIGNAL_SIGTERM") == 0 || strcmp(name, "15") == 0 ? SIGTERM
+										   : 0;
+	if (!sig)
+		return srv_reply_connect_error(r, "unimplemented", "invalid signal: %s", name);
+	signal_proc(p, sig);
+	return srv_reply_json(r, 200, json_object_new_object());
+}
+
+static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, bool close_it)
+{
+	json_object *in, *data;
+	guchar *bytes = NULL;
+	gsize n = 0;
+	if (!close_it) {
+		if (!json_object_object_get_ex(req, "input", &in) ||
+		    !json_object_object_get_ex(in, "stdin", &data) ||
+		    !json_object_is_type(data, json_type_string))
+			return srv_reply_connect_error(r, "invalid_argument", "input.stdin (base64) "
+						       "is required");
+		bytes = g_base64_decode(json_object_get_string(data), &n);
+	}
+	g_mutex_lock(&p->lock);
+	const char *bad = !p->want_stdin ? "the process was not started with stdin"
+			  : p->stdin_closed ? "stdin is closed"
+			  : p->stdin_buf->len + n > STDIN_MAX ? "stdin is over 8MiB"
+							      : NULL;
+	if (!bad && n)
+		g_byte_array_append(p->stdin_buf, bytes, (guint)n);
+	if (!bad && close_it)
+		p->stdin_closed = true;
+	g_cond_broadcast(&p->cond);
+	g_mutex_unlock(&p->lock);
+	g_free(bytes);
+	if (bad)
+		return srv_reply_connect_error(r, "failed_precondition", "%s", bad);
+	return srv_reply_json(r, 200, json_object_new_object());
+}
+
+static enum MHD_Result list_procs(srv_req *r, srv_sandbox *s)
+{
+	json_object *arr = json_object_new_array(), *o = json_object_new_object();
+	GHashTableIter it;
+	gpointer v;
+	g_mutex_lock(&srv.lock);
+	g_hash_table_iter_init(&it, s->procs);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		srv_proc *p = v;
+		json_object *info = json_object_new_object();
+		json_object_object_add(info, "config", json_object_get(p->config));
+		json_object_object_add(info, "pid", json_object_new_int64(p->pid));
+		json_object_array_add(arr, info);
+	}
+	g_mutex_unlock(&srv.lock);
+	if (json_object_array_length(arr))
+		json_object_object_add(o, "processes", arr);
+	else
+		json_object_put(arr);
+	return srv_reply_json(r, 200, o);
+}
+
+enum MHD_Result srv_process_rpc(srv_req *r, srv_sandbox *s, const char *method)
+{
+	if (strcmp(method, "Start") == 0)
+		return start(r, s);
+	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || strcmp(ct, "application/json") != 0)
+		return srv_reply_error(r, 415, NULL, "unary calls take application/json");
+	json_object *req = srv_parse_object((const char *)r->body->data, r->body->len);
+	if (!req)
+		return srv_reply_connect_error(r, "invalid_argument", "the body is not a JSON object");
+	enum MHD_Result ret;
+	if (strcmp(method, "List") == 0) {
+		ret = list_procs(r, s);
+	} else if (strcmp(method, "SendSignal") == 0 || strcmp(method, "SendInput") == 0 ||
+		   strcmp(method, "CloseStdin") == 0) {
+		srv_proc *p = selected(s, req);
+		if (!p)
+			ret = srv_reply_connect_error(r, "not_found", "process not found");
+		else if (strcmp(method, "SendSignal") == 0)
+			ret = send_signal(r, p, req);
+		else
+			ret = send_input(r, p, req, strcmp(method, "CloseStdin") == 0);
+		if (p)
+			proc_unref(p);
+	} else {
+		ret = srv_reply_connect_error(r, "unimplemented", "process.Process/%s is not "
+					      "implemented by cordon server", method);
+	}
+	json_object_put(req);
+	return ret;
+}
+
+void srv_procs_cancel_all(srv_sandbox *s)
+{
+	GPtrArray *a = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer v;
+	g_mutex_lock(&srv.lock);
+	g_hash_table_iter_init(&it, s->procs);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		srv_proc *p = v;
+		g_mutex_lock(&p->lock);
+		p->refs++;
+		g_mutex_unlock(&p->lock);
+		g_ptr_array_add(a, p);
+	}
+	g_mutex_unlock(&srv.lock);
+	for (guint i = 0; i < a->len; i++) {
+		signal_proc(a->pdata[i], SIGKILL);
+		proc_unref(a->pdata[i]);
+	}
+	g_ptr_array_unref(a);
+}

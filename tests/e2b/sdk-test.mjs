@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// E2B's official JavaScript SDK (pinned in package-lock.json) against `cordon server`
+// (TAP). Run by tests/e2b/test-e2b-sdk.sh, which starts the server and sets E2B_API_URL,
+// E2B_SANDBOX_URL and E2B_API_KEY; the sandboxes run on the kernel tier.
+import { Sandbox, CommandExitError, AuthenticationError, RateLimitError } from 'e2b'
+
+let n = 0
+let failed = 0
+const ok = (cond, what, detail) => {
+  n++
+  if (cond) console.log(`ok ${n} - ${what}`)
+  else {
+    failed++
+    console.log(`not ok ${n} - ${what}${detail !== undefined ? `\n# ${String(detail).replace(/\n/g, '\n# ')}` : ''}`)
+  }
+}
+const rejects = async (p) => {
+  try {
+    await p
+    return null
+  } catch (e) {
+    return e
+  }
+}
+
+const sbx = await Sandbox.create('base', { timeoutMs: 60_000 })
+ok(/^i[a-z0-9]{20}$/.test(sbx.sandboxId), 'create: an E2B-shaped sandbox id', sbx.sandboxId)
+
+// A command: stdout, stderr and the exit code, apart.
+const e = await rejects(sbx.commands.run('echo hello; echo oops >&2; exit 3'))
+ok(e instanceof CommandExitError, 'a non-zero exit is a CommandExitError', e)
+ok(e?.exitCode === 3, 'exit code 3', e?.exitCode)
+ok(e?.stdout === 'hello\n', 'stdout', JSON.stringify(e?.stdout))
+ok(e?.stderr === 'oops\n', 'stderr', JSON.stringify(e?.stderr))
+const r0 = await sbx.commands.run('printf "%s" "$FOO"', { envs: { FOO: 'bar' } })
+ok(r0.exitCode === 0 && r0.stdout === 'bar', 'exit 0 and the request envs', JSON.stringify(r0))
+const confined = await sbx.commands.run('grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status')
+ok(/NoNewPrivs:\s+1/.test(confined.stdout) && /Seccomp:\s+2/.test(confined.stdout),
+  'the command runs confined (kernel tier: no new privileges, seccomp)', confined.stdout)
+
+// Live output through the callback.
+const seen = []
+await sbx.commands.run('echo one; sleep 0.2; echo two', { onStdout: (d) => seen.push(d) })
+ok(seen.join('') === 'one\ntwo\n', 'onStdout streams the output', JSON.stringify(seen))
+
+// A background command, listed, then killed.
+const bg = await sbx.commands.run('sleep 600', { background: true })
+const procs = await sbx.commands.list()
+ok(procs.some((p) => p.pid === bg.pid), 'commands.list shows the background command', JSON.stringify(procs))
+const t0 = Date.now()
+ok(await bg.kill() === true, 'kill() on the background command')
+const killed = await rejects(bg.wait())
+ok(killed instanceof CommandExitError && killed.exitCode === -1 && Date.now() - t0 < 10_000,
+  'the killed command ends by a signal (exitCode -1), promptly', killed)
+ok(await sbx.commands.kill(bg.pid) === false, 'killing it again: not found')
+
+// stdin.
+const cat = await sbx.commands.run('tr a-z A-Z', { background: true, stdin: true })
+await cat.sendStdin('hello ')
+await cat.sendStdin('stdin\n')
+await sbx.commands.closeStdin(cat.pid)
+const catr = await cat.wait()
+ok(catr.stdout === 'HELLO STDIN\n', 'stdin reaches the command', JSON.stringify(catr.stdout))
+
+// Files: written, read, listed, and seen by commands.
+await sbx.files.write('notes.txt', 'hello file\n')
+await sbx.files.write('/home/user/src/main.c', 'int main(void) { return 0; }\n')
+ok(await sbx.files.read('/home/user/notes.txt') === 'hello file\n', 'a written file reads back')
+const viaCmd = await sbx.commands.run('cat notes.txt src/main.c')
+ok(viaCmd.stdout === 'hello file\nint main(void) { return 0; }\n', 'a command sees the written files',
+  JSON.stringify(viaCmd.stdout))
+await sbx.commands.run('mkdir -p out && echo made > out/result.txt')
+ok(await sbx.files.read('out/result.txt') === 'made\n', 'a file a command wrote reads back')
+const top = await sbx.files.list('/home/user')
+const names = top.map((x) => `${x.name}:${x.type}`).sort()
+ok(JSON.stringify(names) === JSON.stringify(['notes.txt:file', 'out:dir', 'src:dir']),
+  'files.list: the home directory', JSON.stringify(top))
+const deep = await sbx.files.list('/home/user', { depth: 2 })
+ok(deep.map((x) => x.path).join(',') ===
+  '/home/user/notes.txt,/home/user/out,/home/user/out/result.txt,/home/user/src,/home/user/src/main.c',
+'files.list depth 2: pre-order, lexical', deep.map((x) => x.path).join(','))
+const note = top.find((x) => x.name === 'notes.txt')
+ok(note?.size === 11 && note?.path === '/home/user/notes.txt', 'an entry\'s size and path', JSON.stringify(note))
+ok(await sbx.files.exists('notes.txt') === true && await sbx.files.exists('nope.txt') === false,
+  'files.exists')
+ok(await sbx.files.makeDir('made/deeper') === true && await sbx.files.makeDir('made/deeper') === false,
+  'files.makeDir, then already there')
+const moved = await sbx.files.rename('notes.txt', 'made/notes.txt')
+ok(moved.path === '/home/user/made/notes.txt' && await sbx.files.exists('notes.txt') === false,
+  'files.rename', JSON.stringify(moved))
+await sbx.files.remove('made')
+ok(await sbx.files.exists('made') === false, 'files.remove (recursive)')
+const escape = await rejects(sbx.files.read('/etc/passwd'))
+ok(escape !== null, 'a path outside the home directory is refused', escape)
+const missing = await rejects(sbx.files.read('missing.txt'))
+ok(missing !== null && /does not exist/.test(missing.message), 'reading a missing file: not found', missing)
+
+// Timeout extended.
+const before = await sbx.getInfo()
+await sbx.setTimeout(300_000)
+const after = await sbx.getInfo()
+ok(after.endAt.getTime() - before.endAt.getTime() > 200_000, 'setTimeout extends endAt',
+  `${before.endAt.toISOString()} -> ${after.endAt.toISOString()}`)
+const listed = await Sandbox.list().nextItems()
+ok(listed.some((x) => x.sandboxId === sbx.sandboxId), 'Sandbox.list shows it', JSON.stringify(listed))
+
+// Killed: gone from the control plane and from envd.
+ok(await sbx.kill() === true, 'kill the sandbox')
+ok(await Sandbox.kill(sbx.sandboxId) === false, 'killing it again: not found (404)')
+const gone = await rejects(sbx.commands.run('true'))
+ok(gone !== null, 'a killed sandbox runs nothing (502)', gone)
+const unknown = await rejects(Sandbox.getInfo('i00000000000000000000'))
+ok(unknown !== null && /not found/i.test(unknown.message), 'an unknown sandbox: not found', unknown)
+
+// A sandbox whose timeout lapses is killed.
+const short = await Sandbox.create('base', { timeoutMs: 1_000 })
+await new Promise((resolve) => setTimeout(resolve, 2_500))
+const lapsed = await rejects(short.getInfo())
+ok(lapsed !== null && /not found/i.test(lapsed.message), 'a sandbox is killed when its timeout lapses', lapsed)
+
+// The key and the policy.
+const bad = await rejects(Sandbox.create('base', { apiKey: 'e2b_' + '0'.repeat(40) }))
+ok(bad instanceof AuthenticationError, 'a bad API key: 401', bad)
+const refused = await rejects(Sandbox.create('strict'))
+ok(refused !== null && /403/.test(refused.message) && /untrusted work requires microvm/.test(refused.message),
+  'a refused trust level carries cordon\'s reason', refused?.message)
+const unknownTemplate = await rejects(Sandbox.create('no-such-template'))
+ok(unknownTemplate !== null && /not in the policy/.test(unknownTemplate.message), 'an unknown template', unknownTemplate)
+
+// The per-key quota (the test's policy allows 3).
+const held = []
+for (let i = 0; i < 3; i++) held.push(await Sandbox.create('base', { timeoutMs: 60_000 }))
+const over = await rejects(Sandbox.create('base'))
+ok(over instanceof RateLimitError, 'the per-key quota: 429', over)
+for (const h of held) await h.kill()
+const again = await Sandbox.create('base')
+ok(again.sandboxId !== undefined, 'a killed sandbox gives its quota slot back')
+// Left running on purpose: test-e2b-sdk.sh stops the server now, which must kill it.
+const held2 = await again.commands.run(`sleep ${process.env.CORDON_TEST_MARK}`, { background: true })
+console.log(`# sdk-tests ${n}`)
+console.log('# holding')
+const ended = await rejects(held2.wait())
+console.log(`# the held command ended: ${ended}`)
+process.exit(failed ? 1 : 0)

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The serve forwarder (core/net/forward.c) on real sockets, without a
+ * sandbox: its "inside" sockets are plain ones of this process, the server
+ * a thread of this test. Readiness only once the port accepts, bytes and
+ * half-closes carried both ways, a server that closes first, a port where
+ * nothing listens, the connection cap, and nothing left after a stop with
+ * connections open. Also run under ThreadSanitizer and ASan in CI.
+ */
+#include "config.h"
+
+#include "testutil.h"
+#include "net/forward.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <glib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+enum mode { ECHO, GREET, HOLD };
+
+typedef struct server {
+	int lsn;
+	uint16_t port;
+	enum mode mode;
+	GThread *thread;
+	GMutex lock;
+	GArray *held; /* HOLD: the connections kept open */
+} server;
+
+static void write_all(int fd, const void *p, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = send(fd, (const char *)p + off, n - off, MSG_NOSIGNAL);
+		if (w <= 0)
+			return;
+		off += (size_t)w;
+	}
+}
+
+static GByteArray *read_all(int fd)
+{
+	GByteArray *b = g_byte_array_new();
+	char buf[65536];
+	ssize_t n;
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		g_byte_array_append(b, (const guint8 *)buf, (guint)n);
+	return b;
+}
+
+static gpointer server_thread(gpointer data)
+{
+	server *s = data;
+	int c;
+	while ((c = accept4(s->lsn, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		if (s->mode == ECHO) {
+			g_autoptr(GByteArray) b = read_all(c);
+			write_all(c, "echo:", 5);
+			write_all(c, b->data, b->len);
+			close(c);
+		} else if (s->mode == GREET) {
+			write_all(c, "hi", 2);
+			close(c);
+		} else {
+			g_mutex_lock(&s->lock);
+			g_array_append_val(s->held, c);
+			g_mutex_unlock(&s->lock);
+		}
+	}
+	return NULL;
+}
+
+/* A port nobody uses (bound, not listening, until server_listen). */
+static void server_init(server *s, enum mode mode)
+{
+	*s = (server){ .mode = mode };
+	g_mutex_init(&s->lock);
+	s->held = g_array_new(FALSE, FALSE, sizeof(int));
+	s->lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	ck_assert_int_eq(bind(s->lsn, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(s->lsn, (struct sockaddr *)&a, &alen), 0);
+	s->port = ntohs(a.sin_port);
+}
+
+static void server_listen(server *s)
+{
+	ck_assert_int_eq(listen(s->lsn, 512), 0);
+	s->thread = g_thread_new("test-server", server_thread, s);
+}
+
+static void server_stop(server *s)
+{
+	shutdown(s->lsn, SHUT_RDWR); /* ends the accept */
+	if (s->thread)
+		g_thread_join(s->thread);
+	close(s->lsn);
+	for (guint i = 0; i < s->held->len; i++)
+		close(g_array_index(s->held, int, i));
+	g_array_free(s->held, TRUE);
+	g_mutex_clear(&s->lock);
+}
+
+/* The forwarder's "inside": a socket of this process's own network. */
+static int plain_socket(void *user)
+{
+	(void)user;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+typedef struct readiness {
+	gint calls;
+	char address[32];
+} readiness;
+
+static void on_ready(void *user, const char *address)
+{
+	readiness *r = user;
+	g_strlcpy(r->address, address, sizeof(r->address));
+	g_atomic_int_inc(&r->calls);
+}
+
+static net_forward *start(uint16_t port, readiness *r)
+{
+	net_forward *f = NULL;
+	char why[256] = "";
+	ck_assert_msg(net_forward_start(port, plain_socket, on_ready, r, &f, why, sizeof(why)) == 0,
+		      "%s", why);
+	ck_assert(g_str_has_prefix(net_forward_address(f), "127.0.0.1:"));
+	return f;
+}
+
+static int connect_to(const char *address)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { 10, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(strchr(address, ':') + 1)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static void wait_ready(readiness *r)
+{
+	for (int i = 0; i < 500 && !g_atomic_int_get(&r->calls); i++)
+		g_usleep(10000);
+	ck_assert_int_eq(g_atomic_int_get(&r->calls), 1);
+}
+
+static unsigned count(const char *dir, const char *comm)
+{
+	unsigned n = 0;
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *e; (e = readdir(d));) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (!comm) {
+			n++;
+			continue;
+		}
+		g_autofree char *p = g_strdup_printf("%s/%s/comm", dir, e->d_name);
+		g_autofree char *c = NULL;
+		n += g_file_get_contents(p, &c, NULL, NULL) && g_str_has_prefix(c, comm);
+	}
+	closedir(d);
+	return n;
+}
+
+START_TEST(test_ready_only_once_listening)
+{
+	server s;
+	server_init(&s, ECHO);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	g_usleep(150000); /* probes meet a port that refuses */
+	ck_assert_int_eq(g_atomic_int_get(&r.calls), 0);
+	server_listen(&s);
+	wait_ready(&r);
+	ck_assert_str_eq(r.address, net_forward_address(f));
+	g_usleep(50000);
+	ck_assert_int_eq(g_atomic_int_get(&r.calls), 1); /* once */
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_bytes_and_half_close)
+{
+	server s;
+	server_init(&s, ECHO);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	size_t big = 3u << 20;
+	g_autofree char *data = g_malloc(big);
+	for (size_t i = 0; i < big; i++)
+		data[i] = (char)(i ^ (i >> 9));
+	int c = connect_to(r.address);
+	write_all(c, data, big);
+	ck_assert_int_eq(shutdown(c, SHUT_WR), 0); /* the server answers after our FIN */
+	g_autoptr(GByteArray) got = read_all(c);
+	close(c);
+	ck_assert_uint_eq(got->len, big + 5);
+	ck_assert(memcmp(got->data, "echo:", 5) == 0);
+	ck_assert(memcmp(got->data + 5, data, big) == 0);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_server_closes_first)
+{
+	server s;
+	server_init(&s, GREET);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	int c = connect_to(r.address);
+	g_autoptr(GByteArray) got = read_all(c); /* "hi", then EOF */
+	close(c);
+	ck_assert_uint_eq(got->len, 2);
+	ck_assert(memcmp(got->data, "hi", 2) == 0);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_nothing_listens_inside)
+{
+	server s;
+	server_init(&s, ECHO); /* bound, never listening */
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	int c = connect_to(net_forward_address(f));
+	g_autoptr(GByteArray) got = read_all(c); /* closed by the forwarder */
+	close(c);
+	ck_assert_uint_eq(got->len, 0);
+	ck_assert_int_eq(g_atomic_int_get(&r.calls), 0);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+/* The cap, and a stop with every connection open: nothing is left. */
+START_TEST(test_cap_and_stop_with_connections)
+{
+	unsigned fds0 = count("/proc/self/fd", NULL);
+	server s;
+	server_init(&s, HOLD);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	int c[NET_FORWARD_MAX_CONNS + 1];
+	for (int i = 0; i < NET_FORWARD_MAX_CONNS; i++)
+		c[i] = connect_to(r.address);
+	/* Each held one is carried (the server holds it): wait until all are. */
+	for (int i = 0; i < 500; i++) {
+		g_mutex_lock(&s.lock);
+		guint held = s.held->len;
+		g_mutex_unlock(&s.lock);
+		if (held == NET_FORWARD_MAX_CONNS + 1) /* + the readiness probe */
+			break;
+		g_usleep(10000);
+	}
+	c[NET_FORWARD_MAX_CONNS] = connect_to(r.address);
+	/* One more is closed at once: EOF, not a connection held open. */
+	struct pollfd op = { c[NET_FORWARD_MAX_CONNS], POLLIN, 0 };
+	ck_assert_int_eq(poll(&op, 1, 5000), 1);
+	char ob;
+	ck_assert_int_eq(recv(c[NET_FORWARD_MAX_CONNS], &ob, 1, 0), 0);
+	ck_assert_uint_eq(count("/proc/self/task", "cordon-forward"), 1);
+	net_forward_stop(f);
+	ck_assert_uint_eq(count("/proc/self/task", "cordon-forward"), 0);
+	for (int i = 0; i < NET_FORWARD_MAX_CONNS; i++) {
+		struct pollfd p = { c[i], POLLIN, 0 };
+		ck_assert_int_eq(poll(&p, 1, 5000), 1); /* EOF: the stop closed it */
+		char b;
+		ck_assert_int_le(recv(c[i], &b, 1, 0), 0);
+		close(c[i]);
+	}
+	close(c[NET_FORWARD_MAX_CONNS]);
+	server_stop(&s);
+	ck_assert_uint_eq(count("/proc/self/fd", NULL), fds0);
+}
+END_TEST
+
+static Suite *forward_suite(void)
+{
+	Suite *s = suite_create("forward");
+	TCase *tc = tcase_create("forward");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_ready_only_once_listening);
+	tcase_add_test(tc, test_bytes_and_half_close);
+	tcase_add_test(tc, test_server_closes_first);
+	tcase_add_test(tc, test_nothing_listens_inside);
+	tcase_add_test(tc, test_cap_and_stop_with_connections);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	/* The cap's test holds about 1300 descriptors. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 4096) {
+		rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	return testutil_run(forward_suite());
+}
