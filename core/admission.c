@@ -220,7 +220,8 @@ static void take_claim(decision_candidate *c, const tier_runtime *t, cordon_cont
 	const plugin_record *plugin = t->driver->plugin;
 	c->claimed = claimed;
 	c->origin = plugin ? g_strdup(plugin->name) : NULL;
-	c->cap = policy_claim_cap(t->cfg, plugin != NULL, &c->cap_default);
+	bool third_party = plugin && !policy_plugin_is_cordons(plugin->name, plugin->version);
+	c->cap = policy_claim_cap(t->cfg, third_party, &c->cap_default);
 	c->containment = c->cap && claimed > c->cap ? c->cap : claimed;
 }
 

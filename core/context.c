@@ -660,7 +660,8 @@ int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report
 	const plugin_record *plugin = t->driver ? t->driver->plugin : NULL;
 	bool dflt;
 	rep->origin = !t->driver ? NULL : plugin ? plugin->name : "built-in";
-	rep->cap = policy_claim_cap(t->cfg, plugin != NULL, &dflt);
+	bool third_party = plugin && !policy_plugin_is_cordons(plugin->name, plugin->version);
+	rep->cap = policy_claim_cap(t->cfg, third_party, &dflt);
 	if (t->unusable) {
 		rep->probe.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
 		g_strlcpy(rep->probe.reason, t->unusable, sizeof(rep->probe.reason));

@@ -21,6 +21,15 @@ cordon_containment policy_builtin_minimum(cordon_trust t)
 	}
 }
 
+/* The plugins cordon ships, whose claims are cordon's own code (docs/policy.md). The
+ * version must be this build's as well: a file of the same name from elsewhere is a third
+ * party's. */
+bool policy_plugin_is_cordons(const char *name, const char *version)
+{
+	static const char *const own[] = { "docker", "podman", "kvm", "hvf", "hyperv", "e2b", NULL };
+	return name && version && g_strv_contains(own, name) && strcmp(version, PACKAGE_VERSION) == 0;
+}
+
 cordon_containment policy_claim_cap(const policy_tier *t, bool third_party, bool *ret_default)
 {
 	*ret_default = !t->max_containment && third_party;

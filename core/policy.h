@@ -74,8 +74,11 @@ typedef struct cordon_policy {
 
 /* The highest containment a third-party driver's claim is taken for when its tier sets no
  * max_containment (docs/policy.md, "Capping plugin claims"). */
-#define POLICY_PLUGIN_CLAIM_DEFAULT_CAP CORDON_CONTAINMENT_USERSPACE_KERNEL
+#define POLICY_PLUGIN_CLAIM_DEFAULT_CAP CORDON_CONTAINMENT_CONTAINER
 
+/* Whether a plugin (its descriptor's name and version) is one cordon ships, of this build:
+ * its drivers' claims are not capped by default. */
+bool policy_plugin_is_cordons(const char *name, const char *version) CORDON_INTERNAL;
 /* The cap on the containment tier t's driver claims: its max_containment, else for a
  * third-party driver POLICY_PLUGIN_CLAIM_DEFAULT_CAP (*ret_default then true), else 0
  * (none: cordon's own drivers are taken at their word). */

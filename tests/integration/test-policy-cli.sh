@@ -151,13 +151,13 @@ has "the tier shows the loader's reason" err "tier v is unusable here (driver fa
 check "policy check --strict --json" 1 "$cordon" policy check --strict --json "$tmp/typo.yaml"
 has "the JSON lists the problem" out '"problems":\["plugin fakr was refused: '
 
-# Capping plugin claims: the test plugin claims microvm; taken for userspace-kernel by default.
+# Capping plugin claims: the test plugin claims microvm; taken for container by default (a third party's: cordon does not ship it).
 printf 'cordon: 1\nplugins: {dir: %s, load: [test]}\ntiers: {vm: {driver: fake, containment: microvm}}\ntrust: {untrusted: {tiers: [vm]}}\n' "$plugdir" >"$tmp/claim.yaml"
 check "policy check --strict: the plugin loads" 0 "$cordon" policy check --strict "$tmp/claim.yaml"
 check "explain: a plugin's microvm claim is not taken for untrusted work" 77 "$cordon" explain --trust untrusted --policy "$tmp/claim.yaml"
-has "the claim, its origin and the cap are shown" out "vm           userspace-kernel userspace-kernel < microvm (plugin test claims microvm; capped to userspace-kernel by default"
+has "the claim, its origin and the cap are shown" out "vm           container        container < microvm (plugin test claims microvm; capped to container by default"
 check "probe shows the claim's origin and cap" 0 "$cordon" probe --json --policy "$tmp/claim.yaml"
-has "origin and max_containment in probe --json" out '"containment":"microvm","origin":"test","max_containment":"userspace-kernel"'
+has "origin and max_containment in probe --json" out '"containment":"microvm","origin":"test","max_containment":"container"'
 sed 's/containment: microvm}/containment: microvm, max_containment: microvm}/' "$tmp/claim.yaml" >"$tmp/claim-ok.yaml"
 check "explain: admitted when the admin allows the claim" 0 "$cordon" explain --trust untrusted --policy "$tmp/claim-ok.yaml"
 has "the chosen tier names its claim" out "\* vm           microvm          chosen (plugin test claims microvm; max_containment microvm)"

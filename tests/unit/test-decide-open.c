@@ -264,6 +264,19 @@ START_TEST(test_max_containment)
 }
 END_TEST
 
+/* cordon's own plugins, of this build, are taken at their word; anything else is capped. */
+START_TEST(test_plugin_is_cordons)
+{
+	ck_assert(policy_plugin_is_cordons("kvm", PACKAGE_VERSION));
+	ck_assert(policy_plugin_is_cordons("docker", PACKAGE_VERSION));
+	ck_assert(!policy_plugin_is_cordons("kvm", "0.0.0-elsewhere"));
+	ck_assert(!policy_plugin_is_cordons("firecracker", PACKAGE_VERSION));
+	ck_assert(!policy_plugin_is_cordons("test", PACKAGE_VERSION));
+	ck_assert(!policy_plugin_is_cordons(NULL, PACKAGE_VERSION));
+	ck_assert(!policy_plugin_is_cordons("kvm", NULL));
+}
+END_TEST
+
 static cordon_decision *decide_labelled(const char *mode, bool labelled, cordon_error **err)
 {
 	g_autofree char *policy = g_strdup_printf(
@@ -335,6 +348,7 @@ static Suite *decide_open_suite(void)
 	tcase_add_test(tc, test_unenforceable_and_no_open);
 	tcase_add_test(tc, test_fallback_next);
 	tcase_add_test(tc, test_max_containment);
+	tcase_add_test(tc, test_plugin_is_cordons);
 	tcase_add_test(tc, test_rule_modes);
 	suite_add_tcase(s, tc);
 	return s;

@@ -153,7 +153,7 @@ const char *cordon_probe_report_reason(const cordon_probe_report *r);
  * NULL when the tier's driver is not loaded. Borrowed from the context. */
 const char *cordon_probe_report_origin(const cordon_probe_report *r);
 /* The cap admission puts on the claim (the tier's max_containment, or for a plugin's
- * driver userspace-kernel by default), 0 when none: admission takes the lower of the two. */
+ * third-party plugin's driver container by default), 0 when none: admission takes the lower of the two. */
 cordon_containment cordon_probe_report_max_containment(const cordon_probe_report *r);
 void cordon_probe_report_free(cordon_probe_report *r);
 
