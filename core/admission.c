@@ -21,7 +21,8 @@ typedef struct judge_ctx {
 	const cordon_request *req;
 	cordon_trust trust; /* effective */
 	cordon_containment need;
-	gint64 probe_deadline; /* monotonic µs: for every candidate's probe together */
+	gint64 probe_deadline;  /* monotonic µs: for every candidate's probe together */
+	const GPtrArray *failed; /* admission_failure*: tiers whose open failed, or NULL */
 } judge_ctx;
 
 static bool verdict(decision_candidate *c, candidate_verdict v, char *reason)
@@ -134,6 +135,28 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 	return NULL;
 }
 
+/* A rule in mode warn or audit: what enforcing it would have said is kept with the
+ * candidate, and nothing else changes (not even the limits it would cap). */
+static void note_rule(judge_ctx *j, const policy_rule *r, const policy_tier *t,
+		      uint32_t egress_enforced, decision_candidate *c)
+{
+	cordon_plugin_limits scratch = c->limits;
+	char *why = rule_refusal(r, j->req, t, egress_enforced, &scratch);
+	if (!why && scratch.set == c->limits.set &&
+	    memcmp(scratch.value, c->limits.value, sizeof(scratch.value)) == 0)
+		return;
+	if (!why)
+		why = g_strdup_printf("rule %s: would set limits the request does not ask for",
+				      r->name);
+	decision_rule_hit *h = g_new0(decision_rule_hit, 1);
+	h->rule = g_strdup(r->name);
+	h->mode = r->mode;
+	h->reason = why;
+	if (!c->hits)
+		c->hits = g_ptr_array_new_with_free_func(decision_rule_hit_free);
+	g_ptr_array_add(c->hits, h);
+}
+
 static bool judge_rules(judge_ctx *j, const policy_tier *t, uint32_t egress_enforced,
 			decision_candidate *c)
 {
@@ -149,6 +172,10 @@ static bool judge_rules(judge_ctx *j, const policy_tier *t, uint32_t egress_enfo
 		const policy_rule *r = rules->pdata[i];
 		if (!rule_matches(r, j->trust, j->req, t))
 			continue;
+		if (r->mode != POLICY_RULE_ENFORCE) {
+			note_rule(j, r, t, egress_enforced, c);
+			continue;
+		}
 		char *why = rule_refusal(r, j->req, t, egress_enforced, &c->limits);
 		if (why) {
 			c->rule = g_strdup(r->name);
@@ -174,6 +201,76 @@ static tier_runtime **start_probes(cordon_context *ctx, const cordon_request *re
 	return tiers;
 }
 
+/* Why t's open failed earlier in this cordon_sandbox_open (fallback: next), or NULL. */
+static const char *open_failure(const GPtrArray *failed, const tier_runtime *t)
+{
+	for (guint i = 0; failed && i < failed->len; i++) {
+		const admission_failure *f = failed->pdata[i];
+		if (f->tier == t)
+			return f->why;
+	}
+	return NULL;
+}
+
+/* The containment a driver claims, capped: by the tier's max_containment, and a
+ * third-party driver's by POLICY_PLUGIN_CLAIM_DEFAULT_CAP when the tier sets none
+ * (docs/policy.md, "Capping plugin claims"). */
+static void take_claim(decision_candidate *c, const tier_runtime *t, cordon_containment claimed)
+{
+	const plugin_record *plugin = t->driver->plugin;
+	c->claimed = claimed;
+	c->origin = plugin ? g_strdup(plugin->name) : NULL;
+	bool third_party = plugin && !policy_plugin_is_cordons(plugin->name, plugin->version);
+	c->cap = policy_claim_cap(t->cfg, third_party, &c->cap_default);
+	c->containment = c->cap && claimed > c->cap ? c->cap : claimed;
+}
+
+/* Where a claim came from, for a plugin's driver or a capped claim, else "":
+ * " (plugin P claims microvm; capped to container by ...)". */
+static char *claim_text(const decision_candidate *c)
+{
+	bool capped = c->claimed > c->containment;
+	if (!capped && !c->origin)
+		return g_strdup("");
+	GString *s = g_string_new(NULL);
+	g_string_printf(s, " (%s%s claims %s", c->origin ? "plugin " : "",
+			c->origin ? c->origin : "cordon", cordon_containment_to_string(c->claimed));
+	if (capped)
+		g_string_append_printf(s, "; capped to %s by %s",
+				       cordon_containment_to_string(c->cap),
+				       c->cap_default ? "default: set max_containment on the tier "
+							"to take a plugin's higher claim"
+						      : "max_containment");
+	else if (c->cap)
+		g_string_append_printf(s, "; max_containment %s",
+				       cordon_containment_to_string(c->cap));
+	g_string_append_c(s, ')');
+	return g_string_free(s, FALSE);
+}
+
+/* The limits open would enforce (c->limits) against what the tier's driver says it
+ * enforces now: a tier that cannot enforce one is passed over, as open would refuse. */
+static bool judge_enforceable(const tier_runtime *t, const cordon_plugin_probe *pr,
+			      decision_candidate *c)
+{
+	uint32_t missing = t->driver->ops.flags & CORDON_PLUGIN_DRIVER_LIMITS
+				   ? c->limits.set & ~pr->limits
+				   : 0;
+	if (!missing) {
+		c->verdict = VERDICT_PASSED_OVER;
+		return true;
+	}
+	GString *s = g_string_new("cannot enforce the ");
+	bool first = true;
+	for (unsigned i = 0; i < CORDON_LIMIT_COUNT_; i++)
+		if (missing & (1u << i)) {
+			g_string_append_printf(s, "%s%s", first ? "" : " and ", policy_limit_name(i));
+			first = false;
+		}
+	g_string_append(s, first ? "" : " limit here");
+	return verdict(c, VERDICT_UNENFORCEABLE, g_string_free(s, FALSE));
+}
+
 /* Judges one candidate, of tier t; true when it may run the request. */
 static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 {
@@ -188,25 +285,35 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 	if (t->unusable)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup_printf("unavailable: %s", t->unusable));
+	const char *failed = open_failure(j->failed, t);
+	if (failed)
+		return verdict(c, VERDICT_UNAVAILABLE,
+			       g_strdup_printf("unavailable: the open failed (%s); fallback: next",
+					       failed));
 	cordon_plugin_probe pr;
 	context_probe(j->ctx, t, PROBE_MAX_AGE_US, j->probe_deadline, &pr);
 	c->probed = true;
 	c->available = pr.available;
-	c->containment = pr.containment;
+	take_claim(c, t, pr.containment);
 	if (!pr.available)
 		return verdict(
 			c, VERDICT_UNAVAILABLE,
 			g_strdup_printf("unavailable: %s",
 					pr.reason[0] ? pr.reason : "the probe gave no reason"));
-	if (pr.containment < j->need)
+	if (c->containment < j->need) {
+		g_autofree char *claim = claim_text(c);
 		return verdict(c, VERDICT_INSUFFICIENT,
-			       g_strdup_printf("%s < %s",
-					       cordon_containment_to_string(pr.containment),
-					       cordon_containment_to_string(j->need)));
+			       g_strdup_printf("%s < %s%s",
+					       cordon_containment_to_string(c->containment),
+					       cordon_containment_to_string(j->need), claim));
+	}
+	if (!t->driver->ops.open)
+		return verdict(c, VERDICT_UNAVAILABLE,
+			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
+					       t->driver->ops.name));
 	if (!judge_rules(j, t->cfg, pr.egress_enforced, c))
 		return false;
-	c->verdict = VERDICT_PASSED_OVER;
-	return true;
+	return judge_enforceable(t, &pr, c);
 }
 
 /* ---- the decision -------------------------------------------------------------- */
@@ -255,12 +362,14 @@ static void mark_chosen(const cordon_context *ctx, cordon_decision *d, int best)
 	decision_candidate *b = d->candidates->pdata[best];
 	b->chosen = true;
 	b->verdict = VERDICT_CHOSEN;
-	b->reason = g_strdup("chosen");
+	g_autofree char *claim = claim_text(b);
+	b->reason = g_strdup_printf("chosen%s", claim);
 	d->tier = g_strdup(b->tier);
 	d->runtime = b->runtime;
 	d->driver = g_strdup(b->driver);
 	d->containment = b->containment;
 	d->limits = b->limits;
+	d->hits = b->hits;
 	const char *how = ctx->policy->select == POLICY_SELECT_FIRST ? "first" : "strongest";
 	for (guint i = 0; i < d->candidates->len; i++) {
 		decision_candidate *c = d->candidates->pdata[i];
@@ -317,7 +426,9 @@ static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_c
 		  cordon_error **reterr)
 {
 	bool denied = tier_not_candidate || any_verdict(d, VERDICT_DENIED);
-	d->code = denied ? ERRC(sandbox_denied) : ERRC(containment_insufficient);
+	d->code = denied				      ? ERRC(sandbox_denied)
+		  : any_verdict(d, VERDICT_UNENFORCEABLE) ? ERRC(limit_unenforceable)
+							  : ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
 	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);
 }
@@ -330,12 +441,12 @@ static bool tier_is_candidate(const policy_trust *pt, const char *tier)
 	return false;
 }
 
-static int decide(cordon_context *ctx, const cordon_request *req, cordon_decision *d,
-		  cordon_error **reterr)
+static int decide(cordon_context *ctx, const cordon_request *req, const GPtrArray *failed,
+		  cordon_decision *d, cordon_error **reterr)
 {
 	const policy_trust *pt = &ctx->policy->trust[d->trust];
 	judge_ctx j = { ctx, req, d->trust, d->requirement,
-			g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US };
+			g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US, failed };
 	bool tier_ok = !req->tier || tier_is_candidate(pt, req->tier);
 	g_autofree tier_runtime **tiers = tier_ok ? start_probes(ctx, req, pt) : NULL;
 	for (guint i = 0; i < pt->tiers->len; i++) {
@@ -364,6 +475,7 @@ static int audit_failed(cordon_decision *d, cordon_error *aerr, cordon_error **r
 	d->runtime = NULL;
 	g_clear_pointer(&d->driver, g_free);
 	d->containment = 0;
+	d->hits = NULL;
 	for (guint i = 0; i < d->candidates->len; i++)
 		((decision_candidate *)d->candidates->pdata[i])->chosen = false;
 	d->code = ERRC(audit_failed);
@@ -371,15 +483,15 @@ static int audit_failed(cordon_decision *d, cordon_error *aerr, cordon_error **r
 	return error_propagate(reterr, aerr);
 }
 
-int admission_decide_full(cordon_context *ctx, const cordon_request *req, bool dry_run,
-			  cordon_decision **ret, cordon_error **reterr)
+static int decide_audited(cordon_context *ctx, const cordon_request *req, bool dry_run,
+			  const GPtrArray *failed, cordon_decision **ret, cordon_error **reterr)
 {
 	if (!ctx || !req)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "a context and a request are required");
 	cordon_decision *d = decision_new(ctx, req);
 	d->dry_run = dry_run;
-	int r = decide(ctx, req, d, reterr);
+	int r = decide(ctx, req, failed, d, reterr);
 	cordon_error *aerr = NULL;
 	if (audit_record(ctx, req, d, &aerr) < 0) {
 		if (ctx->policy->audit_required && r == 0)
@@ -395,10 +507,37 @@ int admission_decide_full(cordon_context *ctx, const cordon_request *req, bool d
 	return r;
 }
 
+int admission_decide_full(cordon_context *ctx, const cordon_request *req, bool dry_run,
+			  cordon_decision **ret, cordon_error **reterr)
+{
+	return decide_audited(ctx, req, dry_run, NULL, ret, reterr);
+}
+
 int admission_decide(cordon_context *ctx, const cordon_request *req, cordon_decision **ret,
 		     cordon_error **reterr)
 {
-	return admission_decide_full(ctx, req, false, ret, reterr);
+	return decide_audited(ctx, req, false, NULL, ret, reterr);
+}
+
+int admission_decide_after(cordon_context *ctx, const cordon_request *req,
+			   const GPtrArray *failed, cordon_decision **ret, cordon_error **reterr)
+{
+	return decide_audited(ctx, req, false, failed, ret, reterr);
+}
+
+admission_failure *admission_failure_new(const tier_runtime *tier, const char *why)
+{
+	admission_failure *f = g_new0(admission_failure, 1);
+	f->tier = tier;
+	f->why = g_strdup(why);
+	return f;
+}
+
+void admission_failure_free(gpointer p)
+{
+	admission_failure *f = p;
+	g_free(f->why);
+	g_free(f);
 }
 
 int cordon_decide(cordon_context *ctx, const cordon_request *req, cordon_decision **ret_decision,
@@ -409,12 +548,33 @@ int cordon_decide(cordon_context *ctx, const cordon_request *req, cordon_decisio
 
 /* ---- the policy, as the context sees it ------------------------------------------- */
 
+/* A line for each plugin the loader refused (`policy check --strict` fails on them), with
+ * a guess when the name is close to a driver a tier needs (`load: [dockr]`). */
+static void summary_plugin_problems(const cordon_context *ctx, GString *s)
+{
+	const GPtrArray *tiers = ctx->policy->tiers;
+	g_autofree const char **drivers = g_new0(const char *, tiers->len + 1);
+	for (guint i = 0; i < tiers->len; i++)
+		drivers[i] = ((const policy_tier *)tiers->pdata[i])->driver;
+	for (guint i = 0; i < ctx->plugins->len; i++) {
+		const plugin_record *p = ctx->plugins->pdata[i];
+		if (p->loaded)
+			continue;
+		const char *hint = cfg_did_you_mean(p->name, drivers);
+		g_string_append_printf(s, "problem: plugin %s was refused: %s", p->name, p->detail);
+		if (hint && strcmp(hint, p->name) != 0)
+			g_string_append_printf(s, " (did you mean '%s'?)", hint);
+		g_string_append_c(s, '\n');
+	}
+}
+
 char *cordon_context_policy_summary(const cordon_context *ctx)
 {
 	if (!ctx)
 		return NULL;
 	g_autofree char *base = policy_describe(ctx->policy);
 	GString *s = g_string_new(base);
+	summary_plugin_problems(ctx, s);
 	for (guint i = 0; i < ctx->tiers->len; i++) {
 		const tier_runtime *t = ctx->tiers->pdata[i];
 		if (t->unusable)

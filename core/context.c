@@ -147,8 +147,10 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 				 plugin ? plugin->path : who, drv->name,
 				 other->plugin ? other->plugin->path : "the core");
 	/* Flags came with ABI 1.3: an older plugin's word is reserved, zero. */
-	uint32_t known = !plugin || plugin->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY
-								 : 0;
+	uint32_t known = !plugin || plugin->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_STDIN_FD |
+								     CORDON_PLUGIN_DRIVER_TTY |
+								     CORDON_PLUGIN_DRIVER_LIMITS
+							   : 0;
 	if (drv->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);
@@ -201,14 +203,42 @@ static void tier_free(gpointer p)
 	g_free(t);
 }
 
-static const char *plugin_hint(const cordon_context *ctx, const char *driver)
+/* Why a tier's driver is not registered: the loader's reason when a plugin of its name was
+ * refused, else every refused plugin's (one of them may have been meant to provide it). */
+static char *driver_missing(const cordon_context *ctx, const char *driver)
 {
 	for (guint i = 0; i < ctx->plugins->len; i++) {
 		const plugin_record *p = ctx->plugins->pdata[i];
 		if (strcmp(p->name, driver) == 0 && !p->loaded)
-			return p->detail;
+			return g_strdup_printf("driver %s was refused: %s", driver, p->detail);
 	}
-	return NULL;
+	GString *s = g_string_new(NULL);
+	g_string_printf(s, "driver %s is not loaded", driver);
+	const char *sep = " (refused: ";
+	for (guint i = 0; i < ctx->plugins->len; i++) {
+		const plugin_record *p = ctx->plugins->pdata[i];
+		if (p->loaded)
+			continue;
+		g_string_append_printf(s, "%splugin %s: %s", sep, p->name, p->detail);
+		sep = "; ";
+	}
+	if (*sep == ';')
+		g_string_append_c(s, ')');
+	return g_string_free(s, FALSE);
+}
+
+/* Every tier's driver keys, checked in one pass: all errors, in file order. */
+static int check_sections(cordon_context *ctx, cordon_error **reterr)
+{
+	policy_errors *errs = policy_errors_new(ctx->policy->source);
+	for (guint i = 0; i < ctx->policy->tiers->len; i++) {
+		policy_tier *cfg = ctx->policy->tiers->pdata[i];
+		const driver_entry *d = context_find_driver(ctx, cfg->driver);
+		if (d)
+			policy_check_section_into(ctx->policy, cfg, d->ops.config_keys,
+						  d->image_key, errs);
+	}
+	return policy_errors_finish(errs, reterr);
 }
 
 static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **reterr)
@@ -220,15 +250,9 @@ static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **
 	t->driver = context_find_driver(ctx, cfg->driver);
 	g_ptr_array_add(ctx->tiers, t);
 	if (!t->driver) {
-		const char *why = plugin_hint(ctx, cfg->driver);
-		t->unusable = why ? g_strdup_printf("driver %s was refused: %s", cfg->driver, why)
-				  : g_strdup_printf("driver %s is not loaded", cfg->driver);
+		t->unusable = driver_missing(ctx, cfg->driver);
 		return 0;
 	}
-	int r = policy_check_section(ctx->policy, cfg, t->driver->ops.config_keys,
-				     t->driver->image_key, reterr);
-	if (r < 0)
-		return r;
 	if (!t->driver->ops.configure)
 		return 0;
 	struct cordon_plugin_config pc = {
@@ -236,7 +260,7 @@ static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **
 		t->driver->plugin ? t->driver->plugin->abi_minor : CORDON_PLUGIN_ABI_MINOR,
 	};
 	struct cordon_plugin_error perr = { 0 };
-	r = t->driver->ops.configure(t->driver->ops.data, &pc, &t->state, &perr);
+	int r = t->driver->ops.configure(t->driver->ops.data, &pc, &t->state, &perr);
 	r = error_from_plugin(reterr, &perr, r, cfg->name);
 	if (r < 0)
 		error_prefix(reterr, "tier %s", cfg->name);
@@ -504,6 +528,8 @@ int cordon_context_new(const cordon_options *o, cordon_context **ret_ctx, cordon
 		r = context_register_driver(ctx, NULL, o->builtin_drivers[i], reterr);
 	if (r >= 0)
 		r = load_plugins(ctx, o, reterr);
+	if (r >= 0)
+		r = check_sections(ctx, reterr);
 	for (guint i = 0; r >= 0 && i < ctx->policy->tiers->len; i++)
 		r = configure_tier(ctx, ctx->policy->tiers->pdata[i], reterr);
 	if (r < 0) {
@@ -620,6 +646,8 @@ int cordon_context_gc(cordon_context *ctx, cordon_error **reterr)
 
 struct cordon_probe_report {
 	cordon_plugin_probe probe;
+	const char *origin;     /* the plugin's name (borrowed from the context), "built-in" */
+	cordon_containment cap; /* policy_claim_cap; 0: none */
 };
 
 int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report **ret,
@@ -629,6 +657,11 @@ int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report
 	if (!t || !ret)
 		return bad_option(reterr, "no such tier");
 	cordon_probe_report *rep = g_new0(cordon_probe_report, 1);
+	const plugin_record *plugin = t->driver ? t->driver->plugin : NULL;
+	bool dflt;
+	rep->origin = !t->driver ? NULL : plugin ? plugin->name : "built-in";
+	bool third_party = plugin && !policy_plugin_is_cordons(plugin->name, plugin->version);
+	rep->cap = policy_claim_cap(t->cfg, third_party, &dflt);
 	if (t->unusable) {
 		rep->probe.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
 		g_strlcpy(rep->probe.reason, t->unusable, sizeof(rep->probe.reason));
@@ -647,6 +680,16 @@ bool cordon_probe_report_available(const cordon_probe_report *r)
 cordon_containment cordon_probe_report_containment(const cordon_probe_report *r)
 {
 	return r ? (cordon_containment)r->probe.containment : CORDON_CONTAINMENT_PROCESS_JAIL;
+}
+
+const char *cordon_probe_report_origin(const cordon_probe_report *r)
+{
+	return r ? r->origin : NULL;
+}
+
+cordon_containment cordon_probe_report_max_containment(const cordon_probe_report *r)
+{
+	return r ? r->cap : 0;
 }
 
 const char *cordon_probe_report_reason(const cordon_probe_report *r)

@@ -9,9 +9,20 @@
 
 #include <string.h>
 
+void decision_rule_hit_free(gpointer p)
+{
+	decision_rule_hit *h = p;
+	g_free(h->rule);
+	g_free(h->reason);
+	g_free(h);
+}
+
 void decision_candidate_free(gpointer p)
 {
 	decision_candidate *c = p;
+	if (c->hits)
+		g_ptr_array_unref(c->hits);
+	g_free(c->origin);
 	g_free(c->tier);
 	g_free(c->driver);
 	g_free(c->reason);
@@ -40,6 +51,7 @@ const char *decision_verdict_name(candidate_verdict v)
 	case VERDICT_UNAVAILABLE: return "unavailable";
 	case VERDICT_INSUFFICIENT: return "insufficient";
 	case VERDICT_DENIED: return "denied";
+	case VERDICT_UNENFORCEABLE: return "unenforceable";
 	}
 	return "unknown";
 }
@@ -104,6 +116,30 @@ const char *cordon_decision_candidate_rule(const cordon_decision *d, size_t i)
 	return c ? c->rule : NULL;
 }
 
+static const decision_rule_hit *warning_at(const cordon_decision *d, size_t i)
+{
+	for (guint k = 0; d && d->hits && k < d->hits->len; k++) {
+		const decision_rule_hit *h = d->hits->pdata[k];
+		if (h->mode == POLICY_RULE_WARN && i-- == 0)
+			return h;
+	}
+	return NULL;
+}
+
+size_t cordon_decision_warning_count(const cordon_decision *d)
+{
+	size_t n = 0;
+	while (warning_at(d, n))
+		n++;
+	return n;
+}
+
+const char *cordon_decision_warning(const cordon_decision *d, size_t i)
+{
+	const decision_rule_hit *h = warning_at(d, i);
+	return h ? h->reason : NULL;
+}
+
 /* ---- JSON ---------------------------------------------------------------------- */
 
 static const char *const limit_json_names[CORDON_LIMIT_COUNT_] = {
@@ -147,11 +183,51 @@ static void json_candidate(GString *out, const decision_candidate *c)
 		g_string_append(out, "null");
 	json_append_key(out, "containment", false);
 	json_append_string(out, c->probed ? containment_or_null(c->containment) : NULL);
+	json_append_key(out, "claimed", false);
+	json_append_string(out, c->probed ? containment_or_null(c->claimed) : NULL);
+	json_append_key(out, "origin", false);
+	json_append_string(out, c->probed ? (c->origin ? c->origin : "built-in") : NULL);
+	json_append_key(out, "max_containment", false);
+	json_append_string(out, containment_or_null(c->cap));
 	json_append_key(out, "rule", false);
 	json_append_string(out, c->rule);
 	json_append_key(out, "reason", false);
 	json_append_string(out, c->reason);
 	g_string_append_c(out, '}');
+}
+
+static const char *const mode_names[] = { "enforce", "warn", "audit" };
+
+/* "rule_hits": every warn and audit rule the chosen tier met; "warnings": the warn ones. */
+static void json_hits(GString *out, const GPtrArray *hits)
+{
+	json_append_key(out, "rule_hits", false);
+	g_string_append_c(out, '[');
+	for (guint i = 0; hits && i < hits->len; i++) {
+		const decision_rule_hit *h = hits->pdata[i];
+		g_string_append(out, i ? ",{" : "{");
+		json_append_key(out, "rule", true);
+		json_append_string(out, h->rule);
+		json_append_key(out, "mode", false);
+		json_append_string(out, mode_names[h->mode]);
+		json_append_key(out, "reason", false);
+		json_append_string(out, h->reason);
+		g_string_append_c(out, '}');
+	}
+	g_string_append_c(out, ']');
+	json_append_key(out, "warnings", false);
+	g_string_append_c(out, '[');
+	bool first = true;
+	for (guint i = 0; hits && i < hits->len; i++) {
+		const decision_rule_hit *h = hits->pdata[i];
+		if (h->mode != POLICY_RULE_WARN)
+			continue;
+		if (!first)
+			g_string_append_c(out, ',');
+		json_append_string(out, h->reason);
+		first = false;
+	}
+	g_string_append_c(out, ']');
 }
 
 void decision_json_members(GString *out, const cordon_decision *d)
@@ -180,6 +256,7 @@ void decision_json_members(GString *out, const cordon_decision *d)
 	json_append_string(out, d->tier ? containment_or_null(d->containment) : NULL);
 	json_append_key(out, "limits", false);
 	decision_json_limits(out, d->tier ? &d->limits : &(cordon_plugin_limits){ 0 });
+	json_hits(out, d->tier ? d->hits : NULL);
 	json_append_key(out, "candidates", false);
 	g_string_append_c(out, '[');
 	for (guint i = 0; i < d->candidates->len; i++) {

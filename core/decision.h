@@ -15,7 +15,15 @@ typedef enum candidate_verdict {
 	VERDICT_UNAVAILABLE,   /* no driver, configure failed, or the probe says no */
 	VERDICT_INSUFFICIENT,  /* weaker than the requirement */
 	VERDICT_DENIED,        /* a rule (deny, require, limit) or a tier limit */
+	VERDICT_UNENFORCEABLE, /* a limit the request gets that the tier cannot enforce */
 } candidate_verdict;
+
+/* A rule in mode warn or audit that would have refused the candidate (it did not). */
+typedef struct decision_rule_hit {
+	char *rule;
+	policy_rule_mode mode; /* POLICY_RULE_WARN or POLICY_RULE_AUDIT */
+	char *reason;          /* what enforcing it would have said */
+} decision_rule_hit;
 
 typedef struct decision_candidate {
 	char *tier;
@@ -23,7 +31,12 @@ typedef struct decision_candidate {
 	bool chosen;
 	bool probed;
 	bool available;
-	cordon_containment containment; /* as probed (0 when not probed) */
+	cordon_containment containment; /* as admission takes it: the claim, capped (0 when not probed) */
+	cordon_containment claimed;     /* what the driver's probe claimed */
+	cordon_containment cap;         /* the cap applied to the claim, 0: none */
+	bool cap_default;               /* ...the default cap of a plugin's claim, not max_containment */
+	char *origin;                   /* the plugin that claims it, NULL: built into cordon */
+	GPtrArray *hits;                /* decision_rule_hit*: warn and audit rules it met */
 	candidate_verdict verdict;
 	char *reason;                   /* "chosen", "unavailable: ...", "container < microvm", "rule NAME..." */
 	char *rule;                     /* the rule that denied it, or NULL */
@@ -46,11 +59,14 @@ struct cordon_decision {
 	cordon_containment containment;
 	GPtrArray *candidates;          /* decision_candidate* */
 	cordon_plugin_limits limits;    /* the request's limits after rules (what open enforces) */
+	const GPtrArray *hits;          /* the chosen candidate's (borrowed), NULL when refused */
 	const char *code;               /* static: NULL when admitted */
 	char *refusal;                  /* the forbidden message when refused */
 	char id[37];                    /* a random UUID: its audit line's "id", its runs' "decision" */
 };
 
+/* Frees a decision_rule_hit (a candidate's hits array owns them). */
+void decision_rule_hit_free(gpointer p) CORDON_INTERNAL;
 /* Frees a decision_candidate (a decision's candidates array owns them). */
 void decision_candidate_free(gpointer p) CORDON_INTERNAL;
 /* Appends the decision's JSON members (no braces) to out. */

@@ -15,19 +15,15 @@
 typedef struct pctx {
 	const char *name;
 	cordon_policy *p;
-	GString *msgs;
-	unsigned count;
-	const char *code;       /* of the first error; static strings only */
+	policy_errors *errs;    /* every error, reported in file order */
 	GHashTable *tier_index; /* name -> policy_tier*, once tiers are read */
 	GHashTable *rule_names; /* names seen so far */
 } pctx;
 
-/* Records an error at node at ("name:line:col: path: message"); code is the
- * first error's, which the whole reading fails with. */
+/* Records an error at node at ("name:line:col: path: message"); the whole reading fails
+ * with the code of the error first in the file. */
 void policy_err(pctx *c, const char *code, const cfg_node *at, const char *path, const char *fmt,
 		...) CORDON_INTERNAL __attribute__((format(printf, 5, 6)));
-/* 0 when nothing was recorded, else -EINVAL with every message. */
-int policy_errors_finish(pctx *c, cordon_error **reterr) CORDON_INTERNAL;
 
 /* ---- typed reads that report what is wrong (policy-read.c) ------------------ */
 

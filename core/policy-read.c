@@ -82,30 +82,90 @@ char *policy_format_limit(unsigned i, uint64_t v)
 
 /* ---- errors collected while reading ----------------------------------------------- */
 
+/* One error, kept until the reading ends: reported in file order, whatever order the
+ * sections were read in. */
+typedef struct policy_error_entry {
+	uint32_t line, col;
+	guint seq; /* ties (and position-less errors) keep the order they were found in */
+	const char *code;
+	char *msg;
+} policy_error_entry;
+
+struct policy_errors {
+	char *name;
+	GPtrArray *list; /* policy_error_entry* */
+};
+
+static void error_entry_free(gpointer p)
+{
+	policy_error_entry *e = p;
+	g_free(e->msg);
+	g_free(e);
+}
+
+policy_errors *policy_errors_new(const char *name)
+{
+	policy_errors *e = g_new0(policy_errors, 1);
+	e->name = g_strdup(name);
+	e->list = g_ptr_array_new_with_free_func(error_entry_free);
+	return e;
+}
+
+guint policy_errors_count(const policy_errors *errs)
+{
+	return errs->list->len;
+}
+
 void policy_err(pctx *c, const char *code, const cfg_node *at, const char *path, const char *fmt,
 		...)
 {
-	if (!c->code)
-		c->code = code;
-	if (++c->count > POLICY_MAX_ERRORS)
-		return;
+	policy_errors *errs = c->errs;
 	va_list ap;
 	va_start(ap, fmt);
-	g_autofree char *msg = cfg_error_text(c->name, at, path, fmt, ap);
+	policy_error_entry *e = g_new0(policy_error_entry, 1);
+	e->line = at ? at->line : 0;
+	e->col = at ? at->col : 0;
+	e->seq = errs->list->len;
+	e->code = code;
+	e->msg = cfg_error_text(errs->name, at, path, fmt, ap);
 	va_end(ap);
-	if (c->msgs->len)
-		g_string_append_c(c->msgs, '\n');
-	g_string_append(c->msgs, msg);
+	g_ptr_array_add(errs->list, e);
 }
 
-int policy_errors_finish(pctx *c, cordon_error **reterr)
+static gint by_position(gconstpointer a, gconstpointer b)
 {
-	if (!c->count)
+	const policy_error_entry *x = *(policy_error_entry *const *)a;
+	const policy_error_entry *y = *(policy_error_entry *const *)b;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int policy_errors_finish(policy_errors *errs, cordon_error **reterr)
+{
+	if (!errs)
 		return 0;
-	if (c->count > POLICY_MAX_ERRORS)
-		g_string_append_printf(c->msgs, "\n%s: ... and %u more errors", c->name,
-				       c->count - POLICY_MAX_ERRORS);
-	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, c->code, "%s", c->msgs->str);
+	int r = 0;
+	guint n = errs->list->len;
+	if (n) {
+		g_ptr_array_sort(errs->list, by_position);
+		GString *s = g_string_new(NULL);
+		for (guint i = 0; i < n && i < POLICY_MAX_ERRORS; i++)
+			g_string_append_printf(s, "%s%s", i ? "\n" : "",
+					       ((policy_error_entry *)errs->list->pdata[i])->msg);
+		if (n > POLICY_MAX_ERRORS)
+			g_string_append_printf(s, "\n%s: ... and %u more errors", errs->name,
+					       n - POLICY_MAX_ERRORS);
+		const char *code = ((policy_error_entry *)errs->list->pdata[0])->code;
+		r = error_set(reterr, EINVAL, CORDON_ERROR_INVALID, code, "%s", s->str);
+		g_string_free(s, TRUE);
+	}
+	g_ptr_array_unref(errs->list);
+	g_free(errs->name);
+	g_free(errs);
+	return r;
 }
 
 /* ---- typed reads -------------------------------------------------------------------- */

@@ -21,6 +21,23 @@ cordon_containment policy_builtin_minimum(cordon_trust t)
 	}
 }
 
+/* The plugins cordon ships, whose claims are cordon's own code (docs/policy.md). The
+ * version must be this build's as well: a file of the same name from elsewhere is a third
+ * party's. */
+bool policy_plugin_is_cordons(const char *name, const char *version)
+{
+	static const char *const own[] = { "docker", "podman", "kvm", "hvf", "hyperv", "e2b", NULL };
+	return name && version && g_strv_contains(own, name) && strcmp(version, PACKAGE_VERSION) == 0;
+}
+
+cordon_containment policy_claim_cap(const policy_tier *t, bool third_party, bool *ret_default)
+{
+	*ret_default = !t->max_containment && third_party;
+	return t->max_containment ? t->max_containment
+	       : third_party	  ? POLICY_PLUGIN_CLAIM_DEFAULT_CAP
+				  : 0;
+}
+
 /* ---- sections ----------------------------------------------------------------------- */
 
 static void read_plugins(pctx *c, const cfg_node *n)
@@ -58,6 +75,30 @@ void policy_tier_free(gpointer data)
 	g_free(t);
 }
 
+static const char *const containment_names[] = {
+	"process-jail", "kernel", "container", "userspace-kernel", "microvm", "remote", NULL
+};
+
+/* The keys of a tier the core reads itself; the rest are its driver's. */
+static const char *const tier_core_keys[] = { "driver", "limits", "fallback", "max_containment",
+					      NULL };
+
+/* fallback and max_containment (docs/policy.md, "Tiers"). */
+static void read_tier_core(pctx *c, policy_tier *t, const cfg_node *sec)
+{
+	static const char *const fallbacks[] = { "refuse", "next", NULL };
+	const cfg_node *v;
+	if ((v = cfg_map_get(sec, "limits")))
+		policy_want_limits(c, v, &t->limits);
+	if ((v = cfg_map_get(sec, "fallback")))
+		t->fallback_next = policy_want_enum(c, v, fallbacks, "fallback") == 1;
+	if ((v = cfg_map_get(sec, "max_containment"))) {
+		int i = policy_want_enum(c, v, containment_names, "containment");
+		if (i >= 0)
+			t->max_containment = (cordon_containment)(i + 1);
+	}
+}
+
 static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)
 {
 	if (!policy_valid_name(key->scalar, false)) {
@@ -83,9 +124,8 @@ static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)
 	t->name = g_strdup(key->scalar);
 	t->driver = g_strdup(driver);
 	t->section = sec;
-	const cfg_node *lim = cfg_map_get(sec, "limits");
-	if (lim)
-		policy_want_limits(c, lim, &t->limits);
+	t->at = key;
+	read_tier_core(c, t, sec);
 	g_ptr_array_add(c->p->tiers, t);
 }
 
@@ -104,9 +144,6 @@ static void read_tiers(pctx *c, const cfg_node *n)
 }
 
 const char *const policy_trust_names[] = { "trusted", "semi-trusted", "untrusted", NULL };
-static const char *const containment_names[] = {
-	"process-jail", "kernel", "container", "userspace-kernel", "microvm", "remote", NULL
-};
 
 /* The names of every tier, NULL-terminated, borrowed from the policy. */
 static const char **tier_names(const cordon_policy *p)
@@ -319,10 +356,12 @@ static bool rule_has_require(const policy_rule *r)
 
 static void read_rule(pctx *c, const cfg_node *n)
 {
-	static const char *const keys[] = { "name", "when", "deny", "require", "limit", NULL };
+	static const char *const keys[] = { "name", "when", "deny", "require", "limit", "mode", NULL };
+	static const char *const modes[] = { "enforce", "warn", "audit", NULL };
 	if (!policy_want_map(c, n))
 		return;
-	policy_check_keys(c, n, keys);
+	/* A misspelt effect is one error, not also "the rule has no effect". */
+	bool keys_ok = policy_check_keys(c, n, keys);
 	policy_rule *rule = g_new0(policy_rule, 1);
 	rule->require_egress = -1;
 	rule->when_tiers = g_ptr_array_new_with_free_func(g_free);
@@ -345,6 +384,10 @@ static void read_rule(pctx *c, const cfg_node *n)
 	}
 
 	const cfg_node *v;
+	if ((v = cfg_map_get(n, "mode"))) {
+		int m = policy_want_enum(c, v, modes, "rule mode");
+		rule->mode = m > 0 ? (policy_rule_mode)m : POLICY_RULE_ENFORCE;
+	}
 	if ((v = cfg_map_get(n, "when")))
 		read_when(c, rule, v);
 	if ((v = cfg_map_get(n, "deny")))
@@ -359,7 +402,7 @@ static void read_rule(pctx *c, const cfg_node *n)
 		policy_err(
 			c, ERRC(policy_invalid), n, n->path,
 			"a rule with deny: true takes no require or limit (it refuses outright)");
-	else if (!rule->deny && !has_other)
+	else if (!rule->deny && !has_other && keys_ok && !cfg_map_get(n, "deny"))
 		policy_err(c, ERRC(policy_invalid), n, n->path,
 			   "the rule has no effect: give it deny: true, require or limit");
 }
@@ -587,24 +630,25 @@ static const cordon_plugin_config_key *find_key(const cordon_plugin_config_key *
 	return NULL;
 }
 
-int policy_check_section(const cordon_policy *p, policy_tier *t,
-			 const cordon_plugin_config_key *keys, const char *image_key,
-			 cordon_error **reterr)
+bool policy_check_section_into(const cordon_policy *p, policy_tier *t,
+			       const cordon_plugin_config_key *keys, const char *image_key,
+			       policy_errors *errs)
 {
 	if (!p || !t || !t->section)
-		return 0;
+		return true;
 	t->image = NULL;
 	const cfg_node *sec = t->section;
-	pctx c = { .name = p->source, .p = (cordon_policy *)p, .msgs = g_string_new(NULL) };
+	pctx c = { .name = p->source, .p = (cordon_policy *)p, .errs = errs };
+	guint before = policy_errors_count(errs);
 	g_autoptr(GPtrArray) allowed = g_ptr_array_new();
-	g_ptr_array_add(allowed, (gpointer) "driver");
-	g_ptr_array_add(allowed, (gpointer) "limits");
+	for (size_t i = 0; tier_core_keys[i]; i++)
+		g_ptr_array_add(allowed, (gpointer)tier_core_keys[i]);
 	for (size_t i = 0; keys && keys[i].name; i++)
 		g_ptr_array_add(allowed, (gpointer)keys[i].name);
 	g_ptr_array_add(allowed, NULL);
 	for (guint i = 0; i < sec->keys->len; i++) {
 		const cfg_node *k = sec->keys->pdata[i];
-		if (strcmp(k->scalar, "driver") == 0 || strcmp(k->scalar, "limits") == 0)
+		if (g_strv_contains(tier_core_keys, k->scalar))
 			continue;
 		const cordon_plugin_config_key *decl = find_key(keys, k->scalar);
 		if (!decl) {
@@ -619,11 +663,20 @@ int policy_check_section(const cordon_policy *p, policy_tier *t,
 			policy_err(&c, ERRC(policy_invalid), sec, sec->path,
 				   "missing required key '%s' (driver %s)", keys[i].name,
 				   t->driver);
-	int r = policy_errors_finish(&c, reterr);
-	g_string_free(c.msgs, TRUE);
+	if (policy_errors_count(errs) != before)
+		return false;
 	/* Checked a string above: admission's image rules read it from here. */
-	const cfg_node *image = r == 0 && image_key ? cfg_map_get(sec, image_key) : NULL;
+	const cfg_node *image = image_key ? cfg_map_get(sec, image_key) : NULL;
 	if (image && policy_read_string(image, &t->image) < 0)
 		t->image = NULL;
-	return r;
+	return true;
+}
+
+int policy_check_section(const cordon_policy *p, policy_tier *t,
+			 const cordon_plugin_config_key *keys, const char *image_key,
+			 cordon_error **reterr)
+{
+	policy_errors *errs = policy_errors_new(p ? p->source : NULL);
+	policy_check_section_into(p, t, keys, image_key, errs);
+	return policy_errors_finish(errs, reterr);
 }

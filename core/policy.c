@@ -64,14 +64,14 @@ int policy_parse(const char *text, size_t len, const char *name, cordon_policy *
 	g_autoptr(cordon_policy) p = policy_alloc(name);
 	pctx c = { .name = name,
 		   .p = p,
-		   .msgs = g_string_new(NULL),
+		   .errs = policy_errors_new(name),
 		   .rule_names = g_hash_table_new(g_str_hash, g_str_equal) };
 	r = policy_read_version(&c, root, reterr);
-	if (r >= 0) {
+	if (r >= 0)
 		policy_read_sections(&c, root);
-		r = policy_errors_finish(&c, reterr);
-	}
-	g_string_free(c.msgs, TRUE);
+	/* A wrong version is reported alone (nothing else was read). */
+	int e = policy_errors_finish(c.errs, r < 0 ? NULL : reterr);
+	r = r < 0 ? r : e;
 	g_hash_table_unref(c.rule_names);
 	if (c.tier_index)
 		g_hash_table_unref(c.tier_index);
@@ -235,6 +235,11 @@ char *policy_describe(const cordon_policy *p)
 			g_string_append(s, "; limits: ");
 			describe_limits(s, &t->limits);
 		}
+		if (t->max_containment)
+			g_string_append_printf(s, "; max_containment %s",
+					       cordon_containment_to_string(t->max_containment));
+		if (t->fallback_next)
+			g_string_append(s, "; fallback: next");
 		if (!tier_is_candidate(p, t->name))
 			g_string_append(s, "  [no trust level lists it]");
 		g_string_append_c(s, '\n');
@@ -254,7 +259,8 @@ char *policy_describe(const cordon_policy *p)
 	g_string_append_printf(s, "rules (%u):\n", p->rules->len);
 	for (guint i = 0; i < p->rules->len; i++) {
 		const policy_rule *r = p->rules->pdata[i];
-		g_string_append_printf(s, "  %s:%s", r->name, r->deny ? " deny" : "");
+		static const char *const modes[] = { "", " [mode: warn]", " [mode: audit]" };
+		g_string_append_printf(s, "  %s:%s%s", r->name, modes[r->mode], r->deny ? " deny" : "");
 		if (r->require_egress >= 0)
 			g_string_append_printf(s, " egress %s",
 					       r->require_egress ? "governed" : "deny");

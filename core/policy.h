@@ -18,6 +18,9 @@ typedef struct policy_tier {
 	cordon_plugin_limits limits;
 	cfg_node *section; /* the tier's map, driver keys included (borrowed from policy->root) */
 	const char *image; /* the driver's image key, read by policy_check_section; NULL: none */
+	bool fallback_next;                 /* fallback: next (default refuse) */
+	cordon_containment max_containment; /* max_containment:, 0 when absent */
+	const cfg_node *at;                 /* the tier's key, for positions */
 } policy_tier;
 
 typedef struct policy_trust {
@@ -30,8 +33,16 @@ typedef struct policy_trust {
 
 typedef enum policy_select { POLICY_SELECT_STRONGEST = 0, POLICY_SELECT_FIRST = 1 } policy_select;
 
+/* A rule's mode: enforce refuses, warn admits with a warning, audit only records. */
+typedef enum policy_rule_mode {
+	POLICY_RULE_ENFORCE = 0,
+	POLICY_RULE_WARN = 1,
+	POLICY_RULE_AUDIT = 2,
+} policy_rule_mode;
+
 typedef struct policy_rule {
 	char *name;
+	policy_rule_mode mode;
 	/* when: empty lists match everything */
 	uint32_t when_trust;     /* bit (1<<cordon_trust); 0: any */
 	GPtrArray *when_tiers;   /* char* */
@@ -65,6 +76,19 @@ typedef struct cordon_policy {
 	cfg_node *root;                  /* owns every section */
 } cordon_policy;
 
+/* The highest containment a third-party driver's claim is taken for when its tier sets no
+ * max_containment (docs/policy.md, "Capping plugin claims"). */
+#define POLICY_PLUGIN_CLAIM_DEFAULT_CAP CORDON_CONTAINMENT_CONTAINER
+
+/* Whether a plugin (its descriptor's name and version) is one cordon ships, of this build:
+ * its drivers' claims are not capped by default. */
+bool policy_plugin_is_cordons(const char *name, const char *version) CORDON_INTERNAL;
+/* The cap on the containment tier t's driver claims: its max_containment, else for a
+ * third-party driver POLICY_PLUGIN_CLAIM_DEFAULT_CAP (*ret_default then true), else 0
+ * (none: cordon's own drivers are taken at their word). */
+cordon_containment policy_claim_cap(const policy_tier *t, bool third_party,
+				    bool *ret_default) CORDON_INTERNAL;
+
 /* The built-in minimum containment per trust level (DESIGN §6). */
 cordon_containment policy_builtin_minimum(cordon_trust t) CORDON_INTERNAL;
 /* The built-in default policy, parsed from policy_default_text(): trusted ->
@@ -85,6 +109,15 @@ void policy_free(cordon_policy *p) CORDON_INTERNAL;
 const policy_tier *policy_find_tier(const cordon_policy *p, const char *name) CORDON_INTERNAL;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_policy, policy_free)
 
+/* Errors collected over one reading (a policy text, or every tier's driver section),
+ * reported together in file order: "name:line:col: path: message", one a line. */
+typedef struct policy_errors policy_errors;
+policy_errors *policy_errors_new(const char *name) CORDON_INTERNAL;
+guint policy_errors_count(const policy_errors *errs) CORDON_INTERNAL;
+/* Frees errs: 0 when nothing was recorded, else -EINVAL with every message and the code
+ * of the first (in the file). */
+int policy_errors_finish(policy_errors *errs, cordon_error **reterr) CORDON_INTERNAL;
+
 /* Checks a tier's section against its driver's declared keys: the core's own
  * keys (driver, limits) plus keys[]; unknown keys, wrong types and missing
  * required keys are errors with file:line:column and key path. Then reads
@@ -92,6 +125,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(cordon_policy, policy_free)
 int policy_check_section(const cordon_policy *p, policy_tier *t,
 			 const cordon_plugin_config_key *keys, const char *image_key,
 			 cordon_error **reterr) CORDON_INTERNAL;
+/* The same, adding the errors to errs (so that every tier is checked in one pass):
+ * false when the section has errors. */
+bool policy_check_section_into(const cordon_policy *p, policy_tier *t,
+			       const cordon_plugin_config_key *keys, const char *image_key,
+			       policy_errors *errs) CORDON_INTERNAL;
 
 /* The one reading of a value of each type (docs/policy.md), for the checks
  * here and a driver's getters alike: 0 and *ret, or -EINVAL (-ERANGE when a

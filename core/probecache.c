@@ -267,6 +267,8 @@ static bool entry_holds(const char *text, cordon_plugin_probe *ret)
 			created = g_ascii_strtoll(l + 8, NULL, 10);
 		} else if (g_str_has_prefix(l, "containment ")) {
 			pr.containment = (uint32_t)g_ascii_strtoull(l + 12, NULL, 10);
+		} else if (g_str_has_prefix(l, "limits ")) {
+			pr.limits = (uint32_t)g_ascii_strtoull(l + 7, NULL, 10);
 		} else if (g_str_has_prefix(l, "reason ")) {
 			g_strlcpy(pr.reason, l + 7, sizeof(pr.reason));
 		} else if (g_str_has_prefix(l, "egress_enforced ")) {
@@ -319,8 +321,8 @@ void probecache_store(const probecache_key *key, const cordon_plugin_probe *pr,
 	g_strdelimit(reason, "\r\n", ' ');
 	g_string_append_printf(s,
 			       "created %" G_GINT64_FORMAT
-			       "\ncontainment %u\negress_enforced %u\nreason %s\n",
-			       now_s(), pr->containment, pr->egress_enforced, reason);
+			       "\ncontainment %u\negress_enforced %u\nlimits %u\nreason %s\n",
+			       now_s(), pr->containment, pr->egress_enforced, pr->limits, reason);
 	if (key->plugin_path) {
 		g_autofree char *fp = fingerprint(key->plugin_path);
 		g_string_append_printf(s, "dep %s %s\n", fp, key->plugin_path);

@@ -35,12 +35,13 @@ static int unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr
 
 /* One decision and the chosen tier's open: the driver's state in *ret_state. *ret_opened
  * names the tier whose open was tried (NULL when the decision refused). */
-static int decide_and_open(cordon_context *ctx, const cordon_request *req, cordon_decision **ret_d,
-			   void **ret_state, tier_runtime **ret_opened, cordon_error **reterr)
+static int decide_and_open(cordon_context *ctx, const cordon_request *req,
+			   const GPtrArray *failed, cordon_decision **ret_d, void **ret_state,
+			   tier_runtime **ret_opened, cordon_error **reterr)
 {
 	g_autoptr(cordon_decision) d = NULL;
 	*ret_opened = NULL;
-	int r = admission_decide(ctx, req, &d, reterr);
+	int r = admission_decide_after(ctx, req, failed, &d, reterr);
 	if (r < 0)
 		return r;
 	/* After the (audited) decision, before any driver sees it: the list is
@@ -75,6 +76,18 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req, cordo
 	return 0;
 }
 
+/* Whether the request may go on to the next admissible tier after the open at tier
+ * opened failed with err: only where the tier says fallback: next, and only for the
+ * tier's own reasons (its engine is down or busy: terminal or transient), never past a
+ * refusal (forbidden), a malformed request (invalid) or a cancellation. */
+static bool may_fall_back(const tier_runtime *opened, const cordon_error *err)
+{
+	if (!opened || !opened->cfg->fallback_next || !err)
+		return false;
+	cordon_error_class cls = cordon_error_get_class(err);
+	return cls == CORDON_ERROR_TERMINAL || cls == CORDON_ERROR_TRANSIENT;
+}
+
 int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_sandbox **ret_sb,
 			cordon_error **reterr)
 {
@@ -84,14 +97,23 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	void *state = NULL;
 	cordon_error *first = NULL;
 	tier_runtime *opened = NULL;
-	int r = decide_and_open(ctx, req, &d, &state, &opened, &first);
+	g_autoptr(GPtrArray) failed = g_ptr_array_new_with_free_func(admission_failure_free);
+	int r = decide_and_open(ctx, req, failed, &d, &state, &opened, &first);
 	/* A tier admitted on an answer kept from another process (probecache.h) whose open
 	 * failed: that answer is forgotten and the request decided and opened once more, on
 	 * answers made now (both decisions are audited). */
 	if (r < 0 && opened && context_probe_forget_cached(ctx, opened)) {
 		cordon_error_free(first);
 		first = NULL;
-		r = decide_and_open(ctx, req, &d, &state, &opened, &first);
+		r = decide_and_open(ctx, req, failed, &d, &state, &opened, &first);
+	}
+	/* fallback: next. Each round passes over one more tier, so it ends. */
+	while (r < 0 && may_fall_back(opened, first)) {
+		g_ptr_array_add(failed,
+				admission_failure_new(opened, cordon_error_get_message(first)));
+		cordon_error_free(first);
+		first = NULL;
+		r = decide_and_open(ctx, req, failed, &d, &state, &opened, &first);
 	}
 	if (r < 0) {
 		error_propagate(reterr, first);

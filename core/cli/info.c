@@ -44,14 +44,27 @@ static void print_probe(cordon_context *ctx, size_t i, const cordon_probe_report
 	const char *reason = cordon_probe_report_reason(rep);
 	const char *cont = cordon_containment_to_string(cordon_probe_report_containment(rep));
 	bool ok = cordon_probe_report_available(rep);
+	const char *origin = cordon_probe_report_origin(rep);
+	cordon_containment cap = cordon_probe_report_max_containment(rep);
+	const char *capped = cap && origin && cordon_probe_report_containment(rep) > cap
+				     ? cordon_containment_to_string(cap)
+				     : NULL;
 	if (json) {
 		g_autofree char *jr = cli_json_string(reason, strlen(reason));
+		g_autofree char *jo = origin ? cli_json_string(origin, strlen(origin))
+					     : g_strdup("null");
 		printf("{\"tier\":\"%s\",\"driver\":\"%s\",\"available\":%s,\"containment\":\"%s\","
-		       "\"reason\":%s}\n",
-		       name, drv, ok ? "true" : "false", cont, jr);
+		       "\"origin\":%s,\"max_containment\":%s%s%s,\"reason\":%s}\n",
+		       name, drv, ok ? "true" : "false", cont, jo, cap ? "\"" : "",
+		       cap ? cordon_containment_to_string(cap) : "null", cap ? "\"" : "", jr);
 	} else {
-		printf("%-12s %-8s %-11s %-16s %s\n", name, drv, ok ? "available" : "unavailable",
+		/* The claim as the driver made it, and what admission takes it for. */
+		printf("%-12s %-8s %-11s %-16s %s", name, drv, ok ? "available" : "unavailable",
 		       cont, reason);
+		if (capped)
+			printf(" [claimed by %s%s; admission caps it to %s]",
+			       strcmp(origin, "built-in") ? "plugin " : "", origin, capped);
+		putchar('\n');
 	}
 }
 

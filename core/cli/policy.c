@@ -74,14 +74,16 @@ static char *json_lines(const char *text, const char *prefix)
 	return g_string_free(o, FALSE);
 }
 
-/* policy check --json: {"file","valid":true,"summary","warnings":[...]} or
+/* policy check --json: {"file","valid":true,"summary","warnings":[...],"problems":[...]} or
  * {"file","valid":false,"error":{"class","code","message"},"errors":[one a line]}. */
 static void print_check_valid(const char *file, const char *summary)
 {
 	g_autofree char *jf = cli_json_string(file, strlen(file));
 	g_autofree char *js = cli_json_string(summary, strlen(summary));
 	g_autofree char *jw = json_lines(summary, "WARNING: ");
-	printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s}\n", jf, js, jw);
+	g_autofree char *jp = json_lines(summary, "problem: ");
+	printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s,\"problems\":%s}\n",
+	       jf, js, jw, jp);
 }
 
 static void print_check_invalid(const char *file, const cordon_error *err)
@@ -97,12 +99,31 @@ static void print_check_invalid(const char *file, const cordon_error *err)
 	       jf, cordon_error_class_name(cordon_error_get_class(err)), jc, jm, je);
 }
 
+/* The summary's plugin problems (a plugin refused, a tier whose driver is not loaded),
+ * each to stderr: what --strict fails on. Returns how many. */
+static unsigned strict_problems(const char *summary)
+{
+	g_auto(GStrv) lines = g_strsplit(summary, "\n", -1);
+	unsigned n = 0;
+	for (size_t i = 0; lines[i]; i++)
+		if (g_str_has_prefix(lines[i], "problem: ") ||
+		    (g_str_has_prefix(lines[i], "note: tier ") && strstr(lines[i], " is unusable here"))) {
+			fprintf(stderr, "cordon: %s\n", lines[i]);
+			n++;
+		}
+	return n;
+}
+
 static int policy_check(int argc, char **argv)
 {
 	g_autofree char *plugin_dir = NULL;
-	gboolean json = FALSE;
+	gboolean json = FALSE, strict = FALSE;
 	GOptionEntry entries[] = { { "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
 				     "Plugin directory (absolute)", "DIR" },
+				   { "strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+				     "Fail (exit 1) on plugin problems as well: a plugin refused or "
+				     "not found, a tier whose driver is not loaded",
+				     NULL },
 				   { "json", 0, 0, G_OPTION_ARG_NONE, &json,
 				     "Print the verdict as one JSON object (valid, summary and "
 				     "warnings, or every error)",
@@ -111,7 +132,8 @@ static int policy_check(int argc, char **argv)
 	int r = parse_args(
 		&argc, &argv, "FILE - check a policy file",
 		"Exit status: 0 when the policy is valid (a summary is printed), 1 when it "
-		"has errors (each printed with file:line:column and key path).",
+		"has errors (every one printed, in file order, with file:line:column and key "
+		"path), or with --strict when a plugin problem is found.",
 		entries, NULL);
 	if (r)
 		return r;
@@ -139,9 +161,13 @@ static int policy_check(int argc, char **argv)
 	else
 		fputs(summary, stdout);
 	warn_loudly(summary);
+	unsigned problems = strict ? strict_problems(summary) : 0;
+	if (problems)
+		fprintf(stderr, "cordon: %s: %u plugin problem%s (--strict)\n", argv[1], problems,
+			problems == 1 ? "" : "s");
 	free(summary);
 	cordon_context_free(ctx);
-	return 0;
+	return problems ? EXIT_INVALID_POLICY : 0;
 }
 
 static int policy_show(int argc, char **argv)
@@ -208,7 +234,7 @@ int cli_cmd_policy(int argc, char **argv)
 		return policy_show(argc - 1, argv + 1);
 	}
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		printf("Usage: cordon policy check FILE\n"
+		printf("Usage: cordon policy check [--strict] [--json] FILE\n"
 		       "       cordon policy show [--default] [--policy FILE]\n");
 		return 0;
 	}
@@ -314,6 +340,8 @@ static void print_decision(const cordon_decision *d, const char *trust_asked)
 	} else {
 		printf("decision:     refused [%s]\n", cordon_decision_code(d));
 	}
+	for (size_t i = 0; i < cordon_decision_warning_count(d); i++)
+		printf("warning:      %s (mode: warn)\n", cordon_decision_warning(d, i));
 	printf("candidates:%s\n", cordon_decision_candidate_count(d) ? "" : "   none");
 	for (size_t i = 0; i < cordon_decision_candidate_count(d); i++) {
 		cordon_containment c = cordon_decision_candidate_containment(d, i);

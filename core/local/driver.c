@@ -179,6 +179,10 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 	const local_tier *t = tier;
 	/* Never more than the weakest level: an unavailable tier provides nothing. */
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
+	/* Every limit under kernel confinement; the jail has no cgroups (jail_unenforceable). */
+	ret->limits = (1u << CORDON_PLUGIN_LIMIT_COUNT) - 1;
+	if (t && !t->kernel)
+		ret->limits &= ~(1u << CORDON_PLUGIN_LIMIT_PIDS | 1u << CORDON_PLUGIN_LIMIT_CPU_MILLI);
 	if (t && t->kernel) {
 		for (size_t i = 0; i < sizeof(kernel_probe_files) / sizeof(kernel_probe_files[0]); i++)
 			H->probe_depends(kernel_probe_files[i]);
@@ -873,7 +877,7 @@ static int local_gc(void *tier, cordon_plugin_error *err)
 
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
-	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY,
+	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY | CORDON_PLUGIN_DRIVER_LIMITS,
 	.name = "local",
 	.config_keys = local_keys,
 	.configure = local_configure,

@@ -113,4 +113,63 @@ has "probe lists the policy's tier" out "^jail "
 check "policy show summarises the policy in effect" 0 "$cordon" policy show --policy "$tmp/p.yaml"
 has "policy show names the file" out "p.yaml: valid policy"
 
+# ---- issue 15, items 4-7 --------------------------------------------------------------
+# Explain equals open, on the real jail: it cannot enforce a pids limit (no cgroups), so
+# explain refuses it as run does, instead of admitting it and failing at open.
+check "explain: the jail cannot enforce pids (exit 77)" 77 "$cordon" explain --trust trusted --limit pids=16 --policy "$tmp/p.yaml"
+has "the candidate says why" out "jail         process-jail     cannot enforce the pids limit here"
+has "with the limit's own code" out "refused \[limit_unenforceable\]"
+check "run: refused alike before anything runs" 77 "$cordon" run --trust trusted --limit pids=16 --policy "$tmp/p.yaml" -- true
+has "run names the same reason" err "jail: cannot enforce the pids limit here"
+
+# policy check: every error in one pass, in file order, each with its position.
+cat >"$tmp/order.yaml" <<'YAML'
+cordon: 1
+rules:
+  - {name: r, deny: maybe}
+audit: {path: rel}
+tiers: {a: {driver: local, confine: none, fallback: later, max_containment: vm}}
+trust: {trusted: {tiers: [b]}}
+allow_untrusted_on_jail: yes
+YAML
+check "policy check: six errors, exit 1" 1 "$cordon" policy check "$tmp/order.yaml"
+grep "^$tmp/order.yaml:" "$tmp/err" | cut -d: -f2,3 >"$tmp/order.pos"
+if [ "$(tr '\n' ' ' <"$tmp/order.pos")" = "3:21 4:15 5:53 5:77 6:27 7:26 " ]; then ok "every error, in file order"
+else not_ok "every error, in file order"; sed 's/^/# /' "$tmp/err"; fi
+printf 'cordon: 1\ntiers:\n  b: {driver: local, confine: none, bogus2: 1}\n  a: {driver: local, confine: none, bogus1: 1}\n' >"$tmp/keys.yaml"
+check "policy check: driver keys of every tier in one pass" 1 "$cordon" policy check "$tmp/keys.yaml"
+if [ "$(grep -c "keys.yaml:[34]:" "$tmp/err")" -eq 2 ] && head -1 "$tmp/err" | grep -q "keys.yaml:3:"; then ok "both tiers' unknown keys, in file order"
+else not_ok "both tiers' unknown keys, in file order"; sed 's/^/# /' "$tmp/err"; fi
+
+# --strict: plugin problems fail, with the loader's reason on the tier that needs it.
+plugdir=$(cd "${CORDON_TOP_BUILDDIR:-.}/plugins/test/.libs" 2>/dev/null && pwd)
+printf 'cordon: 1\nplugins: {dir: %s, load: [fakr]}\ntiers: {v: {driver: fake, containment: kernel}}\ntrust: {trusted: {tiers: [v]}}\n' "$plugdir" >"$tmp/typo.yaml"
+check "policy check: a plugin problem alone passes" 0 "$cordon" policy check "$tmp/typo.yaml"
+check "policy check --strict: load: [fakr] fails" 1 "$cordon" policy check --strict "$tmp/typo.yaml"
+has "the plugin is named, with a guess" err "problem: plugin fakr was refused: cannot open .*fakr.so.* (did you mean 'fake'?)"
+has "the tier shows the loader's reason" err "tier v is unusable here (driver fake is not loaded (refused: plugin fakr: cannot open"
+check "policy check --strict --json" 1 "$cordon" policy check --strict --json "$tmp/typo.yaml"
+has "the JSON lists the problem" out '"problems":\["plugin fakr was refused: '
+
+# Capping plugin claims: the test plugin claims microvm; taken for container by default (a third party's: cordon does not ship it).
+printf 'cordon: 1\nplugins: {dir: %s, load: [test]}\ntiers: {vm: {driver: fake, containment: microvm}}\ntrust: {untrusted: {tiers: [vm]}}\n' "$plugdir" >"$tmp/claim.yaml"
+check "policy check --strict: the plugin loads" 0 "$cordon" policy check --strict "$tmp/claim.yaml"
+check "explain: a plugin's microvm claim is not taken for untrusted work" 77 "$cordon" explain --trust untrusted --policy "$tmp/claim.yaml"
+has "the claim, its origin and the cap are shown" out "vm           container        container < microvm (plugin test claims microvm; capped to container by default"
+check "probe shows the claim's origin and cap" 0 "$cordon" probe --json --policy "$tmp/claim.yaml"
+has "origin and max_containment in probe --json" out '"containment":"microvm","origin":"test","max_containment":"container"'
+sed 's/containment: microvm}/containment: microvm, max_containment: microvm}/' "$tmp/claim.yaml" >"$tmp/claim-ok.yaml"
+check "explain: admitted when the admin allows the claim" 0 "$cordon" explain --trust untrusted --policy "$tmp/claim-ok.yaml"
+has "the chosen tier names its claim" out "\* vm           microvm          chosen (plugin test claims microvm; max_containment microvm)"
+
+# Rule modes: warn admits with a warning; audit only records.
+sed 's/{name: no-prod, when/{name: no-prod, mode: warn, when/' "$tmp/p.yaml" >"$tmp/warn.yaml"
+check "explain: a warn rule admits" 0 "$cordon" explain --trust trusted --label env=prod --policy "$tmp/warn.yaml"
+has "with the warning" out "^warning:      rule no-prod (mode: warn)"
+sed 's/{name: no-prod, when/{name: no-prod, mode: audit, when/' "$tmp/p.yaml" >"$tmp/auditmode.yaml"
+check "explain: an audit rule admits" 0 "$cordon" explain --trust trusted --label env=prod --policy "$tmp/auditmode.yaml"
+if grep -q "^warning:" "$tmp/out"; then not_ok "an audit rule warns nobody"; else ok "an audit rule warns nobody"; fi
+if tail -1 "$tmp/audit.jsonl" | grep -q '"rule_hits":\[{"rule":"no-prod","mode":"audit","reason":"rule no-prod"}\]'; then ok "the audit line records the audit rule"
+else not_ok "the audit line records the audit rule"; tail -1 "$tmp/audit.jsonl" | sed 's/^/# /'; fi
+
 tap_finish

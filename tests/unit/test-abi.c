@@ -42,6 +42,7 @@ static const abi_row compiled[] = {
 	FIELD(cordon_plugin_probe, containment),
 	FIELD(cordon_plugin_probe, egress_enforced),
 	FIELD(cordon_plugin_probe, reason),
+	FIELD(cordon_plugin_probe, limits),
 	STRUCT(cordon_plugin_limits),
 	FIELD(cordon_plugin_limits, value),
 	FIELD(cordon_plugin_limits, set),

@@ -616,11 +616,15 @@ START_TEST(test_json)
 			 "\"trust_asked\":\"trusted\",\"requirement\":\"process-jail\","
 			 "\"builtin_minimum\":\"process-jail\",\"relaxed\":false,\"tier\":\"a\","
 			 "\"driver\":\"tfake\",\"containment\":\"kernel\",\"limits\":{\"memory\":1024},"
+			 "\"rule_hits\":[],\"warnings\":[],"
 			 "\"candidates\":[{\"tier\":\"a\",\"driver\":\"tfake\",\"verdict\":\"chosen\","
-			 "\"chosen\":true,\"available\":true,\"containment\":\"kernel\",\"rule\":null,"
+			 "\"chosen\":true,\"available\":true,\"containment\":\"kernel\","
+			 "\"claimed\":\"kernel\",\"origin\":\"built-in\",\"max_containment\":null,"
+			 "\"rule\":null,"
 			 "\"reason\":\"chosen\"},{\"tier\":\"b\",\"driver\":\"tfake\",\"verdict\":"
 			 "\"unavailable\",\"chosen\":false,\"available\":false,\"containment\":"
-			 "\"microvm\",\"rule\":null,\"reason\":\"unavailable: caf\xc3\xa9\"}]}");
+			 "\"microvm\",\"claimed\":\"microvm\",\"origin\":\"built-in\","
+			 "\"max_containment\":null,\"rule\":null,\"reason\":\"unavailable: caf\xc3\xa9\"}]}");
 	cordon_request_free(req);
 	/* Whatever the host passes as trust, the JSON stays valid. */
 	cordon_request *odd = cordon_request_new("we\"ird\n\x01\xff");

@@ -21,7 +21,7 @@
 static char *policy_with_audit(const char *path, const char *required)
 {
 	return g_strdup_printf("cordon: 1\ntiers:\n"
-			       "  a: {driver: tfake, containment: kernel}\n"
+			       "  a: {driver: tfake, containment: kernel, open_fails: terminal}\n"
 			       "  v: {driver: tfake, containment: microvm, available: false, reason: no kvm}\n"
 			       "trust:\n  trusted: {tiers: [a]}\n  untrusted: {tiers: [v]}\n"
 			       "audit: {path: %s%s%s}\n",
@@ -80,11 +80,11 @@ START_TEST(test_line_content)
 	ck_assert_int_eq(cordon_decide(ctx, req, NULL, NULL), 0);
 	cordon_request *untr = busy_request("bogus", 2);
 	ck_assert_int_eq(cordon_decide(ctx, untr, NULL, NULL), -EPERM);
-	/* An open is audited as a real decision (the fake driver then cannot open). */
+	/* An open is audited as a real decision (tier a's open then fails: open_fails). */
 	cordon_sandbox *sb = NULL;
 	cordon_error *err = NULL;
 	ck_assert_int_lt(cordon_sandbox_open(ctx, req, &sb, &err), 0);
-	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "engine_failed");
 
 	guint n = 0;
 	g_auto(GStrv) lines = read_lines(path, &n);

@@ -461,7 +461,7 @@ static const char fake_policy[] =
 	"plugins: {load: [test]}\n"
 	"tiers:\n"
 	"  down: {driver: fake, containment: remote, available: false, reason: switched off}\n"
-	"  vm:   {driver: fake, containment: microvm}\n"
+	"  vm:   {driver: fake, containment: microvm, max_containment: microvm}\n"
 	"trust:\n"
 	"  untrusted: {require: microvm, tiers: [down, vm]}\n";
 

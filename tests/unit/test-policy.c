@@ -705,6 +705,33 @@ START_TEST(test_every_error_reported)
 }
 END_TEST
 
+/* Errors come in file order, whatever order the sections are read in (rules and audit
+ * before tiers and trust here; the allow_ keys are read first but come last). */
+START_TEST(test_errors_in_file_order)
+{
+	cordon_policy *p = NULL;
+	cordon_error *err = NULL;
+	const char *text = V1 "rules:\n  - {name: r, deny: maybe}\n"
+			      "audit: {path: rel}\n"
+			      "tiers: {a: {driver: local, fallback: later, max_containment: vm}}\n"
+			      "trust: {trusted: {tiers: [b]}}\n"
+			      "allow_untrusted_on_jail: yes\n";
+	ck_assert_int_lt(policy_parse(text, strlen(text), "t.yaml", &p, &err), 0);
+	g_auto(GStrv) lines = g_strsplit(err->message, "\n", -1);
+	ck_assert_int_eq(g_strv_length(lines), 6);
+	static const char *const want[] = { "t.yaml:3:21: rules[0].deny: ",
+					    "t.yaml:4:15: audit.path: ",
+					    "t.yaml:5:38: tiers.a.fallback: ",
+					    "t.yaml:5:62: tiers.a.max_containment: ",
+					    "t.yaml:6:27: trust.trusted.tiers[0]: ",
+					    "t.yaml:7:26: allow_untrusted_on_jail: " };
+	for (int i = 0; i < 6; i++)
+		ck_assert_msg(g_str_has_prefix(lines[i], want[i]), "line %d: %s", i, lines[i]);
+	ck_assert_str_eq(err->code, "policy_type"); /* the first in the file */
+	cordon_error_free(err);
+}
+END_TEST
+
 /* ---- a driver's section ------------------------------------------------------------------------ */
 
 static const cordon_plugin_config_key box_keys[] = {
@@ -1037,6 +1064,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_paths);
 	tcase_add_test(tc, test_references_and_names);
 	tcase_add_test(tc, test_every_error_reported);
+	tcase_add_test(tc, test_errors_in_file_order);
 	tcase_add_test(tc, test_driver_section);
 	tcase_add_loop_test(tc, test_untrusted_on_jail, 0, G_N_ELEMENTS(on_jail));
 	tcase_add_test(tc, test_load_file);

@@ -179,6 +179,12 @@ bool cordon_probe_report_available(const cordon_probe_report *r);
 cordon_containment cordon_probe_report_containment(const cordon_probe_report *r);
 /* Plain-language reason: what was found or what is missing. Borrowed. */
 const char *cordon_probe_report_reason(const cordon_probe_report *r);
+/* Who claims the containment: the plugin's name, or "built-in" (cordon's own driver);
+ * NULL when the tier's driver is not loaded. Borrowed from the context. */
+const char *cordon_probe_report_origin(const cordon_probe_report *r);
+/* The cap admission puts on the claim (the tier's max_containment, or for a plugin's
+ * third-party plugin's driver container by default), 0 when none: admission takes the lower of the two. */
+cordon_containment cordon_probe_report_max_containment(const cordon_probe_report *r);
 void cordon_probe_report_free(cordon_probe_report *r);
 
 /* Removes what crashed hosts left behind (containers, guests, remote
@@ -260,6 +266,11 @@ void cordon_decision_free(cordon_decision *d);
 bool cordon_decision_candidate_available(const cordon_decision *d, size_t i);
 cordon_containment cordon_decision_candidate_containment(const cordon_decision *d, size_t i);
 const char *cordon_decision_candidate_rule(const cordon_decision *d, size_t i);
+/* The warnings of an admission: each rule in `mode: warn` that would have refused the
+ * chosen tier ("rule NAME: why"; borrowed). 0 when refused. Rules in `mode: audit` are
+ * only in the audit trail (and cordon_decision_to_json's "rule_hits"). */
+size_t cordon_decision_warning_count(const cordon_decision *d);
+const char *cordon_decision_warning(const cordon_decision *d, size_t i);
 /* The refusal code ("containment_insufficient", "sandbox_denied",
  * "audit_failed"), NULL when admitted. Static string. */
 const char *cordon_decision_code(const cordon_decision *d);

@@ -144,6 +144,10 @@ typedef struct cordon_plugin_probe {
 	 * sets nothing says, as this word's older "reserved"): none. */
 	uint32_t egress_enforced;
 	char reason[CORDON_PLUGIN_REASON_MAX]; /* plain language, NUL-terminated */
+	/* ABI 1.3, appended, read only from a driver that declares CORDON_PLUGIN_DRIVER_LIMITS:
+	 * the limits the tier enforces now, bit 1u << CORDON_PLUGIN_LIMIT_*. Admission passes
+	 * over a tier that cannot enforce a limit the request gets. */
+	uint32_t limits;
 } cordon_plugin_probe;
 
 /* ---- open --------------------------------------------------------------- */
@@ -264,6 +268,9 @@ enum {
 	/* The driver gives the work run_spec.tty_fd as its terminal. Without the flag a run
 	 * that asks for a terminal is refused (unsupported), never run without one. */
 	CORDON_PLUGIN_DRIVER_TTY = 1u << 1,
+	/* The driver's probe reports in probe.limits which limits the tier enforces. Without
+	 * the flag every limit is taken as enforceable, and open refuses one that is not. */
+	CORDON_PLUGIN_DRIVER_LIMITS = 1u << 2,
 };
 
 typedef struct cordon_plugin_driver {
