@@ -108,8 +108,7 @@ static int decoder_begin(agent_decoder *d)
 	return d->payload ? 0 : -ENOMEM;
 }
 
-int agent_decoder_feed(agent_decoder *d, const void *data, size_t len, agent_frame_fn fn,
-		       void *ctx)
+int agent_decoder_feed(agent_decoder *d, const void *data, size_t len, agent_frame_fn fn, void *ctx)
 {
 	const uint8_t *p = data;
 	if (d->broken)
@@ -144,10 +143,7 @@ int agent_decoder_feed(agent_decoder *d, const void *data, size_t len, agent_fra
 	return 0;
 }
 
-bool agent_decoder_pending(const agent_decoder *d)
-{
-	return d->hdr_len > 0 && !d->broken;
-}
+bool agent_decoder_pending(const agent_decoder *d) { return d->hdr_len > 0 && !d->broken; }
 
 void agent_decoder_clear(agent_decoder *d)
 {
@@ -263,8 +259,7 @@ char *agent_run_request(const char *const *argv, const char *const *envp, uint64
 	return out;
 }
 
-char *agent_file_request(const char *const *args, const void *in, size_t in_len,
-			 size_t *ret_len)
+char *agent_file_request(const char *const *args, const void *in, size_t in_len, size_t *ret_len)
 {
 	size_t argc = strv_length(args);
 	size_t payload = 0;
@@ -283,10 +278,7 @@ char *agent_file_request(const char *const *args, const void *in, size_t in_len,
 	return out;
 }
 
-void agent_end_frame(uint8_t out[AGENT_FRAME_HEADER])
-{
-	agent_frame_header(out, AGENT_REQ_END, 0);
-}
+void agent_end_frame(uint8_t out[AGENT_FRAME_HEADER]) { agent_frame_header(out, AGENT_REQ_END, 0); }
 
 /* ---- the answers' state machines ----------------------------------------------------- */
 
@@ -331,8 +323,7 @@ static int run_frame(agent_exchange *x, uint8_t type, const char *payload, uint3
 			return -EPROTO;
 		x->have_error = x->done = true;
 		return 0;
-	default:
-		return -EPROTO;
+	default: return -EPROTO;
 	}
 }
 
@@ -376,12 +367,9 @@ static int on_answer_frame(void *ctx, uint8_t type, const char *payload, uint32_
 {
 	frame_ctx *f = ctx;
 	switch (f->x->kind) {
-	case AGENT_ANSWER_HELLO:
-		return hello_frame(f->x, type, payload);
-	case AGENT_ANSWER_RUN:
-		return run_frame(f->x, type, payload, len);
-	case AGENT_ANSWER_FILE:
-		return file_frame(f->x, f->session, type, payload, len);
+	case AGENT_ANSWER_HELLO: return hello_frame(f->x, type, payload);
+	case AGENT_ANSWER_RUN: return run_frame(f->x, type, payload, len);
+	case AGENT_ANSWER_FILE: return file_frame(f->x, f->session, type, payload, len);
 	}
 	return -EPROTO;
 }
@@ -418,10 +406,7 @@ static void close_in(const agent_link *l)
 	*l->in = -1;
 }
 
-static bool relay_pending(const loop *s)
-{
-	return s->relay_off < s->relay_len;
-}
+static bool relay_pending(const loop *s) { return s->relay_off < s->relay_len; }
 
 /* Writes what is left of the request, then of a session's CANCEL frame, or of a one-shot's
  * streamed stdin. */
@@ -433,7 +418,7 @@ static void loop_write(loop *s)
 	const char *p = req     ? s->in + s->in_off
 			: relay ? s->relay + s->relay_off
 				: (const char *)s->cancel + s->cancel_off;
-	size_t n = req ? s->in_len - s->in_off
+	size_t n = req     ? s->in_len - s->in_off
 		   : relay ? s->relay_len - s->relay_off
 			   : sizeof(s->cancel) - s->cancel_off;
 	ssize_t w = n && *l->in >= 0 ? write_nosigpipe(*l->in, p, n) : 0;
@@ -567,14 +552,19 @@ static bool loop_turn(loop *s, int cancel_fd, bool *ret_deadline)
 	return true;
 }
 
-int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit_ms,
-		       int cancel_fd, const char *in, size_t in_len, bool *ret_deadline)
+int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit_ms, int cancel_fd,
+		       const char *in, size_t in_len, bool *ret_deadline)
 {
 	loop s = {
-		.x = x, .link = link, .in = in,
-		.in_len = in ? in_len : 0, .cancel_off = AGENT_FRAME_HEADER,
-		.out_open = true, .err_open = link->err >= 0,
-		.deadline = agent_now_ms() + (int64_t)limit_ms, .kill_deadline = -1,
+		.x = x,
+		.link = link,
+		.in = in,
+		.in_len = in ? in_len : 0,
+		.cancel_off = AGENT_FRAME_HEADER,
+		.out_open = true,
+		.err_open = link->err >= 0,
+		.deadline = agent_now_ms() + (int64_t)limit_ms,
+		.kill_deadline = -1,
 		.src_open = link->stream_in && !link->session && link->in_src >= 0,
 	};
 	if (s.src_open)

@@ -87,7 +87,7 @@ char *agent_file_request(const char *const *args, const void *in, size_t in_len,
 /* Where an answer's payload goes. Any callback may be NULL. */
 typedef struct agent_sink {
 	void *ctx;
-	void (*hello)(void *ctx, long agent_pid);                        /* the work starts */
+	void (*hello)(void *ctx, long agent_pid);                            /* the work starts */
 	void (*output)(void *ctx, int stream, const char *data, size_t len); /* 1, 2 */
 	int (*emit)(void *ctx, const void *data, size_t len); /* a file op's data; non-zero stops */
 } agent_sink;
@@ -95,9 +95,9 @@ typedef struct agent_sink {
 /* The transport an exchange runs over: a session channel (kept between requests) or a
  * one-shot agent (its input closed when the request is written, its output read to EOF). */
 typedef struct agent_link {
-	int *in;  /* our write end (non-blocking); a one-shot's is closed and set to -1 */
-	int out;  /* the agent's frames (non-blocking) */
-	int err;  /* the transport's own diagnostics (an engine CLI's stderr), or -1 */
+	int *in; /* our write end (non-blocking); a one-shot's is closed and set to -1 */
+	int out; /* the agent's frames (non-blocking) */
+	int err; /* the transport's own diagnostics (an engine CLI's stderr), or -1 */
 	bool session;
 	/* one-shot: after the request, copy in_src into in until EOF (the work's streamed
 	 * stdin), as the bytes come */
@@ -125,11 +125,11 @@ typedef struct agent_exchange {
 	const agent_sink *sink;
 	/* out */
 	long agent_pid;
-	bool started;          /* a frame came: the agent took the request */
-	bool done;             /* the answer is complete */
+	bool started; /* a frame came: the agent took the request */
+	bool done;    /* the answer is complete */
 	bool have_status, have_error, file_done;
 	bool cancel_wanted, cancel_sent;
-	int emit_rc;           /* what sink->emit returned to stop */
+	int emit_rc; /* what sink->emit returned to stop */
 	agent_status status;
 	agent_error error;
 	char diag[AGENT_DIAG_MAX]; /* the start of link->err */
@@ -147,9 +147,8 @@ int agent_exchange_feed(agent_exchange *x, bool session, agent_decoder *d, const
  * Bounded by limit_ms from now (*ret_deadline: it passed; link->kill was called). Returns 0,
  * or -EPROTO when the stream was malformed or ended inside a frame (a session's exchange
  * stops there). */
-int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit_ms,
-		       int cancel_fd, const char *in, size_t in_len,
-		       bool *ret_deadline) CORDON_INTERNAL;
+int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit_ms, int cancel_fd,
+		       const char *in, size_t in_len, bool *ret_deadline) CORDON_INTERNAL;
 
 /* The END frame that closes a session (before EOF: a forked copy of our write end must not
  * keep a session alive). */

@@ -81,20 +81,14 @@ static bool transfer_all(ssize_t (*op)(int, void *, size_t), int fd, void *buf, 
 	return true;
 }
 
-static ssize_t write_op(int fd, void *buf, size_t len)
-{
-	return write(fd, buf, len);
-}
+static ssize_t write_op(int fd, void *buf, size_t len) { return write(fd, buf, len); }
 
 static bool write_all(int fd, const void *buf, size_t len)
 {
 	return transfer_all(write_op, fd, (void *)buf, len);
 }
 
-static bool read_full(int fd, void *buf, size_t len)
-{
-	return transfer_all(read, fd, buf, len);
-}
+static bool read_full(int fd, void *buf, size_t len) { return transfer_all(read, fd, buf, len); }
 
 /* False when the host is gone (stdout broken): the caller stops the work. */
 static bool frame(uint8_t type, const void *data, size_t len)
@@ -122,7 +116,8 @@ static bool frame(uint8_t type, const void *data, size_t len)
 					return false;
 				done = sizeof(hdr);
 			}
-			if (!write_all(STDOUT_FILENO, p + (done - sizeof(hdr)), n - (done - sizeof(hdr))))
+			if (!write_all(STDOUT_FILENO, p + (done - sizeof(hdr)),
+				       n - (done - sizeof(hdr))))
 				return false;
 		}
 		p += n;
@@ -155,10 +150,7 @@ static int fail(const char *code, int errnum, const char *what)
 
 /* ---- paths beneath the sandbox root --------------------------------------------- */
 
-static int open_root(void)
-{
-	return open(AGENT_SANDBOX_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
+static int open_root(void) { return open(AGENT_SANDBOX_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
 
 /* A failed file operation, described as the local driver describes it (common/fserror.c). */
 static int fail_fs(int r, const char *op, const char *path)
@@ -417,8 +409,8 @@ static void close_pair(int p[2])
 }
 
 /* in_fd: the work's stdin, or -1 to let it inherit ours. */
-static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int out[2],
-		      int err[2], pid_t *ret_pid)
+static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int out[2], int err[2],
+		      pid_t *ret_pid)
 {
 	int ep[2] = { -1, -1 };
 	out[0] = out[1] = err[0] = err[1] = -1;
@@ -554,8 +546,7 @@ static void linger_on_stdin(int fd)
  * let go of it). ctl_fd: the session's request stream, watched for CANCEL
  * and EOF (*ret_hangup: the host is gone), or -1. sfd: a signalfd of the
  * blocked set (SIGCHLD, and the cancel signals). */
-static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sfd,
-		   bool *ret_hangup)
+static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sfd, bool *ret_hangup)
 {
 	int rootfd = open_root();
 	if (rootfd < 0)
@@ -585,7 +576,8 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 			close(out[0]);
 		if (err[0] >= 0)
 			close(err[0]);
-		frame_text(AGENT_FRAME_ERROR, "exec_failed %d %s: %s", -r, o->argv[0], strerror(-r));
+		frame_text(AGENT_FRAME_ERROR, "exec_failed %d %s: %s", -r, o->argv[0],
+			   strerror(-r));
 		return 1;
 	}
 	/* One-shot: the work's stdin is ours, which it holds now; we read nothing of it while
@@ -602,14 +594,16 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	fcntl(err[0], F_SETFL, O_NONBLOCK);
 
-	stream st[2] = { { out[0], AGENT_FRAME_STDOUT, 0, false }, { err[0], AGENT_FRAME_STDERR, 0, false } };
+	stream st[2] = { { out[0], AGENT_FRAME_STDOUT, 0, false },
+			 { err[0], AGENT_FRAME_STDERR, 0, false } };
 	bool open_[2] = { true, true };
 	bool exited = false, timed_out = false, cancelled = false, host_gone = false;
 	int status = 0;
 	long long deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : -1;
 
 	while (open_[0] || open_[1] || !exited) {
-		struct pollfd pfd[4] = { { sfd, POLLIN, 0 }, { open_[0] ? out[0] : -1, POLLIN, 0 },
+		struct pollfd pfd[4] = { { sfd, POLLIN, 0 },
+					 { open_[0] ? out[0] : -1, POLLIN, 0 },
 					 { open_[1] ? err[0] : -1, POLLIN, 0 },
 					 { ctl_fd, POLLIN, 0 } };
 		int wait_ms = -1;
@@ -689,7 +683,8 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 	char flags[64] = "";
 	snprintf(flags, sizeof(flags), "%s%s%s%s%s", timed_out ? " timeout" : "",
 		 cancelled ? " cancelled" : "", oom ? " oom" : "",
-		 st[0].truncated ? " truncated-stdout" : "", st[1].truncated ? " truncated-stderr" : "");
+		 st[0].truncated ? " truncated-stdout" : "",
+		 st[1].truncated ? " truncated-stderr" : "");
 	if (WIFSIGNALED(status))
 		frame_text(AGENT_FRAME_STATUS, "signal %d%s", WTERMSIG(status), flags);
 	else
@@ -947,8 +942,8 @@ static int cmd_session(void)
 		else if (type == AGENT_REQ_FILE)
 			more = session_file(payload, len);
 		else if (type != AGENT_REQ_CANCEL) /* a cancel that came after its run ended */
-			more = false;             /* END, or anything else */
-		explicit_bzero(payload, len); /* granted secrets */
+			more = false;              /* END, or anything else */
+		explicit_bzero(payload, len);      /* granted secrets */
 		free(payload);
 		if (!more)
 			return 0;
@@ -1105,7 +1100,8 @@ int main(int argc, char **argv)
 		return guest_init() < 0 ? 1 : cmd_session();
 	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
+		fprintf(stderr,
+			"usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
 		return 2;
 	}
 	const char *cmd = argv[1];

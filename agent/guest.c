@@ -110,7 +110,8 @@ static int load_modules(void)
 			if (fd < 0 || (syscall(SYS_finit_module, fd, "", 0) < 0 && errno != EEXIST))
 				r = -errno;
 			if (r < 0)
-				fprintf(stderr, "cordon-agent: loading %s: %s\n", path, strerror(-r));
+				fprintf(stderr, "cordon-agent: loading %s: %s\n", path,
+					strerror(-r));
 			if (fd >= 0)
 				close(fd);
 		}

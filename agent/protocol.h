@@ -44,8 +44,8 @@
 #define AGENT_SCRATCH_PATH "/tmp"
 
 #define AGENT_FRAME_HEADER 5
-#define AGENT_FRAME_MAX (64u * 1024)  /* largest payload the agent sends */
-#define AGENT_ENV_MAX (1u << 20)      /* largest environment block it accepts */
+#define AGENT_FRAME_MAX (64u * 1024) /* largest payload the agent sends */
+#define AGENT_ENV_MAX (1u << 20)     /* largest environment block it accepts */
 
 enum agent_frame_type {
 	AGENT_FRAME_HELLO = 'I',  /* payload: the agent's pid inside the container (decimal) */
@@ -67,7 +67,7 @@ enum agent_request_type {
 	AGENT_REQ_END = 'Q',       /* end the session (as EOF) */
 	AGENT_REQ_FILE = 'O',      /* a file operation (see above) */
 };
-#define AGENT_FILE_REQUEST_MAX (16u * 1024) /* largest FILE payload */
+#define AGENT_FILE_REQUEST_MAX (16u * 1024)            /* largest FILE payload */
 #define AGENT_REQUEST_MAX (AGENT_ENV_MAX + (1u << 20)) /* largest RUN payload */
 
 static inline void agent_frame_header(uint8_t out[AGENT_FRAME_HEADER], uint8_t type, uint32_t len)

@@ -35,18 +35,14 @@ static const char *engine = "podman";
 static char *engine_bin;
 static char *image_ref;
 static char *helper;
-static const char *env_min[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-				 "LC_ALL=C", "HOME=/root", NULL };
+static const char *env_min[] = {
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
+	"HOME=/root", NULL
+};
 
-static bool is_podman(void)
-{
-	return strcmp(engine, "podman") == 0;
-}
+static bool is_podman(void) { return strcmp(engine, "podman") == 0; }
 
-static double now_ms(void)
-{
-	return (double)g_get_monotonic_time() / 1000.0;
-}
+static double now_ms(void) { return (double)g_get_monotonic_time() / 1000.0; }
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -66,8 +62,9 @@ static GPtrArray *engine_cmd(void)
 	GPtrArray *a = g_ptr_array_new_with_free_func(g_free);
 	g_ptr_array_add(a, g_strdup(engine_bin));
 	if (is_podman()) {
-		for (const char *const *f = (const char *const[]){ "--runtime", "runc", "--cgroup-manager",
-								   "cgroupfs", NULL };
+		for (const char *const *f =
+			     (const char *const[]){ "--runtime", "runc", "--cgroup-manager",
+						    "cgroupfs", NULL };
 		     *f; f++)
 			g_ptr_array_add(a, g_strdup(*f));
 	}
@@ -81,7 +78,8 @@ static void run_cmd(GPtrArray *a, char **ret_out)
 	g_autoptr(GError) e = NULL;
 	char *out = NULL, *err = NULL;
 	if (!g_spawn_sync(NULL, (char **)a->pdata, (char **)env_min, G_SPAWN_DEFAULT, NULL, NULL,
-			  &out, &err, &status, &e) || status != 0)
+			  &out, &err, &status, &e) ||
+	    status != 0)
 		die("%s failed: %s", (char *)a->pdata[1], err ? err : (e ? e->message : "?"));
 	g_free(err);
 	if (ret_out)
@@ -98,10 +96,16 @@ static char **hardened_run(const char *const *command, const char *name)
 	static const char *const podman_extra[] = { "--read-only-tmpfs=false", NULL };
 	oci_mount m = { helper, AGENT_PATH, true };
 	oci_spec s = {
-		.image = image_ref, .trust = CORDON_PLUGIN_TRUST_UNTRUSTED, .egress = CORDON_PLUGIN_EGRESS_DENY,
-		.mounts = &m, .n_mounts = 1, .ulimits = ulimits, .root_tmpfs = true,
+		.image = image_ref,
+		.trust = CORDON_PLUGIN_TRUST_UNTRUSTED,
+		.egress = CORDON_PLUGIN_EGRESS_DENY,
+		.mounts = &m,
+		.n_mounts = 1,
+		.ulimits = ulimits,
+		.root_tmpfs = true,
 		.tmpfs_owner = is_podman() ? "U" : "uid=65534,gid=65534",
-		.extra = is_podman() ? podman_extra : NULL, .name = name,
+		.extra = is_podman() ? podman_extra : NULL,
+		.name = name,
 		.workdir = AGENT_SANDBOX_ROOT,
 	};
 	s.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY | 1u << CORDON_PLUGIN_LIMIT_PIDS;
@@ -136,7 +140,8 @@ static char *policy_text(const char *plugin_dir)
 			       engine);
 	const char *tiers[] = { "box", "pool" };
 	for (int i = 0; i < 2; i++) {
-		g_string_append_printf(p, "  %s:\n    driver: %s\n    image: \"%s\"\n    helper: %s\n"
+		g_string_append_printf(p,
+				       "  %s:\n    driver: %s\n    image: \"%s\"\n    helper: %s\n"
 				       "    ulimits: [nofile=1024:1024, nproc=4096:4096]\n"
 				       "    limits: {memory: 256MiB, pids: 128}\n",
 				       tiers[i], engine, image_ref, helper);
@@ -145,7 +150,8 @@ static char *policy_text(const char *plugin_dir)
 		if (i == 1)
 			g_string_append(p, "    pool: 2\n");
 	}
-	g_string_append(p, "trust:\n  untrusted: {require: container, relax: true, tiers: [box, pool]}\n");
+	g_string_append(
+		p, "trust:\n  untrusted: {require: container, relax: true, tiers: [box, pool]}\n");
 	return g_string_free(p, FALSE);
 }
 
@@ -183,9 +189,7 @@ static void file_op(cordon_sandbox *sb, int op)
 	char **paths = NULL;
 	int r;
 	switch (op) {
-	case 0:
-		r = cordon_sandbox_write_file(sb, "d/f.txt", data, sizeof(data), &err);
-		break;
+	case 0: r = cordon_sandbox_write_file(sb, "d/f.txt", data, sizeof(data), &err); break;
 	case 1:
 		r = cordon_sandbox_read_file(sb, "d/f.txt", &got, &len, &err);
 		free(got);
@@ -201,7 +205,8 @@ static void file_op(cordon_sandbox *sb, int op)
 		break;
 	}
 	if (r < 0)
-		die("file operation %d: %s", op, err ? cordon_error_get_message(err) : "short read");
+		die("file operation %d: %s", op,
+		    err ? cordon_error_get_message(err) : "short read");
 }
 
 typedef struct holder {
@@ -271,7 +276,8 @@ static void bench_files(cordon_context *ctx, int n)
 	close(h.cancel_fd);
 	close(h.held_fd);
 	for (int op = 0; op < 4; op++) {
-		g_autofree char *a = g_strdup_printf("cordon %s over the channel", file_op_names[op]);
+		g_autofree char *a = g_strdup_printf("cordon %s over the channel",
+						     file_op_names[op]);
 		g_autofree char *b = g_strdup_printf("cordon %s through %s exec", file_op_names[op],
 						     engine);
 		report(a, b, chan[op], exec[op], n);
@@ -304,12 +310,14 @@ static void report(const char *what, const char *peer, double *a, double *b, int
 	double bm = pct(b, n, 0.5), bp = pct(b, n, 0.9);
 	printf("%-44s median %8.1f ms  p90 %8.1f ms\n", what, am, ap);
 	printf("%-44s median %8.1f ms  p90 %8.1f ms\n", peer, bm, bp);
-	printf("%-44s %.2fx (overhead %+.0f%%)\n", "  ratio (median)", am / bm, (am / bm - 1) * 100);
+	printf("%-44s %.2fx (overhead %+.0f%%)\n", "  ratio (median)", am / bm,
+	       (am / bm - 1) * 100);
 }
 
 static bool copy_plugin(const char *builddir, const char *dir)
 {
-	g_autofree char *src = g_strdup_printf("%s/plugins/%s/.libs/%s.so", builddir, engine, engine);
+	g_autofree char *src = g_strdup_printf("%s/plugins/%s/.libs/%s.so", builddir, engine,
+					       engine);
 	g_autofree char *dst = g_strdup_printf("%s/%s.so", dir, engine);
 	g_autofree char *data = NULL;
 	gsize len;
@@ -355,7 +363,8 @@ static void bench_sessions(cordon_context *ctx, int n)
 			}
 		}
 	}
-	report("cordon open + run /bin/true + close", "raw run --rm (same flags) /bin/true", a, b, n);
+	report("cordon open + run /bin/true + close", "raw run --rm (same flags) /bin/true", a, b,
+	       n);
 
 	/* exec in an open session vs a raw exec into an equivalent container */
 	cordon_sandbox *sb = open_tier(ctx, "box");
@@ -425,8 +434,8 @@ static void bench_sessions(cordon_context *ctx, int n)
 			}
 		}
 	}
-	report("cordon pool: 2 open + run /bin/true + close", "raw run --rm (same flags) /bin/true", a,
-	       b, n);
+	report("cordon pool: 2 open + run /bin/true + close", "raw run --rm (same flags) /bin/true",
+	       a, b, n);
 
 	g_free(a);
 	g_free(b);
@@ -445,7 +454,8 @@ int main(int argc, char **argv)
 			 strcmp(argv[i + 1], "files") == 0)
 			only_files = ++i > 0;
 		else
-			die("usage: bench-containers [-n N] [--engine podman|docker] [--only files]");
+			die("usage: bench-containers [-n N] [--engine podman|docker] [--only "
+			    "files]");
 	}
 	if (n < 3)
 		n = 3;
@@ -459,7 +469,8 @@ int main(int argc, char **argv)
 	if (!engine_bin)
 		die("%s is not installed", engine);
 	g_autofree char *cwd = g_get_current_dir();
-	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR") : cwd;
+	const char *builddir = g_getenv("CORDON_TOP_BUILDDIR") ? g_getenv("CORDON_TOP_BUILDDIR")
+							       : cwd;
 	helper = g_canonicalize_filename("agent/cordon-agent", builddir);
 	g_autofree char *pdir = g_dir_make_tmp("cordon-bench-XXXXXX", NULL);
 	if (!pdir || !copy_plugin(builddir, pdir))

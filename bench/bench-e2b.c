@@ -28,10 +28,7 @@ static unsigned port;
 static GPid server;
 static char *dir;
 
-static double now_ms(void)
-{
-	return (double)g_get_monotonic_time() / 1000.0;
-}
+static double now_ms(void) { return (double)g_get_monotonic_time() / 1000.0; }
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -52,15 +49,17 @@ static void start_server(void)
 	g_autofree char *pol = g_build_filename(dir, "server.yaml", NULL);
 	g_file_set_contents(keys, key, -1, NULL);
 	chmod(keys, 0600);
-	g_file_set_contents(pol, "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel}\n"
-			    "trust:\n  semi-trusted: {require: kernel, tiers: [kernel]}\nserver:\n"
-			    "  templates:\n    base: {trust: semi-trusted}\n  sandboxes_per_key: 64\n",
-			    -1, NULL);
+	g_file_set_contents(
+		pol,
+		"cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel}\n"
+		"trust:\n  semi-trusted: {require: kernel, tiers: [kernel]}\nserver:\n"
+		"  templates:\n    base: {trust: semi-trusted}\n  sandboxes_per_key: 64\n",
+		-1, NULL);
 	const char *argv[] = { "./cordon-server", "--listen", "127.0.0.1:0", "--api-keys", keys,
-			       "--policy", pol, "--quiet", NULL };
+			       "--policy",        pol,        "--quiet",     NULL };
 	int out;
-	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				      &server, NULL, &out, NULL, NULL))
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
+				      NULL, &server, NULL, &out, NULL, NULL))
 		exit(77);
 	FILE *f = fdopen(out, "r");
 	char line[256] = "";
@@ -147,8 +146,10 @@ static cordon_context *client_ctx(void)
 	g_autofree char *here = g_get_current_dir();
 	g_autofree char *policy = g_strdup_printf(
 		"cordon: 1\nplugins: {dir: %s/plugins/e2b/.libs, load: [e2b]}\ntiers:\n  remote:\n"
-		"    driver: e2b\n    api_url: \"http://127.0.0.1:%u\"\n    sandbox_url: \"http://127.0.0.1:%u\"\n"
-		"    api_key: {file: %s}\ntrust:\n  untrusted: {require: remote, tiers: [remote]}\n",
+		"    driver: e2b\n    api_url: \"http://127.0.0.1:%u\"\n    sandbox_url: "
+		"\"http://127.0.0.1:%u\"\n"
+		"    api_key: {file: %s}\ntrust:\n  untrusted: {require: remote, tiers: "
+		"[remote]}\n",
 		here, port, port, keyfile);
 	cordon_options *o = cordon_options_new();
 	cordon_context *ctx = NULL;
@@ -175,13 +176,14 @@ static void bench_per_call(int n)
 	cordon_sandbox_write_file(sb, "f.txt", "0123456789abcdef", 16, NULL);
 	/* the raw side needs the sandbox's id and token: a sandbox of its own */
 	buf cr = { 0 };
-	raw("POST", "/sandboxes", "application/json", "{\"templateID\":\"base\",\"timeout\":300}", 35,
-	    NULL, NULL, &cr);
+	raw("POST", "/sandboxes", "application/json", "{\"templateID\":\"base\",\"timeout\":300}",
+	    35, NULL, NULL, &cr);
 	g_autofree char *id = json_field(cr.data, "sandboxID");
 	g_autofree char *tok = json_field(cr.data, "envdAccessToken");
 	g_free(cr.data);
 	buf w = { 0 };
-	raw("POST", "/files?path=f.txt", "application/octet-stream", "0123456789abcdef", 16, id, tok, &w);
+	raw("POST", "/files?path=f.txt", "application/octet-stream", "0123456789abcdef", 16, id,
+	    tok, &w);
 	g_free(w.data);
 	double *tp = g_new(double, n), *tr = g_new(double, n);
 	for (int round = 0; round < 2; round++) /* interleaved, a warm-up round first */
@@ -194,13 +196,15 @@ static void bench_per_call(int n)
 			free(data);
 			buf b = { 0 };
 			t0 = now_ms();
-			raw("GET", "/files?path=%2Fhome%2Fuser%2Ff.txt", NULL, NULL, 0, id, tok, &b);
+			raw("GET", "/files?path=%2Fhome%2Fuser%2Ff.txt", NULL, NULL, 0, id, tok,
+			    &b);
 			tr[i] = now_ms() - t0;
 			g_free(b.data);
 		}
 	double mp = median(tp, n), mr = median(tr, n);
 	printf("per call (read 16 B, %d calls): plugin %.3f ms, raw libcurl %.3f ms, ratio %.2fx "
-	       "(target <= 1.10x)\n", n, mp, mr, mp / mr);
+	       "(target <= 1.10x)\n",
+	       n, mp, mr, mp / mr);
 	g_autofree char *kill = g_strdup_printf("/sandboxes/%s", id);
 	buf k = { 0 };
 	raw("DELETE", kill, NULL, NULL, 0, NULL, NULL, &k);
@@ -216,17 +220,20 @@ static void bench_per_call(int n)
 
 static double server_cycle(void)
 {
-	static const char start[] = "{\"process\":{\"cmd\":\"/bin/echo\",\"args\":[\"hi\"]},\"stdin\":false}";
+	static const char start[] =
+		"{\"process\":{\"cmd\":\"/bin/echo\",\"args\":[\"hi\"]},\"stdin\":false}";
 	char env[256];
 	size_t n = strlen(start);
 	env[0] = 0, env[1] = 0, env[2] = 0, env[3] = 0, env[4] = (char)n;
 	memcpy(env + 5, start, n);
 	double t0 = now_ms();
 	buf cr = { 0 }, out = { 0 }, k = { 0 };
-	raw("POST", "/sandboxes", "application/json", "{\"templateID\":\"base\"}", 21, NULL, NULL, &cr);
+	raw("POST", "/sandboxes", "application/json", "{\"templateID\":\"base\"}", 21, NULL, NULL,
+	    &cr);
 	g_autofree char *id = json_field(cr.data, "sandboxID");
 	g_autofree char *tok = json_field(cr.data, "envdAccessToken");
-	raw("POST", "/process.Process/Start", "application/connect+json", env, 5 + n, id, tok, &out);
+	raw("POST", "/process.Process/Start", "application/connect+json", env, 5 + n, id, tok,
+	    &out);
 	g_autofree char *kill = g_strdup_printf("/sandboxes/%s", id);
 	raw("DELETE", kill, NULL, NULL, 0, NULL, NULL, &k);
 	double t = now_ms() - t0;
@@ -266,7 +273,8 @@ static void bench_cycle(int n)
 		}
 	double ms = median(ts, n), ml = median(tl, n);
 	printf("create + run echo + kill (%d each, kernel tier): server %.2f ms, library %.2f ms, "
-	       "difference %.2f ms (target < 5 ms)\n", n, ms, ml, ms - ml);
+	       "difference %.2f ms (target < 5 ms)\n",
+	       n, ms, ml, ms - ml);
 	cordon_context_free(ctx);
 	g_free(ts);
 	g_free(tl);
@@ -277,10 +285,13 @@ static void bench_cycle(int n)
 static void bench_sdk(void)
 {
 	const char *sdk = NULL;
-	static const char *const where[] = { "tests/e2b/node_modules", "/var/lib/cordon-ci/e2b-sdk/node_modules" };
-	g_autofree char *src = g_strdup(g_getenv("CORDON_TOP_SRCDIR") ? g_getenv("CORDON_TOP_SRCDIR") : ".");
+	static const char *const where[] = { "tests/e2b/node_modules",
+					     "/var/lib/cordon-ci/e2b-sdk/node_modules" };
+	g_autofree char *src = g_strdup(
+		g_getenv("CORDON_TOP_SRCDIR") ? g_getenv("CORDON_TOP_SRCDIR") : ".");
 	for (size_t i = 0; i < G_N_ELEMENTS(where) && !sdk; i++) {
-		g_autofree char *p = where[i][0] == '/' ? g_strdup(where[i]) : g_build_filename(src, where[i], NULL);
+		g_autofree char *p = where[i][0] == '/' ? g_strdup(where[i])
+							: g_build_filename(src, where[i], NULL);
 		g_autofree char *pkg = g_build_filename(p, "e2b", "package.json", NULL);
 		if (g_file_test(pkg, G_FILE_TEST_EXISTS))
 			sdk = g_steal_pointer(&p);
@@ -293,8 +304,8 @@ static void bench_sdk(void)
 	g_autofree char *copy = g_build_filename(dir, "bench-e2b-sdk.mjs", NULL);
 	g_autofree char *link = g_build_filename(dir, "node_modules", NULL);
 	g_autofree char *text = NULL;
-	if (!g_file_get_contents(script, &text, NULL, NULL) || !g_file_set_contents(copy, text, -1, NULL) ||
-	    symlink(sdk, link) < 0) {
+	if (!g_file_get_contents(script, &text, NULL, NULL) ||
+	    !g_file_set_contents(copy, text, -1, NULL) || symlink(sdk, link) < 0) {
 		printf("32 SDK clients: skipped (cannot stage %s)\n", script);
 		return;
 	}
@@ -308,8 +319,8 @@ static void bench_sdk(void)
 		printf("32 SDK clients: the script failed\n");
 	buf l = { 0 };
 	raw("GET", "/sandboxes", NULL, NULL, 0, NULL, NULL, &l);
-	printf("after the clients: the server lists %s\n", l.data && strcmp(l.data, "[]") == 0
-									? "no sandbox" : l.data);
+	printf("after the clients: the server lists %s\n",
+	       l.data && strcmp(l.data, "[]") == 0 ? "no sandbox" : l.data);
 	g_free(l.data);
 	unlink(link);
 	unlink(copy);
@@ -319,7 +330,8 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 200;
 	if (access("./cordon-server", X_OK) != 0 || access("plugins/e2b/.libs/e2b.so", R_OK) != 0) {
-		fprintf(stderr, "bench-e2b: run from the build tree, with cordon-server and the e2b plugin built\n");
+		fprintf(stderr, "bench-e2b: run from the build tree, with cordon-server and the "
+				"e2b plugin built\n");
 		return 77;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -331,7 +343,8 @@ int main(int argc, char **argv)
 	int status = 0;
 	kill(server, SIGTERM);
 	waitpid(server, &status, 0);
-	printf("cordon server: exit %d after SIGTERM\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	printf("cordon server: exit %d after SIGTERM\n",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 1;

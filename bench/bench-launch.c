@@ -79,7 +79,8 @@ static double loop_cordon(cordon_sandbox *sb, int n)
 		cordon_error *err = NULL;
 		if (cordon_sandbox_run(sb, argv, NULL, &res, &err) < 0 ||
 		    cordon_result_exit_code(res) != 0) {
-			fprintf(stderr, "run failed: %s\n", err ? cordon_error_get_message(err) : "status");
+			fprintf(stderr, "run failed: %s\n",
+				err ? cordon_error_get_message(err) : "status");
 			exit(1);
 		}
 		cordon_result_free(res);
@@ -151,7 +152,9 @@ int main(int argc, char **argv)
 		case 's': spawn_one = optarg; break;
 		case 'P': plugin_dir = optarg; break;
 		default:
-			fprintf(stderr, "usage: %s [-n N] [-r ROUNDS] [-t TRUST] [-c CORDON] [-P DIR]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [-n N] [-r ROUNDS] [-t TRUST] [-c CORDON] [-P DIR]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -162,13 +165,14 @@ int main(int argc, char **argv)
 	cordon_context *ctx = NULL;
 	cordon_request *req = cordon_request_new(trust);
 	cordon_sandbox *sb = NULL;
-	if (cordon_context_new(NULL, &ctx, &err) < 0 || cordon_sandbox_open(ctx, req, &sb, &err) < 0) {
+	if (cordon_context_new(NULL, &ctx, &err) < 0 ||
+	    cordon_sandbox_open(ctx, req, &sb, &err) < 0) {
 		fprintf(stderr, "cordon: %s\n", cordon_error_get_message(err));
 		return 1;
 	}
 	printf("tier %s (%s), %d launches x %d rounds, medians of per-launch means\n",
-	       cordon_sandbox_tier(sb), cordon_containment_to_string(cordon_sandbox_containment(sb)),
-	       n, rounds);
+	       cordon_sandbox_tier(sb),
+	       cordon_containment_to_string(cordon_sandbox_containment(sb)), n, rounds);
 
 	double *va = calloc(rounds, sizeof(double)), *vb = calloc(rounds, sizeof(double));
 	char *true_argv[] = { "/bin/true", NULL };
@@ -176,18 +180,21 @@ int main(int argc, char **argv)
 		va[r] = loop_cordon(sb, n);
 		vb[r] = loop_spawn(true_argv, n);
 	}
-	report("library loop", "cordon_sandbox_run /bin/true", va, "posix_spawn+waitpid /bin/true", vb, rounds);
+	report("library loop", "cordon_sandbox_run /bin/true", va, "posix_spawn+waitpid /bin/true",
+	       vb, rounds);
 	cordon_sandbox_close(sb);
 
 	if (cordon_bin && spawn_one) {
-		char *cargv[] = { (char *)cordon_bin, "run", "--trust", (char *)trust, "--", "/bin/true", NULL };
+		char *cargv[] = { (char *)cordon_bin, "run", "--trust", (char *)trust, "--",
+				  "/bin/true",        NULL };
 		char *sargv[] = { (char *)spawn_one, "/bin/true", NULL };
 		int m = n / 4 > 10 ? n / 4 : 10;
 		for (int r = 0; r < rounds; r++) {
 			va[r] = loop_spawn(cargv, m);
 			vb[r] = loop_spawn(sargv, m);
 		}
-		report("whole process", "cordon run -- /bin/true", va, "spawn-one /bin/true", vb, rounds);
+		report("whole process", "cordon run -- /bin/true", va, "spawn-one /bin/true", vb,
+		       rounds);
 	}
 
 	if (plugin_dir) {

@@ -64,10 +64,7 @@ static double cpu_now_ms(void)
 	return us / 1000.0;
 }
 
-static double wall_now_ms(void)
-{
-	return (double)g_get_monotonic_time() / 1000.0;
-}
+static double wall_now_ms(void) { return (double)g_get_monotonic_time() / 1000.0; }
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -93,11 +90,13 @@ static char *sha256_of(const char *path)
 static void build_guest(void)
 {
 	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
-							 : "/var/lib/cordon-ci";
+							: "/var/lib/cordon-ci";
 	g_autofree char *deb = g_build_filename(state, "vm", "linux-image-cloud-amd64.deb", NULL);
 	char *dir = built = g_dir_make_tmp("cordon-bench-vm-XXXXXX", NULL);
-	const char *argv[] = { "./cordon", "vm", "build", "--kernel-deb", deb, "--agent",
-			       "agent/cordon-agent", "--out", dir, NULL };
+	const char *argv[] = {
+		"./cordon", "vm", "build", "--kernel-deb", deb, "--agent", "agent/cordon-agent",
+		"--out",    dir,  NULL
+	};
 	int status = 0;
 	g_autofree char *out = NULL;
 	if (!g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &out, NULL, &status, NULL) ||
@@ -195,10 +194,16 @@ static void wait_frame(raw_vm *vm, uint8_t want)
 static void raw_start(raw_vm *vm)
 {
 	qemu_config c = {
-		.binary = "/usr/bin/qemu-system-x86_64", .arch = QEMU_ARCH_X86_64,
-		.accel = hw ? QEMU_ACCEL_KVM : QEMU_ACCEL_TCG, .machine = "microvm",
-		.memory_mib = 256, .cpus = 1, .kernel = kernel, .initrd = initrd,
-		.tsc_khz = hw ? 0 : qemu_host_tsc_khz(), .scratch_bytes = 64 << 20,
+		.binary = "/usr/bin/qemu-system-x86_64",
+		.arch = QEMU_ARCH_X86_64,
+		.accel = hw ? QEMU_ACCEL_KVM : QEMU_ACCEL_TCG,
+		.machine = "microvm",
+		.memory_mib = 256,
+		.cpus = 1,
+		.kernel = kernel,
+		.initrd = initrd,
+		.tsc_khz = hw ? 0 : qemu_host_tsc_khz(),
+		.scratch_bytes = 64 << 20,
 	};
 	char **argv = qemu_argv(&c);
 	int sp[2];
@@ -252,8 +257,7 @@ static sample raw_cold(double *hello_ms)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static void report(const char *what, double *a, double *b, size_t n, const char *an,
-		   const char *bn)
+static void report(const char *what, double *a, double *b, size_t n, const char *an, const char *bn)
 {
 	double ma = median(a, n), mb = median(b, n);
 	printf("%-22s %-8s %9.2f ms   %-8s %9.2f ms   ratio %.3f\n", what, an, ma, bn, mb,

@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-static const char *const cont[] = { "process-jail", "kernel", "container",
+static const char *const cont[] = { "process-jail",     "kernel",  "container",
 				    "userspace-kernel", "microvm", "remote" };
 
 static int cmp_i64(const void *a, const void *b)
@@ -49,13 +49,16 @@ static int cmp_cpu(const void *a, const void *b)
 static void report(const char *what, sample *s, size_t n, double target_us)
 {
 	qsort(s, n, sizeof(*s), cmp_wall);
-	double med = (double)s[n / 2].wall_ns / 1000.0, p99 = (double)s[n * 99 / 100].wall_ns / 1000.0;
+	double med = (double)s[n / 2].wall_ns / 1000.0,
+	       p99 = (double)s[n * 99 / 100].wall_ns / 1000.0;
 	qsort(s, n, sizeof(*s), cmp_cpu);
 	double cpu = (double)s[n / 2].cpu_ns / 1000.0;
 	printf("%-46s median %10.2f us (cpu %10.2f us)  p99 %10.2f us", what, med, cpu, p99);
 	if (target_us > 0)
 		printf("  target < %.0f us: %s\n", target_us,
-		       med < target_us ? "met" : cpu < target_us ? "met in cpu time" : "MISSED");
+		       med < target_us   ? "met"
+		       : cpu < target_us ? "met in cpu time"
+					 : "MISSED");
 	else
 		printf("  (for comparison)\n");
 }
@@ -84,9 +87,10 @@ static char *decision_policy(const char *audit)
 {
 	GString *s = g_string_new("cordon: 1\nselect: strongest\ntiers:\n");
 	for (int i = 0; i < 20; i++)
-		g_string_append_printf(s, "  t%02d: {driver: tfake, containment: %s, available: %s%s}\n",
-				       i, cont[i % 6], i % 7 == 3 ? "false" : "true",
-				       i % 4 == 0 ? ", limits: {memory: 4GiB, pids: 512}" : "");
+		g_string_append_printf(
+			s, "  t%02d: {driver: tfake, containment: %s, available: %s%s}\n", i,
+			cont[i % 6], i % 7 == 3 ? "false" : "true",
+			i % 4 == 0 ? ", limits: {memory: 4GiB, pids: 512}" : "");
 	g_string_append(s, "trust:\n");
 	for (int t = 0; t < 3; t++) {
 		static const char *const names[] = { "trusted", "semi-trusted", "untrusted" };
@@ -99,19 +103,33 @@ static char *decision_policy(const char *audit)
 	for (int r = 0; r < 50; r++) {
 		switch (r % 5) {
 		case 0: /* labels that do not match: looked at, never applied */
-			g_string_append_printf(s, "  - {name: r%02d, when: {labels: {team: t%d, env: prod}}, deny: true}\n", r, r);
+			g_string_append_printf(s,
+					       "  - {name: r%02d, when: {labels: {team: t%d, env: "
+					       "prod}}, deny: true}\n",
+					       r, r);
 			break;
 		case 1:
-			g_string_append_printf(s, "  - {name: r%02d, when: {trust: [semi-trusted, untrusted]}, limit: {memory: %dGiB, wall: %dm}}\n", r, 8 + r, 10 + r);
+			g_string_append_printf(s,
+					       "  - {name: r%02d, when: {trust: [semi-trusted, "
+					       "untrusted]}, limit: {memory: %dGiB, wall: %dm}}\n",
+					       r, 8 + r, 10 + r);
 			break;
 		case 2:
-			g_string_append_printf(s, "  - {name: r%02d, when: {driver: [docker, podman]}, require: {image: pinned}}\n", r);
+			g_string_append_printf(s,
+					       "  - {name: r%02d, when: {driver: [docker, "
+					       "podman]}, require: {image: pinned}}\n",
+					       r);
 			break;
 		case 3:
-			g_string_append_printf(s, "  - {name: r%02d, when: {tier: [t%02d]}, deny: true}\n", r, r % 20);
+			g_string_append_printf(
+				s, "  - {name: r%02d, when: {tier: [t%02d]}, deny: true}\n", r,
+				r % 20);
 			break;
 		default:
-			g_string_append_printf(s, "  - {name: r%02d, when: {trust: semi-trusted}, require: {egress: governed}}\n", r);
+			g_string_append_printf(s,
+					       "  - {name: r%02d, when: {trust: semi-trusted}, "
+					       "require: {egress: governed}}\n",
+					       r);
 		}
 	}
 	if (audit)
@@ -156,14 +174,19 @@ static char *big_policy(void)
 	GString *s = g_string_new("cordon: 1\ntiers:\n");
 	int tiers = 0;
 	while (s->len < 300 * 1024)
-		g_string_append_printf(s, "  tier-%05d: {driver: local, confine: kernel, limits: {memory: %dMiB, pids: %d, wall: %ds}}\n",
-				       tiers, 256 + tiers % 512, 64 + tiers % 128, 30 + tiers % 60), tiers++;
+		g_string_append_printf(s,
+				       "  tier-%05d: {driver: local, confine: kernel, limits: "
+				       "{memory: %dMiB, pids: %d, wall: %ds}}\n",
+				       tiers, 256 + tiers % 512, 64 + tiers % 128, 30 + tiers % 60),
+			tiers++;
 	g_string_append(s, "trust:\n  trusted:\n    require: process-jail\n    tiers:\n");
 	for (int i = 0; i < tiers && s->len < 450 * 1024; i++)
 		g_string_append_printf(s, "      - tier-%05d\n", i);
 	g_string_append(s, "rules:\n");
 	for (int r = 0; s->len < 1024 * 1024 - 300; r++)
-		g_string_append_printf(s, "  - {name: rule-%05d, when: {trust: semi-trusted, labels: {team: team-%d}}, limit: {memory: %dGiB, wall: %dm}}\n",
+		g_string_append_printf(s,
+				       "  - {name: rule-%05d, when: {trust: semi-trusted, labels: "
+				       "{team: team-%d}}, limit: {memory: %dGiB, wall: %dm}}\n",
 				       r, r, 1 + r % 8, 1 + r % 60);
 	return g_string_free(s, FALSE);
 }
@@ -217,7 +240,9 @@ static void bench_libyaml_floor(size_t n)
 
 static void bench_billion_laughs(size_t n)
 {
-	GString *s = g_string_new("cordon: 1\na0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+	GString *s = g_string_new(
+		"cordon: 1\na0: &a0 "
+		"[\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
 	for (int i = 1; i <= 9; i++) {
 		g_string_append_printf(s, "a%d: &a%d [", i, i);
 		for (int j = 0; j < 9; j++)
@@ -232,7 +257,8 @@ static void bench_billion_laughs(size_t n)
 		int r = policy_parse(s->str, s->len, "lol.yaml", &p, &err);
 		stop(&ns[i]);
 		if (r >= 0 || strcmp(err->code, "policy_alias") != 0) {
-			fprintf(stderr, "bench-policy: billion laughs was not refused as an alias\n");
+			fprintf(stderr,
+				"bench-policy: billion laughs was not refused as an alias\n");
 			exit(1);
 		}
 		cordon_error_free(err);
@@ -258,6 +284,7 @@ int main(int argc, char **argv)
 	bench_billion_laughs(1000);
 	double load[3];
 	if (getloadavg(load, 3) == 3)
-		printf("(load average %.2f on %ld CPUs while measuring)\n", load[0], sysconf(_SC_NPROCESSORS_ONLN));
+		printf("(load average %.2f on %ld CPUs while measuring)\n", load[0],
+		       sysconf(_SC_NPROCESSORS_ONLN));
 	return 0;
 }

@@ -48,7 +48,8 @@ void fserror_describe(int r, const char *op, const char *path, fserror *ret)
 	if (!path)
 		path = "";
 	if (pathres_is_escape(e)) {
-		set(ret, EPERM, ERRC(sandbox_path_escape), op, path, " resolves outside the sandbox");
+		set(ret, EPERM, ERRC(sandbox_path_escape), op, path,
+		    " resolves outside the sandbox");
 		return;
 	}
 	switch (e) {
@@ -58,16 +59,14 @@ void fserror_describe(int r, const char *op, const char *path, fserror *ret)
 	case ENOTDIR:
 		set(ret, ENOTDIR, ERRC(not_found), op, path, ": a component is not a directory");
 		return;
-	case EISDIR:
-		set(ret, EISDIR, ERRC(not_a_file), op, path, " is a directory");
-		return;
-	case EINVAL:
-		set(ret, EINVAL, ERRC(not_a_file), op, path, " is not a regular file");
-		return;
+	case EISDIR: set(ret, EISDIR, ERRC(not_a_file), op, path, " is a directory"); return;
+	case EINVAL: set(ret, EINVAL, ERRC(not_a_file), op, path, " is not a regular file"); return;
 	case E2BIG: {
 		char what[128];
-		snprintf(what, sizeof(what), " has more than %d entries or is deeper than %d "
-			 "directories", FSOPS_MAX_ENTRIES, FSOPS_MAX_DEPTH);
+		snprintf(what, sizeof(what),
+			 " has more than %d entries or is deeper than %d "
+			 "directories",
+			 FSOPS_MAX_ENTRIES, FSOPS_MAX_DEPTH);
 		set(ret, E2BIG, ERRC(limit_exceeded), op, path, what);
 		return;
 	}

@@ -94,7 +94,8 @@ static int make_temp(int dirfd, char *name, size_t size)
 	for (int attempt = 0; attempt < 16; attempt++) {
 		uint64_t rnd = 0;
 		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-			rnd = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)name ^ (uint64_t)attempt;
+			rnd = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)name ^
+			      (uint64_t)attempt;
 		snprintf(name, size, ".cordon-write-%016llx", (unsigned long long)rnd);
 		int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				0644);
@@ -206,10 +207,7 @@ static void path_pop(lister *l, size_t old)
 	l->path[old] = '\0';
 }
 
-static int emit_current(lister *l)
-{
-	return l->emit(l->ctx, l->path, l->len);
-}
+static int emit_current(lister *l) { return l->emit(l->ctx, l->path, l->len); }
 
 /* Opens a subdirectory for listing without following a link there. */
 static DIR *open_subdir(int dirfd, const char *name)
@@ -230,8 +228,10 @@ static int entry_type(int dirfd, const struct dirent *de)
 	struct stat st;
 	if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return DT_UNKNOWN;
-	return S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR
-		: S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
+	return S_ISREG(st.st_mode)   ? DT_REG
+	       : S_ISDIR(st.st_mode) ? DT_DIR
+	       : S_ISLNK(st.st_mode) ? DT_LNK
+				     : DT_UNKNOWN;
 }
 
 static bool is_dot(const char *n)
@@ -239,10 +239,7 @@ static bool is_dot(const char *n)
 	return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));
 }
 
-static int count_entry(lister *l)
-{
-	return ++l->entries > FSOPS_MAX_ENTRIES ? -E2BIG : 0;
-}
+static int count_entry(lister *l) { return ++l->entries > FSOPS_MAX_ENTRIES ? -E2BIG : 0; }
 
 /* ---- walk ------------------------------------------------------------------------- */
 
@@ -337,10 +334,7 @@ typedef struct globber {
 	int n;
 } globber;
 
-static bool has_magic(const char *s)
-{
-	return strpbrk(s, "*?[\\") != NULL;
-}
+static bool has_magic(const char *s) { return strpbrk(s, "*?[\\") != NULL; }
 
 static int glob_level(globber *g, int dirfd, int level);
 
@@ -463,7 +457,8 @@ static int rm_contents(int dirfd, int depth)
 			continue;
 		if (unlinkat(dirfd, de->d_name, 0) == 0 || (errno != EISDIR && errno != EPERM))
 			continue;
-		int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int sub = openat(dirfd, de->d_name,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0)
 			continue;
 		int rr = rm_contents(sub, depth + 1);

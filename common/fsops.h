@@ -20,7 +20,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-
 #define FSOPS_MAX_ENTRIES 100000
 #define FSOPS_MAX_DEPTH 64
 

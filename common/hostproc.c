@@ -127,7 +127,8 @@ static int spawn(const hostproc_spec *s, const child_fds *c, pid_t *ret_pid)
 		if (c->src[i] >= 0)
 			posix_spawn_file_actions_adddup2(&fa, c->src[i], i);
 		else
-			posix_spawn_file_actions_addopen(&fa, i, "/dev/null", i ? O_WRONLY : O_RDONLY, 0);
+			posix_spawn_file_actions_addopen(&fa, i, "/dev/null",
+							 i ? O_WRONLY : O_RDONLY, 0);
 	}
 	if (c->src[3] >= 0)
 		posix_spawn_file_actions_adddup2(&fa, c->src[3], HOSTPROC_EXTRA_FD);
@@ -180,10 +181,7 @@ bool hostproc_exited(const hostproc *p)
 	       si.si_pid == p->pid;
 }
 
-static int clamp_ms(int64_t ms)
-{
-	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
-}
+static int clamp_ms(int64_t ms) { return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms; }
 
 bool hostproc_wait_exit(const hostproc *p, int64_t timeout_ms)
 {
@@ -240,10 +238,7 @@ ssize_t hostproc_write(hostproc *p, const void *buf, size_t len)
 	return write_nosigpipe(p->in, buf, len);
 }
 
-void hostproc_close_in(hostproc *p)
-{
-	close_fd(&p->in);
-}
+void hostproc_close_in(hostproc *p) { close_fd(&p->in); }
 
 void hostproc_close(hostproc *p)
 {
@@ -355,7 +350,8 @@ static void pump_once(pump *s, int64_t deadline)
 /* Returns whether it timed out (and its group was killed). */
 static bool pump_to_end(pump *s, uint64_t timeout_ms)
 {
-	int64_t deadline = hostproc_now_ms() + (int64_t)(timeout_ms > INT_MAX ? INT_MAX : timeout_ms);
+	int64_t deadline = hostproc_now_ms() +
+			   (int64_t)(timeout_ms > INT_MAX ? INT_MAX : timeout_ms);
 	while (!s->exited && hostproc_now_ms() < deadline)
 		pump_once(s, deadline);
 	bool timed_out = !s->exited;
@@ -385,15 +381,22 @@ int hostproc_run(const char *path, const char *const *argv, const char *const *e
 		 hostproc_result *ret)
 {
 	hostproc_spec spec = {
-		.path = path, .argv = argv, .envp = envp, .extra_fd = -1,
-		.fd = { stdin_len ? HOSTPROC_PIPE : HOSTPROC_DEVNULL, HOSTPROC_PIPE, HOSTPROC_PIPE },
+		.path = path,
+		.argv = argv,
+		.envp = envp,
+		.extra_fd = -1,
+		.fd = { stdin_len ? HOSTPROC_PIPE : HOSTPROC_DEVNULL, HOSTPROC_PIPE,
+			HOSTPROC_PIPE },
 	};
 	hostproc p;
 	int r = hostproc_start(&spec, &p);
 	if (r < 0)
 		return r;
-	pump s = { .p = &p, .in_data = stdin_data, .in_left = stdin_len,
-		   .out = { .cap = output_cap }, .err = { .cap = output_cap } };
+	pump s = { .p = &p,
+		   .in_data = stdin_data,
+		   .in_left = stdin_len,
+		   .out = { .cap = output_cap },
+		   .err = { .cap = output_cap } };
 	bool timed_out = pump_to_end(&s, timeout_ms);
 	int code = -1;
 	hostproc_wait(&p, -1, false, &code);

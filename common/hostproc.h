@@ -27,7 +27,7 @@
 #define HOSTPROC_EXTRA_FD 3
 
 typedef struct hostproc_spec {
-	const char *path;        /* absolute */
+	const char *path; /* absolute */
 	const char *const *argv;
 	const char *const *envp; /* the whole environment */
 	int fd[3];               /* for 0-2: HOSTPROC_DEVNULL, HOSTPROC_PIPE or a descriptor */
@@ -50,7 +50,8 @@ bool hostproc_wait_exit(const hostproc *p, int64_t timeout_ms) CORDON_INTERNAL;
 /* Waits up to timeout_ms (negative: no limit) for it to exit; -ETIMEDOUT while it runs.
  * Then, with kill_group, SIGKILLs what it left in its process group, and reaps it:
  * *ret_status is its exit code, 128+signal when killed. Closes the pidfd, not the pipes. */
-int hostproc_wait(hostproc *p, int64_t timeout_ms, bool kill_group, int *ret_status) CORDON_INTERNAL;
+int hostproc_wait(hostproc *p, int64_t timeout_ms, bool kill_group,
+		  int *ret_status) CORDON_INTERNAL;
 /* SIGKILLs its whole process group; nothing once it was reaped. */
 void hostproc_kill(hostproc *p) CORDON_INTERNAL;
 /* write() to its stdin pipe that never raises SIGPIPE (EPIPE instead). */
@@ -63,9 +64,9 @@ int64_t hostproc_now_ms(void) CORDON_INTERNAL;
 /* ---- to completion, captured ------------------------------------------------------- */
 
 typedef struct hostproc_result {
-	char *out, *err;       /* malloc'd, NUL-terminated (the bytes may hold NULs) */
+	char *out, *err; /* malloc'd, NUL-terminated (the bytes may hold NULs) */
 	size_t out_len, err_len;
-	int exit_code;         /* 128+sig when killed; -1 on timeout */
+	int exit_code; /* 128+sig when killed; -1 on timeout */
 	bool timed_out;
 } hostproc_result;
 

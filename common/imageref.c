@@ -32,8 +32,8 @@ static bool name_ok(const char *name, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		char c = name[i];
 		bool in_tag = tag && name + i > tag;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-			  c == '-' || (!in_tag && (c == '/' || c == ':')) ||
+		bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+			  c == '_' || c == '-' || (!in_tag && (c == '/' || c == ':')) ||
 			  (in_tag && c >= 'A' && c <= 'Z');
 		if (!ok || (c == '/' && (i + 1 == len || name[i + 1] == '/')))
 			return false;

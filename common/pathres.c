@@ -22,10 +22,7 @@ static _Atomic int forced_method = PATHRES_AUTO;
 /* 0 unknown, 1 openat2 works, -1 openat2 is missing. */
 static _Atomic int have_openat2 = 0;
 
-void pathres_set_method(pathres_method m)
-{
-	atomic_store(&forced_method, (int)m);
-}
+void pathres_set_method(pathres_method m) { atomic_store(&forced_method, (int)m); }
 
 pathres_method pathres_effective_method(void)
 {
@@ -41,10 +38,7 @@ bool pathres_is_escape(int err)
 	return err == EXDEV || err == ELOOP;
 }
 
-static const char *dot_if_empty(const char *path)
-{
-	return (!path || !*path) ? "." : path;
-}
+static const char *dot_if_empty(const char *path) { return (!path || !*path) ? "." : path; }
 
 static int via_openat2(int root_fd, const char *path, int flags, mode_t mode)
 {
@@ -73,10 +67,7 @@ typedef struct walk {
 	char rest[2 * PATH_MAX]; /* what is left to resolve */
 } walk;
 
-static int walk_cur(const walk *w)
-{
-	return w->depth ? w->stack[w->depth - 1] : w->root_fd;
-}
+static int walk_cur(const walk *w) { return w->depth ? w->stack[w->depth - 1] : w->root_fd; }
 
 static void walk_release(walk *w)
 {
@@ -375,8 +366,7 @@ static int make_parents(int root_fd, const char *dir, mode_t dir_mode)
 	return parent >= 0 ? parent : pathres_open(root_fd, ".", O_PATH | O_DIRECTORY, 0);
 }
 
-int pathres_open_parent(int root_fd, const char *path, bool create, mode_t dir_mode,
-			char *ret_name)
+int pathres_open_parent(int root_fd, const char *path, bool create, mode_t dir_mode, char *ret_name)
 {
 	char dir[PATH_MAX];
 	if (!path || !*path)

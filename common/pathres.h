@@ -31,7 +31,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-
 /* Links followed in one resolution before -ELOOP (the kernel's own limit). */
 #define PATHRES_MAX_LINKS 40
 /* Directories deep a walk may hold at once before -ENAMETOOLONG. */

@@ -18,10 +18,7 @@ static const uint32_t K[64] = {
 	0xc67178f2,
 };
 
-static uint32_t ror(uint32_t x, unsigned n)
-{
-	return x >> n | x << (32 - n);
-}
+static uint32_t ror(uint32_t x, unsigned n) { return x >> n | x << (32 - n); }
 
 static void block(sha256_ctx *c, const uint8_t *p)
 {
@@ -37,8 +34,10 @@ static void block(sha256_ctx *c, const uint8_t *p)
 	uint32_t a = c->h[0], b = c->h[1], cc = c->h[2], d = c->h[3], e = c->h[4], f = c->h[5],
 		 g = c->h[6], h = c->h[7];
 	for (int i = 0; i < 64; i++) {
-		uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
-		uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & cc) ^ (b & cc));
+		uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) +
+			      K[i] + w[i];
+		uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) +
+			      ((a & b) ^ (a & cc) ^ (b & cc));
 		h = g;
 		g = f;
 		f = e;

@@ -13,10 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 static bool in_list(const char *const *list, const char *s)
 {
@@ -35,9 +32,9 @@ static int fail(const char **why, const char *reason, int r)
 
 bool units_is_non_finite(const char *s)
 {
-	static const char *const words[] = { ".inf", "-.inf", "+.inf", ".Inf", ".INF", "-.Inf",
-					     "+.Inf", "-.INF", "+.INF", ".nan", ".NaN", ".NAN",
-					     "inf", "nan", "Infinity", "NaN", NULL };
+	static const char *const words[] = { ".inf",  "-.inf", "+.inf",    ".Inf", ".INF", "-.Inf",
+					     "+.Inf", "-.INF", "+.INF",    ".nan", ".NaN", ".NAN",
+					     "inf",   "nan",   "Infinity", "NaN",  NULL };
 	return s && in_list(words, s);
 }
 
@@ -55,12 +52,14 @@ static int scan_uint(const char *s, uint64_t *ret, const char **ret_end, const c
 	if (!is_digit(s[0]))
 		return fail(why, "not a number", -EINVAL);
 	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		return fail(why, "hexadecimal is not accepted: write the number in decimal", -EINVAL);
+		return fail(why, "hexadecimal is not accepted: write the number in decimal",
+			    -EINVAL);
 	if (s[0] == '0' && (s[1] == 'o' || s[1] == 'O' || s[1] == 'b' || s[1] == 'B'))
 		return fail(why, "octal and binary are not accepted: write the number in decimal",
 			    -EINVAL);
 	if (s[0] == '0' && is_digit(s[1]))
-		return fail(why, "a leading zero is ambiguous (octal?): write the number without it",
+		return fail(why,
+			    "a leading zero is ambiguous (octal?): write the number without it",
 			    -EINVAL);
 	uint64_t v = 0;
 	const char *p = s;
@@ -112,10 +111,12 @@ static const struct unit {
 
 static const char *size_unit_problem(const char *u)
 {
-	static const char *const decimal[] = { "kB", "KB", "MB", "GB", "TB", "PB", "kb", "mb", "gb", NULL };
-	static const char *const shorthand[] = { "K", "k", "M", "m", "G", "g", "T", "t", "Ki", "Mi",
-						 "Gi", "Ti", "KI", "MI", "GI", "kiB", "mib", "gib",
-						 "Kib", "Mib", "Gib", "KIB", "MIB", "GIB", NULL };
+	static const char *const decimal[] = { "kB", "KB", "MB", "GB", "TB",
+					       "PB", "kb", "mb", "gb", NULL };
+	static const char *const shorthand[] = { "K",   "k",   "M",   "m",   "G",   "g",   "T",
+						 "t",   "Ki",  "Mi",  "Gi",  "Ti",  "KI",  "MI",
+						 "GI",  "kiB", "mib", "gib", "Kib", "Mib", "Gib",
+						 "KIB", "MIB", "GIB", NULL };
 	if (in_list(decimal, u))
 		return "decimal units (kB, MB, GB) are not accepted: sizes use the binary units "
 		       "KiB, MiB, GiB, TiB";
@@ -184,16 +185,20 @@ int units_parse_cpus(const char *text, uint64_t *ret_milli, const char **why)
 		for (; is_digit(*f); f++, n++)
 			frac = frac * 10 + (uint64_t)(*f - '0');
 		if (n == 0 || n > 3 || *f)
-			return fail(why, n > 3 ? "cpus take at most three decimals (thousandths of a CPU)"
-					       : "expected a number of CPUs such as 2 or 0.5",
-				    -EINVAL);
+			return fail(
+				why,
+				n > 3 ? "cpus take at most three decimals (thousandths of a CPU)"
+				      : "expected a number of CPUs such as 2 or 0.5",
+				-EINVAL);
 		for (; n < 3; n++)
 			frac *= 10;
 		end = f;
 	}
 	if (*end)
-		return fail(why, *end == 'm' ? "millicpu suffixes are not accepted: write 0.5 for half a CPU"
-					     : suffix_problem(end),
+		return fail(why,
+			    *end == 'm'
+				    ? "millicpu suffixes are not accepted: write 0.5 for half a CPU"
+				    : suffix_problem(end),
 			    -EINVAL);
 	if (v > UINT64_MAX / 1000 - 1)
 		return fail(why, "too large", -ERANGE);

@@ -21,7 +21,7 @@ typedef struct judge_ctx {
 	const cordon_request *req;
 	cordon_trust trust; /* effective */
 	cordon_containment need;
-	gint64 probe_deadline;  /* monotonic µs: for every candidate's probe together */
+	gint64 probe_deadline;   /* monotonic µs: for every candidate's probe together */
 	const GPtrArray *failed; /* admission_failure*: tiers whose open failed, or NULL */
 } judge_ctx;
 
@@ -95,8 +95,10 @@ static const char *egress_declared(uint32_t enforced)
 {
 	bool deny = enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	bool governed = enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
-	return deny && governed ? "deny and governed" : deny ? "deny only"
-						: governed ? "governed only" : "no egress enforcement";
+	return deny && governed ? "deny and governed"
+	       : deny           ? "deny only"
+	       : governed       ? "governed only"
+				: "no egress enforcement";
 }
 
 /* Why rule r refuses the request on tier t, or NULL. egress_enforced: the
@@ -264,7 +266,8 @@ static bool judge_enforceable(const tier_runtime *t, const cordon_plugin_probe *
 	bool first = true;
 	for (unsigned i = 0; i < CORDON_LIMIT_COUNT_; i++)
 		if (missing & (1u << i)) {
-			g_string_append_printf(s, "%s%s", first ? "" : " and ", policy_limit_name(i));
+			g_string_append_printf(s, "%s%s", first ? "" : " and ",
+					       policy_limit_name(i));
 			first = false;
 		}
 	g_string_append(s, first ? "" : " limit here");
@@ -426,7 +429,7 @@ static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_c
 		  cordon_error **reterr)
 {
 	bool denied = tier_not_candidate || any_verdict(d, VERDICT_DENIED);
-	d->code = denied				      ? ERRC(sandbox_denied)
+	d->code = denied                                  ? ERRC(sandbox_denied)
 		  : any_verdict(d, VERDICT_UNENFORCEABLE) ? ERRC(limit_unenforceable)
 							  : ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
@@ -445,8 +448,12 @@ static int decide(cordon_context *ctx, const cordon_request *req, const GPtrArra
 		  cordon_decision *d, cordon_error **reterr)
 {
 	const policy_trust *pt = &ctx->policy->trust[d->trust];
-	judge_ctx j = { ctx, req, d->trust, d->requirement,
-			g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US, failed };
+	judge_ctx j = { ctx,
+			req,
+			d->trust,
+			d->requirement,
+			g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US,
+			failed };
 	bool tier_ok = !req->tier || tier_is_candidate(pt, req->tier);
 	g_autofree tier_runtime **tiers = tier_ok ? start_probes(ctx, req, pt) : NULL;
 	for (guint i = 0; i < pt->tiers->len; i++) {
@@ -519,8 +526,8 @@ int admission_decide(cordon_context *ctx, const cordon_request *req, cordon_deci
 	return decide_audited(ctx, req, false, NULL, ret, reterr);
 }
 
-int admission_decide_after(cordon_context *ctx, const cordon_request *req,
-			   const GPtrArray *failed, cordon_decision **ret, cordon_error **reterr)
+int admission_decide_after(cordon_context *ctx, const cordon_request *req, const GPtrArray *failed,
+			   cordon_decision **ret, cordon_error **reterr)
 {
 	return decide_audited(ctx, req, false, failed, ret, reterr);
 }

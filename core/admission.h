@@ -26,6 +26,5 @@ void admission_failure_free(gpointer p) CORDON_INTERNAL;
 /* admission_decide once more after opens failed at the tiers in failed
  * (admission_failure*; their tiers have fallback: next): those are passed over as
  * unavailable, with the failure as the reason, and the decision is audited again. */
-int admission_decide_after(cordon_context *ctx, const cordon_request *req,
-			   const GPtrArray *failed, cordon_decision **ret,
-			   cordon_error **reterr) CORDON_INTERNAL;
+int admission_decide_after(cordon_context *ctx, const cordon_request *req, const GPtrArray *failed,
+			   cordon_decision **ret, cordon_error **reterr) CORDON_INTERNAL;

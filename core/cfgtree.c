@@ -160,7 +160,8 @@ unsigned cfg_edit_distance(const char *a, const char *b, unsigned cap)
 	for (size_t i = 1; i <= la; i++) {
 		for (size_t j = 1; j <= lb; j++) {
 			unsigned cost = a[i - 1] != b[j - 1];
-			unsigned v = MIN(MIN(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + cost);
+			unsigned v = MIN(MIN(d[i - 1][j] + 1, d[i][j - 1] + 1),
+					 d[i - 1][j - 1] + cost);
 			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
 				v = MIN(v, d[i - 2][j - 2] + 1);
 			d[i][j] = v;
@@ -377,8 +378,8 @@ static int add_key(builder *b, frame *f, cfg_node *n)
 		r = fail_at(b, ERRC(policy_alias), n->line, n->col, f->node->path,
 			    "merge keys (<<) are not allowed: write every key out");
 	else if (cfg_is_null(n))
-		r = fail_at(b, ERRC(policy_type),
-			    n->line, n->col, f->node->path, "an empty key is not allowed");
+		r = fail_at(b, ERRC(policy_type), n->line, n->col, f->node->path,
+			    "an empty key is not allowed");
 	else
 		r = check_duplicate(b, f, n);
 	if (r < 0) {
@@ -415,14 +416,15 @@ static int refuse_decorations(builder *b, const yaml_event_t *ev, const yaml_cha
 {
 	if (!anchor && !tag)
 		return 0;
-	uint32_t line = (uint32_t)ev->start_mark.line + 1, col = (uint32_t)ev->start_mark.column + 1;
+	uint32_t line = (uint32_t)ev->start_mark.line + 1,
+		 col = (uint32_t)ev->start_mark.column + 1;
 	g_autofree char *path = current_path(b);
 	if (anchor)
 		return fail_at(b, ERRC(policy_alias), line, col, path,
 			       "anchors (&%s) are not allowed: write every value out", anchor);
 	if (tag)
-		return fail_at(b, ERRC(policy_tag),
-			       line, col, path, "tags (%s) are not allowed", tag);
+		return fail_at(b, ERRC(policy_tag), line, col, path, "tags (%s) are not allowed",
+			       tag);
 	return 0;
 }
 
@@ -475,21 +477,22 @@ static void on_collection_end(builder *b)
 
 static int on_document_start(builder *b, const yaml_event_t *ev)
 {
-	uint32_t line = (uint32_t)ev->start_mark.line + 1, col = (uint32_t)ev->start_mark.column + 1;
+	uint32_t line = (uint32_t)ev->start_mark.line + 1,
+		 col = (uint32_t)ev->start_mark.column + 1;
 	if (b->documents++)
 		return fail_at(b, ERRC(policy_multidoc), line, col, NULL,
 			       "a second document: a policy is exactly one YAML document");
-	if (ev->data.document_start.tag_directives.start != ev->data.document_start.tag_directives.end)
-		return fail_at(b, ERRC(policy_tag),
-			       line, col, NULL, "%%TAG directives are not allowed");
+	if (ev->data.document_start.tag_directives.start !=
+	    ev->data.document_start.tag_directives.end)
+		return fail_at(b, ERRC(policy_tag), line, col, NULL,
+			       "%%TAG directives are not allowed");
 	return 0;
 }
 
 static int on_event(builder *b, const yaml_event_t *ev)
 {
 	switch (ev->type) {
-	case YAML_DOCUMENT_START_EVENT:
-		return on_document_start(b, ev);
+	case YAML_DOCUMENT_START_EVENT: return on_document_start(b, ev);
 	case YAML_ALIAS_EVENT: {
 		g_autofree char *path = current_path(b);
 		return fail_at(b, ERRC(policy_alias), (uint32_t)ev->start_mark.line + 1,
@@ -497,18 +500,12 @@ static int on_event(builder *b, const yaml_event_t *ev)
 			       "aliases (*%s) are not allowed: write every value out",
 			       ev->data.alias.anchor);
 	}
-	case YAML_SCALAR_EVENT:
-		return on_scalar(b, ev);
-	case YAML_SEQUENCE_START_EVENT:
-		return on_collection_start(b, ev, CFG_SEQ);
-	case YAML_MAPPING_START_EVENT:
-		return on_collection_start(b, ev, CFG_MAP);
+	case YAML_SCALAR_EVENT: return on_scalar(b, ev);
+	case YAML_SEQUENCE_START_EVENT: return on_collection_start(b, ev, CFG_SEQ);
+	case YAML_MAPPING_START_EVENT: return on_collection_start(b, ev, CFG_MAP);
 	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
-		on_collection_end(b);
-		return 0;
-	default:
-		return 0;
+	case YAML_MAPPING_END_EVENT: on_collection_end(b); return 0;
+	default: return 0;
 	}
 }
 
@@ -567,7 +564,8 @@ static int finish(builder *b)
 	if (!b->root || cfg_is_null(b->root))
 		return error_set(b->reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(policy_empty),
 				 "%s:1:1: the policy is empty: an empty policy is an error, never "
-				 "\"allow everything\"", b->name);
+				 "\"allow everything\"",
+				 b->name);
 	if (b->root->kind != CFG_MAP)
 		return cfg_error(b->reterr, ERRC(policy_type), b->name, b->root, NULL,
 				 "the top level must be a mapping (key: value), not a %s",
@@ -598,10 +596,11 @@ static int run_parser(builder *b)
 	return r;
 }
 
-int cfg_parse(const char *text, size_t len, const char *name, cfg_node **ret,
-	      cordon_error **reterr)
+int cfg_parse(const char *text, size_t len, const char *name, cfg_node **ret, cordon_error **reterr)
 {
-	builder b = { .name = name ? name : "<policy>", .text = text ? text : "", .len = text ? len : 0,
+	builder b = { .name = name ? name : "<policy>",
+		      .text = text ? text : "",
+		      .len = text ? len : 0,
 		      .reterr = reterr };
 	int r = check_bytes(&b);
 	if (r < 0)

@@ -29,8 +29,8 @@ struct cfg_node {
 	void *arena;        /* the root of a parsed document: the arena it owns */
 	uint32_t line, col; /* 1-based position of the node */
 	cfg_kind kind;
-	bool plain;         /* CFG_SCALAR: unquoted (so `true`, numbers are typed) */
-	bool in_arena;      /* the parser's nodes: the node and its strings live in
+	bool plain;    /* CFG_SCALAR: unquoted (so `true`, numbers are typed) */
+	bool in_arena; /* the parser's nodes: the node and its strings live in
 			     * the document's arena, freed with the root; other
 			     * nodes (tests) are g_new0'd with g_strdup'd strings */
 };
@@ -59,8 +59,8 @@ char *cfg_child_path(const cfg_node *map, const char *k) CORDON_INTERNAL;
 /* Sets a positioned error: "name:line:col: path: message" (path omitted when
  * empty, position omitted when at is NULL). Returns -EINVAL (class invalid). */
 int cfg_error(cordon_error **reterr, const char *code, const char *name, const cfg_node *at,
-	      const char *path, const char *fmt, ...) __attribute__((format(printf, 6, 7)))
-	CORDON_INTERNAL;
+	      const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7))) CORDON_INTERNAL;
 /* The same message as a string, for callers that collect several errors. */
 char *cfg_error_text(const char *name, const cfg_node *at, const char *path, const char *fmt,
 		     va_list ap) __attribute__((format(printf, 4, 0))) CORDON_INTERNAL;

@@ -133,9 +133,11 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 	/* A table from a newer plugin must not carry operations we would ignore. */
 	for (size_t i = sizeof(cordon_plugin_driver); i < drv->size; i++)
 		if (((const uint8_t *)drv)[i])
-			return error_set(reterr, EPROTO, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
-					 "%s: driver table has %u bytes, %zu known, and the rest is "
-					 "not zero", who, drv->size, sizeof(cordon_plugin_driver));
+			return error_set(
+				reterr, EPROTO, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
+				"%s: driver table has %u bytes, %zu known, and the rest is "
+				"not zero",
+				who, drv->size, sizeof(cordon_plugin_driver));
 	if (!valid_driver_name(drv->name))
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: driver name must match [a-z0-9_-]+", who);
@@ -147,10 +149,10 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 				 plugin ? plugin->path : who, drv->name,
 				 other->plugin ? other->plugin->path : "the core");
 	/* Flags came with ABI 1.3: an older plugin's word is reserved, zero. */
-	uint32_t known = !plugin || plugin->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_STDIN_FD |
-								     CORDON_PLUGIN_DRIVER_TTY |
-								     CORDON_PLUGIN_DRIVER_LIMITS
-							   : 0;
+	uint32_t known = !plugin || plugin->abi_minor >= 3
+				 ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY |
+					   CORDON_PLUGIN_DRIVER_LIMITS
+				 : 0;
 	if (drv->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);
@@ -256,7 +258,9 @@ static int configure_tier(cordon_context *ctx, policy_tier *cfg, cordon_error **
 	if (!t->driver->ops.configure)
 		return 0;
 	struct cordon_plugin_config pc = {
-		cfg, ctx->policy->source, t->driver->ops.config_keys,
+		cfg,
+		ctx->policy->source,
+		t->driver->ops.config_keys,
 		t->driver->plugin ? t->driver->plugin->abi_minor : CORDON_PLUGIN_ABI_MINOR,
 	};
 	struct cordon_plugin_error perr = { 0 };
@@ -299,7 +303,8 @@ static void probe_normalise(int r, cordon_plugin_probe *pr)
 	if (r < 0) {
 		pr->available = 0;
 		if (!pr->reason[0])
-			g_snprintf(pr->reason, sizeof(pr->reason), "probe failed: %s", g_strerror(-r));
+			g_snprintf(pr->reason, sizeof(pr->reason), "probe failed: %s",
+				   g_strerror(-r));
 	}
 	/* Never more than the scale allows; unknown counts as the weakest. */
 	if (pr->containment < CORDON_CONTAINMENT_PROCESS_JAIL ||
@@ -352,7 +357,8 @@ static gpointer probe_thread(gpointer data)
 
 static bool probe_fresh(const tier_runtime *t, gint64 max_age_us)
 {
-	return max_age_us > 0 && t->probed_at && g_get_monotonic_time() - t->probed_at <= max_age_us;
+	return max_age_us > 0 && t->probed_at &&
+	       g_get_monotonic_time() - t->probed_at <= max_age_us;
 }
 
 /* With t->lock held. */
@@ -416,8 +422,9 @@ void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint
 				g_atomic_int_inc(&ctx->refs);
 				t->abandoned = true;
 			}
-			*ret = (cordon_plugin_probe){ .size = sizeof(*ret),
-						      .containment = CORDON_CONTAINMENT_PROCESS_JAIL };
+			*ret = (cordon_plugin_probe){
+				.size = sizeof(*ret), .containment = CORDON_CONTAINMENT_PROCESS_JAIL
+			};
 			g_snprintf(ret->reason, sizeof(ret->reason),
 				   "the probe timed out: no answer within %d s",
 				   (int)(CONTEXT_PROBE_BOUND_US / G_USEC_PER_SEC));
@@ -473,7 +480,7 @@ static int load_policy(const cordon_options *o, cordon_policy **ret, cordon_erro
 
 static const char *plugin_dir_of(const cordon_context *ctx, const cordon_options *o)
 {
-	return (o && o->plugin_dir) ? o->plugin_dir
+	return (o && o->plugin_dir)      ? o->plugin_dir
 	       : ctx->policy->plugin_dir ? ctx->policy->plugin_dir
 					 : CORDON_PLUGINDIR;
 }
@@ -600,10 +607,7 @@ const char *cordon_context_plugin_drivers(const cordon_context *ctx, size_t i)
 	return p ? (p->drivers ? p->drivers : "") : NULL;
 }
 
-size_t cordon_context_tier_count(const cordon_context *ctx)
-{
-	return ctx ? ctx->tiers->len : 0;
-}
+size_t cordon_context_tier_count(const cordon_context *ctx) { return ctx ? ctx->tiers->len : 0; }
 
 static const tier_runtime *tier_at(const cordon_context *ctx, size_t i)
 {
@@ -666,16 +670,14 @@ int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report
 		rep->probe.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
 		g_strlcpy(rep->probe.reason, t->unusable, sizeof(rep->probe.reason));
 	} else {
-		context_probe(ctx, t, 0, g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US, &rep->probe);
+		context_probe(ctx, t, 0, g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US,
+			      &rep->probe);
 	}
 	*ret = rep;
 	return 0;
 }
 
-bool cordon_probe_report_available(const cordon_probe_report *r)
-{
-	return r && r->probe.available;
-}
+bool cordon_probe_report_available(const cordon_probe_report *r) { return r && r->probe.available; }
 
 cordon_containment cordon_probe_report_containment(const cordon_probe_report *r)
 {
@@ -697,7 +699,4 @@ const char *cordon_probe_report_reason(const cordon_probe_report *r)
 	return r ? r->probe.reason : "";
 }
 
-void cordon_probe_report_free(cordon_probe_report *r)
-{
-	g_free(r);
-}
+void cordon_probe_report_free(cordon_probe_report *r) { g_free(r); }

@@ -11,7 +11,7 @@
 
 /* A plugin file seen by the loader, loaded or refused. */
 typedef struct plugin_record {
-	char *name;    /* file base name */
+	char *name; /* file base name */
 	char *path;
 	bool loaded;
 	int errnum;    /* positive errno of the refusal */
@@ -23,9 +23,9 @@ typedef struct plugin_record {
 
 /* A registered driver (a plugin's, or the built-in local one). */
 typedef struct driver_entry {
-	cordon_plugin_driver ops;      /* normalised copy: unknown tail refused, missing ops NULL */
-	const plugin_record *plugin;   /* NULL for built-in drivers */
-	const char *image_key;         /* the key naming a tier's image (borrowed), or NULL */
+	cordon_plugin_driver ops;    /* normalised copy: unknown tail refused, missing ops NULL */
+	const plugin_record *plugin; /* NULL for built-in drivers */
+	const char *image_key;       /* the key naming a tier's image (borrowed), or NULL */
 } driver_entry;
 
 /* What a plugin's configure reads: the tier's section checked against the
@@ -45,12 +45,12 @@ typedef struct tier_runtime {
 	char *unusable;             /* why the tier cannot be used (no driver, configure failed) */
 	GMutex lock;                /* guards the probe cache and the fields below */
 	cordon_plugin_probe probe;
-	gint64 probed_at;           /* monotonic µs; 0: never */
-	GCond probe_done;           /* broadcast when a probe thread ends */
-	bool probing;               /* a probe thread is running */
-	bool probe_cached;          /* the answer came from the cross-process cache */
-	bool abandoned;             /* ...and a waiter gave up on it: it holds a context ref */
-	GThread *prober;            /* the last probe thread, joined before the next and at free */
+	gint64 probed_at;  /* monotonic µs; 0: never */
+	GCond probe_done;  /* broadcast when a probe thread ends */
+	bool probing;      /* a probe thread is running */
+	bool probe_cached; /* the answer came from the cross-process cache */
+	bool abandoned;    /* ...and a waiter gave up on it: it holds a context ref */
+	GThread *prober;   /* the last probe thread, joined before the next and at free */
 } tier_runtime;
 
 struct cordon_options {
@@ -73,7 +73,7 @@ struct cordon_context {
 	GPtrArray *drivers; /* driver_entry* */
 	GPtrArray *tiers;   /* tier_runtime* */
 	GMutex audit_lock;
-	gint refs;          /* the host's, and one per abandoned probe thread */
+	gint refs; /* the host's, and one per abandoned probe thread */
 	/* What cordon trusts on disk, no workspace may hold: the policy file's directory and
 	 * the plugin directory (NULL-terminated; an entry may be missing). */
 	char *trusted_dirs[3];
@@ -94,7 +94,8 @@ extern const cordon_host cordon_host_services CORDON_INTERNAL;
 /* Registers a driver (validates name and table; copies the table). */
 int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 			    const cordon_plugin_driver *drv, cordon_error **reterr) CORDON_INTERNAL;
-const driver_entry *context_find_driver(const cordon_context *ctx, const char *name) CORDON_INTERNAL;
+const driver_entry *context_find_driver(const cordon_context *ctx,
+					const char *name) CORDON_INTERNAL;
 tier_runtime *context_find_tier(const cordon_context *ctx, const char *name) CORDON_INTERNAL;
 /* How long probing may take, however many tiers (an engine that hangs
  * must not hold up `cordon probe` or an admission for its own timeout). */

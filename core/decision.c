@@ -60,10 +60,22 @@ const char *decision_verdict_name(candidate_verdict v)
 
 bool cordon_decision_admitted(const cordon_decision *d) { return d && d->tier; }
 const char *cordon_decision_tier(const cordon_decision *d) { return d ? d->tier : NULL; }
-cordon_containment cordon_decision_containment(const cordon_decision *d) { return d ? d->containment : 0; }
-cordon_containment cordon_decision_requirement(const cordon_decision *d) { return d ? d->requirement : 0; }
-cordon_trust cordon_decision_trust(const cordon_decision *d) { return d ? d->trust : CORDON_TRUST_UNTRUSTED; }
-size_t cordon_decision_candidate_count(const cordon_decision *d) { return d ? d->candidates->len : 0; }
+cordon_containment cordon_decision_containment(const cordon_decision *d)
+{
+	return d ? d->containment : 0;
+}
+cordon_containment cordon_decision_requirement(const cordon_decision *d)
+{
+	return d ? d->requirement : 0;
+}
+cordon_trust cordon_decision_trust(const cordon_decision *d)
+{
+	return d ? d->trust : CORDON_TRUST_UNTRUSTED;
+}
+size_t cordon_decision_candidate_count(const cordon_decision *d)
+{
+	return d ? d->candidates->len : 0;
+}
 const char *cordon_decision_code(const cordon_decision *d) { return d ? d->code : NULL; }
 
 bool cordon_decision_limit(const cordon_decision *d, cordon_limit which, uint64_t *ret)

@@ -27,42 +27,43 @@ typedef struct decision_rule_hit {
 
 typedef struct decision_candidate {
 	char *tier;
-	char *driver;                   /* NULL when the tier is not in the policy */
+	char *driver; /* NULL when the tier is not in the policy */
 	bool chosen;
 	bool probed;
 	bool available;
-	cordon_containment containment; /* as admission takes it: the claim, capped (0 when not probed) */
-	cordon_containment claimed;     /* what the driver's probe claimed */
-	cordon_containment cap;         /* the cap applied to the claim, 0: none */
-	bool cap_default;               /* ...the default cap of a plugin's claim, not max_containment */
-	char *origin;                   /* the plugin that claims it, NULL: built into cordon */
-	GPtrArray *hits;                /* decision_rule_hit*: warn and audit rules it met */
+	cordon_containment
+		containment; /* as admission takes it: the claim, capped (0 when not probed) */
+	cordon_containment claimed; /* what the driver's probe claimed */
+	cordon_containment cap;     /* the cap applied to the claim, 0: none */
+	bool cap_default; /* ...the default cap of a plugin's claim, not max_containment */
+	char *origin;     /* the plugin that claims it, NULL: built into cordon */
+	GPtrArray *hits;  /* decision_rule_hit*: warn and audit rules it met */
 	candidate_verdict verdict;
-	char *reason;                   /* "chosen", "unavailable: ...", "container < microvm", "rule NAME..." */
-	char *rule;                     /* the rule that denied it, or NULL */
-	cordon_plugin_limits limits;    /* what open would enforce on this tier */
-	tier_runtime *runtime;          /* the tier, resolved once (NULL: not in the policy) */
+	char *reason; /* "chosen", "unavailable: ...", "container < microvm", "rule NAME..." */
+	char *rule;   /* the rule that denied it, or NULL */
+	cordon_plugin_limits limits; /* what open would enforce on this tier */
+	tier_runtime *runtime;       /* the tier, resolved once (NULL: not in the policy) */
 } decision_candidate;
 
 struct cordon_decision {
-	cordon_trust trust;             /* effective (unknown -> untrusted) */
-	char *trust_text;               /* what the host asked */
+	cordon_trust trust; /* effective (unknown -> untrusted) */
+	char *trust_text;   /* what the host asked */
 	cordon_containment requirement;
-	cordon_containment builtin;     /* the built-in minimum of the trust level */
-	bool relaxed;                   /* the requirement is below the built-in minimum */
-	bool dry_run;                   /* cordon_decide rather than an open */
-	char *tier;                     /* NULL when refused */
-	tier_runtime *runtime;          /* the chosen tier, as admission judged it: the
+	cordon_containment builtin; /* the built-in minimum of the trust level */
+	bool relaxed;               /* the requirement is below the built-in minimum */
+	bool dry_run;               /* cordon_decide rather than an open */
+	char *tier;                 /* NULL when refused */
+	tier_runtime *runtime;      /* the chosen tier, as admission judged it: the
 					 * sandbox port opens this one, never a name
 					 * looked up again; NULL when refused */
 	char *driver;
 	cordon_containment containment;
-	GPtrArray *candidates;          /* decision_candidate* */
-	cordon_plugin_limits limits;    /* the request's limits after rules (what open enforces) */
-	const GPtrArray *hits;          /* the chosen candidate's (borrowed), NULL when refused */
-	const char *code;               /* static: NULL when admitted */
-	char *refusal;                  /* the forbidden message when refused */
-	char id[37];                    /* a random UUID: its audit line's "id", its runs' "decision" */
+	GPtrArray *candidates;       /* decision_candidate* */
+	cordon_plugin_limits limits; /* the request's limits after rules (what open enforces) */
+	const GPtrArray *hits;       /* the chosen candidate's (borrowed), NULL when refused */
+	const char *code;            /* static: NULL when admitted */
+	char *refusal;               /* the forbidden message when refused */
+	char id[37]; /* a random UUID: its audit line's "id", its runs' "decision" */
 };
 
 /* Frees a decision_rule_hit (a candidate's hits array owns them). */

@@ -27,7 +27,7 @@ typedef struct elf_file {
 	int fd;
 	uint64_t size;
 	ElfW(Ehdr) eh;
-	ElfW(Phdr) *ph;
+	ElfW(Phdr) * ph;
 	char **why;
 } elf_file;
 
@@ -71,8 +71,10 @@ static int check_header(elf_file *f)
 			   eh->e_phnum, eh->e_phentsize);
 	uint64_t len = (uint64_t)eh->e_phnum * sizeof(ElfW(Phdr));
 	if (!in_file(f, eh->e_phoff, len))
-		return bad(f, ENOEXEC, "the program header table lies past the end of the file "
-			   "(%" G_GUINT64_FORMAT " bytes): truncated", f->size);
+		return bad(f, ENOEXEC,
+			   "the program header table lies past the end of the file "
+			   "(%" G_GUINT64_FORMAT " bytes): truncated",
+			   f->size);
 	f->ph = g_new(ElfW(Phdr), eh->e_phnum);
 	if (!read_at(f, f->ph, len, eh->e_phoff))
 		return bad(f, ENOEXEC, "cannot read the program header table");
@@ -85,18 +87,21 @@ static int check_segments(elf_file *f)
 	for (unsigned i = 0; i < f->eh.e_phnum; i++) {
 		const ElfW(Phdr) *p = &f->ph[i];
 		if (p->p_type == PT_INTERP)
-			return bad(f, ENOEXEC, "a program (it names an interpreter), not a shared "
+			return bad(f, ENOEXEC,
+				   "a program (it names an interpreter), not a shared "
 				   "object");
 		if (p->p_type != PT_LOAD && p->p_type != PT_DYNAMIC)
 			continue;
 		loads += p->p_type == PT_LOAD;
 		if (!in_file(f, p->p_offset, p->p_filesz))
-			return bad(f, ENOEXEC, "segment %u (bytes %" G_GUINT64_FORMAT "+%"
-				   G_GUINT64_FORMAT ") lies past the end of the file (%"
-				   G_GUINT64_FORMAT " bytes): truncated", i, (uint64_t)p->p_offset,
-				   (uint64_t)p->p_filesz, f->size);
+			return bad(f, ENOEXEC,
+				   "segment %u (bytes %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
+				   ") lies past the end of the file (%" G_GUINT64_FORMAT
+				   " bytes): truncated",
+				   i, (uint64_t)p->p_offset, (uint64_t)p->p_filesz, f->size);
 		if (p->p_type == PT_LOAD && p->p_filesz > p->p_memsz)
-			return bad(f, ENOEXEC, "segment %u is larger in the file than in memory", i);
+			return bad(f, ENOEXEC, "segment %u is larger in the file than in memory",
+				   i);
 	}
 	if (!loads)
 		return bad(f, ENOEXEC, "no loadable segment");
@@ -108,7 +113,8 @@ static bool vaddr_offset(const elf_file *f, uint64_t vaddr, uint64_t *ret)
 {
 	for (unsigned i = 0; i < f->eh.e_phnum; i++) {
 		const ElfW(Phdr) *p = &f->ph[i];
-		if (p->p_type == PT_LOAD && vaddr >= p->p_vaddr && vaddr - p->p_vaddr < p->p_filesz) {
+		if (p->p_type == PT_LOAD && vaddr >= p->p_vaddr &&
+		    vaddr - p->p_vaddr < p->p_filesz) {
 			*ret = p->p_offset + (vaddr - p->p_vaddr);
 			return true;
 		}
@@ -143,7 +149,7 @@ typedef struct dyn_strings {
 	GArray *refs;           /* ElfW(Dyn) of RPATH, RUNPATH, NEEDED */
 } dyn_strings;
 
-static int read_dynamic(elf_file *f, const ElfW(Phdr) *p, dyn_strings *ds)
+static int read_dynamic(elf_file *f, const ElfW(Phdr) * p, dyn_strings *ds)
 {
 	size_t n = MIN((size_t)(p->p_filesz / sizeof(ElfW(Dyn))), (size_t)DYNAMIC_MAX);
 	g_autofree ElfW(Dyn) *dyn = g_new(ElfW(Dyn), n ? n : 1);
@@ -174,7 +180,7 @@ static int read_string(elf_file *f, const dyn_strings *ds, uint64_t at, char **r
 	return 0;
 }
 
-static int check_reference(elf_file *f, const ElfW(Dyn) *d, const char *s, const char *plugin_dir)
+static int check_reference(elf_file *f, const ElfW(Dyn) * d, const char *s, const char *plugin_dir)
 {
 	if (d->d_tag == DT_NEEDED) {
 		/* A bare name is looked up in the system's directories. (s is read_string's, set
@@ -182,14 +188,17 @@ static int check_reference(elf_file *f, const ElfW(Dyn) *d, const char *s, const
 		// NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker)
 		g_autofree char *dir = strchr(s, '/') ? g_path_get_dirname(s) : NULL;
 		if (dir && !search_dir_allowed(dir, plugin_dir))
-			return bad(f, EPERM, "it needs %s, outside the system library directories "
-				   "and %s", s, plugin_dir);
+			return bad(f, EPERM,
+				   "it needs %s, outside the system library directories "
+				   "and %s",
+				   s, plugin_dir);
 		return 0;
 	}
 	g_auto(GStrv) dirs = g_strsplit(s, ":", -1);
 	for (size_t i = 0; dirs[i]; i++)
 		if (!search_dir_allowed(dirs[i], plugin_dir))
-			return bad(f, EPERM, "its %s has '%s', outside the system library "
+			return bad(f, EPERM,
+				   "its %s has '%s', outside the system library "
 				   "directories and %s",
 				   d->d_tag == DT_RPATH ? "RPATH" : "RUNPATH", dirs[i], plugin_dir);
 	return 0;

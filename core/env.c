@@ -18,11 +18,24 @@ static const char *const fixed[] = { "HOME=/tmp", "TMPDIR=/tmp", NULL };
 
 /* Names that change what gets executed or loaded rather than what the work
  * computes: never grantable. */
-static const char *const forbidden_prefixes[] = { "LD_", "DYLD_", "GLIBC_TUNABLES", "GCONV_PATH",
-						  "BASH_ENV", "ENV", "BASH_FUNC_", "SHELLOPTS",
-						  "PS4", "IFS", "MALLOC_", "NLSPATH",
-						  "HOSTALIASES", "RESOLV_HOST_CONF", "LOCPATH",
-						  "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS",
+static const char *const forbidden_prefixes[] = { "LD_",
+						  "DYLD_",
+						  "GLIBC_TUNABLES",
+						  "GCONV_PATH",
+						  "BASH_ENV",
+						  "ENV",
+						  "BASH_FUNC_",
+						  "SHELLOPTS",
+						  "PS4",
+						  "IFS",
+						  "MALLOC_",
+						  "NLSPATH",
+						  "HOSTALIASES",
+						  "RESOLV_HOST_CONF",
+						  "LOCPATH",
+						  "PYTHONSTARTUP",
+						  "PERL5OPT",
+						  "NODE_OPTIONS",
 						  NULL };
 
 static bool is_forbidden(const char *key)
@@ -47,13 +60,14 @@ int env_check_grant(const char *key, const char *value, cordon_error **reterr)
 				 "environment name '%s' must start with a letter or '_'", key);
 	for (const char *c = key; *c; c++)
 		if (!(g_ascii_isalnum(*c) || *c == '_'))
-			return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(env_invalid),
-					 "environment name '%s' may hold only letters, digits and '_'",
-					 key);
+			return error_set(
+				reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(env_invalid),
+				"environment name '%s' may hold only letters, digits and '_'", key);
 	if (is_forbidden(key))
 		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(env_forbidden),
 				 "environment variable %s cannot be granted: it changes what the "
-				 "work loads or executes", key);
+				 "work loads or executes",
+				 key);
 	return 0;
 }
 
@@ -81,10 +95,7 @@ static void wipe_free(gpointer p)
 	g_free(p);
 }
 
-void env_entry_free(gpointer p)
-{
-	wipe_free(p);
-}
+void env_entry_free(gpointer p) { wipe_free(p); }
 
 static int cmp_strp(const void *a, const void *b)
 {
@@ -93,7 +104,8 @@ static int cmp_strp(const void *a, const void *b)
 
 char **env_build(const GPtrArray *grants, const char *const *run_grants)
 {
-	g_autoptr(GHashTable) env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, wipe_free);
+	g_autoptr(GHashTable)
+		env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, wipe_free);
 	for (size_t i = 0; baseline[i]; i++) {
 		const char *v = g_getenv(baseline[i]);
 		if (!v)

@@ -78,20 +78,11 @@ cordon_error_class cordon_error_get_class(const cordon_error *err)
 	return err ? err->cls : CORDON_ERROR_TERMINAL;
 }
 
-const char *cordon_error_get_code(const cordon_error *err)
-{
-	return err ? err->code : "";
-}
+const char *cordon_error_get_code(const cordon_error *err) { return err ? err->code : ""; }
 
-const char *cordon_error_get_message(const cordon_error *err)
-{
-	return err ? err->message : "";
-}
+const char *cordon_error_get_message(const cordon_error *err) { return err ? err->message : ""; }
 
-int cordon_error_get_errno(const cordon_error *err)
-{
-	return err ? -err->errnum : 0;
-}
+int cordon_error_get_errno(const cordon_error *err) { return err ? -err->errnum : 0; }
 
 const char *cordon_error_class_name(cordon_error_class cls)
 {

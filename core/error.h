@@ -31,7 +31,8 @@ int error_setv(cordon_error **reterr, int errnum, cordon_error_class cls, const 
 /* Moves *from into *to (to may be NULL: from is freed). Returns -errnum of from. */
 int error_propagate(cordon_error **to, cordon_error *from) CORDON_INTERNAL;
 /* Prefixes the message of *err (when set) with "prefix: ". */
-void error_prefix(cordon_error **err, const char *fmt, ...) __attribute__((format(printf, 2, 3))) CORDON_INTERNAL;
+void error_prefix(cordon_error **err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3))) CORDON_INTERNAL;
 
 /* Converts what a plugin left in its error slot (or a bare errno) into a
  * cordon_error; used after every call into a driver. A non-negative rc

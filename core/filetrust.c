@@ -21,13 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static bool owner_trusted(uid_t uid)
-{
-	return uid == 0 || uid == geteuid();
-}
+static bool owner_trusted(uid_t uid) { return uid == 0 || uid == geteuid(); }
 
-int filetrust_check_stat(const struct stat *st, const char *path, bool sticky_ok,
-			 char **ret_why)
+int filetrust_check_stat(const struct stat *st, const char *path, bool sticky_ok, char **ret_why)
 {
 	unsigned mode = (unsigned)(st->st_mode & 07777);
 	if (!owner_trusted(st->st_uid))
@@ -36,12 +32,15 @@ int filetrust_check_stat(const struct stat *st, const char *path, bool sticky_ok
 	else if ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
 		 !(sticky_ok && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)))
 		*ret_why = g_strdup_printf(S_ISDIR(st->st_mode) && sticky_ok
-					   ? "%s is group- or world-writable without the sticky bit (mode %04o)"
-					   : "%s is group- or world-writable (mode %04o)", path, mode);
+						   ? "%s is group- or world-writable without the "
+						     "sticky bit (mode %04o)"
+						   : "%s is group- or world-writable (mode %04o)",
+					   path, mode);
 	/* Another name for the file may sit in a directory we do not check. */
 	else if (S_ISREG(st->st_mode) && st->st_nlink > 1)
 		*ret_why = g_strdup_printf("%s has %ju hard links (another name for it could be "
-					   "anywhere)", path, (uintmax_t)st->st_nlink);
+					   "anywhere)",
+					   path, (uintmax_t)st->st_nlink);
 	else
 		return 0;
 	return -EPERM;
@@ -79,7 +78,8 @@ int filetrust_check_dirs(int dirfd, const char *path, char **ret_why)
 		int parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (parent < 0 || fstat(parent, &up) < 0) {
 			r = -errno;
-			*ret_why = g_strdup_printf("the directory above %s: %s", name, g_strerror(-r));
+			*ret_why = g_strdup_printf("the directory above %s: %s", name,
+						   g_strerror(-r));
 			if (parent >= 0)
 				close(parent);
 			break;

@@ -406,10 +406,7 @@ static char *host_find_program(const char *name)
 	return path;
 }
 
-static void host_probe_depends(const char *path)
-{
-	probecache_note(path);
-}
+static void host_probe_depends(const char *path) { probecache_note(path); }
 
 /* ---- the table --------------------------------------------------------------- */
 
@@ -437,6 +434,6 @@ const cordon_host cordon_host_services = {
 	.spawn = hostspawn_run,
 	.find_program = host_find_program,
 	.path_is_confined = host_path_is_confined,
-	.process_spawn = hostspawn_process, /* ABI 1.2 */
+	.process_spawn = hostspawn_process,  /* ABI 1.2 */
 	.probe_depends = host_probe_depends, /* ABI 1.3 */
 };

@@ -113,10 +113,7 @@ typedef struct host_process {
 	GMutex lock;
 } host_process;
 
-static host_process *from_pub(cordon_host_process *p)
-{
-	return (host_process *)p;
-}
+static host_process *from_pub(cordon_host_process *p) { return (host_process *)p; }
 
 static void process_kill(cordon_host_process *p)
 {
@@ -156,10 +153,7 @@ static void process_release(cordon_host_process *p)
 }
 
 /* A plugin's descriptor for the program's slot, or /dev/null. */
-static int plugin_fd(int32_t fd)
-{
-	return fd >= 0 ? fd : HOSTPROC_DEVNULL;
-}
+static int plugin_fd(int32_t fd) { return fd >= 0 ? fd : HOSTPROC_DEVNULL; }
 
 int hostspawn_process(const cordon_host_process_spec *spec, cordon_host_process **ret,
 		      cordon_plugin_error *err)
@@ -173,7 +167,9 @@ int hostspawn_process(const cordon_host_process_spec *spec, cordon_host_process 
 	if (r < 0)
 		return r;
 	hostproc_spec hs = {
-		.path = path, .argv = spec->argv, .envp = spec->envp ? spec->envp : minimal_env,
+		.path = path,
+		.argv = spec->argv,
+		.envp = spec->envp ? spec->envp : minimal_env,
 		.fd = { plugin_fd(spec->stdin_fd), plugin_fd(spec->stdout_fd),
 			plugin_fd(spec->stderr_fd) },
 		.extra_fd = spec->extra_fd >= 0 ? spec->extra_fd : -1,
@@ -186,8 +182,12 @@ int hostspawn_process(const cordon_host_process_spec *spec, cordon_host_process 
 	}
 	g_mutex_init(&h->lock);
 	h->pub = (cordon_host_process){
-		.size = sizeof(cordon_host_process), .pid = h->proc.pid, .pidfd = h->proc.pidfd,
-		.kill = process_kill, .wait = process_wait, .release = process_release,
+		.size = sizeof(cordon_host_process),
+		.pid = h->proc.pid,
+		.pidfd = h->proc.pidfd,
+		.kill = process_kill,
+		.wait = process_wait,
+		.release = process_release,
 	};
 	*ret = &h->pub;
 	return 0;

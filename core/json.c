@@ -23,12 +23,6 @@ void json_append_key(GString *out, const char *key, bool first)
 	g_string_append_c(out, ':');
 }
 
-void json_append_bool(GString *out, bool v)
-{
-	g_string_append(out, v ? "true" : "false");
-}
+void json_append_bool(GString *out, bool v) { g_string_append(out, v ? "true" : "false"); }
 
-void json_append_u64(GString *out, uint64_t v)
-{
-	g_string_append_printf(out, "%" PRIu64, v);
-}
+void json_append_u64(GString *out, uint64_t v) { g_string_append_printf(out, "%" PRIu64, v); }

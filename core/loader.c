@@ -151,24 +151,32 @@ static int check_descriptor(plugin_record *rec, const cordon_plugin_descriptor *
 			      d->abi_major != CORDON_PLUGIN_ABI_MAJOR ? " (major differs)"
 								      : " (minor is newer)");
 	if (d->size < sizeof(cordon_plugin_descriptor) || d->size > DESCRIPTOR_SIZE_MAX)
-		return refuse(rec, EPROTO, "descriptor has %u bytes, ABI %d.%d needs %zu",
-			      d->size, CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR,
+		return refuse(rec, EPROTO, "descriptor has %u bytes, ABI %d.%d needs %zu", d->size,
+			      CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR,
 			      sizeof(cordon_plugin_descriptor));
 	/* A tail we do not know would be fields we silently ignore. */
 	for (size_t i = sizeof(cordon_plugin_descriptor); i < d->size; i++)
 		if (((const uint8_t *)d)[i])
-			return refuse(rec, EPROTO, "descriptor has %u bytes, %zu known, and the "
-				      "rest is not zero", d->size, sizeof(cordon_plugin_descriptor));
+			return refuse(rec, EPROTO,
+				      "descriptor has %u bytes, %zu known, and the "
+				      "rest is not zero",
+				      d->size, sizeof(cordon_plugin_descriptor));
 	memcpy(ret, d, sizeof(*ret));
 
-	const struct { const char *field, *value; } strings[] = {
-		{ "name", ret->name }, { "version", ret->version },
-		{ "description", ret->description }, { "license", ret->license },
+	const struct {
+		const char *field, *value;
+	} strings[] = {
+		{ "name", ret->name },
+		{ "version", ret->version },
+		{ "description", ret->description },
+		{ "license", ret->license },
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
 		if (!string_ok(strings[i].value))
-			return refuse(rec, EINVAL, "descriptor %s is missing, empty, too long or "
-				      "has control characters", strings[i].field);
+			return refuse(rec, EINVAL,
+				      "descriptor %s is missing, empty, too long or "
+				      "has control characters",
+				      strings[i].field);
 	if (!ret->init)
 		return refuse(rec, EINVAL, "descriptor has no init function");
 	if (!plugin_name_valid(ret->name))
@@ -347,7 +355,8 @@ static const cordon_plugin_descriptor *call_entry(plugin_record *rec, int fd)
 	lt_dlhandle h = open_module(rec, via);
 	if (!h)
 		return NULL;
-	cordon_plugin_entry_fn entry = (cordon_plugin_entry_fn)lt_dlsym(h, CORDON_PLUGIN_ENTRY_SYMBOL);
+	cordon_plugin_entry_fn entry = (cordon_plugin_entry_fn)lt_dlsym(h,
+									CORDON_PLUGIN_ENTRY_SYMBOL);
 	if (!entry) {
 		refuse(rec, ENOENT, "no entry symbol %s (not built with CORDON_PLUGIN_DEFINE?)",
 		       CORDON_PLUGIN_ENTRY_SYMBOL);
@@ -391,10 +400,7 @@ static void arm_exit_guard(const char *path)
 	loading_path = path;
 }
 
-static void disarm_exit_guard(void)
-{
-	loading_path = NULL;
-}
+static void disarm_exit_guard(void) { loading_path = NULL; }
 
 /* From dlopen to init: the plugin's code runs (checks 7 to 15). */
 static void load_code(cordon_context *ctx, plugin_record *rec, int fd)
@@ -481,7 +487,8 @@ static int probe_load(cordon_context *ctx, plugin_record *rec, int fd, char **re
 	gint64 deadline = g_get_monotonic_time() + PROBE_TIMEOUT_MS * G_TIME_SPAN_MILLISECOND;
 	int n;
 	do {
-		int left = (int)MAX(0, (deadline - g_get_monotonic_time()) / G_TIME_SPAN_MILLISECOND);
+		int left = (int)MAX(0,
+				    (deadline - g_get_monotonic_time()) / G_TIME_SPAN_MILLISECOND);
 		n = poll(&pfd, 1, left);
 	} while (n < 0 && errno == EINTR);
 	char byte;
@@ -491,8 +498,7 @@ static int probe_load(cordon_context *ctx, plugin_record *rec, int fd, char **re
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
-		*ret_why = g_strdup_printf("did not finish loading within %d ms",
-					   PROBE_TIMEOUT_MS);
+		*ret_why = g_strdup_printf("did not finish loading within %d ms", PROBE_TIMEOUT_MS);
 		return -ETIMEDOUT;
 	}
 	if (got != 1) {

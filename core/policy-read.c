@@ -111,10 +111,7 @@ policy_errors *policy_errors_new(const char *name)
 	return e;
 }
 
-guint policy_errors_count(const policy_errors *errs)
-{
-	return errs->list->len;
-}
+guint policy_errors_count(const policy_errors *errs) { return errs->list->len; }
 
 void policy_err(pctx *c, const char *code, const cfg_node *at, const char *path, const char *fmt,
 		...)

@@ -27,14 +27,15 @@ cordon_containment policy_builtin_minimum(cordon_trust t)
 bool policy_plugin_is_cordons(const char *name, const char *version)
 {
 	static const char *const own[] = { "docker", "podman", "kvm", "hvf", "hyperv", "e2b", NULL };
-	return name && version && g_strv_contains(own, name) && strcmp(version, PACKAGE_VERSION) == 0;
+	return name && version && g_strv_contains(own, name) &&
+	       strcmp(version, PACKAGE_VERSION) == 0;
 }
 
 cordon_containment policy_claim_cap(const policy_tier *t, bool third_party, bool *ret_default)
 {
 	*ret_default = !t->max_containment && third_party;
 	return t->max_containment ? t->max_containment
-	       : third_party	  ? POLICY_PLUGIN_CLAIM_DEFAULT_CAP
+	       : third_party      ? POLICY_PLUGIN_CLAIM_DEFAULT_CAP
 				  : 0;
 }
 
@@ -356,7 +357,9 @@ static bool rule_has_require(const policy_rule *r)
 
 static void read_rule(pctx *c, const cfg_node *n)
 {
-	static const char *const keys[] = { "name", "when", "deny", "require", "limit", "mode", NULL };
+	static const char *const keys[] = {
+		"name", "when", "deny", "require", "limit", "mode", NULL
+	};
 	static const char *const modes[] = { "enforce", "warn", "audit", NULL };
 	if (!policy_want_map(c, n))
 		return;

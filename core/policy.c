@@ -260,7 +260,8 @@ char *policy_describe(const cordon_policy *p)
 	for (guint i = 0; i < p->rules->len; i++) {
 		const policy_rule *r = p->rules->pdata[i];
 		static const char *const modes[] = { "", " [mode: warn]", " [mode: audit]" };
-		g_string_append_printf(s, "  %s:%s%s", r->name, modes[r->mode], r->deny ? " deny" : "");
+		g_string_append_printf(s, "  %s:%s%s", r->name, modes[r->mode],
+				       r->deny ? " deny" : "");
 		if (r->require_egress >= 0)
 			g_string_append_printf(s, " egress %s",
 					       r->require_egress ? "governed" : "deny");

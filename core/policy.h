@@ -16,9 +16,9 @@ typedef struct policy_tier {
 	char *name;
 	char *driver;
 	cordon_plugin_limits limits;
-	cfg_node *section; /* the tier's map, driver keys included (borrowed from policy->root) */
-	const char *image; /* the driver's image key, read by policy_check_section; NULL: none */
-	bool fallback_next;                 /* fallback: next (default refuse) */
+	cfg_node *section;  /* the tier's map, driver keys included (borrowed from policy->root) */
+	const char *image;  /* the driver's image key, read by policy_check_section; NULL: none */
+	bool fallback_next; /* fallback: next (default refuse) */
 	cordon_containment max_containment; /* max_containment:, 0 when absent */
 	const cfg_node *at;                 /* the tier's key, for positions */
 } policy_tier;

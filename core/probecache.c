@@ -27,15 +27,9 @@ void probecache_test_set_dir(const char *dir)
 	test_dir = g_strdup(dir);
 }
 
-void probecache_test_set_now(gint64 unix_seconds)
-{
-	test_now = unix_seconds;
-}
+void probecache_test_set_now(gint64 unix_seconds) { test_now = unix_seconds; }
 
-static gint64 now_s(void)
-{
-	return test_now ? test_now : g_get_real_time() / G_USEC_PER_SEC;
-}
+static gint64 now_s(void) { return test_now ? test_now : g_get_real_time() / G_USEC_PER_SEC; }
 
 /* ---- what a probe looked at ------------------------------------------------------- */
 
@@ -48,10 +42,7 @@ void probecache_collect_begin(void)
 	collecting = g_ptr_array_new_with_free_func(g_free);
 }
 
-GPtrArray *probecache_collect_end(void)
-{
-	return g_steal_pointer(&collecting);
-}
+GPtrArray *probecache_collect_end(void) { return g_steal_pointer(&collecting); }
 
 void probecache_note(const char *path)
 {
@@ -84,11 +75,11 @@ static char *fingerprint(const char *path)
 	struct stat st;
 	if (stat(path, &st) < 0)
 		return g_strdup_printf("absent:%d", errno);
-	return g_strdup_printf("stat:%llx:%llx:%llx:%o:%u:%lld.%09ld:%lld.%09ld",
-			       (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-			       (unsigned long long)st.st_size, (unsigned)st.st_mode,
-			       (unsigned)st.st_uid, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-			       (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	return g_strdup_printf(
+		"stat:%llx:%llx:%llx:%o:%u:%lld.%09ld:%lld.%09ld", (unsigned long long)st.st_dev,
+		(unsigned long long)st.st_ino, (unsigned long long)st.st_size, (unsigned)st.st_mode,
+		(unsigned)st.st_uid, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+		(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 }
 
 /* ---- what names an entry ---------------------------------------------------------- */
@@ -117,8 +108,8 @@ static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
 			while (p + sizeof(ElfW(Nhdr)) <= end) {
 				const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
 				const char *name = p + sizeof(*nh);
-				const unsigned char *desc =
-					(const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
+				const unsigned char *desc = (const unsigned char *)name +
+							    ((nh->n_namesz + 3) & ~3u);
 				if ((const char *)desc + nh->n_descsz > end)
 					break;
 				if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
@@ -166,8 +157,10 @@ static char *entry_name(const probecache_key *key)
 	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
 	char uid[16];
 	snprintf(uid, sizeof(uid), "%u", (unsigned)geteuid());
-	const char *const parts[] = { ENTRY_MAGIC, boot, uid, build_id(), key->policy_sha256,
-				      key->tier, key->driver, key->plugin_path ? key->plugin_path : "" };
+	const char *const parts[] = {
+		ENTRY_MAGIC,        boot,      uid,         build_id(),
+		key->policy_sha256, key->tier, key->driver, key->plugin_path ? key->plugin_path : ""
+	};
 	for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)
 		g_checksum_update(sum, (const guchar *)parts[i], (gssize)strlen(parts[i]) + 1);
 	return g_strdup(g_checksum_get_string(sum));

@@ -78,10 +78,7 @@ void cordon_request_free(cordon_request *req)
 	g_free(req);
 }
 
-static bool valid_name(const char *s)
-{
-	return s && *s && strlen(s) < 256 && !strpbrk(s, "=\n\r");
-}
+static bool valid_name(const char *s) { return s && *s && strlen(s) < 256 && !strpbrk(s, "=\n\r"); }
 
 int cordon_request_set_tier(cordon_request *req, const char *tier, cordon_error **reterr)
 {

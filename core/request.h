@@ -7,16 +7,16 @@
 
 struct cordon_request {
 	cordon_trust trust;
-	char *trust_text;    /* what the host asked, for audit ("bogus" -> untrusted) */
-	char *tier;          /* explicit tier, or NULL */
-	GPtrArray *labels;   /* char* "key=value", sorted on use */
+	char *trust_text;  /* what the host asked, for audit ("bogus" -> untrusted) */
+	char *tier;        /* explicit tier, or NULL */
+	GPtrArray *labels; /* char* "key=value", sorted on use */
 	char *workspace;
 	cordon_plugin_limits limits;
-	GPtrArray *env;      /* char* "KEY=VALUE" grants; values are secret */
+	GPtrArray *env; /* char* "KEY=VALUE" grants; values are secret */
 	bool egress_set;
 	cordon_egress egress;
 	char *image;
-	char *caller;        /* the host's label for whom the work is for, or NULL */
+	char *caller; /* the host's label for whom the work is for, or NULL */
 };
 
 /* True when a label "key=value" is present. */

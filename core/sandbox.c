@@ -35,9 +35,9 @@ static int unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr
 
 /* One decision and the chosen tier's open: the driver's state in *ret_state. *ret_opened
  * names the tier whose open was tried (NULL when the decision refused). */
-static int decide_and_open(cordon_context *ctx, const cordon_request *req,
-			   const GPtrArray *failed, cordon_decision **ret_d, void **ret_state,
-			   tier_runtime **ret_opened, cordon_error **reterr)
+static int decide_and_open(cordon_context *ctx, const cordon_request *req, const GPtrArray *failed,
+			   cordon_decision **ret_d, void **ret_state, tier_runtime **ret_opened,
+			   cordon_error **reterr)
 {
 	g_autoptr(cordon_decision) d = NULL;
 	*ret_opened = NULL;
@@ -46,9 +46,9 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req,
 		return r;
 	/* After the (audited) decision, before any driver sees it: the list is
 	 * the same for every tier. */
-	if (req->workspace && (r = workspace_check_held(req->workspace,
-							(const char *const *)ctx->trusted_dirs,
-							reterr)) < 0)
+	if (req->workspace &&
+	    (r = workspace_check_held(req->workspace, (const char *const *)ctx->trusted_dirs,
+				      reterr)) < 0)
 		return r;
 	tier_runtime *t = d->runtime;
 	if (!t->driver->ops.open)
@@ -153,10 +153,7 @@ const char *cordon_sandbox_tier(const cordon_sandbox *sb)
 	return sb ? sb->tier->cfg->name : NULL;
 }
 
-const char *cordon_sandbox_id(const cordon_sandbox *sb)
-{
-	return sb ? sb->id : NULL;
-}
+const char *cordon_sandbox_id(const cordon_sandbox *sb) { return sb ? sb->id : NULL; }
 
 /* ---- results ----------------------------------------------------------------- */
 
@@ -236,19 +233,19 @@ bool cordon_result_truncated(const cordon_result *r, int stream)
 /* What the sink of one run writes into. */
 typedef struct run_capture {
 	cordon_result *result;
-	uint64_t cap;          /* per stream */
-	bool keep;             /* keep output (run/exec) or only pass it on (stream) */
-	cordon_output_fn fn;   /* stream: the host's callback */
+	uint64_t cap;        /* per stream */
+	bool keep;           /* keep output (run/exec) or only pass it on (stream) */
+	cordon_output_fn fn; /* stream: the host's callback */
 	void *user;
-	int cancel_event;      /* eventfd the callback's cancel writes to, or -1 */
+	int cancel_event; /* eventfd the callback's cancel writes to, or -1 */
 	/* serve: the retained tail and the address, under the serve's lock;
 	 * cond is signalled when the address comes */
 	GMutex *lock;
 	GCond *cond;
 	GString *tail;
 	char **address;
-	const char *kind;      /* for the audit: "run", "stream", "serve" */
-	uint64_t bytes[3];     /* what the work wrote, per stream, before any cap */
+	const char *kind;  /* for the audit: "run", "stream", "serve" */
+	uint64_t bytes[3]; /* what the work wrote, per stream, before any cap */
 } run_capture;
 
 static void append_capped(GString *s, bool *truncated, uint64_t cap, const char *data, size_t len)
@@ -305,17 +302,20 @@ static int run_bounds(cordon_sandbox *sb, const cordon_run_options *o, uint64_t 
 {
 	const cordon_plugin_limits *l = &sb->limits;
 	uint64_t wall = (l->set & (1u << CORDON_LIMIT_WALL_MS)) ? l->value[CORDON_LIMIT_WALL_MS]
-								 : SANDBOX_DEFAULT_WALL_MS;
+								: SANDBOX_DEFAULT_WALL_MS;
 	uint64_t cap = (l->set & (1u << CORDON_LIMIT_OUTPUT)) ? l->value[CORDON_LIMIT_OUTPUT]
-							     : SANDBOX_DEFAULT_OUTPUT_CAP;
+							      : SANDBOX_DEFAULT_OUTPUT_CAP;
 	if (o && o->timeout_ms > wall)
 		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(limit_exceeded),
-				 "a timeout of %" G_GUINT64_FORMAT " ms exceeds the tier's wall limit "
-				 "of %" G_GUINT64_FORMAT " ms", o->timeout_ms, wall);
+				 "a timeout of %" G_GUINT64_FORMAT
+				 " ms exceeds the tier's wall limit "
+				 "of %" G_GUINT64_FORMAT " ms",
+				 o->timeout_ms, wall);
 	if (o && o->output_cap > cap)
 		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(limit_exceeded),
 				 "an output cap of %" G_GUINT64_FORMAT " bytes exceeds the tier's "
-				 "limit of %" G_GUINT64_FORMAT, o->output_cap, cap);
+				 "limit of %" G_GUINT64_FORMAT,
+				 o->output_cap, cap);
 	*ret_timeout = (o && o->timeout_ms) ? o->timeout_ms : wall;
 	*ret_cap = (o && o->output_cap) ? o->output_cap : cap;
 	return 0;
@@ -333,7 +333,8 @@ static int check_options(const cordon_run_options *o, cordon_run_options *ret,
 	if (!o)
 		return 0;
 	if (o->size < RUN_OPTIONS_SIZE_0_1)
-		return invalid(reterr, "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
+		return invalid(reterr,
+			       "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
 	memcpy(ret, o, MIN((size_t)o->size, sizeof(*ret)));
 	ret->size = sizeof(*ret);
 	o = ret;
@@ -342,7 +343,8 @@ static int check_options(const cordon_run_options *o, cordon_run_options *ret,
 	if (o->stdin_fd < -1 || o->tty_resize_fd < -1)
 		return invalid(reterr, "stdin_fd and tty_resize_fd are a descriptor or -1");
 	if ((o->flags & CORDON_RUN_TTY) && o->stdin_data)
-		return invalid(reterr, "a terminal run takes its input from stdin_fd, not stdin_data");
+		return invalid(reterr,
+			       "a terminal run takes its input from stdin_fd, not stdin_data");
 	if (o->flags & ~(uint32_t)(CORDON_RUN_LAST | CORDON_RUN_TTY))
 		return invalid(reterr, "unknown cordon_run_options flags");
 	for (size_t i = 0; o->env && o->env[i]; i++) {
@@ -355,15 +357,13 @@ static int check_options(const cordon_run_options *o, cordon_run_options *ret,
 			return r;
 	}
 	if (o->workdir && !cordon_host_services.path_is_confined(o->workdir))
-		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
-				 "the working directory must be a relative path inside the sandbox");
+		return error_set(
+			reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
+			"the working directory must be a relative path inside the sandbox");
 	return 0;
 }
 
-static bool argv_ok(const char *const *argv)
-{
-	return argv && argv[0] && argv[0][0];
-}
+static bool argv_ok(const char *const *argv) { return argv && argv[0] && argv[0][0]; }
 
 /* Counts a run in; a last run spends the sandbox. Returns the driver's run
  * flags: LAST only when this run is alone and the driver knows the flag
@@ -384,8 +384,9 @@ static int run_begin(cordon_sandbox *sb, const cordon_run_options *o, uint32_t *
 	if (spent)
 		return error_set(reterr, EPIPE, CORDON_ERROR_TERMINAL, ERRC(sandbox_spent),
 				 "the sandbox's last run has started: no other run may follow");
-	*ret_flags = last && alone && (!plugin || plugin->abi_minor >= 1) ? CORDON_PLUGIN_RUNREQ_LAST
-									    : 0;
+	*ret_flags = last && alone && (!plugin || plugin->abi_minor >= 1)
+			     ? CORDON_PLUGIN_RUNREQ_LAST
+			     : 0;
 	return 0;
 }
 
@@ -448,9 +449,12 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	if (r >= 0 && c->result)
 		c->result->status = st;
 	audit_outcome ao = {
-		.kind = c->kind ? c->kind : "run", .argv = argv, .status = r >= 0 ? &st : NULL,
+		.kind = c->kind ? c->kind : "run",
+		.argv = argv,
+		.status = r >= 0 ? &st : NULL,
 		.error_code = rerr ? rerr->code : NULL,
-		.duration_us = (uint64_t)(t1 - t0), .bytes = { 0, c->bytes[1], c->bytes[2] },
+		.duration_us = (uint64_t)(t1 - t0),
+		.bytes = { 0, c->bytes[1], c->bytes[2] },
 		.output_capped = c->result && (c->result->truncated[1] || c->result->truncated[2]),
 	};
 	audit_run(sb, &ao);
@@ -524,8 +528,9 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cor
 		return error_set(reterr, -merged, CORDON_ERROR_TERMINAL, ERRC(resource),
 				 "epoll: %s", g_strerror(-merged));
 	}
-	run_capture c = { .result = result_new(), .fn = fn, .user = user, .cancel_event = ev,
-			  .kind = "stream" };
+	run_capture c = {
+		.result = result_new(), .fn = fn, .user = user, .cancel_event = ev, .kind = "stream"
+	};
 	r = run_driver(sb, argv, o, 0, merged, &c, reterr);
 	close(merged);
 	close(ev);
@@ -581,8 +586,13 @@ static void serve_unref(cordon_serve *s)
 static gpointer serve_thread(gpointer data)
 {
 	cordon_serve *s = data;
-	run_capture c = { .result = result_new(), .cancel_event = -1, .lock = &s->lock,
-			  .cond = &s->done_cond, .tail = s->tail, .address = &s->address, .kind = "serve" };
+	run_capture c = { .result = result_new(),
+			  .cancel_event = -1,
+			  .lock = &s->lock,
+			  .cond = &s->done_cond,
+			  .tail = s->tail,
+			  .address = &s->address,
+			  .kind = "serve" };
 	cordon_error *err = NULL;
 	int r = run_driver(s->sb, (const char *const *)s->argv, &s->opts, s->port, s->cancel_event,
 			   &c, &err);
@@ -616,11 +626,13 @@ static int serve_wait_ready(cordon_serve *s, uint64_t timeout_ms, cordon_error *
 	} else if (s->done) {
 		r = error_set(reterr, ECONNREFUSED, CORDON_ERROR_TERMINAL, ERRC(serve_not_ready),
 			      "the server ended (exit status %d) before port %u accepted "
-			      "connections", s->result->status.exit_code, (unsigned)s->port);
+			      "connections",
+			      s->result->status.exit_code, (unsigned)s->port);
 	} else {
 		r = error_set(reterr, ETIMEDOUT, CORDON_ERROR_TERMINAL, ERRC(serve_not_ready),
 			      "port %u did not accept connections within %" PRIu64
-			      " ms; the server was stopped", (unsigned)s->port, bound);
+			      " ms; the server was stopped",
+			      (unsigned)s->port, bound);
 	}
 	g_mutex_unlock(&s->lock);
 	return r;
@@ -848,8 +860,8 @@ static int path_arg(const char *path, cordon_error **reterr)
 	return 0;
 }
 
-int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_data,
-			     size_t *ret_len, cordon_error **reterr)
+int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_data, size_t *ret_len,
+			     cordon_error **reterr)
 {
 	if (!sb || !ret_data || path_arg(path, reterr) < 0)
 		return invalid(reterr, "sandbox, path and ret_data are required");
@@ -926,10 +938,7 @@ int cordon_sandbox_walk(cordon_sandbox *sb, const char *dir, char ***ret_paths,
 			  reterr);
 }
 
-void cordon_strv_free(char **strv)
-{
-	g_strfreev(strv);
-}
+void cordon_strv_free(char **strv) { g_strfreev(strv); }
 
 /* ---- close ------------------------------------------------------------------------ */
 

@@ -30,27 +30,47 @@ typedef struct forbidden_dir {
  * opened following links, so /var/run and a merged /lib are the same as
  * /run and /usr/lib. */
 static const forbidden_dir system_dirs[] = {
-	{ "/boot", FORBID_TREE }, { "/etc", FORBID_TREE }, { "/usr", FORBID_TREE },
-	{ "/bin", FORBID_TREE },  { "/sbin", FORBID_TREE }, { "/lib", FORBID_TREE },
-	{ "/lib32", FORBID_TREE }, { "/lib64", FORBID_TREE }, { "/libx32", FORBID_TREE },
-	{ "/proc", FORBID_TREE }, { "/sys", FORBID_TREE }, { "/dev", FORBID_TREE },
+	{ "/boot", FORBID_TREE },
+	{ "/etc", FORBID_TREE },
+	{ "/usr", FORBID_TREE },
+	{ "/bin", FORBID_TREE },
+	{ "/sbin", FORBID_TREE },
+	{ "/lib", FORBID_TREE },
+	{ "/lib32", FORBID_TREE },
+	{ "/lib64", FORBID_TREE },
+	{ "/libx32", FORBID_TREE },
+	{ "/proc", FORBID_TREE },
+	{ "/sys", FORBID_TREE },
+	{ "/dev", FORBID_TREE },
 	/* Runtime state and sockets: docker.sock, containerd, podman, dbus, users' runtime dirs. */
-	{ "/run", FORBID_TREE },  { "/var/run", FORBID_TREE },
+	{ "/run", FORBID_TREE },
+	{ "/var/run", FORBID_TREE },
 	/* Package, service and engine state (/var/lib/docker, /var/lib/containers, ...), cron. */
-	{ "/var/lib", FORBID_TREE }, { "/var/spool", FORBID_TREE },
-	{ "/var/lib/docker", FORBID_TREE }, { "/var/lib/containers", FORBID_TREE },
-	{ "/var/lib/containerd", FORBID_TREE }, { "/run/containerd", FORBID_TREE },
+	{ "/var/lib", FORBID_TREE },
+	{ "/var/spool", FORBID_TREE },
+	{ "/var/lib/docker", FORBID_TREE },
+	{ "/var/lib/containers", FORBID_TREE },
+	{ "/var/lib/containerd", FORBID_TREE },
+	{ "/run/containerd", FORBID_TREE },
 	{ "/run/docker.sock", FORBID_TREE },
 	/* Shared by every user (other users' sockets and files), or root's home. */
-	{ "/root", FORBID_DIR }, { "/home", FORBID_DIR }, { "/tmp", FORBID_DIR },
-	{ "/var/tmp", FORBID_DIR }, { "/var", FORBID_DIR }, { "/opt", FORBID_DIR },
-	{ "/srv", FORBID_DIR },  { "/mnt", FORBID_DIR }, { "/media", FORBID_DIR },
+	{ "/root", FORBID_DIR },
+	{ "/home", FORBID_DIR },
+	{ "/tmp", FORBID_DIR },
+	{ "/var/tmp", FORBID_DIR },
+	{ "/var", FORBID_DIR },
+	{ "/opt", FORBID_DIR },
+	{ "/srv", FORBID_DIR },
+	{ "/mnt", FORBID_DIR },
+	{ "/media", FORBID_DIR },
 };
 
 /* Rootless engines keep their state and credentials in the user's home. */
 static const forbidden_dir home_dirs[] = {
-	{ ".local/share/containers", FORBID_TREE }, { ".local/share/docker", FORBID_TREE },
-	{ ".config/containers", FORBID_TREE },      { ".docker", FORBID_TREE },
+	{ ".local/share/containers", FORBID_TREE },
+	{ ".local/share/docker", FORBID_TREE },
+	{ ".config/containers", FORBID_TREE },
+	{ ".docker", FORBID_TREE },
 };
 
 /* Deeper than this, a directory is not compared with the list's trees; a
@@ -66,8 +86,8 @@ static bool same_file(const struct stat *a, const struct stat *b)
 typedef struct mount_entry {
 	int id;
 	unsigned int major, minor; /* its filesystem (mountinfo's, not st_dev: btrfs differs) */
-	char *root;		   /* the directory it shows, within that filesystem */
-	char *point;		   /* where it is mounted */
+	char *root;                /* the directory it shows, within that filesystem */
+	char *point;               /* where it is mounted */
 } mount_entry;
 
 static void mount_entry_clear(gpointer p)
@@ -133,7 +153,7 @@ typedef struct chain {
 	struct stat st[MAX_DEPTH];
 	const char *via[MAX_DEPTH]; /* the mounted directory it was reached through, or NULL */
 	int n;
-	GArray *mounts;	     /* mountinfo (mounts_read), the caller's */
+	GArray *mounts;       /* mountinfo (mounts_read), the caller's */
 	GHashTable *followed; /* mount ids whose route was taken: nested binds end */
 	GPtrArray *names;     /* owns via */
 } chain;
@@ -308,14 +328,14 @@ static int check_held(const char *path, const struct stat *ws, const char *const
 		close(fd);
 		for (int k = 0; up && k < up->n; k++)
 			if (same_file(&up->st[k], ws))
-				return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
-						 ERRC(workspace_forbidden),
-						 "the workspace %s holds %s%s%s%s, which cordon itself "
-						 "trusts (the policy or the plugins): the work could "
-						 "rewrite it",
-						 path, held[i],
-						 up->via[k] ? " (through a mount of " : "",
-						 up->via[k] ? up->via[k] : "", up->via[k] ? ")" : "");
+				return error_set(
+					reterr, EPERM, CORDON_ERROR_FORBIDDEN,
+					ERRC(workspace_forbidden),
+					"the workspace %s holds %s%s%s%s, which cordon itself "
+					"trusts (the policy or the plugins): the work could "
+					"rewrite it",
+					path, held[i], up->via[k] ? " (through a mount of " : "",
+					up->via[k] ? up->via[k] : "", up->via[k] ? ")" : "");
 	}
 	return 0;
 }
@@ -352,7 +372,8 @@ int workspace_check(const char *path, cordon_error **reterr)
 			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
 					 ERRC(workspace_symlink),
 					 "the workspace %s is a symbolic link, or was replaced by "
-					 "one while it was opened (name the directory itself)", path);
+					 "one while it was opened (name the directory itself)",
+					 path);
 		return error_set(reterr, e, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
 				 "cannot open the workspace %s: %s", path, g_strerror(e));
 	}
@@ -368,8 +389,7 @@ int workspace_check_fd(int fd, const char *path, cordon_error **reterr)
 	if (!ws)
 		return error_set(reterr, EIO, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
 				 "cannot examine the workspace %s", path);
-	int r = check_list(path, ws, mounts, NULL, system_dirs, G_N_ELEMENTS(system_dirs),
-			   reterr);
+	int r = check_list(path, ws, mounts, NULL, system_dirs, G_N_ELEMENTS(system_dirs), reterr);
 	const char *home = g_get_home_dir();
 	if (r == 0 && home && home[0] == '/')
 		r = check_list(path, ws, mounts, home, home_dirs, G_N_ELEMENTS(home_dirs), reterr);

@@ -35,8 +35,8 @@ static bool yfail(ycur *y, const yaml_node_t *n, const char *fmt, const char *wh
 {
 	if (!y->error)
 		y->error = g_strdup_printf("%s:%zu:%zu: server: %s%s", y->name,
-					   n->start_mark.line + 1, n->start_mark.column + 1,
-					   fmt, what ? what : "");
+					   n->start_mark.line + 1, n->start_mark.column + 1, fmt,
+					   what ? what : "");
 	return false;
 }
 
@@ -88,7 +88,8 @@ static bool read_template(ycur *y, const char *name, yaml_node_t *n, srv_config 
 	srv_template *t = g_new0(srv_template, 1);
 	t->name = g_strdup(name);
 	g_ptr_array_add(cfg->templates, t);
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
 		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
 		const char *key = yscalar(y, k, "a key");
@@ -98,7 +99,8 @@ static bool read_template(ycur *y, const char *name, yaml_node_t *n, srv_config 
 		if (strcmp(key, "trust") == 0) {
 			if (strcmp(val, "trusted") && strcmp(val, "semi-trusted") &&
 			    strcmp(val, "untrusted"))
-				return yfail(y, v, "trust is trusted, semi-trusted or untrusted, not ",
+				return yfail(y, v,
+					     "trust is trusted, semi-trusted or untrusted, not ",
 					     val);
 			t->trust = g_strdup(val);
 		} else if (strcmp(key, "tier") == 0) {
@@ -116,7 +118,8 @@ static bool read_templates(ycur *y, yaml_node_t *n, srv_config *cfg)
 {
 	if (n->type != YAML_MAPPING_NODE)
 		return yfail(y, n, "expected a mapping for ", "templates");
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
 		const char *name = yscalar(y, yaml_document_get_node(y->doc, p->key), "a template");
 		if (!name || !read_template(y, name, yaml_document_get_node(y->doc, p->value), cfg))
 			return false;
@@ -129,7 +132,8 @@ static bool read_section(ycur *y, yaml_node_t *n, srv_config *cfg)
 	if (n->type != YAML_MAPPING_NODE)
 		return yfail(y, n, "expected a mapping", NULL);
 	bool have_templates = false;
-	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+	     p++) {
 		yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
 		yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
 		const char *key = yscalar(y, k, "a key");
@@ -142,7 +146,8 @@ static bool read_section(ycur *y, yaml_node_t *n, srv_config *cfg)
 			have_templates = true;
 		} else if (strcmp(key, "sandboxes_per_key") == 0) {
 			ok = yuint(y, v, key, &u) &&
-			     (u >= 1 && u <= 4096 ? true : yfail(y, v, "between 1 and 4096: ", key));
+			     (u >= 1 && u <= 4096 ? true
+						  : yfail(y, v, "between 1 and 4096: ", key));
 			cfg->sandboxes_per_key = (unsigned)u;
 		} else if (strcmp(key, "max_timeout") == 0) {
 			ok = yduration_s(y, v, key, &cfg->max_timeout_s);
@@ -293,7 +298,8 @@ static int keys_parse(srv_config *cfg, char *text, const char *path, char **ret_
 			ok = g_ascii_isxdigit(*c) && !g_ascii_isupper(*c);
 		if (!ok) {
 			*ret_error = g_strdup_printf("%s:%u: an API key is e2b_ and at least 32 "
-						     "lower-case hex digits", path, lineno);
+						     "lower-case hex digits",
+						     path, lineno);
 			return -EINVAL;
 		}
 		if (cfg->key_digests->len >= KEYS_MAX) {

@@ -43,14 +43,13 @@ static bool string_map(json_object *v)
 	if (!json_object_is_type(v, json_type_object))
 		return false;
 	SRV_FOR_MEMBERS(v, it, end)
-		if (!json_object_is_type(json_object_iter_peek_value(&it), json_type_string))
-			return false;
+	if (!json_object_is_type(json_object_iter_peek_value(&it), json_type_string))
+		return false;
 	return true;
 }
 
 /* A timeout field in seconds: present, a positive integer within the cap. */
-static const char *want_timeout(json_object *body, const char *key, uint64_t dflt,
-				uint64_t *ret)
+static const char *want_timeout(json_object *body, const char *key, uint64_t dflt, uint64_t *ret)
 {
 	json_object *v;
 	if (!json_object_object_get_ex(body, key, &v) || json_object_is_type(v, json_type_null)) {
@@ -70,10 +69,20 @@ static const char *want_timeout(json_object *body, const char *key, uint64_t dfl
 
 static enum MHD_Result create(srv_req *r, int key)
 {
-	static const char *const fields[] = { "templateID", "timeout", "autoPause", "autoPauseMemory",
-					      "autoResume", "secure", "allow_internet_access",
-					      "network", "metadata", "envVars", "mcp", "iam",
-					      "volumeMounts", NULL };
+	static const char *const fields[] = { "templateID",
+					      "timeout",
+					      "autoPause",
+					      "autoPauseMemory",
+					      "autoResume",
+					      "secure",
+					      "allow_internet_access",
+					      "network",
+					      "metadata",
+					      "envVars",
+					      "mcp",
+					      "iam",
+					      "volumeMounts",
+					      NULL };
 	json_object *body = srv_parse_object((const char *)r->body->data, r->body->len), *v;
 	const char *bad;
 	uint64_t timeout = 15;
@@ -81,9 +90,9 @@ static enum MHD_Result create(srv_req *r, int key)
 	if (!body)
 		return srv_reply_error(r, 400, NULL, "the body is not a JSON object");
 	const char *tname = json_object_object_get_ex(body, "templateID", &v) &&
-				    json_object_is_type(v, json_type_string)
-			    ? json_object_get_string(v)
-			    : NULL;
+					    json_object_is_type(v, json_type_string)
+				    ? json_object_get_string(v)
+				    : NULL;
 	const srv_template *t = tname ? srv_template_find(&srv.cfg, tname) : NULL;
 	json_object *env = NULL, *meta = NULL;
 	if ((bad = srv_unknown_field(body, fields))) {
@@ -91,12 +100,15 @@ static enum MHD_Result create(srv_req *r, int key)
 	} else if (!tname) {
 		ret = srv_reply_error(r, 400, NULL, "templateID (a string) is required");
 	} else if (!t) {
-		ret = srv_reply_error(r, 404, "template_not_found", "template '%s' is not in the "
-				      "policy's server.templates", tname);
+		ret = srv_reply_error(r, 404, "template_not_found",
+				      "template '%s' is not in the "
+				      "policy's server.templates",
+				      tname);
 	} else if ((bad = want_timeout(body, "timeout", 15, &timeout))) {
 		ret = srv_reply_error(r, 400, NULL, "timeout %s", bad);
 	} else if (json_object_object_get_ex(body, "autoPause", &v) && json_object_get_boolean(v)) {
-		ret = srv_reply_error(r, 400, "pause_unsupported", "autoPause: cordon's tiers "
+		ret = srv_reply_error(r, 400, "pause_unsupported",
+				      "autoPause: cordon's tiers "
 				      "cannot pause a sandbox");
 	} else if ((json_object_object_get_ex(body, "envVars", &env) && !string_map(env)) ||
 		   (json_object_object_get_ex(body, "metadata", &meta) && !string_map(meta))) {
@@ -104,10 +116,11 @@ static enum MHD_Result create(srv_req *r, int key)
 	} else {
 		int status = 500;
 		char *err = NULL, *code = NULL;
-		srv_sandbox *s = srv_sandbox_create(key, t, timeout, env, meta, &status, &err, &code);
+		srv_sandbox *s = srv_sandbox_create(key, t, timeout, env, meta, &status, &err,
+						    &code);
 		if (s) {
-			g_message("sandbox %s: created from template '%s' on tier %s", s->id, t->name,
-				  cordon_sandbox_tier(s->sb));
+			g_message("sandbox %s: created from template '%s' on tier %s", s->id,
+				  t->name, cordon_sandbox_tier(s->sb));
 			ret = srv_reply_json(r, 201, sandbox_json(s, false));
 		} else {
 			ret = srv_reply_error(r, (unsigned)status, code, "%s", err);
@@ -134,8 +147,10 @@ static enum MHD_Result list(srv_req *r, int key)
 
 static enum MHD_Result not_found(srv_req *r, const char *id)
 {
-	return srv_reply_error(r, 404, NULL, "Sandbox \"%s\" doesn't exist or you don't have "
-			       "access to it", id);
+	return srv_reply_error(r, 404, NULL,
+			       "Sandbox \"%s\" doesn't exist or you don't have "
+			       "access to it",
+			       id);
 }
 
 static enum MHD_Result set_timeout(srv_req *r, int key, const char *id, const char *field,
@@ -188,9 +203,11 @@ static enum MHD_Result one_sandbox(srv_req *r, int key, const char *id, const ch
 		srv_sandbox_unref(s);
 		if (!s)
 			return not_found(r, id);
-		return srv_reply_error(r, 400, "pause_unsupported", "%s: cordon's tiers cannot "
+		return srv_reply_error(r, 400, "pause_unsupported",
+				       "%s: cordon's tiers cannot "
 				       "pause a sandbox; it keeps running until killed or its "
-				       "timeout lapses", action);
+				       "timeout lapses",
+				       action);
 	}
 	return srv_reply_error(r, 404, NULL, "no such endpoint: %s %s", r->method, r->url);
 }

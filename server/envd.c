@@ -77,8 +77,8 @@ typedef struct fs_out {
 	char *err;
 } fs_out;
 
-static int run_script(srv_sandbox *s, const char *script, const char *a1, const char *a2,
-		      fs_out *o, cordon_error **err)
+static int run_script(srv_sandbox *s, const char *script, const char *a1, const char *a2, fs_out *o,
+		      cordon_error **err)
 {
 	const char *argv[] = { "/bin/sh", "-c", script, "sh", a1, a2, NULL };
 	cordon_run_options opts = CORDON_RUN_OPTIONS_INIT;
@@ -102,7 +102,9 @@ static int run_script(srv_sandbox *s, const char *script, const char *a1, const 
 
 static const char *file_type(char t)
 {
-	return t == 'f' ? "FILE_TYPE_FILE" : t == 'd' ? "FILE_TYPE_DIRECTORY" : "FILE_TYPE_UNSPECIFIED";
+	return t == 'f'   ? "FILE_TYPE_FILE"
+	       : t == 'd' ? "FILE_TYPE_DIRECTORY"
+			  : "FILE_TYPE_UNSPECIFIED";
 }
 
 static char *permissions(char t, unsigned mode)
@@ -195,8 +197,10 @@ static enum MHD_Result fs_fail(srv_req *r, const fs_out *o, const char *path)
 		return srv_reply_connect_error(r, "invalid_argument", "path is not a directory: %s",
 					       path);
 	case FS_ESCAPE:
-		return srv_reply_connect_error(r, "permission_denied", "path leads outside the "
-					       "sandbox's home: %s", path);
+		return srv_reply_connect_error(r, "permission_denied",
+					       "path leads outside the "
+					       "sandbox's home: %s",
+					       path);
 	case FS_EXISTS:
 		return srv_reply_connect_error(r, "already_exists", "directory already exists: %s",
 					       path);
@@ -232,19 +236,22 @@ static enum MHD_Result fs_answer(srv_req *r, srv_sandbox *s, const char *script,
 			json_object *arr = json_object_new_array();
 			for (guint i = 0; i < recs->len; i++)
 				if (((char **)recs->pdata[i])[0][0] != 'N') /* vanished, dangling */
-					json_object_array_add(arr, entry_json(recs->pdata[i], base_rel));
+					json_object_array_add(arr,
+							      entry_json(recs->pdata[i], base_rel));
 			if (json_object_array_length(arr))
 				json_object_object_add(resp, "entries", arr);
 			else
 				json_object_put(arr);
 		} else if (*key) {
 			if (recs->len == 1)
-				json_object_object_add(resp, key, entry_json(recs->pdata[0], base_rel));
+				json_object_object_add(resp, key,
+						       entry_json(recs->pdata[0], base_rel));
 		}
 		bool ok = !*key || strcmp(key, "entries") == 0 || recs->len == 1;
 		ret = ok ? srv_reply_json(r, 200, resp)
 			 : (json_object_put(resp),
-			    srv_reply_connect_error(r, "internal", "malformed entry from the sandbox"));
+			    srv_reply_connect_error(r, "internal",
+						    "malformed entry from the sandbox"));
 	}
 	if (recs)
 		g_ptr_array_unref(recs);
@@ -271,7 +278,9 @@ static enum MHD_Result filesystem_rpc(srv_req *r, srv_sandbox *s, const char *me
 	static const char *const list_fields[] = { "path", "depth", NULL };
 	static const char *const move_fields[] = { "source", "destination", NULL };
 	bool move = strcmp(method, "Move") == 0, list = strcmp(method, "ListDir") == 0;
-	const char *bad = srv_unknown_field(req, move ? move_fields : list ? list_fields : path_only);
+	const char *bad = srv_unknown_field(req, move   ? move_fields
+						 : list ? list_fields
+							: path_only);
 	if (bad)
 		return srv_reply_connect_error(r, "invalid_argument", "unknown field '%s'", bad);
 	const char *p1 = string_field(req, move ? "source" : "path");
@@ -279,8 +288,10 @@ static enum MHD_Result filesystem_rpc(srv_req *r, srv_sandbox *s, const char *me
 	g_autofree char *rel = srv_map_path(p1 ? p1 : "");
 	g_autofree char *rel2 = move ? srv_map_path(p2 ? p2 : "") : NULL;
 	if (!rel || (move && !rel2))
-		return srv_reply_connect_error(r, "permission_denied", "path outside the sandbox's "
-					       "home (" SRV_HOME "): %s", !rel ? p1 : p2);
+		return srv_reply_connect_error(r, "permission_denied",
+					       "path outside the sandbox's "
+					       "home (" SRV_HOME "): %s",
+					       !rel ? p1 : p2);
 	g_autofree char *a1 = script_path(rel), *a2 = move ? script_path(rel2) : NULL;
 	g_autofree char *shown = srv_e2b_path(rel);
 	if (strcmp(method, "Stat") == 0)
@@ -288,36 +299,47 @@ static enum MHD_Result filesystem_rpc(srv_req *r, srv_sandbox *s, const char *me
 				 shown);
 	if (list) {
 		json_object *d;
-		int64_t depth = json_object_object_get_ex(req, "depth", &d) ? json_object_get_int64(d) : 1;
+		int64_t depth = json_object_object_get_ex(req, "depth", &d)
+					? json_object_get_int64(d)
+					: 1;
 		char ds[16];
 		g_snprintf(ds, sizeof(ds), "%d", (int)CLAMP(depth, 1, 128));
 		/* The directory may be a link (followed, as every tier's walk does), but
 		 * never to outside the sandbox root; nothing below it is followed. */
-		return fs_answer(r, s,
-				 "[ -e \"$1\" ] || exit 44; [ -d \"$1\" ] || exit 45; "
-				 "d=$(cd -P -- \"$1\" && pwd -P) && t=$(pwd -P) || exit 44; "
-				 "case \"$d/\" in \"$t\"/*) ;; *) exit 47;; esac; exec find -H \"$1\" "
-				 "-mindepth 1 -maxdepth \"$2\" -printf '" FS_PRINTF "'",
-				 a1, ds, "entries", rel, shown);
+		return fs_answer(
+			r, s,
+			"[ -e \"$1\" ] || exit 44; [ -d \"$1\" ] || exit 45; "
+			"d=$(cd -P -- \"$1\" && pwd -P) && t=$(pwd -P) || exit 44; "
+			"case \"$d/\" in \"$t\"/*) ;; *) exit 47;; esac; exec find -H \"$1\" "
+			"-mindepth 1 -maxdepth \"$2\" -printf '" FS_PRINTF "'",
+			a1, ds, "entries", rel, shown);
 	}
 	if (strcmp(method, "MakeDir") == 0)
-		return fs_answer(r, s, "[ -d \"$1\" ] && exit 46; " EXISTS " && exit 45; "
-				 "mkdir -p -- \"$1\" && exec " STAT_ONE, a1, NULL, "entry", rel, shown);
+		return fs_answer(r, s,
+				 "[ -d \"$1\" ] && exit 46; " EXISTS " && exit 45; "
+				 "mkdir -p -- \"$1\" && exec " STAT_ONE,
+				 a1, NULL, "entry", rel, shown);
 	if (strcmp(method, "Remove") == 0) {
 		if (!*rel)
-			return srv_reply_connect_error(r, "permission_denied", "the home directory "
+			return srv_reply_connect_error(r, "permission_denied",
+						       "the home directory "
 						       "itself cannot be removed");
 		return fs_answer(r, s, "exec rm -rf -- \"$1\"", a1, NULL, "", rel, shown);
 	}
 	if (move) {
 		if (!*rel || !*rel2)
-			return srv_reply_connect_error(r, "permission_denied", "the home directory "
+			return srv_reply_connect_error(r, "permission_denied",
+						       "the home directory "
 						       "itself cannot be moved");
-		return fs_answer(r, s, EXISTS " || exit 44; mv -f -- \"$1\" \"$2\" && set -- \"$2\" "
-				 "&& exec " STAT_ONE, a1, a2, "entry", rel2, shown);
+		return fs_answer(r, s,
+				 EXISTS " || exit 44; mv -f -- \"$1\" \"$2\" && set -- \"$2\" "
+					"&& exec " STAT_ONE,
+				 a1, a2, "entry", rel2, shown);
 	}
-	return srv_reply_connect_error(r, "unimplemented", "filesystem.Filesystem/%s is not "
-				       "implemented by cordon server", method);
+	return srv_reply_connect_error(r, "unimplemented",
+				       "filesystem.Filesystem/%s is not "
+				       "implemented by cordon server",
+				       method);
 }
 
 /* ---- /files ---------------------------------------------------------------------- */
@@ -327,8 +349,10 @@ static enum MHD_Result download(srv_req *r, srv_sandbox *s)
 	const char *path = srv_query(r, "path");
 	g_autofree char *rel = srv_map_path(path ? path : "");
 	if (!path || !rel || !*rel)
-		return srv_reply_error(r, 400, NULL, "path '%s' is not a file in the sandbox's "
-				       "home (" SRV_HOME ")", path ? path : "");
+		return srv_reply_error(r, 400, NULL,
+				       "path '%s' is not a file in the sandbox's "
+				       "home (" SRV_HOME ")",
+				       path ? path : "");
 	void *data = NULL;
 	size_t len = 0;
 	cordon_error *err = NULL;
@@ -336,16 +360,22 @@ static enum MHD_Result download(srv_req *r, srv_sandbox *s)
 		const char *code = cordon_error_get_code(err);
 		enum MHD_Result ret =
 			strcmp(code, ERRC(not_found)) == 0
-				? srv_reply_cordon_error(r, 404, err, "path '%s' does not exist", path)
+				? srv_reply_cordon_error(r, 404, err, "path '%s' does not exist",
+							 path)
 			: strcmp(code, ERRC(not_a_file)) == 0
-				? srv_reply_cordon_error(r, 400, err, "path '%s' is not a regular file", path)
-				: srv_reply_cordon_error(r, cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN
-							     ? 403 : 400,
-						  err, "%s", cordon_error_get_message(err));
+				? srv_reply_cordon_error(r, 400, err,
+							 "path '%s' is not a regular file", path)
+				: srv_reply_cordon_error(r,
+							 cordon_error_get_class(err) ==
+									 CORDON_ERROR_FORBIDDEN
+								 ? 403
+								 : 400,
+							 err, "%s", cordon_error_get_message(err));
 		cordon_error_free(err);
 		return ret;
 	}
-	struct MHD_Response *resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(len, data,
+								    MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
 	enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
 	MHD_destroy_response(resp);
@@ -401,14 +431,17 @@ static enum MHD_Result reply_written(srv_req *r, srv_sandbox *s, upload *u, cons
 		cordon_error *err = NULL;
 		if (!rel || !*rel) {
 			json_object_put(arr);
-			return srv_reply_error(r, 400, NULL, "path '%s' is not a file in the sandbox's "
-					       "home (" SRV_HOME ")", want);
+			return srv_reply_error(r, 400, NULL,
+					       "path '%s' is not a file in the sandbox's "
+					       "home (" SRV_HOME ")",
+					       want);
 		}
 		if (cordon_sandbox_write_file(s->sb, rel, p->data->data, p->data->len, &err) < 0) {
 			json_object_put(arr);
 			enum MHD_Result ret = srv_reply_cordon_error(
-				r, cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN ? 403 : 400, err,
-				"%s: %s", want, cordon_error_get_message(err));
+				r,
+				cordon_error_get_class(err) == CORDON_ERROR_FORBIDDEN ? 403 : 400,
+				err, "%s: %s", want, cordon_error_get_message(err));
 			cordon_error_free(err);
 			return ret;
 		}
@@ -435,17 +468,22 @@ static enum MHD_Result upload_files(srv_req *r, srv_sandbox *s)
 		p->data = g_byte_array_ref(r->body);
 		g_ptr_array_add(u.parts, p);
 	} else if (ct && g_str_has_prefix(ct, "multipart/form-data")) {
-		struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 64 * 1024, form_part, &u);
-		u.bad = !pp || MHD_post_process(pp, (const char *)r->body->data, r->body->len) != MHD_YES;
+		struct MHD_PostProcessor *pp = MHD_create_post_processor(r->conn, 64 * 1024,
+									 form_part, &u);
+		u.bad = !pp ||
+			MHD_post_process(pp, (const char *)r->body->data, r->body->len) != MHD_YES;
 		if (pp && MHD_destroy_post_processor(pp) != MHD_YES)
 			u.bad = true;
 	} else {
 		g_ptr_array_unref(u.parts);
-		return srv_reply_error(r, 400, NULL, "unsupported content type: %s, expected "
-				       "multipart/form-data or application/octet-stream", ct ? ct : "none");
+		return srv_reply_error(r, 400, NULL,
+				       "unsupported content type: %s, expected "
+				       "multipart/form-data or application/octet-stream",
+				       ct ? ct : "none");
 	}
 	if (u.bad || u.parts->len == 0)
-		ret = srv_reply_error(r, 400, NULL, "a malformed upload, an encoded body, or no "
+		ret = srv_reply_error(r, 400, NULL,
+				      "a malformed upload, an encoded body, or no "
 				      "part named 'file'");
 	else
 		ret = reply_written(r, s, &u, u.parts->len == 1 ? qpath : NULL);
@@ -472,11 +510,15 @@ enum MHD_Result srv_envd(srv_req *r, srv_sandbox *s)
 			return srv_reply_error(r, 415, NULL, "unary calls take application/json");
 		json_object *req = srv_parse_object((const char *)r->body->data, r->body->len);
 		if (!req)
-			return srv_reply_connect_error(r, "invalid_argument", "the body is not a JSON object");
-		enum MHD_Result ret = filesystem_rpc(r, s, url + strlen("/filesystem.Filesystem/"), req);
+			return srv_reply_connect_error(r, "invalid_argument",
+						       "the body is not a JSON object");
+		enum MHD_Result ret = filesystem_rpc(r, s, url + strlen("/filesystem.Filesystem/"),
+						     req);
 		json_object_put(req);
 		return ret;
 	}
-	return srv_reply_connect_error(r, "unimplemented", "%s %s is not implemented by cordon "
-				       "server", m, url);
+	return srv_reply_connect_error(r, "unimplemented",
+				       "%s %s is not implemented by cordon "
+				       "server",
+				       m, url);
 }

@@ -40,20 +40,20 @@ enum MHD_Result srv_reply_json(srv_req *r, unsigned status, json_object *obj)
 	const char *text = obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN) : "";
 	char *copy = g_strdup(text);
 	json_object_put(obj);
-	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(strlen(copy), copy, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(copy), copy,
+								    MHD_RESPMEM_MUST_FREE);
 	/* g_strdup's memory is malloc's (GLib >= 2.46), as MUST_FREE needs. */
 	return queue(r, status, resp, "application/json; charset=utf-8");
 }
 
 enum MHD_Result srv_reply_empty(srv_req *r, unsigned status)
 {
-	return queue(r, status, MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT),
-		     NULL);
+	return queue(r, status,
+		     MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT), NULL);
 }
 
-enum MHD_Result srv_reply_error(srv_req *r, unsigned status, const char *code_name,
-				const char *fmt, ...)
+enum MHD_Result srv_reply_error(srv_req *r, unsigned status, const char *code_name, const char *fmt,
+				...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -92,10 +92,18 @@ static unsigned connect_status(const char *code)
 		const char *code;
 		unsigned status;
 	} map[] = {
-		{ "canceled", 499 },         { "invalid_argument", 400 },  { "deadline_exceeded", 504 },
-		{ "not_found", 404 },        { "already_exists", 409 },    { "permission_denied", 403 },
-		{ "resource_exhausted", 429 }, { "failed_precondition", 400 }, { "aborted", 409 },
-		{ "out_of_range", 400 },     { "unimplemented", 501 },     { "unavailable", 503 },
+		{ "canceled", 499 },
+		{ "invalid_argument", 400 },
+		{ "deadline_exceeded", 504 },
+		{ "not_found", 404 },
+		{ "already_exists", 409 },
+		{ "permission_denied", 403 },
+		{ "resource_exhausted", 429 },
+		{ "failed_precondition", 400 },
+		{ "aborted", 409 },
+		{ "out_of_range", 400 },
+		{ "unimplemented", 501 },
+		{ "unavailable", 503 },
 		{ "unauthenticated", 401 },
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(map); i++)
@@ -126,16 +134,11 @@ const char *srv_connect_code(const cordon_error *err)
 	if (strcmp(cordon_error_get_code(err), "not_found") == 0)
 		return "not_found";
 	switch (cordon_error_get_class(err)) {
-	case CORDON_ERROR_FORBIDDEN:
-		return "permission_denied";
-	case CORDON_ERROR_INVALID:
-		return "invalid_argument";
-	case CORDON_ERROR_TRANSIENT:
-		return "unavailable";
-	case CORDON_ERROR_CANCELLED:
-		return "deadline_exceeded";
-	default:
-		return "internal";
+	case CORDON_ERROR_FORBIDDEN: return "permission_denied";
+	case CORDON_ERROR_INVALID: return "invalid_argument";
+	case CORDON_ERROR_TRANSIENT: return "unavailable";
+	case CORDON_ERROR_CANCELLED: return "deadline_exceeded";
+	default: return "internal";
 	}
 }
 
@@ -157,7 +160,8 @@ json_object *srv_parse_object(const char *data, size_t len)
 
 const char *srv_unknown_field(json_object *obj, const char *const *allowed)
 {
-	SRV_FOR_MEMBERS(obj, it, end) {
+	SRV_FOR_MEMBERS(obj, it, end)
+	{
 		const char *k = json_object_iter_peek_name(&it);
 		bool known = false;
 		for (const char *const *a = allowed; *a && !known; a++)
@@ -185,7 +189,8 @@ static enum MHD_Result route_envd(srv_req *r, const char *id)
 		/* What E2B's edge proxy answers for a sandbox that is gone. */
 		json_object *o = json_object_new_object();
 		json_object_object_add(o, "sandboxId", json_object_new_string(id));
-		json_object_object_add(o, "message", json_object_new_string("The sandbox was not found"));
+		json_object_object_add(o, "message",
+				       json_object_new_string("The sandbox was not found"));
 		json_object_object_add(o, "code", json_object_new_int(502));
 		return srv_reply_json(r, 502, o);
 	}
@@ -193,8 +198,9 @@ static enum MHD_Result route_envd(srv_req *r, const char *id)
 	const char *port = srv_header(r, "E2b-Sandbox-Port");
 	enum MHD_Result ret;
 	if (!token || !srv_secret_equal(token, s->token))
-		ret = srv_reply_error(r, 401, NULL, "unauthorized access, please provide a valid "
-						    "access token or method signing if supported");
+		ret = srv_reply_error(r, 401, NULL,
+				      "unauthorized access, please provide a valid "
+				      "access token or method signing if supported");
 	else if (port && strcmp(port, SRV_ENVD_PORT) != 0)
 		ret = srv_port_tunnel(r, s, port);
 	else
@@ -239,8 +245,10 @@ enum MHD_Result srv_http_handler(void *cls, struct MHD_Connection *conn, const c
 	}
 	if (r->too_big)
 		/* MHD closes the connection after it: the rest is never read. */
-		return srv_reply_error(r, 413, "body_too_large", "the request body is over the "
-					"server's limit of %" PRIu64 " bytes", srv.cfg.max_body);
+		return srv_reply_error(r, 413, "body_too_large",
+				       "the request body is over the "
+				       "server's limit of %" PRIu64 " bytes",
+				       srv.cfg.max_body);
 	const char *id = srv_header(r, "E2b-Sandbox-Id");
 	return id ? route_envd(r, id) : srv_control(r);
 }

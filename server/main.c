@@ -43,8 +43,9 @@ static char *read_small(const char *path, size_t max, bool secret, size_t *ret_l
 	}
 	if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max || (secret && (st.st_mode & 077))) {
 		close(fd);
-		*why = g_strdup_printf("%s: must be a regular file of at most %zu bytes%s", path, max,
-				       secret ? " that no group or other user can read (chmod 600)" : "");
+		*why = g_strdup_printf(
+			"%s: must be a regular file of at most %zu bytes%s", path, max,
+			secret ? " that no group or other user can read (chmod 600)" : "");
 		return NULL;
 	}
 	char *buf = g_malloc0(max + 1);
@@ -81,8 +82,8 @@ static int open_context(const args *a, char **why)
 		len = strlen(text);
 	}
 	if (r >= 0)
-		r = cordon_options_set_policy_text(o, text, len, a->policy ? a->policy : "<default>",
-						   &err);
+		r = cordon_options_set_policy_text(o, text, len,
+						   a->policy ? a->policy : "<default>", &err);
 	if (r >= 0 && a->plugin_dir)
 		r = cordon_options_set_plugin_dir(o, a->plugin_dir, &err);
 	if (r >= 0)
@@ -120,7 +121,8 @@ static struct MHD_Daemon *start_daemon(const args *a, char **why)
 		return NULL;
 	if (sa.sin_addr.s_addr != htonl(INADDR_LOOPBACK) && !(a->cert && a->key))
 		g_warning("listening on %s without TLS: API keys and files cross the network in "
-			  "clear", a->listen);
+			  "clear",
+			  a->listen);
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE;
 	char *cert = NULL, *key = NULL;
@@ -140,13 +142,12 @@ static struct MHD_Daemon *start_daemon(const args *a, char **why)
 	}
 	struct MHD_Daemon *d = MHD_start_daemon(
 		flags, 0, NULL, NULL, srv_http_handler, NULL, MHD_OPTION_SOCK_ADDR, &sa,
-		MHD_OPTION_NOTIFY_COMPLETED, srv_http_completed, NULL,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)CONNECTIONS_MAX,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
+		MHD_OPTION_NOTIFY_COMPLETED, srv_http_completed, NULL, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)CONNECTIONS_MAX, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
 		/* Longer than the SDKs' keepalive interval (50 s) on a quiet stream. */
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert,
-		MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+		cert ? MHD_OPTION_HTTPS_MEM_CERT : MHD_OPTION_END, cert, MHD_OPTION_HTTPS_MEM_KEY,
+		key, MHD_OPTION_END);
 	if (key)
 		explicit_bzero(key, strlen(key));
 	g_free(key);
@@ -175,11 +176,16 @@ static bool parse_args(int argc, char **argv, args *a)
 	GOptionEntry entries[] = {
 		{ "listen", 'l', 0, G_OPTION_ARG_STRING, &a->listen,
 		  "Address to listen on (default 127.0.0.1:3000)", "[IPv4:]PORT" },
-		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &a->policy, "Policy file (its server: section)", "FILE" },
-		{ "api-keys", 'k', 0, G_OPTION_ARG_FILENAME, &a->keys, "API keys, one a line (mode 600)", "FILE" },
-		{ "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &a->cert, "TLS certificate (PEM)", "FILE" },
-		{ "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &a->key, "TLS private key (PEM, mode 600)", "FILE" },
-		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &a->plugin_dir, "Plugin directory (absolute)", "DIR" },
+		{ "policy", 'p', 0, G_OPTION_ARG_FILENAME, &a->policy,
+		  "Policy file (its server: section)", "FILE" },
+		{ "api-keys", 'k', 0, G_OPTION_ARG_FILENAME, &a->keys,
+		  "API keys, one a line (mode 600)", "FILE" },
+		{ "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &a->cert, "TLS certificate (PEM)",
+		  "FILE" },
+		{ "tls-key", 0, 0, G_OPTION_ARG_FILENAME, &a->key,
+		  "TLS private key (PEM, mode 600)", "FILE" },
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &a->plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
 		{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &a->quiet, "Log only warnings", NULL },
 		{ NULL },
 	};
@@ -189,7 +195,9 @@ static bool parse_args(int argc, char **argv, args *a)
 	bool ok = g_option_context_parse(oc, &argc, &argv, &e) && argc == 1 && a->keys;
 	if (!ok)
 		fprintf(stderr, "cordon server: %s\n",
-			e ? e->message : !a->keys ? "--api-keys FILE is required" : "unexpected arguments");
+			e          ? e->message
+			: !a->keys ? "--api-keys FILE is required"
+				   : "unexpected arguments");
 	g_clear_error(&e);
 	g_option_context_free(oc);
 	return ok;

@@ -162,7 +162,8 @@ static json_object *end_error(const char *code, const char *message, const cordo
 	json_object_object_add(e, "code", json_object_new_string(code));
 	json_object_object_add(e, "message", json_object_new_string(message));
 	if (err) /* cordon's code, for a cordon client (the e2b plugin) */
-		json_object_object_add(e, "error_code", json_object_new_string(cordon_error_get_code(err)));
+		json_object_object_add(e, "error_code",
+				       json_object_new_string(cordon_error_get_code(err)));
 	json_object_object_add(o, "error", e);
 	return o;
 }
@@ -177,9 +178,9 @@ static json_object *end_event(const cordon_result *res, int killed_by)
 	char *status;
 	if (sig) {
 		json_object_object_add(end, "exitCode", json_object_new_int(-1));
-		status = g_strdup_printf("signal: %s", sig == SIGKILL ? "killed"
-						 : sig == SIGTERM ? "terminated"
-								  : g_strsignal(sig));
+		status = g_strdup_printf("signal: %s", sig == SIGKILL   ? "killed"
+						       : sig == SIGTERM ? "terminated"
+									: g_strsignal(sig));
 	} else {
 		int code = cordon_result_exit_code(res);
 		if (code)
@@ -261,10 +262,13 @@ static gpointer proc_thread(gpointer data)
 		p->stdin_pipe[0] = -1;
 	}
 	if (rc < 0) {
-		final = envelope(2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
+		final = envelope(
+			2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
 	} else if (cordon_result_timed_out(res)) {
-		final = envelope(2, end_error("deadline_exceeded", "the process ran past its "
-					      "Connect-Timeout-Ms and was killed", NULL));
+		final = envelope(2, end_error("deadline_exceeded",
+					      "the process ran past its "
+					      "Connect-Timeout-Ms and was killed",
+					      NULL));
 	} else {
 		last = envelope(0, end_event(res, p->killed_by));
 		final = envelope(2, json_object_new_object());
@@ -367,8 +371,8 @@ static const char *read_config(srv_proc *p, json_object *cfg)
 	json_object *cmd, *args = NULL, *envs = NULL, *cwd = NULL;
 	if (!json_object_is_type(cfg, json_type_object) || srv_unknown_field(cfg, fields))
 		return "process must be a ProcessConfig {cmd, args, envs, cwd}";
-	if (!json_object_object_get_ex(cfg, "cmd", &cmd) || !json_object_is_type(cmd, json_type_string) ||
-	    !*json_object_get_string(cmd))
+	if (!json_object_object_get_ex(cfg, "cmd", &cmd) ||
+	    !json_object_is_type(cmd, json_type_string) || !*json_object_get_string(cmd))
 		return "process.cmd (a string) is required";
 	json_object_object_get_ex(cfg, "args", &args);
 	char **a = strv_field(args, ARGS_MAX);
@@ -381,20 +385,22 @@ static const char *read_config(srv_proc *p, json_object *cfg)
 	GPtrArray *env = g_ptr_array_new();
 	for (char **e = p->sbx->env; *e; e++)
 		g_ptr_array_add(env, g_strdup(*e));
-	if (json_object_object_get_ex(cfg, "envs", &envs) && !json_object_is_type(envs, json_type_null)) {
+	if (json_object_object_get_ex(cfg, "envs", &envs) &&
+	    !json_object_is_type(envs, json_type_null)) {
 		if (!json_object_is_type(envs, json_type_object)) {
 			g_ptr_array_add(env, NULL);
 			g_strfreev((char **)g_ptr_array_free(env, FALSE));
 			return "process.envs must be a map of strings";
 		}
 		SRV_FOR_MEMBERS(envs, it, end)
-			g_ptr_array_add(env, g_strdup_printf("%s=%s", json_object_iter_peek_name(&it),
-							     json_object_get_string(json_object_iter_peek_value(&it))));
+		g_ptr_array_add(env, g_strdup_printf("%s=%s", json_object_iter_peek_name(&it),
+						     json_object_get_string(
+							     json_object_iter_peek_value(&it))));
 	}
 	g_ptr_array_add(env, NULL);
 	p->env = (char **)g_ptr_array_free(env, FALSE);
-	if (json_object_object_get_ex(cfg, "cwd", &cwd) && json_object_is_type(cwd, json_type_string) &&
-	    *json_object_get_string(cwd)) {
+	if (json_object_object_get_ex(cfg, "cwd", &cwd) &&
+	    json_object_is_type(cwd, json_type_string) && *json_object_get_string(cwd)) {
 		p->workdir = srv_map_path(json_object_get_string(cwd));
 		if (!p->workdir)
 			return "cwd is outside the sandbox's home (" SRV_HOME ")";
@@ -427,7 +433,8 @@ static const char *parse_start(srv_req *r, srv_proc *p)
 		return "the message is not a JSON object";
 	if (srv_unknown_field(req, fields))
 		bad = "unknown field in StartRequest";
-	else if (json_object_object_get_ex(req, "pty", &v) && !json_object_is_type(v, json_type_null))
+	else if (json_object_object_get_ex(req, "pty", &v) &&
+		 !json_object_is_type(v, json_type_null))
 		bad = "pty is not implemented by cordon server";
 	else if (!json_object_object_get_ex(req, "process", &v))
 		bad = "process is required";
@@ -543,7 +550,8 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 		struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)d,
 									    MHD_RESPMEM_MUST_COPY);
 		g_bytes_unref(e);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/connect+json");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					"application/connect+json");
 		enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
 		MHD_destroy_response(resp);
 		return ret;
@@ -566,11 +574,15 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 		p->refs = 1; /* it never left this thread */
 		proc_unref(p);
 		if (taken)
-			return srv_reply_connect_error(r, "already_exists", "port %u is served by "
-						       "another process of this sandbox", port);
+			return srv_reply_connect_error(r, "already_exists",
+						       "port %u is served by "
+						       "another process of this sandbox",
+						       port);
 		return dead ? srv_reply_connect_error(r, "unavailable", "the sandbox was killed")
-			    : srv_reply_connect_error(r, "resource_exhausted", "%u processes are "
-						      "running in this sandbox already", PROCS_MAX);
+			    : srv_reply_connect_error(r, "resource_exhausted",
+						      "%u processes are "
+						      "running in this sandbox already",
+						      PROCS_MAX);
 	}
 	g_mutex_lock(&p->lock);
 	enum MHD_Result ret = start_reply(r, p);
@@ -616,7 +628,8 @@ static void signal_proc(srv_proc *p, int sig)
 static enum MHD_Result send_signal(srv_req *r, srv_proc *p, json_object *req)
 {
 	json_object *v;
-	const char *name = json_object_object_get_ex(req, "signal", &v) ? json_object_get_string(v) : "";
+	const char *name = json_object_object_get_ex(req, "signal", &v) ? json_object_get_string(v)
+									: "";
 	int sig = strcmp(name, "SIGNAL_SIGKILL") == 0 || strcmp(name, "9") == 0    ? SIGKILL
 		  : strcmp(name, "SIGNAL_SIGTERM") == 0 || strcmp(name, "15") == 0 ? SIGTERM
 										   : 0;
@@ -661,14 +674,15 @@ static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, boo
 		if (!json_object_object_get_ex(req, "input", &in) ||
 		    !json_object_object_get_ex(in, "stdin", &data) ||
 		    !json_object_is_type(data, json_type_string))
-			return srv_reply_connect_error(r, "invalid_argument", "input.stdin (base64) "
+			return srv_reply_connect_error(r, "invalid_argument",
+						       "input.stdin (base64) "
 						       "is required");
 		bytes = g_base64_decode(json_object_get_string(data), &n);
 	}
 	g_mutex_lock(&p->stdin_lock);
-	const char *bad = !p->want_stdin	  ? "the process was not started with stdin"
+	const char *bad = !p->want_stdin         ? "the process was not started with stdin"
 			  : p->stdin_pipe[1] < 0 ? "stdin is closed"
-						  : NULL;
+						 : NULL;
 	if (!bad && n)
 		bad = write_stdin(p, bytes, n);
 	if (!bad && close_it) {
@@ -713,7 +727,8 @@ enum MHD_Result srv_process_rpc(srv_req *r, srv_sandbox *s, const char *method)
 		return srv_reply_error(r, 415, NULL, "unary calls take application/json");
 	json_object *req = srv_parse_object((const char *)r->body->data, r->body->len);
 	if (!req)
-		return srv_reply_connect_error(r, "invalid_argument", "the body is not a JSON object");
+		return srv_reply_connect_error(r, "invalid_argument",
+					       "the body is not a JSON object");
 	enum MHD_Result ret;
 	if (strcmp(method, "List") == 0) {
 		ret = list_procs(r, s);
@@ -729,8 +744,10 @@ enum MHD_Result srv_process_rpc(srv_req *r, srv_sandbox *s, const char *method)
 		if (p)
 			proc_unref(p);
 	} else {
-		ret = srv_reply_connect_error(r, "unimplemented", "process.Process/%s is not "
-					      "implemented by cordon server", method);
+		ret = srv_reply_connect_error(r, "unimplemented",
+					      "process.Process/%s is not "
+					      "implemented by cordon server",
+					      method);
 	}
 	json_object_put(req);
 	return ret;

@@ -68,8 +68,9 @@ static char **env_grants(json_object *env_vars)
 	GPtrArray *a = g_ptr_array_new();
 	if (env_vars) {
 		SRV_FOR_MEMBERS(env_vars, it, end)
-			g_ptr_array_add(a, g_strdup_printf("%s=%s", json_object_iter_peek_name(&it),
-							   json_object_get_string(json_object_iter_peek_value(&it))));
+		g_ptr_array_add(a, g_strdup_printf("%s=%s", json_object_iter_peek_name(&it),
+						   json_object_get_string(
+							   json_object_iter_peek_value(&it))));
 	}
 	g_ptr_array_add(a, NULL);
 	return (char **)g_ptr_array_free(a, FALSE);
@@ -89,17 +90,10 @@ static int open_sandbox(const srv_template *t, cordon_sandbox **ret, int *ret_st
 	if (r >= 0)
 		return 0;
 	switch (cordon_error_get_class(err)) {
-	case CORDON_ERROR_FORBIDDEN:
-		*ret_status = 403;
-		break;
-	case CORDON_ERROR_TRANSIENT:
-		*ret_status = 503;
-		break;
-	case CORDON_ERROR_INVALID:
-		*ret_status = 400;
-		break;
-	default:
-		*ret_status = 500;
+	case CORDON_ERROR_FORBIDDEN: *ret_status = 403; break;
+	case CORDON_ERROR_TRANSIENT: *ret_status = 503; break;
+	case CORDON_ERROR_INVALID: *ret_status = 400; break;
+	default: *ret_status = 500;
 	}
 	*ret_error = g_strdup_printf("cordon refused template '%s' (trust %s): %s", t->name,
 				     t->trust, cordon_error_get_message(err));
@@ -296,10 +290,7 @@ static gpointer reaper(gpointer unused)
 	return NULL;
 }
 
-void srv_reaper_start(void)
-{
-	srv.reaper = g_thread_new("reaper", reaper, NULL);
-}
+void srv_reaper_start(void) { srv.reaper = g_thread_new("reaper", reaper, NULL); }
 
 void srv_shutdown_begin(void)
 {

@@ -20,10 +20,10 @@
 #define SRV_ENVD_PORT "49983"
 /* The E2B home directory: the sandbox root stands for it. */
 #define SRV_HOME "/home/user"
-#define SRV_ID_LEN 21    /* "i" + 20 of [a-z0-9] */
-#define SRV_TOKEN_LEN 32 /* hex */
-#define SRV_DATA_CHUNK (32u * 1024u)   /* envd's output chunk */
-#define SRV_QUEUE_MAX (1u << 20)       /* bytes of events waiting for a slow reader */
+#define SRV_ID_LEN 21                /* "i" + 20 of [a-z0-9] */
+#define SRV_TOKEN_LEN 32             /* hex */
+#define SRV_DATA_CHUNK (32u * 1024u) /* envd's output chunk */
+#define SRV_QUEUE_MAX (1u << 20)     /* bytes of events waiting for a slow reader */
 #define SRV_JSON_DEPTH 16
 
 /* ---- configuration (config.c) ------------------------------------------- */
@@ -70,8 +70,8 @@ struct srv_sandbox {
 	cordon_sandbox *sb;
 	char **env; /* envVars as "K=V", granted to every process */
 	json_object *metadata;
-	int64_t started;   /* real time, µs */
-	int64_t end;       /* real time, µs: killed then */
+	int64_t started; /* real time, µs */
+	int64_t end;     /* real time, µs: killed then */
 	bool dead;
 	GHashTable *procs; /* pid -> srv_proc*, under the server lock */
 	uint32_t next_pid;
@@ -132,8 +132,8 @@ const char *srv_query(const srv_req *r, const char *name);
 enum MHD_Result srv_reply_json(srv_req *r, unsigned status, json_object *obj);
 enum MHD_Result srv_reply_empty(srv_req *r, unsigned status);
 /* {"code": status, "message": ...} (control plane and envd HTTP errors). */
-enum MHD_Result srv_reply_error(srv_req *r, unsigned status, const char *code_name,
-				const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+enum MHD_Result srv_reply_error(srv_req *r, unsigned status, const char *code_name, const char *fmt,
+				...) G_GNUC_PRINTF(4, 5);
 /* The same with cordon's code and message (error_code, detail) added. */
 enum MHD_Result srv_reply_cordon_error(srv_req *r, unsigned status, const cordon_error *err,
 				       const char *fmt, ...) G_GNUC_PRINTF(4, 5);
@@ -143,9 +143,9 @@ enum MHD_Result srv_reply_connect_error(srv_req *r, const char *code, const char
 /* Parses the body as one JSON object, bounded in depth; NULL on error. */
 json_object *srv_parse_object(const char *data, size_t len);
 /* Iterates an object's members (json-c's iterator: no macro that declares variables). */
-#define SRV_FOR_MEMBERS(obj_, it_, end_)                                                         \
-	for (struct json_object_iterator it_ = json_object_iter_begin(obj_),                     \
-					 end_ = json_object_iter_end(obj_);                      \
+#define SRV_FOR_MEMBERS(obj_, it_, end_) \
+	for (struct json_object_iterator it_ = json_object_iter_begin(obj_), \
+					 end_ = json_object_iter_end(obj_); \
 	     !json_object_iter_equal(&it_, &end_); json_object_iter_next(&it_))
 /* NULL when every key of obj is in allowed, else the first unknown one. */
 const char *srv_unknown_field(json_object *obj, const char *const *allowed);

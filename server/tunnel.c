@@ -180,7 +180,8 @@ static enum MHD_Result proxy_error(srv_req *r, const char *id, unsigned port, bo
 	json_object *o = json_object_new_object();
 	char *msg = served ? g_strdup_printf("port %u does not accept connections", port)
 			   : g_strdup_printf("no process serves port %u in this sandbox (start it "
-					     "with Cordon-Serve-Port)", port);
+					     "with Cordon-Serve-Port)",
+					     port);
 	json_object_object_add(o, "sandboxId", json_object_new_string(id));
 	json_object_object_add(o, "message", json_object_new_string(msg));
 	json_object_object_add(o, "port", json_object_new_int((int)port));
@@ -196,8 +197,10 @@ enum MHD_Result srv_port_tunnel(srv_req *r, srv_sandbox *s, const char *port_s)
 	const char *up = srv_header(r, MHD_HTTP_HEADER_UPGRADE);
 	if (*end || port == 0 || port > 65535)
 		return srv_reply_error(r, 400, NULL, "E2b-Sandbox-Port must be a port number");
-	if (strcmp(r->method, "GET") != 0 || !up || g_ascii_strcasecmp(up, SRV_TUNNEL_PROTOCOL) != 0)
-		return srv_reply_error(r, 400, "tunnel_required", "port %u of a sandbox is reached "
+	if (strcmp(r->method, "GET") != 0 || !up ||
+	    g_ascii_strcasecmp(up, SRV_TUNNEL_PROTOCOL) != 0)
+		return srv_reply_error(r, 400, "tunnel_required",
+				       "port %u of a sandbox is reached "
 				       "through a tunnel (GET with Upgrade: " SRV_TUNNEL_PROTOCOL
 				       "); proxying HTTP requests to it is not implemented",
 				       (unsigned)port);

@@ -11,8 +11,8 @@ typedef struct fake_tier {
 	gint available;
 	bool egress_enforced; /* the probe declares deny and governed enforced */
 	char reason[128];
-	uint32_t enforces;  /* limits its probe reports and its open accepts */
-	const char *fails;  /* its open fails: "terminal" or "forbidden"; NULL: it opens */
+	uint32_t enforces; /* limits its probe reports and its open accepts */
+	const char *fails; /* its open fails: "terminal" or "forbidden"; NULL: it opens */
 } fake_tier;
 
 static uint32_t limit_bit(const char *name)
@@ -33,7 +33,8 @@ static int fake_configure(void *data, const cordon_plugin_config *cfg, void **re
 	const cfg_node *sec = cfg->tier->section;
 	fake_tier *t = g_new0(fake_tier, 1);
 	const cfg_node *n = cfg_map_get(sec, "containment");
-	t->containment = n ? cordon_containment_from_string(n->scalar) : CORDON_CONTAINMENT_PROCESS_JAIL;
+	t->containment = n ? cordon_containment_from_string(n->scalar)
+			   : CORDON_CONTAINMENT_PROCESS_JAIL;
 	n = cfg_map_get(sec, "available");
 	t->available = !n || strcmp(n->scalar, "true") == 0;
 	n = cfg_map_get(sec, "egress_enforced");
@@ -50,10 +51,7 @@ static int fake_configure(void *data, const cordon_plugin_config *cfg, void **re
 	return 0;
 }
 
-static void fake_unconfigure(void *tier)
-{
-	g_free(tier);
-}
+static void fake_unconfigure(void *tier) { g_free(tier); }
 
 static int fake_probe(void *tier, cordon_plugin_probe *ret)
 {
@@ -64,7 +62,8 @@ static int fake_probe(void *tier, cordon_plugin_probe *ret)
 	ret->limits = t->enforces;
 	ret->egress_enforced = t->egress_enforced
 				       ? CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY) |
-						 CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)
+						 CORDON_PLUGIN_EGRESS_BIT(
+							 CORDON_PLUGIN_EGRESS_GOVERNED)
 				       : 0;
 	g_strlcpy(ret->reason, t->reason, sizeof(ret->reason));
 	return 0;
@@ -102,10 +101,7 @@ static int fake_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	return 0;
 }
 
-static void fake_close(void *sandbox)
-{
-	g_free(sandbox);
-}
+static void fake_close(void *sandbox) { g_free(sandbox); }
 
 static const cordon_plugin_config_key fake_keys[] = {
 	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 1 },
@@ -130,7 +126,7 @@ static const cordon_plugin_config_key fake_template_keys[] = {
 	{ NULL, 0, 0 },
 };
 
-#define FAKE_OPS                                                                           \
+#define FAKE_OPS \
 	.configure = fake_configure, .unconfigure = fake_unconfigure, .probe = fake_probe, \
 	.open = fake_open, .run = fake_run, .close = fake_close
 
@@ -163,7 +159,7 @@ static const cordon_plugin_driver fake_noop_driver = {
 int fakectx_open(const char *policy, cordon_context **ret, cordon_error **reterr)
 {
 	static const cordon_plugin_driver *const drivers[] = { &fake_driver, &fake_template_driver,
-								&fake_noop_driver, NULL };
+							       &fake_noop_driver, NULL };
 	cordon_options *o = cordon_options_new();
 	o->builtin_drivers = drivers;
 	int r = cordon_options_set_policy_text(o, policy, strlen(policy), "test.yaml", reterr);
@@ -173,15 +169,9 @@ int fakectx_open(const char *policy, cordon_context **ret, cordon_error **reterr
 	return r;
 }
 
-unsigned fakectx_open_count(void)
-{
-	return (unsigned)g_atomic_int_get(&opens);
-}
+unsigned fakectx_open_count(void) { return (unsigned)g_atomic_int_get(&opens); }
 
-unsigned fakectx_probe_count(void)
-{
-	return (unsigned)g_atomic_int_get(&probes);
-}
+unsigned fakectx_probe_count(void) { return (unsigned)g_atomic_int_get(&probes); }
 
 void fakectx_set_available(cordon_context *ctx, const char *tier, bool available)
 {

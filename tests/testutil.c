@@ -27,15 +27,9 @@ static char *top_path(const char *var, const char *fallback, const char *rel)
 	return g_build_filename(top ? top : fallback, rel, NULL);
 }
 
-char *testutil_build_path(const char *rel)
-{
-	return top_path("CORDON_TOP_BUILDDIR", ".", rel);
-}
+char *testutil_build_path(const char *rel) { return top_path("CORDON_TOP_BUILDDIR", ".", rel); }
 
-char *testutil_src_path(const char *rel)
-{
-	return top_path("CORDON_TOP_SRCDIR", ".", rel);
-}
+char *testutil_src_path(const char *rel) { return top_path("CORDON_TOP_SRCDIR", ".", rel); }
 
 char *testutil_tmpdir(void)
 {
@@ -95,11 +89,13 @@ char *testutil_plugin_dir(const char *first, ...)
 		g_autofree char *data = NULL;
 		gsize len = 0;
 		g_autoptr(GError) err = NULL;
-		ck_assert_msg(g_file_get_contents(src, &data, &len, &err), "%s", err ? err->message : src);
+		ck_assert_msg(g_file_get_contents(src, &data, &len, &err), "%s",
+			      err ? err->message : src);
 		g_autofree char *file = g_strconcat(name, ".so", NULL);
 		g_autofree char *dst = g_build_filename(dir, file, NULL);
-		ck_assert_msg(g_file_set_contents_full(dst, data, (gssize)len, G_FILE_SET_CONTENTS_NONE,
-						       0644, &err), "%s", err ? err->message : dst);
+		ck_assert_msg(g_file_set_contents_full(dst, data, (gssize)len,
+						       G_FILE_SET_CONTENTS_NONE, 0644, &err),
+			      "%s", err ? err->message : dst);
 	}
 	va_end(ap);
 	return dir;

@@ -31,11 +31,11 @@ bool testutil_tier_available(const char *name, char **ret_why);
  * available, else runs s. */
 int testutil_run_on_tier(const char *name, Suite *s);
 /* Asserts err is set with class and code, then frees it. */
-#define ck_assert_cordon_error(err, cls, code)                                               \
-	do {                                                                                     \
-		ck_assert_ptr_nonnull(err);                                                      \
-		ck_assert_str_eq(cordon_error_get_code(err), (code));                            \
-		ck_assert_int_eq(cordon_error_get_class(err), (cls));                            \
-		cordon_error_free(err);                                                          \
-		(err) = NULL;                                                                    \
+#define ck_assert_cordon_error(err, cls, code) \
+	do { \
+		ck_assert_ptr_nonnull(err); \
+		ck_assert_str_eq(cordon_error_get_code(err), (code)); \
+		ck_assert_int_eq(cordon_error_get_class(err), (cls)); \
+		cordon_error_free(err); \
+		(err) = NULL; \
 	} while (0)

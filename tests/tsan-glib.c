@@ -34,11 +34,11 @@ static void __tsan_release(void *addr)
 }
 
 /* The next definition of NAME in the lookup order: GLib's. */
-#define REAL(name)                                                                            \
-	static __typeof__(name) *real_##name;                                                 \
-	if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                                 \
-		__atomic_store_n(&real_##name, (__typeof__(name) *)dlsym(RTLD_NEXT, #name),   \
-				 __ATOMIC_RELEASE)
+#define REAL(name) \
+	static __typeof__(name) *real_##name; \
+	if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE)) \
+	__atomic_store_n(&real_##name, (__typeof__(name) *)dlsym(RTLD_NEXT, #name), \
+			 __ATOMIC_RELEASE)
 
 void g_mutex_lock(GMutex *mutex)
 {
@@ -82,7 +82,7 @@ gboolean g_cond_wait_until(GCond *cond, GMutex *mutex, gint64 end_time)
 
 /* g_once_init_enter is a macro whose slow path is this function: a FALSE answer means
  * another thread initialised the value, and its g_once_init_leave released it. */
-gboolean (g_once_init_enter)(volatile void *location)
+gboolean(g_once_init_enter)(volatile void *location)
 {
 	REAL(g_once_init_enter);
 	gboolean ours = real_g_once_init_enter(location);
@@ -91,7 +91,7 @@ gboolean (g_once_init_enter)(volatile void *location)
 	return ours;
 }
 
-void (g_once_init_leave)(volatile void *location, gsize result)
+void(g_once_init_leave)(volatile void *location, gsize result)
 {
 	REAL(g_once_init_leave);
 	__tsan_release((void *)location);

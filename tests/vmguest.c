@@ -11,14 +11,11 @@
 static char *state_file(const char *name)
 {
 	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
-							 : "/var/lib/cordon-ci";
+							: "/var/lib/cordon-ci";
 	return g_build_filename(state, "vm", name, NULL);
 }
 
-static char *kernel_deb(void)
-{
-	return state_file("linux-image-cloud-amd64.deb");
-}
+static char *kernel_deb(void) { return state_file("linux-image-cloud-amd64.deb"); }
 
 char *vmguest_missing(void)
 {
@@ -66,7 +63,8 @@ char *vmguest_missing_aarch64(void)
 	if (!qemu)
 		return g_strdup("qemu-system-aarch64 is not installed (.ci/vm-guest.sh)");
 	if (access(deb, R_OK) != 0 || access(bb, X_OK) != 0)
-		return g_strdup_printf("no arm64 guest kernel or busybox in %s (.ci/vm-guest.sh)", deb);
+		return g_strdup_printf("no arm64 guest kernel or busybox in %s (.ci/vm-guest.sh)",
+				       deb);
 	if (access(agent, X_OK) != 0)
 		return g_strdup_printf("%s is not built (configure found no aarch64-linux-gnu-gcc)",
 				       agent);
@@ -83,12 +81,13 @@ char *vmguest_build_aarch64(vmguest *ret)
 	g_autofree char *applets = g_build_filename(g_get_tmp_dir(), "cordon-applets-XXXXXX", NULL);
 	int fd = g_mkstemp(applets);
 	const char *argv[] = { "/bin/busybox", "--list", NULL };
-	if (fd < 0 || !g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &list, NULL, NULL,
-				    NULL) || write(fd, list, strlen(list)) != (ssize_t)strlen(list))
+	if (fd < 0 ||
+	    !g_spawn_sync(NULL, (char **)argv, NULL, 0, NULL, NULL, &list, NULL, NULL, NULL) ||
+	    write(fd, list, strlen(list)) != (ssize_t)strlen(list))
 		return g_strdup("the applet list could not be written");
 	close(fd);
-	const char *extra[] = { "--kernel-deb", deb, "--agent", agent, "--busybox", bb,
-				"--applets", applets, NULL };
+	const char *extra[] = { "--kernel-deb", deb,     "--agent", agent, "--busybox", bb,
+				"--applets",    applets, NULL };
 	char *why = build(extra, ret);
 	unlink(applets);
 	return why;

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 
 typedef struct vmguest {
-	char *dir;                 /* the build's output (testutil_rmtree) */
+	char *dir; /* the build's output (testutil_rmtree) */
 	char *kernel, *kernel_sha256;
 	char *initrd, *initrd_sha256;
 } vmguest;

@@ -82,8 +82,8 @@ static void print_check_valid(const char *file, const char *summary)
 	g_autofree char *js = cli_json_string(summary, strlen(summary));
 	g_autofree char *jw = json_lines(summary, "WARNING: ");
 	g_autofree char *jp = json_lines(summary, "problem: ");
-	printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s,\"problems\":%s}\n",
-	       jf, js, jw, jp);
+	printf("{\"file\":%s,\"valid\":true,\"summary\":%s,\"warnings\":%s,\"problems\":%s}\n", jf,
+	       js, jw, jp);
 }
 
 static void print_check_invalid(const char *file, const cordon_error *err)
@@ -107,7 +107,8 @@ static unsigned strict_problems(const char *summary)
 	unsigned n = 0;
 	for (size_t i = 0; lines[i]; i++)
 		if (g_str_has_prefix(lines[i], "problem: ") ||
-		    (g_str_has_prefix(lines[i], "note: tier ") && strstr(lines[i], " is unusable here"))) {
+		    (g_str_has_prefix(lines[i], "note: tier ") &&
+		     strstr(lines[i], " is unusable here"))) {
 			fprintf(stderr, "cordon: %s\n", lines[i]);
 			n++;
 		}
@@ -118,17 +119,19 @@ static int policy_check(int argc, char **argv)
 {
 	g_autofree char *plugin_dir = NULL;
 	gboolean json = FALSE, strict = FALSE;
-	GOptionEntry entries[] = { { "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
-				     "Plugin directory (absolute)", "DIR" },
-				   { "strict", 0, 0, G_OPTION_ARG_NONE, &strict,
-				     "Fail (exit 1) on plugin problems as well: a plugin refused or "
-				     "not found, a tier whose driver is not loaded",
-				     NULL },
-				   { "json", 0, 0, G_OPTION_ARG_NONE, &json,
-				     "Print the verdict as one JSON object (valid, summary and "
-				     "warnings, or every error)",
-				     NULL },
-				   { NULL } };
+	GOptionEntry entries[] = {
+		{ "plugin-dir", 0, 0, G_OPTION_ARG_FILENAME, &plugin_dir,
+		  "Plugin directory (absolute)", "DIR" },
+		{ "strict", 0, 0, G_OPTION_ARG_NONE, &strict,
+		  "Fail (exit 1) on plugin problems as well: a plugin refused or "
+		  "not found, a tier whose driver is not loaded",
+		  NULL },
+		{ "json", 0, 0, G_OPTION_ARG_NONE, &json,
+		  "Print the verdict as one JSON object (valid, summary and "
+		  "warnings, or every error)",
+		  NULL },
+		{ NULL }
+	};
 	int r = parse_args(
 		&argc, &argv, "FILE - check a policy file",
 		"Exit status: 0 when the policy is valid (a summary is printed), 1 when it "

@@ -26,7 +26,9 @@ int cli_cmd_server(int argc, char **argv)
 	for (size_t i = 0; i < G_N_ELEMENTS(candidates); i++)
 		if (candidates[i] && access(candidates[i], X_OK) == 0)
 			execv(candidates[i], argv);
-	fprintf(stderr, "cordon server: cordon-server is not installed (%s); it is built when "
-			"configure finds libmicrohttpd and json-c\n", g_strerror(errno));
+	fprintf(stderr,
+		"cordon server: cordon-server is not installed (%s); it is built when "
+		"configure finds libmicrohttpd and json-c\n",
+		g_strerror(errno));
 	return 1;
 }

@@ -53,9 +53,9 @@ static void cpio_entry(cpio *c, const char *name, unsigned mode, unsigned rmaj, 
 {
 	char hdr[160];
 	size_t nlen = strlen(name) + 1;
-	snprintf(hdr, sizeof(hdr),
-		 "070701%08X%08X%08X%08X%08X%08X%08zX%08X%08X%08X%08X%08zX%08X", ++c->ino, mode, 0u,
-		 0u, S_ISDIR(mode) ? 2u : 1u, 0u, len, 0u, 0u, rmaj, rmin, nlen, 0u);
+	snprintf(hdr, sizeof(hdr), "070701%08X%08X%08X%08X%08X%08X%08zX%08X%08X%08X%08X%08zX%08X",
+		 ++c->ino, mode, 0u, 0u, S_ISDIR(mode) ? 2u : 1u, 0u, len, 0u, 0u, rmaj, rmin, nlen,
+		 0u);
 	g_byte_array_append(c->out, (const guint8 *)hdr, 110);
 	g_byte_array_append(c->out, (const guint8 *)name, (guint)nlen);
 	pad4(c->out);
@@ -91,8 +91,8 @@ static bool run_tool(const char *const *argv, char **ret_out, GError **error)
 {
 	int status = 0;
 	g_autofree char *err = NULL;
-	if (!g_spawn_sync("/", (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, ret_out,
-			  &err, &status, error))
+	if (!g_spawn_sync("/", (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, ret_out, &err,
+			  &status, error))
 		return false;
 	if (!g_spawn_check_wait_status(status, error)) {
 		g_prefix_error(error, "%s: %s", argv[0], err ? g_strstrip(err) : "");
@@ -210,7 +210,10 @@ static char *extract_vmlinux(const char *kdata, gsize klen, gsize *ret_len)
 		if (g_file_set_contents(in, at, (gssize)(kdata + klen - at), NULL))
 			run_tool(argv, NULL, NULL);
 		bool ok = g_file_get_contents(out, &data, &len, NULL) && len > 4 &&
-			  memcmp(data, "\x7f" "ELF", 4) == 0;
+			  memcmp(data,
+				 "\x7f"
+				 "ELF",
+				 4) == 0;
 		g_unlink(in);
 		g_unlink(out);
 		g_rmdir(dir);
@@ -311,8 +314,8 @@ static int build_initrd(const char *agent, const char *busybox, const char *appl
 static int write_pinned(const char *path, const void *data, size_t len, const char *key)
 {
 	g_autoptr(GError) e = NULL;
-	if (!g_file_set_contents_full(path, data, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT,
-				      0644, &e))
+	if (!g_file_set_contents_full(path, data, (gssize)len, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
+				      &e))
 		return fail("%s", e->message);
 	sha256_ctx c;
 	sha256_init(&c);

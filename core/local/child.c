@@ -50,13 +50,23 @@ static const char *const devnodes[] = { "null", "zero", "full", "random", "urand
  * /run/user/UID) is where host services listen: the system bus, journald,
  * container engines' APIs, ssh and gpg agents. */
 static const char *const mask_files[] = {
-	"/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
-	"/proc/sched_debug", "/proc/interrupts", "/proc/kallsyms", "/proc/kmsg", "/proc/vmallocinfo",
+	"/proc/kcore",       "/proc/keys",        "/proc/latency_stats", "/proc/timer_list",
+	"/proc/timer_stats", "/proc/sched_debug", "/proc/interrupts",    "/proc/kallsyms",
+	"/proc/kmsg",        "/proc/vmallocinfo",
 };
 static const char *const mask_dirs[] = {
-	"/proc/acpi", "/proc/asound", "/proc/scsi", "/proc/driver",
-	"/sys/firmware", "/sys/devices/virtual/powercap", "/sys/fs/cgroup", "/sys/kernel/security",
-	"/sys/kernel/debug", "/sys/kernel/tracing", "/run", "/var/run",
+	"/proc/acpi",
+	"/proc/asound",
+	"/proc/scsi",
+	"/proc/driver",
+	"/sys/firmware",
+	"/sys/devices/virtual/powercap",
+	"/sys/fs/cgroup",
+	"/sys/kernel/security",
+	"/sys/kernel/debug",
+	"/sys/kernel/tracing",
+	"/run",
+	"/var/run",
 };
 static const char *const readonly_paths[] = {
 	"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger",
@@ -154,11 +164,11 @@ fail:
 	child_exit(0);
 }
 
-#define CHECK(expr)                                 \
-	do {                                        \
-		long r_ = (expr);                   \
-		if (r_ < 0)                         \
-			fail(status_fd, step, r_);  \
+#define CHECK(expr) \
+	do { \
+		long r_ = (expr); \
+		if (r_ < 0) \
+			fail(status_fd, step, r_); \
 	} while (0)
 
 static long RAWSYS_CHILD bind_fd(long src_fd, const char *target)
@@ -193,9 +203,10 @@ static long RAWSYS_CHILD remount_all_readonly(const char *mounts)
 			continue; /* gone, or covered by a mount above it */
 		if (r < 0)
 			return r;
-		unsigned long flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
-				      // NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): the raw system call filled it
-				      st_to_ms((unsigned long)sf.f_flags);
+		unsigned long flags =
+			MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
+			// NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): the raw system call filled it
+			st_to_ms((unsigned long)sf.f_flags);
 		r = rsys5(SYS_mount, 0, m, 0, flags, 0);
 		if (r < 0)
 			return r;
@@ -215,11 +226,12 @@ static long RAWSYS_CHILD allow_dev(const char *target, bool fallback)
 	long r = rsys2(SYS_statfs, target, &sf);
 	if (r < 0)
 		return r;
-	return rsys5(SYS_mount, 0, target, 0,
-		     MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC |
-			     // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): the raw system call filled it
-			     st_to_ms((unsigned long)sf.f_flags & ~ST_NOEXEC),
-		     0);
+	return rsys5(
+		SYS_mount, 0, target, 0,
+		MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC |
+			// NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): the raw system call filled it
+			st_to_ms((unsigned long)sf.f_flags & ~ST_NOEXEC),
+		0);
 }
 
 /* The files of our /dev: mount points for the host's nodes, the usual links. */
@@ -229,7 +241,8 @@ static long RAWSYS_CHILD make_dev_files(void)
 	for (size_t i = 0; r >= 0 && i < NDEVNODES; i++) {
 		char target[32];
 		rs_stpcpy(rs_stpcpy(target, "/dev/"), devnodes[i]);
-		long fd = rsys4(SYS_openat, AT_FDCWD, target, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
+		long fd = rsys4(SYS_openat, AT_FDCWD, target,
+				O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0666);
 		if (fd < 0)
 			return fd;
 		rsys1(SYS_close, fd);
@@ -301,10 +314,7 @@ static long RAWSYS_CHILD mount_dev(child_plan *p, const long *node_fd, bool fall
 }
 
 /* A path missing on this host (no /proc/kcore, say) needs no mask. */
-static long RAWSYS_CHILD skip_missing(long r)
-{
-	return r == -ENOENT ? 0 : r;
-}
+static long RAWSYS_CHILD skip_missing(long r) { return r == -ENOENT ? 0 : r; }
 
 static long RAWSYS_CHILD mask_paths(void)
 {
@@ -323,7 +333,9 @@ static long RAWSYS_CHILD mask_paths(void)
 		}
 		if (r >= 0)
 			r = rsys5(SYS_mount, 0, p, 0,
-				  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, 0);
+				  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV |
+					  MS_NOEXEC,
+				  0);
 	}
 	return r;
 }
@@ -379,8 +391,8 @@ static long RAWSYS_CHILD limit_caps(void)
 static long RAWSYS_CHILD arrange_fds(const child_plan *p, long null, long host_tmp, long host_dev)
 {
 	long src[NSINIT_FD_COUNT + 1] = {
-		null, null, null, p->fd_status_w, p->fd_bpf, host_tmp, p->fd_control, host_dev,
-		p->fd_nsinit,
+		null,     null,          null,     p->fd_status_w, p->fd_bpf,
+		host_tmp, p->fd_control, host_dev, p->fd_nsinit,
 	};
 	long tmp[NSINIT_FD_COUNT + 1];
 	/* First out of the way of the targets, then into place. */
@@ -533,7 +545,8 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 	step = STEP_SHM;
 	CHECK(rsys5(SYS_mount, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, p->shm_opts));
 	step = STEP_DEV;
-	CHECK(rsys5(SYS_mount, 0, "/dev", 0, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0));
+	CHECK(rsys5(SYS_mount, 0, "/dev", 0,
+		    MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, 0));
 	step = STEP_PROC;
 	CHECK(rsys5(SYS_mount, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0));
 	/* Nested user namespaces are refused by seccomp; refuse them here too. */
@@ -566,10 +579,7 @@ static int __attribute__((noreturn)) RAWSYS_CHILD stage_b_run(child_plan *p)
 	fail(status_fd, step, -EIO);
 }
 
-static int RAWSYS_CHILD stage_b(void *arg)
-{
-	stage_b_run(arg);
-}
+static int RAWSYS_CHILD stage_b(void *arg) { stage_b_run(arg); }
 
 /* A user namespace that maps the workspace's owner to the work's host id,
  * for the idmapped workspace mount of a privileged host. Held by fd. */

@@ -15,11 +15,35 @@
 
 enum confine_step {
 	STEP_NONE = 0,
-	STEP_CLONE, STEP_SETGROUPS_DENY, STEP_UID_MAP, STEP_GID_MAP, STEP_SYNC,
-	STEP_LIFELINE, STEP_SELFTEST, STEP_CGROUPNS, STEP_RPRIVATE, STEP_DEVNODES, STEP_HOSTDIRS,
-	STEP_TREE_RO, STEP_REMOUNT_RO, STEP_GROUPS, STEP_IDS, STEP_TMP, STEP_DEV, STEP_SHM,
-	STEP_PROC, STEP_USERNS_MAX, STEP_MASK, STEP_HOSTNAME, STEP_LOOPBACK, STEP_SETSID,
-	STEP_CAPS, STEP_NNP, STEP_FDS, STEP_SIGNALS, STEP_EXEC,
+	STEP_CLONE,
+	STEP_SETGROUPS_DENY,
+	STEP_UID_MAP,
+	STEP_GID_MAP,
+	STEP_SYNC,
+	STEP_LIFELINE,
+	STEP_SELFTEST,
+	STEP_CGROUPNS,
+	STEP_RPRIVATE,
+	STEP_DEVNODES,
+	STEP_HOSTDIRS,
+	STEP_TREE_RO,
+	STEP_REMOUNT_RO,
+	STEP_GROUPS,
+	STEP_IDS,
+	STEP_TMP,
+	STEP_DEV,
+	STEP_SHM,
+	STEP_PROC,
+	STEP_USERNS_MAX,
+	STEP_MASK,
+	STEP_HOSTNAME,
+	STEP_LOOPBACK,
+	STEP_SETSID,
+	STEP_CAPS,
+	STEP_NNP,
+	STEP_FDS,
+	STEP_SIGNALS,
+	STEP_EXEC,
 	STEP_COUNT_
 };
 
@@ -31,12 +55,12 @@ typedef struct child_plan {
 	char tmp_opts[128], shm_opts[128], dev_opts[128];
 	int fd_sync_r, fd_sync_w, fd_status_w, fd_control, fd_host_control;
 	int fd_bpf, fd_nsinit;
-	char *const *argv; /* the zygote's */
-	const char *mounts; /* remount fallback: "/path\0/path\0\0" */
+	char *const *argv;               /* the zygote's */
+	const char *mounts;              /* remount fallback: "/path\0/path\0\0" */
 	char *stack_a_top, *stack_b_top; /* A, B */
-	char *stack_c_top; /* the self-test, which runs beside B */
-	char *stack_d_top; /* B's helper */
-	struct ll_masks ll; /* Landlock's handled access for this kernel's ABI */
+	char *stack_c_top;               /* the self-test, which runs beside B */
+	char *stack_d_top;               /* B's helper */
+	struct ll_masks ll;              /* Landlock's handled access for this kernel's ABI */
 	int ll_abi;
 	/* written by A (pidfd by the kernel, in our fd table) */
 	int pidfd;

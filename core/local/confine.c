@@ -29,7 +29,7 @@
 #define INSIDE_USER 1000u
 
 struct confine_sandbox {
-	char ws_path[PATH_MAX];   /* canonical; the same path inside */
+	char ws_path[PATH_MAX]; /* canonical; the same path inside */
 	dev_t ws_dev;
 	ino_t ws_ino;
 	limits_plan limits;
@@ -81,8 +81,8 @@ static int make_idmap_userns(uid_t owner_uid, gid_t owner_gid, unsigned out_uid,
 		return e;
 	}
 	int r = 0;
-	pid_t pid = clone(child_idmap, (char *)stack + (64 << 10), CLONE_VM | CLONE_NEWUSER | SIGCHLD,
-			  (void *)(intptr_t)sync[0]);
+	pid_t pid = clone(child_idmap, (char *)stack + (64 << 10),
+			  CLONE_VM | CLONE_NEWUSER | SIGCHLD, (void *)(intptr_t)sync[0]);
 	if (pid < 0) {
 		r = -errno;
 	} else {
@@ -147,7 +147,8 @@ static identity our_identity(void)
 static int get_zygote(const identity *id, confine_sandbox *s, char *why, size_t whylen)
 {
 	bool have_cg = false;
-	s->z = zygote_pool_take(id->privileged, id->in_uid, id->in_gid, &s->limits, &s->idle[0], &have_cg);
+	s->z = zygote_pool_take(id->privileged, id->in_uid, id->in_gid, &s->limits, &s->idle[0],
+				&have_cg);
 	if (have_cg)
 		s->nidle = 1;
 	if (s->z)
@@ -166,11 +167,13 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
 	/* Unprivileged, the work's files are the caller's: nothing to decide. */
 	if (!our_identity().privileged || (st.st_uid != 0 && st.st_gid != 0))
 		return 0;
-	snprintf(why, whylen, "the workspace is owned by %s (uid %u, gid %u): as root the work's "
+	snprintf(why, whylen,
+		 "the workspace is owned by %s (uid %u, gid %u): as root the work's "
 		 "files take the workspace owner's ids on the host, and a root-owned one would "
 		 "let the work plant root's files; give the directory to an unprivileged user "
-		 "and group (chown) first", st.st_uid == 0 ? "root" : "root's group",
-		 (unsigned)st.st_uid, (unsigned)st.st_gid);
+		 "and group (chown) first",
+		 st.st_uid == 0 ? "root" : "root's group", (unsigned)st.st_uid,
+		 (unsigned)st.st_gid);
 	return -EPERM;
 }
 
@@ -178,13 +181,16 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
  * nodev): idmapped so that the work owns the owner's files, or plain for
  * our own private root, whose tmpfs belongs to the work's host ids already
  * (tmpfs has idmapped mounts only from Linux 6.3). Returns it or -errno. */
-static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap,
-		      char *why, size_t whylen)
+static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap, char *why,
+		      size_t whylen)
 {
-	int userns = idmap ? make_idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid) : -1;
+	int userns = idmap ? make_idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid)
+			   : -1;
 	if (idmap && userns < 0) {
-		snprintf(why, whylen, "cannot create a user namespace (the workspace's id "
-			 "mapping): %s", g_strerror(-userns));
+		snprintf(why, whylen,
+			 "cannot create a user namespace (the workspace's id "
+			 "mapping): %s",
+			 g_strerror(-userns));
 		return userns;
 	}
 	int mnt = (int)syscall(SYS_open_tree, root_fd, "",
@@ -196,9 +202,10 @@ static int host_mount(int root_fd, const struct stat *st, const identity *id, bo
 	int r = 0;
 	if (mnt < 0 || syscall(SYS_mount_setattr, mnt, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0) {
 		r = -errno;
-		snprintf(why, whylen, "cannot make %s mount of the workspace (as root the work runs "
-			 "as an unprivileged id and needs one): %s", idmap ? "an idmapped" : "a",
-			 g_strerror(-r));
+		snprintf(why, whylen,
+			 "cannot make %s mount of the workspace (as root the work runs "
+			 "as an unprivileged id and needs one): %s",
+			 idmap ? "an idmapped" : "a", g_strerror(-r));
 		confine_close_fd(&mnt);
 	}
 	if (userns >= 0)
@@ -209,8 +216,8 @@ static int host_mount(int root_fd, const struct stat *st, const identity *id, bo
 /* Mounts the workspace in the zygote: as root an idmapped mount we make
  * (the work, the sandbox's own host uid, then owns the owner's files); else the
  * zygote finds the directory by path and checks it is the one we hold. */
-static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd, const struct stat *st,
-			    bool idmap, char *why, size_t whylen)
+static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
+			    const struct stat *st, bool idmap, char *why, size_t whylen)
 {
 	int mnt = -1, nfds = 0, r = 0;
 	size_t len = strlen(s->ws_path) + 1;
@@ -265,7 +272,8 @@ static int attach_private_tmpfs(confine_sandbox *s, uint64_t size, int *ret_fd, 
 		r = -errno;
 	confine_close_fd(&mnt);
 	if (r < 0) {
-		snprintf(why, whylen, "kernel confinement failed making the private root's tmpfs: %s",
+		snprintf(why, whylen,
+			 "kernel confinement failed making the private root's tmpfs: %s",
 			 g_strerror(-r));
 		return r;
 	}
@@ -315,10 +323,11 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 	/* /run is masked in the sandbox (mask_dirs): nothing below it can be
 	 * mounted there. */
 	if (strcmp(s->ws_path, "/") == 0 || strcmp(s->ws_path, "/tmp") == 0 ||
-	    strcmp(s->ws_path, "/dev") == 0 ||
-	    path_under(s->ws_path, "/proc") || path_under(s->ws_path, "/sys") ||
-	    path_under(s->ws_path, "/run") || strstr(s->ws_path, " (deleted)")) {
-		snprintf(why, whylen, "the workspace cannot be /, /tmp, /dev, under /proc, "
+	    strcmp(s->ws_path, "/dev") == 0 || path_under(s->ws_path, "/proc") ||
+	    path_under(s->ws_path, "/sys") || path_under(s->ws_path, "/run") ||
+	    strstr(s->ws_path, " (deleted)")) {
+		snprintf(why, whylen,
+			 "the workspace cannot be /, /tmp, /dev, under /proc, "
 			 "/sys or /run, or deleted");
 		return -EINVAL;
 	}
@@ -376,10 +385,7 @@ bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *r
 	return true;
 }
 
-const char *confine_sandbox_limits(const confine_sandbox *s)
-{
-	return s->limits_desc;
-}
+const char *confine_sandbox_limits(const confine_sandbox *s) { return s->limits_desc; }
 
 int confine_sandbox_socket(confine_sandbox *s)
 {
@@ -521,8 +527,10 @@ static int spawn_in(confine_sandbox *s, zygote *z, const limits_plan *lp,
 		if (r == -ECHILD)
 			snprintf(why, whylen, "the sandbox's init is gone");
 		else if (step == NSINIT_STEP_WORKSPACE)
-			snprintf(why, whylen, "kernel confinement failed mounting the workspace: %s",
-				 r == -ESTALE ? "the directory changed under its path" : g_strerror(-r));
+			snprintf(why, whylen,
+				 "kernel confinement failed mounting the workspace: %s",
+				 r == -ESTALE ? "the directory changed under its path"
+					      : g_strerror(-r));
 		else
 			snprintf(why, whylen, "the sandbox could not start the run (%s): %s",
 				 zygote_run_step_name(step), g_strerror(-r));
@@ -586,7 +594,8 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 		if (rec.kind == NSINIT_REC_EXITED) {
 			exited = true;
 			status = rec.value;
-		} else if ((rec.kind == NSINIT_REC_EXEC_FAILED || rec.kind == NSINIT_REC_SETUP_FAILED) &&
+		} else if ((rec.kind == NSINIT_REC_EXEC_FAILED ||
+			    rec.kind == NSINIT_REC_SETUP_FAILED) &&
 			   !killed) {
 			*ret_exec_failed = rec.kind == NSINIT_REC_EXEC_FAILED &&
 					   rec.step == NSINIT_STEP_EXEC;
@@ -600,7 +609,8 @@ int confine_child_finish(confine_child *c, bool killed, cordon_plugin_run_status
 		}
 	}
 	if (c->last && !exited)
-		confine_wait_hangup(c->pidfd, POLLIN); /* no sweep reported: wait for the kernel's */
+		confine_wait_hangup(c->pidfd,
+				    POLLIN); /* no sweep reported: wait for the kernel's */
 	if (c->have_cg && limits_cgroup_oom_killed(&c->cg))
 		st->flags |= CORDON_PLUGIN_RUNSTATUS_OOM;
 	if (exited) {
@@ -686,8 +696,9 @@ int confine_trial(const cordon_plugin_limits *limits, confine_precheck_fn preche
 	 * the overlap's checks, with its reason). */
 	limits_plan early;
 	char ignored[256];
-	uint64_t scratch = limits_plan_make(limits, &early, ignored, sizeof(ignored)) == 0 ?
-				   limits_plan_scratch_cap(&early) : 0;
+	uint64_t scratch = limits_plan_make(limits, &early, ignored, sizeof(ignored)) == 0
+				   ? limits_plan_scratch_cap(&early)
+				   : 0;
 	int r = zygote_start(id.privileged, id.in_uid, id.in_gid, id.out_uid, id.out_gid, scratch,
 			     &overlap, &z, why, whylen);
 	/* A start that failed early: the checks name the cause better. */

@@ -58,7 +58,8 @@ void confine_sandbox_free(confine_sandbox *s) CORDON_INTERNAL;
 /* As root on a workspace of an unprivileged owner: true and the owner's
  * ids, which the work's files take on the host and the host's own writes
  * into the workspace must take too. False where no switch is needed. */
-bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *ret_gid) CORDON_INTERNAL;
+bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid,
+			      gid_t *ret_gid) CORDON_INTERNAL;
 /* How the limits are enforced, one line (borrowed from s). */
 const char *confine_sandbox_limits(const confine_sandbox *s) CORDON_INTERNAL;
 /* A new TCP socket (AF_INET, close-on-exec, unconnected) of the sandbox's
@@ -68,13 +69,13 @@ const char *confine_sandbox_limits(const confine_sandbox *s) CORDON_INTERNAL;
 int confine_sandbox_socket(confine_sandbox *s) CORDON_INTERNAL;
 
 typedef struct confine_request {
-	const char *const *argv;  /* argv[0]: a path, or a name searched in envp's PATH inside */
+	const char *const *argv; /* argv[0]: a path, or a name searched in envp's PATH inside */
 	const char *const *envp;
-	const char *workdir;      /* relative to the workspace, or NULL */
+	const char *workdir;                /* relative to the workspace, or NULL */
 	int stdin_fd, stdout_fd, stderr_fd; /* the work's; borrowed */
-	bool last;                /* the sandbox's last run: its init runs it (no run
+	bool last;                          /* the sandbox's last run: its init runs it (no run
 				   * may follow; the sandbox ends with the work) */
-	bool ctty;                /* stdin is a terminal: the work's controlling one */
+	bool ctty;                          /* stdin is a terminal: the work's controlling one */
 } confine_request;
 
 /* A running run: its init (pid 1 of the run's pid namespace; for a last
@@ -82,10 +83,10 @@ typedef struct confine_request {
  * child: watch and kill it through the pidfd, never by pid. */
 typedef struct confine_child {
 	int pidfd;
-	int status_fd;   /* read end of the run's status pipe */
+	int status_fd; /* read end of the run's status pipe */
 	limits_cgroup cg;
 	bool have_cg;
-	bool last;       /* the init is the zygote, which ends with the work */
+	bool last;              /* the init is the zygote, which ends with the work */
 	confine_sandbox *owner; /* whose idle control groups take cg back; NULL: none */
 	struct zygote *z;       /* whose live runs count this one */
 } confine_child;

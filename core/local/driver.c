@@ -82,15 +82,15 @@
 
 typedef struct local_tier {
 	bool kernel;
-	uint64_t disk; /* the private root's cap, bytes */
+	uint64_t disk;               /* the private root's cap, bytes */
 	cordon_plugin_limits limits; /* the tier's policy limits (the kernel probe checks them) */
 } local_tier;
 
 typedef struct local_sandbox {
 	int root_fd;
-	int null_fd;       /* /dev/null, the stdin of runs without input */
-	private_root priv; /* without a workspace: the private root, removed at close */
-	spawn_plan base;   /* rlimits and default steps, copied per run */
+	int null_fd;             /* /dev/null, the stdin of runs without input */
+	private_root priv;       /* without a workspace: the private root, removed at close */
+	spawn_plan base;         /* rlimits and default steps, copied per run */
 	confine_sandbox *kernel; /* confine: kernel (kernel.c), else NULL */
 } local_sandbox;
 
@@ -169,9 +169,13 @@ static void local_unconfigure(void *tier)
  * that allow user namespaces, the LSMs (Landlock), the seccomp actions, and this process's
  * own id mapping and control groups (cordon run inside a container differs from outside). */
 static const char *const kernel_probe_files[] = {
-	"/proc/sys/kernel/unprivileged_userns_clone", "/proc/sys/user/max_user_namespaces",
-	"/proc/sys/kernel/apparmor_restrict_unprivileged_userns", "/sys/kernel/security/lsm",
-	"/proc/sys/kernel/seccomp/actions_avail", "/proc/self/uid_map", "/proc/self/cgroup",
+	"/proc/sys/kernel/unprivileged_userns_clone",
+	"/proc/sys/user/max_user_namespaces",
+	"/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+	"/sys/kernel/security/lsm",
+	"/proc/sys/kernel/seccomp/actions_avail",
+	"/proc/self/uid_map",
+	"/proc/self/cgroup",
 };
 
 static int local_probe(void *tier, cordon_plugin_probe *ret)
@@ -182,9 +186,11 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 	/* Every limit under kernel confinement; the jail has no cgroups (jail_unenforceable). */
 	ret->limits = (1u << CORDON_PLUGIN_LIMIT_COUNT) - 1;
 	if (t && !t->kernel)
-		ret->limits &= ~(1u << CORDON_PLUGIN_LIMIT_PIDS | 1u << CORDON_PLUGIN_LIMIT_CPU_MILLI);
+		ret->limits &= ~(1u << CORDON_PLUGIN_LIMIT_PIDS |
+				 1u << CORDON_PLUGIN_LIMIT_CPU_MILLI);
 	if (t && t->kernel) {
-		for (size_t i = 0; i < sizeof(kernel_probe_files) / sizeof(kernel_probe_files[0]); i++)
+		for (size_t i = 0; i < sizeof(kernel_probe_files) / sizeof(kernel_probe_files[0]);
+		     i++)
 			H->probe_depends(kernel_probe_files[i]);
 		kernel_probe(&t->limits, ret);
 		return 0;
@@ -199,7 +205,8 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 		ret->available = 0;
 		snprintf(ret->reason, sizeof(ret->reason),
 			 "the process jail cannot enforce the tier's %s limit (it needs cgroups: "
-			 "use confine: kernel)", cannot);
+			 "use confine: kernel)",
+			 cannot);
 		return 0;
 	}
 	ret->available = 1;
@@ -236,8 +243,8 @@ static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error
 	sb->root_fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sb->root_fd < 0)
 		return H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL,
-				    ERRC(sandbox_open_failed),
-				    "cannot open the workspace %s: %s", ws, strerror(errno));
+				    ERRC(sandbox_open_failed), "cannot open the workspace %s: %s",
+				    ws, strerror(errno));
 	/* The core checked the path; this is what it leads to now (a directory above it may
 	 * have been swapped for a link since): the forbidden list again, on our descriptor. */
 	cordon_error *why = NULL;
@@ -261,8 +268,7 @@ static int open_private_root(local_sandbox *sb, uint64_t disk, cordon_plugin_err
 static void plan_rlimit(spawn_plan *p, int resource, uint64_t value)
 {
 	struct rlimit cur;
-	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
-	    value > cur.rlim_max)
+	if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY && value > cur.rlim_max)
 		value = cur.rlim_max;
 	spawn_plan_add_rlimit(p, resource, (rlim_t)value);
 }
@@ -336,7 +342,8 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 				    ERRC(limit_unenforceable),
 				    "the process jail cannot enforce a %s limit; it needs a tier "
-				    "with kernel confinement", cannot);
+				    "with kernel confinement",
+				    cannot);
 	local_sandbox *sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return -ENOMEM;
@@ -364,7 +371,8 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	plan_limits(&sb->base, &spec->limits);
 	if (!t->kernel) { /* the kernel tier's runs are its init's children */
 		sb->base.supervise = true;
-		spawn_plan_insert(&sb->base, NULL, &(spawn_step){ "noptrace", step_no_ptrace, NULL });
+		spawn_plan_insert(&sb->base, NULL,
+				  &(spawn_step){ "noptrace", step_no_ptrace, NULL });
 	}
 	*ret_sandbox = sb;
 	return 0;
@@ -424,8 +432,7 @@ static int run_pipes(run_fds *f, bool want_stdin)
 
 static int path_error(cordon_plugin_error *err, int r, const char *op, const char *path);
 
-static int run_workdir(local_sandbox *sb, const char *workdir, run_fds *f,
-		       cordon_plugin_error *err)
+static int run_workdir(local_sandbox *sb, const char *workdir, run_fds *f, cordon_plugin_error *err)
 {
 	if (!workdir || !*workdir)
 		return 0;
@@ -516,10 +523,8 @@ static run_end run_loop(run_io *io, const spawn_child *c, int cancel_fd, int64_t
 {
 	for (;;) {
 		struct pollfd pfd[5] = {
-			{ .fd = c->pidfd, .events = POLLIN },
-			{ .fd = io->out, .events = POLLIN },
-			{ .fd = io->err, .events = POLLIN },
-			{ .fd = io->in, .events = POLLOUT },
+			{ .fd = c->pidfd, .events = POLLIN },  { .fd = io->out, .events = POLLIN },
+			{ .fd = io->err, .events = POLLIN },   { .fd = io->in, .events = POLLOUT },
 			{ .fd = cancel_fd, .events = POLLIN },
 		};
 		int64_t left = deadline - now_ms();
@@ -587,8 +592,7 @@ static int wait_leader(pid_t pid, int flags, siginfo_t *si)
 /* Ends the run: nothing started by the work survives it. Returns -ECHILD when
  * the host reaped the leader first (SIGCHLD ignored, or a waitpid(-1) reaper):
  * its status is lost and is not made up. */
-static int run_finish(run_io *io, const spawn_child *c, run_end end,
-		      cordon_plugin_run_status *st)
+static int run_finish(run_io *io, const spawn_child *c, run_end end, cordon_plugin_run_status *st)
 {
 	siginfo_t si = { 0 };
 	if (end != RUN_EXITED)
@@ -654,7 +658,8 @@ static int serve_start(local_sandbox *sb, const cordon_plugin_run_spec *spec, se
 	}
 	sc->kernel = sb->kernel;
 	char why[256];
-	int r = net_forward_start(spec->port, inside_socket, forward_ready, sc, ret, why, sizeof(why));
+	int r = net_forward_start(spec->port, inside_socket, forward_ready, sc, ret, why,
+				  sizeof(why));
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
 				    "kernel tier: serving port %u: %s", (unsigned)spec->port, why);
@@ -742,8 +747,12 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		return sb->kernel ? r : spawn_error(err, r, &fail, spec->argv[0]);
 	}
 
-	*io = (run_io){ .out = f.out[0], .err = f.err[0], .in = want_stdin ? f.in[1] : -1,
-			.in_data = spec->stdin_data, .in_left = spec->stdin_len, .sink = sink };
+	*io = (run_io){ .out = f.out[0],
+			.err = f.err[0],
+			.in = want_stdin ? f.in[1] : -1,
+			.in_data = spec->stdin_data,
+			.in_left = spec->stdin_len,
+			.sink = sink };
 	f.out[0] = f.err[0] = f.in[1] = -1;
 	run_end end = run_loop(io, &child, spec->cancel_fd, deadline);
 	net_forward_stop(fw); /* its listener and connections end with the server */
@@ -775,7 +784,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	if (fr < 0)
 		return H->error_set(err, -fr, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(status_lost),
 				    "the exit status of '%.256s' was lost: the host reaps child "
-				    "processes itself (SIGCHLD ignored?)", spec->argv[0]);
+				    "processes itself (SIGCHLD ignored?)",
+				    spec->argv[0]);
 	return kr;
 }
 
@@ -877,7 +887,8 @@ static int local_gc(void *tier, cordon_plugin_error *err)
 
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
-	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY | CORDON_PLUGIN_DRIVER_LIMITS,
+	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY |
+		 CORDON_PLUGIN_DRIVER_LIMITS,
 	.name = "local",
 	.config_keys = local_keys,
 	.configure = local_configure,

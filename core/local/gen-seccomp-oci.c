@@ -120,7 +120,8 @@ static bool print_rule(GString *j, const rule *r, bool gvisor, unsigned *n_print
 	if (gvisor && r->action == SCMP_ACT_ERRNO(ENOSYS))
 		return true;
 	(*n_printed)++;
-	g_string_append_printf(j, "%s\n    {\"names\": [\"%s\"], \"action\": \"SCMP_ACT_ERRNO\", "
+	g_string_append_printf(j,
+			       "%s\n    {\"names\": [\"%s\"], \"action\": \"SCMP_ACT_ERRNO\", "
 			       "\"errnoRet\": %u",
 			       j->str[j->len - 1] == '[' ? "" : ",", name, r->action & 0xffffu);
 	if (r->n)
@@ -129,8 +130,10 @@ static bool print_rule(GString *j, const rule *r, bool gvisor, unsigned *n_print
 		const char *op = op_name(r->args[i].op);
 		if (!op)
 			return false;
-		g_string_append_printf(j, "%s{\"index\": %u, \"value\": %llu, \"valueTwo\": %llu, "
-				       "\"op\": \"%s\"}", i ? ", " : "", r->args[i].arg,
+		g_string_append_printf(j,
+				       "%s{\"index\": %u, \"value\": %llu, \"valueTwo\": %llu, "
+				       "\"op\": \"%s\"}",
+				       i ? ", " : "", r->args[i].arg,
 				       (unsigned long long)r->args[i].datum_a,
 				       (unsigned long long)r->args[i].datum_b, op);
 	}
@@ -149,8 +152,10 @@ static char *profile_json(bool gvisor, unsigned *n_printed, const char **what)
 		return NULL;
 	}
 	GString *j = g_string_new(NULL);
-	g_string_append_printf(j, "{\n  \"defaultAction\": \"SCMP_ACT_ALLOW\",\n"
-				  "  \"architectures\": [\"%s\"],\n  \"syscalls\": [", arch);
+	g_string_append_printf(j,
+			       "{\n  \"defaultAction\": \"SCMP_ACT_ALLOW\",\n"
+			       "  \"architectures\": [\"%s\"],\n  \"syscalls\": [",
+			       arch);
 	for (guint i = 0; i < rules->len; i++) {
 		if (!print_rule(j, &g_array_index(rules, rule, i), gvisor, n_printed)) {
 			*what = "a rule JSON cannot express";
@@ -201,7 +206,8 @@ int main(void)
 	       "const char oci_seccomp_profile[] =\n");
 	print_c_string(json);
 	printf(";\nconst size_t oci_seccomp_profile_rules = %u;\n\n"
-	       "const char oci_seccomp_profile_gvisor[] =\n", n_rules);
+	       "const char oci_seccomp_profile_gvisor[] =\n",
+	       n_rules);
 	print_c_string(json_gvisor);
 	printf(";\n");
 	return fflush(stdout) == 0 ? 0 : 1;

@@ -41,7 +41,8 @@ static int open_lock_dir(char *why, size_t whylen)
 			return -e;
 		}
 		if (st.st_uid != 0 || (st.st_mode & 022)) {
-			snprintf(why, whylen, "%s is not root's own directory (owner %u, mode %04o): "
+			snprintf(why, whylen,
+				 "%s is not root's own directory (owner %u, mode %04o): "
 				 "the sandbox ids' locks cannot be trusted there",
 				 dirs[i], (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
 			close(fd);
@@ -69,7 +70,8 @@ int hostids_claim(hostids *ret, char *why, size_t whylen)
 		int fd = openat(dir, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			r = -errno;
-			snprintf(why, whylen, "cannot open %s/%s: %s", HOSTIDS_DIR, name, g_strerror(errno));
+			snprintf(why, whylen, "cannot open %s/%s: %s", HOSTIDS_DIR, name,
+				 g_strerror(errno));
 			break;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {

@@ -29,10 +29,7 @@ static int read_sysctl(const char *path, long *ret)
 	return 0;
 }
 
-static bool am_root(void)
-{
-	return geteuid() == 0;
-}
+static bool am_root(void) { return geteuid() == 0; }
 
 /* What the host lacks, in words, before any launch is tried. */
 static bool missing_mechanism(char *why, size_t len)
@@ -52,18 +49,22 @@ static bool missing_mechanism(char *why, size_t len)
 	}
 	if (!am_root() && read_sysctl("/proc/sys/kernel/unprivileged_userns_clone", &v) == 0 &&
 	    v == 0) {
-		snprintf(why, len, "unprivileged user namespaces are disabled "
+		snprintf(why, len,
+			 "unprivileged user namespaces are disabled "
 			 "(kernel.unprivileged_userns_clone = 0)");
 		return true;
 	}
 	if (!am_root() &&
-	    read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 && v == 1) {
-		snprintf(why, len, "AppArmor restricts unprivileged user namespaces "
+	    read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", &v) == 0 &&
+	    v == 1) {
+		snprintf(why, len,
+			 "AppArmor restricts unprivileged user namespaces "
 			 "(kernel.apparmor_restrict_unprivileged_userns = 1)");
 		return true;
 	}
 	if (read_sysctl("/proc/sys/vm/memfd_noexec", &v) == 0 && v >= 2) {
-		snprintf(why, len, "executing memfds is forbidden (vm.memfd_noexec = 2): the "
+		snprintf(why, len,
+			 "executing memfds is forbidden (vm.memfd_noexec = 2): the "
 			 "sandbox's init runs from one");
 		return true;
 	}
@@ -85,7 +86,8 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 	limits_plan lp;
 	if (confine_trial(limits, missing_mechanism, why, sizeof(why)) < 0 ||
 	    limits_plan_make(limits, &lp, why, sizeof(why)) < 0) {
-		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s", why);
+		snprintf(ret->reason, sizeof(ret->reason), "kernel confinement unavailable: %s",
+			 why);
 		return;
 	}
 	char lim[256];
@@ -103,7 +105,9 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 		 "no capabilities, no_new_privs, %s; limits: %s",
 		 denied, seccomp_filter_insns(), abi > 0 ? "ABI " : "absent, ABI ", abi,
 		 landlock_describe(abi),
-		 am_root() ? "work runs as a host uid of its own per sandbox" : "work runs as the caller's uid", lim);
+		 am_root() ? "work runs as a host uid of its own per sandbox"
+			   : "work runs as the caller's uid",
+		 lim);
 }
 
 int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t whylen)
@@ -115,10 +119,10 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 		confine_sandbox **ret, cordon_plugin_error *err)
 {
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-				    ERRC(egress_unsupported),
-				    "kernel tier: the sandbox has no network (egress governance is not "
-				    "available yet); only egress deny can be honoured");
+		return H->error_set(
+			err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(egress_unsupported),
+			"kernel tier: the sandbox has no network (egress governance is not "
+			"available yet); only egress deny can be honoured");
 	char why[512];
 	/* A private root is ours; a workspace is the host's, owned by someone. */
 	if (spec->workspace && confine_workspace_owner_check(*root_fd, why, sizeof(why)) < 0)
@@ -157,29 +161,22 @@ int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const i
 	int r = confine_spawn(k, &req, ret, why, sizeof(why));
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
-				    "cannot start '%.256s' in the kernel tier: %s", spec->argv[0], why);
+				    "cannot start '%.256s' in the kernel tier: %s", spec->argv[0],
+				    why);
 	return 0;
 }
 
-void kernel_release_warm(void)
-{
-	confine_release_warm();
-}
+void kernel_release_warm(void) { confine_release_warm(); }
 
-int kernel_gc(void)
-{
-	return limits_gc();
-}
+int kernel_gc(void) { return limits_gc(); }
 
-void kernel_stop(confine_child *c, bool kill)
-{
-	confine_child_stop(c, kill);
-}
+void kernel_stop(confine_child *c, bool kill) { confine_child_stop(c, kill); }
 
 int kernel_finish(confine_child *c, cordon_plugin_run_status *st, const char *argv0,
 		  cordon_plugin_error *err)
 {
-	const uint32_t stopped = CORDON_PLUGIN_RUNSTATUS_TIMED_OUT | CORDON_PLUGIN_RUNSTATUS_CANCELLED;
+	const uint32_t stopped = CORDON_PLUGIN_RUNSTATUS_TIMED_OUT |
+				 CORDON_PLUGIN_RUNSTATUS_CANCELLED;
 	bool killed = st->flags & stopped;
 	cordon_plugin_run_status work = { .size = sizeof(work) };
 	bool exec_failed = false;

@@ -26,7 +26,8 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret) 
 
 /* Refuses, when the policy is loaded, tier limits no kernel-tier run could
  * start with (nofile below the launcher's floor). 0, or -EPERM and why. */
-int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t whylen) CORDON_INTERNAL;
+int kernel_check_limits(const cordon_plugin_limits *limits, char *why,
+			size_t whylen) CORDON_INTERNAL;
 
 /* Prepares the kernel tier for a sandbox rooted at root_fd, under spec's
  * limits. Egress other than deny is refused: the sandbox has no network

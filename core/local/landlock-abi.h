@@ -29,11 +29,11 @@
 #define LL_FS_WRITE_FILE (1ull << 1)
 #define LL_FS_READ_FILE (1ull << 2)
 #define LL_FS_READ_DIR (1ull << 3)
-#define LL_FS_ABI1 ((1ull << 13) - 1) /* EXECUTE .. MAKE_SYM */
-#define LL_FS_REFER (1ull << 13)      /* ABI 2 */
-#define LL_FS_TRUNCATE (1ull << 14)   /* ABI 3 */
-#define LL_FS_IOCTL_DEV (1ull << 15)  /* ABI 5 */
-#define LL_FS_RESOLVE_UNIX (1ull << 16) /* ABI 9: connect(2)/sendmsg(2) to a pathname socket */
+#define LL_FS_ABI1 ((1ull << 13) - 1)      /* EXECUTE .. MAKE_SYM */
+#define LL_FS_REFER (1ull << 13)           /* ABI 2 */
+#define LL_FS_TRUNCATE (1ull << 14)        /* ABI 3 */
+#define LL_FS_IOCTL_DEV (1ull << 15)       /* ABI 5 */
+#define LL_FS_RESOLVE_UNIX (1ull << 16)    /* ABI 9: connect(2)/sendmsg(2) to a pathname socket */
 #define LL_SCOPE_ABSTRACT_UNIX (1ull << 0) /* ABI 6 */
 #define LL_SCOPE_SIGNAL (1ull << 1)
 
@@ -63,8 +63,14 @@ struct ll_masks {
 };
 
 /* Device nodes the work may write (the rest of /dev is read-only anyway). */
-#define LL_DEV_FILES { "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty" }
-#define LL_WRITE_DIRS { "/tmp", "/dev/shm" }
+#define LL_DEV_FILES \
+	{ \
+		"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty" \
+	}
+#define LL_WRITE_DIRS \
+	{ \
+		"/tmp", "/dev/shm" \
+	}
 
 static inline void ll_masks_for(int abi, struct ll_masks *m)
 {

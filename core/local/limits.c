@@ -23,10 +23,7 @@ static const char *const cg_names[LIMITS_CG_COUNT] = { "memory", "pids", "cpu" }
 
 /* ---- host detection --------------------------------------------------------------- */
 
-static bool is_octal(char c)
-{
-	return c >= '0' && c <= '7';
-}
+static bool is_octal(char c) { return c >= '0' && c <= '7'; }
 
 /* Undoes mountinfo's octal escapes (\040 for a space) in place. */
 static void unescape(char *s)
@@ -123,7 +120,8 @@ static void detect_mount(limits_host *h, char **f, int nf)
 		if (h->v1_has[c] || !csv_has(superopts, cg_names[c]))
 			continue;
 		g_autofree char *path = own_cgroup(cg_names[c]);
-		if (path && cg_dir(f[3], f[4], path, h->v1_dir[c]) && access(h->v1_dir[c], W_OK) == 0)
+		if (path && cg_dir(f[3], f[4], path, h->v1_dir[c]) &&
+		    access(h->v1_dir[c], W_OK) == 0)
 			h->v1_has[c] = true;
 	}
 }
@@ -149,10 +147,7 @@ const limits_host *limits_host_get(void)
 	return cgroups_disabled ? &none : &host;
 }
 
-void limits_host_disable_cgroups(bool disable)
-{
-	cgroups_disabled = disable;
-}
+void limits_host_disable_cgroups(bool disable) { cgroups_disabled = disable; }
 
 /* ---- the plan ----------------------------------------------------------------------- */
 
@@ -210,8 +205,9 @@ static void set_default(limits_plan *p, int which, uint64_t value)
 
 uint64_t limits_plan_scratch_cap(const limits_plan *p)
 {
-	return p->via[CORDON_PLUGIN_LIMIT_MEMORY] == LIMIT_VIA_RLIMIT ?
-		       p->value[CORDON_PLUGIN_LIMIT_MEMORY] : 0;
+	return p->via[CORDON_PLUGIN_LIMIT_MEMORY] == LIMIT_VIA_RLIMIT
+		       ? p->value[CORDON_PLUGIN_LIMIT_MEMORY]
+		       : 0;
 }
 
 bool limits_plan_equal(const limits_plan *a, const limits_plan *b)
@@ -233,10 +229,11 @@ int limits_nofile_check(const cordon_plugin_limits *l, char *why, size_t whylen)
 	if (!l || !(l->set & (1u << CORDON_PLUGIN_LIMIT_NOFILE)) ||
 	    l->value[CORDON_PLUGIN_LIMIT_NOFILE] >= NSINIT_NOFILE_FLOOR)
 		return 0;
-	snprintf(why, whylen, "nofile %" PRIu64 " is below %d, the least the kernel tier's "
+	snprintf(why, whylen,
+		 "nofile %" PRIu64 " is below %d, the least the kernel tier's "
 		 "launcher needs (it moves a run's descriptors to %d and up under the work's limit "
-		 "before it starts the work)", l->value[CORDON_PLUGIN_LIMIT_NOFILE],
-		 NSINIT_NOFILE_FLOOR, NSINIT_FD_MOVE_BASE);
+		 "before it starts the work)",
+		 l->value[CORDON_PLUGIN_LIMIT_NOFILE], NSINIT_NOFILE_FLOOR, NSINIT_FD_MOVE_BASE);
 	return -EPERM;
 }
 
@@ -272,7 +269,8 @@ int limits_plan_make(const cordon_plugin_limits *want, limits_plan *ret, char *w
 		p.via[CORDON_PLUGIN_LIMIT_CPU_MILLI] = cg_via(h, LIMITS_CG_CPU, &p);
 		if (!p.via[CORDON_PLUGIN_LIMIT_CPU_MILLI]) {
 			p.via[CORDON_PLUGIN_LIMIT_CPU_MILLI] = LIMIT_VIA_IMPOSSIBLE;
-			snprintf(why, whylen, "a cpu limit needs a cgroup cpu controller: no delegated "
+			snprintf(why, whylen,
+				 "a cpu limit needs a cgroup cpu controller: no delegated "
 				 "cgroup v2 and no writable cgroup v1 cpu hierarchy on this host");
 			return -EPERM;
 		}
@@ -297,14 +295,16 @@ void limits_plan_describe(const limits_plan *p, char *buf, size_t len)
 			continue;
 		int n;
 		/* RLIMIT_AS does not see tmpfs pages: the private tmpfs is sized within it. */
-		const char *also = i == CORDON_PLUGIN_LIMIT_MEMORY && limits_plan_scratch_cap(p) ?
-					   " (address space; /tmp and /dev/shm sized within it)" : "";
+		const char *also = i == CORDON_PLUGIN_LIMIT_MEMORY && limits_plan_scratch_cap(p)
+					   ? " (address space; /tmp and /dev/shm sized within it)"
+					   : "";
 		if (p->set & (1u << i))
-			n = snprintf(buf + off, len - off, "%s%s %" PRIu64 ": %s%s", off ? "; " : "",
-				     limit_names[i], p->value[i], limits_via_name(p->via[i]), also);
+			n = snprintf(buf + off, len - off, "%s%s %" PRIu64 ": %s%s",
+				     off ? "; " : "", limit_names[i], p->value[i],
+				     limits_via_name(p->via[i]), also);
 		else
-			n = snprintf(buf + off, len - off, "%s%s: %s", off ? "; " : "", limit_names[i],
-				     limits_via_name(p->via[i]));
+			n = snprintf(buf + off, len - off, "%s%s: %s", off ? "; " : "",
+				     limit_names[i], limits_via_name(p->via[i]));
 		if (n < 0)
 			break;
 		off += (size_t)n;
@@ -388,7 +388,8 @@ static int setup_v2(const limits_plan *p, const limits_host *h, limits_cgroup *c
 		r = write_value(cg->dirs[i], "pids.max", v, false);
 	}
 	if (r >= 0 && p->via[CORDON_PLUGIN_LIMIT_CPU_MILLI] == LIMIT_VIA_CGROUP2) {
-		snprintf(v, sizeof(v), "%" PRIu64 " 100000", p->value[CORDON_PLUGIN_LIMIT_CPU_MILLI] * 100);
+		snprintf(v, sizeof(v), "%" PRIu64 " 100000",
+			 p->value[CORDON_PLUGIN_LIMIT_CPU_MILLI] * 100);
 		r = write_value(cg->dirs[i], "cpu.max", v, false);
 	}
 	if (r >= 0)
@@ -399,8 +400,8 @@ static int setup_v2(const limits_plan *p, const limits_host *h, limits_cgroup *c
 	return r;
 }
 
-static int setup_v1(const limits_plan *p, const limits_host *h, int c, limits_cgroup *cg,
-		    char *why, size_t whylen)
+static int setup_v1(const limits_plan *p, const limits_host *h, int c, limits_cgroup *cg, char *why,
+		    size_t whylen)
 {
 	int i = make_group(cg, h->v1_dir[c], why, whylen);
 	if (i < 0)
@@ -415,7 +416,8 @@ static int setup_v1(const limits_plan *p, const limits_host *h, int c, limits_cg
 		if (r >= 0)
 			r = write_value(cg->dirs[i], "memory.memsw.limit_in_bytes", v, true);
 		if (r >= 0) {
-			g_autofree char *e = g_build_filename(cg->dirs[i], "memory.oom_control", NULL);
+			g_autofree char *e = g_build_filename(cg->dirs[i], "memory.oom_control",
+							      NULL);
 			cg->events_fd = open(e, O_RDONLY | O_CLOEXEC);
 		}
 		break;
@@ -526,15 +528,9 @@ static uint64_t oom_kills(const limits_cgroup *cg)
 	return k ? strtoull(k + 9, NULL, 10) : 0;
 }
 
-void limits_cgroup_begin(limits_cgroup *cg)
-{
-	cg->oom_base = oom_kills(cg);
-}
+void limits_cgroup_begin(limits_cgroup *cg) { cg->oom_base = oom_kills(cg); }
 
-bool limits_cgroup_oom_killed(const limits_cgroup *cg)
-{
-	return oom_kills(cg) > cg->oom_base;
-}
+bool limits_cgroup_oom_killed(const limits_cgroup *cg) { return oom_kills(cg) > cg->oom_base; }
 
 void limits_cgroup_destroy(limits_cgroup *cg)
 {

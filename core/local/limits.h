@@ -32,23 +32,23 @@
 #define LIMITS_DEFAULT_NOFILE 1024
 
 typedef enum limit_via {
-	LIMIT_VIA_UNSET = 0,   /* not asked for, no default */
-	LIMIT_VIA_HOST_TIMER,  /* wall */
-	LIMIT_VIA_CORE,        /* output */
+	LIMIT_VIA_UNSET = 0,  /* not asked for, no default */
+	LIMIT_VIA_HOST_TIMER, /* wall */
+	LIMIT_VIA_CORE,       /* output */
 	LIMIT_VIA_CGROUP2,
 	LIMIT_VIA_CGROUP1,
 	LIMIT_VIA_RLIMIT,
-	LIMIT_VIA_IMPOSSIBLE,  /* asked for, cannot be enforced here */
+	LIMIT_VIA_IMPOSSIBLE, /* asked for, cannot be enforced here */
 } limit_via;
 
 enum { LIMITS_CG_MEMORY = 0, LIMITS_CG_PIDS = 1, LIMITS_CG_CPU = 2, LIMITS_CG_COUNT = 3 };
 
 /* What the host offers, detected once per process. */
 typedef struct limits_host {
-	bool v2;                            /* a writable, delegating cgroup v2 directory */
+	bool v2; /* a writable, delegating cgroup v2 directory */
 	char v2_dir[PATH_MAX];
 	bool v2_has[LIMITS_CG_COUNT];
-	bool v1_has[LIMITS_CG_COUNT];       /* writable v1 hierarchy for the controller */
+	bool v1_has[LIMITS_CG_COUNT]; /* writable v1 hierarchy for the controller */
 	char v1_dir[LIMITS_CG_COUNT][PATH_MAX];
 } limits_host;
 
@@ -56,11 +56,14 @@ typedef struct limits_host {
 
 typedef struct limits_plan {
 	uint64_t value[CORDON_PLUGIN_LIMIT_COUNT];
-	uint32_t set;                       /* bit i: value[i] applies */
+	uint32_t set; /* bit i: value[i] applies */
 	limit_via via[CORDON_PLUGIN_LIMIT_COUNT];
-	bool cgroup2;                       /* one v2 group per run */
-	bool cgroup1[LIMITS_CG_COUNT];      /* one v1 group per controller per run */
-	struct { int resource; uint64_t value; } rlimits[LIMITS_MAX_RLIMITS];
+	bool cgroup2;                  /* one v2 group per run */
+	bool cgroup1[LIMITS_CG_COUNT]; /* one v1 group per controller per run */
+	struct {
+		int resource;
+		uint64_t value;
+	} rlimits[LIMITS_MAX_RLIMITS];
 	int nrlimits;
 } limits_plan;
 
@@ -94,9 +97,9 @@ const char *limits_via_name(limit_via v) CORDON_INTERNAL;
 typedef struct limits_cgroup {
 	int ndirs;
 	char dirs[LIMITS_CG_COUNT][PATH_MAX];
-	int procs_fd[LIMITS_CG_COUNT];      /* cgroup.procs, written with the init's pid */
-	int events_fd;                      /* memory.events (v2) or memory.oom_control (v1), or -1 */
-	uint64_t oom_base;                  /* OOM kills counted before this run */
+	int procs_fd[LIMITS_CG_COUNT]; /* cgroup.procs, written with the init's pid */
+	int events_fd;                 /* memory.events (v2) or memory.oom_control (v1), or -1 */
+	uint64_t oom_base;             /* OOM kills counted before this run */
 	bool v2;
 } limits_cgroup;
 

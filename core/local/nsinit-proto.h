@@ -20,12 +20,12 @@
 
 #include <stdint.h>
 
-#define NSINIT_FD_STATUS 3   /* setup status pipe: STARTED, then closed */
-#define NSINIT_FD_BPF 4      /* sealed memfd: the seccomp BPF program */
-#define NSINIT_FD_HOSTTMP 5  /* O_PATH: the host's /tmp, below the sandbox's tmpfs */
-#define NSINIT_FD_CONTROL 6  /* SOCK_SEQPACKET to the host; EOF = host gone or sandbox closed */
-#define NSINIT_FD_HOSTDEV 7  /* O_PATH: the host's /dev, below the sandbox's */
-#define NSINIT_FD_COUNT 8    /* everything from here up is closed before the zygote runs */
+#define NSINIT_FD_STATUS 3  /* setup status pipe: STARTED, then closed */
+#define NSINIT_FD_BPF 4     /* sealed memfd: the seccomp BPF program */
+#define NSINIT_FD_HOSTTMP 5 /* O_PATH: the host's /tmp, below the sandbox's tmpfs */
+#define NSINIT_FD_CONTROL 6 /* SOCK_SEQPACKET to the host; EOF = host gone or sandbox closed */
+#define NSINIT_FD_HOSTDEV 7 /* O_PATH: the host's /dev, below the sandbox's */
+#define NSINIT_FD_COUNT 8   /* everything from here up is closed before the zygote runs */
 
 /* Largest seccomp program the init accepts (the kernel's BPF_MAXINSNS). */
 #define NSINIT_BPF_MAX_INSNS 4096

@@ -346,10 +346,10 @@ static const int zygote_caps[] = { 21 /* SYS_ADMIN */, 7 /* SETUID */, 6 /* SETG
 static long drop_caps(void)
 {
 	long r = rsys2(SYS_prctl, PR_SET_SECUREBITS,
-		       (1 << 0) | (1 << 1) |   /* NOROOT, locked */
-		       (1 << 2) | (1 << 3) |   /* NO_SETUID_FIXUP, locked */
-		       (1 << 5) |              /* KEEP_CAPS off, locked */
-		       (1 << 6) | (1 << 7));   /* NO_CAP_AMBIENT_RAISE, locked */
+		       (1 << 0) | (1 << 1) |         /* NOROOT, locked */
+			       (1 << 2) | (1 << 3) | /* NO_SETUID_FIXUP, locked */
+			       (1 << 5) |            /* KEEP_CAPS off, locked */
+			       (1 << 6) | (1 << 7)); /* NO_CAP_AMBIENT_RAISE, locked */
 	if (r < 0)
 		return r;
 	/* SETPCAP last: the drops need it. */
@@ -455,7 +455,8 @@ run_init(const struct nsinit_request *req, const int *fds, bool last)
 		long wd = ws_fd;
 		if (*workdir) {
 			struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-						.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS };
+						.resolve = RESOLVE_BENEATH |
+							   RESOLVE_NO_MAGICLINKS };
 			wd = rsys4(SYS_openat2, ws_fd, workdir, &how, sizeof(how));
 		}
 		r = wd < 0 ? wd : rsys1(SYS_fchdir, wd);
@@ -479,9 +480,9 @@ run_init(const struct nsinit_request *req, const int *fds, bool last)
 	 * (WORK_FD_CGROUPS); nothing else. */
 	step = NSINIT_STEP_FDS;
 	int ncg = last ? (int)req->ncgroups : 0;
-	long tmp[WORK_FD_CGROUPS + NSINIT_MAX_CGROUPS] = {
-		fds[0], fds[1], fds[2], status, ruleset, last ? NSINIT_FD_CONTROL : -1
-	};
+	long tmp[WORK_FD_CGROUPS + NSINIT_MAX_CGROUPS] = { fds[0],  fds[1],
+							   fds[2],  status,
+							   ruleset, last ? NSINIT_FD_CONTROL : -1 };
 	for (int i = 0; i < ncg; i++)
 		tmp[WORK_FD_CGROUPS + i] = fds[4 + i];
 	int nfd = WORK_FD_CGROUPS + ncg;
@@ -639,19 +640,23 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 	} else {
 		long dir = in_tmp ? NSINIT_FD_HOSTTMP : in_dev ? NSINIT_FD_HOSTDEV : AT_FDCWD;
 		const char *rel = dir == AT_FDCWD ? pathbuf : pathbuf + 5;
-		long fd = open_dir(dir, rel, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-					     (dir == AT_FDCWD ? 0 : RESOLVE_BENEATH));
+		long fd = open_dir(dir, rel,
+				   RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					   (dir == AT_FDCWD ? 0 : RESOLVE_BENEATH));
 		if (fd < 0)
 			return fd;
 		r = same_inode(fd, req->ws_dev, req->ws_ino);
-		src = r < 0 ? r : rsys3(SYS_open_tree, fd, "",
-					OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
+		src = r < 0 ? r
+			    : rsys3(SYS_open_tree, fd, "",
+				    OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH |
+					    OPEN_TREE_CLOEXEC);
 		rsys1(SYS_close, fd);
 		if (src >= 0) {
 			/* The copy of the host is read-only; this one mount is not. */
 			struct mount_attr a = { .attr_clr = MOUNT_ATTR_RDONLY,
 						.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
-			r = rsys5(SYS_mount_setattr, src, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a));
+			r = rsys5(SYS_mount_setattr, src, "", AT_EMPTY_PATH | AT_RECURSIVE, &a,
+				  sizeof(a));
 			if (r < 0)
 				return r;
 		}
@@ -675,7 +680,8 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 	}
 	if (mp < 0)
 		return mp;
-	r = rsys5(SYS_move_mount, src, "", mp, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	r = rsys5(SYS_move_mount, src, "", mp, "",
+		  MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 	rsys1(SYS_close, mp);
 	if (r < 0)
 		return r;
@@ -727,7 +733,9 @@ static bool serve_one(void)
 		char buf[CMSG_SPACE(sizeof(int) * NSINIT_MAX_FDS)];
 	} c;
 	struct iovec iov[2] = { { &req, sizeof(req) }, { inline_buf, sizeof(inline_buf) } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = c.buf,
+	struct msghdr mh = { .msg_iov = iov,
+			     .msg_iovlen = 2,
+			     .msg_control = c.buf,
 			     .msg_controllen = sizeof(c.buf) };
 	long n = rsys3(SYS_recvmsg, NSINIT_FD_CONTROL, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	if (n == -EINTR || n == -EAGAIN)
@@ -750,8 +758,9 @@ static bool serve_one(void)
 	int pidfd = -1;
 	bool by_fd = req.flags & NSINIT_RUN_PAYLOAD_FD;
 	// NOLINTBEGIN(bugprone-branch-clone): a malformed request and an unknown kind are refused alike
-	if (n < (long)sizeof(req) || req.magic != NSINIT_MAGIC || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) ||
-	    req.nrlimits > NSINIT_MAX_RLIMITS || req.ncgroups > NSINIT_MAX_CGROUPS ||
+	if (n < (long)sizeof(req) || req.magic != NSINIT_MAGIC ||
+	    (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || req.nrlimits > NSINIT_MAX_RLIMITS ||
+	    req.ncgroups > NSINIT_MAX_CGROUPS ||
 	    (!by_fd && (uint64_t)(n - (long)sizeof(req)) != req.payload_len)) {
 		// NOLINTEND(bugprone-branch-clone)
 		err = -EINVAL;
@@ -817,14 +826,16 @@ static void __attribute__((noreturn)) zygote(char **argv)
 	rsys2(SYS_prctl, PR_SET_DUMPABLE, 0);
 	long r = load_bpf();
 	if (r < 0) {
-		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -r, NSINIT_ZYGOTE_STEP + NSINIT_STEP_BPF);
+		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -r,
+		       NSINIT_ZYGOTE_STEP + NSINIT_STEP_BPF);
 		die(126);
 	}
 	unsigned long mask = 1ul << (SIGCHLD - 1);
 	rsys4(SYS_rt_sigprocmask, SIG_BLOCK, &mask, 0, sizeof(mask));
 	sfd = (int)rsys4(SYS_signalfd4, -1, &mask, sizeof(mask), SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd < 0) {
-		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -sfd, NSINIT_ZYGOTE_STEP + NSINIT_STEP_FORK);
+		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, -sfd,
+		       NSINIT_ZYGOTE_STEP + NSINIT_STEP_FORK);
 		die(126);
 	}
 	/* What every run will enforce must hold here: the launcher started a
@@ -838,7 +849,8 @@ static void __attribute__((noreturn)) zygote(char **argv)
 	if (t < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
 		int code = t < 0 ? (int)-t : WIFEXITED(st) ? WEXITSTATUS(st) : EIO;
 		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, code >= 128 ? code - 128 : code,
-		       NSINIT_ZYGOTE_STEP + (code >= 128 ? NSINIT_STEP_SECCOMP : NSINIT_STEP_LANDLOCK));
+		       NSINIT_ZYGOTE_STEP +
+			       (code >= 128 ? NSINIT_STEP_SECCOMP : NSINIT_STEP_LANDLOCK));
 		die(126);
 	}
 	report(NSINIT_FD_STATUS, NSINIT_REC_STARTED, 0, 0);
@@ -880,7 +892,8 @@ __attribute__((used)) void nsinit_main(long *sp)
 	int argc = (int)sp[0];
 	char **argv = (char **)(sp + 1);
 	if (argc < 5 || argv[1][0] != 'Z') {
-		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, EINVAL, NSINIT_ZYGOTE_STEP + NSINIT_STEP_PAYLOAD);
+		report(NSINIT_FD_STATUS, NSINIT_REC_SETUP_FAILED, EINVAL,
+		       NSINIT_ZYGOTE_STEP + NSINIT_STEP_PAYLOAD);
 		die(126);
 	}
 	zygote(argv);

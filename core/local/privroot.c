@@ -86,7 +86,8 @@ int private_root_make(private_root *r, uint64_t disk, const char **what)
 			*what = "getrandom";
 			return -errno;
 		}
-		snprintf(r->name, sizeof(r->name), "cordon-%s-%016llx", owner, (unsigned long long)rnd);
+		snprintf(r->name, sizeof(r->name), "cordon-%s-%016llx", owner,
+			 (unsigned long long)rnd);
 		if (mkdirat(r->parent_fd, r->name, 0700) == 0)
 			break;
 		r->name[0] = '\0';
@@ -102,7 +103,8 @@ int private_root_make(private_root *r, uint64_t disk, const char **what)
 	/* Only root can mount here; elsewhere the directory stays plain
 	 * (docs/tiers/local.md, "The private root"). */
 	if (disk > 0 && geteuid() == 0) {
-		int dir = openat(r->parent_fd, r->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int dir = openat(r->parent_fd, r->name,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int m = dir < 0 ? -errno : mount_tmpfs(dir, disk, what);
 		if (dir >= 0)
 			close(dir);

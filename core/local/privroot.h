@@ -15,12 +15,15 @@
 #include "visibility.h"
 
 typedef struct private_root {
-	int parent_fd; /* O_PATH of the temporary directory, or -1 */
+	int parent_fd;  /* O_PATH of the temporary directory, or -1 */
 	char name[128]; /* "cordon-" OWNER_TOKEN "-" 16 hex digits */
-	bool tmpfs;    /* a size-capped tmpfs is mounted on it */
+	bool tmpfs;     /* a size-capped tmpfs is mounted on it */
 } private_root;
 
-#define PRIVATE_ROOT_INIT { -1, "", false }
+#define PRIVATE_ROOT_INIT \
+	{ \
+		-1, "", false \
+	}
 
 /* The cap of a private root when the policy names none (the local
  * driver's `disk` key). */

@@ -34,16 +34,24 @@
 /* Argument rules held as data (seccomp.h): what a container profile is
  * made of too. A mode with a set-id bit: the work would plant a set-uid
  * or set-gid file in a workspace the host runs from. */
-#define SETID_CMP(arg, bit) { arg, SCMP_CMP_MASKED_EQ, bit, bit }
-#define MODE_RULES(arg)                                  \
-	{ EPERM, 1, { SETID_CMP(arg, S_ISUID) } },       \
-	{ EPERM, 1, { SETID_CMP(arg, S_ISGID) } }
+#define SETID_CMP(arg, bit) \
+	{ \
+		arg, SCMP_CMP_MASKED_EQ, bit, bit \
+	}
+#define MODE_RULES(arg) \
+	{ EPERM, 1, { SETID_CMP(arg, S_ISUID) } }, \
+	{ \
+		EPERM, 1, { SETID_CMP(arg, S_ISGID) } \
+	}
 /* open and openat take their mode only with O_CREAT or O_TMPFILE. */
 #define CREATE_RULE(flags, flag, mode, bit) \
-	{ EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, flag, flag }, SETID_CMP(mode, bit) } }
-#define CREATE_RULES(flags, mode)                                                        \
+	{ \
+		EPERM, 2, { { flags, SCMP_CMP_MASKED_EQ, flag, flag }, SETID_CMP(mode, bit) } \
+	}
+#define CREATE_RULES(flags, mode) \
 	CREATE_RULE(flags, O_CREAT, mode, S_ISUID), CREATE_RULE(flags, O_CREAT, mode, S_ISGID), \
-	CREATE_RULE(flags, O_TMPFILE, mode, S_ISUID), CREATE_RULE(flags, O_TMPFILE, mode, S_ISGID)
+		CREATE_RULE(flags, O_TMPFILE, mode, S_ISUID), \
+		CREATE_RULE(flags, O_TMPFILE, mode, S_ISGID)
 
 static const seccomp_arg_rule setid_arg1[] = { MODE_RULES(1) };
 static const seccomp_arg_rule setid_arg2[] = { MODE_RULES(2) };
@@ -52,11 +60,20 @@ static const seccomp_arg_rule openat_setid[] = { CREATE_RULES(2, 3) };
 
 /* Namespace-creating flags; CLONE_NEWTIME shares its bit with CSIGNAL in
  * clone(2) (exit signals stay below 128), so it is refused there too. */
-#define NS_FLAG(arg, f) { EPERM, 1, { { arg, SCMP_CMP_MASKED_EQ, f, f } } }
-#define NS_RULES(arg)                                                                   \
+#define NS_FLAG(arg, f) \
+	{ \
+		EPERM, 1, \
+		{ \
+			{ \
+				arg, SCMP_CMP_MASKED_EQ, f, f \
+			} \
+		} \
+	}
+#define NS_RULES(arg) \
 	NS_FLAG(arg, CLONE_NEWNS), NS_FLAG(arg, CLONE_NEWUTS), NS_FLAG(arg, CLONE_NEWIPC), \
-	NS_FLAG(arg, CLONE_NEWUSER), NS_FLAG(arg, CLONE_NEWPID), NS_FLAG(arg, CLONE_NEWNET), \
-	NS_FLAG(arg, CLONE_NEWCGROUP), NS_FLAG(arg, CLONE_NEWTIME)
+		NS_FLAG(arg, CLONE_NEWUSER), NS_FLAG(arg, CLONE_NEWPID), \
+		NS_FLAG(arg, CLONE_NEWNET), NS_FLAG(arg, CLONE_NEWCGROUP), \
+		NS_FLAG(arg, CLONE_NEWTIME)
 
 /* clone's flags are its first argument except on s390. */
 #if defined(__s390__) || defined(__s390x__)
@@ -82,13 +99,19 @@ static const seccomp_arg_rule ioctl_inject[] = {
  * and §3 (E-numbers). */
 static const seccomp_deny_entry deny_list[] = {
 	/* Kernel keyring: not namespaced, shared with the host (E6). */
-	{ "add_key", -1, SECCOMP_DENY_ALWAYS, "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
-	{ "keyctl", -1, SECCOMP_DENY_ALWAYS, "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
-	{ "request_key", -1, SECCOMP_DENY_ALWAYS, "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
+	{ "add_key", -1, SECCOMP_DENY_ALWAYS,
+	  "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
+	{ "keyctl", -1, SECCOMP_DENY_ALWAYS,
+	  "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
+	{ "request_key", -1, SECCOMP_DENY_ALWAYS,
+	  "kernel keyrings are not namespaced: host keys and refcount bugs (E6)" },
 	/* eBPF and tracing. */
-	{ "bpf", -1, SECCOMP_DENY_ALWAYS, "eBPF verifier bugs are a standing kernel-exploit path (E9)" },
-	{ "perf_event_open", -1, SECCOMP_DENY_ALWAYS, "host information leaks and a large kernel surface (E8)" },
-	{ "lookup_dcookie", -1, SECCOMP_DENY_ALWAYS, "kernel profiling interface, leaks host paths" },
+	{ "bpf", -1, SECCOMP_DENY_ALWAYS,
+	  "eBPF verifier bugs are a standing kernel-exploit path (E9)" },
+	{ "perf_event_open", -1, SECCOMP_DENY_ALWAYS,
+	  "host information leaks and a large kernel surface (E8)" },
+	{ "lookup_dcookie", -1, SECCOMP_DENY_ALWAYS,
+	  "kernel profiling interface, leaks host paths" },
 	/* Time is not namespaced the way the work could change it. */
 	{ "clock_adjtime", -1, SECCOMP_DENY_ALWAYS, "changes the host clock" },
 	{ "clock_settime", -1, SECCOMP_DENY_ALWAYS, "changes the host clock" },
@@ -97,31 +120,43 @@ static const seccomp_deny_entry deny_list[] = {
 	/* Namespaces: a nested user namespace hands the work CAP_SYS_ADMIN over
 	 * large kernel surfaces (E10, flatpak CVE-2021-41133). */
 	{ "setns", -1, SECCOMP_DENY_ALWAYS, "joins another namespace (E10)" },
-	{ "unshare", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: creates namespaces, nested user namespaces give CAP_SYS_ADMIN over kernel surfaces (E10)", RULES(unshare_ns) },
-	{ "clone", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: as unshare (E10)", RULES(clone_ns) },
-	{ "clone3", -1, SECCOMP_DENY_ENOSYS, "its flags sit behind a pointer seccomp cannot read; ENOSYS makes libc fall back to clone (E10, moby#42681)" },
+	{ "unshare", -1, SECCOMP_DENY_ARGS,
+	  "with a CLONE_NEW* flag: creates namespaces, nested user namespaces give CAP_SYS_ADMIN "
+	  "over kernel surfaces (E10)",
+	  RULES(unshare_ns) },
+	{ "clone", -1, SECCOMP_DENY_ARGS, "with a CLONE_NEW* flag: as unshare (E10)",
+	  RULES(clone_ns) },
+	{ "clone3", -1, SECCOMP_DENY_ENOSYS,
+	  "its flags sit behind a pointer seccomp cannot read; ENOSYS makes libc fall back to "
+	  "clone (E10, moby#42681)" },
 	/* Kernel modules (E12). */
 	{ "init_module", -1, SECCOMP_DENY_ALWAYS, "loads kernel code (E12)" },
 	{ "finit_module", -1, SECCOMP_DENY_ALWAYS, "loads kernel code (E12)" },
 	{ "delete_module", -1, SECCOMP_DENY_ALWAYS, "unloads kernel code (E12)" },
 	{ "create_module", -1, SECCOMP_DENY_ALWAYS, "obsolete module interface (E12)" },
 	{ "query_module", -1, SECCOMP_DENY_ALWAYS, "obsolete module interface (E12)" },
-	{ "get_kernel_syms", -1, SECCOMP_DENY_ALWAYS, "obsolete module interface, leaks kernel addresses" },
+	{ "get_kernel_syms", -1, SECCOMP_DENY_ALWAYS,
+	  "obsolete module interface, leaks kernel addresses" },
 	/* NUMA memory policy: host-wide effects without CAP_SYS_NICE. */
-	{ "get_mempolicy", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: host memory topology, blocked by Docker's profile" },
+	{ "get_mempolicy", -1, SECCOMP_DENY_ALWAYS,
+	  "NUMA policy: host memory topology, blocked by Docker's profile" },
 	{ "set_mempolicy", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: blocked by Docker's profile" },
 	{ "mbind", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: blocked by Docker's profile" },
-	{ "move_pages", -1, SECCOMP_DENY_ALWAYS, "moves other processes' pages between NUMA nodes" },
-	{ "migrate_pages", -1, SECCOMP_DENY_ALWAYS, "moves other processes' pages between NUMA nodes" },
+	{ "move_pages", -1, SECCOMP_DENY_ALWAYS,
+	  "moves other processes' pages between NUMA nodes" },
+	{ "migrate_pages", -1, SECCOMP_DENY_ALWAYS,
+	  "moves other processes' pages between NUMA nodes" },
 	{ "set_mempolicy_home_node", -1, SECCOMP_DENY_ALWAYS, "NUMA policy: as set_mempolicy" },
 	/* I/O privilege. */
 	{ "ioperm", -1, SECCOMP_DENY_ALWAYS, "raw I/O port access" },
 	{ "iopl", -1, SECCOMP_DENY_ALWAYS, "raw I/O port access" },
 	/* Reaching into other processes (E5). */
-	{ "ptrace", -1, SECCOMP_DENY_ALWAYS, "inspects and controls other processes, historic seccomp bypass (E5)" },
+	{ "ptrace", -1, SECCOMP_DENY_ALWAYS,
+	  "inspects and controls other processes, historic seccomp bypass (E5)" },
 	{ "process_vm_readv", -1, SECCOMP_DENY_ALWAYS, "reads another process's memory (E5)" },
 	{ "process_vm_writev", -1, SECCOMP_DENY_ALWAYS, "writes another process's memory (E5)" },
-	{ "kcmp", -1, SECCOMP_DENY_ALWAYS, "compares other processes' kernel objects, leaks kernel pointers ordering (E5)" },
+	{ "kcmp", -1, SECCOMP_DENY_ALWAYS,
+	  "compares other processes' kernel objects, leaks kernel pointers ordering (E5)" },
 	{ "pidfd_getfd", -1, SECCOMP_DENY_ALWAYS, "steals a file descriptor from another process" },
 	{ "process_madvise", -1, SECCOMP_DENY_ALWAYS, "acts on another process's memory" },
 	/* Kexec and reboot. */
@@ -134,17 +169,22 @@ static const seccomp_deny_entry deny_list[] = {
 	{ "umount2", -1, SECCOMP_DENY_ALWAYS, "uncovers masked paths (E13)" },
 	{ "pivot_root", -1, SECCOMP_DENY_ALWAYS, "changes the root (E13)" },
 	{ "chroot", -1, SECCOMP_DENY_ALWAYS, "Landlock does not restrict it (E13)" },
-	{ "fsopen", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13, CVE-2022-0185 was reached through fsconfig)" },
+	{ "fsopen", -1, SECCOMP_DENY_ALWAYS,
+	  "new mount API (E13, CVE-2022-0185 was reached through fsconfig)" },
 	{ "fsconfig", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13, CVE-2022-0185)" },
 	{ "fsmount", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13)" },
-	{ "fspick", -1, SECCOMP_DENY_ALWAYS, "new mount API: reconfigures an existing superblock (E13)" },
+	{ "fspick", -1, SECCOMP_DENY_ALWAYS,
+	  "new mount API: reconfigures an existing superblock (E13)" },
 	{ "move_mount", -1, SECCOMP_DENY_ALWAYS, "new mount API (E13)" },
-	{ "open_tree", -1, SECCOMP_DENY_ALWAYS, "new mount API: clones mounts, may reveal what masks cover (E13)" },
+	{ "open_tree", -1, SECCOMP_DENY_ALWAYS,
+	  "new mount API: clones mounts, may reveal what masks cover (E13)" },
 	{ "open_tree_attr", 467, SECCOMP_DENY_ALWAYS, "new mount API (Linux 6.15) (E13)" },
 	{ "mount_setattr", -1, SECCOMP_DENY_ALWAYS, "new mount API: changes mount flags (E13)" },
 	/* File handles: the "shocker" breakout (E14). */
-	{ "open_by_handle_at", -1, SECCOMP_DENY_ALWAYS, "opens files by handle, bypassing the mount view (E14)" },
-	{ "name_to_handle_at", -1, SECCOMP_DENY_ALWAYS, "produces handles for open_by_handle_at (E14)" },
+	{ "open_by_handle_at", -1, SECCOMP_DENY_ALWAYS,
+	  "opens files by handle, bypassing the mount view (E14)" },
+	{ "name_to_handle_at", -1, SECCOMP_DENY_ALWAYS,
+	  "produces handles for open_by_handle_at (E14)" },
 	/* Quota and swap. */
 	{ "quotactl", -1, SECCOMP_DENY_ALWAYS, "host quota administration" },
 	{ "quotactl_fd", -1, SECCOMP_DENY_ALWAYS, "host quota administration" },
@@ -161,29 +201,51 @@ static const seccomp_deny_entry deny_list[] = {
 	{ "vm86old", -1, SECCOMP_DENY_ALWAYS, "obsolete, 32-bit only" },
 	/* Exploit helpers (E7, E11). */
 	{ "userfaultfd", -1, SECCOMP_DENY_ALWAYS, "widens kernel race windows for exploits (E7)" },
-	{ "io_uring_setup", -1, SECCOMP_DENY_ALWAYS, "io_uring operations bypass seccomp; disabled by Google production (E11)" },
+	{ "io_uring_setup", -1, SECCOMP_DENY_ALWAYS,
+	  "io_uring operations bypass seccomp; disabled by Google production (E11)" },
 	{ "io_uring_enter", -1, SECCOMP_DENY_ALWAYS, "io_uring (E11)" },
 	{ "io_uring_register", -1, SECCOMP_DENY_ALWAYS, "io_uring (E11)" },
 	/* Host information and terminals. */
 	{ "syslog", -1, SECCOMP_DENY_ALWAYS, "reads the host kernel log" },
 	{ "vhangup", -1, SECCOMP_DENY_ALWAYS, "hangs up the terminal" },
 	{ "fanotify_init", -1, SECCOMP_DENY_ALWAYS, "filesystem-wide event monitoring" },
-	{ "ioctl", -1, SECCOMP_DENY_ARGS, "TIOCSTI and TIOCLINUX inject input into a terminal (E4, CVE-2017-5226, CVE-2023-28100); compared on 32 bits (CVE-2019-10063)", RULES(ioctl_inject) },
-	{ "personality", -1, SECCOMP_DENY_ARGS, "anything but PER_LINUX, PER_LINUX32, UNAME26 and the query: READ_IMPLIES_EXEC and ADDR_NO_RANDOMIZE weaken exploit mitigations (E15)" },
+	{ "ioctl", -1, SECCOMP_DENY_ARGS,
+	  "TIOCSTI and TIOCLINUX inject input into a terminal (E4, CVE-2017-5226, CVE-2023-28100); "
+	  "compared on 32 bits (CVE-2019-10063)",
+	  RULES(ioctl_inject) },
+	{ "personality", -1, SECCOMP_DENY_ARGS,
+	  "anything but PER_LINUX, PER_LINUX32, UNAME26 and the query: READ_IMPLIES_EXEC and "
+	  "ADDR_NO_RANDOMIZE weaken exploit mitigations (E15)" },
 	/* Set-id bits: a set-uid file the work leaves in the workspace runs with
 	 * its owner's rights on the host (issue 10). nosuid mounts keep the bits
 	 * powerless inside; these keep them from being set at all. */
-	{ "chmod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: plants a set-id file in the workspace", RULES(setid_arg1) },
-	{ "fchmod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod", RULES(setid_arg1) },
-	{ "fchmodat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod", RULES(setid_arg2) },
-	{ "fchmodat2", 452, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod (Linux 6.6)", RULES(setid_arg2) },
-	{ "creat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file", RULES(setid_arg1) },
-	{ "open", -1, SECCOMP_DENY_ARGS, "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: creates a set-id file", RULES(open_setid) },
-	{ "openat", -1, SECCOMP_DENY_ARGS, "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: as open", RULES(openat_setid) },
-	{ "openat2", -1, SECCOMP_DENY_ENOSYS, "its mode sits behind a pointer seccomp cannot read (O_CREAT with S_ISUID created set-id files); ENOSYS: callers fall back to openat" },
-	{ "mknod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file", RULES(setid_arg1) },
-	{ "mknodat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as mknod", RULES(setid_arg2) },
-	{ "socket", -1, SECCOMP_DENY_ARGS, "families other than unix, inet, inet6 and netlink (fails EAFNOSUPPORT): rare families autoload buggy modules (E12), vsock reaches a hypervisor past the network namespace" },
+	{ "chmod", -1, SECCOMP_DENY_ARGS,
+	  "a mode with S_ISUID or S_ISGID: plants a set-id file in the workspace",
+	  RULES(setid_arg1) },
+	{ "fchmod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod",
+	  RULES(setid_arg1) },
+	{ "fchmodat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as chmod",
+	  RULES(setid_arg2) },
+	{ "fchmodat2", 452, SECCOMP_DENY_ARGS,
+	  "a mode with S_ISUID or S_ISGID: as chmod (Linux 6.6)", RULES(setid_arg2) },
+	{ "creat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file",
+	  RULES(setid_arg1) },
+	{ "open", -1, SECCOMP_DENY_ARGS,
+	  "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: creates a set-id file",
+	  RULES(open_setid) },
+	{ "openat", -1, SECCOMP_DENY_ARGS,
+	  "O_CREAT or O_TMPFILE with S_ISUID or S_ISGID in the mode: as open",
+	  RULES(openat_setid) },
+	{ "openat2", -1, SECCOMP_DENY_ENOSYS,
+	  "its mode sits behind a pointer seccomp cannot read (O_CREAT with S_ISUID created set-id "
+	  "files); ENOSYS: callers fall back to openat" },
+	{ "mknod", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: creates a set-id file",
+	  RULES(setid_arg1) },
+	{ "mknodat", -1, SECCOMP_DENY_ARGS, "a mode with S_ISUID or S_ISGID: as mknod",
+	  RULES(setid_arg2) },
+	{ "socket", -1, SECCOMP_DENY_ARGS,
+	  "families other than unix, inet, inet6 and netlink (fails EAFNOSUPPORT): rare families "
+	  "autoload buggy modules (E12), vsock reaches a hypervisor past the network namespace" },
 };
 
 const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n)
@@ -229,7 +291,8 @@ static int socket_rules(rule_fn fn, void *arg)
 	int r = emit1(fn, arg, EAFNOSUPPORT, (struct scmp_arg_cmp){ 0, SCMP_CMP_GE, 17, 0 });
 	for (uint64_t f = 0; r >= 0 && f < 16; f++)
 		if (f != AF_UNIX && f != AF_INET && f != AF_INET6)
-			r = emit1(fn, arg, EAFNOSUPPORT, (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, f, 0 });
+			r = emit1(fn, arg, EAFNOSUPPORT,
+				  (struct scmp_arg_cmp){ 0, SCMP_CMP_EQ, f, 0 });
 	return r;
 }
 
@@ -272,12 +335,9 @@ static int add_entry(scmp_filter_ctx ctx, const seccomp_deny_entry *e)
 	if (nr == __NR_SCMP_ERROR)
 		return 0; /* not a call of this architecture: nothing to refuse */
 	switch (e->kind) {
-	case SECCOMP_DENY_ALWAYS:
-		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
-	case SECCOMP_DENY_ENOSYS:
-		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
-	case SECCOMP_DENY_ARGS:
-		break;
+	case SECCOMP_DENY_ALWAYS: return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	case SECCOMP_DENY_ENOSYS: return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	case SECCOMP_DENY_ARGS: break;
 	}
 	rule_target t = { ctx, nr };
 	return seccomp_entry_rules(e, add_rule, &t);
@@ -334,7 +394,8 @@ static int export_program(scmp_filter_ctx ctx, struct sock_filter **ret_prog, si
 	size_t n = len > 0 ? (size_t)len / sizeof(struct sock_filter) : 0;
 	g_autofree struct sock_filter *prog = g_new(struct sock_filter, n + 8);
 	size_t pre = unknown_prefix(prog);
-	bool read_ok = n > 0 && n + pre <= BPF_MAXINSNS && pread(tmp, prog + pre, (size_t)len, 0) == len;
+	bool read_ok = n > 0 && n + pre <= BPF_MAXINSNS &&
+		       pread(tmp, prog + pre, (size_t)len, 0) == len;
 	close(tmp);
 	if (r < 0) {
 		// NOLINTNEXTLINE(clang-analyzer-unix.Malloc): g_autofree frees prog (the analyzer ignores cleanup attributes)
@@ -446,7 +507,4 @@ int seccomp_filter_fd(const char **ret_what)
 	return cached_fd;
 }
 
-size_t seccomp_filter_insns(void)
-{
-	return built_insns;
-}
+size_t seccomp_filter_insns(void) { return built_insns; }

@@ -21,9 +21,9 @@
 
 /* How a listed call is refused. */
 typedef enum seccomp_deny_kind {
-	SECCOMP_DENY_ALWAYS = 0,   /* every call, EPERM */
-	SECCOMP_DENY_ENOSYS = 1,   /* every call, ENOSYS */
-	SECCOMP_DENY_ARGS = 2,     /* only some argument values, EPERM */
+	SECCOMP_DENY_ALWAYS = 0, /* every call, EPERM */
+	SECCOMP_DENY_ENOSYS = 1, /* every call, ENOSYS */
+	SECCOMP_DENY_ARGS = 2,   /* only some argument values, EPERM */
 } seccomp_deny_kind;
 
 /* One argument rule of a SECCOMP_DENY_ARGS entry: the call fails with
@@ -33,17 +33,17 @@ typedef enum seccomp_deny_kind {
  * (argument & datum_a) == datum_b), datum_a "value", datum_b "valueTwo". */
 #define SECCOMP_RULE_MAX_CMPS 2
 typedef struct seccomp_arg_rule {
-	int err;                                       /* positive errno */
-	unsigned ncmp;                                 /* 1..SECCOMP_RULE_MAX_CMPS */
+	int err;       /* positive errno */
+	unsigned ncmp; /* 1..SECCOMP_RULE_MAX_CMPS */
 	struct scmp_arg_cmp cmp[SECCOMP_RULE_MAX_CMPS];
 } seccomp_arg_rule;
 
 /* One row of the deny list, for the documentation and the tests. */
 typedef struct seccomp_deny_entry {
-	const char *name;     /* system call name */
-	int fallback_nr;      /* its number where libseccomp may not know it; -1: resolve by name */
+	const char *name; /* system call name */
+	int fallback_nr;  /* its number where libseccomp may not know it; -1: resolve by name */
 	seccomp_deny_kind kind;
-	const char *why;      /* one line: the attack it closes */
+	const char *why; /* one line: the attack it closes */
 	/* SECCOMP_DENY_ARGS: the argument rules, a static table (NULL where
 	 * the rules are computed: seccomp_entry_rules expands those). */
 	const seccomp_arg_rule *rules;
@@ -59,7 +59,8 @@ const seccomp_deny_entry *seccomp_filter_deny_list(size_t *ret_n) CORDON_INTERNA
  * return and returns it; -EINVAL for an argument entry without rules. This
  * is what the kernel tier compiles and what a container profile is made of. */
 int seccomp_entry_rules(const seccomp_deny_entry *e,
-			int (*fn)(void *arg, const seccomp_arg_rule *rule), void *arg) CORDON_INTERNAL;
+			int (*fn)(void *arg, const seccomp_arg_rule *rule),
+			void *arg) CORDON_INTERNAL;
 
 /* First system call number the list does not know: this one and every
  * newer call fail with ENOSYS (numbers are shared by all architectures

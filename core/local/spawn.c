@@ -36,7 +36,7 @@
 /* Highest real-time signal number on Linux. */
 #define KSIG_MAX 64
 /* A signal's bit in a kernel sigset. */
-#define KSIG_BIT(sig) (1ull << ((sig) - 1))
+#define KSIG_BIT(sig) (1ull << ((sig)-1))
 /* How often a supervisor killing its tree looks again for orphans. */
 #define TREE_TICK_NS (10L * 1000 * 1000)
 
@@ -128,14 +128,14 @@ static SPAWN_CHILD int step_stdio(const spawn_plan *p, const void *arg)
 static SPAWN_CHILD int step_rlimits(const spawn_plan *p, const void *arg)
 {
 	for (size_t i = 0; i < p->n_rlimits; i++)
-		if (syscall(SYS_prlimit64, 0, p->rlimits[i].resource, &p->rlimits[i].value,
-			    NULL) < 0)
+		if (syscall(SYS_prlimit64, 0, p->rlimits[i].resource, &p->rlimits[i].value, NULL) <
+		    0)
 			return -errno;
 	return 0;
 }
 
 static SPAWN_CHILD __attribute__((noreturn)) void child_fail(const spawn_plan *p, int step,
-							       int errnum)
+							     int errnum)
 {
 	report rep = { .step = step, .errnum = errnum };
 	/* Nothing more can be done if this write fails: the exit status says 127. */
@@ -247,7 +247,8 @@ static SPAWN_CHILD __attribute__((noreturn)) void exit_as(int status)
 		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &bit, NULL, KSIGSET_SIZE);
 	}
 	for (;;)
-		syscall(SYS_exit_group, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		syscall(SYS_exit_group,
+			WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
 }
 
 /* Every signal stays blocked here: the ones that matter are taken with
@@ -315,9 +316,8 @@ static SPAWN_CHILD int child_main(void *arg)
 	uint64_t none = 0;
 	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, KSIGSET_SIZE) < 0)
 		child_fail(p, STEP_SIGMASK, errno);
-	if (p->seccomp &&
-	    (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	     syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, p->seccomp) < 0))
+	if (p->seccomp && (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+			   syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, p->seccomp) < 0))
 		child_fail(p, STEP_SECCOMP, errno);
 	syscall(SYS_execve, p->path, p->argv, p->envp);
 	child_fail(p, STEP_EXECVE, errno);
@@ -326,12 +326,9 @@ static SPAWN_CHILD int child_main(void *arg)
 /* ---- the plan ------------------------------------------------------------------- */
 
 static const spawn_step default_steps[] = {
-	{ "signals", step_signals, NULL },
-	{ "session", step_session, NULL },
-	{ "deathsig", step_deathsig, NULL },
-	{ "cwd", step_cwd, NULL },
-	{ "stdio", step_stdio, NULL },
-	{ "rlimits", step_rlimits, NULL },
+	{ "signals", step_signals, NULL },   { "session", step_session, NULL },
+	{ "deathsig", step_deathsig, NULL }, { "cwd", step_cwd, NULL },
+	{ "stdio", step_stdio, NULL },       { "rlimits", step_rlimits, NULL },
 };
 
 void spawn_plan_init(spawn_plan *p)
@@ -374,10 +371,7 @@ int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value)
 
 /* ---- the parent side ------------------------------------------------------------ */
 
-void spawn_set_pidfd_enabled(bool enabled)
-{
-	atomic_store(&pidfd_enabled, enabled);
-}
+void spawn_set_pidfd_enabled(bool enabled) { atomic_store(&pidfd_enabled, enabled); }
 
 int spawn_fd_above_stdio(int *fd)
 {
@@ -410,8 +404,7 @@ static pid_t clone_blocked(spawn_plan *p, unsigned long flags, int *ret_pidfd)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(child_main, stack + sizeof(stack), (int)(flags | SIGCHLD), p,
-			  ret_pidfd);
+	pid_t pid = clone(child_main, stack + sizeof(stack), (int)(flags | SIGCHLD), p, ret_pidfd);
 	int e = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;

@@ -73,11 +73,11 @@ typedef struct spawn_rlimit {
 } spawn_rlimit;
 
 struct spawn_plan {
-	const char *path;    /* the executable, resolved before the fork */
+	const char *path; /* the executable, resolved before the fork */
 	char *const *argv;
 	char *const *envp;
-	int stdio[3];        /* become the child's 0, 1, 2 */
-	int cwd_fd;          /* fchdir target, or -1 to stay */
+	int stdio[3]; /* become the child's 0, 1, 2 */
+	int cwd_fd;   /* fchdir target, or -1 to stay */
 	spawn_rlimit rlimits[SPAWN_MAX_RLIMITS];
 	size_t n_rlimits;
 	unsigned long clone_flags;        /* extra clone flags (CLONE_NEW*) */
@@ -94,8 +94,8 @@ struct spawn_plan {
 
 /* The result of a launch. */
 typedef struct spawn_child {
-	pid_t pid;   /* also the child's session and process group id */
-	int pidfd;   /* -1 where the kernel has no pidfds */
+	pid_t pid;       /* also the child's session and process group id */
+	int pidfd;       /* -1 where the kernel has no pidfds */
 	bool supervised; /* pid is the work's supervisor */
 } spawn_child;
 

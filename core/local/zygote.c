@@ -108,10 +108,7 @@ static const char *const run_step_names[NSINIT_STEP_COUNT] = {
 
 static bool force_remount_fallback;
 
-void confine_test_force_remount_fallback(bool on)
-{
-	force_remount_fallback = on;
-}
+void confine_test_force_remount_fallback(bool on) { force_remount_fallback = on; }
 
 /* ---- host side: the embedded init ------------------------------------------------------ */
 
@@ -274,7 +271,8 @@ static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 	int step = rec.step > 0 && rec.step < STEP_COUNT_ ? rec.step : 0;
 	if (rec.step >= NSINIT_ZYGOTE_STEP)
 		snprintf(why, whylen, "kernel confinement failed %s (the sandbox's self-test): %s",
-			 zygote_run_step_name(rec.step - NSINIT_ZYGOTE_STEP), g_strerror(rec.value));
+			 zygote_run_step_name(rec.step - NSINIT_ZYGOTE_STEP),
+			 g_strerror(rec.value));
 	else
 		snprintf(why, whylen, "kernel confinement failed %s: %s", step_names[step],
 			 g_strerror(rec.value));
@@ -282,13 +280,14 @@ static int wait_started(int pidfd, int status_fd, char *why, size_t whylen)
 }
 
 int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out_uid,
-			unsigned out_gid, uint64_t scratch_cap, zygote_overlap *overlap, zygote **ret,
-			char *why, size_t whylen)
+		 unsigned out_gid, uint64_t scratch_cap, zygote_overlap *overlap, zygote **ret,
+		 char *why, size_t whylen)
 {
 	const char *what = NULL;
 	int bpf = seccomp_filter_fd(&what);
 	if (bpf < 0) {
-		snprintf(why, whylen, "cannot build the seccomp filter (%s): %s", what, g_strerror(-bpf));
+		snprintf(why, whylen, "cannot build the seccomp filter (%s): %s", what,
+			 g_strerror(-bpf));
 		return bpf;
 	}
 	int init = nsinit_fd(&what);
@@ -370,7 +369,8 @@ int zygote_start(bool privileged, unsigned in_uid, unsigned in_gid, unsigned out
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	/* A shares our fd table: B's pidfd lands in it. */
 	p->pidfd = -1;
-	pid_t a = clone(child_stage_a, p->stack_a_top, CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, p);
+	pid_t a = clone(child_stage_a, p->stack_a_top,
+			CLONE_VM | CLONE_VFORK | CLONE_FILES | SIGCHLD, p);
 	int clone_errno = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (a < 0) {
@@ -436,20 +436,18 @@ out:
 	return r;
 }
 
-static int zygote_errno(int r)
-{
-	return r == -EPIPE || r == -ECONNRESET ? -ECHILD : r;
-}
+static int zygote_errno(int r) { return r == -EPIPE || r == -ECONNRESET ? -ECHILD : r; }
 
 /* Sends one request (under z->lock); its reply is read later, in order. */
 int zygote_send(zygote *z, const struct nsinit_request *req, const void *inline_data,
-		       size_t inline_len, const int *fds, int nfds)
+		size_t inline_len, const int *fds, int nfds)
 {
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int) * NSINIT_MAX_FDS)];
 	} c;
-	struct iovec iov[2] = { { (void *)req, sizeof(*req) }, { (void *)inline_data, inline_len } };
+	struct iovec iov[2] = { { (void *)req, sizeof(*req) },
+				{ (void *)inline_data, inline_len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = inline_len ? 2 : 1 };
 	if (nfds > 0) {
 		mh.msg_control = c.buf;
@@ -479,7 +477,9 @@ static int zygote_recv(zygote *z, int *ret_fd, int *ret_step)
 		char buf[CMSG_SPACE(sizeof(int))];
 	} rc;
 	struct iovec riov = { &rep, sizeof(rep) };
-	struct msghdr rmh = { .msg_iov = &riov, .msg_iovlen = 1, .msg_control = rc.buf,
+	struct msghdr rmh = { .msg_iov = &riov,
+			      .msg_iovlen = 1,
+			      .msg_control = rc.buf,
 			      .msg_controllen = sizeof(rc.buf) };
 	ssize_t n;
 	while ((n = recvmsg(z->control, &rmh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
@@ -509,11 +509,11 @@ static int zygote_recv(zygote *z, int *ret_fd, int *ret_step)
  * error, this call's and every later one's. (A run queued behind a failed
  * workspace fails on its own, at its working directory.) */
 int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_data,
-		       size_t inline_len, const int *fds, int nfds, int *ret_fd, int *ret_step)
+		size_t inline_len, const int *fds, int nfds, int *ret_fd, int *ret_step)
 {
 	g_mutex_lock(&z->lock);
 	/* After a last run the zygote is that run's init and answers nothing. */
-	int r = z->failed ? z->failed
+	int r = z->failed  ? z->failed
 		: z->spent ? -EPIPE
 			   : zygote_send(z, req, inline_data, inline_len, fds, nfds);
 	if (r == 0 && req->kind == NSINIT_REQ_RUN && (req->flags & NSINIT_RUN_LAST))
@@ -534,7 +534,7 @@ int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_
 const char *zygote_run_step_name(int step)
 {
 	return step >= 0 && step < NSINIT_STEP_COUNT && run_step_names[step] ? run_step_names[step]
-									       : "setup";
+									     : "setup";
 }
 
 /* ---- host side: the warm pool -------------------------------------------------------------- */
@@ -592,7 +592,4 @@ void zygote_pool_put(zygote *z, const limits_plan *plan, limits_cgroup *cg)
 		limits_cgroup_destroy(&old_cg);
 }
 
-void confine_release_warm(void)
-{
-	zygote_pool_put(NULL, NULL, NULL);
-}
+void confine_release_warm(void) { zygote_pool_put(NULL, NULL, NULL); }

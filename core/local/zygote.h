@@ -18,18 +18,18 @@
 
 /* A sandbox's init, the host's end of it. */
 typedef struct zygote {
-	int pidfd;    /* not our child: init (or a subreaper) reaps it */
-	int control;  /* SOCK_SEQPACKET; closing it ends the sandbox */
-	GMutex lock;  /* one request/reply at a time */
+	int pidfd;   /* not our child: init (or a subreaper) reaps it */
+	int control; /* SOCK_SEQPACKET; closing it ends the sandbox */
+	GMutex lock; /* one request/reply at a time */
 	bool privileged;
 	unsigned in_uid, in_gid;
 	unsigned out_uid, out_gid; /* the work's host ids: as root, the claimed ids */
 	hostids ids;               /* as root: held until the sandbox's processes are gone */
 	uint64_t scratch_cap;      /* what /tmp and /dev/shm hold together at most (0: usual) */
-	gint live_runs; /* runs started and not yet released (atomic) */
-	int pending;    /* requests sent whose replies are unread (under lock) */
-	int failed, failed_step; /* a sent request's failure, for every later call */
-	bool spent;     /* a last run was sent: no request follows it (under lock) */
+	gint live_runs;            /* runs started and not yet released (atomic) */
+	int pending;               /* requests sent whose replies are unread (under lock) */
+	int failed, failed_step;   /* a sent request's failure, for every later call */
+	bool spent;                /* a last run was sent: no request follows it (under lock) */
 } zygote;
 
 /* Host work that can overlap a zygote's setup (the other CPU builds the
@@ -58,9 +58,8 @@ int zygote_call(zygote *z, const struct nsinit_request *req, const void *inline_
 /* What a run's step (NSINIT_STEP_*) was doing, for messages. */
 const char *zygote_run_step_name(int step) CORDON_INTERNAL;
 
-zygote *zygote_pool_take(bool privileged, unsigned in_uid, unsigned in_gid,
-			 const limits_plan *plan, limits_cgroup *ret_cg,
-			 bool *ret_have_cg) CORDON_INTERNAL;
+zygote *zygote_pool_take(bool privileged, unsigned in_uid, unsigned in_gid, const limits_plan *plan,
+			 limits_cgroup *ret_cg, bool *ret_have_cg) CORDON_INTERNAL;
 void zygote_pool_put(zygote *z, const limits_plan *plan, limits_cgroup *cg) CORDON_INTERNAL;
 
 /* Host helpers the launcher's files share. */

@@ -30,18 +30,19 @@ static const cordon_plugin_config_key e2b_keys[] = {
 	{ NULL, 0, 0 },
 };
 
-static char *dup_or(const char *s, const char *dflt)
-{
-	return e2b_host->strdup(s ? s : dflt);
-}
+static char *dup_or(const char *s, const char *dflt) { return e2b_host->strdup(s ? s : dflt); }
 
 /* https anywhere; plain http only to this host's loopback (a local cordon
  * server), where nothing crosses a network. */
 static const char *url_problem(const char *url)
 {
-	static const char *const loopback[] = { "http://127.0.0.1:", "http://127.0.0.1/",
-						"http://localhost:", "http://localhost/",
-						"http://[::1]:", "http://[::1]/", NULL };
+	static const char *const loopback[] = { "http://127.0.0.1:",
+						"http://127.0.0.1/",
+						"http://localhost:",
+						"http://localhost/",
+						"http://[::1]:",
+						"http://[::1]/",
+						NULL };
 	size_t n = strlen(url);
 	if (n == 0 || n > 512 || url[n - 1] == '/')
 		return "must be a URL without a trailing slash";
@@ -143,16 +144,16 @@ static int e2b_configure(void *data, const cordon_plugin_config *cfg, void **ret
 	return 0;
 }
 
-static void e2b_unconfigure(void *tier)
-{
-	tier_free(tier);
-}
+static void e2b_unconfigure(void *tier) { tier_free(tier); }
 
 static int e2b_probe(void *tier, cordon_plugin_probe *ret)
 {
 	e2b_tier *t = tier;
 	cordon_plugin_error *err = NULL; /* messages go to the reason: a throwaway error */
-	e2b_call c = { .method = "GET", .api = true, .idempotent = true, .cancel_fd = -1,
+	e2b_call c = { .method = "GET",
+		       .api = true,
+		       .idempotent = true,
+		       .cancel_fd = -1,
 		       .timeout_ms = t->request_ms < 10000 ? t->request_ms : 10000 };
 	c.url = e2b_url(t->api_url, "/sandboxes", NULL, NULL);
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_REMOTE;
@@ -161,11 +162,11 @@ static int e2b_probe(void *tier, cordon_plugin_probe *ret)
 		snprintf(ret->reason, sizeof(ret->reason), "%s: %s", t->api_url,
 			 c.failure[0] ? c.failure : "no usable answer");
 	else if (c.status == 401 || c.status == 403)
-		snprintf(ret->reason, sizeof(ret->reason), "%s refuses the API key (%ld)", t->api_url,
-			 c.status);
+		snprintf(ret->reason, sizeof(ret->reason), "%s refuses the API key (%ld)",
+			 t->api_url, c.status);
 	else if (c.status != 200)
-		snprintf(ret->reason, sizeof(ret->reason), "%s answers %ld to a listing", t->api_url,
-			 c.status);
+		snprintf(ret->reason, sizeof(ret->reason), "%s answers %ld to a listing",
+			 t->api_url, c.status);
 	else
 		snprintf(ret->reason, sizeof(ret->reason), "E2B at %s takes the key; template %s",
 			 t->api_url, t->template_id);
@@ -210,10 +211,13 @@ static int read_created(e2b_sandbox *s, const e2b_call *c, cordon_plugin_error *
 	int r = 0;
 	if (valid_id(id)) /* known from here on, so that a failed open still kills it */
 		snprintf(s->id, sizeof(s->id), "%s", id);
-	if (bad || !valid_id(id) || (token && (strlen(token) > E2B_TOKEN_MAX || strpbrk(token, "\r\n"))) ||
-	    (domain && (strlen(domain) > 253 || strspn(domain, "abcdefghijklmnopqrstuvwxyz0123456789.-") !=
-							   strlen(domain))))
-		r = e2b_protocol_error(err, "create: sandboxID, envdAccessToken or domain is missing "
+	if (bad || !valid_id(id) ||
+	    (token && (strlen(token) > E2B_TOKEN_MAX || strpbrk(token, "\r\n"))) ||
+	    (domain &&
+	     (strlen(domain) > 253 ||
+	      strspn(domain, "abcdefghijklmnopqrstuvwxyz0123456789.-") != strlen(domain))))
+		r = e2b_protocol_error(err,
+				       "create: sandboxID, envdAccessToken or domain is missing "
 				       "or malformed");
 	if (r == 0) {
 		s->token = token ? e2b_host->strdup(token) : NULL;
@@ -238,8 +242,10 @@ static void kill_remote(const e2b_tier *t, const char *id)
 	e2b_call c = { .method = "DELETE", .api = true, .idempotent = true, .cancel_fd = -1 };
 	c.url = e2b_url(t->api_url, path, NULL, NULL);
 	if (e2b_http(t, &c, err) < 0 || (c.status != 204 && c.status != 404 && c.status != 200))
-		e2b_host->log(CORDON_PLUGIN_LOG_WARNING, "e2b", "sandbox %s: kill answered %ld; its "
-			      "timeout (%llu s) ends it", id, c.status, (unsigned long long)t->ttl_s);
+		e2b_host->log(CORDON_PLUGIN_LOG_WARNING, "e2b",
+			      "sandbox %s: kill answered %ld; its "
+			      "timeout (%llu s) ends it",
+			      id, c.status, (unsigned long long)t->ttl_s);
 	e2b_call_clear(&c);
 	e2b_host->free(c.url);
 }
@@ -249,7 +255,8 @@ static int e2b_open(void *tier, const cordon_plugin_open_spec *spec, void **ret,
 {
 	e2b_tier *t = tier;
 	if (spec->workspace)
-		return e2b_host->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(sandbox_denied),
+		return e2b_host->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_FORBIDDEN,
+					   ERRC(sandbox_denied),
 					   "e2b: a remote sandbox cannot hold a host workspace");
 	/* The template's machine bounds memory, tasks and files; this driver cannot
 	 * set them per sandbox, so it refuses rather than ignores them. Wall time
@@ -257,23 +264,33 @@ static int e2b_open(void *tier, const cordon_plugin_open_spec *spec, void **ret,
 	static const struct {
 		unsigned limit;
 		const char *name;
-	} unenforceable[] = { { CORDON_PLUGIN_LIMIT_MEMORY, "memory" }, { CORDON_PLUGIN_LIMIT_PIDS, "pids" },
-			      { CORDON_PLUGIN_LIMIT_CPU_MILLI, "cpus" }, { CORDON_PLUGIN_LIMIT_NOFILE, "nofile" },
+	} unenforceable[] = { { CORDON_PLUGIN_LIMIT_MEMORY, "memory" },
+			      { CORDON_PLUGIN_LIMIT_PIDS, "pids" },
+			      { CORDON_PLUGIN_LIMIT_CPU_MILLI, "cpus" },
+			      { CORDON_PLUGIN_LIMIT_NOFILE, "nofile" },
 			      { CORDON_PLUGIN_LIMIT_FSIZE, "fsize" } };
 	for (size_t i = 0; i < sizeof(unenforceable) / sizeof(unenforceable[0]); i++)
 		if (spec->limits.set & (1u << unenforceable[i].limit))
-			return e2b_host->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_FORBIDDEN,
-						   ERRC(limit_unenforceable), "e2b: a %s limit cannot be "
-						   "set on a remote sandbox (its template's machine "
-						   "decides)", unenforceable[i].name);
+			return e2b_host->error_set(
+				err, ENOTSUP, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				ERRC(limit_unenforceable),
+				"e2b: a %s limit cannot be "
+				"set on a remote sandbox (its template's machine "
+				"decides)",
+				unenforceable[i].name);
 	if (spec->egress == CORDON_PLUGIN_EGRESS_GOVERNED)
-		return e2b_host->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(egress_unsupported),
-					   "e2b: governed egress is not available on a remote sandbox "
-					   "(deny or allow)");
+		return e2b_host->error_set(
+			err, ENOTSUP, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(egress_unsupported),
+			"e2b: governed egress is not available on a remote sandbox "
+			"(deny or allow)");
 	char *body = create_body(t, spec);
 	/* Not idempotent: a retried create could leave a second sandbox behind. */
-	e2b_call c = { .method = "POST", .api = true, .content_type = "application/json",
-		       .body = body, .body_len = strlen(body), .cancel_fd = -1 };
+	e2b_call c = { .method = "POST",
+		       .api = true,
+		       .content_type = "application/json",
+		       .body = body,
+		       .body_len = strlen(body),
+		       .cancel_fd = -1 };
 	c.url = e2b_url(t->api_url, "/sandboxes", NULL, NULL);
 	e2b_sandbox *s = e2b_host->alloc(sizeof(*s));
 	s->tier = t;
@@ -292,7 +309,8 @@ static int e2b_open(void *tier, const cordon_plugin_open_spec *spec, void **ret,
 		e2b_host->free(s);
 		return r;
 	}
-	e2b_host->log(CORDON_PLUGIN_LOG_DEBUG, "e2b", "sandbox %s created on %s", s->id, t->api_url);
+	e2b_host->log(CORDON_PLUGIN_LOG_DEBUG, "e2b", "sandbox %s created on %s", s->id,
+		      t->api_url);
 	*ret = s;
 	return 0;
 }

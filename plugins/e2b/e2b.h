@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 #define E2B_ENVD_PORT "49983"
-#define E2B_BODY_MAX (1u << 20)       /* a control-plane or unary answer */
-#define E2B_FRAME_MAX (4u << 20)      /* one Connect envelope */
+#define E2B_BODY_MAX (1u << 20)  /* a control-plane or unary answer */
+#define E2B_FRAME_MAX (4u << 20) /* one Connect envelope */
 #define E2B_JSON_DEPTH 16
 #define E2B_ID_MAX 64
 #define E2B_TOKEN_MAX 256
@@ -27,9 +27,9 @@ typedef struct e2b_tier {
 	char *sandbox_url; /* envd base for every sandbox, or NULL: 49983-ID.DOMAIN */
 	char *domain;      /* from api_url's host (api.DOMAIN) */
 	char *template_id;
-	char *root;        /* the sandbox root on E2B's side: /home/user */
+	char *root; /* the sandbox root on E2B's side: /home/user */
 	char *ca_file;
-	char *api_key;     /* held for the tier's life; wiped at unconfigure */
+	char *api_key; /* held for the tier's life; wiped at unconfigure */
 	uint64_t ttl_s;
 	uint64_t request_ms;
 } e2b_tier;
@@ -46,29 +46,29 @@ typedef struct e2b_sandbox {
 
 typedef struct e2b_call {
 	const char *method;
-	char *url;                 /* owned by the caller */
-	const char *content_type;  /* of the body, or NULL */
+	char *url;                /* owned by the caller */
+	const char *content_type; /* of the body, or NULL */
 	const void *body;
 	size_t body_len;
-	bool api;                  /* the control plane: X-API-Key */
-	const e2b_sandbox *sbx;    /* envd: E2b-Sandbox-Id/Port, X-Access-Token */
-	const char *const *extra;  /* more "Name: value" headers, NULL-terminated */
-	bool idempotent;           /* may be retried on a transport error or 502-504 */
+	bool api;                 /* the control plane: X-API-Key */
+	const e2b_sandbox *sbx;   /* envd: E2b-Sandbox-Id/Port, X-Access-Token */
+	const char *const *extra; /* more "Name: value" headers, NULL-terminated */
+	bool idempotent;          /* may be retried on a transport error or 502-504 */
 	/* Outcomes the caller reports itself, so err stays unset: the deadline
 	 * (-ETIMEDOUT) and an answer over max_body (-EFBIG). */
 	bool quiet_timeout, quiet_over;
-	uint64_t timeout_ms;       /* the whole call; 0: the tier's request_timeout */
-	size_t max_body;           /* buffered answers; 0: E2B_BODY_MAX */
-	int cancel_fd;             /* readable: abort (-1: none) */
+	uint64_t timeout_ms; /* the whole call; 0: the tier's request_timeout */
+	size_t max_body;     /* buffered answers; 0: E2B_BODY_MAX */
+	int cancel_fd;       /* readable: abort (-1: none) */
 	/* Streaming: when set, the body goes here (return false to abort) and is not kept. */
 	bool (*sink)(void *ctx, const char *data, size_t len);
 	void *sink_ctx;
 	/* out */
 	long status;
-	char *resp;                /* NUL-terminated, host->free */
+	char *resp; /* NUL-terminated, host->free */
 	size_t resp_len;
-	char content[128];         /* the response's Content-Type */
-	char failure[160];         /* a transport failure in words ("" when none) */
+	char content[128]; /* the response's Content-Type */
+	char failure[160]; /* a transport failure in words ("" when none) */
 	bool cancelled;
 } e2b_call;
 

@@ -72,18 +72,22 @@ char *e2b_normalize(const char *path)
 
 /* An error answer: cordon server names cordon's own code and message
  * (error_code, detail); E2B's are mapped by status. */
-static int answer_error(const e2b_call *c, const char *op, const char *path, cordon_plugin_error *err)
+static int answer_error(const e2b_call *c, const char *op, const char *path,
+			cordon_plugin_error *err)
 {
 	json_tokener *tok = json_tokener_new_ex(E2B_JSON_DEPTH);
-	json_object *o = c->resp_len < E2B_BODY_MAX ? json_tokener_parse_ex(tok, c->resp, (int)c->resp_len)
-						    : NULL;
+	json_object *o = c->resp_len < E2B_BODY_MAX
+				 ? json_tokener_parse_ex(tok, c->resp, (int)c->resp_len)
+				 : NULL;
 	json_tokener_free(tok);
 	bool bad = false;
-	const char *code = json_object_is_type(o, json_type_object) ? e2b_string(o, "error_code", &bad) : NULL;
+	const char *code = json_object_is_type(o, json_type_object)
+				   ? e2b_string(o, "error_code", &bad)
+				   : NULL;
 	const char *detail = code ? e2b_string(o, "detail", &bad) : NULL;
 	int r;
-	if (code && detail && !bad && strlen(code) < 40 && strspn(code, "abcdefghijklmnopqrstuvwxyz_") ==
-								     strlen(code))
+	if (code && detail && !bad && strlen(code) < 40 &&
+	    strspn(code, "abcdefghijklmnopqrstuvwxyz_") == strlen(code))
 		r = e2b_host->error_set(err, EIO, fserror_class(code), code, "%.350s", detail);
 	else if (c->status == 404)
 		r = fs_error(err, -ENOENT, op, path);
@@ -104,7 +108,10 @@ int e2b_read_file(void *sandbox, const char *path, uint64_t max_len, cordon_plug
 		return fs_error(err, -EXDEV, "read", path);
 	char *rp = remote_path(s, rel);
 	e2b_host->free(rel);
-	e2b_call c = { .method = "GET", .sbx = s, .idempotent = true, .cancel_fd = -1,
+	e2b_call c = { .method = "GET",
+		       .sbx = s,
+		       .idempotent = true,
+		       .cancel_fd = -1,
 		       .max_body = max_len < (1ull << 31) ? (size_t)max_len + 1 : (size_t)1 << 31,
 		       .quiet_over = true };
 	c.url = e2b_url(s->envd, "/files", "path", rp);
@@ -134,8 +141,13 @@ int e2b_write_file(void *sandbox, const char *path, const void *data, uint64_t l
 	}
 	char *rp = remote_path(s, rel);
 	e2b_host->free(rel);
-	e2b_call c = { .method = "POST", .sbx = s, .content_type = "application/octet-stream",
-		       .body = data, .body_len = (size_t)len, .idempotent = true, .cancel_fd = -1 };
+	e2b_call c = { .method = "POST",
+		       .sbx = s,
+		       .content_type = "application/octet-stream",
+		       .body = data,
+		       .body_len = (size_t)len,
+		       .idempotent = true,
+		       .cancel_fd = -1 };
 	c.url = e2b_url(s->envd, "/files", "path", rp);
 	int r = e2b_http(s->tier, &c, err);
 	if (r >= 0 && c.status != 200) {
@@ -145,7 +157,8 @@ int e2b_write_file(void *sandbox, const char *path, const void *data, uint64_t l
 		json_object *a = json_tokener_parse_ex(tok, c.resp ? c.resp : "", (int)c.resp_len);
 		json_tokener_free(tok);
 		if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) == 0)
-			r = e2b_protocol_error(err, "write: the answer is not a list of written files");
+			r = e2b_protocol_error(err,
+					       "write: the answer is not a list of written files");
 		json_object_put(a);
 	}
 	e2b_call_clear(&c);
@@ -161,8 +174,13 @@ int e2b_unary(const e2b_sandbox *s, const char *procedure, json_object *req, jso
 {
 	static const char *const extra[] = { "Connect-Protocol-Version: 1", NULL };
 	const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	e2b_call c = { .method = "POST", .sbx = s, .content_type = "application/json",
-		       .body = body, .body_len = strlen(body), .extra = extra, .cancel_fd = -1,
+	e2b_call c = { .method = "POST",
+		       .sbx = s,
+		       .content_type = "application/json",
+		       .body = body,
+		       .body_len = strlen(body),
+		       .extra = extra,
+		       .cancel_fd = -1,
 		       .idempotent = strstr(procedure, "/Stat") || strstr(procedure, "/ListDir") ||
 				     strstr(procedure, "/List") };
 	c.url = e2b_url(s->envd, procedure, NULL, NULL);
@@ -193,8 +211,8 @@ int e2b_unary(const e2b_sandbox *s, const char *procedure, json_object *req, jso
 /* ---- listings ------------------------------------------------------------------------ */
 
 typedef struct listing {
-	char **rel;   /* below the root, host->free each */
-	bool *file;   /* a regular file, not a link */
+	char **rel; /* below the root, host->free each */
+	bool *file; /* a regular file, not a link */
 	bool *link;
 	size_t n;
 } listing;
@@ -219,7 +237,8 @@ static int add_entry(const e2b_sandbox *s, listing *l, json_object *e, cordon_pl
 	size_t rl = strlen(s->tier->root);
 	if (bad || !path || !type || strncmp(path, s->tier->root, rl) != 0 || path[rl] != '/' ||
 	    !e2b_host->path_is_confined(path + rl + 1))
-		return e2b_protocol_error(err, "ListDir: an entry is malformed or outside the root");
+		return e2b_protocol_error(err,
+					  "ListDir: an entry is malformed or outside the root");
 	l->rel[l->n] = e2b_host->strdup(path + rl + 1);
 	l->link[l->n] = target != NULL;
 	l->file[l->n] = !target && strcmp(type, "FILE_TYPE_FILE") == 0;
@@ -235,7 +254,8 @@ static int connect_errno(json_object *ans, int status)
 	static const struct {
 		const char *rpc;
 		int status, errnum;
-	} map[] = { { "not_found", -404, -ENOENT }, { "invalid_argument", -400, -ENOTDIR },
+	} map[] = { { "not_found", -404, -ENOENT },
+		    { "invalid_argument", -400, -ENOTDIR },
 		    { "permission_denied", -403, -EXDEV } };
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if ((rpc && !bad && strcmp(rpc, map[i].rpc) == 0) || status == map[i].status)

@@ -167,7 +167,8 @@ static void setup(CURL *h, const e2b_tier *t, e2b_call *c, xfer *x, uint64_t tim
 	if (t->ca_file)
 		curl_easy_setopt(h, CURLOPT_CAINFO, t->ca_file);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 10000 ? timeout_ms : 10000));
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)(timeout_ms < 10000 ? timeout_ms : 10000));
 	curl_easy_setopt(h, CURLOPT_USERAGENT, "cordon-e2b/" PACKAGE_VERSION);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
@@ -189,8 +190,8 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 {
 	CURL *h = curl_easy_init();
 	if (!h)
-		return e2b_host->error_set(err, ENOMEM, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
-					   "e2b: curl_easy_init failed");
+		return e2b_host->error_set(err, ENOMEM, CORDON_PLUGIN_ERROR_TERMINAL,
+					   ERRC(resource), "e2b: curl_easy_init failed");
 	xfer x = { .call = c, .h = h, .cap = c->max_body ? c->max_body : E2B_BODY_MAX };
 	struct curl_slist *hdr = headers(t, c);
 	e2b_call_clear(c);
@@ -212,8 +213,9 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 	else if (rc != CURLE_OK)
 		snprintf(c->failure, sizeof(c->failure), "%s", curl_easy_strerror(rc));
 	if (x.bad_type)
-		r = e2b_protocol_error(err, "%s %s: a stream answered as '%s', not application/connect+json",
-				       c->method, c->url, c->content);
+		r = e2b_protocol_error(
+			err, "%s %s: a stream answered as '%s', not application/connect+json",
+			c->method, c->url, c->content);
 	else if (x.over && c->quiet_over)
 		r = -EFBIG;
 	else if (x.over)
@@ -226,18 +228,22 @@ static int perform(const e2b_tier *t, e2b_call *c, uint64_t timeout_ms, bool *re
 	else if (rc == CURLE_OPERATION_TIMEDOUT && c->quiet_timeout)
 		r = -ETIMEDOUT;
 	else if (rc == CURLE_OPERATION_TIMEDOUT)
-		r = e2b_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(remote_unavailable),
-					"e2b: %s %s: %s", c->method, c->url, c->failure);
+		r = e2b_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
+					ERRC(remote_unavailable), "e2b: %s %s: %s", c->method,
+					c->url, c->failure);
 	else if (rc != CURLE_OK) {
 		*retry = rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
-			 rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR || rc == CURLE_SEND_ERROR;
+			 rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR ||
+			 rc == CURLE_SEND_ERROR;
 		r = e2b_host->error_set(err, EHOSTUNREACH, CORDON_PLUGIN_ERROR_TRANSIENT,
-					ERRC(remote_unavailable), "e2b: %s %s: %s", c->method, c->url,
-					c->failure);
+					ERRC(remote_unavailable), "e2b: %s %s: %s", c->method,
+					c->url, c->failure);
 	} else if (c->status >= 300 && c->status < 400)
-		r = e2b_protocol_error(err, "%s %s: redirected (%ld) to %s: refused, a key is never "
-				       "sent where the policy does not point", c->method, c->url,
-				       c->status, location ? location : "nowhere");
+		r = e2b_protocol_error(err,
+				       "%s %s: redirected (%ld) to %s: refused, a key is never "
+				       "sent where the policy does not point",
+				       c->method, c->url, c->status,
+				       location ? location : "nowhere");
 	else
 		*retry = c->status >= 502 && c->status <= 504;
 	free_headers(hdr);
@@ -261,10 +267,11 @@ int e2b_http(const e2b_tier *t, e2b_call *c, cordon_plugin_error *err)
 		uint64_t left = deadline > now_ms() ? deadline - now_ms() : 1;
 		int r = perform(t, c, left, &retry, err);
 		uint64_t pause = 100u << attempt;
-		if (!retry || !c->idempotent || attempt + 1 >= RETRIES || now_ms() + pause >= deadline)
+		if (!retry || !c->idempotent || attempt + 1 >= RETRIES ||
+		    now_ms() + pause >= deadline)
 			return r;
-		e2b_host->log(CORDON_PLUGIN_LOG_DEBUG, "e2b", "%s %s: retrying in %llu ms", c->method,
-			      c->url, (unsigned long long)pause);
+		e2b_host->log(CORDON_PLUGIN_LOG_DEBUG, "e2b", "%s %s: retrying in %llu ms",
+			      c->method, c->url, (unsigned long long)pause);
 		usleep((useconds_t)pause * 1000);
 	}
 }
@@ -272,7 +279,8 @@ int e2b_http(const e2b_tier *t, e2b_call *c, cordon_plugin_error *err)
 char *e2b_url(const char *base, const char *path, const char *key, const char *value)
 {
 	char *esc = value ? curl_easy_escape(NULL, value, 0) : NULL;
-	size_t n = strlen(base) + strlen(path) + (key ? strlen(key) : 0) + (esc ? strlen(esc) : 0) + 4;
+	size_t n = strlen(base) + strlen(path) + (key ? strlen(key) : 0) + (esc ? strlen(esc) : 0) +
+		   4;
 	char *u = e2b_host->alloc(n);
 	if (key && esc)
 		snprintf(u, n, "%s%s?%s=%s", base, path, key, esc);
@@ -285,7 +293,8 @@ char *e2b_url(const char *base, const char *path, const char *key, const char *v
 json_object *e2b_parse(const char *data, size_t len, const char *what, cordon_plugin_error *err)
 {
 	json_tokener *tok = json_tokener_new_ex(E2B_JSON_DEPTH);
-	json_object *o = data && len < E2B_FRAME_MAX ? json_tokener_parse_ex(tok, data, (int)len) : NULL;
+	json_object *o = data && len < E2B_FRAME_MAX ? json_tokener_parse_ex(tok, data, (int)len)
+						     : NULL;
 	bool whole = o && json_tokener_get_error(tok) == json_tokener_success &&
 		     json_tokener_get_parse_end(tok) == len;
 	json_tokener_free(tok);
@@ -319,7 +328,8 @@ int e2b_status_error(const e2b_call *c, const char *op, cordon_plugin_error *err
 		json_tokener_free(tok);
 	}
 	bool bad = false;
-	const char *m = json_object_is_type(o, json_type_object) ? e2b_string(o, "message", &bad) : NULL;
+	const char *m = json_object_is_type(o, json_type_object) ? e2b_string(o, "message", &bad)
+								 : NULL;
 	/* What the server says is quoted, never trusted as a format, and cut. */
 	snprintf(msg, sizeof(msg), "%.250s", m ? m : "(no message)");
 	for (char *p = msg; *p; p++)
@@ -328,11 +338,13 @@ int e2b_status_error(const e2b_call *c, const char *op, cordon_plugin_error *err
 	json_object_put(o);
 	long s = c->status;
 	if (s == 401 || s == 403)
-		return e2b_host->error_set(err, EACCES, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(remote_refused),
+		return e2b_host->error_set(err, EACCES, CORDON_PLUGIN_ERROR_TERMINAL,
+					   ERRC(remote_refused),
 					   "e2b: %s: the server refused (%ld): %s", op, s, msg);
 	if (s == 429 || s >= 500)
-		return e2b_host->error_set(err, EAGAIN, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(remote_unavailable),
-					   "e2b: %s: the server is unavailable (%ld): %s", op, s, msg);
+		return e2b_host->error_set(
+			err, EAGAIN, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(remote_unavailable),
+			"e2b: %s: the server is unavailable (%ld): %s", op, s, msg);
 	return e2b_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(remote_protocol),
 				   "e2b: %s: unexpected status %ld: %s", op, s, msg);
 }
@@ -385,8 +397,10 @@ static char *tunnel_request(const e2b_sandbox *s, uint16_t port, size_t *len)
 	curl_url_get(u, CURLUPART_PORT, &pstr, 0);
 	size_t n = 512 + strlen(host) + strlen(s->id) + (s->token ? strlen(s->token) : 0);
 	char *req = e2b_host->alloc(n);
-	int w = snprintf(req, n, "GET / HTTP/1.1\r\nHost: %s%s%s\r\nConnection: Upgrade\r\n"
-			 "Upgrade: " E2B_TUNNEL_PROTOCOL "\r\nUser-Agent: cordon-e2b/" PACKAGE_VERSION
+	int w = snprintf(req, n,
+			 "GET / HTTP/1.1\r\nHost: %s%s%s\r\nConnection: Upgrade\r\n"
+			 "Upgrade: " E2B_TUNNEL_PROTOCOL
+			 "\r\nUser-Agent: cordon-e2b/" PACKAGE_VERSION
 			 "\r\nE2b-Sandbox-Id: %s\r\nE2b-Sandbox-Port: %u\r\n%s%s%s\r\n",
 			 host, pstr ? ":" : "", pstr ? pstr : "", s->id, (unsigned)port,
 			 s->token ? "X-Access-Token: " : "", s->token ? s->token : "",
@@ -431,8 +445,8 @@ static bool tunnel_answer(CURL *h, uint64_t deadline, char *extra, size_t cap, s
 		/* The status line, and the message of a JSON error body if it came along. */
 		char *eol = strstr(head, "\r\n");
 		char *msg = strstr(end, "\"message\":\"");
-		snprintf(why, why_len, "the tunnel was refused: %.*s%s%.160s", (int)(eol - head), head,
-			 msg ? ": " : "", msg ? msg + 11 : "");
+		snprintf(why, why_len, "the tunnel was refused: %.*s%s%.160s", (int)(eol - head),
+			 head, msg ? ": " : "", msg ? msg + 11 : "");
 		char *q = msg ? strchr(why, '"') : NULL;
 		if (q)
 			*q = '\0';

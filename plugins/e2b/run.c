@@ -93,11 +93,13 @@ static bool send_stdin(run_ctx *x)
 	if (x->spec->stdin_len) {
 		size_t n = (size_t)x->spec->stdin_len, m = 4 * ((n + 2) / 3) + 1;
 		char *b64 = e2b_host->alloc(m);
-		static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		static const char tbl[] =
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 		const unsigned char *d = x->spec->stdin_data;
 		size_t o = 0;
 		for (size_t i = 0; i < n; i += 3) {
-			unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
+			unsigned v = (unsigned)d[i] << 16 |
+				     (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
 				     (i + 2 < n ? d[i + 2] : 0);
 			b64[o++] = tbl[v >> 18 & 63];
 			b64[o++] = tbl[v >> 12 & 63];
@@ -135,7 +137,8 @@ static bool send_stdin(run_ctx *x)
 static bool on_data(run_ctx *x, json_object *d)
 {
 	bool bad = false;
-	const char *out = e2b_string(d, "stdout", &bad), *errs = out ? NULL : e2b_string(d, "stderr", &bad);
+	const char *out = e2b_string(d, "stdout", &bad),
+		   *errs = out ? NULL : e2b_string(d, "stderr", &bad);
 	const char *b = out ? out : errs;
 	if (bad)
 		return fail(x, "a data event is malformed");
@@ -183,7 +186,8 @@ static bool begin_serve(run_ctx *x, json_object *start)
 	    json_object_get_int64(v) != (int64_t)x->spec->port) {
 		kill_process(x);
 		x->failed = true;
-		e2b_host->error_set(x->err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(unsupported),
+		e2b_host->error_set(x->err, ENOTSUP, CORDON_PLUGIN_ERROR_TERMINAL,
+				    ERRC(unsupported),
 				    "e2b: the server started the process without serving port %u: "
 				    "serve needs cordon server (docs/tiers/e2b.md)",
 				    (unsigned)x->spec->port);
@@ -206,7 +210,8 @@ static bool begin_serve(run_ctx *x, json_object *start)
 static bool on_message(run_ctx *x, json_object *m)
 {
 	json_object *ev, *v;
-	if (!json_object_object_get_ex(m, "event", &ev) || !json_object_is_type(ev, json_type_object))
+	if (!json_object_object_get_ex(m, "event", &ev) ||
+	    !json_object_is_type(ev, json_type_object))
 		return fail(x, "a message without an event");
 	if (json_object_object_get_ex(ev, "start", &v)) {
 		json_object *pid;
@@ -223,7 +228,8 @@ static bool on_message(run_ctx *x, json_object *m)
 	if (!x->started)
 		return fail(x, "the first event is not the start event");
 	if (json_object_object_get_ex(ev, "data", &v))
-		return json_object_is_type(v, json_type_object) ? on_data(x, v) : fail(x, "bad data");
+		return json_object_is_type(v, json_type_object) ? on_data(x, v)
+								: fail(x, "bad data");
 	if (json_object_object_get_ex(ev, "end", &v))
 		return json_object_is_type(v, json_type_object) ? on_end(x, v) : fail(x, "bad end");
 	return true; /* keepalive, or an event a newer envd sends */
@@ -236,7 +242,8 @@ static bool on_trailer(run_ctx *x, json_object *t)
 	if (!json_object_object_get_ex(t, "error", &e))
 		return true;
 	bool bad = false;
-	const char *code = json_object_is_type(e, json_type_object) ? e2b_string(e, "code", &bad) : NULL;
+	const char *code = json_object_is_type(e, json_type_object) ? e2b_string(e, "code", &bad)
+								    : NULL;
 	const char *msg = code ? e2b_string(e, "message", &bad) : NULL;
 	const char *cordon = code ? e2b_string(e, "error_code", &bad) : NULL;
 	if (!code || bad)
@@ -258,21 +265,23 @@ static bool on_bytes(void *ctx, const char *data, size_t len)
 	if (x->ended)
 		return fail(x, "data after the end-of-stream envelope");
 	while (len) {
-		size_t want = x->len < 5 ? 5 : 5 + ((size_t)x->buf[1] << 24 | (size_t)x->buf[2] << 16 |
-						    (size_t)x->buf[3] << 8 | x->buf[4]);
+		size_t want = x->len < 5 ? 5
+					 : 5 + ((size_t)x->buf[1] << 24 | (size_t)x->buf[2] << 16 |
+						(size_t)x->buf[3] << 8 | x->buf[4]);
 		size_t take = want - x->len < len ? want - x->len : len;
 		memcpy(x->buf + x->len, data, take);
 		x->len += take;
 		data += take;
 		len -= take;
 		if (x->len == 5) {
-			size_t n = (size_t)x->buf[1] << 24 | (size_t)x->buf[2] << 16 | (size_t)x->buf[3] << 8 |
-				   x->buf[4];
+			size_t n = (size_t)x->buf[1] << 24 | (size_t)x->buf[2] << 16 |
+				   (size_t)x->buf[3] << 8 | x->buf[4];
 			if (x->buf[0] & ~0x02u)
 				return fail(x, "an envelope is compressed or has unknown flags");
 			if (n > E2B_FRAME_MAX) {
 				char m[96];
-				snprintf(m, sizeof(m), "an envelope claims %zu bytes (limit %u)", n, E2B_FRAME_MAX);
+				snprintf(m, sizeof(m), "an envelope claims %zu bytes (limit %u)", n,
+					 E2B_FRAME_MAX);
 				return fail(x, m);
 			}
 			want = 5 + n;
@@ -294,7 +303,8 @@ static bool on_bytes(void *ctx, const char *data, size_t len)
 	return true;
 }
 
-static char *start_body(const e2b_sandbox *s, const cordon_plugin_run_spec *spec, const char *workdir)
+static char *start_body(const e2b_sandbox *s, const cordon_plugin_run_spec *spec,
+			const char *workdir)
 {
 	json_object *proc = json_object_new_object(), *args = json_object_new_array(),
 		    *envs = json_object_new_object(), *req = json_object_new_object();
@@ -371,13 +381,16 @@ static int finish(run_ctx *x, e2b_call *c, int r, cordon_plugin_run_status *ret)
 	if (c->status != 200)
 		return e2b_status_error(c, "Start", x->err);
 	if (!x->ended)
-		return e2b_protocol_error(x->err, "Start: the stream stopped without its end-of-stream envelope");
+		return e2b_protocol_error(
+			x->err, "Start: the stream stopped without its end-of-stream envelope");
 	if (strcmp(x->end_code, "deadline_exceeded") == 0)
 		return timed_out(ret);
 	if (x->end_code[0]) {
-		bool ours = strchr(x->end_code, '_') && strcmp(x->end_code, "invalid_argument") != 0;
+		bool ours = strchr(x->end_code, '_') &&
+			    strcmp(x->end_code, "invalid_argument") != 0;
 		return e2b_host->error_set(x->err, EIO, CORDON_PLUGIN_ERROR_TERMINAL,
-					   ours ? x->end_code : ERRC(remote_protocol), "e2b: %s", x->end_message);
+					   ours ? x->end_code : ERRC(remote_protocol), "e2b: %s",
+					   x->end_message);
 	}
 	if (!x->got_end)
 		return e2b_protocol_error(x->err, "Start: the stream ended without an end event");
@@ -398,25 +411,34 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 	e2b_sandbox *s = sandbox;
 	char *workdir = spec->workdir ? e2b_normalize(spec->workdir) : e2b_host->strdup("");
 	if (!workdir)
-		return e2b_host->error_set(err, EXDEV, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
-					   "run: workdir '%.256s' resolves outside the sandbox",
-					   spec->workdir);
+		return e2b_host->error_set(
+			err, EXDEV, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(sandbox_path_escape),
+			"run: workdir '%.256s' resolves outside the sandbox", spec->workdir);
 	char timeout[64];
-	snprintf(timeout, sizeof(timeout), "Connect-Timeout-Ms: %llu", (unsigned long long)spec->timeout_ms);
+	snprintf(timeout, sizeof(timeout), "Connect-Timeout-Ms: %llu",
+		 (unsigned long long)spec->timeout_ms);
 	char serve[48];
 	snprintf(serve, sizeof(serve), "Cordon-Serve-Port: %u", (unsigned)spec->port);
-	const char *extra[] = { "Connect-Protocol-Version: 1", "Keepalive-Ping-Interval: 10", timeout,
-				spec->port ? serve : NULL, NULL };
+	const char *extra[] = { "Connect-Protocol-Version: 1", "Keepalive-Ping-Interval: 10",
+				timeout, spec->port ? serve : NULL, NULL };
 	char *body = start_body(s, spec, workdir);
 	e2b_host->free(workdir);
-	size_t blen = 5 + ((size_t)(unsigned char)body[1] << 24 | (size_t)(unsigned char)body[2] << 16 |
+	size_t blen = 5 + ((size_t)(unsigned char)body[1] << 24 |
+			   (size_t)(unsigned char)body[2] << 16 |
 			   (size_t)(unsigned char)body[3] << 8 | (unsigned char)body[4]);
 	run_ctx x = { .s = s, .spec = spec, .sink = sink, .err = err };
 	x.buf = e2b_host->alloc(5 + E2B_FRAME_MAX);
 	/* Not idempotent: a retried Start would run the work twice. */
-	e2b_call c = { .method = "POST", .sbx = s, .content_type = "application/connect+json",
-		       .body = body, .body_len = blen, .extra = extra, .cancel_fd = spec->cancel_fd,
-		       .timeout_ms = spec->timeout_ms + GRACE_MS, .sink = on_bytes, .sink_ctx = &x,
+	e2b_call c = { .method = "POST",
+		       .sbx = s,
+		       .content_type = "application/connect+json",
+		       .body = body,
+		       .body_len = blen,
+		       .extra = extra,
+		       .cancel_fd = spec->cancel_fd,
+		       .timeout_ms = spec->timeout_ms + GRACE_MS,
+		       .sink = on_bytes,
+		       .sink_ctx = &x,
 		       .quiet_timeout = true };
 	c.url = e2b_url(s->envd, "/process.Process/Start", NULL, NULL);
 	int r = e2b_http(s->tier, &c, err);

@@ -89,7 +89,9 @@ static void relay(int fd, CURL *h, int stop, half *up, half *down)
 		}
 		if (down_shut && up_shut)
 			return;
-		struct pollfd p[3] = { { .fd = stop, .events = POLLIN }, { .fd = fd }, { .fd = sock } };
+		struct pollfd p[3] = { { .fd = stop, .events = POLLIN },
+				       { .fd = fd },
+				       { .fd = sock } };
 		if (up->off == up->len && !up->eof)
 			p[1].events |= POLLIN;
 		if (down->off < down->len)
@@ -116,7 +118,8 @@ static void relay(int fd, CURL *h, int stop, half *up, half *down)
 			up->eof = n == 0;
 		}
 		if (p[1].revents & POLLOUT && down->off < down->len) {
-			ssize_t n = send(fd, down->buf + down->off, down->len - down->off, MSG_NOSIGNAL);
+			ssize_t n = send(fd, down->buf + down->off, down->len - down->off,
+					 MSG_NOSIGNAL);
 			if (n < 0 && errno != EAGAIN && errno != EINTR)
 				return;
 			down->off += n > 0 ? (size_t)n : 0;
@@ -139,7 +142,8 @@ static void *conn_thread(void *arg)
 		relay(c->fd, h, sv->stop[0], up, down);
 		curl_easy_cleanup(h);
 	} else {
-		e2b_host->log(CORDON_PLUGIN_LOG_WARNING, "e2b", "port %u: %s", (unsigned)sv->port, why);
+		e2b_host->log(CORDON_PLUGIN_LOG_WARNING, "e2b", "port %u: %s", (unsigned)sv->port,
+			      why);
 	}
 	close(c->fd);
 	e2b_host->free(up);
@@ -196,7 +200,8 @@ static void *acceptor(void *arg)
 
 int e2b_serve_begin(e2b_serve *sv, const e2b_sandbox *s, uint16_t port, char *addr, size_t len)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t sl = sizeof(sa);
 	memset(sv, 0, sizeof(*sv));
 	sv->sbx = s;

@@ -117,7 +117,7 @@ bool oci_image_present(const oci_tier *t, const char *engine, const char *image)
 /* The engine said image is absent (`run --pull never`): pulls it by digest when the tier
  * allows, else refuses as container_image_missing. */
 int oci_image_pull(const oci_tier *t, const char *engine, const char *image,
-		     oci_refusal *r) CORDON_INTERNAL;
+		   oci_refusal *r) CORDON_INTERNAL;
 /* Makes sure the named network exists (creates it when absent). */
 int oci_network_ensure(const oci_tier *t, const char *engine, const char *name,
 		       oci_refusal *r) CORDON_INTERNAL;
@@ -180,8 +180,8 @@ void oci_workspace_close(oci_workspace *ws) CORDON_INTERNAL;
 /* Registers for the running container's memory cgroup OOM notifications: the cgroup
  * named by the container's id when cid is one (no engine call), else that of its pid 1
  * (`inspect`); w->ev stays -1 where that cannot be done (logged). */
-void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name,
-			 const char *cid, oci_oom_watch *w) CORDON_INTERNAL;
+void oci_oom_watch_start(const oci_tier *t, const char *engine, const char *name, const char *cid,
+			 oci_oom_watch *w) CORDON_INTERNAL;
 /* Whether the OOM killer acted on the cgroup (removed or not). */
 bool oci_oom_watch_fired(oci_oom_watch *w) CORDON_INTERNAL;
 void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;

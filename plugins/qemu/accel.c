@@ -67,12 +67,13 @@ void qemu_detect_kvm(bool pvm_kernel, qemu_accel_probe *ret)
 	}
 	close(vm);
 	if (kvm_is_pvm() && !pvm_kernel) {
-		verdict(ret, false, "/dev/kvm is PVM: needs a guest kernel built with "
-				    "CONFIG_PVM_GUEST");
+		verdict(ret, false,
+			"/dev/kvm is PVM: needs a guest kernel built with "
+			"CONFIG_PVM_GUEST");
 		return;
 	}
-	verdict(ret, true, "%s", kvm_is_pvm() ? "/dev/kvm is PVM, with a PVM guest kernel"
-					      : "/dev/kvm creates VMs");
+	verdict(ret, true, "%s",
+		kvm_is_pvm() ? "/dev/kvm is PVM, with a PVM guest kernel" : "/dev/kvm creates VMs");
 #else
 	(void)pvm_kernel;
 	verdict(ret, false, "requires Linux KVM");

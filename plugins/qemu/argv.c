@@ -28,14 +28,10 @@
 const char *qemu_accel_name(qemu_accel a)
 {
 	switch (a) {
-	case QEMU_ACCEL_KVM:
-		return "kvm";
-	case QEMU_ACCEL_HVF:
-		return "hvf";
-	case QEMU_ACCEL_WHPX:
-		return "whpx";
-	case QEMU_ACCEL_TCG:
-		return "tcg";
+	case QEMU_ACCEL_KVM: return "kvm";
+	case QEMU_ACCEL_HVF: return "hvf";
+	case QEMU_ACCEL_WHPX: return "whpx";
+	case QEMU_ACCEL_TCG: return "tcg";
 	}
 	return "tcg";
 }
@@ -150,7 +146,8 @@ char **qemu_argv(const qemu_config *c)
 	add2(&b, "-device", qemu_xstrdup("virtserialport,chardev=agent,name=" QEMU_AGENT_PORT));
 	if (c->owner)
 		add2(&b, "-name", qemu_xasprintf(QEMU_NAME_PREFIX "%s", c->owner));
-	add2(&b, "-sandbox", qemu_xstrdup("on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
-					  "resourcecontrol=deny"));
+	add2(&b, "-sandbox",
+	     qemu_xstrdup("on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
+			  "resourcecontrol=deny"));
 	return b.v;
 }

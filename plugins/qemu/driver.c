@@ -26,9 +26,9 @@ const cordon_host *qemu_host;
 #define DEFAULT_BOOT_TIMEOUT_MS 60000 /* TCG on a loaded 2-core host */
 #define DEFAULT_SCRATCH (64ull << 20)
 #define DEFAULT_MEMORY_MIB 256
-#define MIN_MEMORY_MIB 128           /* the guest kernel and initramfs boot in it */
+#define MIN_MEMORY_MIB 128 /* the guest kernel and initramfs boot in it */
 #define DEFAULT_OUTPUT_CAP (16ull << 20)
-#define RUN_GRACE_MS 5000            /* past a run's timeout: the agent's own kill */
+#define RUN_GRACE_MS 5000 /* past a run's timeout: the agent's own kill */
 #define FILE_OP_TIMEOUT_MS 60000
 #define PROBE_TIMEOUT_MS 10000
 
@@ -37,7 +37,7 @@ typedef struct qemu_sandbox {
 	pthread_mutex_t lock; /* one exchange at a time on the channel */
 	qemu_vm vm;
 	uint64_t out_cap;
-	bool broken;          /* the channel failed: the guest is gone */
+	bool broken; /* the channel failed: the guest is gone */
 } qemu_sandbox;
 
 /* ---- configure ------------------------------------------------------------------------ */
@@ -94,7 +94,8 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 	s = NULL;
 	if (qemu_host->config_string(cfg, "arch", &s) == 1) {
 		if (strcmp(s, "x86_64") != 0 && strcmp(s, "aarch64") != 0)
-			return qemu_host->config_error(cfg, "arch", err, "must be x86_64 or aarch64");
+			return qemu_host->config_error(cfg, "arch", err,
+						       "must be x86_64 or aarch64");
 		t->arch = strcmp(s, "aarch64") == 0 ? QEMU_ARCH_AARCH64 : QEMU_ARCH_X86_64;
 	}
 	/* another architecture than the host's runs only emulated */
@@ -104,7 +105,8 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 	s = NULL;
 	if (qemu_host->config_string(cfg, "qemu", &s) == 1) {
 		if (s[0] != '/')
-			return qemu_host->config_error(cfg, "qemu", err, "must be an absolute path");
+			return qemu_host->config_error(cfg, "qemu", err,
+						       "must be an absolute path");
 		t->qemu = qemu_xstrdup(s);
 	}
 	qemu_host->config_bool(cfg, "pvm_kernel", &t->pvm_kernel);
@@ -160,10 +162,7 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 	return 0;
 }
 
-static void qemu_unconfigure(void *tier)
-{
-	tier_free(tier);
-}
+static void qemu_unconfigure(void *tier) { tier_free(tier); }
 
 /* ---- the command line of one sandbox ------------------------------------------------------ */
 
@@ -177,10 +176,7 @@ static char *qemu_binary(const qemu_tier *t)
 	return r;
 }
 
-static bool limit_set(const cordon_plugin_limits *l, int i)
-{
-	return l->set & (1u << i);
-}
+static bool limit_set(const cordon_plugin_limits *l, int i) { return l->set & (1u << i); }
 
 /* The config of one guest under limits l; a limit it cannot honour is refused. */
 static int guest_config(const qemu_tier *t, const cordon_plugin_limits *l, char *binary,
@@ -190,7 +186,8 @@ static int guest_config(const qemu_tier *t, const cordon_plugin_limits *l, char 
 	if (limit_set(l, CORDON_PLUGIN_LIMIT_MEMORY))
 		mib = l->value[CORDON_PLUGIN_LIMIT_MEMORY] >> 20;
 	if (mib < MIN_MEMORY_MIB)
-		return qemu_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(limit_unenforceable),
+		return qemu_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				   ERRC(limit_unenforceable),
 				   "memory below %d MiB: the guest kernel does not boot in it",
 				   MIN_MEMORY_MIB);
 	uint64_t cpus = (uint64_t)t->cpus;
@@ -199,14 +196,24 @@ static int guest_config(const qemu_tier *t, const cordon_plugin_limits *l, char 
 	if (cpus < 1)
 		cpus = 1;
 	*c = (qemu_config){
-		.binary = binary, .arch = t->arch,
+		.binary = binary,
+		.arch = t->arch,
 		.accel = t->tcg ? QEMU_ACCEL_TCG : t->family->accel,
-		.machine = t->family->machine(t->arch), .memory_mib = mib, .cpus = (uint32_t)cpus,
-		.kernel = t->kernel.path, .initrd = t->initrd.path,
-		.tsc_khz = t->tcg ? qemu_host_tsc_khz() : 0, .scratch_bytes = t->scratch,
-		.pids = limit_set(l, CORDON_PLUGIN_LIMIT_PIDS) ? l->value[CORDON_PLUGIN_LIMIT_PIDS] : 0,
-		.nofile = limit_set(l, CORDON_PLUGIN_LIMIT_NOFILE) ? l->value[CORDON_PLUGIN_LIMIT_NOFILE] : 0,
-		.fsize = limit_set(l, CORDON_PLUGIN_LIMIT_FSIZE) ? l->value[CORDON_PLUGIN_LIMIT_FSIZE] : 0,
+		.machine = t->family->machine(t->arch),
+		.memory_mib = mib,
+		.cpus = (uint32_t)cpus,
+		.kernel = t->kernel.path,
+		.initrd = t->initrd.path,
+		.tsc_khz = t->tcg ? qemu_host_tsc_khz() : 0,
+		.scratch_bytes = t->scratch,
+		.pids = limit_set(l, CORDON_PLUGIN_LIMIT_PIDS) ? l->value[CORDON_PLUGIN_LIMIT_PIDS]
+							       : 0,
+		.nofile = limit_set(l, CORDON_PLUGIN_LIMIT_NOFILE)
+				  ? l->value[CORDON_PLUGIN_LIMIT_NOFILE]
+				  : 0,
+		.fsize = limit_set(l, CORDON_PLUGIN_LIMIT_FSIZE)
+				 ? l->value[CORDON_PLUGIN_LIMIT_FSIZE]
+				 : 0,
 		.owner = t->owner,
 	};
 	return 0;
@@ -222,8 +229,8 @@ int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_er
 	char *binary = qemu_binary(t);
 	if (!binary)
 		return qemu_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
-				   "QEMU (%s) is not installed", t->qemu ? t->qemu
-								  : qemu_arch_binary(t->arch));
+				   "QEMU (%s) is not installed",
+				   t->qemu ? t->qemu : qemu_arch_binary(t->arch));
 	qemu_config c;
 	ret = guest_config(t, l, binary, &c, r);
 	if (ret == 0)
@@ -295,7 +302,8 @@ static bool machine_present(const char *binary, const char *machine)
 	bool found = false;
 	if (qemu_host->spawn(&s, NULL) == 0 && s.exit_code == 0 && s.out) {
 		size_t n = strlen(machine);
-		for (const char *p = s.out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		for (const char *p = s.out; p && *p;
+		     p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
 			if (strncmp(p, machine, n) == 0 && (p[n] == ' ' || p[n] == '\n'))
 				found = true;
 	}
@@ -371,8 +379,8 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "%s machine, %.200s; kernel and initrd match their pins; a trial boot reached "
-		 "the agent in %lld ms", machine,
-		 t->tcg ? "emulated (accel: tcg), not a hardware boundary" : a.reason,
+		 "the agent in %lld ms",
+		 machine, t->tcg ? "emulated (accel: tcg), not a hardware boundary" : a.reason,
 		 (long long)ms);
 	return 0;
 }
@@ -382,7 +390,8 @@ static bool same_guest(const qemu_tier *t, const cordon_plugin_limits *l)
 {
 	qemu_config a = { 0 }, b = { 0 }; /* guest_config's refusals are variadic: the analyzer */
 	agent_error r;
-	if (guest_config(t, l, "qemu", &a, &r) < 0 || guest_config(t, &t->limits, "qemu", &b, &r) < 0)
+	if (guest_config(t, l, "qemu", &a, &r) < 0 ||
+	    guest_config(t, &t->limits, "qemu", &b, &r) < 0)
 		return false;
 	return a.memory_mib == b.memory_mib && a.cpus == b.cpus && a.pids == b.pids &&
 	       a.nofile == b.nofile && a.fsize == b.fsize;
@@ -408,7 +417,8 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					    ERRC(vm_workspace_unsupported),
 					    "the %s tier does not carry a host workspace into the "
-					    "guest yet (its /work is the guest's own)", t->name);
+					    "guest yet (its /work is the guest's own)",
+					    t->name);
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
 		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					    ERRC(egress_unsupported),
@@ -467,8 +477,12 @@ static int exchange(exchange_state *s, const char *req, size_t len, uint64_t lim
 		    int cancel_fd, bool *ret_deadline)
 {
 	qemu_sandbox *sb = s->sb;
-	agent_link link = { .in = &sb->vm.chan, .out = sb->vm.chan, .err = sb->vm.err,
-			    .session = true, .ctx = s, .kill = kill_vm };
+	agent_link link = { .in = &sb->vm.chan,
+			    .out = sb->vm.chan,
+			    .err = sb->vm.err,
+			    .session = true,
+			    .ctx = s,
+			    .kill = kill_vm };
 	int loop = agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, req, len, ret_deadline);
 	if (!s->x.done || loop < 0)
 		sb->broken = true; /* the guest is gone, killed, or spoke out of turn */
@@ -509,12 +523,14 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 					    "the guest has no network device: nothing to serve on");
 	size_t len;
 	char *req = agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
-				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len, &len);
+				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len,
+				      &len);
 	if (!req)
 		return qemu_host->error_set(err, E2BIG, CORDON_PLUGIN_ERROR_INVALID,
 					    ERRC(invalid_argument),
 					    "the run's argv, environment and stdin exceed what the "
-					    "agent's channel carries (%u bytes)", AGENT_REQUEST_MAX);
+					    "agent's channel carries (%u bytes)",
+					    AGENT_REQUEST_MAX);
 	exchange_state s = { .sb = sb, .sink = sink };
 	s.x.kind = AGENT_ANSWER_RUN;
 	s.k = (agent_sink){ .ctx = &s, .output = on_output };
@@ -532,13 +548,15 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 			rc = 0;
 		} else if (deadline) {
 			/* the guest did not end the work itself: the VM was killed with it */
-			ret->flags = CORDON_PLUGIN_RUNSTATUS_SIGNALED | CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
+			ret->flags = CORDON_PLUGIN_RUNSTATUS_SIGNALED |
+				     CORDON_PLUGIN_RUNSTATUS_TIMED_OUT;
 			ret->signal = 9;
 			rc = 0;
 		} else if (s.x.have_error && loop == 0) {
 			rc = qemu_fail(err, &s.x.error);
 		} else {
-			rc = loop < 0 ? qemu_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+			rc = loop < 0 ? qemu_host->error_set(err, EPROTO,
+							     CORDON_PLUGIN_ERROR_TERMINAL,
 							     ERRC(vm_failed),
 							     "the guest's agent spoke out of turn")
 				      : gone(sb, err);
@@ -557,7 +575,8 @@ static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, si
 	char *req = agent_file_request(args, in, in_len, &len);
 	if (!req)
 		return qemu_host->error_set(err, ENAMETOOLONG, CORDON_PLUGIN_ERROR_INVALID,
-					    ERRC(path_too_long), "the path is too long for the agent");
+					    ERRC(path_too_long),
+					    "the path is too long for the agent");
 	exchange_state s = { .sb = sb };
 	s.x.kind = AGENT_ANSWER_FILE;
 	s.x.want = want;
@@ -580,10 +599,11 @@ static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, si
 		else if (s.x.file_done && loop == 0)
 			rc = 0;
 		else if (deadline)
-			rc = qemu_host->error_set(err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TERMINAL,
-						  ERRC(vm_failed),
-						  "the guest did not answer a file operation in %d s "
-						  "(the VM was killed)", FILE_OP_TIMEOUT_MS / 1000);
+			rc = qemu_host->error_set(
+				err, ETIMEDOUT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				"the guest did not answer a file operation in %d s "
+				"(the VM was killed)",
+				FILE_OP_TIMEOUT_MS / 1000);
 		else
 			rc = gone(sb, err);
 	}
@@ -608,8 +628,8 @@ static int qemu_op_write_file(void *sandbox, const char *path, const void *data,
 	return file_op(sandbox, args, len ? data : "", (size_t)len, 0, NULL, NULL, err);
 }
 
-static int qemu_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit,
-			void *ctx, cordon_plugin_error *err)
+static int qemu_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
+			cordon_plugin_error *err)
 {
 	const char *args[] = { "glob", pattern, NULL };
 	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, err);

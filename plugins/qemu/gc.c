@@ -98,6 +98,7 @@ int qemu_gc(void *tier, cordon_plugin_error *err)
 	closedir(d);
 	free(buf);
 	if (removed)
-		qemu_host->log(CORDON_PLUGIN_LOG_INFO, "qemu", "gc: killed %d orphaned QEMU", removed);
+		qemu_host->log(CORDON_PLUGIN_LOG_INFO, "qemu", "gc: killed %d orphaned QEMU",
+			       removed);
 	return removed;
 }

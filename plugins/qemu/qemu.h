@@ -46,20 +46,20 @@ typedef enum qemu_accel {
 
 /* Everything the command line depends on. */
 typedef struct qemu_config {
-	const char *binary;  /* absolute path of qemu-system-* */
+	const char *binary; /* absolute path of qemu-system-* */
 	qemu_arch arch;
 	qemu_accel accel;
 	const char *machine; /* "microvm", "virt", "q35" */
 	uint64_t memory_mib;
 	uint32_t cpus;
-	const char *kernel;  /* host paths (the jail's view of them once the VMM is jailed) */
+	const char *kernel; /* host paths (the jail's view of them once the VMM is jailed) */
 	const char *initrd;
-	uint64_t tsc_khz;    /* TCG on x86_64: the host TSC (tsc_early_khz), or 0 */
+	uint64_t tsc_khz;       /* TCG on x86_64: the host TSC (tsc_early_khz), or 0 */
 	uint64_t scratch_bytes; /* the guest's /tmp and /work tmpfs cap */
-	uint64_t pids;       /* the work's RLIMIT_NPROC in the guest, or 0: none */
-	uint64_t nofile;     /* its RLIMIT_NOFILE, or 0 */
-	uint64_t fsize;      /* its RLIMIT_FSIZE, or 0 */
-	const char *owner;   /* the host's owner token (-name), or NULL */
+	uint64_t pids;          /* the work's RLIMIT_NPROC in the guest, or 0: none */
+	uint64_t nofile;        /* its RLIMIT_NOFILE, or 0 */
+	uint64_t fsize;         /* its RLIMIT_FSIZE, or 0 */
+	const char *owner;      /* the host's owner token (-name), or NULL */
 } qemu_config;
 
 /* The QEMU argv (NULL-terminated, malloc'd: qemu_strv_free), or NULL for a config it cannot
@@ -98,9 +98,9 @@ typedef struct qemu_accel_probe {
 } qemu_accel_probe;
 
 typedef struct qemu_family {
-	const char *name;                   /* the driver's (and plugin's) name */
-	qemu_accel accel;                   /* the hardware accelerator */
-	const char *(*machine)(qemu_arch);  /* the machine type on this architecture */
+	const char *name;                  /* the driver's (and plugin's) name */
+	qemu_accel accel;                  /* the hardware accelerator */
+	const char *(*machine)(qemu_arch); /* the machine type on this architecture */
 	/* Whether the hardware accelerator is usable on this host, and why not. pvm_kernel:
 	 * the tier names a guest kernel built for PVM (CONFIG_PVM_GUEST). */
 	void (*detect)(bool pvm_kernel, qemu_accel_probe *ret);
@@ -108,19 +108,21 @@ typedef struct qemu_family {
 } qemu_family;
 
 /* The keys every family takes. */
-#define QEMU_CONFIG_KEYS_COMMON                                                              \
-	{ "kernel", CORDON_PLUGIN_CONFIG_STRING, 1 },                                        \
-	{ "initrd", CORDON_PLUGIN_CONFIG_STRING, 1 },                                        \
-	{ "kernel_sha256", CORDON_PLUGIN_CONFIG_STRING, 1 },                                 \
-	{ "initrd_sha256", CORDON_PLUGIN_CONFIG_STRING, 1 },                                 \
-	{ "accel", CORDON_PLUGIN_CONFIG_STRING, 0 },                                         \
-	{ "qemu", CORDON_PLUGIN_CONFIG_STRING, 0 },                                          \
-	{ "arch", CORDON_PLUGIN_CONFIG_STRING, 0 },                                          \
-	{ "pvm_kernel", CORDON_PLUGIN_CONFIG_BOOL, 0 },                                      \
-	{ "boot_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 },                                \
-	{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 },                                         \
-	{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 },                                             \
-	{ "pool", CORDON_PLUGIN_CONFIG_INT, 0 }
+#define QEMU_CONFIG_KEYS_COMMON \
+	{ "kernel", CORDON_PLUGIN_CONFIG_STRING, 1 }, \
+		{ "initrd", CORDON_PLUGIN_CONFIG_STRING, 1 }, \
+		{ "kernel_sha256", CORDON_PLUGIN_CONFIG_STRING, 1 }, \
+		{ "initrd_sha256", CORDON_PLUGIN_CONFIG_STRING, 1 }, \
+		{ "accel", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "qemu", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "arch", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "pvm_kernel", CORDON_PLUGIN_CONFIG_BOOL, 0 }, \
+		{ "boot_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 }, \
+		{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
+		{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 }, \
+	{ \
+		"pool", CORDON_PLUGIN_CONFIG_INT, 0 \
+	}
 
 /* Registers the family's driver (the plugin's init). */
 int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,

@@ -62,10 +62,7 @@ void qemu_vm_kill(qemu_vm *vm)
 		vm->proc->kill(vm->proc);
 }
 
-static void kill_cb(void *ctx)
-{
-	qemu_vm_kill(ctx);
-}
+static void kill_cb(void *ctx) { qemu_vm_kill(ctx); }
 
 /* The first line of what QEMU said on stderr, for a refusal. */
 static void first_line(const char *s, char *out, size_t len)
@@ -92,8 +89,13 @@ static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 	}
 	char **argv = qemu_argv(c);
 	cordon_host_process_spec spec = {
-		.size = sizeof(spec), .argv = (const char *const *)argv, .envp = NULL,
-		.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = ep[1], .extra_fd = sp[1],
+		.size = sizeof(spec),
+		.argv = (const char *const *)argv,
+		.envp = NULL,
+		.stdin_fd = -1,
+		.stdout_fd = -1,
+		.stderr_fd = ep[1],
+		.extra_fd = sp[1],
 	};
 	int ret = argv ? qemu_host->process_spawn(&spec, &vm->proc, NULL) : -EINVAL;
 	qemu_strv_free(argv);
@@ -122,8 +124,12 @@ int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm, agent_err
 	agent_exchange x = { .kind = AGENT_ANSWER_HELLO };
 	agent_sink k = { 0 };
 	x.sink = &k;
-	agent_link link = { .in = &vm->chan, .out = vm->chan, .err = vm->err, .session = true,
-			    .ctx = vm, .kill = kill_cb };
+	agent_link link = { .in = &vm->chan,
+			    .out = vm->chan,
+			    .err = vm->err,
+			    .session = true,
+			    .ctx = vm,
+			    .kill = kill_cb };
 	bool deadline = false;
 	int loop = agent_exchange_run(&x, &link, boot_ms, -1, NULL, 0, &deadline);
 	vm->hello_ms = agent_now_ms() - t0;
@@ -137,7 +143,8 @@ int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm, agent_err
 	qemu_vm_kill(vm);
 	qemu_vm_stop(vm);
 	if (deadline)
-		return qemu_refuse(r, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT, ERRC(vm_boot_timeout),
+		return qemu_refuse(r, ETIMEDOUT, CORDON_PLUGIN_ERROR_TRANSIENT,
+				   ERRC(vm_boot_timeout),
 				   "the guest's agent did not say hello within %llu ms%s%s",
 				   (unsigned long long)boot_ms, line[0] ? ": " : "", line);
 	if (loop < 0)
@@ -177,10 +184,7 @@ void qemu_vm_stop(qemu_vm *vm)
 
 /* ---- the pins ----------------------------------------------------------------------- */
 
-static int64_t ns(struct timespec t)
-{
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
+static int64_t ns(struct timespec t) { return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec; }
 
 static bool same_file(const qemu_pin *p, const struct stat *st)
 {
@@ -199,7 +203,8 @@ int qemu_pin_check(qemu_tier *t, qemu_pin *pin, const char *key, agent_error *r)
 	    (st.st_uid != 0 && st.st_uid != geteuid()))
 		return qemu_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(vm_image_invalid),
 				   "%s %s must be a regular file that only root or this user "
-				   "can write", key, pin->path);
+				   "can write",
+				   key, pin->path);
 	pthread_mutex_lock(&t->lock);
 	bool cached = same_file(pin, &st);
 	pthread_mutex_unlock(&t->lock);

@@ -28,27 +28,27 @@ typedef struct qemu_pin {
 typedef struct qemu_tier {
 	const qemu_family *family;
 	char *name;
-	char *qemu;          /* configured binary, or NULL: found on PATH */
+	char *qemu; /* configured binary, or NULL: found on PATH */
 	qemu_arch arch;
-	bool tcg;            /* accel: tcg */
+	bool tcg; /* accel: tcg */
 	bool pvm_kernel;
 	uint64_t boot_timeout_ms;
 	uint64_t scratch;
 	int64_t cpus;
-	int64_t pool_size;   /* pool: guests kept booted (pool.c), or 0 */
+	int64_t pool_size; /* pool: guests kept booted (pool.c), or 0 */
 	qemu_pool *pool;
 	cordon_plugin_limits limits;
 	char owner[OWNER_TOKEN_MAX]; /* this host's, in every QEMU's -name */
-	pthread_mutex_t lock; /* guards the pins' cache and what follows */
+	pthread_mutex_t lock;        /* guards the pins' cache and what follows */
 	qemu_pin kernel, initrd;
-	char *machine_ok;    /* the QEMU binary found to have the machine type */
+	char *machine_ok; /* the QEMU binary found to have the machine type */
 } qemu_tier;
 
 /* A running guest and our end of its agent channel. */
 typedef struct qemu_vm {
 	cordon_host_process *proc;
-	int chan;  /* our end of the socket pair, non-blocking; -1 once closed */
-	int err;   /* QEMU's stderr, non-blocking; -1 once closed */
+	int chan;         /* our end of the socket pair, non-blocking; -1 once closed */
+	int err;          /* QEMU's stderr, non-blocking; -1 once closed */
 	int64_t hello_ms; /* from QEMU's start to the agent's HELLO */
 } qemu_vm;
 

@@ -78,13 +78,14 @@ static int fake_configure(void *data, const cordon_plugin_config *cfg, void **re
 	t->available = true;
 	if (fake_host->config_string(cfg, "containment", &s) > 0) {
 		t->containment = 0;
-		for (uint32_t i = 1; i < sizeof(containment_names) / sizeof(*containment_names); i++)
+		for (uint32_t i = 1; i < sizeof(containment_names) / sizeof(*containment_names);
+		     i++)
 			if (strcmp(s, containment_names[i]) == 0)
 				t->containment = i;
 		if (!t->containment) {
 			fake_host->free(t);
 			return fake_host->config_error(cfg, "containment", err,
-						  "unknown containment '%s'", s);
+						       "unknown containment '%s'", s);
 		}
 	}
 	fake_host->config_bool(cfg, "available", &t->available);
@@ -98,10 +99,7 @@ static int fake_configure(void *data, const cordon_plugin_config *cfg, void **re
 	return 0;
 }
 
-static void fake_unconfigure(void *tier)
-{
-	fake_host->free(tier);
-}
+static void fake_unconfigure(void *tier) { fake_host->free(tier); }
 
 static int fake_probe(void *tier, cordon_plugin_probe *ret)
 {
@@ -110,7 +108,8 @@ static int fake_probe(void *tier, cordon_plugin_probe *ret)
 	ret->containment = t->containment;
 	ret->egress_enforced = t->egress_enforced
 				       ? CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY) |
-						 CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)
+						 CORDON_PLUGIN_EGRESS_BIT(
+							 CORDON_PLUGIN_EGRESS_GOVERNED)
 				       : 0;
 	snprintf(ret->reason, sizeof(ret->reason), "%s", t->reason);
 	return 0;
@@ -122,8 +121,7 @@ static int fake_open(void *tier, const cordon_plugin_open_spec *spec, void **ret
 	const fake_tier *t = tier;
 	if (t->open_error)
 		return fake_host->error_set(err, -EIO, CORDON_PLUGIN_ERROR_TERMINAL,
-					    ERRC(fake_open_failed),
-				       "%s", t->open_error);
+					    ERRC(fake_open_failed), "%s", t->open_error);
 	fake_sandbox *sb = fake_host->alloc(sizeof(*sb));
 	pthread_mutex_init(&sb->lock, NULL);
 	*ret_sandbox = sb;
@@ -272,8 +270,8 @@ static fake_file *find_file(fake_sandbox *sb, const char *path)
 static int bad_path(const char *path, cordon_plugin_error *err)
 {
 	return fake_host->error_set(err, -EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-				    ERRC(sandbox_path_escape),
-			       "path '%s' leaves the sandbox", path);
+				    ERRC(sandbox_path_escape), "path '%s' leaves the sandbox",
+				    path);
 }
 
 static int fake_read_file(void *sandbox, const char *path, uint64_t max_len,
@@ -290,8 +288,7 @@ static int fake_read_file(void *sandbox, const char *path, uint64_t max_len,
 	pthread_mutex_unlock(&sb->lock);
 	if (r == -ENOENT)
 		return fake_host->error_set(err, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL,
-					    ERRC(not_found),
-				       "%s: no such file", path);
+					    ERRC(not_found), "%s: no such file", path);
 	return r;
 }
 
@@ -399,5 +396,5 @@ static int test_init(const cordon_host *h, cordon_plugin_registrar *reg, cordon_
 	return fake_host->register_driver(reg, &fake_driver);
 }
 
-CORDON_PLUGIN_DEFINE("test", "1.0", "a FAKE driver for tests: isolates nothing", "LGPL-2.1-or-later",
-		     test_init)
+CORDON_PLUGIN_DEFINE("test", "1.0", "a FAKE driver for tests: isolates nothing",
+		     "LGPL-2.1-or-later", test_init)

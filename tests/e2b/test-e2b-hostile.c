@@ -75,10 +75,7 @@ static void send_all(int fd, const void *data, size_t len)
 	}
 }
 
-static void send_str(int fd, const char *s)
-{
-	send_all(fd, s, strlen(s));
-}
+static void send_str(int fd, const char *s) { send_all(fd, s, strlen(s)); }
 
 /* One chunk of a chunked body. */
 static bool chunk(int fd, const void *data, size_t len)
@@ -109,8 +106,10 @@ static bool envelope(int fd, unsigned char flags, const char *json)
 static void json_reply(int fd, const char *status, const char *body)
 {
 	char head[256];
-	snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
-		 "Content-Length: %zu\r\nConnection: close\r\n\r\n", status, strlen(body));
+	snprintf(head, sizeof(head),
+		 "HTTP/1.1 %s\r\nContent-Type: application/json\r\n"
+		 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+		 status, strlen(body));
 	send_str(fd, head);
 	send_str(fd, body);
 }
@@ -124,7 +123,7 @@ static void endless(int fd)
 	static char junk[16384];
 	memset(junk, '[', sizeof(junk));
 	send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-		 "Transfer-Encoding: chunked\r\n\r\n");
+		     "Transfer-Encoding: chunked\r\n\r\n");
 	for (int i = 0; i < 1 << 16 && chunk(fd, junk, sizeof(junk)); i++)
 		;
 }
@@ -141,15 +140,17 @@ static void wait_close(int fd)
 static void stream(int fd, scenario s)
 {
 	if (s == S_START_WRONG_TYPE) {
-		send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 6\r\n\r\n<html>");
+		send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: "
+			     "6\r\n\r\n<html>");
 		return;
 	}
 	send_str(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/connect+json\r\n"
-		 "Transfer-Encoding: chunked\r\n\r\n");
+		     "Transfer-Encoding: chunked\r\n\r\n");
 	envelope(fd, 0, "{\"event\":{\"start\":{\"pid\":7}}}");
 	if (s == S_START_TRUNCATED) {
 		/* a header claiming 100 bytes, 10 of them, then the end */
-		const unsigned char part[] = { 0, 0, 0, 0, 100, '{', '"', 'e', 'v', 'e', 'n', 't', '"', ':', '{' };
+		const unsigned char part[] = { 0,   0,   0,   0,   100, '{', '"', 'e',
+					       'v', 'e', 'n', 't', '"', ':', '{' };
 		chunk(fd, part, sizeof(part));
 		send_str(fd, "0\r\n\r\n");
 	} else if (s == S_START_HUGE_FRAME) {
@@ -159,10 +160,12 @@ static void stream(int fd, scenario s)
 	} else if (s == S_START_STALL) {
 		wait_close(fd);
 	} else if (s == S_START_ENDLESS) {
-		while (envelope(fd, 0, "{\"event\":{\"data\":{\"stdout\":\"eHh4eHh4eHh4eHh4eHh4eA==\"}}}"))
+		while (envelope(fd, 0,
+				"{\"event\":{\"data\":{\"stdout\":\"eHh4eHh4eHh4eHh4eHh4eA==\"}}}"))
 			;
 	} else if (s == S_START_NO_TRAILER) {
-		envelope(fd, 0, "{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}");
+		envelope(fd, 0,
+			 "{\"event\":{\"end\":{\"exited\":true,\"status\":\"exit status 0\"}}}");
 		send_str(fd, "0\r\n\r\n");
 	}
 }
@@ -175,8 +178,9 @@ static void answer(int fd, const char *method, const char *path, scenario s)
 	else if (create && s == S_CREATE_500)
 		json_reply(fd, "500 Internal Server Error", "{\"code\":500,\"message\":\"boom\"}");
 	else if (create && s == S_CREATE_REDIRECT)
-		send_str(fd, "HTTP/1.1 307 Temporary Redirect\r\nLocation: http://elsewhere.invalid/sandboxes\r\n"
-			 "Content-Length: 0\r\n\r\n");
+		send_str(fd, "HTTP/1.1 307 Temporary Redirect\r\nLocation: "
+			     "http://elsewhere.invalid/sandboxes\r\n"
+			     "Content-Length: 0\r\n\r\n");
 	else if (create && s == S_CREATE_ENDLESS)
 		endless(fd);
 	else if (create)
@@ -239,7 +243,8 @@ static gpointer acceptor(gpointer unused)
 
 static void start_double(void)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t n = sizeof(sa);
 	listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0 || bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
@@ -264,7 +269,8 @@ static cordon_context *ctx_for(scenario s)
 		"cordon: 1\nplugins: {dir: %s, load: [e2b]}\ntiers:\n  remote:\n    driver: e2b\n"
 		"    api_url: \"http://127.0.0.1:%u\"\n    sandbox_url: \"http://127.0.0.1:%u\"\n"
 		"    api_key: {file: %s}\n    request_timeout: 3s\n    limits: {wall: 60s}\n"
-		"trust:\n  untrusted: {require: remote, tiers: [remote]}\n", plugins, port, port, keyfile);
+		"trust:\n  untrusted: {require: remote, tiers: [remote]}\n",
+		plugins, port, port, keyfile);
 	cordon_context *ctx = testutil_context_from_text(policy, "hostile.yaml");
 	testutil_rmtree(plugins);
 	return ctx;
@@ -425,16 +431,10 @@ static void expect_timeout(scenario s)
 	cordon_context_free(ctx);
 }
 
-START_TEST(test_stalled_stream)
-{
-	expect_timeout(S_START_STALL);
-}
+START_TEST(test_stalled_stream) { expect_timeout(S_START_STALL); }
 END_TEST
 
-START_TEST(test_endless_stream)
-{
-	expect_timeout(S_START_ENDLESS);
-}
+START_TEST(test_endless_stream) { expect_timeout(S_START_ENDLESS); }
 END_TEST
 
 START_TEST(test_endless_file)
@@ -518,7 +518,8 @@ int main(void)
 	}
 	dir = g_dir_make_tmp("cordon-e2b-hostile-XXXXXX", NULL);
 	g_autofree char *key = g_build_filename(dir, "key", NULL);
-	if (!dir || !g_file_set_contents(key, "e2b_0000000000000000000000000000000000000000", -1, NULL) ||
+	if (!dir ||
+	    !g_file_set_contents(key, "e2b_0000000000000000000000000000000000000000", -1, NULL) ||
 	    chmod(key, 0600) < 0)
 		return EXIT_FAILURE;
 	start_double();

@@ -57,7 +57,8 @@ static char *start_server(void)
 	g_autofree char *bin = testutil_build_path("cordon-server");
 	if (access(bin, X_OK) != 0)
 		return g_strdup_printf("%s is not built (libmicrohttpd, json-c)", bin);
-	dir = g_dir_make_tmp("cordon-e2b-serve-XXXXXX", NULL); /* not testutil's: no test runs yet */
+	dir = g_dir_make_tmp("cordon-e2b-serve-XXXXXX",
+			     NULL); /* not testutil's: no test runs yet */
 	if (!dir)
 		return g_strdup("cannot make a temporary directory");
 	g_autofree char *keys = g_build_filename(dir, "keys", NULL);
@@ -66,17 +67,19 @@ static char *start_server(void)
 	const char *k = KEY;
 	if (!g_file_set_contents(keys, k, -1, NULL) || !g_file_set_contents(key, k, -1, NULL) ||
 	    chmod(keys, 0600) < 0 || chmod(key, 0600) < 0 ||
-	    !g_file_set_contents(pol, "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, "
+	    !g_file_set_contents(pol,
+				 "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, "
 				 "limits: {wall: 60s}}\ntrust:\n  semi-trusted: {require: kernel, "
 				 "tiers: [kernel]}\nserver:\n  templates:\n    base: {trust: "
-				 "semi-trusted}\n", -1, NULL))
+				 "semi-trusted}\n",
+				 -1, NULL))
 		return g_strdup("cannot write the server's files");
-	const char *argv[] = { bin, "--listen", "127.0.0.1:0", "--api-keys", keys, "--policy", pol,
-			       "--quiet", NULL };
+	const char *argv[] = { bin,        "--listen", "127.0.0.1:0", "--api-keys", keys,
+			       "--policy", pol,        "--quiet",     NULL };
 	int out = -1;
 	GError *e = NULL;
-	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				      &server_pid, NULL, &out, NULL, &e))
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
+				      NULL, &server_pid, NULL, &out, NULL, &e))
 		return g_strdup_printf("cordon server: %s", e->message);
 	FILE *f = fdopen(out, "r");
 	char line[256] = "";
@@ -100,11 +103,13 @@ static cordon_sandbox *open_remote(void)
 	if (!ctx) {
 		plugins = testutil_plugin_dir("e2b", NULL);
 		policy = g_strdup_printf(
-			"cordon: 1\nplugins: {dir: %s, load: [e2b]}\ntiers:\n  remote:\n    driver: e2b\n"
-			"    api_url: \"http://127.0.0.1:%u\"\n    sandbox_url: \"http://127.0.0.1:%u\"\n"
+			"cordon: 1\nplugins: {dir: %s, load: [e2b]}\ntiers:\n  remote:\n    "
+			"driver: e2b\n"
+			"    api_url: \"http://127.0.0.1:%u\"\n    sandbox_url: "
+			"\"http://127.0.0.1:%u\"\n"
 			"    api_key: {file: %s/key}\n    limits: {wall: 60s}\n"
-			"trust:\n  untrusted: {require: remote, tiers: [remote]}\n", plugins, server_port,
-			server_port, dir);
+			"trust:\n  untrusted: {require: remote, tiers: [remote]}\n",
+			plugins, server_port, server_port, dir);
 		ctx = testutil_context_from_text(policy, "e2b-serve.yaml");
 	}
 	cordon_request *req = cordon_request_new("untrusted");
@@ -120,7 +125,8 @@ static int connect_to(const char *addr)
 {
 	const char *colon = strrchr(addr, ':');
 	ck_assert_ptr_nonnull(colon);
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)atoi(colon + 1)) };
 	g_autofree char *host = g_strndup(addr, (gsize)(colon - addr));
 	ck_assert_int_eq(inet_pton(AF_INET, host, &sa.sin_addr), 1);
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -155,7 +161,8 @@ START_TEST(test_serve_echo)
 	cordon_serve *sv = NULL;
 	cordon_error *err = NULL;
 	ck_assert_msg(cordon_sandbox_serve(sb, argv, 8000, NULL, &sv, &err) == 0, "serve: %s: %s",
-		      err ? cordon_error_get_code(err) : "?", err ? cordon_error_get_message(err) : "?");
+		      err ? cordon_error_get_code(err) : "?",
+		      err ? cordon_error_get_message(err) : "?");
 	g_autofree char *addr = cordon_serve_address(sv);
 	ck_assert_ptr_nonnull(addr);
 	ck_assert_msg(g_str_has_prefix(addr, "127.0.0.1:"), "address %s", addr);
@@ -266,23 +273,26 @@ START_TEST(test_tunnel_refusals)
 	const char *body = "{\"templateID\":\"base\",\"timeout\":60}";
 	g_autofree char *create = g_strdup_printf(
 		"POST /sandboxes HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-API-Key: %s\r\n"
-		"Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", KEY, strlen(body),
-		body);
+		"Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+		KEY, strlen(body), body);
 	g_autofree char *made = raw_request(create);
 	ck_assert_msg(g_str_has_prefix(made, "HTTP/1.1 201 "), "%s", made);
 	g_autofree char *id = member(made, "sandboxID"), *token = member(made, "envdAccessToken");
 	g_autofree char *none = port_request(id, token, "cordon-tcp");
 	ck_assert_msg(g_str_has_prefix(none, "HTTP/1.1 502 ") &&
-		      strstr(none, "no process serves port 8000"), "%s", none);
+			      strstr(none, "no process serves port 8000"),
+		      "%s", none);
 	g_autofree char *plain = port_request(id, token, NULL);
-	ck_assert_msg(g_str_has_prefix(plain, "HTTP/1.1 400 ") && strstr(plain, "Upgrade: cordon-tcp"),
+	ck_assert_msg(g_str_has_prefix(plain, "HTTP/1.1 400 ") &&
+			      strstr(plain, "Upgrade: cordon-tcp"),
 		      "%s", plain);
 	g_autofree char *bad = port_request(id, "0123456789abcdef0123456789abcdef", "cordon-tcp");
 	ck_assert_msg(g_str_has_prefix(bad, "HTTP/1.1 401 "), "%s", bad);
 	g_autofree char *gone = port_request("i00000000000000000000", token, "cordon-tcp");
 	ck_assert_msg(g_str_has_prefix(gone, "HTTP/1.1 502 "), "%s", gone);
 	g_autofree char *del = g_strdup_printf("DELETE /sandboxes/%s HTTP/1.1\r\nHost: x\r\n"
-					       "Connection: close\r\nX-API-Key: %s\r\n\r\n", id, KEY);
+					       "Connection: close\r\nX-API-Key: %s\r\n\r\n",
+					       id, KEY);
 	g_autofree char *killed = raw_request(del);
 	ck_assert_msg(g_str_has_prefix(killed, "HTTP/1.1 204 "), "%s", killed);
 }
@@ -327,9 +337,10 @@ int main(void)
 	bool required = g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") == 0;
 	g_autofree char *so = testutil_build_path("plugins/e2b/.libs/e2b.so");
 	g_autofree char *why = access(so, R_OK) != 0 ? g_strdup("the e2b plugin is not built "
-								 "(libcurl, json-c)")
-			       : access(PYTHON, X_OK) != 0 ? g_strdup("the echo server needs " PYTHON)
-							   : start_server();
+								"(libcurl, json-c)")
+			       : access(PYTHON, X_OK) != 0
+				       ? g_strdup("the echo server needs " PYTHON)
+				       : start_server();
 	if (why) {
 		printf("%s %s\n", required ? "Bail out! CORDON_REQUIRE=all:" : "1..0 # SKIP", why);
 		return required ? EXIT_FAILURE : 0;
@@ -341,17 +352,21 @@ int main(void)
 	int st = stop_server();
 	gint64 took = (g_get_monotonic_time() - t0) / 1000;
 	if (st != 0 || took > 15000) {
-		fprintf(stderr, "test-e2b-serve: cordon server ended with status %d in %" G_GINT64_FORMAT
-			" ms, a tunnel open\n", st, took);
+		fprintf(stderr,
+			"test-e2b-serve: cordon server ended with status %d in %" G_GINT64_FORMAT
+			" ms, a tunnel open\n",
+			st, took);
 		r = EXIT_FAILURE;
 	}
 	if (held_fd >= 0) {
 		char b[64];
-		ssize_t n = recv(held_fd, b, sizeof(b), 0); /* the tunnel ended: EOF, not a timeout */
+		ssize_t n = recv(held_fd, b, sizeof(b),
+				 0); /* the tunnel ended: EOF, not a timeout */
 		if (n > 0 && (size_t)n == strlen("[end]") && memcmp(b, "[end]", 5) == 0)
 			n = recv(held_fd, b, sizeof(b), 0);
 		if (n != 0 && !(n < 0 && errno != EAGAIN)) {
-			fprintf(stderr, "test-e2b-serve: the held connection did not end (%zd)\n", n);
+			fprintf(stderr, "test-e2b-serve: the held connection did not end (%zd)\n",
+				n);
 			r = EXIT_FAILURE;
 		}
 		close(held_fd);

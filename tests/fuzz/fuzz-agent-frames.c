@@ -51,7 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const uint8_t wants[] = { 0, AGENT_FRAME_DATA, AGENT_FRAME_PATH };
 	size_t total = 0;
 	agent_sink k = { &total, on_hello, on_output, on_emit };
-	agent_exchange x = { .kind = kinds[(mode & 3) % 3], .want = wants[((mode >> 2) & 3) % 3],
+	agent_exchange x = { .kind = kinds[(mode & 3) % 3],
+			     .want = wants[((mode >> 2) & 3) % 3],
 			     .sink = &k };
 	bool session = mode & 0x10;
 	size_t chunk = (size_t)(mode >> 5) * 3 + 1; /* 1..22 bytes a read */

@@ -36,8 +36,8 @@
 #define LOCK_PATH "/tmp/cordon-test-containers.lock"
 
 /* The jail first: the reference every other tier is compared with. */
-static const char *const tiers[] = { "jail", "kernel", "podman", "podman-gvisor", "docker",
-				     "docker-gvisor", "vm", "e2b" };
+static const char *const tiers[] = { "jail",   "kernel",        "podman", "podman-gvisor",
+				     "docker", "docker-gvisor", "vm",     "e2b" };
 
 static char *image_ref;
 static vmguest guest; /* the vm tier's (kvm, emulated: accel: tcg) */
@@ -118,9 +118,10 @@ static const conf_case cases[] = {
 	{ "glob nothing matches", GLOB, "zz*" },
 	{ "glob ../ escape", GLOB, "../*" },
 	{ "glob absolute", GLOB, "/etc/*" },
-	{ "glob too deep", GLOB, "deep/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/"
-				 "x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/"
-				 "x/x/*" },
+	{ "glob too deep", GLOB,
+	  "deep/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/"
+	  "x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/x/"
+	  "x/x/*" },
 	/* walk: regular files only, links neither listed nor followed, bounded in depth */
 	{ "walk the root", WALK, "." },
 	{ "walk d", WALK, "d" },
@@ -142,8 +143,9 @@ static const conf_case cases[] = {
 	{ "run stdin", RUN, "cat", "line one\nline\0two", 17 },
 	{ "run empty stdin", RUN, "cat; echo end", "" },
 	{ "run no stdin", RUN, "cat; echo end" },
-	{ "run output cap", RUN, "i=0; while [ $i -lt 2000 ]; do printf 0123456789; i=$((i+1)); done",
-	  NULL, 0, NULL, 0, 1000 },
+	{ "run output cap", RUN,
+	  "i=0; while [ $i -lt 2000 ]; do printf 0123456789; i=$((i+1)); done", NULL, 0, NULL, 0,
+	  1000 },
 	{ "run timeout", RUN, "sleep 30", NULL, 0, NULL, 1000 },
 	{ "run in a workdir", RUN, "cat g.txt", NULL, 0, "d" },
 	{ "run in a linked workdir", RUN, "cat g.txt", NULL, 0, "dir-link" },
@@ -204,7 +206,8 @@ static void answer_run(GString *s, cordon_sandbox *sb, const conf_case *c)
 		return;
 	}
 	g_string_append_printf(s, "exit %d signal %d%s%s%s", cordon_result_exit_code(r),
-			       cordon_result_signal(r), cordon_result_timed_out(r) ? " timeout" : "",
+			       cordon_result_signal(r),
+			       cordon_result_timed_out(r) ? " timeout" : "",
 			       cordon_result_truncated(r, 1) ? " truncated-out" : "",
 			       cordon_result_truncated(r, 2) ? " truncated-err" : "");
 	for (int stream = 1; stream <= 2; stream++) {
@@ -241,7 +244,8 @@ static char *answer(cordon_sandbox *sb, const conf_case *c)
 	}
 	case WRITE:
 		if (cordon_sandbox_write_file(sb, c->arg, c->data,
-					      c->data_len ? c->data_len : strlen(c->data), &err) < 0)
+					      c->data_len ? c->data_len : strlen(c->data),
+					      &err) < 0)
 			append_error(s, err, true);
 		else
 			g_string_append(s, "written");
@@ -256,9 +260,7 @@ static char *answer(cordon_sandbox *sb, const conf_case *c)
 		answer_paths(s, n, paths, err);
 		break;
 	}
-	case RUN:
-		answer_run(s, sb, c);
-		break;
+	case RUN: answer_run(s, sb, c); break;
 	}
 	return g_string_free(s, FALSE);
 }
@@ -328,8 +330,7 @@ END_TEST
 
 /* ---- setup ------------------------------------------------------------------------------- */
 
-static void add_container_tier(GString *p, const char *name, const char *engine,
-			       const char *extra)
+static void add_container_tier(GString *p, const char *name, const char *engine, const char *extra)
 {
 	g_autofree char *agent = testutil_build_path("agent/cordon-agent");
 	g_string_append_printf(p, "  %s:\n    driver: %s\n    helper: %s\n    image: \"%s\"\n",
@@ -346,8 +347,10 @@ static void add_container_tier(GString *p, const char *name, const char *engine,
 static char *build_policy(void)
 {
 	GString *p = g_string_new(NULL);
-	g_string_append_printf(p, "cordon: 1\nplugins: {dir: %s, load: [docker, podman, kvm, e2b]}\n"
-			       "tiers:\n", plugin_dir);
+	g_string_append_printf(p,
+			       "cordon: 1\nplugins: {dir: %s, load: [docker, podman, kvm, e2b]}\n"
+			       "tiers:\n",
+			       plugin_dir);
 	g_string_append(p, "  jail: {driver: local, confine: none, limits: {wall: 60s}}\n"
 			   "  kernel: {driver: local, confine: kernel, limits: {memory: 256MiB, "
 			   "pids: 64, wall: 60s}}\n");
@@ -356,12 +359,16 @@ static char *build_policy(void)
 			   "    runtime: runsc\n    runtime_flags: [network=none, oci-seccomp]\n");
 	add_container_tier(p, "docker", "docker", "");
 	add_container_tier(p, "docker-gvisor", "docker", "    runtime: runsc\n");
-	g_autofree char *vm = vmguest_tier(&guest, "vm", "    limits: {memory: 256MiB, pids: 64, "
+	g_autofree char *vm = vmguest_tier(&guest, "vm",
+					   "    limits: {memory: 256MiB, pids: 64, "
 					   "wall: 60s}\n");
 	g_string_append(p, vm);
-	g_string_append_printf(p, "  e2b:\n    driver: e2b\n    api_url: \"http://127.0.0.1:%u\"\n"
-			       "    sandbox_url: \"http://127.0.0.1:%u\"\n    api_key: {file: %s/key}\n"
-			       "    limits: {wall: 60s}\n", server_port, server_port, server_dir);
+	g_string_append_printf(
+		p,
+		"  e2b:\n    driver: e2b\n    api_url: \"http://127.0.0.1:%u\"\n"
+		"    sandbox_url: \"http://127.0.0.1:%u\"\n    api_key: {file: %s/key}\n"
+		"    limits: {wall: 60s}\n",
+		server_port, server_port, server_dir);
 	g_string_append(p, "trust:\n  trusted: {require: process-jail, tiers: [jail, kernel, "
 			   "podman, podman-gvisor, docker, docker-gvisor, vm, e2b]}\n");
 	return g_string_free(p, FALSE);
@@ -373,7 +380,7 @@ static char *missing_requirements(void)
 	if (getuid() != 0)
 		return g_strdup("the container tiers run as root (dockerd, podman with cgroupfs)");
 	const char *state = g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
-							 : "/var/lib/cordon-ci";
+							: "/var/lib/cordon-ci";
 	g_autofree char *ref_file = g_build_filename(state, "image-ref", NULL);
 	if (!g_file_get_contents(ref_file, &image_ref, NULL, NULL))
 		return g_strdup_printf("no pinned image at %s: run .ci/engines.sh", ref_file);
@@ -398,17 +405,19 @@ static char *start_server(void)
 	const char *k = "e2b_00000000000000000000000000000000c0bd0c0bd";
 	if (!g_file_set_contents(keys, k, -1, NULL) || !g_file_set_contents(key, k, -1, NULL) ||
 	    chmod(keys, 0600) < 0 || chmod(key, 0600) < 0 ||
-	    !g_file_set_contents(pol, "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, "
+	    !g_file_set_contents(pol,
+				 "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, "
 				 "limits: {wall: 60s}}\ntrust:\n  semi-trusted: {require: kernel, "
 				 "tiers: [kernel]}\nserver:\n  templates:\n    base: {trust: "
-				 "semi-trusted}\n", -1, NULL))
+				 "semi-trusted}\n",
+				 -1, NULL))
 		return g_strdup("cannot write the server's files");
-	const char *argv[] = { bin, "--listen", "127.0.0.1:0", "--api-keys", keys, "--policy", pol,
-			       "--quiet", NULL };
+	const char *argv[] = { bin,        "--listen", "127.0.0.1:0", "--api-keys", keys,
+			       "--policy", pol,        "--quiet",     NULL };
 	int out = -1;
 	GError *e = NULL;
-	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-				      &server_pid, NULL, &out, NULL, &e))
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
+				      NULL, &server_pid, NULL, &out, NULL, &e))
 		return g_strdup_printf("cordon server: %s", e->message);
 	FILE *f = fdopen(out, "r");
 	char line[256] = "";
@@ -449,9 +458,10 @@ START_TEST(test_tiers_available)
 		for (int tries = 0; tries < 60; tries++) {
 			cordon_probe_report_free(rep);
 			rep = NULL;
-			ck_assert_msg(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, tiers[i]),
-								&rep, &err) == 0,
-				      "tier %s: %s", tiers[i], err ? cordon_error_get_message(err) : "?");
+			ck_assert_msg(
+				cordon_context_probe_tier(ctx, testutil_tier_index(ctx, tiers[i]),
+							  &rep, &err) == 0,
+				"tier %s: %s", tiers[i], err ? cordon_error_get_message(err) : "?");
 			if (!strstr(cordon_probe_report_reason(rep), "the probe timed out"))
 				break;
 			g_usleep(G_USEC_PER_SEC);

@@ -63,7 +63,7 @@ static char *state_dir;  /* $CORDON_CI_STATE */
 static char *plugin_dir; /* a private copy of the built plugins */
 static char *policy;     /* the policy text every test uses */
 static char *engine_path[2];
-static char *wrap_dir;   /* engine wrappers that log their calls (the *-logged tiers) */
+static char *wrap_dir; /* engine wrappers that log their calls (the *-logged tiers) */
 
 /* ---- the host side: engine CLI calls of the test itself -------------------------- */
 
@@ -159,7 +159,8 @@ static cordon_probe_report *probe(cordon_context *ctx, const char *tier)
 {
 	cordon_probe_report *rep = NULL;
 	cordon_error *err = NULL;
-	ck_assert_int_eq(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, tier), &rep, &err), 0);
+	ck_assert_int_eq(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, tier), &rep, &err),
+			 0);
 	return rep;
 }
 
@@ -171,8 +172,8 @@ typedef struct open_args {
 	bool grant;
 } open_args;
 
-static int try_open(cordon_context *ctx, const char *tier, const open_args *a,
-		    cordon_sandbox **ret, cordon_error **err)
+static int try_open(cordon_context *ctx, const char *tier, const open_args *a, cordon_sandbox **ret,
+		    cordon_error **err)
 {
 	cordon_request *req = cordon_request_new(a && a->trust ? a->trust : "untrusted");
 	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
@@ -209,10 +210,7 @@ static cordon_result *run_opts(cordon_sandbox *sb, const char *line, const cordo
 	return res;
 }
 
-static cordon_result *sh(cordon_sandbox *sb, const char *line)
-{
-	return run_opts(sb, line, NULL);
-}
+static cordon_result *sh(cordon_sandbox *sb, const char *line) { return run_opts(sb, line, NULL); }
 
 static const char *out(const cordon_result *r, int stream)
 {
@@ -461,11 +459,13 @@ START_TEST(test_seccomp_profile)
 	const char *tiers[] = { e->tier, e->gvisor };
 	for (int i = 0; i < 2; i++) {
 		cordon_probe_report *rep = probe(ctx, tiers[i]);
-		ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+		ck_assert_msg(cordon_probe_report_available(rep), "%s",
+			      cordon_probe_report_reason(rep));
 		ck_assert_msg(strstr(cordon_probe_report_reason(rep), "cordon's seccomp profile ("),
 			      "%s", cordon_probe_report_reason(rep));
 		ck_assert_int_eq(cordon_probe_report_containment(rep),
-				 i ? CORDON_CONTAINMENT_USERSPACE_KERNEL : CORDON_CONTAINMENT_CONTAINER);
+				 i ? CORDON_CONTAINMENT_USERSPACE_KERNEL
+				   : CORDON_CONTAINMENT_CONTAINER);
 		cordon_probe_report_free(rep);
 		surface_closed(ctx, tiers[i], i == 1);
 	}
@@ -551,8 +551,9 @@ START_TEST(test_limits_gvisor)
 	g_autofree char *ws = probe_workspace();
 	open_args a = { .workspace = ws };
 	cordon_sandbox *sb = open_tier(ctx, e->gvisor, &a);
-	g_autofree char *sixty = sh_out(sb, "i=0; while [ $i -lt 60 ]; do sleep 60 & i=$((i+1)); done; "
-					    "echo started; kill $(jobs -p)");
+	g_autofree char *sixty = sh_out(sb,
+					"i=0; while [ $i -lt 60 ]; do sleep 60 & i=$((i+1)); done; "
+					"echo started; kill $(jobs -p)");
 	ck_assert_str_eq(sixty, "started\n");
 	g_autofree char *threads = sh_out(sb, "/work/cordon-probe threads 16");
 	ck_assert_str_eq(threads, "threads 16 ok\n");
@@ -844,8 +845,8 @@ START_TEST(test_workspace_symlink)
 			open_args a = { .trust = "trusted", .workspace = paths[i] };
 			cordon_sandbox *sb = NULL;
 			cordon_error *err = NULL;
-			ck_assert_msg(try_open(ctx, tiers[t], &a, &sb, &err) < 0, "%s: %s was opened",
-				      tiers[t], paths[i]);
+			ck_assert_msg(try_open(ctx, tiers[t], &a, &sb, &err) < 0,
+				      "%s: %s was opened", tiers[t], paths[i]);
 			ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "workspace_symlink");
 		}
 	}
@@ -913,7 +914,8 @@ static void swap_race(cordon_context *ctx, const char *tier, const char *ws, con
 	/* the exchanges stopped in either phase: put the workspace back */
 	struct stat st;
 	if (lstat(ws, &st) == 0 && S_ISLNK(st.st_mode))
-		ck_assert_int_eq(syscall(SYS_renameat2, AT_FDCWD, ws, AT_FDCWD, link, RENAME_EXCHANGE), 0);
+		ck_assert_int_eq(
+			syscall(SYS_renameat2, AT_FDCWD, ws, AT_FDCWD, link, RENAME_EXCHANGE), 0);
 }
 
 START_TEST(test_workspace_swap_race)
@@ -1313,18 +1315,12 @@ START_TEST(test_files_channel)
 }
 END_TEST
 
-START_TEST(test_session_channel)
-{
-	session_channel(&engines[_i], engines[_i].tier);
-}
+START_TEST(test_session_channel) { session_channel(&engines[_i], engines[_i].tier); }
 END_TEST
 
 /* gVisor too: its `runsc exec` processes are no children of pid 1 either, so
  * the end of a channel run (which kills pid 1's descendants) spares them. */
-START_TEST(test_session_channel_gvisor)
-{
-	session_channel(&engines[_i], engines[_i].gvisor);
-}
+START_TEST(test_session_channel_gvisor) { session_channel(&engines[_i], engines[_i].gvisor); }
 END_TEST
 
 /* close does not wait for EOF alone: a child the host forked (without exec)
@@ -1397,7 +1393,8 @@ START_TEST(test_host_died)
 	bool running = false;
 	for (int i = 0; i < 50 && !running; i++) {
 		int status = -1;
-		g_autofree char *ps = engine_run(e->engine, &status, "ps", "-q", "--no-trunc", NULL);
+		g_autofree char *ps = engine_run(e->engine, &status, "ps", "-q", "--no-trunc",
+						 NULL);
 		running = status == 0 && ps && strstr(ps, id);
 		if (!running)
 			g_usleep(100 * 1000);
@@ -1410,8 +1407,8 @@ START_TEST(test_host_died)
 	bool gone = false;
 	for (int i = 0; i < 300 && !gone; i++) {
 		int status = -1; /* an engine that did not answer says nothing about the container */
-		g_autofree char *all = engine_run(e->engine, &status, "ps", "-a", "-q", "--no-trunc",
-						  NULL);
+		g_autofree char *all = engine_run(e->engine, &status, "ps", "-a", "-q",
+						  "--no-trunc", NULL);
 		gone = status == 0 && !strstr(all, id);
 		if (!gone)
 			g_usleep(100 * 1000);
@@ -1451,7 +1448,8 @@ static void close_and_assert_killed(const char *engine, cordon_sandbox *sb)
 	ck_assert_msg(status != 0 || strncmp(state, "false", 5) == 0,
 		      "%s container %s still running after close: %s", engine, id, state);
 	g_autofree char *running = engine_run(engine, NULL, "ps", "-q", "--no-trunc", NULL);
-	ck_assert_msg(!strstr(running, id), "%s container %s still running after close", engine, id);
+	ck_assert_msg(!strstr(running, id), "%s container %s still running after close", engine,
+		      id);
 }
 
 START_TEST(test_pool)
@@ -1509,9 +1507,9 @@ START_TEST(test_gc)
 	g_autofree char *dead = g_strdup_printf("cordon-test-dead-%d", (int)getpid());
 	int st;
 	g_free(engine_run(e->engine, &st, "run", "-d", "--rm", "--name", dead, "--network", "none",
-			  "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096",
-			  "--label", "cordon.managed=1", "--label", "cordon.owner=gone:1:1",
-			  image_ref, "sleep", "600", NULL));
+			  "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096", "--label",
+			  "cordon.managed=1", "--label", "cordon.owner=gone:1:1", image_ref,
+			  "sleep", "600", NULL));
 	ck_assert_int_eq(st, 0);
 	/* one of a host in another pid namespace sharing the engine: its pid is not ours to
 	 * read, so it is not judged (the label used to carry no namespace: our /proc decided) */
@@ -1521,22 +1519,22 @@ START_TEST(test_gc)
 	ck_assert_int_eq(sscanf(me, "%32[0-9a-f]-%lu-", boot, &ns), 2);
 	g_autofree char *foreign = g_strdup_printf("cordon-test-foreign-%d", (int)getpid());
 	g_autofree char *foreign_label = g_strdup_printf("cordon.owner=%s-%lu-1-1", boot, ns + 1);
-	g_free(engine_run(e->engine, &st, "run", "-d", "--rm", "--name", foreign, "--network", "none",
-			  "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096",
-			  "--label", "cordon.managed=1", "--label", foreign_label,
-			  image_ref, "sleep", "600", NULL));
+	g_free(engine_run(e->engine, &st, "run", "-d", "--rm", "--name", foreign, "--network",
+			  "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096",
+			  "--label", "cordon.managed=1", "--label", foreign_label, image_ref,
+			  "sleep", "600", NULL));
 	ck_assert_int_eq(st, 0);
 	cordon_context *ctx = ctx_new();
 	cordon_sandbox *live = open_tier(ctx, e->tier, NULL);
 	ck_assert_int_ge(driver_gc(ctx, e->tier), 1);
 	g_autofree char *foreign_filter = g_strdup_printf("name=%s", foreign);
-	g_autofree char *kept = g_strstrip(engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter",
-							foreign_filter, NULL));
+	g_autofree char *kept = g_strstrip(
+		engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter", foreign_filter, NULL));
 	ck_assert_msg(*kept, "gc removed the container of another pid namespace's host");
 	g_free(engine_run(e->engine, NULL, "rm", "-f", foreign, NULL));
 	g_autofree char *filter = g_strdup_printf("name=%s", dead);
-	g_autofree char *still = g_strstrip(engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter",
-							 filter, NULL));
+	g_autofree char *still = g_strstrip(
+		engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter", filter, NULL));
 	ck_assert_str_eq(still, "");
 	/* a live sandbox's container is not garbage */
 	g_autofree char *mine = my_containers(e->engine);
@@ -1606,7 +1604,8 @@ END_TEST
 static char *http_get(const char *host_port, const char *path)
 {
 	const char *colon = strrchr(host_port, ':');
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)) };
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons((uint16_t)atoi(colon + 1)) };
 	g_autofree char *host = g_strndup(host_port, colon - host_port);
 	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
 		return NULL;
@@ -1653,7 +1652,8 @@ START_TEST(test_serve_published)
 	/* governed egress: the tier's named network, the port on 127.0.0.1 only */
 	open_args a = { .egress = CORDON_EGRESS_GOVERNED };
 	sb = open_tier(ctx, tier, &a);
-	ck_assert_int_eq(cordon_sandbox_write_file(sb, "index.html", "served by cordon", 16, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "index.html", "served by cordon", 16, &err),
+			 0);
 	ck_assert_int_eq(cordon_sandbox_serve(sb, httpd, 8080, NULL, &s, &err), 0);
 	/* serve returned once the tier reported the engine's port */
 	g_autofree char *addr = cordon_serve_address(s);
@@ -1835,8 +1835,8 @@ START_TEST(test_image_pin)
 	g_autofree char *same = host_cmd(&st, pinned);
 	ck_assert_int_eq(st, 0);
 	ck_assert_str_eq(g_strstrip(same), image_ref);
-	const char *absent[] = { cordon, "image", "pin", "cordon-no-such-image:1", "--engine",
-				 e->engine, NULL };
+	const char *absent[] = { cordon,     "image",   "pin", "cordon-no-such-image:1",
+				 "--engine", e->engine, NULL };
 	g_free(host_cmd(&st, absent));
 	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 70);
 }
@@ -1865,8 +1865,7 @@ static void add_tier(GString *p, const char *name, const char *engine, const cha
 static char *build_policy(void)
 {
 	g_autofree char *repo = g_strndup(image_ref, strchr(image_ref, '@') - image_ref);
-	g_autofree char *absent = g_strdup_printf(
-		"    image: \"%s@sha256:%064d\"\n", repo, 0);
+	g_autofree char *absent = g_strdup_printf("    image: \"%s@sha256:%064d\"\n", repo, 0);
 	g_autofree char *absent_never = g_strdup_printf("%s    pull: never\n", absent);
 	g_autofree char *absent_missing = g_strdup_printf("%s    pull: missing\n", absent);
 	GString *p = g_string_new(NULL);
@@ -1888,11 +1887,12 @@ static char *build_policy(void)
 	add_tier(p, "docker-never", "docker", absent_never, true);
 	add_tier(p, "docker-missing", "docker", absent_missing, true);
 	add_tier(p, "docker-noengine", "docker", "    engine: /nonexistent/docker\n", true);
-	add_tier(p, "docker-nodaemon", "docker", "    host: unix:///nonexistent/docker.sock\n", true);
+	add_tier(p, "docker-nodaemon", "docker", "    host: unix:///nonexistent/docker.sock\n",
+		 true);
 	add_tier(p, "podman-smallmem", "podman",
 		 "    runtime: runc\n    limits: {memory: 32MiB, pids: 64, wall: 60s}\n", false);
-	add_tier(p, "docker-smallmem", "docker", "    limits: {memory: 32MiB, pids: 64, wall: 60s}\n",
-		 false);
+	add_tier(p, "docker-smallmem", "docker",
+		 "    limits: {memory: 32MiB, pids: 64, wall: 60s}\n", false);
 	add_tier(p, "podman-serve", "podman",
 		 "    runtime: runc\n    network: cordon-test-net\n    publish: 8080\n", true);
 	add_tier(p, "docker-serve", "docker", "    network: cordon-test-net\n    publish: 8080\n",
@@ -1902,9 +1902,9 @@ static char *build_policy(void)
 		for (size_t w = 0; w < G_N_ELEMENTS(wrapped); w++) {
 			const char *engine = engines[i].engine;
 			g_autofree char *name = g_strdup_printf("%s-%s", engine, wrapped[w]);
-			g_autofree char *extra = g_strdup_printf("%s    engine: %s/%s%s\n",
-								 i == 0 ? "    runtime: runc\n" : "",
-								 wrap_dir, engine, w ? name + strlen(engine) : "");
+			g_autofree char *extra = g_strdup_printf(
+				"%s    engine: %s/%s%s\n", i == 0 ? "    runtime: runc\n" : "",
+				wrap_dir, engine, w ? name + strlen(engine) : "");
 			add_tier(p, name, engine, extra, true);
 		}
 	for (int i = 0; i < 2; i++) {
@@ -1923,7 +1923,8 @@ static char *build_policy(void)
 		"docker-badhello, podman-refusing, docker-refusing, podman-smallmem, "
 		"docker-smallmem, podman-gvisor-noseccomp, podman-never-logged, "
 		"docker-never-logged]";
-	g_string_append_printf(p, "trust:\n"
+	g_string_append_printf(p,
+			       "trust:\n"
 			       "  trusted: {require: process-jail, tiers: %s}\n"
 			       "  semi-trusted: {require: kernel, tiers: %s}\n"
 			       "  untrusted: {require: container, relax: true, tiers: %s}\n",
@@ -1937,7 +1938,8 @@ static bool write_wrapper(const char *engine, const char *real)
 	g_autofree char *path = g_strdup_printf("%s/%s", wrap_dir, engine);
 	g_autofree char *log = calls_path(engine);
 	g_autofree char *text = g_strdup_printf("#!/bin/sh\nprintf ' %%s\\n' \"$*\" >> '%s'\n"
-						"exec '%s' \"$@\"\n", log, real);
+						"exec '%s' \"$@\"\n",
+						log, real);
 	return g_file_set_contents(path, text, -1, NULL) && chmod(path, 0700) == 0 &&
 	       g_file_set_contents(log, "", 0, NULL);
 }
@@ -1949,11 +1951,11 @@ static bool write_impostor(const char *engine, const char *real, const char *kin
 			   const char *frame)
 {
 	g_autofree char *path = g_strdup_printf("%s/%s-%s", wrap_dir, engine, kind);
-	g_autofree char *text = g_strdup_printf(
-		"#!/bin/sh\n"
-		"case \" $* \" in *' run -i '*)\n"
-		"\tprintf '%s'; exec cat >/dev/null;; esac\n"
-		"exec '%s' \"$@\"\n", frame, real);
+	g_autofree char *text = g_strdup_printf("#!/bin/sh\n"
+						"case \" $* \" in *' run -i '*)\n"
+						"\tprintf '%s'; exec cat >/dev/null;; esac\n"
+						"exec '%s' \"$@\"\n",
+						frame, real);
 	return g_file_set_contents(path, text, -1, NULL) && chmod(path, 0700) == 0;
 }
 
@@ -1961,8 +1963,8 @@ static bool write_impostor(const char *engine, const char *real, const char *kin
 
 static bool write_impostors(const char *engine, const char *real)
 {
-	g_autofree char *refusal = g_strdup_printf("X\\0\\0\\0\\%03o%s",
-						   (unsigned)strlen(IMPOSTOR_REASON), IMPOSTOR_REASON);
+	g_autofree char *refusal = g_strdup_printf(
+		"X\\0\\0\\0\\%03o%s", (unsigned)strlen(IMPOSTOR_REASON), IMPOSTOR_REASON);
 	return write_impostor(engine, real, "badhello", "\\377\\0\\0\\0\\0") &&
 	       write_impostor(engine, real, "refusing", refusal);
 }
@@ -2000,8 +2002,8 @@ static char *missing_requirements(void)
 		return g_strdup("dockerd is not managed by .ci/engines.sh (the daemon tests stop "
 				"and restart it)");
 	int st;
-	g_autofree char *v = engine_run("docker", &st, "version", "--format",
-					"{{.Server.Version}}", NULL);
+	g_autofree char *v = engine_run("docker", &st, "version", "--format", "{{.Server.Version}}",
+					NULL);
 	if (st != 0)
 		return g_strdup("the docker daemon is not running: run .ci/engines.sh");
 	g_autofree char *img = engine_run("podman", &st, "image", "exists", image_ref, NULL);
@@ -2071,7 +2073,7 @@ int main(void)
 		return 0;
 	}
 	state_dir = g_strdup(g_getenv("CORDON_CI_STATE") ? g_getenv("CORDON_CI_STATE")
-							   : "/var/lib/cordon-ci");
+							 : "/var/lib/cordon-ci");
 	g_autofree char *why = missing_requirements();
 	if (why) {
 		/* under the TAP driver a skipped program is a "1..0 # SKIP" plan */
@@ -2096,8 +2098,10 @@ int main(void)
 	}
 	wrap_dir = g_dir_make_tmp("cordon-engines-XXXXXX", NULL);
 	if (!wrap_dir || !write_wrapper("podman", engine_path[0]) ||
-	    !write_wrapper("docker", engine_path[1]) || !write_wrapper("podman-nlog", engine_path[0]) ||
-	    !write_wrapper("docker-nlog", engine_path[1]) || !write_impostors("podman", engine_path[0]) ||
+	    !write_wrapper("docker", engine_path[1]) ||
+	    !write_wrapper("podman-nlog", engine_path[0]) ||
+	    !write_wrapper("docker-nlog", engine_path[1]) ||
+	    !write_impostors("podman", engine_path[0]) ||
 	    !write_impostors("docker", engine_path[1])) {
 		fprintf(stderr, "test-containers: cannot write the engine wrappers\n");
 		return EXIT_FAILURE;

@@ -125,8 +125,8 @@ static GArray *my_qemus(pid_t parent)
 			continue;
 		const char *close_paren = strrchr(stat, ')');
 		int ppid = 0;
-		if (close_paren && sscanf(close_paren + 2, "%*c %d", &ppid) == 1 && ppid == parent &&
-		    strstr(stat, "(qemu-system-"))
+		if (close_paren && sscanf(close_paren + 2, "%*c %d", &ppid) == 1 &&
+		    ppid == parent && strstr(stat, "(qemu-system-"))
 			g_array_append_val(pids, pid);
 	}
 	if (d)
@@ -178,8 +178,9 @@ START_TEST(test_probe)
 	rep = probe_settled(ctx, "hw");
 	if (access("/sys/module/kvm_pvm", F_OK) == 0) {
 		ck_assert(!cordon_probe_report_available(rep));
-		ck_assert_str_eq(cordon_probe_report_reason(rep),
-				 "/dev/kvm is PVM: needs a guest kernel built with CONFIG_PVM_GUEST");
+		ck_assert_str_eq(
+			cordon_probe_report_reason(rep),
+			"/dev/kvm is PVM: needs a guest kernel built with CONFIG_PVM_GUEST");
 	} else if (cordon_probe_report_available(rep)) {
 		/* hardware KVM: the same guest as a microvm */
 		ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_MICROVM);
@@ -195,7 +196,8 @@ START_TEST(test_probe)
 	cordon_probe_report_free(rep);
 	rep = probe_settled(ctx, "win");
 	ck_assert(!cordon_probe_report_available(rep));
-	ck_assert_str_eq(cordon_probe_report_reason(rep), "requires the Windows Hypervisor Platform");
+	ck_assert_str_eq(cordon_probe_report_reason(rep),
+			 "requires the Windows Hypervisor Platform");
 	cordon_probe_report_free(rep);
 	cordon_context_free(ctx);
 }
@@ -221,10 +223,12 @@ START_TEST(test_redteam_in_guest)
 	/* a host canary: not in the guest's files, by name or by content */
 	g_autofree char *dir = testutil_tmpdir();
 	g_autofree char *canary = g_build_filename(dir, "canary", NULL);
-	g_autofree char *secret = g_strdup_printf("cordon-canary-%d-%u", (int)getpid(), g_random_int());
+	g_autofree char *secret = g_strdup_printf("cordon-canary-%d-%u", (int)getpid(),
+						  g_random_int());
 	ck_assert(g_file_set_contents(canary, secret, -1, NULL));
 	g_autofree char *probe = g_strdup_printf("cat %s 2>&1; grep -rl %s /tmp /work /root /home "
-						 "2>/dev/null; echo end", canary, secret);
+						 "2>/dev/null; echo end",
+						 canary, secret);
 	g_autofree char *seen = sh_out(sb, probe);
 	ck_assert_msg(!strstr(seen, secret), "%s", seen);
 	ck_assert_msg(strstr(seen, "No such file") && g_str_has_suffix(seen, "end\n"), "%s", seen);
@@ -267,7 +271,8 @@ START_TEST(test_containment)
 	cordon_sandbox *sb = open_vm(ctx);
 
 	/* memory: the guest's RAM is the limit (the kernel keeps some for itself) */
-	g_autofree char *mem = sh_out(sb, "sed -n 's/MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo");
+	g_autofree char *mem = sh_out(sb,
+				      "sed -n 's/MemTotal: *\\([0-9]*\\) kB/\\1/p' /proc/meminfo");
 	ck_assert_msg(atoi(mem) > 100 * 1024 && atoi(mem) <= 192 * 1024, "MemTotal %s kB", mem);
 
 	/* output: capped at the limit, the cut reported */
@@ -282,7 +287,8 @@ START_TEST(test_containment)
 	gint64 t0 = g_get_monotonic_time();
 	r = sh(sb, "sleep 30", 1000);
 	ck_assert(cordon_result_timed_out(r));
-	ck_assert_msg(g_get_monotonic_time() - t0 < 15 * G_USEC_PER_SEC, "the timeout took too long");
+	ck_assert_msg(g_get_monotonic_time() - t0 < 15 * G_USEC_PER_SEC,
+		      "the timeout took too long");
 	cordon_result_free(r);
 	g_autofree char *ok = sh_out(sb, "echo ok");
 	ck_assert_str_eq(ok, "ok\n");
@@ -395,7 +401,9 @@ START_TEST(test_gc_kills_orphans_only)
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
 		char tok[OWNER_TOKEN_MAX];
-		_exit(owner_token_self(tok) == 0 && write(p[1], tok, sizeof(tok)) == sizeof(tok) ? 0 : 1);
+		_exit(owner_token_self(tok) == 0 && write(p[1], tok, sizeof(tok)) == sizeof(tok)
+			      ? 0
+			      : 1);
 	}
 	char dead[OWNER_TOKEN_MAX] = "";
 	ck_assert_int_eq(read(p[0], dead, sizeof(dead)), sizeof(dead));
@@ -440,13 +448,15 @@ START_TEST(test_pool)
 		g_autofree char *boot = sh_out(sb, "cat /proc/sys/kernel/random/boot_id; "
 						   "cat mark 2>/dev/null; echo > mark");
 		if (first_boot)
-			ck_assert_msg(strcmp(first_boot, boot) != 0, "two sandboxes, one guest: %s", boot);
+			ck_assert_msg(strcmp(first_boot, boot) != 0, "two sandboxes, one guest: %s",
+				      boot);
 		else
 			first_boot = g_strdup(boot);
 		ck_assert_msg(strlen(boot) == 37, "a guest kept another sandbox's file: %s", boot);
 		cordon_sandbox_close(sb);
 	}
-	ck_assert_msg(best < 500 * 1000, "no pooled open: the fastest took %lld us", (long long)best);
+	ck_assert_msg(best < 500 * 1000, "no pooled open: the fastest took %lld us",
+		      (long long)best);
 	g_usleep(6 * G_USEC_PER_SEC); /* refilled */
 	cordon_context_free(ctx);
 	g_autoptr(GArray) pids = my_qemus(getpid());
@@ -477,10 +487,11 @@ START_TEST(test_aarch64_hvf_path)
 						"    initrd_sha256: %s\n" LIMITS,
 						arm.kernel, arm.kernel_sha256, arm.initrd,
 						arm.initrd_sha256);
-	g_autofree char *p = g_strdup_printf("cordon: 1\nplugins: {dir: %s, load: [hvf]}\n"
-					     "tiers:\n%s"
-					     "trust:\n  trusted: {require: process-jail, tiers: [mac]}\n",
-					     plugin_dir, tier);
+	g_autofree char *p = g_strdup_printf(
+		"cordon: 1\nplugins: {dir: %s, load: [hvf]}\n"
+		"tiers:\n%s"
+		"trust:\n  trusted: {require: process-jail, tiers: [mac]}\n",
+		plugin_dir, tier);
 	cordon_context *ctx = testutil_context_from_text(p, "microvm.yaml");
 	cordon_probe_report *rep = probe_settled(ctx, "mac");
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
@@ -587,15 +598,9 @@ START_TEST(test_workspace_refused)
 }
 END_TEST
 
-static void setup(void)
-{
-	plugin_dir = testutil_plugin_dir("kvm", "hvf", "hyperv", NULL);
-}
+static void setup(void) { plugin_dir = testutil_plugin_dir("kvm", "hvf", "hyperv", NULL); }
 
-static void teardown(void)
-{
-	testutil_rmtree(plugin_dir);
-}
+static void teardown(void) { testutil_rmtree(plugin_dir); }
 
 static Suite *microvm_suite(void)
 {

@@ -26,37 +26,25 @@ extern int corpus_missing_symbol(void);
 #if defined(CORPUS_CTOREXIT)
 #include <stdlib.h>
 /* Runs at dlopen, before the loader sees a descriptor. */
-__attribute__((constructor)) static void corpus_exit_early(void)
-{
-	exit(0);
-}
+__attribute__((constructor)) static void corpus_exit_early(void) { exit(0); }
 #endif
 
 #if defined(CORPUS_CTOR_EXIT)
 #include <unistd.h>
 /* The same with _exit(0): no atexit handler runs (review of issue 10). */
-__attribute__((constructor)) static void corpus_exit_early(void)
-{
-	_exit(0);
-}
+__attribute__((constructor)) static void corpus_exit_early(void) { _exit(0); }
 #endif
 
 #if defined(CORPUS_CTORQUICK)
 #include <stdlib.h>
 /* quick_exit(0): at_quick_exit handlers only, never atexit ones. */
-__attribute__((constructor)) static void corpus_exit_early(void)
-{
-	quick_exit(0);
-}
+__attribute__((constructor)) static void corpus_exit_early(void) { quick_exit(0); }
 #endif
 
 #if defined(CORPUS_CTORCRASH)
 #include <signal.h>
 /* Dies of a signal while loading. */
-__attribute__((constructor)) static void corpus_crash_early(void)
-{
-	raise(SIGSEGV);
-}
+__attribute__((constructor)) static void corpus_crash_early(void) { raise(SIGSEGV); }
 #endif
 
 #if defined(CORPUS_CTORLOOP)
@@ -90,8 +78,9 @@ __attribute__((unused)) static const cordon_plugin_driver corpus_driver = {
 	.probe = corpus_probe,
 };
 
-__attribute__((unused)) static int corpus_init(const cordon_host *host, cordon_plugin_registrar *reg,
-		       cordon_plugin_error *err)
+__attribute__((unused)) static int corpus_init(const cordon_host *host,
+					       cordon_plugin_registrar *reg,
+					       cordon_plugin_error *err)
 {
 #if defined(CORPUS_INITMSG)
 	return host->error_set(err, -EACCES, CORDON_PLUGIN_ERROR_FORBIDDEN, "corpus_denied",
@@ -116,10 +105,7 @@ __attribute__((unused)) static int corpus_init(const cordon_host *host, cordon_p
 #if defined(CORPUS_NOSYM)
 /* Exports something, but not cordon_plugin_entry. */
 __attribute__((visibility("default"))) void *corpus_not_the_entry(void);
-void *corpus_not_the_entry(void)
-{
-	return (void *)corpus_init;
-}
+void *corpus_not_the_entry(void) { return (void *)corpus_init; }
 #else
 
 #define D_MAJOR CORDON_PLUGIN_ABI_MAJOR

@@ -101,8 +101,7 @@ static const cordon_plugin_driver old_driver = {
 	.close = old_close,
 };
 
-static int old_init(const cordon_host *host, cordon_plugin_registrar *reg,
-		    cordon_plugin_error *err)
+static int old_init(const cordon_host *host, cordon_plugin_registrar *reg, cordon_plugin_error *err)
 {
 	old_host = host;
 	return host->register_driver(reg, &old_driver);

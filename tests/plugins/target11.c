@@ -51,8 +51,7 @@ static const cordon_plugin_driver t11_driver = {
 	.probe = t11_probe,
 };
 
-static int t11_init(const cordon_host *host, cordon_plugin_registrar *reg,
-		    cordon_plugin_error *err)
+static int t11_init(const cordon_host *host, cordon_plugin_registrar *reg, cordon_plugin_error *err)
 {
 	t11_host = host;
 	return host->register_driver(reg, &t11_driver);

@@ -92,13 +92,14 @@ static void refused(const char *name, long r, int e, int want1, int want2)
 	if (r >= 0)
 		verdict(false, name, "succeeded (returned %ld)", r);
 	else
-		verdict(e == want1 || (want2 && e == want2), name, "%s", strerrorname_np(e) ? strerrorname_np(e) : "?");
+		verdict(e == want1 || (want2 && e == want2), name, "%s",
+			strerrorname_np(e) ? strerrorname_np(e) : "?");
 }
 
-#define TRY(name, call, want1, want2)                       \
-	do {                                                \
-		errno = 0;                                  \
-		long r_ = (long)(call);                     \
+#define TRY(name, call, want1, want2) \
+	do { \
+		errno = 0; \
+		long r_ = (long)(call); \
 		refused((name), r_, errno, (want1), (want2)); \
 	} while (0)
 
@@ -135,7 +136,8 @@ static void filesystem(void)
 	snprintf(path, sizeof(path), "%s/x", sib ? sib : "/nonexistent");
 	errno = 0;
 	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	verdict(fd < 0 && errno == EROFS, "write-sibling", "%s", fd >= 0 ? "created" : strerrorname_np(errno));
+	verdict(fd < 0 && errno == EROFS, "write-sibling", "%s",
+		fd >= 0 ? "created" : strerrorname_np(errno));
 	if (fd >= 0)
 		close(fd);
 	/* Positive controls: the workspace and the private scratch work. */
@@ -154,15 +156,18 @@ static void filesystem(void)
 	if (fd >= 0)
 		close(fd);
 	fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	verdict(fd >= 0 && write(fd, "x", 1) == 1, "write-dev-null", "%s", fd >= 0 ? "ok" : strerrorname_np(errno));
+	verdict(fd >= 0 && write(fd, "x", 1) == 1, "write-dev-null", "%s",
+		fd >= 0 ? "ok" : strerrorname_np(errno));
 	if (fd >= 0)
 		close(fd);
 	struct stat st;
-	verdict(stat("/dev/sda", &st) < 0 && stat("/dev/kmsg", &st) < 0 && stat("/dev/mem", &st) < 0,
+	verdict(stat("/dev/sda", &st) < 0 && stat("/dev/kmsg", &st) < 0 &&
+			stat("/dev/mem", &st) < 0,
 		"dev-minimal", "no disks, kmsg or mem in /dev");
 	/* Masked and read-only kernel interfaces. */
 	fd = open("/proc/sys/kernel/hostname", O_WRONLY | O_CLOEXEC);
-	verdict(fd < 0, "write-proc-sys", "%s", fd >= 0 ? "opened for write" : strerrorname_np(errno));
+	verdict(fd < 0, "write-proc-sys", "%s",
+		fd >= 0 ? "opened for write" : strerrorname_np(errno));
 	if (fd >= 0)
 		close(fd);
 	char buf[64];
@@ -184,7 +189,8 @@ static void filesystem(void)
 		verdict(true, "landlock-enforced", "skipped: no Landlock on this kernel");
 	}
 	fd = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
-	verdict(fd < 0, "write-max-user-namespaces", "%s", fd >= 0 ? "opened for write" : strerrorname_np(errno));
+	verdict(fd < 0, "write-max-user-namespaces", "%s",
+		fd >= 0 ? "opened for write" : strerrorname_np(errno));
 	if (fd >= 0)
 		close(fd);
 }
@@ -268,8 +274,10 @@ static void processes(void)
 
 static void kernel_surface(void)
 {
-	TRY("keyctl", syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0), EPERM, 0);
-	TRY("add_key", syscall(SYS_add_key, "user", "probe", "x", 1, KEY_SPEC_SESSION_KEYRING), EPERM, 0);
+	TRY("keyctl", syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0),
+	    EPERM, 0);
+	TRY("add_key", syscall(SYS_add_key, "user", "probe", "x", 1, KEY_SPEC_SESSION_KEYRING),
+	    EPERM, 0);
 	union bpf_attr attr;
 	memset(&attr, 0, sizeof(attr));
 	TRY("bpf", syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr)), EPERM, 0);
@@ -297,17 +305,20 @@ static void kernel_surface(void)
 	/* Terminal injection: the filter answers before the tty layer does. */
 	char c = 'x';
 	TRY("ioctl-tiocsti", ioctl(0, TIOCSTI, &c), EPERM, 0);
-	TRY("ioctl-tiocsti-high-bits", syscall(SYS_ioctl, 0, 0x100000000ul | TIOCSTI, &c), EPERM, 0);
+	TRY("ioctl-tiocsti-high-bits", syscall(SYS_ioctl, 0, 0x100000000ul | TIOCSTI, &c), EPERM,
+	    0);
 	TRY("ioctl-tioclinux", ioctl(0, TIOCLINUX, &c), EPERM, 0);
 	int tty = open("/dev/tty", O_RDWR | O_CLOEXEC);
-	verdict(tty < 0, "no-controlling-tty", "%s", tty >= 0 ? "opened /dev/tty" : strerrorname_np(errno));
+	verdict(tty < 0, "no-controlling-tty", "%s",
+		tty >= 0 ? "opened /dev/tty" : strerrorname_np(errno));
 	if (tty >= 0)
 		close(tty);
 	/* Rare socket families autoload modules; vsock reaches the hypervisor. */
 	TRY("socket-vsock", socket(AF_VSOCK, SOCK_STREAM, 0), EAFNOSUPPORT, 0);
 	TRY("socket-packet", socket(AF_PACKET, SOCK_RAW, 0), EAFNOSUPPORT, 0);
 	TRY("socket-alg", socket(AF_ALG, SOCK_SEQPACKET, 0), EAFNOSUPPORT, 0);
-	TRY("socket-family-high-bits", syscall(SYS_socket, 0x100000002ul, SOCK_STREAM, 0), EAFNOSUPPORT, 0);
+	TRY("socket-family-high-bits", syscall(SYS_socket, 0x100000002ul, SOCK_STREAM, 0),
+	    EAFNOSUPPORT, 0);
 }
 
 /* Runs fn in a child; returns the signal that killed it, or 0. */
@@ -343,11 +354,12 @@ static void foreign_abis(void)
 {
 #if defined(__x86_64__)
 	int sig = in_child(x32_getpid);
-	verdict(sig == SIGSYS, "x32-syscall", "child ended by signal %d (%s)", sig, sig ? strsignal(sig) : "none");
+	verdict(sig == SIGSYS, "x32-syscall", "child ended by signal %d (%s)", sig,
+		sig ? strsignal(sig) : "none");
 	sig = in_child(i386_getpid);
 	/* Without ia32 emulation int 0x80 faults before seccomp sees it. */
-	verdict(sig == SIGSYS || sig == SIGSEGV, "i386-syscall", "child ended by signal %d (%s)", sig,
-		sig ? strsignal(sig) : "none");
+	verdict(sig == SIGSYS || sig == SIGSEGV, "i386-syscall", "child ended by signal %d (%s)",
+		sig, sig ? strsignal(sig) : "none");
 #else
 	verdict(true, "x32-syscall", "not an x86_64 host");
 	verdict(true, "i386-syscall", "not an x86_64 host");
@@ -356,10 +368,7 @@ static void foreign_abis(void)
 
 /* ---- privileges ---------------------------------------------------------------------- */
 
-static void *thread_fn(void *arg)
-{
-	return arg;
-}
+static void *thread_fn(void *arg) { return arg; }
 
 static void privileges(void)
 {
@@ -429,9 +438,15 @@ static void network(void)
 	a.sin_port = htons(53);
 	inet_pton(AF_INET, "8.8.8.8", &a.sin_addr);
 	static const char query[] = "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
-				    "\x07" "example" "\x03" "com" "\x00\x00\x01\x00\x01";
+				    "\x07"
+				    "example"
+				    "\x03"
+				    "com"
+				    "\x00\x00\x01\x00\x01";
 	errno = 0;
-	ssize_t n = s >= 0 ? sendto(s, query, sizeof(query) - 1, 0, (struct sockaddr *)&a, sizeof(a)) : -1;
+	ssize_t n = s >= 0 ? sendto(s, query, sizeof(query) - 1, 0, (struct sockaddr *)&a,
+				    sizeof(a))
+			   : -1;
 	verdict(n < 0, "dns-udp", "%s", n >= 0 ? "sent" : strerrorname_np(errno));
 	if (s >= 0)
 		close(s);
@@ -452,7 +467,8 @@ static void network(void)
 	}
 	if (f)
 		fclose(f);
-	verdict(only_lo, "no-network-interfaces", "%d interface(s), loopback only: %d", ifaces, only_lo);
+	verdict(only_lo, "no-network-interfaces", "%d interface(s), loopback only: %d", ifaces,
+		only_lo);
 }
 
 /* ---- descriptors ------------------------------------------------------------------------- */
@@ -463,7 +479,8 @@ static void descriptors(void)
 	int fd = pfd ? atoi(pfd) : 77;
 	errno = 0;
 	int r = fcntl(fd, F_GETFD);
-	verdict(r < 0 && errno == EBADF, "inherited-fd", "fd %d: %s", fd, r >= 0 ? "open" : strerrorname_np(errno));
+	verdict(r < 0 && errno == EBADF, "inherited-fd", "fd %d: %s", fd,
+		r >= 0 ? "open" : strerrorname_np(errno));
 	int open_fds = 0;
 	for (int i = 3; i < 4096; i++)
 		if (fcntl(i, F_GETFD) >= 0)
@@ -523,7 +540,8 @@ static int threads_mode(long n)
 	pthread_t t[256];
 	long started = 0;
 	int r = 0;
-	while (started < n && started < 256 && (r = pthread_create(&t[started], NULL, thread_fn, NULL)) == 0)
+	while (started < n && started < 256 &&
+	       (r = pthread_create(&t[started], NULL, thread_fn, NULL)) == 0)
 		started++;
 	for (long i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
@@ -602,8 +620,8 @@ static void setid_one(const char *dir, const char *name, int how)
 	if (lstat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
 		verdict(false, name, "%s is mode %04o", path, (unsigned)(st.st_mode & 07777));
 	else
-		verdict(true, name, "%s", r < 0 ? (strerrorname_np(e) ? strerrorname_np(e) : "?")
-						  : "bits dropped");
+		verdict(true, name, "%s",
+			r < 0 ? (strerrorname_np(e) ? strerrorname_np(e) : "?") : "bits dropped");
 	unlink(path);
 }
 
@@ -677,6 +695,7 @@ int main(int argc, char **argv)
 		return forkbomb();
 	if (argc >= 3 && strcmp(argv[1], "memhog") == 0)
 		return memhog(atol(argv[2]));
-	fprintf(stderr, "usage: cordon-probe escapes|surface|setid DIR|connect PATH|daemon FILE|hold FILE|forkbomb|memhog MIB\n");
+	fprintf(stderr, "usage: cordon-probe escapes|surface|setid DIR|connect PATH|daemon "
+			"FILE|hold FILE|forkbomb|memhog MIB\n");
 	return 2;
 }

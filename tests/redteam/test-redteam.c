@@ -48,8 +48,8 @@
 /* ---- fixture ------------------------------------------------------------------------ */
 
 typedef struct rt {
-	char *top;     /* /var/tmp/cordon-rt-XXXXXX, 0755: not under /tmp, which the sandbox replaces */
-	char *ws;      /* top/ws, the workspace */
+	char *top; /* /var/tmp/cordon-rt-XXXXXX, 0755: not under /tmp, which the sandbox replaces */
+	char *ws;  /* top/ws, the workspace */
 	char *sibling; /* top/sibling, 0777: only the read-only mount can refuse writes */
 	cordon_context *ctx;
 	cordon_sandbox *sb;
@@ -154,10 +154,7 @@ static void assert_spent(rt *t, const char *file)
 	free(data);
 }
 
-static const char *out(const cordon_result *r)
-{
-	return cordon_result_output(r, 1, NULL);
-}
+static const char *out(const cordon_result *r) { return cordon_result_output(r, 1, NULL); }
 
 static bool lock_free(const char *path)
 {
@@ -191,20 +188,80 @@ static char *suid_probe(const rt *t)
 
 /* Each must appear as "PASS <name>:" (issue 4's list, and the controls). */
 static const char *const expected[] = {
-	"capabilities-none", "no-new-privs", "seccomp-filter", "not-root-inside", "threads-work",
-	"setuid-binary", "write-host-home", "write-etc", "write-usr", "write-sibling",
-	"write-workspace", "write-private-tmp", "write-private-shm", "write-dev-null", "dev-minimal",
-	"write-proc-sys", "proc-kallsyms-masked", "landlock-enforced", "write-max-user-namespaces", "mount", "mount-bind",
-	"mount-remount-rw", "umount2", "pivot_root", "chroot", "fsopen", "open_tree", "move_mount",
-	"mount_setattr", "unshare-user", "unshare-mount", "unshare-net", "setns", "clone-newuser",
-	"clone-newpid", "clone3", "unknown-syscall", "ptrace-sibling", "process_vm_readv", "process_vm_writev", "kcmp",
-	"read-init-environ", "read-host-environ", "pid-namespace", "keyctl", "add_key", "bpf",
-	"perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter", "open_by_handle_at",
-	"init_module", "finit_module", "kexec_load", "reboot", "personality-read-implies-exec",
-	"personality-addr-no-randomize", "personality-high-bits", "personality-query-allowed",
-	"ioctl-tiocsti", "ioctl-tiocsti-high-bits", "ioctl-tioclinux", "no-controlling-tty",
-	"socket-vsock", "socket-packet", "socket-alg", "socket-family-high-bits", "x32-syscall",
-	"i386-syscall", "connect-host-loopback", "dns-udp", "no-network-interfaces", "inherited-fd",
+	"capabilities-none",
+	"no-new-privs",
+	"seccomp-filter",
+	"not-root-inside",
+	"threads-work",
+	"setuid-binary",
+	"write-host-home",
+	"write-etc",
+	"write-usr",
+	"write-sibling",
+	"write-workspace",
+	"write-private-tmp",
+	"write-private-shm",
+	"write-dev-null",
+	"dev-minimal",
+	"write-proc-sys",
+	"proc-kallsyms-masked",
+	"landlock-enforced",
+	"write-max-user-namespaces",
+	"mount",
+	"mount-bind",
+	"mount-remount-rw",
+	"umount2",
+	"pivot_root",
+	"chroot",
+	"fsopen",
+	"open_tree",
+	"move_mount",
+	"mount_setattr",
+	"unshare-user",
+	"unshare-mount",
+	"unshare-net",
+	"setns",
+	"clone-newuser",
+	"clone-newpid",
+	"clone3",
+	"unknown-syscall",
+	"ptrace-sibling",
+	"process_vm_readv",
+	"process_vm_writev",
+	"kcmp",
+	"read-init-environ",
+	"read-host-environ",
+	"pid-namespace",
+	"keyctl",
+	"add_key",
+	"bpf",
+	"perf_event_open",
+	"userfaultfd",
+	"io_uring_setup",
+	"io_uring_enter",
+	"open_by_handle_at",
+	"init_module",
+	"finit_module",
+	"kexec_load",
+	"reboot",
+	"personality-read-implies-exec",
+	"personality-addr-no-randomize",
+	"personality-high-bits",
+	"personality-query-allowed",
+	"ioctl-tiocsti",
+	"ioctl-tiocsti-high-bits",
+	"ioctl-tioclinux",
+	"no-controlling-tty",
+	"socket-vsock",
+	"socket-packet",
+	"socket-alg",
+	"socket-family-high-bits",
+	"x32-syscall",
+	"i386-syscall",
+	"connect-host-loopback",
+	"dns-udp",
+	"no-network-interfaces",
+	"inherited-fd",
 	"only-stdio-inherited",
 };
 
@@ -224,7 +281,8 @@ static void run_escapes(rt *t)
 	ck_assert_int_ge(sfd, 0);
 	ck_assert_int_eq(dup2(sfd, 77), 77);
 	g_autofree char *suid = suid_probe(t);
-	g_autofree char *tmpname = g_strdup_printf("cordon-rt-%d-%u", (int)getpid(), g_random_int());
+	g_autofree char *tmpname = g_strdup_printf("cordon-rt-%d-%u", (int)getpid(),
+						   g_random_int());
 
 	g_autofree char *e_home = g_strdup_printf("PROBE_HOME=%s", g_get_home_dir());
 	g_autofree char *e_sib = g_strdup_printf("PROBE_SIBLING=%s", t->sibling);
@@ -233,7 +291,9 @@ static void run_escapes(rt *t)
 	g_autofree char *e_suid = g_strdup_printf("PROBE_SUID=%s", suid ? suid : "");
 	g_autofree char *e_tmp = g_strdup_printf("PROBE_TMPNAME=%s", tmpname);
 	g_autofree char *e_ll = g_strdup_printf("PROBE_LANDLOCK=%d", landlock_abi());
-	const char *env[] = { e_home, e_sib, e_pid, e_port, "PROBE_FD=77", e_suid, e_tmp, e_ll, NULL };
+	const char *env[] = {
+		e_home, e_sib, e_pid, e_port, "PROBE_FD=77", e_suid, e_tmp, e_ll, NULL
+	};
 	const char *argv[] = { "./cordon-probe", "escapes", NULL };
 	cordon_result *r = rt_run(t, argv, env, 60000);
 	close(77);
@@ -289,9 +349,10 @@ START_TEST(test_planted_symlink)
 	rt_start(&t);
 	g_autofree char *secret = g_build_filename(t.sibling, "secret", NULL);
 	ck_assert(g_file_set_contents(secret, "host secret", -1, NULL));
-	g_autofree char *line = g_strdup_printf("ln -s %s abs && ln -s ../sibling/secret rel && "
-						"ln -s ../sibling dir && ln -s /nonexistent-%d dangling",
-						secret, (int)getpid());
+	g_autofree char *line = g_strdup_printf(
+		"ln -s %s abs && ln -s ../sibling/secret rel && "
+		"ln -s ../sibling dir && ln -s /nonexistent-%d dangling",
+		secret, (int)getpid());
 	cordon_result *r = NULL;
 	cordon_error *err = NULL;
 	ck_assert_int_eq(cordon_sandbox_exec(t.sb, line, NULL, &r, &err), 0);
@@ -463,7 +524,8 @@ END_TEST
 static cordon_probe_report *probe_kernel(cordon_context *ctx)
 {
 	cordon_probe_report *p = NULL;
-	ck_assert_int_eq(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, "kernel"), &p, NULL), 0);
+	ck_assert_int_eq(
+		cordon_context_probe_tier(ctx, testutil_tier_index(ctx, "kernel"), &p, NULL), 0);
 	ck_assert(cordon_probe_report_available(p));
 	return p;
 }
@@ -562,7 +624,8 @@ START_TEST(test_unenforceable_limit)
 	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_CPU_MILLI, 500, NULL), 0);
 	cordon_error *err = NULL;
 	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
-	ck_assert_msg(strstr(cordon_error_get_message(err), "cpu"), "%s", cordon_error_get_message(err));
+	ck_assert_msg(strstr(cordon_error_get_message(err), "cpu"), "%s",
+		      cordon_error_get_message(err));
 	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_unenforceable");
 	ck_assert_ptr_null(t.sb);
 	cordon_request_free(req);
@@ -595,7 +658,8 @@ START_TEST(test_probe_reports)
 	cordon_context *ctx = NULL;
 	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
 	cordon_probe_report *p = NULL;
-	ck_assert_int_eq(cordon_context_probe_tier(ctx, testutil_tier_index(ctx, "kernel"), &p, NULL), 0);
+	ck_assert_int_eq(
+		cordon_context_probe_tier(ctx, testutil_tier_index(ctx, "kernel"), &p, NULL), 0);
 	ck_assert(cordon_probe_report_available(p));
 	ck_assert_int_eq(cordon_probe_report_containment(p), CORDON_CONTAINMENT_KERNEL);
 	const char *why = cordon_probe_report_reason(p);
@@ -621,7 +685,8 @@ static void in_crippled_child(void (*cripple)(void), void (*check)(void))
 	}
 	int st;
 	waitpid(pid, &st, 0);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child's checks failed (status %d)", st);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "the child's checks failed (status %d)", st);
 }
 
 static void expect_refused(const char *fragment)
@@ -683,10 +748,7 @@ static void disable_userns(void)
 	write_text("/proc/sys/user/max_user_namespaces", "0");
 }
 
-static void check_userns_disabled(void)
-{
-	expect_refused("user namespaces are disabled");
-}
+static void check_userns_disabled(void) { expect_refused("user namespaces are disabled"); }
 
 START_TEST(test_probe_truthful_without_userns)
 {
@@ -725,7 +787,8 @@ static void deny_namespaces(void)
 static void check_namespaces_denied(void)
 {
 	/* The trial's own namespaces, the first the probe makes. */
-	expect_refused("kernel confinement failed creating the namespaces: Operation not permitted");
+	expect_refused(
+		"kernel confinement failed creating the namespaces: Operation not permitted");
 }
 
 /* A host whose filter refuses installing seccomp filters, or enforcing
@@ -766,7 +829,8 @@ START_TEST(test_probe_truthful_when_the_self_test_fails)
 		ck_assert_msg(g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") != 0,
 			      "CORDON_REQUIRE=all: no Landlock here, the self-test's Landlock "
 			      "half cannot be checked");
-		fprintf(stderr, "# no Landlock here: only the seccomp half of the self-test checked\n");
+		fprintf(stderr,
+			"# no Landlock here: only the seccomp half of the self-test checked\n");
 	}
 }
 END_TEST
@@ -833,8 +897,10 @@ START_TEST(test_stream_serve_files)
 
 	/* Files written by the host are the work's, and the other way round. */
 	ck_assert_int_eq(cordon_sandbox_write_file(t.sb, "dir/in.txt", "from host", 9, &err), 0);
-	ck_assert_int_eq(cordon_sandbox_exec(t.sb, "cat dir/in.txt > dir/out.txt && echo ok >> dir/out.txt",
-					     NULL, &r, &err), 0);
+	ck_assert_int_eq(
+		cordon_sandbox_exec(t.sb, "cat dir/in.txt > dir/out.txt && echo ok >> dir/out.txt",
+				    NULL, &r, &err),
+		0);
 	ck_assert_int_eq(cordon_result_exit_code(r), 0);
 	cordon_result_free(r);
 	void *data = NULL;
@@ -940,8 +1006,10 @@ START_TEST(test_private_workspace)
 		      err ? cordon_error_get_message(err) : "");
 	ck_assert_int_eq(cordon_sandbox_containment(sb), CORDON_CONTAINMENT_KERNEL);
 	cordon_result *r = NULL;
-	ck_assert_int_eq(cordon_sandbox_exec(sb, "echo hi > f && cat f && mkdir -p d/e && touch d/e/g",
-					     NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_exec(sb,
+					     "echo hi > f && cat f && mkdir -p d/e && touch d/e/g",
+					     NULL, &r, &err),
+			 0);
 	ck_assert_int_eq(cordon_result_exit_code(r), 0);
 	ck_assert_str_eq(out(r), "hi\n");
 	cordon_result_free(r);
@@ -964,7 +1032,8 @@ START_TEST(test_no_setid_files)
 	rt t = { 0 };
 	rt_start(&t);
 	const char *const sh[] = {
-		"/bin/sh", "-c",
+		"/bin/sh",
+		"-c",
 		"touch f; chmod 4755 f && echo SUID; chmod 2755 f && echo SGID; "
 		"install -m 4755 f g 2>/dev/null && echo INSTALL; chmod 755 f && echo PLAIN; "
 		"for m in \"$PWD\" /tmp /dev/shm; do "
@@ -1028,8 +1097,8 @@ START_TEST(test_forbidden_workspaces)
 	rt_setup(&t);
 	g_autofree char *link = g_build_filename(t.top, "etc-link", NULL);
 	ck_assert_int_eq(symlink("/etc", link), 0);
-	const char *const dirs[] = { "/etc", "/usr", "/boot", "/root", "/run", "/", "/var",
-				     "/etc/ssh", "/proc/1", "/var/lib", link };
+	const char *const dirs[] = { "/etc", "/usr",     "/boot",   "/root",    "/run", "/",
+				     "/var", "/etc/ssh", "/proc/1", "/var/lib", link };
 	const char *const tiers[][2] = { { "kernel", "semi-trusted" }, { "jail", "trusted" } };
 	for (size_t k = 0; k < G_N_ELEMENTS(tiers); k++) {
 		for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
@@ -1252,7 +1321,8 @@ START_TEST(test_host_unix_socket)
 	close(lsn);
 	rt_teardown(&t);
 	ck_assert_msg(strstr(got, "connect "), "the probe did not run: %s", got);
-	ck_assert_msg(c < 0 && !strstr(got, "CONNECTED"), "the work connected to %s: %s", path, got);
+	ck_assert_msg(c < 0 && !strstr(got, "CONNECTED"), "the work connected to %s: %s", path,
+		      got);
 }
 END_TEST
 
@@ -1346,7 +1416,10 @@ static char *open_code(cordon_context *ctx, const char *tier, const char *trust,
 	cordon_error *err = NULL;
 	int r = cordon_sandbox_open(ctx, req, &sb, &err);
 	bool route = err && strstr(cordon_error_get_message(err), "(through a mount of ");
-	char *code = g_strdup_printf("%s%s", r == 0 ? "" : err ? cordon_error_get_code(err) : "?",
+	char *code = g_strdup_printf("%s%s",
+				     r == 0 ? ""
+				     : err  ? cordon_error_get_code(err)
+					    : "?",
 				     route ? " (mount)" : "");
 	if (r < 0 && err)
 		fprintf(stderr, "# %s on %s: %s\n", ws, tier, cordon_error_get_message(err));
@@ -1468,8 +1541,8 @@ START_TEST(test_bind_mount_workspace_allowed)
 		g_autofree char *code = open_code(t.ctx, "kernel", "semi-trusted", wss[i]);
 		g_autofree char *nobody = open_code_as_nobody(wss[i]);
 		if (*code || *nobody)
-			g_string_append_printf(refused, " %s (root: %s, nobody: %s);", wss[i],
-					       code, nobody);
+			g_string_append_printf(refused, " %s (root: %s, nobody: %s);", wss[i], code,
+					       nobody);
 	}
 	ck_assert_int_eq(umount2(fs, MNT_DETACH), 0);
 	ck_assert_int_eq(umount2(bind, MNT_DETACH), 0);
@@ -1508,8 +1581,8 @@ END_TEST
 static cordon_context *context_with(const char *policy, cordon_error **err)
 {
 	cordon_options *o = cordon_options_new();
-	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), "low.yaml", NULL),
-			 0);
+	ck_assert_int_eq(
+		cordon_options_set_policy_text(o, policy, strlen(policy), "low.yaml", NULL), 0);
 	cordon_context *ctx = NULL;
 	cordon_context_new(o, &ctx, err);
 	cordon_options_free(o);
@@ -1521,9 +1594,10 @@ static cordon_context *context_with(const char *policy, cordon_error **err)
  * floor itself runs. */
 START_TEST(test_nofile_floor)
 {
-	g_autofree char *low = g_strdup_printf(
-		"cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, limits: {nofile: %d}}\n"
-		"trust:\n  semi-trusted: {tiers: [kernel]}\n", NSINIT_NOFILE_FLOOR - 1);
+	g_autofree char *low = g_strdup_printf("cordon: 1\ntiers:\n  kernel: {driver: local, "
+					       "confine: kernel, limits: {nofile: %d}}\n"
+					       "trust:\n  semi-trusted: {tiers: [kernel]}\n",
+					       NSINIT_NOFILE_FLOOR - 1);
 	cordon_error *err = NULL;
 	ck_assert_ptr_null(context_with(low, &err));
 	ck_assert_msg(err && strstr(cordon_error_get_message(err), "nofile"), "%s",
@@ -1534,13 +1608,14 @@ START_TEST(test_nofile_floor)
 	rt_setup(&t);
 	cordon_request *req = cordon_request_new("semi-trusted");
 	ck_assert_int_eq(cordon_request_set_tier(req, "kernel", NULL), 0);
-	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR - 1,
-						  NULL), 0);
+	ck_assert_int_eq(
+		cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR - 1, NULL),
+		0);
 	err = NULL;
 	ck_assert_int_lt(cordon_sandbox_open(t.ctx, req, &t.sb, &err), 0);
 	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "limit_unenforceable");
-	ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR, NULL),
-			 0);
+	ck_assert_int_eq(
+		cordon_request_set_limit(req, CORDON_LIMIT_NOFILE, NSINIT_NOFILE_FLOOR, NULL), 0);
 	rt_open(&t, req);
 	cordon_request_free(req);
 	const char *const sh[] = { "/bin/sh", "-c", "ulimit -n", NULL };
@@ -1571,14 +1646,18 @@ START_TEST(test_tmpfs_counts_as_memory)
 	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
 		      err ? cordon_error_get_message(err) : "");
 	cordon_result *r = NULL;
-	ck_assert_int_eq(cordon_sandbox_exec(sb, "dd if=/dev/zero of=/tmp/big bs=1M count=400 "
-					     "2>/dev/null; du -m /tmp/big | cut -f1", NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_exec(sb,
+					     "dd if=/dev/zero of=/tmp/big bs=1M count=400 "
+					     "2>/dev/null; du -m /tmp/big | cut -f1",
+					     NULL, &r, &err),
+			 0);
 	long held = strtol(out(r), NULL, 10);
 	cordon_result_free(r);
 	cordon_sandbox_close(sb);
 	cordon_request_free(req);
 	cordon_context_free(ctx);
-	ck_assert_msg(held <= 64, "the work held %ld MiB in /tmp under a 64 MiB memory limit", held);
+	ck_assert_msg(held <= 64, "the work held %ld MiB in /tmp under a 64 MiB memory limit",
+		      held);
 }
 END_TEST
 
@@ -1588,10 +1667,11 @@ END_TEST
  * the file API sees what the work wrote. The jail can mount one only as root. */
 static void private_root_capped(const char *tier, const char *trust, bool capped)
 {
-	const char *policy = "cordon: 1\ntiers:\n"
-			     "  kernel: {driver: local, confine: kernel, disk: 8MiB}\n"
-			     "  jail: {driver: local, confine: none, disk: 8MiB}\n"
-			     "trust:\n  semi-trusted: {tiers: [kernel]}\n  trusted: {tiers: [jail]}\n";
+	const char *policy =
+		"cordon: 1\ntiers:\n"
+		"  kernel: {driver: local, confine: kernel, disk: 8MiB}\n"
+		"  jail: {driver: local, confine: none, disk: 8MiB}\n"
+		"trust:\n  semi-trusted: {tiers: [kernel]}\n  trusted: {tiers: [jail]}\n";
 	cordon_error *err = NULL;
 	cordon_context *ctx = context_with(policy, &err);
 	ck_assert_msg(ctx, "%s", err ? cordon_error_get_message(err) : "");
@@ -1601,8 +1681,11 @@ static void private_root_capped(const char *tier, const char *trust, bool capped
 	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
 		      err ? cordon_error_get_message(err) : "");
 	cordon_result *r = NULL;
-	ck_assert_int_eq(cordon_sandbox_exec(sb, "pwd; dd if=/dev/zero of=big bs=1M count=16 2>&1 | "
-					     "grep -c 'No space left'", NULL, &r, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_exec(sb,
+					     "pwd; dd if=/dev/zero of=big bs=1M count=16 2>&1 | "
+					     "grep -c 'No space left'",
+					     NULL, &r, &err),
+			 0);
 	g_auto(GStrv) lines = g_strsplit(out(r), "\n", 3);
 	ck_assert_msg(lines[0] && lines[1], "%s", out(r));
 	cordon_result_free(r);
@@ -1644,7 +1727,8 @@ START_TEST(test_private_root_gc)
 		cordon_request *req = cordon_request_new("semi-trusted");
 		cordon_sandbox *sb = NULL;
 		cordon_result *r = NULL;
-		if (cordon_context_new(NULL, &ctx, NULL) < 0 || cordon_sandbox_open(ctx, req, &sb, NULL) < 0 ||
+		if (cordon_context_new(NULL, &ctx, NULL) < 0 ||
+		    cordon_sandbox_open(ctx, req, &sb, NULL) < 0 ||
 		    cordon_sandbox_exec(sb, "pwd -P; echo x > f", NULL, &r, NULL) < 0)
 			_exit(1);
 		const char *o = out(r);
@@ -1716,7 +1800,4 @@ static Suite *redteam_suite(void)
 }
 
 /* The suite needs the tier on this host; where it cannot be had, say why. */
-int main(void)
-{
-	return testutil_run_on_tier("kernel", redteam_suite());
-}
+int main(void) { return testutil_run_on_tier("kernel", redteam_suite()); }

@@ -27,9 +27,18 @@ typedef struct abi_row {
 	unsigned long long a, b; /* struct: size, 0; field: offset, size; const: value, 0 */
 } abi_row;
 
-#define STRUCT(T) { "struct", #T, sizeof(T), 0 }
-#define FIELD(T, f) { "field", #T "." #f, offsetof(T, f), sizeof(((T *)0)->f) }
-#define CONST(c) { "const", #c, (unsigned long long)(c), 0 }
+#define STRUCT(T) \
+	{ \
+		"struct", #T, sizeof(T), 0 \
+	}
+#define FIELD(T, f) \
+	{ \
+		"field", #T "." #f, offsetof(T, f), sizeof(((T *)0)->f) \
+	}
+#define CONST(c) \
+	{ \
+		"const", #c, (unsigned long long)(c), 0 \
+	}
 
 static const abi_row compiled[] = {
 	STRUCT(cordon_plugin_config_key),
@@ -219,10 +228,7 @@ static char *row_text(const abi_row *r)
 	return g_strdup_printf("%s %s %llu", r->kind, r->name, r->a);
 }
 
-static char *table_path(void)
-{
-	return testutil_src_path("tests/abi/plugin-abi-lp64.txt");
-}
+static char *table_path(void) { return testutil_src_path("tests/abi/plugin-abi-lp64.txt"); }
 
 /* The committed rows, comments and blank lines dropped. */
 static GPtrArray *committed_rows(void)
@@ -230,7 +236,8 @@ static GPtrArray *committed_rows(void)
 	g_autofree char *path = table_path();
 	g_autofree char *text = NULL;
 	g_autoptr(GError) err = NULL;
-	ck_assert_msg(g_file_get_contents(path, &text, NULL, &err), "%s", err ? err->message : path);
+	ck_assert_msg(g_file_get_contents(path, &text, NULL, &err), "%s",
+		      err ? err->message : path);
 	GPtrArray *rows = g_ptr_array_new_with_free_func(g_free);
 	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 	for (size_t i = 0; lines[i]; i++) {
@@ -266,8 +273,8 @@ START_TEST(test_abi_table)
 		if (!in_rows(mine, rows->pdata[i]))
 			g_string_append_printf(diff, "\n  in the table, not compiled: %s",
 					       (char *)rows->pdata[i]);
-	ck_assert_msg(diff->len == 0, "the plugin ABI differs from tests/abi/plugin-abi-lp64.txt:%s",
-		      diff->str);
+	ck_assert_msg(diff->len == 0,
+		      "the plugin ABI differs from tests/abi/plugin-abi-lp64.txt:%s", diff->str);
 	g_string_free(diff, TRUE);
 }
 END_TEST
@@ -342,7 +349,8 @@ int main(int argc, char **argv)
 		/* The committed table is LP64's; other data models need their own.
 		 * Under the TAP driver a skipped program is a "1..0 # SKIP" plan. */
 		if (g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") == 0) {
-			printf("Bail out! CORDON_REQUIRE=all: the ABI table is for LP64 hosts only\n");
+			printf("Bail out! CORDON_REQUIRE=all: the ABI table is for LP64 hosts "
+			       "only\n");
 			return EXIT_FAILURE;
 		}
 		printf("1..0 # SKIP the ABI table is for LP64 hosts only\n");

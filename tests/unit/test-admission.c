@@ -18,8 +18,9 @@
 #define PINNED "alpine@sha256:" HEX64
 
 static const char *const trust_names[] = { NULL, "trusted", "semi-trusted", "untrusted" };
-static const char *const cont_names[] = { NULL, "process-jail", "kernel", "container",
-					  "userspace-kernel", "microvm", "remote" };
+static const char *const cont_names[] = { NULL,        "process-jail",     "kernel",
+					  "container", "userspace-kernel", "microvm",
+					  "remote" };
 
 static cordon_context *open_ctx(const char *policy)
 {
@@ -113,7 +114,8 @@ START_TEST(test_table)
 					g_autofree char *want_reason =
 						avail ? g_strdup_printf("%s < %s", cont_names[c],
 									cont_names[need])
-						      : g_strdup("unavailable: no /dev/kvm on this host");
+						      : g_strdup("unavailable: no /dev/kvm on this "
+								 "host");
 					ck_assert_str_eq(reason, want_reason);
 					ck_assert_str_eq(cordon_error_get_code(err),
 							 "containment_insufficient");
@@ -172,13 +174,16 @@ START_TEST(test_select)
 	expect_admitted(first, req, "a");
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(strong, req, &err);
-	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0), "eligible; b chosen (select: strongest)");
-	ck_assert_str_eq(cordon_decision_candidate_reason(d, 3), "eligible; b chosen (select: strongest)");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
+			 "eligible; b chosen (select: strongest)");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 3),
+			 "eligible; b chosen (select: strongest)");
 	/* The explicit tier wins over select, and the others say why. */
 	cordon_request_set_tier(req, "c", NULL);
 	expect_admitted(strong, req, "c");
 	g_autoptr(cordon_decision) e = decide(strong, req, &err);
-	ck_assert_str_eq(cordon_decision_candidate_reason(e, 1), "not requested (tier c was asked for)");
+	ck_assert_str_eq(cordon_decision_candidate_reason(e, 1),
+			 "not requested (tier c was asked for)");
 	cordon_request_free(req);
 	cordon_context_free(strong);
 	cordon_context_free(first);
@@ -194,7 +199,8 @@ START_TEST(test_relax)
 			   "  k: {driver: tfake, containment: kernel}\n";
 	g_autofree char *relaxed = g_strdup_printf(
 		"%strust:\n  semi-trusted: {require: process-jail, relax: true, tiers: [j]}\n"
-		"  untrusted: {require: kernel, relax: true, tiers: [j, k]}\n", base);
+		"  untrusted: {require: kernel, relax: true, tiers: [j, k]}\n",
+		base);
 	g_autofree char *strict = g_strdup_printf(
 		"%strust:\n  semi-trusted: {require: process-jail, tiers: [j]}\n", base);
 	cordon_context *ctx = open_ctx(relaxed);
@@ -227,10 +233,11 @@ END_TEST
 
 START_TEST(test_unknown_trust)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
-				       "  j: {driver: tfake, containment: process-jail}\n"
-				       "  v: {driver: tfake, containment: microvm}\n"
-				       "trust:\n  trusted: {tiers: [j]}\n  untrusted: {tiers: [v]}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  j: {driver: tfake, containment: process-jail}\n"
+		"  v: {driver: tfake, containment: microvm}\n"
+		"trust:\n  trusted: {tiers: [j]}\n  untrusted: {tiers: [v]}\n");
 	static const char *const bogus[] = { "root", "Trusted", "", "trusted ", NULL };
 	for (int i = 0; bogus[i]; i++) {
 		cordon_request *req = cordon_request_new(bogus[i]);
@@ -262,8 +269,9 @@ END_TEST
 
 START_TEST(test_empty_candidates)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers: {j: {driver: tfake, containment: remote}}\n"
-				       "trust: {trusted: {tiers: []}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers: {j: {driver: tfake, containment: remote}}\n"
+		"trust: {trusted: {tiers: []}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
@@ -283,11 +291,12 @@ END_TEST
 
 START_TEST(test_explicit_tier)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
-				       "  a: {driver: tfake, containment: kernel}\n"
-				       "  b: {driver: tfake, containment: microvm, available: false, reason: gone}\n"
-				       "  z: {driver: tfake, containment: remote}\n"
-				       "trust: {trusted: {tiers: [a, b]}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  a: {driver: tfake, containment: kernel}\n"
+		"  b: {driver: tfake, containment: microvm, available: false, reason: gone}\n"
+		"  z: {driver: tfake, containment: remote}\n"
+		"trust: {trusted: {tiers: [a, b]}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_request_set_tier(req, "z", NULL);
 	expect_refused(ctx, req, "sandbox_denied",
@@ -316,14 +325,16 @@ static cordon_context *rules_ctx(const char *rules)
 		"  pin: {driver: tfake, containment: container, image: '" PINNED "'}\n"
 		"trust:\n  trusted: {tiers: [a, b]}\n  semi-trusted: {tiers: [a]}\n"
 		"  untrusted: {require: kernel, relax: true, tiers: [img, pin]}\n"
-		"rules:\n%s", rules);
+		"rules:\n%s",
+		rules);
 	return open_ctx(policy);
 }
 
 START_TEST(test_rule_deny)
 {
-	cordon_context *ctx = rules_ctx("  - {name: no-b, when: {tier: b}, deny: true}\n"
-					"  - {name: semi-none, when: {trust: semi-trusted}, deny: true}\n");
+	cordon_context *ctx = rules_ctx(
+		"  - {name: no-b, when: {tier: b}, deny: true}\n"
+		"  - {name: semi-none, when: {trust: semi-trusted}, deny: true}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
@@ -345,8 +356,10 @@ START_TEST(test_rule_when)
 {
 	cordon_context *ctx = rules_ctx(
 		"  - {name: ml-not-b, when: {labels: {team: ml, env: prod}}, deny: true}\n"
-		"  - {name: by-driver, when: {driver: [local, podman], trust: trusted}, deny: true}\n"
-		"  - {name: by-tier-and-trust, when: {tier: [a], trust: [semi-trusted]}, deny: true}\n");
+		"  - {name: by-driver, when: {driver: [local, podman], trust: trusted}, deny: "
+		"true}\n"
+		"  - {name: by-tier-and-trust, when: {tier: [a], trust: [semi-trusted]}, deny: "
+		"true}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	expect_admitted(ctx, req, "b"); /* by-driver names other drivers */
 	cordon_request_add_label(req, "team", "ml", NULL);
@@ -368,8 +381,9 @@ END_TEST
 
 START_TEST(test_rule_require_egress)
 {
-	cordon_context *ctx = rules_ctx("  - {name: offline, when: {trust: trusted, tier: a}, require: {egress: deny}}\n"
-					"  - {name: governed, when: {tier: b}, require: {egress: governed}}\n");
+	cordon_context *ctx = rules_ctx(
+		"  - {name: offline, when: {trust: trusted, tier: a}, require: {egress: deny}}\n"
+		"  - {name: governed, when: {tier: b}, require: {egress: governed}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_request_set_tier(req, "a", NULL);
 	expect_admitted(ctx, req, "a"); /* the default egress is deny */
@@ -389,22 +403,25 @@ END_TEST
  * one whose probe declares no enforcement is refused, with the reason. */
 START_TEST(test_rule_require_egress_unenforced)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
-				       "  open: {driver: tfake, containment: kernel, egress_enforced: false}\n"
-				       "  shut: {driver: tfake, containment: kernel}\n"
-				       "trust:\n  trusted: {tiers: [open, shut]}\n"
-				       "rules:\n  - {name: offline, require: {egress: deny}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  open: {driver: tfake, containment: kernel, egress_enforced: false}\n"
+		"  shut: {driver: tfake, containment: kernel}\n"
+		"trust:\n  trusted: {tiers: [open, shut]}\n"
+		"rules:\n  - {name: offline, require: {egress: deny}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
 	ck_assert_str_eq(cordon_decision_tier(d), "shut");
-	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
-			 "rule offline: requires egress deny, and tier open does not enforce egress "
-			 "deny (its probe declares no egress enforcement)");
+	ck_assert_str_eq(
+		cordon_decision_candidate_reason(d, 0),
+		"rule offline: requires egress deny, and tier open does not enforce egress "
+		"deny (its probe declares no egress enforcement)");
 	ck_assert_str_eq(cordon_decision_candidate_rule(d, 0), "offline");
 	cordon_request_set_tier(req, "open", NULL);
-	expect_refused(ctx, req, "sandbox_denied", "open: rule offline: requires egress deny, and "
-						   "tier open does not enforce egress deny");
+	expect_refused(ctx, req, "sandbox_denied",
+		       "open: rule offline: requires egress deny, and "
+		       "tier open does not enforce egress deny");
 	cordon_request_free(req);
 	cordon_context_free(ctx);
 }
@@ -417,7 +434,8 @@ START_TEST(test_jail_egress_unenforced)
 	cordon_context *ctx = testutil_context_from_text(
 		"cordon: 1\ntiers:\n  jail: {driver: local, confine: none}\n"
 		"trust:\n  trusted: {tiers: [jail]}\n"
-		"rules:\n  - {name: offline, require: {egress: deny}}\n", "jail-egress");
+		"rules:\n  - {name: offline, require: {egress: deny}}\n",
+		"jail-egress");
 	cordon_request *req = cordon_request_new("trusted");
 	expect_refused(ctx, req, "sandbox_denied",
 		       "jail: rule offline: requires egress deny, and tier jail does not enforce "
@@ -429,14 +447,16 @@ END_TEST
 
 START_TEST(test_rule_require_image)
 {
-	cordon_context *ctx = rules_ctx("  - {name: pinned, when: {trust: untrusted}, require: {image: pinned}}\n");
+	cordon_context *ctx = rules_ctx(
+		"  - {name: pinned, when: {trust: untrusted}, require: {image: pinned}}\n");
 	cordon_request *req = cordon_request_new("untrusted");
 	/* The tier's own image decides when the request names none. */
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
 	ck_assert_str_eq(cordon_decision_tier(d), "pin");
 	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
-			 "rule pinned: requires a pinned image (name@sha256:<64 hex>), 'alpine:latest' is not");
+			 "rule pinned: requires a pinned image (name@sha256:<64 hex>), "
+			 "'alpine:latest' is not");
 	cordon_request_set_image(req, "alpine:latest", NULL);
 	expect_refused(ctx, req, "sandbox_denied", "pin: rule pinned: requires a pinned image");
 	cordon_request_set_image(req, "alpine@sha256:0123", NULL);
@@ -449,8 +469,10 @@ START_TEST(test_rule_require_image)
 	cordon_request_set_image(req, PINNED, NULL);
 	expect_admitted(ctx, req, "img"); /* the request's image replaces the tier's */
 	ck_assert(image_ref_is_pinned(PINNED));
-	ck_assert(!image_ref_is_pinned("@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
-	ck_assert(!image_ref_is_pinned("a@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"));
+	ck_assert(!image_ref_is_pinned(
+		"@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+	ck_assert(!image_ref_is_pinned(
+		"a@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"));
 	ck_assert(!image_ref_is_pinned(NULL));
 	cordon_request_free(req);
 	cordon_context_free(ctx);
@@ -484,7 +506,8 @@ END_TEST
 
 START_TEST(test_rule_require_workspace)
 {
-	cordon_context *ctx = rules_ctx("  - {name: ro, when: {tier: b}, require: {workspace: read-only}}\n");
+	cordon_context *ctx = rules_ctx(
+		"  - {name: ro, when: {tier: b}, require: {workspace: read-only}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	expect_admitted(ctx, req, "b");
 	cordon_request_set_workspace(req, "/srv/work", NULL);
@@ -500,8 +523,9 @@ END_TEST
 
 START_TEST(test_rule_limit)
 {
-	cordon_context *ctx = rules_ctx("  - {name: cap, limit: {memory: 2GiB, wall: 10m}}\n"
-					"  - {name: cap-b, when: {tier: b}, limit: {memory: 1GiB, pids: 64}}\n");
+	cordon_context *ctx = rules_ctx(
+		"  - {name: cap, limit: {memory: 2GiB, wall: 10m}}\n"
+		"  - {name: cap-b, when: {tier: b}, limit: {memory: 1GiB, pids: 64}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	uint64_t v = 0;
 	/* No value asked: the smallest cap is the limit. */
@@ -515,19 +539,22 @@ START_TEST(test_rule_limit)
 	ck_assert(cordon_decision_limit(d, CORDON_LIMIT_PIDS, &v));
 	ck_assert_uint_eq(v, 64);
 	ck_assert(!cordon_decision_limit(d, CORDON_LIMIT_NOFILE, &v));
-	ck_assert_uint_eq(d->limits.value[CORDON_LIMIT_MEMORY], 1ull << 30); /* what open enforces */
+	ck_assert_uint_eq(d->limits.value[CORDON_LIMIT_MEMORY],
+			  1ull << 30); /* what open enforces */
 	cordon_decision_free(d);
 	/* Above b's cap, within a's: b is passed over, never clamped. */
 	cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, 3ull << 29, NULL);
 	d = decide(ctx, req, &err);
 	ck_assert_str_eq(cordon_decision_tier(d), "a");
-	ck_assert_str_eq(cordon_decision_candidate_reason(d, 1), "rule cap-b: memory 1536MiB > 1GiB");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 1),
+			 "rule cap-b: memory 1536MiB > 1GiB");
 	ck_assert(cordon_decision_limit(d, CORDON_LIMIT_MEMORY, &v));
 	ck_assert_uint_eq(v, 3ull << 29);
 	cordon_decision_free(d);
 	/* Above every cap: refused, naming the rule. */
 	cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, 4ull << 30, NULL);
-	expect_refused(ctx, req, "sandbox_denied", "a: rule cap: memory 4GiB > 2GiB; b: rule cap: memory 4GiB > 2GiB");
+	expect_refused(ctx, req, "sandbox_denied",
+		       "a: rule cap: memory 4GiB > 2GiB; b: rule cap: memory 4GiB > 2GiB");
 	cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, 1ull << 20, NULL);
 	cordon_request_set_limit(req, CORDON_LIMIT_WALL_MS, 3600000, NULL);
 	expect_refused(ctx, req, "sandbox_denied", "rule cap: wall 1h > 10m");
@@ -538,10 +565,11 @@ END_TEST
 
 START_TEST(test_tier_limits)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
-				       "  a: {driver: tfake, containment: kernel, limits: {memory: 512MiB, cpus: 0.5}}\n"
-				       "trust: {trusted: {tiers: [a]}}\n"
-				       "rules: [{name: cap, limit: {memory: 2GiB}}]\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  a: {driver: tfake, containment: kernel, limits: {memory: 512MiB, cpus: 0.5}}\n"
+		"trust: {trusted: {tiers: [a]}}\n"
+		"rules: [{name: cap, limit: {memory: 2GiB}}]\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
@@ -558,8 +586,9 @@ END_TEST
 
 START_TEST(test_probe_cache)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers: {a: {driver: tfake, containment: kernel}}\n"
-				       "trust: {trusted: {tiers: [a]}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers: {a: {driver: tfake, containment: kernel}}\n"
+		"trust: {trusted: {tiers: [a]}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	unsigned before = fakectx_probe_count();
 	for (int i = 0; i < 10; i++)
@@ -586,14 +615,16 @@ START_TEST(test_unusable_tier)
 	cordon_request *req = cordon_request_new("untrusted");
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
-	ck_assert_str_eq(cordon_error_get_message(err),
-			 "untrusted work requires microvm; vm: unavailable: driver kvm is not loaded; "
-			 "a: kernel < microvm");
+	ck_assert_str_eq(
+		cordon_error_get_message(err),
+		"untrusted work requires microvm; vm: unavailable: driver kvm is not loaded; "
+		"a: kernel < microvm");
 	ck_assert(!cordon_decision_candidate_available(d, 0));
 	ck_assert_int_eq(cordon_decision_candidate_containment(d, 0), 0); /* never probed */
 	cordon_error_free(err);
 	char *summary = cordon_context_policy_summary(ctx);
-	ck_assert_ptr_nonnull(strstr(summary, "note: tier vm is unusable here (driver kvm is not loaded)"));
+	ck_assert_ptr_nonnull(
+		strstr(summary, "note: tier vm is unusable here (driver kvm is not loaded)"));
 	free(summary);
 	cordon_request_free(req);
 	cordon_context_free(ctx);
@@ -602,29 +633,33 @@ END_TEST
 
 START_TEST(test_json)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
-				       "  a: {driver: tfake, containment: kernel, reason: \"quote \\\" and \\\\\"}\n"
-				       "  b: {driver: tfake, containment: microvm, available: false, reason: \"caf\xc3\xa9\"}\n"
-				       "trust: {trusted: {tiers: [a, b]}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  a: {driver: tfake, containment: kernel, reason: \"quote \\\" and \\\\\"}\n"
+		"  b: {driver: tfake, containment: microvm, available: false, reason: "
+		"\"caf\xc3\xa9\"}\n"
+		"trust: {trusted: {tiers: [a, b]}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, 1024, NULL);
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
 	g_autofree char *json = cordon_decision_to_json(d);
-	ck_assert_str_eq(json,
-			 "{\"admitted\":true,\"code\":null,\"message\":null,\"trust\":\"trusted\","
-			 "\"trust_asked\":\"trusted\",\"requirement\":\"process-jail\","
-			 "\"builtin_minimum\":\"process-jail\",\"relaxed\":false,\"tier\":\"a\","
-			 "\"driver\":\"tfake\",\"containment\":\"kernel\",\"limits\":{\"memory\":1024},"
-			 "\"rule_hits\":[],\"warnings\":[],"
-			 "\"candidates\":[{\"tier\":\"a\",\"driver\":\"tfake\",\"verdict\":\"chosen\","
-			 "\"chosen\":true,\"available\":true,\"containment\":\"kernel\","
-			 "\"claimed\":\"kernel\",\"origin\":\"built-in\",\"max_containment\":null,"
-			 "\"rule\":null,"
-			 "\"reason\":\"chosen\"},{\"tier\":\"b\",\"driver\":\"tfake\",\"verdict\":"
-			 "\"unavailable\",\"chosen\":false,\"available\":false,\"containment\":"
-			 "\"microvm\",\"claimed\":\"microvm\",\"origin\":\"built-in\","
-			 "\"max_containment\":null,\"rule\":null,\"reason\":\"unavailable: caf\xc3\xa9\"}]}");
+	ck_assert_str_eq(
+		json,
+		"{\"admitted\":true,\"code\":null,\"message\":null,\"trust\":\"trusted\","
+		"\"trust_asked\":\"trusted\",\"requirement\":\"process-jail\","
+		"\"builtin_minimum\":\"process-jail\",\"relaxed\":false,\"tier\":\"a\","
+		"\"driver\":\"tfake\",\"containment\":\"kernel\",\"limits\":{\"memory\":1024},"
+		"\"rule_hits\":[],\"warnings\":[],"
+		"\"candidates\":[{\"tier\":\"a\",\"driver\":\"tfake\",\"verdict\":\"chosen\","
+		"\"chosen\":true,\"available\":true,\"containment\":\"kernel\","
+		"\"claimed\":\"kernel\",\"origin\":\"built-in\",\"max_containment\":null,"
+		"\"rule\":null,"
+		"\"reason\":\"chosen\"},{\"tier\":\"b\",\"driver\":\"tfake\",\"verdict\":"
+		"\"unavailable\",\"chosen\":false,\"available\":false,\"containment\":"
+		"\"microvm\",\"claimed\":\"microvm\",\"origin\":\"built-in\","
+		"\"max_containment\":null,\"rule\":null,\"reason\":\"unavailable: "
+		"caf\xc3\xa9\"}]}");
 	cordon_request_free(req);
 	/* Whatever the host passes as trust, the JSON stays valid. */
 	cordon_request *odd = cordon_request_new("we\"ird\n\x01\xff");
@@ -658,18 +693,22 @@ START_TEST(test_property)
 		GString *p = g_string_new("cordon: 1\nallow_untrusted_on_jail: true\n"
 					  "allow_semi_trusted_on_jail: true\n");
 		bool strongest = g_rand_boolean(rng);
-		g_string_append_printf(p, "select: %s\ntiers:%s\n", strongest ? "strongest" : "first",
-				       ntiers ? "" : " {}");
+		g_string_append_printf(p, "select: %s\ntiers:%s\n",
+				       strongest ? "strongest" : "first", ntiers ? "" : " {}");
 		for (int i = 0; i < ntiers; i++) {
 			tiers[i].containment = g_rand_int_range(rng, 1, 7);
 			tiers[i].available = g_rand_int_range(rng, 0, 4) != 0;
-			tiers[i].mem_cap = g_rand_boolean(rng) ? (uint64_t)g_rand_int_range(rng, 1, 5) << 30 : 0;
-			g_string_append_printf(p, "  t%d: {driver: tfake, containment: %s, available: %s", i,
-					       cont_names[tiers[i].containment],
-					       tiers[i].available ? "true" : "false");
+			tiers[i].mem_cap = g_rand_boolean(rng)
+						   ? (uint64_t)g_rand_int_range(rng, 1, 5) << 30
+						   : 0;
+			g_string_append_printf(
+				p, "  t%d: {driver: tfake, containment: %s, available: %s", i,
+				cont_names[tiers[i].containment],
+				tiers[i].available ? "true" : "false");
 			if (tiers[i].mem_cap)
-				g_string_append_printf(p, ", limits: {memory: %" G_GUINT64_FORMAT "GiB}",
-						       tiers[i].mem_cap >> 30);
+				g_string_append_printf(
+					p, ", limits: {memory: %" G_GUINT64_FORMAT "GiB}",
+					tiers[i].mem_cap >> 30);
 			g_string_append(p, "}\n");
 		}
 		int trust = g_rand_int_range(rng, 1, 4);
@@ -685,22 +724,28 @@ START_TEST(test_property)
 			g_string_append_printf(p, "%st%d", nlisted++ ? ", " : "", i);
 		}
 		g_string_append_printf(p, "], relax: %s%s%s}\n", relax ? "true" : "false",
-				       require ? ", require: " : "", require ? cont_names[require] : "");
-		g_string_append(p, "rules:\n  - {name: never, when: {labels: {x: y}}, deny: true}\n");
+				       require ? ", require: " : "",
+				       require ? cont_names[require] : "");
+		g_string_append(p,
+				"rules:\n  - {name: never, when: {labels: {x: y}}, deny: true}\n");
 		for (int i = 0; i < ntiers; i++) {
 			if (g_rand_int_range(rng, 0, 5))
 				continue;
 			tiers[i].denied = true;
-			g_string_append_printf(p, "  - {name: deny-t%d, when: {tier: t%d}, deny: true}\n", i, i);
+			g_string_append_printf(
+				p, "  - {name: deny-t%d, when: {tier: t%d}, deny: true}\n", i, i);
 		}
 		cordon_context *ctx = open_ctx(p->str);
 		bool bogus = g_rand_int_range(rng, 0, 10) == 0;
 		cordon_request *req = cordon_request_new(bogus ? "bogus" : trust_names[trust]);
 		int eff_trust = bogus ? CORDON_TRUST_UNTRUSTED : trust;
-		uint64_t mem = g_rand_boolean(rng) ? (uint64_t)g_rand_int_range(rng, 1, 5) << 30 : 0;
+		uint64_t mem = g_rand_boolean(rng) ? (uint64_t)g_rand_int_range(rng, 1, 5) << 30
+						   : 0;
 		if (mem)
 			cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, mem, NULL);
-		int asked = g_rand_int_range(rng, 0, 5) == 0 && ntiers ? g_rand_int_range(rng, 0, ntiers) : -1;
+		int asked = g_rand_int_range(rng, 0, 5) == 0 && ntiers
+				    ? g_rand_int_range(rng, 0, ntiers)
+				    : -1;
 		if (asked >= 0) {
 			g_autofree char *name = g_strdup_printf("t%d", asked);
 			cordon_request_set_tier(req, name, NULL);
@@ -714,10 +759,13 @@ START_TEST(test_property)
 			need = builtin;
 		int want = -1;
 		for (int i = 0; level_set && i < ntiers; i++) {
-			bool eligible = listed[i] && tiers[i].available && tiers[i].containment >= need &&
-					!tiers[i].denied && !(mem && tiers[i].mem_cap && mem > tiers[i].mem_cap) &&
+			bool eligible = listed[i] && tiers[i].available &&
+					tiers[i].containment >= need && !tiers[i].denied &&
+					!(mem && tiers[i].mem_cap && mem > tiers[i].mem_cap) &&
 					(asked < 0 || asked == i);
-			if (eligible && (want < 0 || (strongest && tiers[i].containment > tiers[want].containment)))
+			if (eligible &&
+			    (want < 0 ||
+			     (strongest && tiers[i].containment > tiers[want].containment)))
 				want = i;
 		}
 		if (asked >= 0 && (!level_set || !listed[asked]))
@@ -726,15 +774,18 @@ START_TEST(test_property)
 		cordon_error *err = NULL;
 		cordon_decision *d = decide(ctx, req, &err);
 		ck_assert_int_eq(cordon_decision_requirement(d), need);
-		ck_assert_msg(cordon_decision_admitted(d) == (want >= 0), "iteration %d:\n%s", iter, p->str);
+		ck_assert_msg(cordon_decision_admitted(d) == (want >= 0), "iteration %d:\n%s", iter,
+			      p->str);
 		if (want >= 0) {
 			admitted++;
 			g_autofree char *name = g_strdup_printf("t%d", want);
 			ck_assert_str_eq(cordon_decision_tier(d), name);
 			/* The invariants, independent of the model. */
 			ck_assert(tiers[want].available);
-			ck_assert_int_ge(cordon_decision_containment(d), cordon_decision_requirement(d));
-			ck_assert(cordon_decision_requirement(d) >= (cordon_containment)builtin || relax);
+			ck_assert_int_ge(cordon_decision_containment(d),
+					 cordon_decision_requirement(d));
+			ck_assert(cordon_decision_requirement(d) >= (cordon_containment)builtin ||
+				  relax);
 		} else {
 			refused++;
 			size_t n = cordon_decision_candidate_count(d);
@@ -744,7 +795,8 @@ START_TEST(test_property)
 				ck_assert(!cordon_decision_candidate_chosen(d, i));
 				ck_assert(*cordon_decision_candidate_reason(d, i));
 				ck_assert_msg(strstr(cordon_error_get_message(err), tier),
-					      "refusal does not name %s: %s", tier, cordon_error_get_message(err));
+					      "refusal does not name %s: %s", tier,
+					      cordon_error_get_message(err));
 			}
 		}
 		cordon_error_free(err);
@@ -790,7 +842,4 @@ static Suite *admission_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(admission_suite());
-}
+int main(void) { return testutil_run(admission_suite()); }

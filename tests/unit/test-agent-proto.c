@@ -48,7 +48,8 @@ END_TEST
 START_TEST(test_error_parse)
 {
 	agent_error r;
-	ck_assert_int_eq(agent_error_parse("sandbox_path_escape 18 open: Invalid cross-device link", &r), 0);
+	ck_assert_int_eq(
+		agent_error_parse("sandbox_path_escape 18 open: Invalid cross-device link", &r), 0);
 	ck_assert_str_eq(r.code, "sandbox_path_escape");
 	ck_assert_int_eq(r.errnum, 18);
 	ck_assert_uint_eq(r.cls, CORDON_PLUGIN_ERROR_FORBIDDEN);
@@ -102,7 +103,8 @@ START_TEST(test_decoder_chunks)
 		agent_decoder d = { 0 };
 		if (mode == 0) {
 			for (size_t i = 0; i < n; i++)
-				ck_assert_int_eq(agent_decoder_feed(&d, buf + i, 1, collect, &c), 0);
+				ck_assert_int_eq(agent_decoder_feed(&d, buf + i, 1, collect, &c),
+						 0);
 		} else {
 			ck_assert_int_eq(agent_decoder_feed(&d, buf, n, collect, &c), 0);
 		}
@@ -183,7 +185,8 @@ START_TEST(test_session_request)
 	ck_assert_ptr_nonnull(req);
 	size_t off = 0;
 	/* timeout, cap, workdir, argc, argv (an empty argument kept), environment */
-	const char want[] = "1500\0001048577\0sub/dir\0" "4\0/bin/sh\0-c\0\0x y\0A=1\0SECRET=s3";
+	const char want[] = "1500\0001048577\0sub/dir\0"
+			    "4\0/bin/sh\0-c\0\0x y\0A=1\0SECRET=s3";
 	expect_frame(req, len, &off, AGENT_REQ_RUN, want, sizeof(want));
 	expect_frame(req, len, &off, AGENT_REQ_STDIN, in, AGENT_FRAME_MAX);
 	expect_frame(req, len, &off, AGENT_REQ_STDIN, in + AGENT_FRAME_MAX, 10);
@@ -196,7 +199,8 @@ START_TEST(test_session_request)
 	const char *one[] = { "true", NULL };
 	req = agent_run_request(one, NULL, 0, 0, NULL, NULL, 0, &len);
 	off = 0;
-	const char want2[] = "0\0000\0\0" "1\0true";
+	const char want2[] = "0\0000\0\0"
+			     "1\0true";
 	expect_frame(req, len, &off, AGENT_REQ_RUN, want2, sizeof(want2));
 	expect_frame(req, len, &off, AGENT_REQ_STDIN_END, "", 0);
 	ck_assert_uint_eq(off, len);
@@ -223,7 +227,8 @@ START_TEST(test_session_file_request)
 	size_t len, off = 0;
 	char *req = agent_file_request(read_args, NULL, 0, &len);
 	ck_assert_ptr_nonnull(req);
-	const char want[] = "read\0a/b c.txt\0" "1048576";
+	const char want[] = "read\0a/b c.txt\0"
+			    "1048576";
 	expect_frame(req, len, &off, AGENT_REQ_FILE, want, sizeof(want));
 	expect_frame(req, len, &off, AGENT_REQ_STDIN_END, "", 0);
 	ck_assert_uint_eq(off, len);
@@ -310,10 +315,7 @@ static void fake_close(fake *f)
 		close(f->agent);
 }
 
-static void on_kill(void *ctx)
-{
-	((fake *)ctx)->killed = true;
-}
+static void on_kill(void *ctx) { ((fake *)ctx)->killed = true; }
 
 /* One exchange of kind with the fake agent, whose answer (written beforehand, and then its
  * end closed when eof) is already waiting. */
@@ -323,8 +325,12 @@ static int exchange(fake *f, agent_answer_kind kind, bool session, uint64_t limi
 	memset(x, 0, sizeof(*x));
 	x->kind = kind;
 	x->want = kind == AGENT_ANSWER_FILE ? AGENT_FRAME_PATH : 0;
-	agent_link link = { .in = &f->host_in, .out = f->host_out, .err = -1, .session = session,
-			    .ctx = f, .kill = on_kill };
+	agent_link link = { .in = &f->host_in,
+			    .out = f->host_out,
+			    .err = -1,
+			    .session = session,
+			    .ctx = f,
+			    .kill = on_kill };
 	static const char req[] = "req";
 	return agent_exchange_run(x, &link, limit_ms, -1, req, sizeof(req), ret_deadline);
 }
@@ -375,7 +381,8 @@ START_TEST(test_exchange_unknown_and_oversized)
 		ck_assert_int_eq(write(f.agent, hdr, sizeof(hdr)), sizeof(hdr));
 		agent_exchange x;
 		bool deadline;
-		ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline), -EPROTO);
+		ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline),
+				 -EPROTO);
 		ck_assert(!x.done && !deadline);
 		fake_close(&f);
 	}
@@ -387,7 +394,8 @@ START_TEST(test_exchange_unknown_and_oversized)
 		agent_says(&f, (uint8_t)t, "", 0);
 		agent_exchange x;
 		bool deadline;
-		ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline), -EPROTO);
+		ck_assert_int_eq(exchange(&f, AGENT_ANSWER_RUN, true, 5000, &x, &deadline),
+				 -EPROTO);
 		fake_close(&f);
 	}
 }
@@ -401,13 +409,15 @@ START_TEST(test_exchange_out_of_turn)
 		uint8_t type[3];
 		const char *payload[3];
 	} cases[] = {
-		{ AGENT_ANSWER_RUN, { 'I', 'S' }, { "1", "exited 0" } },     /* a malformed STATUS */
-		{ AGENT_ANSWER_RUN, { 'I', 'X' }, { "1", "io_error 0 x" } }, /* an ERROR without errno */
-		{ AGENT_ANSWER_RUN, { 'I', 'I' }, { "1", "1" } },            /* a second HELLO */
-		{ AGENT_ANSWER_RUN, { 'I', 'D' }, { "1", "data" } },         /* file data in a run */
-		{ AGENT_ANSWER_FILE, { 'D' }, { "data" } },        /* DATA where PATHs are due */
-		{ AGENT_ANSWER_FILE, { 'K', 'P' }, { "", "a" } },  /* a path after DONE */
-		{ AGENT_ANSWER_HELLO, { 'O' }, { "x" } },          /* output before the greeting */
+		{ AGENT_ANSWER_RUN, { 'I', 'S' }, { "1", "exited 0" } }, /* a malformed STATUS */
+		{ AGENT_ANSWER_RUN,
+		  { 'I', 'X' },
+		  { "1", "io_error 0 x" } },                         /* an ERROR without errno */
+		{ AGENT_ANSWER_RUN, { 'I', 'I' }, { "1", "1" } },    /* a second HELLO */
+		{ AGENT_ANSWER_RUN, { 'I', 'D' }, { "1", "data" } }, /* file data in a run */
+		{ AGENT_ANSWER_FILE, { 'D' }, { "data" } },          /* DATA where PATHs are due */
+		{ AGENT_ANSWER_FILE, { 'K', 'P' }, { "", "a" } },    /* a path after DONE */
+		{ AGENT_ANSWER_HELLO, { 'O' }, { "x" } }, /* output before the greeting */
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		fake f;
@@ -590,7 +600,11 @@ END_TEST
  * invalid_argument refusal of that run, and the session goes on. */
 START_TEST(test_agent_malformed_run)
 {
-	static const char *const payloads[] = { "1000\0", "1000\0" "0\0\0" "9\0sh\0", "x" };
+	static const char *const payloads[] = { "1000\0",
+						"1000\0"
+						"0\0\0"
+						"9\0sh\0",
+						"x" };
 	static const size_t lens[] = { 5, 13, 1 };
 	for (size_t i = 0; i < G_N_ELEMENTS(lens); i++) {
 		session s;
@@ -598,10 +612,12 @@ START_TEST(test_agent_malformed_run)
 		char req[64];
 		agent_frame_header((uint8_t *)req, AGENT_REQ_RUN, (uint32_t)lens[i]);
 		memcpy(req + AGENT_FRAME_HEADER, payloads[i], lens[i]);
-		agent_frame_header((uint8_t *)req + AGENT_FRAME_HEADER + lens[i], AGENT_REQ_STDIN_END, 0);
+		agent_frame_header((uint8_t *)req + AGENT_FRAME_HEADER + lens[i],
+				   AGENT_REQ_STDIN_END, 0);
 		agent_exchange x;
 		ck_assert_int_eq(session_send(&s, AGENT_ANSWER_RUN, req,
-					      2 * AGENT_FRAME_HEADER + lens[i], &x), 0);
+					      2 * AGENT_FRAME_HEADER + lens[i], &x),
+				 0);
 		ck_assert(x.done && x.have_error);
 		ck_assert_str_eq(x.error.code, "invalid_argument");
 		session_alive(&s);

@@ -20,12 +20,13 @@
 
 static char *policy_with_audit(const char *path, const char *required)
 {
-	return g_strdup_printf("cordon: 1\ntiers:\n"
-			       "  a: {driver: tfake, containment: kernel, open_fails: terminal}\n"
-			       "  v: {driver: tfake, containment: microvm, available: false, reason: no kvm}\n"
-			       "trust:\n  trusted: {tiers: [a]}\n  untrusted: {tiers: [v]}\n"
-			       "audit: {path: %s%s%s}\n",
-			       path, required ? ", required: " : "", required ? required : "");
+	return g_strdup_printf(
+		"cordon: 1\ntiers:\n"
+		"  a: {driver: tfake, containment: kernel, open_fails: terminal}\n"
+		"  v: {driver: tfake, containment: microvm, available: false, reason: no kvm}\n"
+		"trust:\n  trusted: {tiers: [a]}\n  untrusted: {tiers: [v]}\n"
+		"audit: {path: %s%s%s}\n",
+		path, required ? ", required: " : "", required ? required : "");
 }
 
 static cordon_context *open_ctx(const char *policy)
@@ -48,8 +49,8 @@ static GStrv read_lines(const char *path, guint *ret_count)
 	GStrv lines = len ? g_strsplit(text, "\n", -1) : g_new0(char *, 1);
 	guint n = g_strv_length(lines);
 	for (guint i = 0; i < n; i++)
-		ck_assert_msg(json_is_valid(lines[i]) && lines[i][0] == '{', "line %u is not a JSON object: %s",
-			      i + 1, lines[i]);
+		ck_assert_msg(json_is_valid(lines[i]) && lines[i][0] == '{',
+			      "line %u is not a JSON object: %s", i + 1, lines[i]);
 	*ret_count = n;
 	return lines;
 }
@@ -57,8 +58,10 @@ static GStrv read_lines(const char *path, guint *ret_count)
 static cordon_request *busy_request(const char *trust, int i)
 {
 	cordon_request *req = cordon_request_new(trust);
-	g_autofree char *v = g_strdup_printf("%d-%s", i, "padding-to-make-the-line-longer-than-a-page-"
-						      "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	g_autofree char *v = g_strdup_printf(
+		"%d-%s", i,
+		"padding-to-make-the-line-longer-than-a-page-"
+		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
 	cordon_request_add_label(req, "job", v, NULL);
 	cordon_request_add_label(req, "quote", "a \"b\" \\ c", NULL);
 	cordon_request_grant_env(req, "API_TOKEN", "s3cr3t-value-never-logged", NULL);
@@ -91,15 +94,25 @@ START_TEST(test_line_content)
 	ck_assert_int_eq(n, 3);
 	ck_assert_ptr_nonnull(strstr(lines[2], "\"dry_run\":false"));
 	static const char *const admitted[] = {
-		"\"dry_run\":true", "\"policy\":\"test.yaml\"", "\"policy_sha256\":\"",
+		"\"dry_run\":true",
+		"\"policy\":\"test.yaml\"",
+		"\"policy_sha256\":\"",
 		"\"request\":{\"trust\":\"trusted\",\"tier\":null,\"labels\":{\"job\":\"1-padding",
 		"\"quote\":\"a \\\"b\\\" \\\\ c\"",
-		"\"limits\":{\"memory\":1048576}", "\"egress\":\"governed\"", "\"image\":\"alpine:3\"",
-		"\"env\":[\"API_TOKEN\"]", "\"admitted\":true", "\"requirement\":\"process-jail\"",
-		"\"tier\":\"a\"", "\"containment\":\"kernel\"", "\"verdict\":\"chosen\"", NULL,
+		"\"limits\":{\"memory\":1048576}",
+		"\"egress\":\"governed\"",
+		"\"image\":\"alpine:3\"",
+		"\"env\":[\"API_TOKEN\"]",
+		"\"admitted\":true",
+		"\"requirement\":\"process-jail\"",
+		"\"tier\":\"a\"",
+		"\"containment\":\"kernel\"",
+		"\"verdict\":\"chosen\"",
+		NULL,
 	};
 	for (int i = 0; admitted[i]; i++)
-		ck_assert_msg(strstr(lines[0], admitted[i]), "line 1 lacks %s: %s", admitted[i], lines[0]);
+		ck_assert_msg(strstr(lines[0], admitted[i]), "line 1 lacks %s: %s", admitted[i],
+			      lines[0]);
 	g_autofree char *ws = g_strdup_printf("\"workspace\":\"%s\"", dir);
 	ck_assert_msg(strstr(lines[0], ws), "line 1 lacks %s: %s", ws, lines[0]);
 	ck_assert(g_str_has_prefix(lines[0], "{\"time\":\""));
@@ -107,12 +120,18 @@ START_TEST(test_line_content)
 	ck_assert_int_eq(lines[0][9 + 10], 'T');
 	ck_assert_int_eq(lines[0][9 + 26], 'Z');
 	static const char *const refused[] = {
-		"\"trust\":\"bogus\"", "\"trust\":\"untrusted\"", "\"admitted\":false",
-		"\"code\":\"containment_insufficient\"", "\"requirement\":\"microvm\"",
-		"\"reason\":\"unavailable: no kvm\"", "\"tier\":null", NULL,
+		"\"trust\":\"bogus\"",
+		"\"trust\":\"untrusted\"",
+		"\"admitted\":false",
+		"\"code\":\"containment_insufficient\"",
+		"\"requirement\":\"microvm\"",
+		"\"reason\":\"unavailable: no kvm\"",
+		"\"tier\":null",
+		NULL,
 	};
 	for (int i = 0; refused[i]; i++)
-		ck_assert_msg(strstr(lines[1], refused[i]), "line 2 lacks %s: %s", refused[i], lines[1]);
+		ck_assert_msg(strstr(lines[1], refused[i]), "line 2 lacks %s: %s", refused[i],
+			      lines[1]);
 
 	struct stat st;
 	ck_assert_int_eq(stat(path, &st), 0);
@@ -134,7 +153,8 @@ static gpointer decide_many(gpointer data)
 {
 	worker *w = data;
 	for (int i = 0; i < PER_THREAD; i++) {
-		cordon_request *req = busy_request(i % 2 ? "trusted" : "untrusted", w->id * PER_THREAD + i);
+		cordon_request *req = busy_request(i % 2 ? "trusted" : "untrusted",
+						   w->id * PER_THREAD + i);
 		int r = cordon_decide(w->ctx, req, NULL, NULL);
 		if (r != (i % 2 ? 0 : -EPERM))
 			w->failures++;
@@ -176,7 +196,8 @@ START_TEST(test_threads)
 		const char *job = strstr(lines[i], "\"job\":\"");
 		ck_assert_ptr_nonnull(job);
 		g_autofree char *id = g_strndup(job + 7, strcspn(job + 7, "-"));
-		ck_assert_msg(g_hash_table_add(seen, g_steal_pointer(&id)), "a decision appears twice");
+		ck_assert_msg(g_hash_table_add(seen, g_steal_pointer(&id)),
+			      "a decision appears twice");
 	}
 	ck_assert_int_eq(g_hash_table_size(seen), THREADS * PER_THREAD);
 	check_no_secret(path);
@@ -374,11 +395,13 @@ END_TEST
 
 START_TEST(test_no_audit_configured)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers: {a: {driver: tfake, containment: kernel}}\n"
-				       "trust: {trusted: {tiers: [a]}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers: {a: {driver: tfake, containment: kernel}}\n"
+		"trust: {trusted: {tiers: [a]}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	ck_assert_int_eq(cordon_decide(ctx, req, NULL, NULL), 0);
-	ck_assert_int_eq(audit_record(ctx, req, NULL, NULL), 0); /* nothing to write, nothing read */
+	ck_assert_int_eq(audit_record(ctx, req, NULL, NULL),
+			 0); /* nothing to write, nothing read */
 	cordon_request_free(req);
 	cordon_context_free(ctx);
 }
@@ -400,7 +423,4 @@ static Suite *audit_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(audit_suite());
-}
+int main(void) { return testutil_run(audit_suite()); }

@@ -25,7 +25,10 @@
 
 START_TEST(test_image_refs)
 {
-	static const struct { const char *ref; image_ref_verdict v; } cases[] = {
+	static const struct {
+		const char *ref;
+		image_ref_verdict v;
+	} cases[] = {
 		{ NULL, IMAGE_REF_EMPTY },
 		{ "", IMAGE_REF_EMPTY },
 		/* a tag alone, or nothing: movable */
@@ -84,20 +87,31 @@ END_TEST
 
 START_TEST(test_units_counts_and_cpus)
 {
-	static const struct { const char *text; int cpus_r; uint64_t milli; int uint_r; } cases[] = {
-		{ "2", 0, 2000, 0 },     { "0.5", 0, 500, -EINVAL }, { "1.25", 0, 1250, -EINVAL },
-		{ "0.0001", -EINVAL, 0, -EINVAL }, { "500m", -EINVAL, 0, -EINVAL },
-		{ "", -EINVAL, 0, -EINVAL }, { "01", -EINVAL, 0, -EINVAL }, { "1e3", -EINVAL, 0, -EINVAL },
-		{ ".inf", -EINVAL, 0, -EINVAL }, { "1_000", -EINVAL, 0, -EINVAL },
+	static const struct {
+		const char *text;
+		int cpus_r;
+		uint64_t milli;
+		int uint_r;
+	} cases[] = {
+		{ "2", 0, 2000, 0 },
+		{ "0.5", 0, 500, -EINVAL },
+		{ "1.25", 0, 1250, -EINVAL },
+		{ "0.0001", -EINVAL, 0, -EINVAL },
+		{ "500m", -EINVAL, 0, -EINVAL },
+		{ "", -EINVAL, 0, -EINVAL },
+		{ "01", -EINVAL, 0, -EINVAL },
+		{ "1e3", -EINVAL, 0, -EINVAL },
+		{ ".inf", -EINVAL, 0, -EINVAL },
+		{ "1_000", -EINVAL, 0, -EINVAL },
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		uint64_t v = 0;
-		ck_assert_msg(units_parse_cpus(cases[i].text, &v, NULL) == cases[i].cpus_r, "cpus %s",
-			      cases[i].text);
+		ck_assert_msg(units_parse_cpus(cases[i].text, &v, NULL) == cases[i].cpus_r,
+			      "cpus %s", cases[i].text);
 		if (cases[i].cpus_r == 0)
 			ck_assert_uint_eq(v, cases[i].milli);
-		ck_assert_msg(units_parse_uint(cases[i].text, &v, NULL) == cases[i].uint_r, "uint %s",
-			      cases[i].text);
+		ck_assert_msg(units_parse_uint(cases[i].text, &v, NULL) == cases[i].uint_r,
+			      "uint %s", cases[i].text);
 	}
 	char buf[UNITS_FORMAT_MAX];
 	units_format_size(3ull << 40, buf);
@@ -137,10 +151,15 @@ START_TEST(test_owner_tokens)
 	ck_assert_int_eq(owner_token_state(t, NULL), OWNER_DEAD); /* an earlier boot */
 	snprintf(t, sizeof(t), "%s-%lu-%ld-%llu", boot, ns + 1, pid, st + 1);
 	ck_assert_int_eq(owner_token_state(t, NULL), OWNER_FOREIGN); /* another pid namespace */
-	static const char *const bad[] = { "", "garbage", "cordon-1-2-3", "0123-1-2-3",
-		"0123456789abcdef0123456789ABCDEF-1-2-3", "0123456789abcdef0123456789abcdef-1-0-3",
-		"0123456789abcdef0123456789abcdef-1--2-3", "0123456789abcdef0123456789abcdef-1-2",
-		"0123456789abcdef0123456789abcdef-1-99999999999-3" };
+	static const char *const bad[] = { "",
+					   "garbage",
+					   "cordon-1-2-3",
+					   "0123-1-2-3",
+					   "0123456789abcdef0123456789ABCDEF-1-2-3",
+					   "0123456789abcdef0123456789abcdef-1-0-3",
+					   "0123456789abcdef0123456789abcdef-1--2-3",
+					   "0123456789abcdef0123456789abcdef-1-2",
+					   "0123456789abcdef0123456789abcdef-1-99999999999-3" };
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
 		ck_assert_msg(owner_token_state(bad[i], NULL) == OWNER_INVALID, "%s", bad[i]);
 	ck_assert_int_eq(owner_token_state(NULL, NULL), OWNER_INVALID);
@@ -192,7 +211,4 @@ static Suite *common_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(common_suite());
-}
+int main(void) { return testutil_run(common_suite()); }

@@ -15,8 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *const cont_names[] = { NULL, "process-jail", "kernel", "container",
-					  "userspace-kernel", "microvm", "remote" };
+static const char *const cont_names[] = { NULL,        "process-jail",     "kernel",
+					  "container", "userspace-kernel", "microvm",
+					  "remote" };
 static const char *const trust_names[] = { NULL, "trusted", "semi-trusted", "untrusted" };
 static const char *const limit_words[] = { "wall", "memory", "pids", "cpus" };
 static const char *const mode_names[] = { "enforce", "warn", "audit" };
@@ -39,7 +40,8 @@ static char *random_policy(GRand *rng, int trust)
 {
 	GString *p = g_string_new("cordon: 1\nallow_untrusted_on_jail: true\n"
 				  "allow_semi_trusted_on_jail: true\n");
-	g_string_append_printf(p, "select: %s\ntiers:\n", g_rand_boolean(rng) ? "first" : "strongest");
+	g_string_append_printf(p, "select: %s\ntiers:\n",
+			       g_rand_boolean(rng) ? "first" : "strongest");
 	int n = g_rand_int_range(rng, 1, 6);
 	for (int i = 0; i < n; i++) {
 		bool noop = g_rand_int_range(rng, 0, 4) == 0;
@@ -51,7 +53,8 @@ static char *random_policy(GRand *rng, int trust)
 			g_string_append(p, ", enforces: [");
 			for (int k = 0, first = 1; k < 4; k++)
 				if (g_rand_boolean(rng)) {
-					g_string_append_printf(p, "%s%s", first ? "" : ", ", limit_words[k]);
+					g_string_append_printf(p, "%s%s", first ? "" : ", ",
+							       limit_words[k]);
 					first = 0;
 				}
 			g_string_append(p, "]");
@@ -66,8 +69,9 @@ static char *random_policy(GRand *rng, int trust)
 		g_string_append_printf(p, "%st%d", i ? ", " : "", i);
 	g_string_append(p, "]}\n");
 	if (g_rand_boolean(rng))
-		g_string_append_printf(p, "rules:\n  - {name: lab, mode: %s, when: {labels: {k: v}}, "
-					  "deny: true}\n",
+		g_string_append_printf(p,
+				       "rules:\n  - {name: lab, mode: %s, when: {labels: {k: v}}, "
+				       "deny: true}\n",
 				       mode_names[g_rand_int_range(rng, 0, 3)]);
 	return g_string_free(p, FALSE);
 }
@@ -110,7 +114,8 @@ START_TEST(test_explain_equals_open)
 			      oerr ? oerr->message : cordon_sandbox_tier(sb));
 		if (dr == 0) {
 			ck_assert_str_eq(cordon_decision_tier(d), cordon_sandbox_tier(sb));
-			ck_assert_int_eq(cordon_decision_containment(d), cordon_sandbox_containment(sb));
+			ck_assert_int_eq(cordon_decision_containment(d),
+					 cordon_sandbox_containment(sb));
 			admitted++;
 		} else {
 			/* Refused alike: the same forbidden code, before any driver opened. */
@@ -138,11 +143,12 @@ END_TEST
 /* The two cases of the issue, by name. */
 START_TEST(test_unenforceable_and_no_open)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\nselect: first\ntiers:\n"
-				       "  noop: {driver: tfake-noop, containment: kernel}\n"
-				       "  nopids: {driver: tfake, containment: kernel, enforces: [memory]}\n"
-				       "  ok: {driver: tfake, containment: kernel}\n"
-				       "trust: {trusted: {tiers: [noop, nopids, ok]}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\nselect: first\ntiers:\n"
+		"  noop: {driver: tfake-noop, containment: kernel}\n"
+		"  nopids: {driver: tfake, containment: kernel, enforces: [memory]}\n"
+		"  ok: {driver: tfake, containment: kernel}\n"
+		"trust: {trusted: {tiers: [noop, nopids, ok]}}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_request_set_limit(req, CORDON_LIMIT_PIDS, 16, NULL);
 	cordon_decision *d = NULL;
@@ -150,7 +156,8 @@ START_TEST(test_unenforceable_and_no_open)
 	ck_assert_str_eq(cordon_decision_tier(d), "ok");
 	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
 			 "unavailable: driver tfake-noop cannot open sandboxes");
-	ck_assert_str_eq(cordon_decision_candidate_reason(d, 1), "cannot enforce the pids limit here");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 1),
+			 "cannot enforce the pids limit here");
 	cordon_decision_free(d);
 	/* Only the tier that cannot enforce it: refused, with the limit's own code. */
 	cordon_request_set_tier(req, "nopids", NULL);
@@ -242,9 +249,10 @@ END_TEST
 
 START_TEST(test_max_containment)
 {
-	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
-				       "  vm: {driver: tfake, containment: microvm, max_containment: container}\n"
-				       "trust: {untrusted: {tiers: [vm]}}\n");
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  vm: {driver: tfake, containment: microvm, max_containment: container}\n"
+		"trust: {untrusted: {tiers: [vm]}}\n");
 	cordon_request *req = cordon_request_new("untrusted");
 	cordon_decision *d = NULL;
 	cordon_error *err = NULL;
@@ -254,8 +262,9 @@ START_TEST(test_max_containment)
 			 "max_containment)");
 	ck_assert_int_eq(cordon_decision_candidate_containment(d, 0), CORDON_CONTAINMENT_CONTAINER);
 	char *json = cordon_decision_to_json(d);
-	ck_assert_ptr_nonnull(strstr(json, "\"containment\":\"container\",\"claimed\":\"microvm\","
-					   "\"origin\":\"built-in\",\"max_containment\":\"container\""));
+	ck_assert_ptr_nonnull(strstr(json,
+				     "\"containment\":\"container\",\"claimed\":\"microvm\","
+				     "\"origin\":\"built-in\",\"max_containment\":\"container\""));
 	free(json);
 	cordon_error_free(err);
 	cordon_decision_free(d);
@@ -319,7 +328,8 @@ START_TEST(test_rule_modes)
 	char *json = cordon_decision_to_json(d);
 	ck_assert_ptr_nonnull(strstr(json, "\"rule_hits\":[{\"rule\":\"no-ci\",\"mode\":\"warn\","
 					   "\"reason\":\"rule no-ci\"},"));
-	ck_assert_ptr_nonnull(strstr(json, "\"warnings\":[\"rule no-ci\",\"rule small: memory 2GiB > 1GiB\"]"));
+	ck_assert_ptr_nonnull(
+		strstr(json, "\"warnings\":[\"rule no-ci\",\"rule small: memory 2GiB > 1GiB\"]"));
 	free(json);
 	cordon_decision_free(d);
 	/* audit: admitted, no warning; the hits only in the JSON (the audit line's). */
@@ -354,7 +364,4 @@ static Suite *decide_open_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(decide_open_suite());
-}
+int main(void) { return testutil_run(decide_open_suite()); }

@@ -95,7 +95,4 @@ static Suite *error_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(error_suite());
-}
+int main(void) { return testutil_run(error_suite()); }

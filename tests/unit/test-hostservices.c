@@ -54,7 +54,8 @@ static cfg_node *put_scalar(cfg_node *map, const char *key, const char *text, bo
 			    uint32_t line)
 {
 	g_autofree char *path = g_strdup_printf("%s.%s", map->path, key);
-	return put(map, key, node_new(CFG_SCALAR, text, plain, path, line, 3 + (uint32_t)strlen(key) + 2));
+	return put(map, key,
+		   node_new(CFG_SCALAR, text, plain, path, line, 3 + (uint32_t)strlen(key) + 2));
 }
 
 static const cordon_plugin_config_key keys[] = {
@@ -86,20 +87,22 @@ static void section_init(section *s)
 	put_scalar(s->root, "shm", "64MiB", true, 9);
 	put_scalar(s->root, "grace", "1500ms", true, 10);
 	put_scalar(s->root, "count", "twelve", true, 11);
-	cfg_node *args = put(s->root, "args", node_new(CFG_SEQ, NULL, false, "tiers.box.args", 12, 9));
-	g_ptr_array_add(args->items, node_new(CFG_SCALAR, "--a", true, "tiers.box.args[0]", 12, 10));
-	g_ptr_array_add(args->items, node_new(CFG_SCALAR, "b c", false, "tiers.box.args[1]", 12, 15));
+	cfg_node *args = put(s->root, "args",
+			     node_new(CFG_SEQ, NULL, false, "tiers.box.args", 12, 9));
+	g_ptr_array_add(args->items,
+			node_new(CFG_SCALAR, "--a", true, "tiers.box.args[0]", 12, 10));
+	g_ptr_array_add(args->items,
+			node_new(CFG_SCALAR, "b c", false, "tiers.box.args[1]", 12, 15));
 	put_scalar(s->root, "empty", "~", true, 13);
-	s->tier = (policy_tier){ .name = (char *)"box", .driver = (char *)"podman", .section = s->root };
+	s->tier = (policy_tier){ .name = (char *)"box",
+				 .driver = (char *)"podman",
+				 .section = s->root };
 	s->tier.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 1 << 30;
 	s->tier.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
 	s->cfg = (struct cordon_plugin_config){ &s->tier, "/etc/cordon/policy.yaml", keys };
 }
 
-static void section_fini(section *s)
-{
-	cfg_node_free(s->root);
-}
+static void section_fini(section *s) { cfg_node_free(s->root); }
 
 START_TEST(test_table_complete)
 {
@@ -199,15 +202,18 @@ START_TEST(test_getters_share_the_policy_grammar)
 	static const struct {
 		const char *text;
 		bool plain;
-	} not_bool[] = { { "true", false }, { "True", true }, { "FALSE", true }, { "yes", true },
+	} not_bool[] = { { "true", false },
+			 { "True", true },
+			 { "FALSE", true },
+			 { "yes", true },
 			 { "on", true } };
 	for (size_t i = 0; i < G_N_ELEMENTS(not_bool); i++) {
 		section s;
 		section_init(&s);
 		set_scalar(&s, "rootless", not_bool[i].text, not_bool[i].plain);
 		bool b = false;
-		ck_assert_msg(host->config_bool(&s.cfg, "rootless", &b) == -EINVAL, "'%s' read as %d",
-			      not_bool[i].text, b);
+		ck_assert_msg(host->config_bool(&s.cfg, "rootless", &b) == -EINVAL,
+			      "'%s' read as %d", not_bool[i].text, b);
 		section_fini(&s);
 	}
 	static const char *const not_int[] = { "007", "+5", "1_000" };
@@ -217,8 +223,10 @@ START_TEST(test_getters_share_the_policy_grammar)
 		set_scalar(&s, "cpus", not_int[i], true);
 		int64_t v = 0;
 		uint64_t u = 0;
-		ck_assert_msg(host->config_int(&s.cfg, "cpus", &v) == -EINVAL, "'%s' read", not_int[i]);
-		ck_assert_msg(host->config_u64(&s.cfg, "cpus", &u) == -EINVAL, "'%s' read", not_int[i]);
+		ck_assert_msg(host->config_int(&s.cfg, "cpus", &v) == -EINVAL, "'%s' read",
+			      not_int[i]);
+		ck_assert_msg(host->config_u64(&s.cfg, "cpus", &u) == -EINVAL, "'%s' read",
+			      not_int[i]);
 		section_fini(&s);
 	}
 	section s;
@@ -227,7 +235,8 @@ START_TEST(test_getters_share_the_policy_grammar)
 	ck_assert_int_eq(host->config_string(&s.cfg, "rootless", &str), -EINVAL); /* a boolean */
 	/* A list of strings holds strings: not an unquoted boolean, not null. */
 	cfg_node *args = cfg_map_get(s.root, "args");
-	g_ptr_array_add(args->items, node_new(CFG_SCALAR, "false", true, "tiers.box.args[2]", 12, 20));
+	g_ptr_array_add(args->items,
+			node_new(CFG_SCALAR, "false", true, "tiers.box.args[2]", 12, 20));
 	ck_assert_int_eq(host->config_strv(&s.cfg, "args", NULL), -EINVAL);
 	/* Null is null only as YAML spells it; "nULL" is a string like any other. */
 	set_scalar(&s, "empty", "nULL", true);
@@ -293,7 +302,8 @@ END_TEST
 
 static cfg_node *put_secret(section *s, const char *how, const char *what)
 {
-	cfg_node *m = put(s->root, "token", node_new(CFG_MAP, NULL, false, "tiers.box.token", 14, 10));
+	cfg_node *m = put(s->root, "token",
+			  node_new(CFG_MAP, NULL, false, "tiers.box.token", 14, 10));
 	put_scalar(m, how, what, false, 14);
 	return m;
 }
@@ -322,8 +332,9 @@ START_TEST(test_secret_env)
 	ck_assert_int_eq(host->config_string(&s.cfg, "token", &str), -EPERM);
 	g_unsetenv("CORDON_TEST_TOKEN");
 	ck_assert_int_eq(secret(&s, &v, &err), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err),
-				     "tiers.box.token: environment variable CORDON_TEST_TOKEN is not set"));
+	ck_assert_ptr_nonnull(
+		strstr(cordon_error_get_message(err),
+		       "tiers.box.token: environment variable CORDON_TEST_TOKEN is not set"));
 	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_invalid");
 	section_fini(&s);
 }
@@ -463,7 +474,8 @@ START_TEST(test_spawn_nothing_inherited)
 	cordon_host_spawn sp;
 	g_autofree char *script = g_strdup_printf(
 		"set -e; echo $$; cut -d' ' -f6 /proc/$$/stat; pwd; "
-		"if [ -e /proc/$$/fd/%d ]; then echo leaked; fi; ls /proc/self/fd | wc -l", leak);
+		"if [ -e /proc/$$/fd/%d ]; then echo leaked; fi; ls /proc/self/fd | wc -l",
+		leak);
 	spawn_sh(&sp, script, 0);
 	ck_assert_int_eq(run(&sp, NULL), 0);
 	g_auto(GStrv) l = g_strsplit(sp.out, "\n", -1);
@@ -484,20 +496,27 @@ START_TEST(test_spawn_stdin_and_cap)
 	g_autofree char *big = g_malloc(n);
 	memset(big, 'x', n);
 	const char *cat[] = { "cat", NULL };
-	cordon_host_spawn sp = { .size = sizeof(sp), .argv = cat, .stdin_data = big,
-				 .stdin_len = n, .output_cap = 1000 };
+	cordon_host_spawn sp = { .size = sizeof(sp),
+				 .argv = cat,
+				 .stdin_data = big,
+				 .stdin_len = n,
+				 .output_cap = 1000 };
 	ck_assert_int_eq(run(&sp, NULL), 0);
 	ck_assert_uint_eq(strlen(sp.out), 1000); /* capped, and cat still finished */
 	ck_assert_int_eq(sp.exit_code, 0);
 	spawn_done(&sp);
 	/* Default cap: 1 MiB. */
-	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = cat, .stdin_data = big, .stdin_len = n };
+	sp = (cordon_host_spawn){
+		.size = sizeof(sp), .argv = cat, .stdin_data = big, .stdin_len = n
+	};
 	ck_assert_int_eq(run(&sp, NULL), 0);
 	ck_assert_uint_eq(strlen(sp.out), HOSTSPAWN_OUTPUT_CAP_DEFAULT);
 	spawn_done(&sp);
 	/* A program that never reads its stdin must not kill us with SIGPIPE. */
 	const char *tru[] = { "true", NULL };
-	sp = (cordon_host_spawn){ .size = sizeof(sp), .argv = tru, .stdin_data = big, .stdin_len = n };
+	sp = (cordon_host_spawn){
+		.size = sizeof(sp), .argv = tru, .stdin_data = big, .stdin_len = n
+	};
 	ck_assert_int_eq(run(&sp, NULL), 0);
 	ck_assert_int_eq(sp.exit_code, 0);
 	spawn_done(&sp);
@@ -511,7 +530,8 @@ static bool process_gone(pid_t pid)
 	if (!g_file_get_contents(path, &stat, NULL, NULL))
 		return true;
 	const char *rp = strrchr(stat, ')');
-	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'); /* dead, not yet reaped by init */
+	return rp && rp[1] == ' ' &&
+	       (rp[2] == 'Z' || rp[2] == 'X'); /* dead, not yet reaped by init */
 }
 
 /* The timeout kills the whole group: the grandchild too, not just sh. */
@@ -529,7 +549,8 @@ START_TEST(test_spawn_timeout_kills_group)
 	ck_assert_int_gt(grandchild, 1);
 	for (int i = 0; i < 100 && !process_gone(grandchild); i++)
 		g_usleep(10000);
-	ck_assert_msg(process_gone(grandchild), "grandchild %d survived the timeout", (int)grandchild);
+	ck_assert_msg(process_gone(grandchild), "grandchild %d survived the timeout",
+		      (int)grandchild);
 	spawn_done(&sp);
 }
 END_TEST
@@ -558,9 +579,12 @@ static cordon_host_process *process_sh(const char *script, int extra_fd, int ret
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(pipe2(p[i], O_CLOEXEC), 0);
 	const char *argv[] = { "sh", "-c", script, NULL };
-	cordon_host_process_spec spec = { .size = sizeof(spec), .argv = argv,
-					  .stdin_fd = p[0][0], .stdout_fd = p[1][1],
-					  .stderr_fd = p[2][1], .extra_fd = extra_fd };
+	cordon_host_process_spec spec = { .size = sizeof(spec),
+					  .argv = argv,
+					  .stdin_fd = p[0][0],
+					  .stdout_fd = p[1][1],
+					  .stderr_fd = p[2][1],
+					  .extra_fd = extra_fd };
 	cordon_host_process *h = NULL;
 	ck_assert_int_eq(host->process_spawn(&spec, &h, NULL), 0);
 	close(p[0][0]);
@@ -594,7 +618,8 @@ START_TEST(test_process_streams)
 	g_autofree char *script = g_strdup_printf(
 		"read x; echo \"got $x\"; echo $$; cut -d' ' -f6 /proc/$$/stat; pwd; "
 		"readlink /proc/$$/fd/3; if [ -e /proc/$$/fd/%d ]; then echo leaked; fi; "
-		"echo oops >&2; exit 3", leak);
+		"echo oops >&2; exit 3",
+		leak);
 	int fds[3];
 	cordon_host_process *h = process_sh(script, extra, fds);
 	/* a pidfd wherever the kernel has them (not under valgrind, which lacks the call) */
@@ -700,8 +725,12 @@ START_TEST(test_process_release_and_errors)
 	for (int i = 0; i < 3; i++)
 		close(fds[i]);
 	const char *rel[] = { "bin/sh", NULL }, *missing[] = { "no-such-program-cordon", NULL };
-	cordon_host_process_spec spec = { .size = sizeof(spec), .argv = rel, .stdin_fd = -1,
-					  .stdout_fd = -1, .stderr_fd = -1, .extra_fd = -1 };
+	cordon_host_process_spec spec = { .size = sizeof(spec),
+					  .argv = rel,
+					  .stdin_fd = -1,
+					  .stdout_fd = -1,
+					  .stderr_fd = -1,
+					  .extra_fd = -1 };
 	struct cordon_plugin_error perr = { 0 };
 	cordon_host_process *none = NULL;
 	ck_assert_int_eq(host->process_spawn(&spec, &none, &perr), -EINVAL);
@@ -807,7 +836,4 @@ static Suite *hostservices_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(hostservices_suite());
-}
+int main(void) { return testutil_run(hostservices_suite()); }

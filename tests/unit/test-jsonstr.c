@@ -25,8 +25,8 @@
 /* Bytes where escapers go wrong, more often than uniform bytes would be. */
 static guint8 random_byte(GRand *rng)
 {
-	static const guint8 edge[] = { 0x00, 0x1b, 0x7f, '"', '\\', '\n', 0x80, 0x9b, 0xbf, 0xc0,
-				       0xc2, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff };
+	static const guint8 edge[] = { 0x00, 0x1b, 0x7f, '"',  '\\', '\n', 0x80, 0x9b, 0xbf,
+				       0xc0, 0xc2, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff };
 	switch (g_rand_int_range(rng, 0, 4)) {
 	case 0: return edge[g_rand_int_range(rng, 0, G_N_ELEMENTS(edge))];
 	case 1: return (guint8)g_rand_int_range(rng, 0x20, 0x7f);
@@ -89,7 +89,8 @@ START_TEST(test_random_bytes_give_valid_json)
 	ck_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
 			       &status, NULL));
 	testutil_rmtree(dir);
-	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "python3 disagrees:\n%.2000s%.2000s", out, err);
+	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "python3 disagrees:\n%.2000s%.2000s",
+		      out, err);
 }
 END_TEST
 
@@ -103,8 +104,8 @@ START_TEST(test_known_encodings)
 		{ "a\0b", 3, "\"a\\u0000b\"" },
 		{ "\x1b[2J", 4, "\"\\u001b[2J\"" },
 		{ "\xff", 1, "\"\\ufffd\"" },
-		{ "\xe2\x82", 2, "\"\\ufffd\\ufffd\"" },       /* truncated */
-		{ "\xc0\x80", 2, "\"\\ufffd\\ufffd\"" },       /* overlong NUL */
+		{ "\xe2\x82", 2, "\"\\ufffd\\ufffd\"" },            /* truncated */
+		{ "\xc0\x80", 2, "\"\\ufffd\\ufffd\"" },            /* overlong NUL */
 		{ "\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"" }, /* a surrogate */
 		{ "\xc3\xa9\xe2\x82\xac", 5, "\"\xc3\xa9\xe2\x82\xac\"" },
 		{ "\xe2\x80\xa8", 3, "\"\\u2028\"" },
@@ -128,7 +129,4 @@ static Suite *jsonstr_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(jsonstr_suite());
-}
+int main(void) { return testutil_run(jsonstr_suite()); }

@@ -56,13 +56,43 @@ START_TEST(test_deny_list_covers_the_issue)
 	seccomp_filter_deny_list(&n);
 	ck_assert_uint_ge(n, 41); /* at least the reference's list */
 	static const char *const always[] = {
-		"mount", "umount2", "pivot_root", "setns", "ptrace", "process_vm_readv",
-		"process_vm_writev", "keyctl", "add_key", "request_key", "bpf", "perf_event_open",
-		"userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
-		"open_by_handle_at", "name_to_handle_at", "init_module", "finit_module",
-		"delete_module", "kexec_load", "kexec_file_load", "fsopen", "fsconfig", "fsmount",
-		"move_mount", "open_tree", "mount_setattr", "reboot", "swapon", "swapoff", "acct",
-		"iopl", "ioperm", "kcmp", "chroot",
+		"mount",
+		"umount2",
+		"pivot_root",
+		"setns",
+		"ptrace",
+		"process_vm_readv",
+		"process_vm_writev",
+		"keyctl",
+		"add_key",
+		"request_key",
+		"bpf",
+		"perf_event_open",
+		"userfaultfd",
+		"io_uring_setup",
+		"io_uring_enter",
+		"io_uring_register",
+		"open_by_handle_at",
+		"name_to_handle_at",
+		"init_module",
+		"finit_module",
+		"delete_module",
+		"kexec_load",
+		"kexec_file_load",
+		"fsopen",
+		"fsconfig",
+		"fsmount",
+		"move_mount",
+		"open_tree",
+		"mount_setattr",
+		"reboot",
+		"swapon",
+		"swapoff",
+		"acct",
+		"iopl",
+		"ioperm",
+		"kcmp",
+		"chroot",
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(always); i++) {
 		const seccomp_deny_entry *e = find_entry(always[i]);
@@ -70,8 +100,9 @@ START_TEST(test_deny_list_covers_the_issue)
 		ck_assert_msg(e->why && strlen(e->why) > 5, "%s has no reason", always[i]);
 	}
 	ck_assert_int_eq(find_entry("clone3")->kind, SECCOMP_DENY_ENOSYS);
-	static const char *const args[] = { "clone", "unshare", "ioctl", "personality", "socket",
-					    "chmod", "fchmod", "fchmodat", "fchmodat2", "open", "openat" };
+	static const char *const args[] = { "clone",     "unshare", "ioctl",  "personality",
+					    "socket",    "chmod",   "fchmod", "fchmodat",
+					    "fchmodat2", "open",    "openat" };
 	for (size_t i = 0; i < G_N_ELEMENTS(args); i++)
 		ck_assert_int_eq(find_entry(args[i])->kind, SECCOMP_DENY_ARGS);
 }
@@ -87,7 +118,8 @@ START_TEST(test_deny_list_documented)
 	const seccomp_deny_entry *list = seccomp_filter_deny_list(&n);
 	for (size_t i = 0; i < n; i++) {
 		g_autofree char *row = g_strdup_printf("| `%s` |", list[i].name);
-		ck_assert_msg(strstr(doc, row), "%s is missing from docs/tiers/local.md", list[i].name);
+		ck_assert_msg(strstr(doc, row), "%s is missing from docs/tiers/local.md",
+			      list[i].name);
 		ck_assert_msg(strstr(doc, list[i].why), "the reason for %s is not documented",
 			      list[i].name);
 	}
@@ -195,7 +227,8 @@ static void run_under_filter(int (*checks)(const char *dir), const char *dir)
 	ck_assert_int_ge(fd, 0);
 	size_t insns = seccomp_filter_insns();
 	g_autofree struct sock_filter *prog = g_new(struct sock_filter, insns);
-	ck_assert_int_eq(pread(fd, prog, insns * sizeof(*prog), 0), (ssize_t)(insns * sizeof(*prog)));
+	ck_assert_int_eq(pread(fd, prog, insns * sizeof(*prog), 0),
+			 (ssize_t)(insns * sizeof(*prog)));
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -218,10 +251,7 @@ static int checks_under_filter_any(const char *dir)
 }
 
 /* The exported program refuses what it should and lets the rest through. */
-START_TEST(test_filter_enforced)
-{
-	run_under_filter(checks_under_filter_any, NULL);
-}
+START_TEST(test_filter_enforced) { run_under_filter(checks_under_filter_any, NULL); }
 END_TEST
 
 #ifndef SYS_fchmodat2
@@ -446,7 +476,8 @@ START_TEST(test_hostids_unique)
 	ck_assert_uint_ne(a.uid, b.uid);
 	ck_assert(hostids_in_block(a.uid) && hostids_in_block(b.uid));
 	ck_assert_uint_eq(a.uid, a.gid);
-	ck_assert(!hostids_in_block(65534) && !hostids_in_block(0) && !hostids_in_block(0x7fffffffu));
+	ck_assert(!hostids_in_block(65534) && !hostids_in_block(0) &&
+		  !hostids_in_block(0x7fffffffu));
 	struct stat st;
 	ck_assert_int_eq(stat(HOSTIDS_DIR, &st), 0);
 	ck_assert_uint_eq(st.st_uid, 0);
@@ -491,7 +522,4 @@ static Suite *kernel_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(kernel_suite());
-}
+int main(void) { return testutil_run(kernel_suite()); }

@@ -22,10 +22,10 @@
 
 /* Every plugin the corpus builds (file base names). */
 static const char *const corpus[] = {
-	"alpha", "beta", "test", "nosym", "nulldesc", "abimajor", "abiminor", "small", "tail",
-	"noversion", "nolicense", "noinit", "ctrlchar", "mismatch", "badname", "initmsg",
-	"initbare", "initpartial", "nodriver", "dupdrv", "undef", "runpath", "rpath", "old11",
-	"target11", NULL,
+	"alpha",   "beta",    "test",      "nosym",       "nulldesc", "abimajor", "abiminor",
+	"small",   "tail",    "noversion", "nolicense",   "noinit",   "ctrlchar", "mismatch",
+	"badname", "initmsg", "initbare",  "initpartial", "nodriver", "dupdrv",   "undef",
+	"runpath", "rpath",   "old11",     "target11",    NULL,
 };
 
 static char *corpus_dir(void)
@@ -46,7 +46,8 @@ static void put_file(const char *dir, const char *name, const void *data, size_t
 {
 	g_autofree char *p = g_build_filename(dir, name, NULL);
 	g_autoptr(GError) err = NULL;
-	ck_assert_msg(g_file_set_contents(p, data, (gssize)len, &err), "%s", err ? err->message : p);
+	ck_assert_msg(g_file_set_contents(p, data, (gssize)len, &err), "%s",
+		      err ? err->message : p);
 	ck_assert_int_eq(chmod(p, mode), 0);
 }
 
@@ -145,7 +146,7 @@ START_TEST(test_corpus)
 	assert_loaded(ctx, "alpha", "1.2.3", "alpha");
 	assert_loaded(ctx, "beta", "0.9", "beta-one,beta_two");
 	assert_loaded(ctx, "test", "1.0", "fake");
-	assert_loaded(ctx, "old11", "1.1.0", "old11"); /* built against ABI 1.1 */
+	assert_loaded(ctx, "old11", "1.1.0", "old11");     /* built against ABI 1.1 */
 	assert_loaded(ctx, "target11", "1.0", "target11"); /* declaring 1.1 */
 
 	assert_refused(ctx, "adir", EINVAL, "adir.so is not a regular file");
@@ -158,50 +159,63 @@ START_TEST(test_corpus)
 	ck_assert(!prog->loaded);
 	ck_assert_int_eq(prog->errnum, ENOEXEC);
 	ck_assert_msg(strstr(prog->detail, "program.so"), "%s", prog->detail);
-	assert_refused(ctx, "writable", EPERM, "writable.so is group- or world-writable (mode 0664)");
+	assert_refused(ctx, "writable", EPERM,
+		       "writable.so is group- or world-writable (mode 0664)");
 	assert_refused(ctx, "Upper", EINVAL, "'Upper' is not a valid plugin name");
 	assert_refused(ctx, "nosym", ENOENT, "no entry symbol cordon_plugin_entry");
 	assert_refused(ctx, "nulldesc", ENODATA, "entry returned no descriptor");
-	g_autofree char *major = g_strdup_printf("plugin ABI %d.%d, core supports %d.%d (major differs)",
-						 CORDON_PLUGIN_ABI_MAJOR + 1, CORDON_PLUGIN_ABI_MINOR,
-						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR);
+	g_autofree char *major = g_strdup_printf(
+		"plugin ABI %d.%d, core supports %d.%d (major differs)",
+		CORDON_PLUGIN_ABI_MAJOR + 1, CORDON_PLUGIN_ABI_MINOR, CORDON_PLUGIN_ABI_MAJOR,
+		CORDON_PLUGIN_ABI_MINOR);
 	assert_refused(ctx, "abimajor", EPROTONOSUPPORT, major);
-	g_autofree char *minor = g_strdup_printf("plugin ABI %d.%d, core supports %d.%d (minor is newer)",
-						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR + 1,
-						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR);
+	g_autofree char *minor = g_strdup_printf(
+		"plugin ABI %d.%d, core supports %d.%d (minor is newer)", CORDON_PLUGIN_ABI_MAJOR,
+		CORDON_PLUGIN_ABI_MINOR + 1, CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR);
 	assert_refused(ctx, "abiminor", EPROTONOSUPPORT, minor);
 	g_autofree char *small = g_strdup_printf("descriptor has %zu bytes, ABI %d.%d needs %zu",
 						 offsetof(cordon_plugin_descriptor, init),
 						 CORDON_PLUGIN_ABI_MAJOR, CORDON_PLUGIN_ABI_MINOR,
 						 sizeof(cordon_plugin_descriptor));
 	assert_refused(ctx, "small", EPROTO, small);
-	g_autofree char *tail = g_strdup_printf("descriptor has %zu bytes, %zu known, and the rest is not zero",
-						sizeof(cordon_plugin_descriptor) + 8,
-						sizeof(cordon_plugin_descriptor));
+	g_autofree char *tail = g_strdup_printf(
+		"descriptor has %zu bytes, %zu known, and the rest is not zero",
+		sizeof(cordon_plugin_descriptor) + 8, sizeof(cordon_plugin_descriptor));
 	assert_refused(ctx, "tail", EPROTO, tail);
 	assert_refused(ctx, "noversion", EINVAL, "descriptor version is missing, empty");
 	assert_refused(ctx, "nolicense", EINVAL, "descriptor license is missing, empty");
 	assert_refused(ctx, "noinit", EINVAL, "descriptor has no init function");
-	assert_refused(ctx, "ctrlchar", EINVAL, "descriptor description is missing, empty, too long or has control characters");
-	assert_refused(ctx, "mismatch", EINVAL, "plugin name 'someone-else' does not match its file name 'mismatch'");
+	assert_refused(
+		ctx, "ctrlchar", EINVAL,
+		"descriptor description is missing, empty, too long or has control characters");
+	assert_refused(ctx, "mismatch", EINVAL,
+		       "plugin name 'someone-else' does not match its file name 'mismatch'");
 	assert_refused(ctx, "badname", EINVAL, "plugin name 'BADNAME' is not [a-z0-9_-]+");
-	assert_refused(ctx, "initmsg", EACCES, "init failed: needs /dev/corpus, which this host lacks");
+	assert_refused(ctx, "initmsg", EACCES,
+		       "init failed: needs /dev/corpus, which this host lacks");
 	assert_refused(ctx, "initbare", EIO, "init failed: Input/output error");
 	assert_refused(ctx, "initpartial", ENXIO, "init failed: No such device or address");
 	assert_refused(ctx, "nodriver", ENODEV, "init registered no driver");
-	g_autofree char *dupdrv = g_strdup_printf("init failed: %s/dupdrv.so: driver 'alpha' is already "
-						  "registered by %s/alpha.so", dir, dir);
+	g_autofree char *dupdrv = g_strdup_printf(
+		"init failed: %s/dupdrv.so: driver 'alpha' is already "
+		"registered by %s/alpha.so",
+		dir, dir);
 	assert_refused(ctx, "dupdrv", EEXIST, dupdrv);
 	/* Bound at load, constructors unrun: never "loaded" and then fatal. */
 	g_autofree char *undef = g_strdup_printf("cannot load %s/undef.so: undefined symbol: "
-						 "corpus_missing_symbol", dir);
+						 "corpus_missing_symbol",
+						 dir);
 	assert_refused(ctx, "undef", ENOEXEC, undef);
-	assert_refused(ctx, "truncated", ENOEXEC, "lies past the end of the file (4096 bytes): truncated");
+	assert_refused(ctx, "truncated", ENOEXEC,
+		       "lies past the end of the file (4096 bytes): truncated");
 	assert_refused(ctx, "hlink", EPERM, "hlink.so has 2 hard links");
-	g_autofree char *runpath = g_strdup_printf("runpath.so: its RUNPATH has '/tmp/cordon-corpus-runpath', "
-						   "outside the system library directories and %s", dir);
+	g_autofree char *runpath = g_strdup_printf(
+		"runpath.so: its RUNPATH has '/tmp/cordon-corpus-runpath', "
+		"outside the system library directories and %s",
+		dir);
 	assert_refused(ctx, "runpath", EPERM, runpath);
-	assert_refused(ctx, "rpath", EPERM, "rpath.so: its RPATH has '/usr/lib/../../var/tmp', outside");
+	assert_refused(ctx, "rpath", EPERM,
+		       "rpath.so: its RPATH has '/usr/lib/../../var/tmp', outside");
 
 	/* Drivers of refused plugins are gone; the good ones are there, and
 	 * the duplicate did not replace alpha's. */
@@ -223,7 +237,8 @@ START_TEST(test_corpus)
 		ck_assert_str_eq(cordon_context_plugin_name(ctx, i), p->name);
 		ck_assert_int_eq(cordon_context_plugin_loaded(ctx, i), p->loaded);
 		ck_assert_str_eq(cordon_context_plugin_detail(ctx, i), p->detail);
-		ck_assert_str_eq(cordon_context_plugin_drivers(ctx, i), p->loaded ? p->drivers : "");
+		ck_assert_str_eq(cordon_context_plugin_drivers(ctx, i),
+				 p->loaded ? p->drivers : "");
 	}
 	cordon_context_free(ctx);
 	testutil_rmtree(dir);
@@ -254,7 +269,6 @@ START_TEST(test_good_drivers_usable)
 	testutil_rmtree(dir);
 }
 END_TEST
-
 
 /* ---- the fake driver (plugins/test) ------------------------------------------------ */
 
@@ -304,7 +318,9 @@ static void fake_setup(fake_fixture *f, const char *const *kv)
 	map_put(f->section, "driver", "fake");
 	for (size_t i = 0; kv && kv[i]; i += 2)
 		map_put(f->section, kv[i], kv[i + 1]);
-	f->tier = (policy_tier){ .name = (char *)"box", .driver = (char *)"fake", .section = f->section };
+	f->tier = (policy_tier){ .name = (char *)"box",
+				 .driver = (char *)"fake",
+				 .section = f->section };
 }
 
 static int fake_configure(fake_fixture *f, cordon_error **reterr)
@@ -330,7 +346,8 @@ static void fake_teardown(fake_fixture *f)
 START_TEST(test_fake_probe_from_config)
 {
 	fake_fixture f = { 0 };
-	const char *kv[] = { "containment", "microvm", "available", "false", "reason", "no /dev/kvm here", NULL };
+	const char *kv[] = { "containment", "microvm",          "available", "false",
+			     "reason",      "no /dev/kvm here", NULL };
 	fake_setup(&f, kv);
 	ck_assert_int_eq(fake_configure(&f, NULL), 0);
 	cordon_plugin_probe pr = { .size = sizeof(pr) };
@@ -384,9 +401,13 @@ static int fake_run(fake_fixture *f, const char *const *argv, GString **out,
 	g_string_truncate(out[0], 0);
 	g_string_truncate(out[1], 0);
 	const char *envp[] = { "PATH=/usr/bin:/bin", NULL };
-	cordon_plugin_run_spec spec = { .size = sizeof(spec), .argv = argv, .envp = envp,
-					.timeout_ms = 50, .cancel_fd = -1,
-					.stdin_data = "in", .stdin_len = 2 };
+	cordon_plugin_run_spec spec = { .size = sizeof(spec),
+					.argv = argv,
+					.envp = envp,
+					.timeout_ms = 50,
+					.cancel_fd = -1,
+					.stdin_data = "in",
+					.stdin_len = 2 };
 	cordon_plugin_run_sink sink = { .size = sizeof(sink), .ctx = out, .output = collect };
 	*st = (cordon_plugin_run_status){ .size = sizeof(*st) };
 	struct cordon_plugin_error perr = { 0 };
@@ -433,11 +454,14 @@ START_TEST(test_fake_run_and_files)
 	ck_assert_str_eq(cordon_error_get_code(perr.err), "sandbox_path_escape");
 	g_clear_pointer(&perr.err, cordon_error_free);
 	g_autoptr(GPtrArray) got = g_ptr_array_new_with_free_func(g_free);
-	ck_assert_int_eq(f.drv->ops.read_file(f.sandbox, "dir/b.txt", 100, collect_path, got, &perr), 0);
+	ck_assert_int_eq(
+		f.drv->ops.read_file(f.sandbox, "dir/b.txt", 100, collect_path, got, &perr), 0);
 	ck_assert_str_eq(got->pdata[0], "BB");
 	g_ptr_array_set_size(got, 0);
-	ck_assert_int_eq(f.drv->ops.read_file(f.sandbox, "dir/b.txt", 1, collect_path, got, &perr), -EFBIG);
-	ck_assert_int_eq(f.drv->ops.read_file(f.sandbox, "missing", 100, collect_path, got, &perr), -ENOENT);
+	ck_assert_int_eq(f.drv->ops.read_file(f.sandbox, "dir/b.txt", 1, collect_path, got, &perr),
+			 -EFBIG);
+	ck_assert_int_eq(f.drv->ops.read_file(f.sandbox, "missing", 100, collect_path, got, &perr),
+			 -ENOENT);
 	g_clear_pointer(&perr.err, cordon_error_free);
 	ck_assert_int_eq(f.drv->ops.glob(f.sandbox, "dir/*.txt", collect_path, got, &perr), 0);
 	ck_assert_uint_eq(got->len, 2);
@@ -500,7 +524,8 @@ START_TEST(test_last_run_flag_follows_the_abi)
 	cordon_options *o = cordon_options_new();
 	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
 	ck_assert_int_eq(cordon_options_set_policy_text(o, fake_policy, sizeof(fake_policy) - 1,
-							"fake.yaml", NULL), 0);
+							"fake.yaml", NULL),
+			 0);
 	cordon_context *ctx = NULL;
 	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
 	cordon_options_free(o);
@@ -544,7 +569,8 @@ START_TEST(test_abi_1_1_plugin_still_works)
 	cordon_options *o = cordon_options_new();
 	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
 	ck_assert_int_eq(cordon_options_set_policy_text(o, old11_policy, sizeof(old11_policy) - 1,
-							"old11.yaml", NULL), 0);
+							"old11.yaml", NULL),
+			 0);
 	cordon_context *ctx = NULL;
 	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
 	cordon_options_free(o);
@@ -591,15 +617,16 @@ START_TEST(test_target_minor)
 	g_autofree char *dir = testutil_plugin_dir("target11", NULL);
 	cordon_options *o = cordon_options_new();
 	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
-	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, sizeof(policy) - 1, "t.yaml",
-							NULL), 0);
+	ck_assert_int_eq(
+		cordon_options_set_policy_text(o, policy, sizeof(policy) - 1, "t.yaml", NULL), 0);
 	cordon_context *ctx = NULL;
 	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
 	cordon_options_free(o);
 	ck_assert_uint_eq(((plugin_record *)ctx->plugins->pdata[0])->abi_minor, 1);
 	cordon_probe_report *pr = NULL;
 	ck_assert_int_eq(cordon_context_probe_tier(ctx, 0, &pr, NULL), 0);
-	g_autofree char *want = g_strdup_printf("host 1.%d, limits size 64", CORDON_PLUGIN_ABI_MINOR);
+	g_autofree char *want = g_strdup_printf("host 1.%d, limits size 64",
+						CORDON_PLUGIN_ABI_MINOR);
 	ck_assert_str_eq(cordon_probe_report_reason(pr), want);
 	cordon_probe_report_free(pr);
 	cordon_context_free(ctx);
@@ -614,7 +641,8 @@ START_TEST(test_fake_through_public_api)
 	cordon_error *err = NULL;
 	ck_assert_int_eq(cordon_options_set_plugin_dir(o, dir, NULL), 0);
 	ck_assert_int_eq(cordon_options_set_policy_text(o, fake_policy, sizeof(fake_policy) - 1,
-							"fake.yaml", NULL), 0);
+							"fake.yaml", NULL),
+			 0);
 	cordon_context *ctx = NULL;
 	int r = cordon_context_new(o, &ctx, &err);
 	ck_assert_msg(r == 0, "context: %s", cordon_error_get_message(err));
@@ -659,12 +687,14 @@ END_TEST
 
 START_TEST(test_relative_dir)
 {
-	cordon_context *ctx = context_for("/", NULL, false, NULL); /* nothing requested: nothing read */
+	cordon_context *ctx = context_for("/", NULL, false,
+					  NULL); /* nothing requested: nothing read */
 	ck_assert_ptr_nonnull(ctx);
 	cordon_error *err = NULL;
 	const char *names[] = { "alpha", NULL };
 	ck_assert_int_eq(loader_load(ctx, "plugins", names, false, &err), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(cordon_error_get_message(err), "'plugins' is not an absolute path"));
+	ck_assert_ptr_nonnull(
+		strstr(cordon_error_get_message(err), "'plugins' is not an absolute path"));
 	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "plugin_dir_invalid");
 	ck_assert_int_eq(loader_load(ctx, NULL, names, false, &err), -EINVAL);
 	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "plugin_dir_invalid");
@@ -685,7 +715,8 @@ START_TEST(test_writable_dir)
 	ck_assert_ptr_null(context_for(dir, names, false, &err));
 	ck_assert_int_eq(cordon_error_get_errno(err), -EPERM);
 	g_autofree char *want = g_strdup_printf("is group- or world-writable (mode %04o)", mode);
-	ck_assert_msg(strstr(cordon_error_get_message(err), want), "%s", cordon_error_get_message(err));
+	ck_assert_msg(strstr(cordon_error_get_message(err), want), "%s",
+		      cordon_error_get_message(err));
 	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure");
 	/* load_all is refused the same way, before anything is listed. */
 	ck_assert_ptr_null(context_for(dir, NULL, true, &err));
@@ -712,8 +743,10 @@ START_TEST(test_writable_parent)
 	ck_assert_int_eq(chmod(parent, 0777), 0);
 	cordon_error *err = NULL;
 	ck_assert_ptr_null(context_for(dir, names, false, &err));
-	g_autofree char *want = g_strdup_printf("plugin directory %s: %s is group- or world-writable "
-						"without the sticky bit (mode 0777)", dir, parent);
+	g_autofree char *want = g_strdup_printf(
+		"plugin directory %s: %s is group- or world-writable "
+		"without the sticky bit (mode 0777)",
+		dir, parent);
 	ck_assert_str_eq(cordon_error_get_message(err), want);
 	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "plugin_dir_insecure");
 
@@ -766,7 +799,8 @@ START_TEST(test_exit_while_loading)
 		cordon_error *err = NULL;
 		cordon_context *ctx = context_for(dir, names, false, &err);
 		dprintf(out[1], "%s [%s] %s", ctx ? "loaded" : "failed",
-			err ? cordon_error_get_code(err) : "", err ? cordon_error_get_message(err) : "");
+			err ? cordon_error_get_code(err) : "",
+			err ? cordon_error_get_message(err) : "");
 		_exit(99);
 	}
 	close(out[1]);
@@ -861,7 +895,8 @@ START_TEST(test_duplicate_name)
 	ck_assert(!second->loaded);
 	ck_assert_int_eq(second->errnum, EEXIST);
 	g_autofree char *want = g_strdup_printf("a plugin named 'alpha' is already loaded from "
-						"%s/alpha.so; %s/alpha.so is another", one, two);
+						"%s/alpha.so; %s/alpha.so is another",
+						one, two);
 	ck_assert_str_eq(second->detail, want);
 	assert_loaded(ctx, "beta", "0.9", "beta-one,beta_two");
 	ck_assert_str_eq(context_find_driver(ctx, "alpha")->plugin->path,
@@ -953,7 +988,4 @@ static Suite *loader_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(loader_suite());
-}
+int main(void) { return testutil_run(loader_suite()); }

@@ -28,10 +28,7 @@ static cordon_sandbox *sb;
 static char *ws;     /* the workspace (sandbox root) */
 static char *helper; /* tests/helpers/jail-helper */
 
-static int64_t now_ms(void)
-{
-	return g_get_monotonic_time() / 1000;
-}
+static int64_t now_ms(void) { return g_get_monotonic_time() / 1000; }
 
 static cordon_sandbox *open_sandbox(const char *workspace, const char *const *grants,
 				    cordon_limit lim, uint64_t lim_value)
@@ -104,8 +101,8 @@ START_TEST(test_probe)
 			ck_assert(cordon_probe_report_available(rep));
 			ck_assert_int_eq(cordon_probe_report_containment(rep),
 					 CORDON_CONTAINMENT_PROCESS_JAIL);
-			ck_assert_ptr_nonnull(strstr(cordon_probe_report_reason(rep),
-						     "directory jail"));
+			ck_assert_ptr_nonnull(
+				strstr(cordon_probe_report_reason(rep), "directory jail"));
 		} else if (strcmp(name, "kernel") == 0) {
 			/* the kernel tier's own tests judge it; here: it never claims
 			 * more than it provides, and says why when it cannot run */
@@ -529,7 +526,8 @@ START_TEST(test_exit_kills_grandchild)
 	/* the same for a shell's background job */
 	cordon_result *r2 = NULL;
 	ck_assert_int_eq(cordon_sandbox_exec(sb, "flock lock2 sleep 60 & sleep 0.2; echo started",
-					     NULL, &r2, NULL), 0);
+					     NULL, &r2, NULL),
+			 0);
 	g_autofree char *lock2 = g_build_filename(ws, "lock2", NULL);
 	ck_assert(lock_is_free(lock2));
 	ck_assert_str_eq(out_of(r2, 1), "started\n");
@@ -590,7 +588,8 @@ START_TEST(test_stream_live)
 	/* Delivered while the work still ran: the first line came well before the run ended, a
 	 * second of sleep apart (measured from the end, not the start: a launch slowed by a
 	 * loaded machine moves both). */
-	ck_assert_msg(l.first + 500 < took, "first output at %lld ms, run ended at %lld ms, %d chunks",
+	ck_assert_msg(l.first + 500 < took,
+		      "first output at %lld ms, run ended at %lld ms, %d chunks",
 		      (long long)l.first, (long long)took, l.calls);
 	ck_assert_str_eq(l.out->str, "first\nsecond\n");
 	ck_assert_int_eq(cordon_result_exit_code(res), 0);
@@ -794,7 +793,7 @@ START_TEST(test_private_root_removed)
 	ck_assert_int_eq(access(lines[0], F_OK), 0);
 	cordon_sandbox_close(s);
 	ck_assert_int_eq(access(lines[0], F_OK), -1); /* removed at close */
-	ck_assert_int_eq(access(sentinel, F_OK), 0);   /* without following the link */
+	ck_assert_int_eq(access(sentinel, F_OK), 0);  /* without following the link */
 	testutil_rmtree(outside);
 }
 END_TEST
@@ -917,7 +916,4 @@ static Suite *local_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(local_suite());
-}
+int main(void) { return testutil_run(local_suite()); }

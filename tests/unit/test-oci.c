@@ -49,8 +49,9 @@ START_TEST(test_image_refusals)
 	assert_image_code("localhost:5000/cordon-busybox:ci", "container_unpinned_image");
 	assert_image_code("busybox@md5:0123", "container_unpinned_image");
 	assert_image_code("busybox@sha256:0123", "container_image_invalid");
-	assert_image_code("busybox@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
-			  "container_image_invalid");
+	assert_image_code(
+		"busybox@sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef",
+		"container_image_invalid");
 	assert_image_code("busybox@" DIGEST "0", "container_image_invalid");
 	/* anything an engine could read as a flag, or that is not a name */
 	assert_image_code("--privileged@" DIGEST, "container_image_invalid");
@@ -150,8 +151,9 @@ START_TEST(test_guarantees_mounts)
 	s.trust = 3;
 	m.readonly = true;
 
-	static const char *const bad_paths[] = { "relative/dir", "/a,b", "/a=b", "/a/../etc",
-						 "/..", "/a/..", "/line\nbreak", "", NULL };
+	static const char *const bad_paths[] = { "relative/dir", "/a,b", "/a=b",
+						 "/a/../etc",    "/..",  "/a/..",
+						 "/line\nbreak", "",     NULL };
 	for (size_t i = 0; bad_paths[i]; i++) {
 		m = (oci_mount){ bad_paths[i], "/models", true };
 		assert_refused(&s, "container_mount_path_invalid");
@@ -164,16 +166,23 @@ START_TEST(test_guarantees_mounts)
 	m = (oci_mount){ "/srv/a..b/...", "/models", true };
 	assert_ok(&s);
 
-	static const char *const bad_sources[] = { "/", "/proc", "/proc/1/root", "/sys",
-						   "/dev/sda", "/run", "/var/run/docker.sock",
-						   "/run/podman/podman.sock", "/home/u/agent.sock",
-						   "/var/lib/docker", NULL };
+	static const char *const bad_sources[] = { "/",
+						   "/proc",
+						   "/proc/1/root",
+						   "/sys",
+						   "/dev/sda",
+						   "/run",
+						   "/var/run/docker.sock",
+						   "/run/podman/podman.sock",
+						   "/home/u/agent.sock",
+						   "/var/lib/docker",
+						   NULL };
 	for (size_t i = 0; bad_sources[i]; i++) {
 		m = (oci_mount){ bad_sources[i], "/models", true };
 		assert_refused(&s, "container_mount_forbidden");
 	}
-	static const char *const bad_targets[] = { "/", "/proc", "/sys/fs", "/dev",
-						   "/.cordon-agent", NULL };
+	static const char *const bad_targets[] = { "/",    "/proc",          "/sys/fs",
+						   "/dev", "/.cordon-agent", NULL };
 	for (size_t i = 0; bad_targets[i]; i++) {
 		m = (oci_mount){ "/srv/models", bad_targets[i], true };
 		assert_refused(&s, "container_mount_forbidden");
@@ -189,9 +198,17 @@ START_TEST(test_guarantees_network)
 	oci_spec s = base_spec();
 	s.network = "none";
 	assert_ok(&s);
-	static const char *const reserved[] = { "host", "bridge", "default", "container:abc",
-						"ns:/proc/1/ns/net", "slirp4netns", "pasta",
-						"private", "-x", "a b", NULL };
+	static const char *const reserved[] = { "host",
+						"bridge",
+						"default",
+						"container:abc",
+						"ns:/proc/1/ns/net",
+						"slirp4netns",
+						"pasta",
+						"private",
+						"-x",
+						"a b",
+						NULL };
 	for (size_t i = 0; reserved[i]; i++) {
 		s.network = reserved[i];
 		s.egress = CORDON_PLUGIN_EGRESS_GOVERNED;
@@ -238,12 +255,13 @@ START_TEST(test_guarantees_user)
 		assert_ok(&s);
 	}
 	/* root in any spelling, and names (the image's passwd would resolve them) */
-	static const char *const bad[] = { "0", "00", "root", "0:0", "1000:0", "0:1000", "00:5",
-					   "5:000", "root:root", "nobody", "nobody:nogroup",
-					   "1000", "1000:", ":1000", "", "-u", "1:2:3", "a b",
-					   /* past 32 bits, or 2^32 - 1 ("no id"): could wrap to root */
-					   "4294967296:65534", "65534:4294967296", "4294967295:1",
-					   "18446744073709551616:1", NULL };
+	static const char *const bad[] = {
+		"0", "00", "root", "0:0", "1000:0", "0:1000", "00:5", "5:000", "root:root",
+		"nobody", "nobody:nogroup", "1000", "1000:", ":1000", "", "-u", "1:2:3", "a b",
+		/* past 32 bits, or 2^32 - 1 ("no id"): could wrap to root */
+		"4294967296:65534", "65534:4294967296", "4294967295:1", "18446744073709551616:1",
+		NULL
+	};
 	for (size_t i = 0; bad[i]; i++) {
 		s.user = bad[i];
 		assert_refused(&s, "container_root_user");
@@ -257,8 +275,11 @@ START_TEST(test_guarantees_env_ulimits_runtime_names)
 	const char *env_ok[] = { "A=1", "_X=", "PATH=/bin:/usr/bin", "K=v=w", NULL };
 	s.env = env_ok;
 	assert_ok(&s);
-	const char *env_bad[][2] = { { "=x", NULL }, { "1A=x", NULL }, { "A-B=x", NULL },
-				     { "NOEQ", NULL }, { "A=line\nbreak", NULL } };
+	const char *env_bad[][2] = { { "=x", NULL },
+				     { "1A=x", NULL },
+				     { "A-B=x", NULL },
+				     { "NOEQ", NULL },
+				     { "A=line\nbreak", NULL } };
 	for (size_t i = 0; i < sizeof(env_bad) / sizeof(env_bad[0]); i++) {
 		s.env = env_bad[i];
 		assert_refused(&s, "container_env_invalid");
@@ -268,8 +289,8 @@ START_TEST(test_guarantees_env_ulimits_runtime_names)
 	s.ulimits = ul_ok;
 	assert_ok(&s);
 	const char *ul_bad[][2] = { { "nofile=2048:1024", NULL }, { "bogus=1", NULL },
-				    { "nofile", NULL }, { "nofile=-1", NULL }, { "nofile=1:x", NULL },
-				    { "nofile=1,2", NULL } };
+				    { "nofile", NULL },           { "nofile=-1", NULL },
+				    { "nofile=1:x", NULL },       { "nofile=1,2", NULL } };
 	for (size_t i = 0; i < sizeof(ul_bad) / sizeof(ul_bad[0]); i++) {
 		s.ulimits = ul_bad[i];
 		assert_refused(&s, "container_ulimit_invalid");
@@ -293,13 +314,16 @@ START_TEST(test_guarantees_env_ulimits_runtime_names)
 	s.pids_in_sandbox = true;
 	assert_refused(&s, "container_ulimit_conflict");
 	s = base_spec();
-	static const char *const rt_ok[] = { "runc", "runsc", "crun", "io.containerd.runc.v2",
+	static const char *const rt_ok[] = { "runc",           "runsc",
+					     "crun",           "io.containerd.runc.v2",
 					     "/usr/bin/runsc", NULL };
 	for (size_t i = 0; rt_ok[i]; i++) {
 		s.runtime = rt_ok[i];
 		assert_ok(&s);
 	}
-	static const char *const rt_bad[] = { "-x", "run c", "rel/path", "/a/../b", "/a,b", "", NULL };
+	static const char *const rt_bad[] = {
+		"-x", "run c", "rel/path", "/a/../b", "/a,b", "", NULL
+	};
 	for (size_t i = 0; rt_bad[i]; i++) {
 		s.runtime = rt_bad[i];
 		assert_refused(&s, "container_runtime_invalid");
@@ -337,12 +361,30 @@ START_TEST(test_argv_minimal)
 {
 	oci_spec s = base_spec();
 	const char *want[] = {
-		"run", "--rm", "--pull", "never", "--read-only", "--cap-drop", "ALL",
-		"--security-opt", "no-new-privileges", "--user", "65534:65534",
-		"--memory", "268435456", "--memory-swap", "268435456",
-		"--pids-limit", "256", "--network", "none",
-		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
-		"--", IMAGE, NULL,
+		"run",
+		"--rm",
+		"--pull",
+		"never",
+		"--read-only",
+		"--cap-drop",
+		"ALL",
+		"--security-opt",
+		"no-new-privileges",
+		"--user",
+		"65534:65534",
+		"--memory",
+		"268435456",
+		"--memory-swap",
+		"268435456",
+		"--pids-limit",
+		"256",
+		"--network",
+		"none",
+		"--tmpfs",
+		"/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+		"--",
+		IMAGE,
+		NULL,
 	};
 	assert_argv(oci_run_argv(&s), want);
 }
@@ -357,7 +399,8 @@ START_TEST(test_argv_session)
 	s.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 64;
 	s.limits.value[CORDON_PLUGIN_LIMIT_NOFILE] = 512;
 	s.limits.value[CORDON_PLUGIN_LIMIT_FSIZE] = 1048576;
-	oci_mount m[2] = { { "/srv/ws", "/work", true }, { "/usr/libexec/h", "/.cordon-agent", true } };
+	oci_mount m[2] = { { "/srv/ws", "/work", true },
+			   { "/usr/libexec/h", "/.cordon-agent", true } };
 	s.mounts = m;
 	s.n_mounts = 2;
 	const char *env[] = { "ZED=1", "A_B=2", "A=3", "PATH=/bin", NULL };
@@ -385,24 +428,72 @@ START_TEST(test_argv_session)
 	assert_ok(&s);
 	s.n_mounts = 2;
 	const char *want[] = {
-		"run", "-d", "--rm", "--pull", "never", "--name", "cordon-ab",
-		"--label", "cordon.managed=1", "--label", "cordon.session=cordon-ab",
-		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-		"--user", "1000:1000", "--memory", "268435456", "--memory-swap", "268435456",
+		"run",
+		"-d",
+		"--rm",
+		"--pull",
+		"never",
+		"--name",
+		"cordon-ab",
+		"--label",
+		"cordon.managed=1",
+		"--label",
+		"cordon.session=cordon-ab",
+		"--read-only",
+		"--cap-drop",
+		"ALL",
+		"--security-opt",
+		"no-new-privileges",
+		"--user",
+		"1000:1000",
+		"--memory",
+		"268435456",
+		"--memory-swap",
+		"268435456",
 		/* gVisor: 64 tasks of the work, 16 host threads each, and its own */
-		"--cpus", "1.500", "--pids-limit", "1280", "--network", "none",
-		"--runtime", "runsc",
+		"--cpus",
+		"1.500",
+		"--pids-limit",
+		"1280",
+		"--network",
+		"none",
+		"--runtime",
+		"runsc",
 		/* configured ulimits, then those the limits make (gVisor: pids as nproc) */
-		"--ulimit", "core=0", "--ulimit", "nofile=512:512",
-		"--ulimit", "fsize=1048576:1048576", "--ulimit", "nproc=64:64",
-		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
-		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
-		"--mount", "type=bind,source=/srv/ws,target=/work,readonly",
-		"--mount", "type=bind,source=/usr/libexec/h,target=/.cordon-agent,readonly",
+		"--ulimit",
+		"core=0",
+		"--ulimit",
+		"nofile=512:512",
+		"--ulimit",
+		"fsize=1048576:1048576",
+		"--ulimit",
+		"nproc=64:64",
+		"--tmpfs",
+		"/tmp:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
+		"--tmpfs",
+		"/work:rw,noexec,nosuid,nodev,size=1048576,mode=1777,U",
+		"--mount",
+		"type=bind,source=/srv/ws,target=/work,readonly",
+		"--mount",
+		"type=bind,source=/usr/libexec/h,target=/.cordon-agent,readonly",
 		/* sorted by name: A < A_B < PATH < ZED */
-		"--env", "A=3", "--env", "A_B=2", "--env", "PATH=/bin", "--env", "ZED=1",
-		"--workdir", "/work", "--entrypoint", "/.cordon-agent", "--read-only-tmpfs=false",
-		"--", IMAGE, "idle", NULL,
+		"--env",
+		"A=3",
+		"--env",
+		"A_B=2",
+		"--env",
+		"PATH=/bin",
+		"--env",
+		"ZED=1",
+		"--workdir",
+		"/work",
+		"--entrypoint",
+		"/.cordon-agent",
+		"--read-only-tmpfs=false",
+		"--",
+		IMAGE,
+		"idle",
+		NULL,
 	};
 	assert_argv(oci_run_argv(&s), want);
 }
@@ -417,12 +508,34 @@ START_TEST(test_argv_attached)
 	s.command = cmd;
 	s.entrypoint = "/.cordon-agent";
 	const char *want[] = {
-		"run", "-i", "--rm", "--pull", "never", "--read-only", "--cap-drop", "ALL",
-		"--security-opt", "no-new-privileges", "--user", "65534:65534",
-		"--memory", "268435456", "--memory-swap", "268435456",
-		"--pids-limit", "256", "--network", "none",
-		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
-		"--entrypoint", "/.cordon-agent", "--", IMAGE, "session", NULL,
+		"run",
+		"-i",
+		"--rm",
+		"--pull",
+		"never",
+		"--read-only",
+		"--cap-drop",
+		"ALL",
+		"--security-opt",
+		"no-new-privileges",
+		"--user",
+		"65534:65534",
+		"--memory",
+		"268435456",
+		"--memory-swap",
+		"268435456",
+		"--pids-limit",
+		"256",
+		"--network",
+		"none",
+		"--tmpfs",
+		"/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777",
+		"--entrypoint",
+		"/.cordon-agent",
+		"--",
+		IMAGE,
+		"session",
+		NULL,
 	};
 	assert_argv(oci_run_argv(&s), want);
 	/* detached wins: never both */
@@ -472,16 +585,39 @@ START_TEST(test_argv_root_tmpfs_publish_rw_mount)
 	s.command = cmd;
 	assert_ok(&s);
 	const char *want[] = {
-		"run", "--rm", "--pull", "never", "--read-only", "--cap-drop", "ALL",
-		"--security-opt", "no-new-privileges", "--user", "65534:65534",
-		"--memory", "268435456", "--memory-swap", "268435456",
-		"--pids-limit", "256", "--network", "cordon-governed",
-		"--tmpfs", "/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777,uid=65534,gid=65534",
-		"--tmpfs", "/work:rw,noexec,nosuid,nodev,size=67108864,mode=1777,uid=65534,gid=65534",
-		"--mount", "type=bind,source=/srv/ws,target=/work",
-		"--publish", "127.0.0.1::8080",
+		"run",
+		"--rm",
+		"--pull",
+		"never",
+		"--read-only",
+		"--cap-drop",
+		"ALL",
+		"--security-opt",
+		"no-new-privileges",
+		"--user",
+		"65534:65534",
+		"--memory",
+		"268435456",
+		"--memory-swap",
+		"268435456",
+		"--pids-limit",
+		"256",
+		"--network",
+		"cordon-governed",
+		"--tmpfs",
+		"/tmp:rw,noexec,nosuid,nodev,size=67108864,mode=1777,uid=65534,gid=65534",
+		"--tmpfs",
+		"/work:rw,noexec,nosuid,nodev,size=67108864,mode=1777,uid=65534,gid=65534",
+		"--mount",
+		"type=bind,source=/srv/ws,target=/work",
+		"--publish",
+		"127.0.0.1::8080",
 		/* the command follows the image: never parsed as engine flags */
-		"--", IMAGE, "--not-a-flag", "x", NULL,
+		"--",
+		IMAGE,
+		"--not-a-flag",
+		"x",
+		NULL,
 	};
 	assert_argv(oci_run_argv(&s), want);
 }
@@ -530,7 +666,8 @@ END_TEST
 static bool argv_has(char *const *argv, const char *flag, const char *value)
 {
 	for (size_t i = 0; argv[i]; i++)
-		if (strcmp(argv[i], flag) == 0 && (!value || (argv[i + 1] && strcmp(argv[i + 1], value) == 0)))
+		if (strcmp(argv[i], flag) == 0 &&
+		    (!value || (argv[i + 1] && strcmp(argv[i + 1], value) == 0)))
 			return true;
 	return false;
 }
@@ -541,14 +678,19 @@ static bool argv_has(char *const *argv, const char *flag, const char *value)
 START_TEST(test_open_limits_are_final)
 {
 	static const oci_engine_kind kind = { .name = "docker", .tmpfs_owner_by_id = true };
-	oci_tier t = { .kind = &kind, .name = "c", .image = (char *)IMAGE, .helper = (char *)"/h",
-		       .owner = (char *)"o", .scratch = 1 << 20 };
+	oci_tier t = { .kind = &kind,
+		       .name = "c",
+		       .image = (char *)IMAGE,
+		       .helper = (char *)"/h",
+		       .owner = (char *)"o",
+		       .scratch = 1 << 20 };
 	t.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY | 1u << CORDON_PLUGIN_LIMIT_PIDS |
 		       1u << CORDON_PLUGIN_LIMIT_CPU_MILLI;
 	t.limits.value[CORDON_PLUGIN_LIMIT_MEMORY] = 256ull << 20;
 	t.limits.value[CORDON_PLUGIN_LIMIT_PIDS] = 64;
 	t.limits.value[CORDON_PLUGIN_LIMIT_CPU_MILLI] = 2000;
-	cordon_plugin_open_spec spec = { .size = sizeof(spec), .trust = 3,
+	cordon_plugin_open_spec spec = { .size = sizeof(spec),
+					 .trust = 3,
 					 .egress = CORDON_PLUGIN_EGRESS_DENY };
 	spec.limits.size = sizeof(spec.limits);
 	spec.limits.set = 1u << CORDON_PLUGIN_LIMIT_MEMORY;
@@ -563,10 +705,10 @@ START_TEST(test_open_limits_are_final)
 	oci_session_spec(&t, &st, "cordon-x", &b);
 	char **argv = oci_run_argv(&b.spec);
 	oci_spec_clear(&b);
-	ck_assert(argv_has(argv, "--memory", "134217728"));      /* the spec's 128MiB, once */
-	ck_assert(!argv_has(argv, "--memory", "268435456"));     /* never the tier's 256MiB */
-	ck_assert(argv_has(argv, "--pids-limit", "256"));        /* the default: the spec has none */
-	ck_assert(!argv_has(argv, "--cpus", NULL));              /* the tier's cpus do not come back */
+	ck_assert(argv_has(argv, "--memory", "134217728"));  /* the spec's 128MiB, once */
+	ck_assert(!argv_has(argv, "--memory", "268435456")); /* never the tier's 256MiB */
+	ck_assert(argv_has(argv, "--pids-limit", "256"));    /* the default: the spec has none */
+	ck_assert(!argv_has(argv, "--cpus", NULL));          /* the tier's cpus do not come back */
 	size_t memory_flags = 0;
 	for (size_t i = 0; argv[i]; i++)
 		memory_flags += strcmp(argv[i], "--memory") == 0;
@@ -605,13 +747,14 @@ END_TEST
 
 START_TEST(test_parse_runtimes_json)
 {
-	const char *j = "{\"io.containerd.runc.v2\":{\"path\":\"runc\"},\"runc\":{\"path\":\"runc\"},"
-			"\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[\"--oci-seccomp\"]}}";
+	const char *j =
+		"{\"io.containerd.runc.v2\":{\"path\":\"runc\"},\"runc\":{\"path\":\"runc\"},"
+		"\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[\"--oci-seccomp\"]}}";
 	ck_assert(oci_runtimes_json_has(j, "runsc"));
 	ck_assert(oci_runtimes_json_has(j, "runc"));
 	ck_assert(oci_runtimes_json_has(j, "io.containerd.runc.v2"));
 	ck_assert(!oci_runtimes_json_has(j, "run"));
-	ck_assert(!oci_runtimes_json_has(j, "path"));          /* a nested key */
+	ck_assert(!oci_runtimes_json_has(j, "path"));           /* a nested key */
 	ck_assert(!oci_runtimes_json_has(j, "/usr/bin/runsc")); /* a value */
 	ck_assert(!oci_runtimes_json_has(j, "crun"));
 	ck_assert(!oci_runtimes_json_has("{", "runc"));
@@ -644,7 +787,8 @@ START_TEST(test_parse_owner)
 	char other[256];
 	snprintf(other, sizeof(other), "%s-%lu-%ld-%llu", boot, ns, pid, st + 1); /* a reused pid */
 	ck_assert(oci_owner_is_dead(other));
-	snprintf(other, sizeof(other), "00000000000000000000000000000000-%lu-%ld-%llu", ns, pid, st);
+	snprintf(other, sizeof(other), "00000000000000000000000000000000-%lu-%ld-%llu", ns, pid,
+		 st);
 	ck_assert(oci_owner_is_dead(other)); /* another boot */
 	snprintf(other, sizeof(other), "%s-%lu-%d-%llu", boot, ns, 999999999, st);
 	ck_assert(oci_owner_is_dead(other));
@@ -678,21 +822,24 @@ START_TEST(test_seccomp_profile_embedded)
 	static const char *const in_both[] = {
 		"\"defaultAction\": \"SCMP_ACT_ALLOW\"",
 		"{\"names\": [\"keyctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}",
-		"{\"names\": [\"io_uring_setup\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}",
+		"{\"names\": [\"io_uring_setup\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": "
+		"1}",
 		/* CLONE_NEWUSER through unshare's flags */
 		"{\"names\": [\"unshare\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1, "
 		"\"args\": [{\"index\": 0, \"value\": 268435456, \"valueTwo\": 268435456, "
 		"\"op\": \"SCMP_CMP_MASKED_EQ\"}]}",
 		/* AF_VSOCK (40) is one of the families >= 17 */
 		"{\"names\": [\"socket\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 97, "
-		"\"args\": [{\"index\": 0, \"value\": 17, \"valueTwo\": 0, \"op\": \"SCMP_CMP_GE\"}]}",
+		"\"args\": [{\"index\": 0, \"value\": 17, \"valueTwo\": 0, \"op\": "
+		"\"SCMP_CMP_GE\"}]}",
 	};
 	for (size_t i = 0; i < sizeof(in_both) / sizeof(in_both[0]); i++) {
 		ck_assert_msg(strstr(oci_seccomp_profile, in_both[i]), "missing: %s", in_both[i]);
 		ck_assert_msg(strstr(oci_seccomp_profile_gvisor, in_both[i]), "gVisor's lacks: %s",
 			      in_both[i]);
 	}
-	const char *clone3 = "{\"names\": [\"clone3\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}";
+	const char *clone3 =
+		"{\"names\": [\"clone3\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}";
 	ck_assert_ptr_nonnull(strstr(oci_seccomp_profile, clone3));
 	ck_assert_ptr_null(strstr(oci_seccomp_profile_gvisor, "\"clone3\""));
 }
@@ -793,7 +940,4 @@ static Suite *oci_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(oci_suite());
-}
+int main(void) { return testutil_run(oci_suite()); }

@@ -626,7 +626,4 @@ static Suite *pathres_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(pathres_suite());
-}
+int main(void) { return testutil_run(pathres_suite()); }

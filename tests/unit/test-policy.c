@@ -32,12 +32,13 @@ static void expect_err_len(const char *text, size_t len, const char *code, const
 		      err->message);
 	ck_assert_msg(g_str_has_prefix(err->message, prefix), "message <<%s>> lacks prefix <<%s>>",
 		      err->message, prefix);
-	ck_assert_msg(!contains || strstr(err->message, contains),
-		      "message <<%s>> lacks <<%s>>", err->message, contains);
+	ck_assert_msg(!contains || strstr(err->message, contains), "message <<%s>> lacks <<%s>>",
+		      err->message, contains);
 	cordon_error_free(err);
 }
 
-#define EXPECT(text, code, prefix, contains) expect_err_len(text, strlen(text), code, prefix, contains)
+#define EXPECT(text, code, prefix, contains) \
+	expect_err_len(text, strlen(text), code, prefix, contains)
 
 static cordon_policy *parse_ok(const char *text)
 {
@@ -56,8 +57,10 @@ START_TEST(test_full_policy)
 		"plugins: {dir: /usr/lib/cordon/plugins, load: [podman, kvm]}\n"
 		"tiers:\n"
 		"  jail:   {driver: local, confine: none}\n"
-		"  kernel: {driver: local, confine: kernel, limits: {memory: 512MiB, pids: 256, wall: 60s}}\n"
-		"  box:    {driver: podman, limits: {memory: 1GiB, cpus: 1.5, output: 16MiB, nofile: 64, fsize: 1GiB}}\n"
+		"  kernel: {driver: local, confine: kernel, limits: {memory: 512MiB, pids: 256, "
+		"wall: 60s}}\n"
+		"  box:    {driver: podman, limits: {memory: 1GiB, cpus: 1.5, output: 16MiB, "
+		"nofile: 64, fsize: 1GiB}}\n"
 		"  vm:     {driver: kvm}\n"
 		"trust:\n"
 		"  trusted:      {require: process-jail, tiers: [jail, kernel]}\n"
@@ -66,7 +69,8 @@ START_TEST(test_full_policy)
 		"select: first\n"
 		"rules:\n"
 		"  - {name: untrusted-offline, when: {trust: untrusted}, require: {egress: deny}}\n"
-		"  - {name: pinned-images, when: {driver: [docker, podman]}, require: {image: pinned}}\n"
+		"  - {name: pinned-images, when: {driver: [docker, podman]}, require: {image: "
+		"pinned}}\n"
 		"  - name: ml-team\n"
 		"    when: {trust: [trusted, semi-trusted], tier: kernel, labels: {team: ml}}\n"
 		"    limit: {memory: 2GiB, wall: 10m}\n"
@@ -100,7 +104,8 @@ START_TEST(test_full_policy)
 	ck_assert_uint_eq(r0->when_trust, 1u << CORDON_TRUST_UNTRUSTED);
 	ck_assert_int_eq(r0->require_egress, CORDON_EGRESS_DENY);
 	const policy_rule *r2 = p->rules->pdata[2];
-	ck_assert_uint_eq(r2->when_trust, (1u << CORDON_TRUST_TRUSTED) | (1u << CORDON_TRUST_SEMI_TRUSTED));
+	ck_assert_uint_eq(r2->when_trust,
+			  (1u << CORDON_TRUST_TRUSTED) | (1u << CORDON_TRUST_SEMI_TRUSTED));
 	ck_assert_str_eq(r2->when_labels->pdata[0], "team=ml");
 	ck_assert_uint_eq(r2->limit.value[CORDON_LIMIT_MEMORY], 2ull << 30);
 	ck_assert_uint_eq(r2->limit.value[CORDON_LIMIT_WALL_MS], 600000);
@@ -124,13 +129,16 @@ START_TEST(test_defaults_and_minimums)
 		ck_assert_int_eq(p->trust[t].tiers->len, 0);
 	}
 	/* A lower require is raised to the built-in minimum unless relaxed. */
-	g_autoptr(cordon_policy) q = parse_ok(V1 "allow_semi_trusted_on_jail: true\n"
-					      "tiers: {j: {driver: local}}\n"
-					      "trust:\n  untrusted: {require: process-jail, tiers: [j]}\n"
-					      "  semi-trusted: {require: process-jail, relax: true, tiers: [j]}\n");
+	g_autoptr(cordon_policy) q = parse_ok(
+		V1 "allow_semi_trusted_on_jail: true\n"
+		   "tiers: {j: {driver: local}}\n"
+		   "trust:\n  untrusted: {require: process-jail, tiers: [j]}\n"
+		   "  semi-trusted: {require: process-jail, relax: true, tiers: [j]}\n");
 	ck_assert_int_eq(q->trust[CORDON_TRUST_UNTRUSTED].require, CORDON_CONTAINMENT_MICROVM);
-	ck_assert_int_eq(q->trust[CORDON_TRUST_UNTRUSTED].declared, CORDON_CONTAINMENT_PROCESS_JAIL);
-	ck_assert_int_eq(q->trust[CORDON_TRUST_SEMI_TRUSTED].require, CORDON_CONTAINMENT_PROCESS_JAIL);
+	ck_assert_int_eq(q->trust[CORDON_TRUST_UNTRUSTED].declared,
+			 CORDON_CONTAINMENT_PROCESS_JAIL);
+	ck_assert_int_eq(q->trust[CORDON_TRUST_SEMI_TRUSTED].require,
+			 CORDON_CONTAINMENT_PROCESS_JAIL);
 	ck_assert(q->trust[CORDON_TRUST_SEMI_TRUSTED].relax);
 	g_autofree char *summary = policy_describe(q);
 	ck_assert_ptr_nonnull(strstr(summary, "raised to the built-in minimum"));
@@ -156,13 +164,15 @@ START_TEST(test_untrusted_on_jail)
 	const char *level = on_jail[_i].level, *key = on_jail[_i].key;
 	g_autofree char *jail = g_strdup_printf("tiers: {j: {driver: local, confine: none}}\n"
 						"trust: {%s: {require: process-jail, relax: true, "
-						"tiers: [j]}}\n", level);
+						"tiers: [j]}}\n",
+						level);
 	g_autofree char *refused = g_strconcat(V1, jail, NULL);
 	g_autofree char *where = g_strdup_printf("%strust.%s.require: ", on_jail[_i].pos, level);
 	g_autofree char *why = g_strdup_printf("%s work would run in the process jail, with the "
 					       "rights of the user running cordon (host root, as "
 					       "root): if that is meant, say so with `%s: true` at "
-					       "the top level", level, key);
+					       "the top level",
+					       level, key);
 	EXPECT(refused, on_jail[_i].code, where, why);
 	/* The other level's words are not these. */
 	const char *other = on_jail[1 - _i].key;
@@ -174,13 +184,14 @@ START_TEST(test_untrusted_on_jail)
 	cordon_trust t = _i == 0 ? CORDON_TRUST_UNTRUSTED : CORDON_TRUST_SEMI_TRUSTED;
 	ck_assert_int_eq(p->trust[t].require, CORDON_CONTAINMENT_PROCESS_JAIL);
 	g_autofree char *summary = policy_describe(p);
-	g_autofree char *warning = g_strdup_printf("WARNING: %s: %s work may run in the process jail",
-						   key, level);
+	g_autofree char *warning = g_strdup_printf(
+		"WARNING: %s: %s work may run in the process jail", key, level);
 	ck_assert_msg(strstr(summary, warning), "%s", summary);
 	/* Relaxed to kernel needs no words: the jail is still below it. */
 	g_autofree char *kernel = g_strdup_printf(V1 "tiers: {j: {driver: local, confine: none}}\n"
-						  "trust: {%s: {require: kernel, relax: true, "
-						  "tiers: [j]}}\n", level);
+						     "trust: {%s: {require: kernel, relax: true, "
+						     "tiers: [j]}}\n",
+						  level);
 	g_autoptr(cordon_policy) k = parse_ok(kernel);
 	g_autofree char *ksummary = policy_describe(k);
 	ck_assert_ptr_null(strstr(ksummary, "WARNING"));
@@ -195,7 +206,8 @@ START_TEST(test_default_policy)
 	g_autoptr(cordon_policy) p = policy_new_default();
 	ck_assert_str_eq(p->source, "<default>");
 	ck_assert_str_eq(cordon_policy_default_text(), policy_default_text());
-	const policy_tier *jail = policy_find_tier(p, "jail"), *kernel = policy_find_tier(p, "kernel");
+	const policy_tier *jail = policy_find_tier(p, "jail"),
+			  *kernel = policy_find_tier(p, "kernel");
 	ck_assert_str_eq(jail->driver, "local");
 	ck_assert_str_eq(cfg_map_get(jail->section, "confine")->scalar, "none");
 	ck_assert_str_eq(cfg_map_get(kernel->section, "confine")->scalar, "kernel");
@@ -242,8 +254,8 @@ END_TEST
 START_TEST(test_syntax)
 {
 	/* A tab used for indentation. */
-	EXPECT(V1 "tiers:\n\tjail: {driver: local}\n", "policy_syntax", "t.yaml:3:1: tiers: ",
-	       "cannot start any token");
+	EXPECT(V1 "tiers:\n\tjail: {driver: local}\n", "policy_syntax",
+	       "t.yaml:3:1: tiers: ", "cannot start any token");
 	/* An unclosed flow sequence. */
 	EXPECT(V1 "trust:\n  trusted: {tiers: [jail, kernel}\n", "policy_syntax",
 	       "t.yaml:3:33: trust.trusted.tiers[2]: ", NULL);
@@ -251,8 +263,8 @@ START_TEST(test_syntax)
 	EXPECT(V1 "tiers:\n  jail: {driver: local}\n kernel: {driver: local}\n", "policy_syntax",
 	       "t.yaml:4:2: did not find expected key", NULL);
 	/* A key without a value separator in a block map. */
-	EXPECT(V1 "select strongest\nrules: []\n", "policy_syntax", "t.yaml:3:1: ",
-	       "could not find expected ':'");
+	EXPECT(V1 "select strongest\nrules: []\n", "policy_syntax",
+	       "t.yaml:3:1: ", "could not find expected ':'");
 }
 END_TEST
 
@@ -260,7 +272,9 @@ END_TEST
 
 static char *billion_laughs(void)
 {
-	GString *s = g_string_new(V1 "a0: &a0 [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+	GString *s = g_string_new(
+		V1 "a0: &a0 "
+		   "[\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
 	for (int i = 1; i <= 9; i++) {
 		g_string_append_printf(s, "a%d: &a%d [", i, i);
 		for (int j = 0; j < 9; j++)
@@ -272,8 +286,8 @@ static char *billion_laughs(void)
 
 START_TEST(test_anchor_refused)
 {
-	EXPECT(V1 "tiers: &t\n  jail: {driver: local}\n", "policy_alias", "t.yaml:2:8: tiers: ",
-	       "anchors (&t) are not allowed");
+	EXPECT(V1 "tiers: &t\n  jail: {driver: local}\n", "policy_alias",
+	       "t.yaml:2:8: tiers: ", "anchors (&t) are not allowed");
 	EXPECT(V1 "tiers:\n  jail: {driver: &d local}\n", "policy_alias",
 	       "t.yaml:3:18: tiers.jail.driver: ", "anchors (&d)");
 }
@@ -282,8 +296,8 @@ END_TEST
 START_TEST(test_alias_refused)
 {
 	/* The anchor is refused first; an alias alone (undefined anchor) is refused too. */
-	EXPECT(V1 "tiers:\n  jail: {driver: *d}\n", "policy_alias", "t.yaml:3:18: tiers.jail.driver: ",
-	       "aliases (*d) are not allowed");
+	EXPECT(V1 "tiers:\n  jail: {driver: *d}\n", "policy_alias",
+	       "t.yaml:3:18: tiers.jail.driver: ", "aliases (*d) are not allowed");
 	/* A self-referential alias: refused at the anchor, never followed. */
 	EXPECT(V1 "x: &a [*a]\n", "policy_alias", "t.yaml:2:4: x: ", NULL);
 }
@@ -311,11 +325,11 @@ END_TEST
 
 START_TEST(test_duplicate_keys)
 {
-	EXPECT(V1 "select: first\nselect: strongest\n", "policy_duplicate_key", "t.yaml:3:1: select: ",
-	       "first at line 2, column 1");
+	EXPECT(V1 "select: first\nselect: strongest\n", "policy_duplicate_key",
+	       "t.yaml:3:1: select: ", "first at line 2, column 1");
 	EXPECT(V1 "tiers:\n  jail:\n    driver: local\n    limits: {memory: 1GiB, memory: 2GiB}\n",
-	       "policy_duplicate_key", "t.yaml:5:28: tiers.jail.limits.memory: ",
-	       "first at line 5, column 14");
+	       "policy_duplicate_key",
+	       "t.yaml:5:28: tiers.jail.limits.memory: ", "first at line 5, column 14");
 	/* Another scalar style is still the same key. */
 	EXPECT(V1 "tiers:\n  jail: {driver: local, \"driver\": podman}\n", "policy_duplicate_key",
 	       "t.yaml:3:25: tiers.jail.driver: ", "first at line 3, column 10");
@@ -324,7 +338,8 @@ START_TEST(test_duplicate_keys)
 	for (int i = 0; i < 20; i++)
 		g_string_append_printf(s, "  t%d: {driver: local}\n", i);
 	g_string_append(s, "  t7: {driver: local}\n");
-	EXPECT(s->str, "policy_duplicate_key", "t.yaml:23:3: tiers.t7: ", "first at line 10, column 3");
+	EXPECT(s->str, "policy_duplicate_key",
+	       "t.yaml:23:3: tiers.t7: ", "first at line 10, column 3");
 	g_string_free(s, TRUE);
 }
 END_TEST
@@ -333,8 +348,8 @@ END_TEST
 
 START_TEST(test_unknown_keys)
 {
-	EXPECT(V1 "tirs: {}\n", "policy_unknown_key", "t.yaml:2:1: tirs: ",
-	       "unknown key 'tirs' (did you mean 'tiers'?)");
+	EXPECT(V1 "tirs: {}\n", "policy_unknown_key",
+	       "t.yaml:2:1: tirs: ", "unknown key 'tirs' (did you mean 'tiers'?)");
 	EXPECT(V1 "tiers: {j: {driver: local, limits: {memroy: 1GiB}}}\n", "policy_unknown_key",
 	       "t.yaml:2:37: tiers.j.limits.memroy: ", "did you mean 'memory'?");
 	EXPECT(V1 "trust: {untrusted: {requre: microvm}}\n", "policy_unknown_key",
@@ -342,7 +357,7 @@ START_TEST(test_unknown_keys)
 	EXPECT(V1 "trust: {untrustd: {}}\n", "policy_unknown_key", "t.yaml:2:9: trust.untrustd: ",
 	       "unknown trust level 'untrustd' (did you mean 'untrusted'?)");
 	EXPECT(V1 "rules:\n  - {name: a, deny: true}\n  - {name: b, deny: true}\n"
-	       "  - {name: c, limt: {memory: 1GiB}}\n",
+		  "  - {name: c, limt: {memory: 1GiB}}\n",
 	       "policy_unknown_key", "t.yaml:5:15: rules[2].limt: ", "did you mean 'limit'?");
 	/* Nothing close: the valid keys are listed. */
 	EXPECT(V1 "network: none\n", "policy_unknown_key", "t.yaml:2:1: network: ",
@@ -358,21 +373,22 @@ START_TEST(test_wrong_types)
 	EXPECT(V1 "tiers: {j: {driver: local}}\ntrust: {trusted: {tiers: j}}\n", "policy_type",
 	       "t.yaml:3:26: trust.trusted.tiers: ", "expected a sequence");
 	EXPECT(V1 "select:\n", "policy_type", "t.yaml:2:8: select: ", "got null");
-	EXPECT(V1 "tiers: {j: {driver: ~}}\n", "policy_type", "t.yaml:2:21: tiers.j.driver: ",
-	       "expected a string, got null");
-	EXPECT(V1 "tiers: {j: {driver: true}}\n", "policy_type", "t.yaml:2:21: tiers.j.driver: ",
-	       "got a boolean");
+	EXPECT(V1 "tiers: {j: {driver: ~}}\n", "policy_type",
+	       "t.yaml:2:21: tiers.j.driver: ", "expected a string, got null");
+	EXPECT(V1 "tiers: {j: {driver: true}}\n", "policy_type",
+	       "t.yaml:2:21: tiers.j.driver: ", "got a boolean");
 	EXPECT(V1 "rules:\n  - {name: a, deny: true}\n  - {name: b, deny: true}\n"
-	       "  - {name: c, limit: {memory: lots}}\n",
+		  "  - {name: c, limit: {memory: lots}}\n",
 	       "policy_type", "t.yaml:5:31: rules[2].limit.memory: ", "'lots' is not a size");
 	EXPECT("- cordon: 1\n", "policy_type", "t.yaml:1:1: ", "the top level must be a mapping");
 	EXPECT("cordon\n", "policy_type", "t.yaml:1:1: ", "not a scalar");
-	EXPECT(V1 "tiers: {j: {driver: local}}\ntrust: {trusted: {require: Kernel}}\n", "policy_type",
-	       "t.yaml:3:28: trust.trusted.require: ", "unknown containment 'Kernel' (did you mean 'kernel'?)");
-	EXPECT(V1 "select: fastest\n", "policy_type", "t.yaml:2:9: select: ",
-	       "expected one of: strongest, first");
-	EXPECT(V1 "tiers: {Jail: {driver: local}}\n", "policy_type", "t.yaml:2:9: tiers.Jail: ",
-	       "not a valid tier name");
+	EXPECT(V1 "tiers: {j: {driver: local}}\ntrust: {trusted: {require: Kernel}}\n",
+	       "policy_type", "t.yaml:3:28: trust.trusted.require: ",
+	       "unknown containment 'Kernel' (did you mean 'kernel'?)");
+	EXPECT(V1 "select: fastest\n", "policy_type",
+	       "t.yaml:2:9: select: ", "expected one of: strongest, first");
+	EXPECT(V1 "tiers: {Jail: {driver: local}}\n", "policy_type",
+	       "t.yaml:2:9: tiers.Jail: ", "not a valid tier name");
 	EXPECT(V1 "? [a]\n: b\n", "policy_type", "t.yaml:2:3: ", "a key must be a plain string");
 }
 END_TEST
@@ -382,7 +398,8 @@ END_TEST
 static void expect_pids(const char *value, const char *code, const char *contains)
 {
 	g_autofree char *text = g_strdup_printf(V1 "tiers:\n  j:\n    driver: local\n"
-						"    limits: {pids: %s}\n", value);
+						   "    limits: {pids: %s}\n",
+						value);
 	EXPECT(text, code, "t.yaml:5:20: tiers.j.limits.pids: ", contains);
 }
 
@@ -412,14 +429,16 @@ END_TEST
 static void expect_memory(const char *value, const char *code, const char *contains)
 {
 	g_autofree char *text = g_strdup_printf(V1 "tiers:\n  j:\n    driver: local\n"
-						"    limits: {memory: %s}\n", value);
+						   "    limits: {memory: %s}\n",
+						value);
 	EXPECT(text, code, "t.yaml:5:22: tiers.j.limits.memory: ", contains);
 }
 
 static void expect_wall(const char *value, const char *code, const char *contains)
 {
 	g_autofree char *text = g_strdup_printf(V1 "rules:\n  - name: r\n"
-						"    limit: {wall: %s}\n", value);
+						   "    limit: {wall: %s}\n",
+						value);
 	EXPECT(text, code, "t.yaml:4:19: rules[0].limit.wall: ", contains);
 }
 
@@ -454,14 +473,31 @@ END_TEST
 
 START_TEST(test_unit_grammar)
 {
-	static const struct { const char *text; int r; uint64_t v; } sizes[] = {
-		{ "0", 0, 0 }, { "4096", 0, 4096 }, { "17B", 0, 17 }, { "1KiB", 0, 1024 },
-		{ "512MiB", 0, 512ull << 20 }, { "2GiB", 0, 2ull << 30 }, { "3TiB", 0, 3ull << 40 },
-		{ "18446744073709551615", 0, UINT64_MAX }, { "18446744073709551616", -ERANGE, 0 },
-		{ "16777216TiB", -ERANGE, 0 }, { "16777215TiB", 0, 16777215ull << 40 },
-		{ "1MB", -EINVAL, 0 }, { "1mib", -EINVAL, 0 }, { "01KiB", -EINVAL, 0 },
-		{ "", -EINVAL, 0 }, { "KiB", -EINVAL, 0 }, { "1 KiB", -EINVAL, 0 }, { "+1", -EINVAL, 0 },
-		{ "1.0KiB", -EINVAL, 0 }, { "0x400", -EINVAL, 0 },
+	static const struct {
+		const char *text;
+		int r;
+		uint64_t v;
+	} sizes[] = {
+		{ "0", 0, 0 },
+		{ "4096", 0, 4096 },
+		{ "17B", 0, 17 },
+		{ "1KiB", 0, 1024 },
+		{ "512MiB", 0, 512ull << 20 },
+		{ "2GiB", 0, 2ull << 30 },
+		{ "3TiB", 0, 3ull << 40 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "16777216TiB", -ERANGE, 0 },
+		{ "16777215TiB", 0, 16777215ull << 40 },
+		{ "1MB", -EINVAL, 0 },
+		{ "1mib", -EINVAL, 0 },
+		{ "01KiB", -EINVAL, 0 },
+		{ "", -EINVAL, 0 },
+		{ "KiB", -EINVAL, 0 },
+		{ "1 KiB", -EINVAL, 0 },
+		{ "+1", -EINVAL, 0 },
+		{ "1.0KiB", -EINVAL, 0 },
+		{ "0x400", -EINVAL, 0 },
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(sizes); i++) {
 		uint64_t v = 0;
@@ -472,10 +508,17 @@ START_TEST(test_unit_grammar)
 			ck_assert_uint_eq(v, sizes[i].v);
 		ck_assert((why == NULL) == (r == 0));
 	}
-	static const struct { const char *text; int r; uint64_t v; } durations[] = {
-		{ "500ms", 0, 500 }, { "30s", 0, 30000 }, { "10m", 0, 600000 }, { "2h", 0, 7200000 },
-		{ "0s", 0, 0 }, { "30", -EINVAL, 0 }, { "1h30m", -EINVAL, 0 }, { "1d", -EINVAL, 0 },
-		{ "1.5s", -EINVAL, 0 }, { "5124095576030432h", -ERANGE, 0 }, { "S", -EINVAL, 0 },
+	static const struct {
+		const char *text;
+		int r;
+		uint64_t v;
+	} durations[] = {
+		{ "500ms", 0, 500 },     { "30s", 0, 30000 },
+		{ "10m", 0, 600000 },    { "2h", 0, 7200000 },
+		{ "0s", 0, 0 },          { "30", -EINVAL, 0 },
+		{ "1h30m", -EINVAL, 0 }, { "1d", -EINVAL, 0 },
+		{ "1.5s", -EINVAL, 0 },  { "5124095576030432h", -ERANGE, 0 },
+		{ "S", -EINVAL, 0 },
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(durations); i++) {
 		uint64_t v = 0;
@@ -501,16 +544,19 @@ END_TEST
 
 START_TEST(test_booleans)
 {
-	static const char *const bad[] = { "yes", "no", "on", "off", "y", "n", "True", "FALSE", NULL };
+	static const char *const bad[] = {
+		"yes", "no", "on", "off", "y", "n", "True", "FALSE", NULL
+	};
 	for (int i = 0; bad[i]; i++) {
-		g_autofree char *text = g_strdup_printf(V1 "audit: {path: /a, required: %s}\n", bad[i]);
+		g_autofree char *text = g_strdup_printf(V1 "audit: {path: /a, required: %s}\n",
+							bad[i]);
 		g_autofree char *want = g_strdup_printf("'%s' is not a boolean here", bad[i]);
 		EXPECT(text, "policy_type", "t.yaml:2:29: audit.required: ", want);
 	}
 	EXPECT(V1 "audit: {path: /a, required: \"true\"}\n", "policy_type",
 	       "t.yaml:2:29: audit.required: ", "expected true or false, got a quoted string");
-	EXPECT(V1 "audit: {path: /a, required: 1}\n", "policy_type", "t.yaml:2:29: audit.required: ",
-	       "got a number");
+	EXPECT(V1 "audit: {path: /a, required: 1}\n", "policy_type",
+	       "t.yaml:2:29: audit.required: ", "got a number");
 }
 END_TEST
 
@@ -518,17 +564,19 @@ END_TEST
 
 START_TEST(test_tags)
 {
-	EXPECT(V1 "select: !!str first\n", "policy_tag", "t.yaml:2:9: select: ", "tags (tag:yaml.org,2002:str)");
+	EXPECT(V1 "select: !!str first\n", "policy_tag",
+	       "t.yaml:2:9: select: ", "tags (tag:yaml.org,2002:str)");
 	EXPECT(V1 "tiers: !custom {}\n", "policy_tag", "t.yaml:2:8: tiers: ", "tags (!custom)");
 	EXPECT(V1 "x: !!python/object:os.system {}\n", "policy_tag", "t.yaml:2:4: x: ", NULL);
-	EXPECT("%TAG !e! tag:example.com,2000:\n---\ncordon: 1\n", "policy_tag", "t.yaml:1:1: ",
-	       "%TAG directives");
+	EXPECT("%TAG !e! tag:example.com,2000:\n---\ncordon: 1\n", "policy_tag",
+	       "t.yaml:1:1: ", "%TAG directives");
 }
 END_TEST
 
 START_TEST(test_multiple_documents)
 {
-	EXPECT(V1 "---\ncordon: 1\n", "policy_multidoc", "t.yaml:2:1: ", "exactly one YAML document");
+	EXPECT(V1 "---\ncordon: 1\n", "policy_multidoc",
+	       "t.yaml:2:1: ", "exactly one YAML document");
 	EXPECT("---\n" V1 "...\n---\n" V1, "policy_multidoc", "t.yaml:4:1: ", NULL);
 }
 END_TEST
@@ -539,19 +587,23 @@ START_TEST(test_encoding)
 {
 	static const char nul[] = "cordon: 1\nselect: fi\0rst\n";
 	expect_err_len(nul, sizeof(nul) - 1, "policy_encoding", "t.yaml:2:11: ", "NUL byte");
-	EXPECT(V1 "select: \"fi\\0rst\"\n", "policy_encoding", "t.yaml:2:9: select: ", "NUL character");
-	EXPECT(V1 "audit: {path: \"/var/log/a\\x01\"}\n", "policy_encoding", "t.yaml:2:15: audit.path: ",
-	       "control character 0x01");
+	EXPECT(V1 "select: \"fi\\0rst\"\n", "policy_encoding",
+	       "t.yaml:2:9: select: ", "NUL character");
+	EXPECT(V1 "audit: {path: \"/var/log/a\\x01\"}\n", "policy_encoding",
+	       "t.yaml:2:15: audit.path: ", "control character 0x01");
 	/* A line break or a tab in a value forges lines in messages and records. */
 	EXPECT(V1 "tiers: {j: {driver: \"local\\nx\"}}\n", "policy_encoding",
 	       "t.yaml:2:21: tiers.j.driver: ", "control character 0x0a in a value is not allowed");
 	EXPECT(V1 "rules:\n  - name: |\n      two\n      lines\n", "policy_encoding",
 	       "t.yaml:3:11: rules[0].name: ", "control character 0x0a");
-	EXPECT(V1 "select: \"first\\t\"\n", "policy_encoding", "t.yaml:2:9: select: ",
-	       "control character 0x09");
-	EXPECT(V1 "select: caf\xc3\n", "policy_encoding", "t.yaml:2:12: ", "invalid UTF-8 (byte 0xc3)");
-	EXPECT(V1 "select: \xc0\xaf\n", "policy_encoding", "t.yaml:2:9: ", "invalid UTF-8"); /* overlong */
-	static const char utf16[] = "\xff\xfe" "c\0o\0r\0";
+	EXPECT(V1 "select: \"first\\t\"\n", "policy_encoding",
+	       "t.yaml:2:9: select: ", "control character 0x09");
+	EXPECT(V1 "select: caf\xc3\n", "policy_encoding",
+	       "t.yaml:2:12: ", "invalid UTF-8 (byte 0xc3)");
+	EXPECT(V1 "select: \xc0\xaf\n", "policy_encoding",
+	       "t.yaml:2:9: ", "invalid UTF-8"); /* overlong */
+	static const char utf16[] = "\xff\xfe"
+				    "c\0o\0r\0";
 	expect_err_len(utf16, sizeof(utf16) - 1, "policy_encoding", "t.yaml:1:1: ", NULL);
 	static const char utf16be[] = "\xfe\xff\0c\0o";
 	expect_err_len(utf16be, sizeof(utf16be) - 1, "policy_encoding", "t.yaml:1:1: ", NULL);
@@ -568,7 +620,8 @@ START_TEST(test_size_cap)
 	char *big = g_malloc(len);
 	memset(big, '#', len);
 	memcpy(big, V1, strlen(V1));
-	expect_err_len(big, len, "policy_too_large", "t.yaml: the policy is 1048577 bytes", "1 MiB");
+	expect_err_len(big, len, "policy_too_large", "t.yaml: the policy is 1048577 bytes",
+		       "1 MiB");
 	/* Exactly the cap is fine. */
 	big[len - 2] = '\n';
 	cordon_policy *p = NULL;
@@ -614,9 +667,10 @@ END_TEST
 
 START_TEST(test_version)
 {
-	EXPECT("tiers: {}\n", "policy_version", "t.yaml:1:1: ", "the policy starts with `cordon: 1`");
-	EXPECT("cordon: 2\n", "policy_version", "t.yaml:1:9: cordon: ",
-	       "unsupported policy version 2: this cordon reads version 1");
+	EXPECT("tiers: {}\n", "policy_version",
+	       "t.yaml:1:1: ", "the policy starts with `cordon: 1`");
+	EXPECT("cordon: 2\n", "policy_version",
+	       "t.yaml:1:9: cordon: ", "unsupported policy version 2: this cordon reads version 1");
 	EXPECT("cordon: \"1\"\n", "policy_version", "t.yaml:1:9: cordon: ", "got a quoted string");
 	EXPECT("cordon: 1.0\n", "policy_version", "t.yaml:1:9: cordon: ", NULL);
 	/* A bad version is the only error reported: the rest may be another schema. */
@@ -630,43 +684,51 @@ END_TEST
 
 START_TEST(test_paths)
 {
-	EXPECT(V1 "audit: {path: audit.jsonl}\n", "policy_path", "t.yaml:2:15: audit.path: ", "must be absolute");
+	EXPECT(V1 "audit: {path: audit.jsonl}\n", "policy_path",
+	       "t.yaml:2:15: audit.path: ", "must be absolute");
 	/* Records go to a file: not the root, nor any directory. */
 	EXPECT(V1 "audit: {path: \"/\"}\n", "policy_path", "t.yaml:2:15: audit.path: ",
 	       "audit path '/' is a directory: name the file records are appended to");
-	EXPECT(V1 "audit: {path: /tmp}\n", "policy_path", "t.yaml:2:15: audit.path: ",
-	       "audit path '/tmp' is a directory");
-	EXPECT(V1 "audit: {path: ~/audit.jsonl}\n", "policy_path", "t.yaml:2:15: audit.path: ", "nothing is expanded");
+	EXPECT(V1 "audit: {path: /tmp}\n", "policy_path",
+	       "t.yaml:2:15: audit.path: ", "audit path '/tmp' is a directory");
+	EXPECT(V1 "audit: {path: ~/audit.jsonl}\n", "policy_path",
+	       "t.yaml:2:15: audit.path: ", "nothing is expanded");
 	EXPECT(V1 "audit: {path: $HOME/a}\n", "policy_path", "t.yaml:2:15: audit.path: ", NULL);
-	EXPECT(V1 "plugins: {dir: /usr/lib/../tmp}\n", "policy_path", "t.yaml:2:16: plugins.dir: ", "normalised");
+	EXPECT(V1 "plugins: {dir: /usr/lib/../tmp}\n", "policy_path",
+	       "t.yaml:2:16: plugins.dir: ", "normalised");
 	EXPECT(V1 "plugins: {dir: /usr//lib}\n", "policy_path", "t.yaml:2:16: plugins.dir: ", NULL);
 	EXPECT(V1 "plugins: {dir: /usr/lib/}\n", "policy_path", "t.yaml:2:16: plugins.dir: ", NULL);
-	EXPECT(V1 "plugins: {dir: /usr/lib/.}\n", "policy_path", "t.yaml:2:16: plugins.dir: ", NULL);
-	EXPECT(V1 "audit: {required: true}\n", "policy_invalid", "t.yaml:2:8: audit: ", "missing required key 'path'");
+	EXPECT(V1 "plugins: {dir: /usr/lib/.}\n", "policy_path",
+	       "t.yaml:2:16: plugins.dir: ", NULL);
+	EXPECT(V1 "audit: {required: true}\n", "policy_invalid",
+	       "t.yaml:2:8: audit: ", "missing required key 'path'");
 }
 END_TEST
 
 START_TEST(test_references_and_names)
 {
-	EXPECT(V1 "tiers: {box: {driver: podman}}\ntrust: {trusted: {tiers: [bx]}}\n", "policy_invalid",
+	EXPECT(V1 "tiers: {box: {driver: podman}}\ntrust: {trusted: {tiers: [bx]}}\n",
+	       "policy_invalid",
 	       "t.yaml:3:27: trust.trusted.tiers[0]: ", "unknown tier 'bx' (did you mean 'box'?)");
 	EXPECT(V1 "tiers: {box: {driver: podman}}\ntrust: {trusted: {tiers: [box, box]}}\n",
 	       "policy_invalid", "t.yaml:3:32: trust.trusted.tiers[1]: ", "listed twice");
-	EXPECT(V1 "tiers: {box: {driver: podman}}\nrules: [{name: r, when: {tier: [vm]}, deny: true}]\n",
+	EXPECT(V1 "tiers: {box: {driver: podman}}\nrules: [{name: r, when: {tier: [vm]}, deny: "
+		  "true}]\n",
 	       "policy_invalid", "t.yaml:3:33: rules[0].when.tier[0]: ", "unknown tier 'vm'");
-	EXPECT(V1 "tiers: {box: {limits: {}}}\n", "policy_invalid", "t.yaml:2:14: tiers.box: ",
-	       "missing required key 'driver'");
-	EXPECT(V1 "tiers: {box: {driver: Podman}}\n", "policy_type", "t.yaml:2:23: tiers.box.driver: ",
-	       "not a valid driver name");
-	EXPECT(V1 "plugins: {load: [kvm, ../evil]}\n", "policy_type", "t.yaml:2:23: plugins.load[1]: ",
-	       "not a valid plugin name");
-	EXPECT(V1 "plugins: {load: [kvm, kvm]}\n", "policy_invalid", "t.yaml:2:23: plugins.load[1]: ",
-	       "listed twice");
+	EXPECT(V1 "tiers: {box: {limits: {}}}\n", "policy_invalid",
+	       "t.yaml:2:14: tiers.box: ", "missing required key 'driver'");
+	EXPECT(V1 "tiers: {box: {driver: Podman}}\n", "policy_type",
+	       "t.yaml:2:23: tiers.box.driver: ", "not a valid driver name");
+	EXPECT(V1 "plugins: {load: [kvm, ../evil]}\n", "policy_type",
+	       "t.yaml:2:23: plugins.load[1]: ", "not a valid plugin name");
+	EXPECT(V1 "plugins: {load: [kvm, kvm]}\n", "policy_invalid",
+	       "t.yaml:2:23: plugins.load[1]: ", "listed twice");
 	EXPECT(V1 "rules: [{name: a, deny: true}, {name: a, deny: true}]\n", "policy_invalid",
 	       "t.yaml:2:39: rules[1].name: ", "used twice");
-	EXPECT(V1 "rules: [{deny: true}]\n", "policy_invalid", "t.yaml:2:9: rules[0]: ",
-	       "missing required key 'name'");
-	EXPECT(V1 "rules: [{name: a}]\n", "policy_invalid", "t.yaml:2:9: rules[0]: ", "has no effect");
+	EXPECT(V1 "rules: [{deny: true}]\n", "policy_invalid",
+	       "t.yaml:2:9: rules[0]: ", "missing required key 'name'");
+	EXPECT(V1 "rules: [{name: a}]\n", "policy_invalid",
+	       "t.yaml:2:9: rules[0]: ", "has no effect");
 	EXPECT(V1 "rules: [{name: a, deny: true, limit: {pids: 5}}]\n", "policy_invalid",
 	       "t.yaml:2:9: rules[0]: ", "takes no require or limit");
 	EXPECT(V1 "rules: [{name: a, require: {egress: allow}}]\n", "policy_type",
@@ -719,12 +781,11 @@ START_TEST(test_errors_in_file_order)
 	ck_assert_int_lt(policy_parse(text, strlen(text), "t.yaml", &p, &err), 0);
 	g_auto(GStrv) lines = g_strsplit(err->message, "\n", -1);
 	ck_assert_int_eq(g_strv_length(lines), 6);
-	static const char *const want[] = { "t.yaml:3:21: rules[0].deny: ",
-					    "t.yaml:4:15: audit.path: ",
-					    "t.yaml:5:38: tiers.a.fallback: ",
-					    "t.yaml:5:62: tiers.a.max_containment: ",
-					    "t.yaml:6:27: trust.trusted.tiers[0]: ",
-					    "t.yaml:7:26: allow_untrusted_on_jail: " };
+	static const char *const want[] = {
+		"t.yaml:3:21: rules[0].deny: ",          "t.yaml:4:15: audit.path: ",
+		"t.yaml:5:38: tiers.a.fallback: ",       "t.yaml:5:62: tiers.a.max_containment: ",
+		"t.yaml:6:27: trust.trusted.tiers[0]: ", "t.yaml:7:26: allow_untrusted_on_jail: "
+	};
 	for (int i = 0; i < 6; i++)
 		ck_assert_msg(g_str_has_prefix(lines[i], want[i]), "line %d: %s", i, lines[i]);
 	ck_assert_str_eq(err->code, "policy_type"); /* the first in the file */
@@ -751,14 +812,16 @@ static void expect_section(const char *section, const char *code, const char *pr
 	g_autofree char *text = g_strdup_printf(V1 "tiers:\n  box:\n%s", section);
 	g_autoptr(cordon_policy) p = parse_ok(text);
 	cordon_error *err = NULL;
-	int r = policy_check_section(p, (policy_tier *)policy_find_tier(p, "box"), box_keys, NULL, &err);
+	int r = policy_check_section(p, (policy_tier *)policy_find_tier(p, "box"), box_keys, NULL,
+				     &err);
 	if (!code) {
 		ck_assert_msg(r == 0, "section refused: %s", err ? err->message : "?");
 		return;
 	}
 	ck_assert_int_lt(r, 0);
 	ck_assert_msg(strcmp(err->code, code) == 0, "code %s: %s", err->code, err->message);
-	ck_assert_msg(g_str_has_prefix(err->message, prefix), "<<%s>> lacks <<%s>>", err->message, prefix);
+	ck_assert_msg(g_str_has_prefix(err->message, prefix), "<<%s>> lacks <<%s>>", err->message,
+		      prefix);
 	ck_assert_msg(!contains || strstr(err->message, contains), "<<%s>> lacks <<%s>>",
 		      err->message, contains);
 	cordon_error_free(err);
@@ -768,11 +831,13 @@ START_TEST(test_driver_section)
 {
 	expect_section("    driver: podman\n    image: x\n    rootless: true\n    shm: 64MiB\n"
 		       "    stop_timeout: 5s\n    nice: -5\n    caps: [net_bind]\n"
-		       "    token: {env: BOX_TOKEN}\n    limits: {memory: 1GiB}\n", NULL, NULL, NULL);
+		       "    token: {env: BOX_TOKEN}\n    limits: {memory: 1GiB}\n",
+		       NULL, NULL, NULL);
 	expect_section("    driver: podman\n    image: x\n    imge: y\n", "policy_unknown_key",
-		       "t.yaml:6:5: tiers.box.imge: ", "unknown key for driver podman 'imge' (did you mean 'image'?)");
-	expect_section("    driver: podman\n", "policy_invalid", "t.yaml:4:5: tiers.box: ",
-		       "missing required key 'image' (driver podman)");
+		       "t.yaml:6:5: tiers.box.imge: ",
+		       "unknown key for driver podman 'imge' (did you mean 'image'?)");
+	expect_section("    driver: podman\n", "policy_invalid",
+		       "t.yaml:4:5: tiers.box: ", "missing required key 'image' (driver podman)");
 	expect_section("    driver: podman\n    image: x\n    rootless: yes\n", "policy_type",
 		       "t.yaml:6:15: tiers.box.rootless: ", "write true or false");
 	expect_section("    driver: podman\n    image: x\n    shm: 64MB\n", "policy_type",
@@ -781,16 +846,18 @@ START_TEST(test_driver_section)
 		       "t.yaml:6:19: tiers.box.stop_timeout: ", "needs a unit");
 	expect_section("    driver: podman\n    image: x\n    nice: 0x5\n", "policy_type",
 		       "t.yaml:6:11: tiers.box.nice: ", "hexadecimal");
-	expect_section("    driver: podman\n    image: x\n    nice: 9223372036854775808\n", "policy_range",
-		       "t.yaml:6:11: tiers.box.nice: ", "64 bits");
-	expect_section("    driver: podman\n    image: x\n    nice: -9223372036854775808\n", NULL, NULL, NULL);
+	expect_section("    driver: podman\n    image: x\n    nice: 9223372036854775808\n",
+		       "policy_range", "t.yaml:6:11: tiers.box.nice: ", "64 bits");
+	expect_section("    driver: podman\n    image: x\n    nice: -9223372036854775808\n", NULL,
+		       NULL, NULL);
 	expect_section("    driver: podman\n    image: x\n    caps: net_bind\n", "policy_type",
 		       "t.yaml:6:11: tiers.box.caps: ", "expected a sequence");
 	expect_section("    driver: podman\n    image: [x]\n", "policy_type",
 		       "t.yaml:5:12: tiers.box.image: ", "expected a string");
 	expect_section("    driver: podman\n    image: x\n    token: hunter2\n", "policy_type",
 		       "t.yaml:6:12: tiers.box.token: ", "never the value itself");
-	expect_section("    driver: podman\n    image: x\n    token: {env: A, file: /b}\n", "policy_type",
+	expect_section("    driver: podman\n    image: x\n    token: {env: A, file: /b}\n",
+		       "policy_type",
 		       "t.yaml:6:12: tiers.box.token: ", "exactly one of env or file");
 	expect_section("    driver: podman\n    image: x\n    token: {file: rel}\n", "policy_path",
 		       "t.yaml:6:19: tiers.box.token.file: ", "absolute");
@@ -799,7 +866,9 @@ START_TEST(test_driver_section)
 	/* A driver without declared keys accepts only the core's. */
 	g_autoptr(cordon_policy) p = parse_ok(V1 "tiers: {j: {driver: local, confine: none}}\n");
 	cordon_error *err = NULL;
-	ck_assert_int_lt(policy_check_section(p, (policy_tier *)policy_find_tier(p, "j"), NULL, NULL, &err), 0);
+	ck_assert_int_lt(
+		policy_check_section(p, (policy_tier *)policy_find_tier(p, "j"), NULL, NULL, &err),
+		0);
 	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "policy_unknown_key");
 }
 END_TEST
@@ -877,7 +946,8 @@ static char *trust_problem(const char *path, const char *want)
 	if (r == 0)
 		return g_strdup_printf("%s accepted, should be refused (%s)", path, want);
 	if (!perms || !strstr(msg, want))
-		return g_strdup_printf("%s: <<%s>>, wanted policy_perms and <<%s>>", path, msg, want);
+		return g_strdup_printf("%s: <<%s>>, wanted policy_perms and <<%s>>", path, msg,
+				       want);
 	return NULL;
 }
 
@@ -889,7 +959,12 @@ static char *put_policy(const char *dir, const char *name, mode_t mode)
 	return path;
 }
 
-#define TRY(expr) do { char *why_ = (expr); if (why_) return why_; } while (0)
+#define TRY(expr) \
+	do { \
+		char *why_ = (expr); \
+		if (why_) \
+			return why_; \
+	} while (0)
 
 static char *policy_trust_problems(void)
 {
@@ -913,7 +988,8 @@ static char *policy_trust_problems(void)
 	TRY(trust_problem(in_sticky, NULL)); /* like /tmp: others cannot rename ours */
 	TRY(trust_problem(grp, "group.yaml is group- or world-writable (mode 0664)"));
 	g_autofree char *open_why = g_strdup_printf("%s is group- or world-writable without the "
-						    "sticky bit (mode 0777)", open_dir);
+						    "sticky bit (mode 0777)",
+						    open_dir);
 	TRY(trust_problem(in_open, open_why));
 	TRY(trust_problem(sym, "sym.yaml is a symbolic link"));
 	TRY(trust_problem(hard, "hard.yaml has 2 hard links"));
@@ -921,7 +997,8 @@ static char *policy_trust_problems(void)
 		g_autofree char *theirs = put_policy(top, "theirs.yaml", 0644);
 		if (!theirs || chown(theirs, 4242, 4242) < 0)
 			return g_strdup("cannot chown a policy to uid 4242");
-		TRY(trust_problem(theirs, "theirs.yaml is owned by uid 4242, not by root or by us"));
+		TRY(trust_problem(theirs,
+				  "theirs.yaml is owned by uid 4242, not by root or by us"));
 	}
 	testutil_rmtree(top);
 	return NULL;
@@ -1023,8 +1100,8 @@ START_TEST(test_doc_examples)
 		g_autofree char *name = g_strdup_printf("docs/policy.md example %u", examples + 1);
 		cordon_policy *pol = NULL;
 		cordon_error *err = NULL;
-		ck_assert_msg(policy_parse(p, (size_t)(end - p), name, &pol, &err) == 0, "%s: %s", name,
-			      err ? err->message : "?");
+		ck_assert_msg(policy_parse(p, (size_t)(end - p), name, &pol, &err) == 0, "%s: %s",
+			      name, err ? err->message : "?");
 		policy_free(pol);
 		examples++;
 		p = end + 3;
@@ -1096,7 +1173,4 @@ static Suite *policy_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(policy_suite());
-}
+int main(void) { return testutil_run(policy_suite()); }

@@ -29,10 +29,7 @@ static int cache_configure(void *data, const cordon_plugin_config *cfg, void **r
 	return 0;
 }
 
-static void cache_unconfigure(void *tier)
-{
-	g_free(tier);
-}
+static void cache_unconfigure(void *tier) { g_free(tier); }
 
 static int cache_probe(void *tier, cordon_plugin_probe *ret)
 {
@@ -54,15 +51,13 @@ static int cache_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	g_atomic_int_inc(&opens);
 	if (g_atomic_int_get(&open_fails))
 		return cordon_host_services.error_set(err, EIO, CORDON_PLUGIN_ERROR_TRANSIENT,
-						      "tier_unavailable", "steered: the engine went away");
+						      "tier_unavailable",
+						      "steered: the engine went away");
 	*ret_sandbox = g_new0(int, 1);
 	return 0;
 }
 
-static void cache_close(void *sandbox)
-{
-	g_free(sandbox);
-}
+static void cache_close(void *sandbox) { g_free(sandbox); }
 
 static const cordon_plugin_config_key cache_keys[] = { { NULL, 0, 0 } };
 
@@ -114,7 +109,8 @@ static void teardown(void)
 static cordon_plugin_probe probe_once(const char *text, bool cache)
 {
 	cordon_options *o = cordon_options_new();
-	ck_assert_int_eq(cordon_options_set_policy_text(o, text, strlen(text), "cache.yaml", NULL), 0);
+	ck_assert_int_eq(cordon_options_set_policy_text(o, text, strlen(text), "cache.yaml", NULL),
+			 0);
 	o->builtin_drivers = builtin;
 	cordon_options_set_probe_cache(o, cache);
 	cordon_context *ctx = NULL;
@@ -253,8 +249,8 @@ START_TEST(test_stale_available_retried)
 	g_atomic_int_set(&available, 0);
 	g_atomic_int_set(&open_fails, 1);
 	cordon_options *o = cordon_options_new();
-	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), "cache.yaml",
-							NULL), 0);
+	ck_assert_int_eq(
+		cordon_options_set_policy_text(o, policy, strlen(policy), "cache.yaml", NULL), 0);
 	o->builtin_drivers = builtin;
 	cordon_options_set_probe_cache(o, true);
 	cordon_context *ctx = NULL;
@@ -286,8 +282,8 @@ START_TEST(test_one_retry_only)
 	probe_once(policy, true);
 	g_atomic_int_set(&open_fails, 1);
 	cordon_options *o = cordon_options_new();
-	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), "cache.yaml",
-							NULL), 0);
+	ck_assert_int_eq(
+		cordon_options_set_policy_text(o, policy, strlen(policy), "cache.yaml", NULL), 0);
 	o->builtin_drivers = builtin;
 	cordon_options_set_probe_cache(o, true);
 	cordon_context *ctx = NULL;
@@ -305,8 +301,8 @@ START_TEST(test_one_retry_only)
 	/* with nothing kept (the cache off) a failed open is not retried at all */
 	cordon_context_free(ctx);
 	o = cordon_options_new();
-	ck_assert_int_eq(cordon_options_set_policy_text(o, policy, strlen(policy), "cache.yaml",
-							NULL), 0);
+	ck_assert_int_eq(
+		cordon_options_set_policy_text(o, policy, strlen(policy), "cache.yaml", NULL), 0);
 	o->builtin_drivers = builtin;
 	ck_assert_int_eq(cordon_context_new(o, &ctx, NULL), 0);
 	cordon_options_free(o);
@@ -335,7 +331,4 @@ static Suite *probecache_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(probecache_suite());
-}
+int main(void) { return testutil_run(probecache_suite()); }

@@ -15,17 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SANDBOX "-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
-#define AGENT_CHAN "-chardev", "socket,id=agent,fd=3", \
-	"-device", "virtserialport,chardev=agent,name=org.cordon.agent"
-#define COMMON "-nodefaults", "-no-user-config", "-nographic", "-serial", "none", \
-	"-monitor", "none", "-no-reboot", "-kernel", "/k", "-initrd", "/i"
+#define SANDBOX \
+	"-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+#define AGENT_CHAN \
+	"-chardev", "socket,id=agent,fd=3", "-device", \
+		"virtserialport,chardev=agent,name=org.cordon.agent"
+#define COMMON \
+	"-nodefaults", "-no-user-config", "-nographic", "-serial", "none", "-monitor", "none", \
+		"-no-reboot", "-kernel", "/k", "-initrd", "/i"
 
 static qemu_config base(void)
 {
-	return (qemu_config){ .binary = "/usr/bin/qemu-system-x86_64", .arch = QEMU_ARCH_X86_64,
-			      .accel = QEMU_ACCEL_KVM, .machine = "microvm", .memory_mib = 256,
-			      .cpus = 2, .kernel = "/k", .initrd = "/i", .tsc_khz = 2245780,
+	return (qemu_config){ .binary = "/usr/bin/qemu-system-x86_64",
+			      .arch = QEMU_ARCH_X86_64,
+			      .accel = QEMU_ACCEL_KVM,
+			      .machine = "microvm",
+			      .memory_mib = 256,
+			      .cpus = 2,
+			      .kernel = "/k",
+			      .initrd = "/i",
+			      .tsc_khz = 2245780,
 			      .scratch_bytes = 1048576 };
 }
 
@@ -45,12 +54,26 @@ static void assert_argv(const qemu_config *c, const char *const *want)
 START_TEST(test_argv_kvm_x86_64)
 {
 	qemu_config c = base();
-	const char *want[] = { "/usr/bin/qemu-system-x86_64", "-M",
-			       "microvm,pit=off,pic=off,isa-serial=off", "-accel", "kvm", "-cpu",
-			       "host", "-m", "256M", "-smp", "2", COMMON, "-append",
+	const char *want[] = { "/usr/bin/qemu-system-x86_64",
+			       "-M",
+			       "microvm,pit=off,pic=off,isa-serial=off",
+			       "-accel",
+			       "kvm",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       COMMON,
+			       "-append",
 			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
 			       "cordon.scratch=1048576",
-			       "-device", "virtio-serial-device", AGENT_CHAN, SANDBOX, NULL };
+			       "-device",
+			       "virtio-serial-device",
+			       AGENT_CHAN,
+			       SANDBOX,
+			       NULL };
 	assert_argv(&c, want);
 }
 END_TEST
@@ -63,13 +86,27 @@ START_TEST(test_argv_tcg_x86_64)
 	c.pids = 64;
 	c.nofile = 1024;
 	c.fsize = 4096;
-	const char *want[] = { "/usr/bin/qemu-system-x86_64", "-M",
-			       "microvm,pit=off,pic=off,isa-serial=off", "-accel", "tcg", "-cpu",
-			       "max", "-m", "256M", "-smp", "2", COMMON, "-append",
+	const char *want[] = { "/usr/bin/qemu-system-x86_64",
+			       "-M",
+			       "microvm,pit=off,pic=off,isa-serial=off",
+			       "-accel",
+			       "tcg",
+			       "-cpu",
+			       "max",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       COMMON,
+			       "-append",
 			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
 			       "tsc_early_khz=2245780 cordon.scratch=1048576 cordon.pids=64 "
 			       "cordon.nofile=1024 cordon.fsize=4096",
-			       "-device", "virtio-serial-device", AGENT_CHAN, SANDBOX, NULL };
+			       "-device",
+			       "virtio-serial-device",
+			       AGENT_CHAN,
+			       SANDBOX,
+			       NULL };
 	assert_argv(&c, want);
 }
 END_TEST
@@ -80,12 +117,26 @@ START_TEST(test_argv_kvm_aarch64)
 	c.binary = "/usr/bin/qemu-system-aarch64";
 	c.arch = QEMU_ARCH_AARCH64;
 	c.machine = "virt";
-	const char *want[] = { "/usr/bin/qemu-system-aarch64", "-M", "virt,gic-version=host",
-			       "-accel", "kvm", "-cpu", "host", "-m", "256M", "-smp", "2", COMMON,
+	const char *want[] = { "/usr/bin/qemu-system-aarch64",
+			       "-M",
+			       "virt,gic-version=host",
+			       "-accel",
+			       "kvm",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       COMMON,
 			       "-append",
 			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
 			       "cordon.scratch=1048576",
-			       "-device", "virtio-serial-device", AGENT_CHAN, SANDBOX, NULL };
+			       "-device",
+			       "virtio-serial-device",
+			       AGENT_CHAN,
+			       SANDBOX,
+			       NULL };
 	assert_argv(&c, want);
 }
 END_TEST
@@ -98,12 +149,26 @@ START_TEST(test_argv_tcg_aarch64)
 	c.arch = QEMU_ARCH_AARCH64;
 	c.accel = QEMU_ACCEL_TCG;
 	c.machine = "virt";
-	const char *want[] = { "/usr/bin/qemu-system-aarch64", "-M", "virt,gic-version=max",
-			       "-accel", "tcg", "-cpu", "max,pauth-impdef=on", "-m", "256M", "-smp",
-			       "2", COMMON, "-append",
+	const char *want[] = { "/usr/bin/qemu-system-aarch64",
+			       "-M",
+			       "virt,gic-version=max",
+			       "-accel",
+			       "tcg",
+			       "-cpu",
+			       "max,pauth-impdef=on",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       COMMON,
+			       "-append",
 			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
 			       "cordon.scratch=1048576",
-			       "-device", "virtio-serial-device", AGENT_CHAN, SANDBOX, NULL };
+			       "-device",
+			       "virtio-serial-device",
+			       AGENT_CHAN,
+			       SANDBOX,
+			       NULL };
 	assert_argv(&c, want);
 }
 END_TEST
@@ -115,12 +180,26 @@ START_TEST(test_argv_hvf)
 	c.arch = QEMU_ARCH_AARCH64;
 	c.accel = QEMU_ACCEL_HVF;
 	c.machine = "virt";
-	const char *want[] = { "/opt/homebrew/bin/qemu-system-aarch64", "-M",
-			       "virt,gic-version=max", "-accel", "hvf", "-cpu", "host", "-m",
-			       "256M", "-smp", "2", COMMON, "-append",
+	const char *want[] = { "/opt/homebrew/bin/qemu-system-aarch64",
+			       "-M",
+			       "virt,gic-version=max",
+			       "-accel",
+			       "hvf",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       COMMON,
+			       "-append",
 			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
 			       "cordon.scratch=1048576",
-			       "-device", "virtio-serial-device", AGENT_CHAN, SANDBOX, NULL };
+			       "-device",
+			       "virtio-serial-device",
+			       AGENT_CHAN,
+			       SANDBOX,
+			       NULL };
 	assert_argv(&c, want);
 }
 END_TEST
@@ -132,11 +211,26 @@ START_TEST(test_argv_hyperv)
 	c.binary = "C:/qemu/qemu-system-x86_64.exe";
 	c.accel = QEMU_ACCEL_WHPX;
 	c.machine = "q35";
-	const char *want[] = { "C:/qemu/qemu-system-x86_64.exe", "-M", "q35", "-accel", "whpx",
-			       "-cpu", "host", "-m", "256M", "-smp", "2", COMMON, "-append",
+	const char *want[] = { "C:/qemu/qemu-system-x86_64.exe",
+			       "-M",
+			       "q35",
+			       "-accel",
+			       "whpx",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       COMMON,
+			       "-append",
 			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
 			       "cordon.scratch=1048576",
-			       "-device", "virtio-serial-pci", AGENT_CHAN, SANDBOX, NULL };
+			       "-device",
+			       "virtio-serial-pci",
+			       AGENT_CHAN,
+			       SANDBOX,
+			       NULL };
 	assert_argv(&c, want);
 }
 END_TEST
@@ -289,7 +383,4 @@ static Suite *qemu_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(qemu_suite());
-}
+int main(void) { return testutil_run(qemu_suite()); }

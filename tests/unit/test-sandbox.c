@@ -21,7 +21,9 @@
 
 /* ---- the scripted driver: argv[0] names the behaviour ------------------------ */
 
-typedef struct { uint32_t containment; } scripted_tier;
+typedef struct {
+	uint32_t containment;
+} scripted_tier;
 
 static int scripted_configure(void *data, const cordon_plugin_config *cfg, void **ret,
 			      cordon_plugin_error *err)
@@ -155,7 +157,7 @@ static const cordon_plugin_driver boastful_driver = {
 };
 
 static const cordon_plugin_driver *const test_drivers[] = { &scripted_driver, &boastful_driver,
-							     NULL };
+							    NULL };
 
 static const char policy_text[] =
 	"cordon: 1\n"
@@ -175,7 +177,8 @@ static void setup(void)
 	cordon_options *o = cordon_options_new();
 	o->builtin_drivers = test_drivers;
 	ck_assert_int_eq(cordon_options_set_policy_text(o, policy_text, strlen(policy_text),
-							"test-sandbox", &err), 0);
+							"test-sandbox", &err),
+			 0);
 	int r = cordon_context_new(o, &ctx, &err);
 	ck_assert_msg(r == 0, "context: %s", cordon_error_get_message(err));
 	cordon_options_free(o);
@@ -468,10 +471,7 @@ START_TEST(test_stream_cancelled_by_callback)
 }
 END_TEST
 
-static int keep_going(void *user, int stream, const void *data, size_t len)
-{
-	return 0;
-}
+static int keep_going(void *user, int stream, const void *data, size_t len) { return 0; }
 
 START_TEST(test_stream_cancelled_by_host_fd)
 {
@@ -631,23 +631,22 @@ END_TEST
 /* The tier's limits, the rules' and the request's are merged once, by admission, and reach
  * the driver in open_spec.limits alone: a tier limit tighter than a rule's wins and is
  * reported once; the request's own value is never widened to the tier's or the rule's. */
-static const char limits_policy[] =
-	"cordon: 1\n"
-	"tiers:\n"
-	"  l: {driver: scripted, limits: {memory: 256MiB, pids: 64}}\n"
-	"trust:\n"
-	"  trusted: {require: process-jail, tiers: [l]}\n"
-	"rules:\n"
-	"  - {name: cap, limit: {memory: 512MiB, nofile: 100}}\n";
+static const char limits_policy[] = "cordon: 1\n"
+				    "tiers:\n"
+				    "  l: {driver: scripted, limits: {memory: 256MiB, pids: 64}}\n"
+				    "trust:\n"
+				    "  trusted: {require: process-jail, tiers: [l]}\n"
+				    "rules:\n"
+				    "  - {name: cap, limit: {memory: 512MiB, nofile: 100}}\n";
 
 #define BIT(l) (1u << (l))
 
-static int open_with_memory(cordon_context *c, uint64_t memory, char **ret_json,
-			    cordon_error **err)
+static int open_with_memory(cordon_context *c, uint64_t memory, char **ret_json, cordon_error **err)
 {
 	cordon_request *req = cordon_request_new("trusted");
 	if (memory)
-		ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, memory, NULL), 0);
+		ck_assert_int_eq(cordon_request_set_limit(req, CORDON_LIMIT_MEMORY, memory, NULL),
+				 0);
 	cordon_decision *d = NULL;
 	cordon_error *derr = NULL;
 	cordon_decide(c, req, &d, &derr);
@@ -667,7 +666,8 @@ START_TEST(test_limits_reach_the_driver_once)
 	cordon_options *o = cordon_options_new();
 	o->builtin_drivers = test_drivers;
 	ck_assert_int_eq(cordon_options_set_policy_text(o, limits_policy, strlen(limits_policy),
-							"limits", NULL), 0);
+							"limits", NULL),
+			 0);
 	cordon_context *c = NULL;
 	ck_assert_int_eq(cordon_context_new(o, &c, NULL), 0);
 	cordon_options_free(o);
@@ -813,7 +813,4 @@ static Suite *sandbox_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(sandbox_suite());
-}
+int main(void) { return testutil_run(sandbox_suite()); }

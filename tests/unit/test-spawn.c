@@ -62,10 +62,7 @@ static void assert_no_children(void)
 
 /* ---- the step list ------------------------------------------------------------- */
 
-static int noop(const spawn_plan *p, const void *arg)
-{
-	return 0;
-}
+static int noop(const spawn_plan *p, const void *arg) { return 0; }
 
 START_TEST(test_plan_insert)
 {
@@ -121,7 +118,8 @@ START_TEST(test_steps_run_in_order)
 	spawn_plan p;
 	plan_for(&p, "/bin/true", true_argv, null_fd);
 	p.cwd_fd = root;
-	spawn_step s1 = { "before-cwd", step_record, &before }, s2 = { "last", step_record, &after };
+	spawn_step s1 = { "before-cwd", step_record, &before },
+		   s2 = { "last", step_record, &after };
 	ck_assert_int_eq(spawn_plan_insert(&p, "cwd", &s1), 0);
 	ck_assert_int_eq(spawn_plan_insert(&p, NULL, &s2), 0);
 	spawn_child c;
@@ -351,7 +349,4 @@ static Suite *spawn_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return testutil_run(spawn_suite());
-}
+int main(void) { return testutil_run(spawn_suite()); }

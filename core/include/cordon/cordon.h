@@ -198,13 +198,13 @@ int cordon_context_gc(cordon_context *ctx, cordon_error **reterr);
 typedef struct cordon_request cordon_request;
 
 typedef enum cordon_limit {
-	CORDON_LIMIT_WALL_MS = 0,     /* wall time of one run, milliseconds */
-	CORDON_LIMIT_MEMORY = 1,      /* bytes */
-	CORDON_LIMIT_PIDS = 2,        /* tasks */
-	CORDON_LIMIT_CPU_MILLI = 3,   /* thousandths of a CPU */
-	CORDON_LIMIT_OUTPUT = 4,      /* bytes per output stream */
-	CORDON_LIMIT_NOFILE = 5,      /* open files */
-	CORDON_LIMIT_FSIZE = 6,       /* bytes, largest file written */
+	CORDON_LIMIT_WALL_MS = 0,   /* wall time of one run, milliseconds */
+	CORDON_LIMIT_MEMORY = 1,    /* bytes */
+	CORDON_LIMIT_PIDS = 2,      /* tasks */
+	CORDON_LIMIT_CPU_MILLI = 3, /* thousandths of a CPU */
+	CORDON_LIMIT_OUTPUT = 4,    /* bytes per output stream */
+	CORDON_LIMIT_NOFILE = 5,    /* open files */
+	CORDON_LIMIT_FSIZE = 6,     /* bytes, largest file written */
 	CORDON_LIMIT_COUNT_ = 7,
 } cordon_limit;
 
@@ -333,15 +333,15 @@ enum {
  * added later go at the end, and `size` tells the library which exist. */
 typedef struct cordon_run_options {
 	uint32_t size;
-	uint32_t flags;            /* CORDON_RUN_LAST or 0 */
-	uint64_t timeout_ms;       /* 0: the tier's wall limit (always finite) */
-	const char *const *env;    /* NULL-terminated "KEY=VALUE" grants for this run; borrowed */
-	const char *workdir;       /* relative to the sandbox root; NULL: the root */
-	const void *stdin_data;    /* written to the work's stdin, then closed; borrowed */
+	uint32_t flags;         /* CORDON_RUN_LAST or 0 */
+	uint64_t timeout_ms;    /* 0: the tier's wall limit (always finite) */
+	const char *const *env; /* NULL-terminated "KEY=VALUE" grants for this run; borrowed */
+	const char *workdir;    /* relative to the sandbox root; NULL: the root */
+	const void *stdin_data; /* written to the work's stdin, then closed; borrowed */
 	size_t stdin_len;
-	int cancel_fd;             /* readable => cancel; -1 for none */
+	int cancel_fd; /* readable => cancel; -1 for none */
 	uint32_t reserved_;
-	uint64_t output_cap;       /* bytes per stream kept; 0: the tier's limit (16 MiB default) */
+	uint64_t output_cap; /* bytes per stream kept; 0: the tier's limit (16 MiB default) */
 	/* Added in 0.2 (libtool 2:0:2): the work's stdin, streamed from this descriptor until
 	 * EOF; -1 for none. Borrowed: read during the call, never closed, never handed to the
 	 * sandbox itself (the work reads a pipe the library feeds). Not with stdin_data. On a
@@ -358,7 +358,9 @@ typedef struct cordon_run_options {
 } cordon_run_options;
 
 #define CORDON_RUN_OPTIONS_INIT \
-	{ sizeof(cordon_run_options), 0, 0, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1, 0 }
+	{ \
+		sizeof(cordon_run_options), 0, 0, NULL, NULL, NULL, 0, -1, 0, 0, -1, 0, 0, -1, 0 \
+	}
 
 typedef struct cordon_result cordon_result;
 
@@ -464,8 +466,8 @@ void cordon_serve_free(cordon_serve *s);
  * would resolve outside it (.., absolute, symlinks out) is refused with
  * forbidden "sandbox_path_escape". */
 /* *ret_data is owned by the caller (free()), NUL-terminated past *ret_len. */
-int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_data,
-			     size_t *ret_len, cordon_error **reterr);
+int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_data, size_t *ret_len,
+			     cordon_error **reterr);
 /* Creates parent directories; replaces the file atomically. data borrowed. */
 int cordon_sandbox_write_file(cordon_sandbox *sb, const char *path, const void *data, size_t len,
 			      cordon_error **reterr);

@@ -46,10 +46,7 @@ static int skeleton_configure(void *data, const cordon_plugin_config *cfg, void 
 	return 0;
 }
 
-static void skeleton_unconfigure(void *tier)
-{
-	skeleton_host->free(tier);
-}
+static void skeleton_unconfigure(void *tier) { skeleton_host->free(tier); }
 
 /* Truthful probe: never claim more containment than you provide. */
 static int skeleton_probe(void *tier, cordon_plugin_probe *ret)
@@ -85,5 +82,4 @@ static int skeleton_init(const cordon_host *host, cordon_plugin_registrar *reg,
 
 /* The plugin's identity and its one exported symbol. The name must equal
  * the file's base name: this builds skeleton.so. */
-CORDON_PLUGIN_DEFINE("skeleton", "0.1", "an example driver that runs nothing", "MIT",
-		     skeleton_init)
+CORDON_PLUGIN_DEFINE("skeleton", "0.1", "an example driver that runs nothing", "MIT", skeleton_init)

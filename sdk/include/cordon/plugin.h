@@ -117,7 +117,7 @@ enum {
 	CORDON_PLUGIN_CONFIG_SIZE = 4,     /* bytes, "512MiB" */
 	CORDON_PLUGIN_CONFIG_DURATION = 5, /* milliseconds, "30s" */
 	CORDON_PLUGIN_CONFIG_STRING_LIST = 6,
-	CORDON_PLUGIN_CONFIG_SECRET = 7,   /* {env: NAME} or {file: PATH}; value never logged */
+	CORDON_PLUGIN_CONFIG_SECRET = 7, /* {env: NAME} or {file: PATH}; value never logged */
 	/* ABI 1.2: a STRING that names the image the tier runs; admission's
 	 * `require: {image: pinned}` rules check it. At most one per driver. (A
 	 * 1.1 driver's STRING key named "image" counts as this.) */
@@ -157,7 +157,7 @@ typedef struct cordon_plugin_probe {
  * after size, never in value[], so the first 64 bytes keep their layout. */
 typedef struct cordon_plugin_limits {
 	uint64_t value[CORDON_PLUGIN_LIMIT_COUNT];
-	uint32_t set;  /* bit i set: value[i] applies */
+	uint32_t set; /* bit i set: value[i] applies */
 	/* ABI 1.2. Set by whoever owns the memory: a plugin calling
 	 * host->config_limits sets sizeof(cordon_plugin_limits), and the core
 	 * fills no more than that (nor than its own), writing back what it
@@ -168,11 +168,11 @@ typedef struct cordon_plugin_limits {
 
 typedef struct cordon_plugin_open_spec {
 	uint32_t size;
-	uint32_t trust;       /* CORDON_PLUGIN_TRUST_* */
-	uint32_t egress;      /* CORDON_PLUGIN_EGRESS_* */
+	uint32_t trust;  /* CORDON_PLUGIN_TRUST_* */
+	uint32_t egress; /* CORDON_PLUGIN_EGRESS_* */
 	uint32_t reserved;
-	const char *workspace; /* absolute host directory, or NULL */
-	const char *image;     /* requested image, or NULL */
+	const char *workspace;       /* absolute host directory, or NULL */
+	const char *image;           /* requested image, or NULL */
 	cordon_plugin_limits limits; /* every limit the run must enforce */
 } cordon_plugin_open_spec;
 
@@ -190,15 +190,15 @@ enum {
 
 typedef struct cordon_plugin_run_spec {
 	uint32_t size;
-	uint32_t flags;            /* CORDON_PLUGIN_RUNREQ_* */
-	const char *const *argv;   /* NULL-terminated, no shell */
-	const char *const *envp;   /* the whole environment, computed by the core */
-	const char *workdir;       /* relative to the sandbox root, or NULL */
+	uint32_t flags;          /* CORDON_PLUGIN_RUNREQ_* */
+	const char *const *argv; /* NULL-terminated, no shell */
+	const char *const *envp; /* the whole environment, computed by the core */
+	const char *workdir;     /* relative to the sandbox root, or NULL */
 	const void *stdin_data;
 	uint64_t stdin_len;
-	uint64_t timeout_ms;       /* never 0: the core always bounds a run */
-	int32_t cancel_fd;         /* readable => stop the work now; -1: none */
-	uint16_t port;             /* serve: port inside the sandbox to expose, or 0 */
+	uint64_t timeout_ms; /* never 0: the core always bounds a run */
+	int32_t cancel_fd;   /* readable => stop the work now; -1: none */
+	uint16_t port;       /* serve: port inside the sandbox to expose, or 0 */
 	uint16_t reserved;
 	/* ABI 1.3, only to a driver that declares CORDON_PLUGIN_DRIVER_STDIN_FD (-1 otherwise,
 	 * and always with stdin_data NULL when >= 0): the work's stdin, streamed. A pipe the
@@ -247,9 +247,9 @@ enum {
 
 typedef struct cordon_plugin_run_status {
 	uint32_t size;
-	uint32_t flags;     /* CORDON_PLUGIN_RUNSTATUS_* */
-	int32_t exit_code;  /* when EXITED */
-	int32_t signal;     /* when SIGNALED */
+	uint32_t flags;    /* CORDON_PLUGIN_RUNSTATUS_* */
+	int32_t exit_code; /* when EXITED */
+	int32_t signal;    /* when SIGNALED */
 } cordon_plugin_run_status;
 
 /* ---- file operations ---------------------------------------------------- */
@@ -275,10 +275,10 @@ enum {
 
 typedef struct cordon_plugin_driver {
 	uint32_t size;
-	uint32_t flags;  /* CORDON_PLUGIN_DRIVER_* */
-	const char *name; /* [a-z0-9_-]+, unique across plugins */
+	uint32_t flags;                              /* CORDON_PLUGIN_DRIVER_* */
+	const char *name;                            /* [a-z0-9_-]+, unique across plugins */
 	const cordon_plugin_config_key *config_keys; /* the driver's policy keys */
-	void *data;       /* handed back to configure */
+	void *data;                                  /* handed back to configure */
 
 	/* Validates and keeps a tier's section; *ret_tier is handed to every
 	 * tier-level call. Positioned errors: host->config_error. */
@@ -314,16 +314,16 @@ typedef struct cordon_plugin_driver {
 typedef struct cordon_host_spawn {
 	uint32_t size;
 	uint32_t reserved;
-	const char *const *argv;  /* argv[0] absolute, or found on the minimal PATH */
-	const char *const *envp;  /* NULL: the minimal host baseline only */
+	const char *const *argv; /* argv[0] absolute, or found on the minimal PATH */
+	const char *const *envp; /* NULL: the minimal host baseline only */
 	const void *stdin_data;
 	uint64_t stdin_len;
-	uint64_t timeout_ms;      /* 0: 30 s */
-	uint64_t output_cap;      /* per stream; 0: 1 MiB */
+	uint64_t timeout_ms; /* 0: 30 s */
+	uint64_t output_cap; /* per stream; 0: 1 MiB */
 	/* Out: NUL-terminated captures owned by the plugin (host->free). */
 	char *out;
 	char *err;
-	int32_t exit_code;        /* 128+sig when signalled, -1 on timeout */
+	int32_t exit_code; /* 128+sig when signalled, -1 on timeout */
 	uint32_t timed_out;
 } cordon_host_spawn;
 
@@ -332,8 +332,8 @@ typedef struct cordon_host_spawn {
 typedef struct cordon_host_process_spec {
 	uint32_t size;
 	uint32_t reserved;
-	const char *const *argv;  /* argv[0] absolute, or found on the minimal PATH */
-	const char *const *envp;  /* NULL: the minimal host baseline only */
+	const char *const *argv; /* argv[0] absolute, or found on the minimal PATH */
+	const char *const *envp; /* NULL: the minimal host baseline only */
 	/* The plugin's descriptors the program gets as 0, 1, 2 (-1: /dev/null) and as 3 (-1:
 	 * none). The program gets copies: they stay the plugin's, to close. */
 	int32_t stdin_fd;
@@ -441,7 +441,7 @@ typedef struct cordon_plugin_descriptor {
 	uint32_t abi_major;
 	uint32_t abi_minor;
 	uint32_t reserved;
-	const char *name;        /* equals the file's base name, [a-z0-9_-]+ */
+	const char *name; /* equals the file's base name, [a-z0-9_-]+ */
 	const char *version;
 	const char *description;
 	const char *license;
@@ -463,17 +463,24 @@ typedef const cordon_plugin_descriptor *(*cordon_plugin_entry_fn)(const cordon_h
  * plugin, at file scope:
  *   CORDON_PLUGIN_DEFINE("skeleton", "0.1", "An example driver", "MIT", skeleton_init)
  */
-#define CORDON_PLUGIN_DEFINE(name_, version_, description_, license_, init_)                  \
-	static const cordon_plugin_descriptor cordon_plugin_descriptor_ = {                      \
-		sizeof(cordon_plugin_descriptor), CORDON_PLUGIN_ABI_MAJOR,                         \
-		CORDON_PLUGIN_TARGET_MINOR, 0, (name_), (version_), (description_), (license_),    \
-		(init_)};                                                                          \
-	CORDON_PLUGIN_EXPORT const cordon_plugin_descriptor *cordon_plugin_entry(             \
-		const cordon_host *host);                                                          \
-	const cordon_plugin_descriptor *cordon_plugin_entry(const cordon_host *host)           \
-	{                                                                                          \
-		(void)host;                                                                        \
-		return &cordon_plugin_descriptor_;                                                 \
+#define CORDON_PLUGIN_DEFINE(name_, version_, description_, license_, init_) \
+	static const cordon_plugin_descriptor cordon_plugin_descriptor_ = { \
+		sizeof(cordon_plugin_descriptor), \
+		CORDON_PLUGIN_ABI_MAJOR, \
+		CORDON_PLUGIN_TARGET_MINOR, \
+		0, \
+		(name_), \
+		(version_), \
+		(description_), \
+		(license_), \
+		(init_) \
+	}; \
+	CORDON_PLUGIN_EXPORT const cordon_plugin_descriptor *cordon_plugin_entry( \
+		const cordon_host *host); \
+	const cordon_plugin_descriptor *cordon_plugin_entry(const cordon_host *host) \
+	{ \
+		(void)host; \
+		return &cordon_plugin_descriptor_; \
 	}
 
 #ifdef __cplusplus
