@@ -19,12 +19,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-static int invalid(cordon_error **reterr, const char *what)
+int sandbox_invalid(cordon_error **reterr, const char *what)
 {
 	return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument), "%s", what);
 }
 
-static int unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr)
+int sandbox_unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr)
 {
 	return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, ERRC(unsupported),
 			 "tier %s (driver %s) does not support %s", sb->tier->cfg->name,
@@ -92,7 +92,7 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 			cordon_error **reterr)
 {
 	if (!ctx || !req || !ret_sb)
-		return invalid(reterr, "context, request and ret_sb are required");
+		return sandbox_invalid(reterr, "context, request and ret_sb are required");
 	g_autoptr(cordon_decision) d = NULL;
 	void *state = NULL;
 	cordon_error *first = NULL;
@@ -333,24 +333,25 @@ static int check_options(const cordon_run_options *o, cordon_run_options *ret,
 	if (!o)
 		return 0;
 	if (o->size < RUN_OPTIONS_SIZE_0_1)
-		return invalid(reterr,
-			       "cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
+		return sandbox_invalid(
+			reterr,
+			"cordon_run_options.size is too small: use CORDON_RUN_OPTIONS_INIT");
 	memcpy(ret, o, MIN((size_t)o->size, sizeof(*ret)));
 	ret->size = sizeof(*ret);
 	o = ret;
 	if (o->stdin_fd >= 0 && o->stdin_data)
-		return invalid(reterr, "stdin_data and stdin_fd are exclusive");
+		return sandbox_invalid(reterr, "stdin_data and stdin_fd are exclusive");
 	if (o->stdin_fd < -1 || o->tty_resize_fd < -1)
-		return invalid(reterr, "stdin_fd and tty_resize_fd are a descriptor or -1");
+		return sandbox_invalid(reterr, "stdin_fd and tty_resize_fd are a descriptor or -1");
 	if ((o->flags & CORDON_RUN_TTY) && o->stdin_data)
-		return invalid(reterr,
-			       "a terminal run takes its input from stdin_fd, not stdin_data");
+		return sandbox_invalid(
+			reterr, "a terminal run takes its input from stdin_fd, not stdin_data");
 	if (o->flags & ~(uint32_t)(CORDON_RUN_LAST | CORDON_RUN_TTY))
-		return invalid(reterr, "unknown cordon_run_options flags");
+		return sandbox_invalid(reterr, "unknown cordon_run_options flags");
 	for (size_t i = 0; o->env && o->env[i]; i++) {
 		const char *eq = strchr(o->env[i], '=');
 		if (!eq)
-			return invalid(reterr, "run environment grants are KEY=VALUE");
+			return sandbox_invalid(reterr, "run environment grants are KEY=VALUE");
 		g_autofree char *key = g_strndup(o->env[i], eq - o->env[i]);
 		int r = env_check_grant(key, eq + 1, reterr);
 		if (r < 0)
@@ -403,7 +404,7 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 		      uint16_t port, int cancel_fd, run_capture *c, cordon_error **reterr)
 {
 	if (!sb->tier->driver->ops.run)
-		return unsupported(sb, "run", reterr);
+		return sandbox_unsupported(sb, "run", reterr);
 	uint64_t timeout = 0, cap = 0; /* written by run_bounds on success */
 	int r = run_bounds(sb, o, &timeout, &cap, reterr);
 	if (r < 0)
@@ -466,7 +467,8 @@ int cordon_sandbox_run(cordon_sandbox *sb, const char *const *argv, const cordon
 		       cordon_result **ret_result, cordon_error **reterr)
 {
 	if (!sb || !argv_ok(argv) || !ret_result)
-		return invalid(reterr, "sandbox, a non-empty argv and ret_result are required");
+		return sandbox_invalid(reterr,
+				       "sandbox, a non-empty argv and ret_result are required");
 	cordon_run_options on;
 	int r = check_options(o, &on, reterr);
 	if (r < 0)
@@ -485,7 +487,7 @@ int cordon_sandbox_exec(cordon_sandbox *sb, const char *line, const cordon_run_o
 			cordon_result **ret_result, cordon_error **reterr)
 {
 	if (!line)
-		return invalid(reterr, "a shell line is required");
+		return sandbox_invalid(reterr, "a shell line is required");
 	const char *argv[] = { "/bin/sh", "-c", line, NULL };
 	return cordon_sandbox_run(sb, argv, o, ret_result, reterr);
 }
@@ -512,7 +514,8 @@ int cordon_sandbox_stream(cordon_sandbox *sb, const char *const *argv, const cor
 			  cordon_error **reterr)
 {
 	if (!sb || !argv_ok(argv) || !fn)
-		return invalid(reterr, "sandbox, a non-empty argv and a callback are required");
+		return sandbox_invalid(reterr,
+				       "sandbox, a non-empty argv and a callback are required");
 	cordon_run_options on;
 	int r = check_options(o, &on, reterr);
 	if (r < 0)
@@ -642,16 +645,17 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 			 const cordon_run_options *o, cordon_serve **ret, cordon_error **reterr)
 {
 	if (!sb || !argv_ok(argv) || !ret)
-		return invalid(reterr, "sandbox, a non-empty argv and ret are required");
+		return sandbox_invalid(reterr, "sandbox, a non-empty argv and ret are required");
 	cordon_run_options on;
 	int r = check_options(o, &on, reterr);
 	if (r < 0)
 		return r;
 	if (o && (on.stdin_fd >= 0 || (on.flags & CORDON_RUN_TTY)))
-		return invalid(reterr, "servers get no stdin and no terminal");
+		return sandbox_invalid(reterr, "servers get no stdin and no terminal");
 	o = o ? &on : NULL;
 	if (o && o->cancel_fd >= 0)
-		return invalid(reterr, "serve is stopped with cordon_serve_stop, not a cancel_fd");
+		return sandbox_invalid(reterr,
+				       "serve is stopped with cordon_serve_stop, not a cancel_fd");
 	uint64_t timeout = 0, cap = 0; /* written by run_bounds on success */
 	r = run_bounds(sb, o, &timeout, &cap, reterr);
 	if (r < 0)
@@ -736,7 +740,7 @@ int cordon_serve_wait(cordon_serve *s, int64_t timeout_ms, cordon_result **ret_r
 		      cordon_error **reterr)
 {
 	if (!s)
-		return invalid(reterr, "no serve handle");
+		return sandbox_invalid(reterr, "no serve handle");
 	gint64 deadline = g_get_monotonic_time() + timeout_ms * G_TIME_SPAN_MILLISECOND;
 	g_mutex_lock(&s->lock);
 	while (!s->done) {
@@ -785,7 +789,7 @@ static int serve_ready_now(cordon_serve *s, cordon_error **reterr)
 int cordon_serve_wait_ready(cordon_serve *s, int64_t timeout_ms, cordon_error **reterr)
 {
 	if (!s)
-		return invalid(reterr, "no serve handle");
+		return sandbox_invalid(reterr, "no serve handle");
 	gint64 deadline = g_get_monotonic_time() + timeout_ms * G_TIME_SPAN_MILLISECOND;
 	for (;;) {
 		int r = serve_ready_now(s, reterr);
@@ -834,111 +838,6 @@ void cordon_serve_free(cordon_serve *s)
 	cordon_serve_stop(s, NULL);
 	serve_unref(s);
 }
-
-/* ---- file operations -------------------------------------------------------------- */
-
-static int emit_bytes(void *ctx, const void *data, size_t len)
-{
-	GByteArray *b = ctx;
-	if (b->len + len > SANDBOX_READ_MAX)
-		return -EFBIG;
-	g_byte_array_append(b, data, (guint)len);
-	return 0;
-}
-
-static int emit_path(void *ctx, const void *data, size_t len)
-{
-	GPtrArray *a = ctx;
-	g_ptr_array_add(a, g_strndup(data, len));
-	return 0;
-}
-
-static int path_arg(const char *path, cordon_error **reterr)
-{
-	if (!path)
-		return invalid(reterr, "a path is required");
-	return 0;
-}
-
-int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_data, size_t *ret_len,
-			     cordon_error **reterr)
-{
-	if (!sb || !ret_data || path_arg(path, reterr) < 0)
-		return invalid(reterr, "sandbox, path and ret_data are required");
-	if (!sb->tier->driver->ops.read_file)
-		return unsupported(sb, "read_file", reterr);
-	g_autoptr(GByteArray) b = g_byte_array_new();
-	struct cordon_plugin_error perr = { 0 };
-	int r = sb->tier->driver->ops.read_file(sb->state, path, SANDBOX_READ_MAX, emit_bytes, b,
-						&perr);
-	if (r == -EFBIG && !perr.err)
-		return error_set(reterr, EFBIG, CORDON_ERROR_FORBIDDEN, ERRC(limit_exceeded),
-				 "%s is larger than %u bytes", path, SANDBOX_READ_MAX);
-	r = error_from_plugin(reterr, &perr, r, "read_file");
-	if (r < 0)
-		return r;
-	if (ret_len)
-		*ret_len = b->len;
-	g_byte_array_append(b, (const guint8 *)"", 1);
-	*ret_data = g_byte_array_free(g_steal_pointer(&b), FALSE);
-	return 0;
-}
-
-int cordon_sandbox_write_file(cordon_sandbox *sb, const char *path, const void *data, size_t len,
-			      cordon_error **reterr)
-{
-	if (!sb || path_arg(path, reterr) < 0 || (!data && len))
-		return invalid(reterr, "sandbox, path and data are required");
-	if (!sb->tier->driver->ops.write_file)
-		return unsupported(sb, "write_file", reterr);
-	struct cordon_plugin_error perr = { 0 };
-	int r = sb->tier->driver->ops.write_file(sb->state, path, data ? data : "", len, &perr);
-	return error_from_plugin(reterr, &perr, r, "write_file");
-}
-
-static int cmp_str(gconstpointer a, gconstpointer b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-typedef int (*list_op)(void *, const char *, cordon_plugin_emit_fn, void *, cordon_plugin_error *);
-
-static int list_paths(cordon_sandbox *sb, list_op op, const char *what, const char *arg,
-		      char ***ret_paths, cordon_error **reterr)
-{
-	if (!sb || !arg || !ret_paths)
-		return invalid(reterr, "sandbox, argument and ret_paths are required");
-	if (!op)
-		return unsupported(sb, what, reterr);
-	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
-	struct cordon_plugin_error perr = { 0 };
-	int r = op(sb->state, arg, emit_path, a, &perr);
-	r = error_from_plugin(reterr, &perr, r, what);
-	if (r < 0)
-		return r;
-	g_ptr_array_sort(a, cmp_str);
-	int n = (int)a->len;
-	g_ptr_array_add(a, NULL);
-	g_ptr_array_set_free_func(a, NULL);
-	*ret_paths = (char **)g_ptr_array_free(g_steal_pointer(&a), FALSE);
-	return n;
-}
-
-int cordon_sandbox_glob(cordon_sandbox *sb, const char *pattern, char ***ret_paths,
-			cordon_error **reterr)
-{
-	return list_paths(sb, sb ? sb->tier->driver->ops.glob : NULL, "glob", pattern, ret_paths,
-			  reterr);
-}
-
-int cordon_sandbox_walk(cordon_sandbox *sb, const char *dir, char ***ret_paths,
-			cordon_error **reterr)
-{
-	return list_paths(sb, sb ? sb->tier->driver->ops.walk : NULL, "walk", dir, ret_paths,
-			  reterr);
-}
-
-void cordon_strv_free(char **strv) { g_strfreev(strv); }
 
 /* ---- close ------------------------------------------------------------------------ */
 

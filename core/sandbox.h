@@ -32,6 +32,11 @@ struct cordon_sandbox {
 	char *caller;         /* the request's caller label, or NULL */
 };
 
+/* The port's refusals of bad input and of an operation the tier's driver lacks (both
+ * return -errno), shared by sandbox.c and sandbox-files.c. */
+int sandbox_invalid(cordon_error **reterr, const char *what) CORDON_INTERNAL;
+int sandbox_unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr) CORDON_INTERNAL;
+
 /* An epoll fd readable when host_fd (-1: none) or event_fd is: a run's cancel_fd that
  * both the host and the library can fire. Owned by caller; a negative errno. */
 int sandbox_cancel_merge(int host_fd, int event_fd) CORDON_INTERNAL;
