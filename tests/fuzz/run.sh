@@ -27,8 +27,9 @@ fi
 dir=${FUZZ_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/cordon-fuzz-XXXXXX")}
 mkdir -p "$dir/work" "$dir/seeds" "$dir/agent-work"
 
-# The parser does not need configure's config.h: only _GNU_SOURCE.
-printf '#define _GNU_SOURCE 1\n' >"$dir/config.h"
+# The parser does not need configure's config.h: only _GNU_SOURCE, and a version for the
+# check of cordon's own plugins' claims (which no policy text can reach).
+printf '#define _GNU_SOURCE 1\n#define PACKAGE_VERSION "0-fuzz"\n' >"$dir/config.h"
 # shellcheck disable=SC2046 # pkg-config output is word-split on purpose
 clang -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -std=gnu11 \
