@@ -187,7 +187,7 @@ static char **raw_argv(const combo *c, const char *image, const char *helper)
 	char **args = oci_run_argv(&s);
 	for (size_t i = 0; args[i]; i++)
 		g_ptr_array_add(a, g_strdup(args[i]));
-	oci_strv_free(args);
+	xstrv_free(args);
 	g_ptr_array_add(a, NULL);
 	return (char **)g_ptr_array_free(a, FALSE);
 }

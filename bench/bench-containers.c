@@ -129,7 +129,7 @@ static void raw_cycle(void)
 	char **args = hardened_run(cmd, NULL);
 	for (size_t i = 0; args[i]; i++)
 		g_ptr_array_add(a, g_strdup(args[i]));
-	oci_strv_free(args);
+	xstrv_free(args);
 	run_cmd(a, NULL);
 }
 
@@ -374,7 +374,7 @@ static void bench_sessions(cordon_context *ctx, int n)
 		char **args = hardened_run(NULL, raw_name);
 		for (size_t i = 0; args[i]; i++)
 			g_ptr_array_add(c, g_strdup(args[i]));
-		oci_strv_free(args);
+		xstrv_free(args);
 		run_cmd(c, NULL);
 	}
 	for (int i = 0; i < n; i++) {

@@ -217,7 +217,7 @@ static void raw_start(raw_vm *vm)
 		_exit(127);
 	}
 	close(sp[1]);
-	qemu_strv_free(argv);
+	xstrv_free(argv);
 }
 
 static void raw_round_trip(raw_vm *vm)

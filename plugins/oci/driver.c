@@ -37,10 +37,10 @@ static void tier_free(oci_tier *t)
 	free(t->image);
 	free(t->runtime);
 	free(t->cgroup_manager);
-	oci_strv_free(t->runtime_flags);
+	xstrv_free(t->runtime_flags);
 	free(t->host_url);
 	free(t->user);
-	oci_strv_free(t->ulimits);
+	xstrv_free(t->ulimits);
 	free(t->helper);
 	free(t->network);
 	free(t->owner);
@@ -66,7 +66,7 @@ static int get_str(const cordon_plugin_config *cfg, const oci_tier *t, const cha
 	const char *v = NULL;
 	if (!is_key(t->kind, key) || oci_host->config_string(cfg, key, &v) <= 0 || !v)
 		return 0;
-	*ret = oci_xstrdup(v);
+	*ret = xstrdup(v);
 	return 1;
 }
 
@@ -244,18 +244,18 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 					   "the core lacks host services the %s driver needs "
 					   "(process_spawn: plugin ABI 1.2)",
 					   kind->name);
-	oci_tier *t = oci_xmalloc0(sizeof(*t));
+	oci_tier *t = xmalloc0(sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
-	t->health = oci_xmalloc0(sizeof(*t->health));
+	t->health = xmalloc0(sizeof(*t->health));
 	pthread_mutex_init(&t->health->lock, NULL);
 	t->kind = kind;
-	t->name = oci_xstrdup(oci_host->config_tier_name ? oci_host->config_tier_name(cfg)
+	t->name = xstrdup(oci_host->config_tier_name ? oci_host->config_tier_name(cfg)
 							 : kind->name);
 	t->pull_missing = true;
 	t->cli_timeout_ms = DEFAULT_CLI_TIMEOUT_MS;
 	int r = read_scalars(cfg, t, err);
 	if (!t->helper)
-		t->helper = oci_xstrdup(CORDON_LIBEXECDIR "/cordon-agent");
+		t->helper = xstrdup(CORDON_LIBEXECDIR "/cordon-agent");
 	oci_host->config_limits(cfg, &t->limits);
 	if (r == 0)
 		r = validate(cfg, t, err);
@@ -399,7 +399,7 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 	b.spec.name = NULL;
 	b.spec.labels = NULL;
 	free(b.command[0]);
-	b.command[0] = oci_xstrdup("probe");
+	b.command[0] = xstrdup("probe");
 	/* one-shot, not attached: the CLI reads the profile from its stdin */
 	if (b.spec.seccomp)
 		b.spec.seccomp = "/dev/stdin";
@@ -412,12 +412,12 @@ static int probe_trial(oci_tier *t, const char *engine, cordon_plugin_probe *ret
 		oci_refusal r;
 		oci_cli_result_clear(&res);
 		if (oci_image_pull(t, engine, t->image, &r) < 0) {
-			oci_strv_free(args);
+			xstrv_free(args);
 			return unavailable(ret, "gVisor trial run: %s", r.message) - 1;
 		}
 		rc = trial_run(t, engine, args, &res);
 	}
-	oci_strv_free(args);
+	xstrv_free(args);
 	char kernel[128] = "";
 	const char *k = rc == 0 && res.exit_code == 0 && res.out ? strstr(res.out, "kernel=")
 								 : NULL;
@@ -473,8 +473,8 @@ static void probe_note_deps(const oci_tier *t, const char *engine)
 		dep(engine_socket(t));
 	char *home = oci_engine_home();
 	for (const char *const *f = t->kind->config_files; f && *f; f++) {
-		char *path = strncmp(*f, "~/", 2) == 0 ? oci_xasprintf("%s/%s", home, *f + 2)
-						       : oci_xstrdup(*f);
+		char *path = strncmp(*f, "~/", 2) == 0 ? xasprintf("%s/%s", home, *f + 2)
+						       : xstrdup(*f);
 		dep(path);
 		free(path);
 	}
@@ -602,7 +602,7 @@ static char *owner_of(oci_tier *t, const char *engine, const char *id)
 	if (r == 0 && res.exit_code == 0)
 		oci_first_line(res.out, line, sizeof(line));
 	oci_cli_result_clear(&res);
-	return oci_xstrdup(line);
+	return xstrdup(line);
 }
 
 /* Removes cordon's containers whose owning process is gone (a crashed host);

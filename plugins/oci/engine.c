@@ -73,14 +73,14 @@ char *oci_tier_engine(oci_tier *t, oci_refusal *r)
 	if (!t->engine) {
 		if (t->engine_cfg) {
 			if (access(t->engine_cfg, X_OK) == 0)
-				t->engine = oci_xstrdup(t->engine_cfg);
+				t->engine = xstrdup(t->engine_cfg);
 		} else if (oci_host->find_program) {
 			char *p = oci_host->find_program(t->kind->name);
-			t->engine = oci_xstrdup(p);
+			t->engine = xstrdup(p);
 			oci_host->free(p);
 		}
 	}
-	char *e = oci_xstrdup(t->engine);
+	char *e = xstrdup(t->engine);
 	pthread_mutex_unlock(&t->lock);
 	if (!e)
 		oci_refuse(r, ENOENT, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_unavailable),
@@ -122,8 +122,8 @@ char *oci_engine_home(void)
 	struct passwd pw, *res = NULL;
 	char buf[1024];
 	if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) == 0 && res && res->pw_dir)
-		return oci_xstrdup(res->pw_dir);
-	return oci_xstrdup("/");
+		return xstrdup(res->pw_dir);
+	return xstrdup("/");
 }
 
 char **oci_engine_env(void)
@@ -166,8 +166,8 @@ int oci_cli(const oci_tier *t, const char *engine, const char *const *args, cons
 	/* the subcommand and how long it took, never its arguments (values) */
 	oci_host->log(CORDON_PLUGIN_LOG_DEBUG, t->kind->name, "%s %s: exit %d in %lld ms",
 		      t->kind->name, args[0], sp.exit_code, (long long)(oci_now_ms() - t0));
-	oci_strv_free(argv);
-	oci_strv_free(env);
+	xstrv_free(argv);
+	xstrv_free(env);
 	/* a daemon that stopped answering must be probed again at once */
 	if (r < 0 || sp.timed_out ||
 	    (t->kind->daemon && sp.exit_code != 0 && oci_output_says_daemon_down(sp.err)))
@@ -257,7 +257,7 @@ void oci_container_remove(const oci_tier *t, const char *engine, const char *nam
 	char **args = oci_strv_steal(&a);
 	oci_cli_result res;
 	int r = oci_cli(t, engine, (const char *const *)args, NULL, 0, 0, 64 << 10, &res);
-	oci_strv_free(args);
+	xstrv_free(args);
 	if (r < 0 || (res.exit_code != 0 && !oci_output_says_no_container(res.err))) {
 		char line[300];
 		oci_first_line(res.err, line, sizeof(line));
@@ -393,7 +393,7 @@ void oci_reap_note(oci_tier *t, const char *name)
 	if (!v)
 		abort();
 	t->reap = v;
-	t->reap[t->n_reap++] = oci_xstrdup(name);
+	t->reap[t->n_reap++] = xstrdup(name);
 	t->reap[t->n_reap] = NULL;
 	bool full = t->n_reap >= REAP_BATCH;
 	pthread_mutex_unlock(&t->lock);
@@ -414,20 +414,20 @@ void oci_reap_all(oci_tier *t)
 	pthread_mutex_lock(&t->lock);
 	char **names = t->reap;
 	size_t n = t->n_reap;
-	char *engine = oci_xstrdup(t->engine);
+	char *engine = xstrdup(t->engine);
 	t->reap = NULL;
 	t->n_reap = 0;
 	pthread_mutex_unlock(&t->lock);
 	if (!names)
 		goto out;
 	if (!engine) {
-		oci_strv_free(names);
+		xstrv_free(names);
 		goto out;
 	}
 	/* which of them the engine has not removed yet (usually none): one ps,
 	 * then one rm for those; a failing ps removes every name one by one */
-	char *owner = oci_xasprintf("label=cordon.owner=%s", t->owner);
-	char *tier = oci_xasprintf("label=cordon.tier=%s", t->name);
+	char *owner = xasprintf("label=cordon.owner=%s", t->owner);
+	char *tier = xasprintf("label=cordon.tier=%s", t->name);
 	const char *ps[] = { "ps",  "-a",       "--format", "{{.Names}}", "--filter",
 			     owner, "--filter", tier,       NULL };
 	oci_cli_result res;
@@ -443,7 +443,7 @@ void oci_reap_all(oci_tier *t)
 	oci_cli_result_clear(&res);
 	for (size_t i = 0; !listed && i < n; i++)
 		oci_container_remove(t, engine, names[i]);
-	oci_strv_free(names);
+	xstrv_free(names);
 out:
 	free(engine);
 }

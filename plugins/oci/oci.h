@@ -15,7 +15,8 @@
 
 #include <cordon/plugin.h>
 
-#include "errcodes.h" /* ERRC(code): the codes these plugins report are the core's registry's */
+#include "errcodes.h"
+#include "xalloc.h" /* ERRC(code): the codes these plugins report are the core's registry's */
 #include "client.h"
 
 #include <stdbool.h>
@@ -36,13 +37,9 @@ void oci_strv_add(oci_strv *s, const char *str) CORDON_INTERNAL;
 void oci_strv_addf(oci_strv *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3))) CORDON_INTERNAL;
 void oci_strv_clear(oci_strv *s) CORDON_INTERNAL;
-/* Hands the vector over (NULL-terminated, free with oci_strv_free). */
+/* Hands the vector over (NULL-terminated, free with xstrv_free). */
 char **oci_strv_steal(oci_strv *s) CORDON_INTERNAL;
-void oci_strv_free(char **v) CORDON_INTERNAL;
 size_t oci_strv_length(const char *const *v) CORDON_INTERNAL;
-void *oci_xmalloc0(size_t n) CORDON_INTERNAL;
-char *oci_xstrdup(const char *s) CORDON_INTERNAL;
-char *oci_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))) CORDON_INTERNAL;
 
 /* A refusal or failure described without the host (pure functions fill it;
  * the driver turns it into host->error_set). The agent's refusals are the same

@@ -51,7 +51,7 @@ static char *memcg_of(int pid)
 		     c = strtok_r(NULL, ",", &save))
 			memory = strcmp(c, "memory") == 0;
 		if (memory && rel[0] == '/' && !strstr(rel, ".."))
-			dir = oci_xasprintf(MEMCG_V1 "%s", rel);
+			dir = xasprintf(MEMCG_V1 "%s", rel);
 	}
 	if (f)
 		fclose(f);
@@ -60,8 +60,8 @@ static char *memcg_of(int pid)
 
 static int register_event(const char *dir, int ev)
 {
-	char *oc = oci_xasprintf("%s/memory.oom_control", dir);
-	char *ec = oci_xasprintf("%s/cgroup.event_control", dir);
+	char *oc = xasprintf("%s/memory.oom_control", dir);
+	char *ec = xasprintf("%s/cgroup.event_control", dir);
 	int ofd = open(oc, O_RDONLY | O_CLOEXEC), efd = open(ec, O_WRONLY | O_CLOEXEC);
 	free(oc);
 	free(ec);
@@ -89,7 +89,7 @@ static char *memcg_by_id(const char *cid)
 	for (struct dirent *d; top && !found && (d = readdir(top));) {
 		if (d->d_type != DT_DIR || d->d_name[0] == '.')
 			continue;
-		char *sub = oci_xasprintf(MEMCG_V1 "/%s", d->d_name);
+		char *sub = xasprintf(MEMCG_V1 "/%s", d->d_name);
 		if (strstr(d->d_name, cid)) {
 			found = sub;
 			break;
@@ -97,7 +97,7 @@ static char *memcg_by_id(const char *cid)
 		DIR *dd = opendir(sub);
 		for (struct dirent *e; dd && !found && (e = readdir(dd));)
 			if (e->d_type == DT_DIR && e->d_name[0] != '.' && strstr(e->d_name, cid))
-				found = oci_xasprintf("%s/%s", sub, e->d_name);
+				found = xasprintf("%s/%s", sub, e->d_name);
 		if (dd)
 			closedir(dd);
 		free(sub);

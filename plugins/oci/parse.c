@@ -109,7 +109,7 @@ void oci_first_line(const char *text, char *out, size_t max)
 char *oci_owner_label(void)
 {
 	char token[OWNER_TOKEN_MAX];
-	return owner_token_self(token) == 0 ? oci_xstrdup(token) : NULL;
+	return owner_token_self(token) == 0 ? xstrdup(token) : NULL;
 }
 
 bool oci_owner_is_dead(const char *owner)

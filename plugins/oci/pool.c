@@ -93,7 +93,7 @@ static void *pool_filler(void *data)
 		} else if (ret == 0) {
 			p->pidfds[p->n] = pidfd;
 			p->chans[p->n] = chan;
-			p->ready[p->n++] = oci_xstrdup(name);
+			p->ready[p->n++] = xstrdup(name);
 			backoff = 0;
 		} else {
 			oci_host->log(CORDON_PLUGIN_LOG_WARNING, t->kind->name,
@@ -118,11 +118,11 @@ static bool pool_ensure_started(oci_tier *t, const char *engine)
 {
 	if (t->pool)
 		return true;
-	oci_pool *p = oci_xmalloc0(sizeof(*p));
-	p->engine = oci_xstrdup(engine);
-	p->ready = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(char *));
-	p->pidfds = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(int));
-	p->chans = oci_xmalloc0(((size_t)t->pool_size + 1) * sizeof(oci_proc));
+	oci_pool *p = xmalloc0(sizeof(*p));
+	p->engine = xstrdup(engine);
+	p->ready = xmalloc0(((size_t)t->pool_size + 1) * sizeof(char *));
+	p->pidfds = xmalloc0(((size_t)t->pool_size + 1) * sizeof(int));
+	p->chans = xmalloc0(((size_t)t->pool_size + 1) * sizeof(oci_proc));
 	pthread_cond_init(&p->cond, NULL);
 	t->pool = p;
 	if (pthread_create(&p->thread, NULL, pool_filler, t) != 0) {

@@ -51,7 +51,7 @@ int oci_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sand
 	char *engine = oci_tier_engine(t, &r);
 	if (!engine)
 		return oci_fail(err, &r);
-	oci_sandbox *sb = oci_xmalloc0(sizeof(*sb));
+	oci_sandbox *sb = xmalloc0(sizeof(*sb));
 	sb->tier = t;
 	sb->engine = engine;
 	sb->pidfd = -1;
@@ -219,12 +219,12 @@ static int exec_agent(run_state *s, const char *const *args, const char *in, siz
 		oci_strv_add(&a, args[i]);
 	char **sub = oci_strv_steal(&a);
 	char **argv = oci_engine_argv(sb->tier, sb->engine, (const char *const *)sub);
-	oci_strv_free(sub);
+	xstrv_free(sub);
 	char **env = oci_engine_env();
 	oci_proc p;
 	int r = oci_proc_spawn((const char *const *)argv, (const char *const *)env, -1, &p);
-	oci_strv_free(argv);
-	oci_strv_free(env);
+	xstrv_free(argv);
+	xstrv_free(env);
 	if (r < 0)
 		return r;
 	*ret_loop = exchange(s, &p, false, timeout_ms + RUN_GRACE_MS, cancel_fd, in, in_len,
@@ -417,9 +417,9 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	size_t hdr_len;
 	char *hdr = agent_env_header(spec->envp, &hdr_len);
 	if (!hdr)
-		abort(); /* as oci_xmalloc0: exhaustion is not an error path we can honour */
+		abort(); /* as xmalloc0: exhaustion is not an error path we can honour */
 	size_t in_len = hdr_len + (size_t)spec->stdin_len;
-	char *in = oci_xmalloc0(in_len + 1);
+	char *in = xmalloc0(in_len + 1);
 	memcpy(in, hdr, hdr_len);
 	if (spec->stdin_len)
 		memcpy(in + hdr_len, spec->stdin_data, (size_t)spec->stdin_len);
@@ -436,7 +436,7 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	int loop = 0;
 	int code = exec_agent(&s, (const char *const *)args, in, in_len, spec->timeout_ms,
 			      spec->cancel_fd, &deadline, &loop);
-	oci_strv_free(args);
+	xstrv_free(args);
 	explicit_bzero(in, in_len); /* granted secrets */
 	free(in);
 	if (code < 0)

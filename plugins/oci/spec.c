@@ -500,7 +500,7 @@ static void add_env(oci_strv *a, const char *const *env)
 	size_t n = oci_strv_length(env);
 	if (!n)
 		return;
-	const char **sorted = oci_xmalloc0(n * sizeof(char *));
+	const char **sorted = xmalloc0(n * sizeof(char *));
 	memcpy(sorted, env, n * sizeof(char *));
 	qsort(sorted, n, sizeof(char *), env_cmp);
 	for (size_t i = 0; i < n; i++) {

@@ -64,25 +64,25 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	const char *user = t->user ? t->user : "65534:65534";
 	if (t->kind->tmpfs_owner_by_id) {
 		const char *colon = strchr(user, ':');
-		b->tmpfs_owner = oci_xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user,
+		b->tmpfs_owner = xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user,
 					       colon + 1);
 	} else {
-		b->tmpfs_owner = oci_xstrdup("U");
+		b->tmpfs_owner = xstrdup("U");
 	}
 	s->tmpfs_owner = b->tmpfs_owner;
 	s->pids_in_sandbox = oci_runtime_is_gvisor(t->runtime);
 	s->publish_port = s->network ? t->publish : 0;
 	s->name = name;
-	b->labels[0] = oci_xstrdup("cordon.managed=1");
-	b->labels[1] = oci_xasprintf("cordon.session=%s", name);
-	b->labels[2] = oci_xasprintf("cordon.tier=%s", t->name);
-	b->labels[3] = oci_xasprintf("cordon.owner=%s", t->owner);
+	b->labels[0] = xstrdup("cordon.managed=1");
+	b->labels[1] = xasprintf("cordon.session=%s", name);
+	b->labels[2] = xasprintf("cordon.tier=%s", t->name);
+	b->labels[3] = xasprintf("cordon.owner=%s", t->owner);
 	s->labels = (const char *const *)b->labels;
 	s->extra = t->kind->run_extra;
 	s->entrypoint = AGENT_PATH;
 	s->workdir = AGENT_SANDBOX_ROOT;
 	s->interactive = true;
-	b->command[0] = oci_xstrdup("session");
+	b->command[0] = xstrdup("session");
 	s->command = (const char *const *)b->command;
 }
 
@@ -171,14 +171,14 @@ static int attach_once(oci_sandbox *sb, char *const *args, bool *ret_no_image, o
 	int pass = oci_seccomp_profile_rules ? oci_seccomp_fd(oci_runtime_is_gvisor(t->runtime), r)
 					     : -1;
 	if (oci_seccomp_profile_rules && pass < 0) {
-		oci_strv_free(argv);
-		oci_strv_free(env);
+		xstrv_free(argv);
+		xstrv_free(env);
 		return pass; /* r says why */
 	}
 	int ret = oci_proc_spawn((const char *const *)argv, (const char *const *)env, pass,
 				 &sb->chan);
-	oci_strv_free(argv);
-	oci_strv_free(env);
+	xstrv_free(argv);
+	xstrv_free(env);
 	if (ret < 0)
 		return oci_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 				  "could not run %s: %s", t->kind->name, strerror(-ret));
@@ -241,7 +241,7 @@ static char *cid_path(const oci_sandbox *sb)
 {
 	if (!oci_runtime_is_gvisor(sb->tier->runtime) || geteuid() != 0 || oci_private_dir() < 0)
 		return NULL;
-	return oci_xasprintf(OCI_PRIVATE_DIR "/%s.cid", sb->name);
+	return xasprintf(OCI_PRIVATE_DIR "/%s.cid", sb->name);
 }
 
 /* The id the CLI wrote (64 lower-case hex digits), then the file is gone; "" when none. */
@@ -298,7 +298,7 @@ int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 		return ret;
 	}
 	ret = attach_or_pull(sb, st, args, cidfile, r);
-	oci_strv_free(args);
+	xstrv_free(args);
 	take_cid(cidfile, sb->cid, sizeof(sb->cid));
 	free(cidfile);
 	if (ret == 0 && ws.fd >= 0 &&

@@ -9,37 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Like the core's allocator: exhaustion is not an error path we can honour. */
-void *oci_xmalloc0(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	if (!p)
-		abort();
-	return p;
-}
-
-char *oci_xstrdup(const char *s)
-{
-	if (!s)
-		return NULL;
-	char *p = strdup(s);
-	if (!p)
-		abort();
-	return p;
-}
-
-char *oci_xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *p = NULL;
-	int n = vasprintf(&p, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		abort();
-	return p;
-}
-
 static void strv_push(oci_strv *s, char *owned)
 {
 	if (s->n + 2 > s->cap) {
@@ -52,7 +21,7 @@ static void strv_push(oci_strv *s, char *owned)
 	s->v[s->n] = NULL;
 }
 
-void oci_strv_add(oci_strv *s, const char *str) { strv_push(s, oci_xstrdup(str)); }
+void oci_strv_add(oci_strv *s, const char *str) { strv_push(s, xstrdup(str)); }
 
 void oci_strv_addf(oci_strv *s, const char *fmt, ...)
 {
@@ -66,25 +35,16 @@ void oci_strv_addf(oci_strv *s, const char *fmt, ...)
 	strv_push(s, p);
 }
 
-void oci_strv_clear(oci_strv *s) { oci_strv_free(oci_strv_steal(s)); }
+void oci_strv_clear(oci_strv *s) { xstrv_free(oci_strv_steal(s)); }
 
 char **oci_strv_steal(oci_strv *s)
 {
 	char **v = s->v;
 	if (!v)
-		v = oci_xmalloc0(sizeof(char *));
+		v = xmalloc0(sizeof(char *));
 	s->v = NULL;
 	s->n = s->cap = 0;
 	return v;
-}
-
-void oci_strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; v[i]; i++)
-		free(v[i]);
-	free(v);
 }
 
 size_t oci_strv_length(const char *const *v)

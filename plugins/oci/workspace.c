@@ -43,7 +43,7 @@ static int open_nofollow(const char *path)
 {
 	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int ret = fd < 0 ? -errno : 0;
-	char *copy = oci_xstrdup(path), *save = NULL;
+	char *copy = xstrdup(path), *save = NULL;
 	for (char *c = strtok_r(copy, "/", &save); ret == 0 && c; c = strtok_r(NULL, "/", &save)) {
 		if (strcmp(c, ".") == 0)
 			continue;
@@ -88,7 +88,7 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 	}
 	real[n] = '\0';
 	*ret = (oci_workspace){
-		.fd = fd, .real = oci_xstrdup(real), .dev = st.st_dev, .ino = st.st_ino
+		.fd = fd, .real = xstrdup(real), .dev = st.st_dev, .ino = st.st_ino
 	};
 	return 0;
 }
@@ -121,7 +121,7 @@ int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r)
 {
 	if (geteuid() != 0)
 		return 0; /* verified after start instead (oci_workspace_verify) */
-	char *staged = oci_xasprintf(STAGE_DIR "/%s", name);
+	char *staged = xasprintf(STAGE_DIR "/%s", name);
 	char src[64];
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", ws->fd);
 	int ret = oci_private_dir();
@@ -171,7 +171,7 @@ int oci_workspace_verify(const oci_workspace *ws, const oci_tier *t, const char 
 			      "without root the workspace given to gVisor cannot be checked to be "
 			      "the directory cordon opened");
 	int pid = oci_container_pid(t, engine, name);
-	char *at = oci_xasprintf("/proc/%d/root" AGENT_SANDBOX_ROOT, pid);
+	char *at = xasprintf("/proc/%d/root" AGENT_SANDBOX_ROOT, pid);
 	struct stat st;
 	bool same = pid > 0 && stat(at, &st) == 0 && st.st_dev == ws->dev && st.st_ino == ws->ino;
 	free(at);

@@ -56,9 +56,9 @@ qemu_arch qemu_host_arch(void)
 static char *machine_arg(const qemu_config *c)
 {
 	if (strcmp(c->machine, "microvm") == 0)
-		return qemu_xasprintf("microvm,pit=off,pic=off,isa-serial=off");
+		return xasprintf("microvm,pit=off,pic=off,isa-serial=off");
 	if (strcmp(c->machine, "virt") == 0)
-		return qemu_xasprintf("virt,gic-version=%s",
+		return xasprintf("virt,gic-version=%s",
 				      c->accel == QEMU_ACCEL_KVM ? "host" : "max");
 	return qemu_xstrdup(c->machine);
 }
@@ -95,7 +95,7 @@ char *qemu_append_line(const qemu_config *c)
 		snprintf(fsize, sizeof(fsize), " cordon.fsize=%" PRIu64, c->fsize);
 	/* cryptomgr.notests: the self-tests cost 0.2 s and test nothing of ours; panic=-1 with
 	 * -no-reboot: a guest panic ends QEMU at once; console=: nothing on a console */
-	return qemu_xasprintf("quiet panic=-1 cryptomgr.notests random.trust_cpu=on%s "
+	return xasprintf("quiet panic=-1 cryptomgr.notests random.trust_cpu=on%s "
 			      "cordon.scratch=%" PRIu64 "%s%s%s",
 			      tsc, c->scratch_bytes, pids, nofile, fsize);
 }
@@ -129,8 +129,8 @@ char **qemu_argv(const qemu_config *c)
 	add2(&b, "-M", machine_arg(c));
 	add2(&b, "-accel", qemu_xstrdup(qemu_accel_name(c->accel)));
 	add2(&b, "-cpu", qemu_xstrdup(cpu_model(c)));
-	add2(&b, "-m", qemu_xasprintf("%" PRIu64 "M", c->memory_mib));
-	add2(&b, "-smp", qemu_xasprintf("%u", c->cpus));
+	add2(&b, "-m", xasprintf("%" PRIu64 "M", c->memory_mib));
+	add2(&b, "-smp", xasprintf("%u", c->cpus));
 	add(&b, qemu_xstrdup("-nodefaults"));
 	add(&b, qemu_xstrdup("-no-user-config"));
 	add(&b, qemu_xstrdup("-nographic"));
@@ -142,10 +142,10 @@ char **qemu_argv(const qemu_config *c)
 	add2(&b, "-append", qemu_append_line(c));
 	bool mmio = virtio_mmio(c);
 	add2(&b, "-device", qemu_xstrdup(mmio ? "virtio-serial-device" : "virtio-serial-pci"));
-	add2(&b, "-chardev", qemu_xasprintf("socket,id=agent,fd=%d", QEMU_AGENT_FD));
+	add2(&b, "-chardev", xasprintf("socket,id=agent,fd=%d", QEMU_AGENT_FD));
 	add2(&b, "-device", qemu_xstrdup("virtserialport,chardev=agent,name=" QEMU_AGENT_PORT));
 	if (c->owner)
-		add2(&b, "-name", qemu_xasprintf(QEMU_NAME_PREFIX "%s", c->owner));
+		add2(&b, "-name", xasprintf(QEMU_NAME_PREFIX "%s", c->owner));
 	add2(&b, "-sandbox",
 	     qemu_xstrdup("on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
 			  "resourcecontrol=deny"));

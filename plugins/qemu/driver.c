@@ -133,7 +133,7 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 		return qemu_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
 					    ERRC(host_incomplete),
 					    "the core lacks process_spawn (plugin ABI 1.2)");
-	qemu_tier *t = qemu_xmalloc0(sizeof(*t));
+	qemu_tier *t = xmalloc0(sizeof(*t));
 	pthread_mutex_init(&t->lock, NULL);
 	t->family = data;
 	t->arch = qemu_host_arch();
@@ -253,7 +253,7 @@ static size_t trials_next;
 
 static char *trial_key(const qemu_tier *t, const char *binary)
 {
-	return qemu_xasprintf("%s|%s|%d|%s|%s|%s|%s", binary, t->tcg ? "tcg" : t->family->name,
+	return xasprintf("%s|%s|%d|%s|%s|%s|%s", binary, t->tcg ? "tcg" : t->family->name,
 			      (int)t->arch, t->kernel.path, t->kernel.sha256, t->initrd.path,
 			      t->initrd.sha256);
 }
@@ -423,7 +423,7 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					    ERRC(egress_unsupported),
 					    "the guest has no network device: egress deny only");
-	qemu_sandbox *sb = qemu_xmalloc0(sizeof(*sb));
+	qemu_sandbox *sb = xmalloc0(sizeof(*sb));
 	sb->tier = t;
 	pthread_mutex_init(&sb->lock, NULL);
 	agent_error r;

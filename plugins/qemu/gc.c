@@ -80,7 +80,7 @@ int qemu_gc(void *tier, cordon_plugin_error *err)
 	DIR *d = opendir("/proc");
 	if (!d)
 		return 0;
-	char *buf = qemu_xmalloc0(CMDLINE_MAX);
+	char *buf = xmalloc0(CMDLINE_MAX);
 	int removed = 0;
 	struct dirent *e;
 	while ((e = readdir(d))) {

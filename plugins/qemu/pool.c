@@ -31,10 +31,10 @@ struct qemu_pool {
 
 qemu_pool *qemu_pool_new(qemu_tier *t, size_t want)
 {
-	qemu_pool *p = qemu_xmalloc0(sizeof(*p));
+	qemu_pool *p = xmalloc0(sizeof(*p));
 	p->tier = t;
 	p->want = want;
-	p->ready = qemu_xmalloc0(want * sizeof(*p->ready));
+	p->ready = xmalloc0(want * sizeof(*p->ready));
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	return p;

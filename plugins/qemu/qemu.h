@@ -17,6 +17,7 @@
 #include <cordon/plugin.h>
 
 #include "errcodes.h"
+#include "xalloc.h"
 #include "client.h"
 #include "visibility.h"
 
@@ -62,7 +63,7 @@ typedef struct qemu_config {
 	const char *owner;      /* the host's owner token (-name), or NULL */
 } qemu_config;
 
-/* The QEMU argv (NULL-terminated, malloc'd: qemu_strv_free), or NULL for a config it cannot
+/* The QEMU argv (NULL-terminated, malloc'd: xstrv_free), or NULL for a config it cannot
  * express (no binary, kernel or initrd, zero memory or cpus). */
 char **qemu_argv(const qemu_config *c) CORDON_INTERNAL;
 /* The kernel command line alone (malloc'd). */
@@ -76,10 +77,8 @@ qemu_arch qemu_host_arch(void) CORDON_INTERNAL;
 
 /* ---- small utilities (util.c) -------------------------------------------------------- */
 
-void qemu_strv_free(char **v) CORDON_INTERNAL;
-void *qemu_xmalloc0(size_t n) CORDON_INTERNAL;
-char *qemu_xstrdup(const char *s) CORDON_INTERNAL;
-char *qemu_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2))) CORDON_INTERNAL;
+/* xstrdup, with NULL taken as "" (the argv builder's unset fields). */
+static inline char *qemu_xstrdup(const char *s) { return xstrdup(s ? s : ""); }
 
 /* The sha256 of a file opened without following links, as 64 lower-case hex digits into
  * hex[65]; -errno when it cannot be read. */

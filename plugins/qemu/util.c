@@ -13,44 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-void qemu_strv_free(char **v)
-{
-	if (!v)
-		return;
-	for (size_t i = 0; v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* Exhaustion is not an error path a plugin can honour (as the OCI library). */
-void *qemu_xmalloc0(size_t n)
-{
-	void *p = calloc(1, n ? n : 1);
-	if (!p)
-		abort();
-	return p;
-}
-
-char *qemu_xstrdup(const char *s)
-{
-	char *p = strdup(s ? s : "");
-	if (!p)
-		abort();
-	return p;
-}
-
-char *qemu_xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *p = NULL;
-	int n = vasprintf(&p, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		abort();
-	return p;
-}
-
 int qemu_file_sha256(const char *path, char hex[65])
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);

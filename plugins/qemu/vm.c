@@ -98,7 +98,7 @@ static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 		.extra_fd = sp[1],
 	};
 	int ret = argv ? qemu_host->process_spawn(&spec, &vm->proc, NULL) : -EINVAL;
-	qemu_strv_free(argv);
+	xstrv_free(argv);
 	close(sp[1]);
 	close(ep[1]);
 	if (ret < 0) {

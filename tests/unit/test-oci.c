@@ -354,7 +354,7 @@ static void assert_argv(char **got, const char *const *want)
 			      got[i], want[i]);
 	}
 	ck_assert_msg(got[i] == NULL, "argv has extra '%s' at %zu", got[i] ? got[i] : "", i);
-	oci_strv_free(got);
+	xstrv_free(got);
 }
 
 START_TEST(test_argv_minimal)
@@ -543,7 +543,7 @@ START_TEST(test_argv_attached)
 	char **a = oci_run_argv(&s);
 	ck_assert_str_eq(a[1], "-d");
 	ck_assert_str_eq(a[2], "--rm");
-	oci_strv_free(a);
+	xstrv_free(a);
 }
 END_TEST
 
@@ -560,7 +560,7 @@ START_TEST(test_argv_cidfile)
 	ck_assert_str_eq(a[7], "--cidfile");
 	ck_assert_str_eq(a[8], "/run/cordon/oci/cordon-ab.cid");
 	ck_assert_str_eq(a[9], "--read-only");
-	oci_strv_free(a);
+	xstrv_free(a);
 	const char *bad[] = { "cid", "/run/../etc/x", "/run/a,b", "/run/a=b", "/run/a\nb", NULL };
 	for (size_t i = 0; bad[i]; i++) {
 		s.cidfile = bad[i];
@@ -654,7 +654,7 @@ START_TEST(test_argv_invariants)
 		ck_assert_str_eq(mem, swap);
 		ck_assert_str_eq(a[n - 1], IMAGE);
 		ck_assert_str_eq(a[n - 2], "--");
-		oci_strv_free(a);
+		xstrv_free(a);
 	}
 }
 END_TEST
@@ -713,7 +713,7 @@ START_TEST(test_open_limits_are_final)
 	for (size_t i = 0; argv[i]; i++)
 		memory_flags += strcmp(argv[i], "--memory") == 0;
 	ck_assert_uint_eq(memory_flags, 1);
-	oci_strv_free(argv);
+	xstrv_free(argv);
 
 	/* a spec naming its image keeps it */
 	spec.image = "busybox@" DIGEST;
@@ -857,7 +857,7 @@ START_TEST(test_argv_seccomp)
 	ck_assert_ptr_nonnull(argv[i]);
 	ck_assert_str_eq(argv[i + 1], "--security-opt");
 	ck_assert_str_eq(argv[i + 2], "seccomp=/proc/self/fd/3");
-	oci_strv_free(argv);
+	xstrv_free(argv);
 }
 END_TEST
 
@@ -866,10 +866,10 @@ END_TEST
 START_TEST(test_workspace_open_nofollow)
 {
 	char *dir = testutil_tmpdir();
-	char *ws = oci_xasprintf("%s/ws", dir), *link = oci_xasprintf("%s/link", dir);
-	char *via = oci_xasprintf("%s/via", dir), *file = oci_xasprintf("%s/ws/f", dir);
-	char *through = oci_xasprintf("%s/via/ws", dir), *dotted = oci_xasprintf("%s/./ws/", dir);
-	char *dotdot = oci_xasprintf("%s/ws/../ws", dir);
+	char *ws = xasprintf("%s/ws", dir), *link = xasprintf("%s/link", dir);
+	char *via = xasprintf("%s/via", dir), *file = xasprintf("%s/ws/f", dir);
+	char *through = xasprintf("%s/via/ws", dir), *dotted = xasprintf("%s/./ws/", dir);
+	char *dotdot = xasprintf("%s/ws/../ws", dir);
 	ck_assert_int_eq(mkdir(ws, 0700), 0);
 	ck_assert_int_eq(symlink(ws, link), 0);
 	ck_assert_int_eq(symlink(dir, via), 0);

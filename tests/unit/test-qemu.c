@@ -48,7 +48,7 @@ static void assert_argv(const qemu_config *c, const char *const *want)
 			      want[i], got[i]);
 	ck_assert_msg(!want[i] && !got[i], "length differs at word %zu (%s)", i,
 		      want[i] ? want[i] : got[i]);
-	qemu_strv_free(got);
+	xstrv_free(got);
 }
 
 START_TEST(test_argv_kvm_x86_64)
@@ -250,7 +250,7 @@ START_TEST(test_argv_no_devices_beyond_the_channel)
 			ck_assert(strncmp(got[i + 1], "virtio-serial", 13) == 0 ||
 				  strncmp(got[i + 1], "virtserialport,", 15) == 0);
 	}
-	qemu_strv_free(got);
+	xstrv_free(got);
 }
 END_TEST
 
@@ -271,7 +271,7 @@ START_TEST(test_argv_owner_for_gc)
 	ck_assert_str_eq(got[n - 4], "-name");
 	ck_assert_str_eq(got[n - 3], "cordon-vm-0123-45-67-89");
 	ck_assert_str_eq(qemu_gc_token(line, len), "0123-45-67-89");
-	qemu_strv_free(got);
+	xstrv_free(got);
 	/* not QEMU, or no name: none */
 	const char other[] = "/bin/sleep\0-name\0cordon-vm-1\0";
 	ck_assert_ptr_null(qemu_gc_token(other, sizeof(other) - 1));
