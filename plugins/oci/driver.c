@@ -250,7 +250,7 @@ static int oci_configure(void *data, const cordon_plugin_config *cfg, void **ret
 	pthread_mutex_init(&t->health->lock, NULL);
 	t->kind = kind;
 	t->name = xstrdup(oci_host->config_tier_name ? oci_host->config_tier_name(cfg)
-							 : kind->name);
+						     : kind->name);
 	t->pull_missing = true;
 	t->cli_timeout_ms = DEFAULT_CLI_TIMEOUT_MS;
 	int r = read_scalars(cfg, t, err);

@@ -64,8 +64,7 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	const char *user = t->user ? t->user : "65534:65534";
 	if (t->kind->tmpfs_owner_by_id) {
 		const char *colon = strchr(user, ':');
-		b->tmpfs_owner = xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user,
-					       colon + 1);
+		b->tmpfs_owner = xasprintf("uid=%.*s,gid=%s", (int)(colon - user), user, colon + 1);
 	} else {
 		b->tmpfs_owner = xstrdup("U");
 	}

@@ -59,7 +59,7 @@ static char *machine_arg(const qemu_config *c)
 		return xasprintf("microvm,pit=off,pic=off,isa-serial=off");
 	if (strcmp(c->machine, "virt") == 0)
 		return xasprintf("virt,gic-version=%s",
-				      c->accel == QEMU_ACCEL_KVM ? "host" : "max");
+				 c->accel == QEMU_ACCEL_KVM ? "host" : "max");
 	return qemu_xstrdup(c->machine);
 }
 
@@ -96,8 +96,8 @@ char *qemu_append_line(const qemu_config *c)
 	/* cryptomgr.notests: the self-tests cost 0.2 s and test nothing of ours; panic=-1 with
 	 * -no-reboot: a guest panic ends QEMU at once; console=: nothing on a console */
 	return xasprintf("quiet panic=-1 cryptomgr.notests random.trust_cpu=on%s "
-			      "cordon.scratch=%" PRIu64 "%s%s%s",
-			      tsc, c->scratch_bytes, pids, nofile, fsize);
+			 "cordon.scratch=%" PRIu64 "%s%s%s",
+			 tsc, c->scratch_bytes, pids, nofile, fsize);
 }
 
 typedef struct argv_builder {

@@ -254,8 +254,8 @@ static size_t trials_next;
 static char *trial_key(const qemu_tier *t, const char *binary)
 {
 	return xasprintf("%s|%s|%d|%s|%s|%s|%s", binary, t->tcg ? "tcg" : t->family->name,
-			      (int)t->arch, t->kernel.path, t->kernel.sha256, t->initrd.path,
-			      t->initrd.sha256);
+			 (int)t->arch, t->kernel.path, t->kernel.sha256, t->initrd.path,
+			 t->initrd.sha256);
 }
 
 static bool trial_passed(const char *key, int64_t *ret_ms)
