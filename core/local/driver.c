@@ -22,8 +22,9 @@
  *    run ends, or cordon dies (even of SIGKILL: its parent-death signal); a
  *    process that leaves the group (setsid, setpgid, a double fork) is still
  *    reached. Work that kills the supervisor itself (it runs as the same
- *    user) loses only that: its leader dies with it, but what it detached
- *    is re-parented to init;
+ *    user) loses only that as root, where the tree is born in a control
+ *    group of the run's that the host empties (jail.h); unprivileged its
+ *    leader dies with it, but what it detached is re-parented to init;
  *  - work run as root loses CAP_SYS_PTRACE (bounding, inheritable and
  *    ambient sets), so that it cannot attach to a non-dumpable cordon;
  *  - limits: memory -> RLIMIT_AS (address space, so runtimes that reserve
@@ -39,6 +40,7 @@
 #include "context.h"
 #include "fserror.h"
 #include "fsops.h"
+#include "jail.h"
 #include "kernel.h"
 #include "net/forward.h"
 #include "nosigpipe.h"
@@ -51,14 +53,12 @@
 #include <sys/fsuid.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -273,29 +273,6 @@ static void plan_rlimit(spawn_plan *p, int resource, uint64_t value)
 	spawn_plan_add_rlimit(p, resource, (rlim_t)value);
 }
 
-/* A step of the supervisor, inherited by the work (raw system calls only).
- * Work run as root keeps every capability, and CAP_SYS_PTRACE would let it
- * attach to cordon however non-dumpable cordon is: it goes from the bounding,
- * ambient and inheritable sets (execve as root then cannot grant it) and from
- * ours. Without CAP_SETPCAP there is nothing to drop: a caller without
- * privilege cannot attach to a non-dumpable process. */
-static SPAWN_CHILD int step_no_ptrace(const spawn_plan *p, const void *arg)
-{
-	if (syscall(SYS_prctl, PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0) < 0)
-		return errno == EPERM ? 0 : -errno;
-	/* Fails only where ambient capabilities do not exist (before 4.3). */
-	syscall(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_SYS_PTRACE, 0, 0);
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d) < 0)
-		return -errno;
-	const uint32_t bit = 1u << CAP_SYS_PTRACE; /* below 32: in d[0] */
-	d[0].effective &= ~bit;
-	d[0].permitted &= ~bit;
-	d[0].inheritable &= ~bit;
-	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
-}
-
 static void plan_limits(spawn_plan *p, const cordon_plugin_limits *l)
 {
 	plan_rlimit(p, RLIMIT_CORE, 0);
@@ -371,8 +348,7 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	plan_limits(&sb->base, &spec->limits);
 	if (!t->kernel) { /* the kernel tier's runs are its init's children */
 		sb->base.supervise = true;
-		spawn_plan_insert(&sb->base, NULL,
-				  &(spawn_step){ "noptrace", step_no_ptrace, NULL });
+		jail_plan_noptrace(&sb->base);
 	}
 	*ret_sandbox = sb;
 	return 0;
@@ -592,7 +568,8 @@ static int wait_leader(pid_t pid, int flags, siginfo_t *si)
 /* Ends the run: nothing started by the work survives it. Returns -ECHILD when
  * the host reaped the leader first (SIGCHLD ignored, or a waitpid(-1) reaper):
  * its status is lost and is not made up. */
-static int run_finish(run_io *io, const spawn_child *c, run_end end, cordon_plugin_run_status *st)
+static int run_finish(run_io *io, const spawn_child *c, run_end end, limits_cgroup *hold,
+		      cordon_plugin_run_status *st)
 {
 	siginfo_t si = { 0 };
 	if (end != RUN_EXITED)
@@ -601,6 +578,10 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end, cordon_plug
 	 * (Should the host have reaped it, killed members keep the id taken.) */
 	int r = wait_leader(c->pid, WNOWAIT, &si);
 	kill(-c->pid, SIGKILL);
+	/* As root, what the supervisor did not reach (it was killed): before the
+	 * drain, since a survivor would hold the output open. */
+	if (hold)
+		jail_hold_end(hold);
 	drain(io);
 	if (r == 0)
 		r = wait_leader(c->pid, 0, &si);
@@ -728,6 +709,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	spawn_child child;
 	spawn_failure fail = { NULL, 0 };
 	confine_child kchild;
+	limits_cgroup jail_cg;
+	bool held = !sb->kernel && jail_hold_begin(&plan, &jail_cg);
 	if (sb->kernel) {
 		r = kernel_spawn(sb->kernel, spec, plan.stdio, &kchild, err);
 		/* The run's init is the sandbox's child, not ours: an fd, no pid. */
@@ -741,6 +724,8 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	close_fd(&f.in[0]);
 	close_fd(&f.cwd);
 	if (r < 0) {
+		if (held)
+			jail_hold_end(&jail_cg);
 		net_forward_stop(fw);
 		run_fds_close(&f);
 		free(io);
@@ -768,7 +753,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		kr = kernel_finish(&kchild, ret, spec->argv[0], err);
 		child.pidfd = -1; /* released with kchild */
 	} else {
-		fr = run_finish(io, &child, end, ret);
+		fr = run_finish(io, &child, end, held ? &jail_cg : NULL, ret);
 	}
 	close_fd(&io->out);
 	close_fd(&io->err);

@@ -118,3 +118,14 @@ bool limits_cgroup_oom_killed(const limits_cgroup *cg) CORDON_INTERNAL;
 int limits_gc(void) CORDON_INTERNAL;
 /* Removes the groups (after every process of the run is gone). */
 void limits_cgroup_destroy(limits_cgroup *cg) CORDON_INTERNAL;
+
+/* The process jail's hold on its tree, as root (docs/tiers/process-jail.md): one empty
+ * group (no limit) in the pids hierarchy, v2 where delegated, else v1, that the
+ * supervisor joins before it forks the work, so that a daemon the work detached
+ * stays in it even once the supervisor is killed. -ENOTSUP where the host has
+ * neither; else 0 or a negative errno with the reason in why. */
+int limits_jail_group(limits_cgroup *cg, char *why, size_t whylen) CORDON_INTERNAL;
+/* SIGKILLs every process in cg's groups (cgroup.kill where v2 has it, else the
+ * pids cgroup.procs lists, again until none is listed), for at most ms.
+ * Returns 0 once none is left, -ETIMEDOUT, or a negative errno. */
+int limits_cgroup_kill(const limits_cgroup *cg, int ms) CORDON_INTERNAL;
