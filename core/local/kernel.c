@@ -128,6 +128,12 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 	if (spec->workspace && confine_workspace_owner_check(*root_fd, why, sizeof(why)) < 0)
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 				    ERRC(workspace_forbidden), "kernel tier: %s", why);
+	/* Limits first: only they make an open forbidden. A build that fails later with
+	 * EPERM (a host filter refusing a step) is the tier unavailable, as the probe says. */
+	limits_plan plan;
+	if (limits_plan_make(&spec->limits, &plan, why, sizeof(why)) < 0)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(limit_unenforceable), "kernel tier: %s", why);
 	int tmpfs_fd = -1;
 	int r = confine_sandbox_new(*root_fd, &spec->limits, spec->workspace ? 0 : private_disk,
 				    &tmpfs_fd, ret, why, sizeof(why));
@@ -135,9 +141,6 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 		close(*root_fd);
 		*root_fd = tmpfs_fd;
 	}
-	if (r == -EPERM)
-		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-				    ERRC(limit_unenforceable), "kernel tier: %s", why);
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(tier_unavailable),
 				    "kernel tier: %s", why);

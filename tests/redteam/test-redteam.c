@@ -841,6 +841,61 @@ START_TEST(test_probe_truthful_under_seccomp)
 }
 END_TEST
 
+/* A sandbox whose build fails after the probe said available (here the host's filter
+ * changed in between: the self-test cannot install a filter) is refused as the probe would
+ * have refused it (tier_unavailable, the same reason), by its open or, should an open ever
+ * return before the build's verdict (issue 16's one-shot launch), by its first run; nothing
+ * of the run starts, last run or not. In a child: the host filter stays. Exit codes: 0
+ * checked, 30+ a failed check. */
+static void verdict_child(uint32_t flags)
+{
+	rt t = { 0 };
+	rt_setup(&t);
+	cordon_request *req = cordon_request_new("semi-trusted");
+	rt_open(&t, req); /* takes the probe's warm sandbox, verdict read */
+	cordon_sandbox_close(t.sb);
+	t.sb = NULL;
+	deny_filters();
+	cordon_error *err = NULL;
+	g_autofree char *marker = g_build_filename(t.ws, "ran", NULL);
+	/* On the answer probed above. */
+	bool opened = cordon_sandbox_open(t.ctx, req, &t.sb, &err) == 0;
+	if (opened) {
+		const char *argv[] = { "/bin/sh", "-c", "echo > ran", NULL };
+		cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+		o.flags = flags;
+		cordon_result *res = NULL;
+		if (cordon_sandbox_run(t.sb, argv, &o, &res, &err) == 0)
+			_exit(31);
+	}
+	fprintf(stderr, "# %s: %s: %s\n", opened ? "the run" : "the open",
+		cordon_error_get_code(err), cordon_error_get_message(err));
+	if (strcmp(cordon_error_get_code(err), "tier_unavailable") != 0)
+		_exit(32);
+	if (!strstr(cordon_error_get_message(err),
+		    "installing the seccomp filter (the sandbox's self-test)"))
+		_exit(33);
+	if (access(marker, F_OK) == 0)
+		_exit(34);
+	cordon_error_free(err);
+	cordon_request_free(req);
+	rt_teardown(&t);
+	_exit(0);
+}
+
+START_TEST(test_failed_build_as_probe)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		verdict_child(LOOP_RUN_FLAGS(_i));
+	int st;
+	waitpid(pid, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "the child's checks failed (status %d)", st);
+}
+END_TEST
+
 /* ---- the other operations in this tier -------------------------------------------------- */
 
 static int on_output(void *user, int stream, const void *data, size_t len)
@@ -1775,6 +1830,7 @@ static Suite *redteam_suite(void)
 	tcase_add_test(tc, test_egress_refused);
 	tcase_add_test(tc, test_probe_truthful_without_userns);
 	tcase_add_test(tc, test_probe_truthful_under_seccomp);
+	tcase_add_loop_test(tc, test_failed_build_as_probe, 0, 2);
 	tcase_add_test(tc, test_probe_truthful_when_the_self_test_fails);
 	tcase_add_test(tc, test_stream_serve_files);
 	tcase_add_test(tc, test_private_workspace);
