@@ -12,6 +12,8 @@
  *     Target: cordon <= 0.8 x bwrap. As root, again as nobody (setpriv), for
  *     all four: the unprivileged path (nobody has no runtime directory, so
  *     no probe cache either: each of its runs probes).
+ *     Then, as the caller, again with a 50 ms pause before each launch: an
+ *     isolated command (see BENCH_SPACED_MS).
  *  2. Per launch in a loop: cordon_sandbox_run of /bin/true through the
  *     library (one context, one sandbox) against `confine_floor -V` (the raw
  *     clone + namespaces + Landlock + seccomp floor, built from
@@ -96,10 +98,13 @@ static bool time_process(char *const *argv, bool quiet, double *ret_wall, double
 
 enum { P_TRUE, P_FLOOR, P_CORDON, P_BWRAP, P_COUNT };
 
+/* The pause before each launch of the spaced pass: longer than a few RCU grace periods. */
+#define BENCH_SPACED_MS 50
+
 /* The four whole processes, interleaved so that load hits all alike, under
  * prefix (e.g. setpriv to another user; NULL: none); medians printed. */
 static int whole_process(const char *label, const char *const *prefix, const char *cordon,
-			 const char *floor_bin, const char *bwrap, int total)
+			 const char *floor_bin, const char *bwrap, int total, int spaced_ms)
 {
 	static const char *const tails[P_COUNT][12] = {
 		[P_TRUE] = { "/bin/true", NULL },
@@ -135,6 +140,11 @@ static int whole_process(const char *label, const char *const *prefix, const cha
 		for (int p = 0; p < P_COUNT; p++) {
 			if (p == P_BWRAP && !have_bwrap)
 				continue;
+			if (spaced_ms > 0) {
+				struct timespec gap = { spaced_ms / 1000,
+							(spaced_ms % 1000) * 1000000L };
+				nanosleep(&gap, NULL);
+			}
 			if (!time_process(argvs[p], p != P_CORDON, &wall[p][i], &cpu[p][i])) {
 				fprintf(stderr, "a whole-process launch failed (%s, %s)\n",
 					names[p], label);
@@ -147,8 +157,10 @@ static int whole_process(const char *label, const char *const *prefix, const cha
 		free(wall[p]);
 		free(cpu[p]);
 	}
-	printf("whole process, %s, median of %d, interleaved (wall, CPU of the whole tree):\n",
-	       label, total);
+	printf("whole process, %s, median of %d, interleaved", label, total);
+	if (spaced_ms > 0)
+		printf(", each after a %d ms pause", spaced_ms);
+	printf(" (wall, CPU of the whole tree):\n");
 	for (int p = 0; p < P_COUNT; p++) {
 		if (p == P_BWRAP && !have_bwrap)
 			continue;
@@ -186,7 +198,7 @@ static int unprivileged_pass(const char *cordon, const char *floor_bin, const ch
 		return 0;
 	}
 	return whole_process("unprivileged (setpriv to nobody: no probe cache)", as_nobody, cordon,
-			     floor_bin, bwrap, total);
+			     floor_bin, bwrap, total, 0);
 }
 
 /* Runs confine_floor -V -n N and returns its median per launch. */
@@ -251,10 +263,17 @@ int main(int argc, char **argv)
 	/* 1. Whole processes: as we are, then (as root) as nobody. */
 	int total = n * rounds / 4 > 20 ? n * rounds / 4 : 20;
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	if (whole_process(geteuid() == 0 ? "as root" : "as this user", NULL, cordon, floor_bin,
-			  bwrap, total) < 0)
+	const char *self = geteuid() == 0 ? "as root" : "as this user";
+	if (whole_process(self, NULL, cordon, floor_bin, bwrap, total, 0) < 0)
 		return 1;
 	if (geteuid() == 0 && unprivileged_pass(cordon, floor_bin, bwrap, total) < 0)
+		return 1;
+	/* Back to back, a run's cgroup v1 attach finds the attach lock's RCU grace
+	 * period already passed (the previous run's): an isolated command, as a user
+	 * types it, waits for one (4-21 ms) unless the host mounts a hierarchy with
+	 * favordynmods (docs/tiers/local.md). Spaced launches show what it pays. */
+	if (whole_process(self, NULL, cordon, floor_bin, bwrap, total / 5 > 20 ? total / 5 : 20,
+			  BENCH_SPACED_MS) < 0)
 		return 1;
 
 	/* 2. Per launch in a loop: the library against the raw floor. */
