@@ -214,6 +214,8 @@ static int start_launched(const cordon_host_process_spec *spec, const char *path
 		if (src[i] >= 0)
 			close(src[i]);
 	if (r < 0)
+		g_debug("[core] process_spawn: %s", why); /* for a plugin that passed no err */
+	if (r < 0)
 		return error_set(err ? &err->err : NULL, -r, CORDON_ERROR_TERMINAL,
 				 ERRC(spawn_failed), "%s", why);
 	h->proc = (hostproc){ .pid = jp.pid, .pidfd = jp.pidfd, .in = -1, .out = -1, .err = -1 };
