@@ -5,6 +5,8 @@
 #include "hostjail.h"
 #include "child.h"
 #include "elfcheck.h"
+#include "landlock-abi.h"
+#include "landlock.h"
 #include "rawsys.h"
 #include "seccomp.h"
 #include "spawn.h"
@@ -135,6 +137,8 @@ typedef struct jail_plan {
 	size_t n;
 	bool devices_in_root; /* mknod'ed into the root tmpfs (root only) */
 	int parent_pidfd;
+	int ll_abi; /* Landlock's ABI on this kernel, 0: none */
+	struct ll_masks ll;
 } jail_plan;
 
 static RAWSYS_CHILD int step_nop(const spawn_plan *p, const void *arg)
@@ -237,6 +241,43 @@ static RAWSYS_CHILD int step_ids(const spawn_plan *p, const void *arg)
 		r = rsys3(SYS_setresgid, j->gid, j->gid, j->gid);
 	if (r >= 0)
 		r = rsys3(SYS_setresuid, j->uid, j->uid, j->uid);
+	return r < 0 ? (int)r : 0;
+}
+
+/* Landlock on top of the read-only root, with the kernel tier's masks (landlock-abi.h):
+ * read and execute beneath "/", read, write and device ioctls on the named nodes only,
+ * abstract unix sockets and signals scoped to the jail (ABI >= 6). Its own no_new_privs:
+ * the uid change dropped the capability that could stand in for it. */
+static RAWSYS_CHILD long ll_allow(long ruleset, const char *path, uint64_t access)
+{
+	long fd = rsys3(SYS_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	struct ll_path_beneath_attr pb = { .allowed_access = access, .parent_fd = (int32_t)fd };
+	long r = rsys4(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0);
+	rsys1(SYS_close, fd);
+	return r;
+}
+
+static RAWSYS_CHILD int step_landlock(const spawn_plan *p, const void *arg)
+{
+	const jail_plan *j = arg;
+	if (j->ll_abi <= 0)
+		return 0;
+	long rs = rsys3(SYS_landlock_create_ruleset, &j->ll.handled, j->ll.handled_size, 0);
+	if (rs < 0)
+		return (int)rs;
+	long r = ll_allow(rs, "/", j->ll.read_exec);
+	for (size_t i = 0; r >= 0 && i < j->n; i++)
+		if (j->e[i].kind == JAIL_DEV) /* its path inside: the target past STAGE */
+			r = ll_allow(rs, j->e[i].target + sizeof(STAGE) - 1,
+				     j->ll.write_file |
+					     (j->ll.handled.handled_access_fs & LL_FS_IOCTL_DEV));
+	if (r >= 0)
+		r = rsys5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	if (r >= 0)
+		r = rsys2(SYS_landlock_restrict_self, rs, 0);
+	rsys1(SYS_close, rs);
 	return r < 0 ? (int)r : 0;
 }
 
@@ -451,6 +492,8 @@ static int jail_plan_make(const hostjail_spec *s, const hostids *ids, jail_plan 
 	snprintf(j->gid_map, sizeof(j->gid_map), "%u %u 1", j->gid, j->gid);
 	for (size_t i = 0; i < j->n; i++)
 		j->devices_in_root |= j->privileged && j->e[i].kind == JAIL_DEV;
+	j->ll_abi = landlock_abi();
+	ll_masks_for(j->ll_abi, &j->ll);
 	if (r >= 0 && (j->parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
 		r = fail(&b, errno, "jail: pidfd_open: %s", g_strerror(errno));
 	if (r < 0)
@@ -490,9 +533,9 @@ static int insert_steps(spawn_plan *p, jail_plan *j)
 		if (strcmp(p->steps[i].name, "deathsig") == 0)
 			p->steps[i].fn = step_nop;
 	const spawn_step steps[] = {
-		{ "userns", step_userns, j },          { "root", step_root, j },
-		{ "hostname", step_hostname, j },      { "ids", step_ids, j },
-		{ "jail-deathsig", step_deathsig, j },
+		{ "userns", step_userns, j },     { "root", step_root, j },
+		{ "hostname", step_hostname, j }, { "ids", step_ids, j },
+		{ "landlock", step_landlock, j }, { "jail-deathsig", step_deathsig, j },
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
 		int r = spawn_plan_insert(p, "cwd", &steps[i]);
