@@ -12,17 +12,21 @@
  *   net ERRNO          a TCP connect to 127.0.0.1:PORT ($PROBE_PORT)
  *   mount ERRNO  unshare ERRNO  chroot ERRNO   what the seccomp filter refuses
  *   fd3 0|1            whether descriptor 3 is open
+ *   kvm API ERRNO      with $PROBE_KVM (a device node): KVM_GET_API_VERSION's answer (or
+ *                      -errno of the open) and KVM_CREATE_VM's errno (0: it made a VM)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kvm.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -82,6 +86,13 @@ int main(int argc, char **argv)
 	printf("unshare %d\n", err_of(unshare(CLONE_NEWUSER)));
 	printf("chroot %d\n", err_of(chroot("/")));
 	printf("fd3 %d\n", fcntl(3, F_GETFD) >= 0);
+	const char *kvm = getenv("PROBE_KVM");
+	if (kvm) {
+		int fd = open(kvm, O_RDWR | O_CLOEXEC);
+		int api = fd < 0 ? -errno : ioctl(fd, KVM_GET_API_VERSION, 0);
+		int vm = fd < 0 ? -1 : ioctl(fd, KVM_CREATE_VM, 0);
+		printf("kvm %d %d\n", api, vm < 0 ? errno : 0);
+	}
 	fflush(stdout);
 	return 0;
 }

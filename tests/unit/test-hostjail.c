@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kvm.h>
 #include <glib.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -296,6 +298,50 @@ START_TEST(test_jail_red_team)
 }
 END_TEST
 
+/* A named device node is usable (as root: a node of the jail's own, for its uid alone), with
+ * its ioctls (Landlock's device-ioctl right, the seccomp filter); /dev is otherwise absent. */
+START_TEST(test_jail_device)
+{
+	if (access("/dev/kvm", F_OK) != 0)
+		return; /* the red team above holds on every host; this needs a device to name */
+	g_autofree char *probe = testutil_build_path("tests/helpers/vmm-probe");
+	const char *envp[] = { "PROBE_KVM=/dev/kvm", NULL };
+	const char *argv[] = { probe, "/dev/null", NULL };
+	const char *devices[] = { "/dev/kvm", NULL };
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	cordon_host_process_spec spec = {
+		.size = sizeof(spec),
+		.argv = argv,
+		.envp = envp,
+		.stdin_fd = -1,
+		.stdout_fd = p[1],
+		.stderr_fd = p[1],
+		.extra_fd = -1,
+		.flags = CORDON_HOST_PROCESS_JAIL,
+		.jail_devices = devices,
+	};
+	cordon_host_process *h = NULL;
+	ck_assert_int_eq(host->process_spawn(&spec, &h, NULL), 0);
+	close(p[1]);
+	g_autofree char *text = read_all(p[0]);
+	int32_t st = -1;
+	ck_assert_int_eq(h->wait(h, 10000, CORDON_HOST_WAIT_KILL_GROUP, &st), 0);
+	h->release(h);
+	ck_assert_msg(st == 0, "probe: %d: %s", st, text);
+	g_auto(GStrv) l = g_strsplit(text, "\n", -1);
+	/* the host's own answer, for comparison (a host user without access gets EACCES both ways) */
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		g_autofree char *want = g_strdup_printf("%d 0", ioctl(fd, KVM_GET_API_VERSION, 0));
+		close(fd);
+		ck_assert_str_eq(value(l, "kvm"), want);
+	}
+	ck_assert(g_strv_contains((const char *const *)l, "open /dev/null 2")); /* ENOENT */
+	ck_assert_msg(strstr(value(l, "root"), "/dev/kvm:"), "%s", value(l, "root"));
+}
+END_TEST
+
 /* The jail is built or nothing runs: a path that does not exist refuses the launch. */
 START_TEST(test_jail_fails_closed)
 {
@@ -325,6 +371,7 @@ static Suite *hostjail_suite(void)
 	tcase_add_test(tc, test_jail_red_team);
 	tcase_add_test(tc, test_jail_dies_with_host);
 	tcase_add_test(tc, test_jail_fails_closed);
+	tcase_add_test(tc, test_jail_device);
 	suite_add_tcase(s, tc);
 	return s;
 }
