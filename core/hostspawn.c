@@ -166,8 +166,9 @@ static int launch_fds(const cordon_host_process_spec *spec, int src[4])
 {
 	const int32_t want[4] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd,
 				  spec->extra_fd };
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 4; i++)
 		src[i] = -1;
+	for (int i = 0; i < 4; i++) {
 		if (want[i] < 0 && i == 3)
 			continue;
 		int fd = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 4)
@@ -178,7 +179,7 @@ static int launch_fds(const cordon_host_process_spec *spec, int src[4])
 			fd = high;
 		}
 		if (fd < 0) {
-			int e = -errno;
+			int e = errno ? -errno : -EBADF;
 			for (int k = 0; k < i; k++)
 				if (src[k] >= 0)
 					close(src[k]);
@@ -213,11 +214,11 @@ static int start_launched(const cordon_host_process_spec *spec, const char *path
 	for (int i = 0; i < 4; i++)
 		if (src[i] >= 0)
 			close(src[i]);
-	if (r < 0)
+	if (r < 0) {
 		g_debug("[core] process_spawn: %s", why); /* for a plugin that passed no err */
-	if (r < 0)
 		return error_set(err ? &err->err : NULL, -r, CORDON_ERROR_TERMINAL,
 				 ERRC(spawn_failed), "%s", why);
+	}
 	h->proc = (hostproc){ .pid = jp.pid, .pidfd = jp.pidfd, .in = -1, .out = -1, .err = -1 };
 	h->ids = jp.ids;
 	return 0;
