@@ -52,7 +52,12 @@ static bool read_at(const elf_file *f, void *buf, size_t len, uint64_t off)
 	return in_file(f, off, len) && pread(f->fd, buf, len, (off_t)off) == (ssize_t)len;
 }
 
-static int check_header(elf_file *f)
+static int check_header_type(elf_file *f, bool program);
+
+static int check_header(elf_file *f) { return check_header_type(f, false); }
+
+/* program: an executable (ET_EXEC or a PIE's ET_DYN) rather than a shared object. */
+static int check_header_type(elf_file *f, bool program)
 {
 	ElfW(Ehdr) *eh = &f->eh;
 	ssize_t n = pread(f->fd, eh, sizeof(*eh), 0);
@@ -64,7 +69,7 @@ static int check_header(elf_file *f)
 			   eh->e_ident[EI_CLASS]);
 	if (n < (ssize_t)sizeof(*eh))
 		return bad(f, ENOEXEC, "truncated ELF header (%zd bytes)", n);
-	if (eh->e_type != ET_DYN)
+	if (eh->e_type != ET_DYN && !(program && eh->e_type == ET_EXEC))
 		return bad(f, ENOEXEC, "not a shared object (ELF type is not ET_DYN)");
 	if (eh->e_phentsize != sizeof(ElfW(Phdr)) || eh->e_phnum == 0 || eh->e_phnum > PHNUM_MAX)
 		return bad(f, ENOEXEC, "bad program header table (%u entries of %u bytes)",
@@ -233,6 +238,44 @@ int elfcheck_fd(int fd, uint64_t size, const char *plugin_dir, char **ret_why)
 		r = check_segments(&f);
 	if (r >= 0)
 		r = check_search_paths(&f, plugin_dir);
+	g_free(f.ph);
+	return r;
+}
+
+/* ---- what a program loads (the jailed host programs' roots, core/local/hostjail.c) ---- */
+
+static int read_interp(elf_file *f, char **ret_interp)
+{
+	for (unsigned i = 0; i < f->eh.e_phnum; i++) {
+		const ElfW(Phdr) *p = &f->ph[i];
+		if (p->p_type != PT_INTERP)
+			continue;
+		if (p->p_filesz == 0 || p->p_filesz > SEARCH_PATH_MAX)
+			return bad(f, ENOEXEC, "bad interpreter name");
+		g_autofree char *s = g_malloc0(p->p_filesz + 1);
+		if (!read_at(f, s, p->p_filesz, p->p_offset))
+			return bad(f, ENOEXEC, "cannot read the interpreter name");
+		*ret_interp = g_steal_pointer(&s);
+	}
+	return 0;
+}
+
+int elfcheck_deps(int fd, uint64_t size, char **ret_interp, GPtrArray *needed, char **ret_why)
+{
+	elf_file f = { .fd = fd, .size = size, .why = ret_why };
+	g_autoptr(GArray) refs = g_array_new(FALSE, FALSE, sizeof(ElfW(Dyn)));
+	dyn_strings ds = { .refs = refs };
+	int r = check_header_type(&f, true);
+	if (r >= 0 && ret_interp)
+		r = read_interp(&f, ret_interp);
+	for (unsigned i = 0; r >= 0 && i < f.eh.e_phnum; i++)
+		r = f.ph[i].p_type == PT_DYNAMIC ? read_dynamic(&f, &f.ph[i], &ds) : 0;
+	for (guint i = 0; r >= 0 && i < refs->len; i++) {
+		const ElfW(Dyn) *d = &g_array_index(refs, ElfW(Dyn), i);
+		char *s = NULL;
+		if (d->d_tag == DT_NEEDED && (r = read_string(&f, &ds, d->d_un.d_val, &s)) >= 0)
+			g_ptr_array_add(needed, s);
+	}
 	g_free(f.ph);
 	return r;
 }

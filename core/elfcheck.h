@@ -4,6 +4,7 @@
 
 #include "error.h"
 
+#include <glib.h>
 #include <stdint.h>
 
 /* Checks the shared object open at fd (size bytes),
@@ -15,3 +16,8 @@
  * -ENOEXEC (not a loadable object) or -EPERM (a search path elsewhere) with a
  * one-line reason in *ret_why. */
 int elfcheck_fd(int fd, uint64_t size, const char *plugin_dir, char **ret_why) CORDON_INTERNAL;
+/* What the program or shared object open at fd (size bytes) asks the loader for: its
+ * interpreter (*ret_interp, g_free; NULL when it names none; pass NULL to skip) and its
+ * DT_NEEDED names, appended to needed (g_free'd strings). 0, or -ENOEXEC with *ret_why. */
+int elfcheck_deps(int fd, uint64_t size, char **ret_interp, GPtrArray *needed,
+		  char **ret_why) CORDON_INTERNAL;

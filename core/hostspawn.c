@@ -9,9 +9,12 @@
 
 #include "hostspawn.h"
 #include "hostproc.h"
+#include "local/hostjail.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,6 +111,7 @@ int hostspawn_run(cordon_host_spawn *spec, cordon_plugin_error *err)
 typedef struct host_process {
 	cordon_host_process pub; /* first: the plugin's handle is this */
 	hostproc proc;
+	hostids ids; /* a jail's host id as root: released once it was reaped */
 	/* Held to signal and to reap, never while waiting: a kill from another thread during
 	 * a wait goes through, and never signals a pid once it was reaped (and reusable). */
 	GMutex lock;
@@ -148,6 +152,7 @@ static void process_release(cordon_host_process *p)
 		return;
 	host_process *h = from_pub(p);
 	hostproc_close(&h->proc);
+	hostids_release(&h->ids);
 	g_mutex_clear(&h->lock);
 	g_free(h);
 }
@@ -155,30 +160,117 @@ static void process_release(cordon_host_process *p)
 /* A plugin's descriptor for the program's slot, or /dev/null. */
 static int plugin_fd(int32_t fd) { return fd >= 0 ? fd : HOSTPROC_DEVNULL; }
 
-int hostspawn_process(const cordon_host_process_spec *spec, cordon_host_process **ret,
+/* The launcher's descriptors for a program's 0-3: copies above 3 (a dup2 onto 0-3 then never
+ * overwrites another source), /dev/null for -1 in 0-2; src[3] stays -1 without an extra. */
+static int launch_fds(const cordon_host_process_spec *spec, int src[4])
+{
+	const int32_t want[4] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd,
+				  spec->extra_fd };
+	for (int i = 0; i < 4; i++)
+		src[i] = -1;
+	for (int i = 0; i < 4; i++) {
+		if (want[i] < 0 && i == 3)
+			continue;
+		int fd = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 4)
+				      : open("/dev/null", (i ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+		if (fd >= 0 && fd < 4) {
+			int high = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+			close(fd);
+			fd = high;
+		}
+		if (fd < 0) {
+			int e = errno ? -errno : -EBADF;
+			for (int k = 0; k < i; k++)
+				if (src[k] >= 0)
+					close(src[k]);
+			return e;
+		}
+		src[i] = fd;
+	}
+	return 0;
+}
+
+/* CORDON_HOST_PROCESS_PDEATHSIG or _JAIL: the local driver's launcher (local/hostjail.c). */
+static int start_launched(const cordon_host_process_spec *spec, const char *path, host_process *h,
+			  cordon_plugin_error *err)
+{
+	int src[4];
+	int r = launch_fds(spec, src);
+	if (r < 0)
+		return spawn_failed(err, path, r);
+	hostjail_spec js = {
+		.path = path,
+		.argv = spec->argv,
+		.envp = spec->envp ? spec->envp : minimal_env,
+		.fd = { src[0], src[1], src[2] },
+		.extra_fd = src[3],
+		.jail = (spec->flags & CORDON_HOST_PROCESS_JAIL) != 0,
+		.paths = spec->jail_paths,
+		.devices = spec->jail_devices,
+	};
+	char why[512] = "";
+	hostjail_proc jp;
+	r = hostjail_start(&js, &jp, why, sizeof(why));
+	for (int i = 0; i < 4; i++)
+		if (src[i] >= 0)
+			close(src[i]);
+	if (r < 0) {
+		g_debug("[core] process_spawn: %s", why); /* for a plugin that passed no err */
+		return error_set(err ? &err->err : NULL, -r, CORDON_ERROR_TERMINAL,
+				 ERRC(spawn_failed), "%s", why);
+	}
+	h->proc = (hostproc){ .pid = jp.pid, .pidfd = jp.pidfd, .in = -1, .out = -1, .err = -1 };
+	h->ids = jp.ids;
+	return 0;
+}
+
+/* The plugin's spec, its ABI 1.4 fields zero when it was built against 1.2 or 1.3. */
+static bool read_spec(const cordon_host_process_spec *in, cordon_host_process_spec *out)
+{
+	const size_t v1_2 = offsetof(cordon_host_process_spec, flags);
+	if (!in || in->size < v1_2)
+		return false;
+	memset(out, 0, sizeof(*out));
+	memcpy(out, in, in->size < sizeof(*out) ? in->size : sizeof(*out));
+	return true;
+}
+
+int hostspawn_process(const cordon_host_process_spec *plugin_spec, cordon_host_process **ret,
 		      cordon_plugin_error *err)
 {
 	cordon_error **reterr = err ? &err->err : NULL;
-	if (!spec || spec->size < sizeof(cordon_host_process_spec) || !ret)
+	cordon_host_process_spec specbuf, *spec = &specbuf;
+	if (!read_spec(plugin_spec, spec) || !ret)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "process_spawn: spec is missing or smaller than the ABI's");
+	const uint32_t known = CORDON_HOST_PROCESS_PDEATHSIG | CORDON_HOST_PROCESS_JAIL;
+	if (spec->flags & ~known)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "process_spawn: unknown flags 0x%x", spec->flags & ~known);
 	g_autofree char *path = NULL;
 	int r = resolve_program(spec->argv, err, &path);
 	if (r < 0)
 		return r;
-	hostproc_spec hs = {
-		.path = path,
-		.argv = spec->argv,
-		.envp = spec->envp ? spec->envp : minimal_env,
-		.fd = { plugin_fd(spec->stdin_fd), plugin_fd(spec->stdout_fd),
-			plugin_fd(spec->stderr_fd) },
-		.extra_fd = spec->extra_fd >= 0 ? spec->extra_fd : -1,
-	};
 	host_process *h = g_new0(host_process, 1);
-	r = hostproc_start(&hs, &h->proc);
+	h->ids.lock_fd = -1;
+	if (spec->flags & known) {
+		r = start_launched(spec, path, h, err);
+	} else {
+		hostproc_spec hs = {
+			.path = path,
+			.argv = spec->argv,
+			.envp = spec->envp ? spec->envp : minimal_env,
+			.fd = { plugin_fd(spec->stdin_fd), plugin_fd(spec->stdout_fd),
+				plugin_fd(spec->stderr_fd) },
+			.extra_fd = spec->extra_fd >= 0 ? spec->extra_fd : -1,
+		};
+		r = hostproc_start(&hs, &h->proc);
+		if (r < 0)
+			r = spawn_failed(err, path, r);
+	}
 	if (r < 0) {
 		g_free(h);
-		return spawn_failed(err, path, r);
+		return r;
 	}
 	g_mutex_init(&h->lock);
 	h->pub = (cordon_host_process){

@@ -108,8 +108,12 @@ static SPAWN_CHILD int step_stdio(const spawn_plan *p, const void *arg)
 	for (int i = 0; i < 3; i++)
 		if (syscall(SYS_dup2, p->stdio[i], i) < 0)
 			return -errno;
+	if (p->extra_fd >= 0 && syscall(SYS_dup2, p->extra_fd, SPAWN_EXTRA_FD) < 0)
+		return -errno;
+	/* spawn_start put the report pipe above SPAWN_EXTRA_FD when there is an extra one */
+	unsigned first = p->extra_fd >= 0 ? SPAWN_EXTRA_FD + 1 : 3u;
 	unsigned rfd = (unsigned)p->report_fd;
-	if (syscall(SYS_close_range, 3u, rfd - 1, 0u) < 0 ||
+	if (syscall(SYS_close_range, first, rfd - 1, 0u) < 0 ||
 	    syscall(SYS_close_range, rfd + 1, ~0u, 0u) < 0) {
 		if (errno != ENOSYS)
 			return -errno;
@@ -118,7 +122,7 @@ static SPAWN_CHILD int step_stdio(const spawn_plan *p, const void *arg)
 		if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
 			return -errno;
 		unsigned max = rl.rlim_max > (1u << 20) ? (1u << 20) : (unsigned)rl.rlim_max;
-		for (unsigned fd = 3; fd < max; fd++)
+		for (unsigned fd = first; fd < max; fd++)
 			if (fd != rfd)
 				syscall(SYS_close, fd);
 	}
@@ -335,6 +339,7 @@ void spawn_plan_init(spawn_plan *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->stdio[0] = p->stdio[1] = p->stdio[2] = -1;
+	p->extra_fd = -1;
 	p->cwd_fd = -1;
 	p->report_fd = -1;
 	p->n_steps = sizeof(default_steps) / sizeof(default_steps[0]);
@@ -435,6 +440,14 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
 	if (pipe2(rp, O_CLOEXEC) < 0)
 		return -errno;
 	int r = spawn_fd_above_stdio(&rp[1]);
+	if (r >= 0 && p->extra_fd >= 0 && rp[1] <= SPAWN_EXTRA_FD) {
+		int n = fcntl(rp[1], F_DUPFD_CLOEXEC, SPAWN_EXTRA_FD + 1);
+		r = n < 0 ? -errno : 0;
+		if (n >= 0) {
+			close(rp[1]);
+			rp[1] = n;
+		}
+	}
 	if (r < 0) {
 		close(rp[0]);
 		close(rp[1]);

@@ -57,6 +57,9 @@
 
 typedef struct spawn_plan spawn_plan;
 
+/* The descriptor number plan->extra_fd is given at. */
+#define SPAWN_EXTRA_FD 3
+
 /* A step of the child's setup. Runs in the child: raw system calls only;
  * returns 0 or a negative errno (which aborts the launch). */
 typedef int (*spawn_step_fn)(const spawn_plan *plan, const void *arg);
@@ -77,6 +80,7 @@ struct spawn_plan {
 	char *const *argv;
 	char *const *envp;
 	int stdio[3]; /* become the child's 0, 1, 2 */
+	int extra_fd; /* becomes its SPAWN_EXTRA_FD, or -1 (above 3 itself, like stdio's) */
 	int cwd_fd;   /* fchdir target, or -1 to stay */
 	spawn_rlimit rlimits[SPAWN_MAX_RLIMITS];
 	size_t n_rlimits;

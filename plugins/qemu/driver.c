@@ -316,10 +316,12 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 {
 	qemu_tier *t = tier;
 	/* Under TCG the boundary is not the guest (QEMU does not treat emulation as one) but the
-	 * jail around QEMU, and QEMU is not jailed yet: it runs as the caller under its own
-	 * seccomp sandbox, a process jail's containment (docs/tiers/microvm.md). */
-	uint32_t want = t->tcg ? CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL
-			       : CORDON_PLUGIN_CONTAINMENT_MICROVM;
+	 * jail around QEMU: the kernel tier's confinement (process_spawn's JAIL, ABI 1.4). A host
+	 * older than that ignores the flag and runs QEMU as the caller under its own seccomp
+	 * sandbox only: a process jail (docs/tiers/microvm.md). */
+	uint32_t jail = qemu_host->abi_minor >= 4 ? CORDON_PLUGIN_CONTAINMENT_KERNEL
+						  : CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
+	uint32_t want = t->tcg ? jail : CORDON_PLUGIN_CONTAINMENT_MICROVM;
 	/* A kept answer (the probe cache) is dropped when these change; QEMU itself counts
 	 * through find_program. */
 	if (qemu_host->abi_minor >= 3) {

@@ -74,6 +74,74 @@ static void first_line(const char *s, char *out, size_t len)
 	out[n] = '\0';
 }
 
+/* What the jailed QEMU sees besides its binary and libraries (docs/tiers/microvm.md, "The
+ * jail"): the kernel and the initrd, its firmware directory (microvm's qboot, the option ROMs
+ * of -kernel), its TCG module when emulating (Debian builds TCG as a module), /dev/kvm when
+ * the accelerator is KVM. Absent optional files are left out: QEMU then fails as it would
+ * unjailed, with its own message. */
+typedef struct qemu_jail {
+	char *paths[8];
+	const char *paths_v[8];
+	const char *devices[2];
+} qemu_jail;
+
+static void jail_add(qemu_jail *j, size_t *n, char *owned, bool optional)
+{
+	if (!owned || (optional && access(owned, F_OK) != 0) || *n + 1 >= 8) {
+		free(owned);
+		return;
+	}
+	j->paths[*n] = owned;
+	j->paths_v[*n] = owned;
+	(*n)++;
+}
+
+#if defined(__x86_64__)
+#define QEMU_MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define QEMU_MULTIARCH "aarch64-linux-gnu"
+#else
+#define QEMU_MULTIARCH "unknown"
+#endif
+
+static void jail_make(const qemu_config *c, qemu_jail *j)
+{
+	memset(j, 0, sizeof(*j));
+	size_t n = 0;
+	jail_add(j, &n, qemu_xstrdup(c->kernel), false);
+	jail_add(j, &n, qemu_xstrdup(c->initrd), false);
+	/* QEMU's prefix: the directory above its bin/ */
+	char *prefix = qemu_xstrdup(c->binary);
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(prefix, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	if (!*prefix) {
+		free(prefix);
+		prefix = qemu_xstrdup("/usr");
+	}
+	jail_add(j, &n, xasprintf("%s/share/qemu", prefix), true);
+	if (c->accel == QEMU_ACCEL_TCG) {
+		const char *target = c->arch == QEMU_ARCH_AARCH64 ? "aarch64" : "x86_64";
+		jail_add(
+			j, &n,
+			xasprintf("%s/lib/" QEMU_MULTIARCH "/qemu/accel-tcg-%s.so", prefix, target),
+			true);
+		jail_add(j, &n, xasprintf("%s/lib64/qemu/accel-tcg-%s.so", prefix, target), true);
+		jail_add(j, &n, xasprintf("%s/lib/qemu/accel-tcg-%s.so", prefix, target), true);
+	}
+	free(prefix);
+	if (c->accel == QEMU_ACCEL_KVM)
+		j->devices[0] = "/dev/kvm";
+}
+
+static void jail_free(qemu_jail *j)
+{
+	for (size_t i = 0; i < 8; i++)
+		free(j->paths[i]);
+}
+
 static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 {
 	int sp[2], ep[2];
@@ -88,6 +156,8 @@ static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 				   strerror(e));
 	}
 	char **argv = qemu_argv(c);
+	qemu_jail jail;
+	jail_make(c, &jail);
 	cordon_host_process_spec spec = {
 		.size = sizeof(spec),
 		.argv = (const char *const *)argv,
@@ -96,9 +166,14 @@ static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 		.stdout_fd = -1,
 		.stderr_fd = ep[1],
 		.extra_fd = sp[1],
+		/* jailed (docs/tiers/microvm.md, "The jail"), and dead with us */
+		.flags = CORDON_HOST_PROCESS_JAIL | CORDON_HOST_PROCESS_PDEATHSIG,
+		.jail_paths = jail.paths_v,
+		.jail_devices = jail.devices,
 	};
 	int ret = argv ? qemu_host->process_spawn(&spec, &vm->proc, NULL) : -EINVAL;
 	xstrv_free(argv);
+	jail_free(&jail);
 	close(sp[1]);
 	close(ep[1]);
 	if (ret < 0) {
@@ -204,6 +279,12 @@ int qemu_pin_check(qemu_tier *t, qemu_pin *pin, const char *key, agent_error *r)
 		return qemu_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(vm_image_invalid),
 				   "%s %s must be a regular file that only root or this user "
 				   "can write",
+				   key, pin->path);
+	/* As root the jailed QEMU opens it under a uid of its own (the jail, process_spawn) */
+	if (geteuid() == 0 && !(st.st_mode & S_IROTH))
+		return qemu_refuse(r, EACCES, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(vm_image_invalid),
+				   "%s %s must be readable by others: the jailed QEMU runs as a "
+				   "uid of its own",
 				   key, pin->path);
 	pthread_mutex_lock(&t->lock);
 	bool cached = same_file(pin, &st);

@@ -170,7 +170,7 @@ START_TEST(test_probe)
 
 	cordon_probe_report *rep = probe_settled(ctx, "vm");
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
-	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_PROCESS_JAIL);
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
 	ck_assert_msg(strstr(cordon_probe_report_reason(rep), "trial boot reached the agent"), "%s",
 		      cordon_probe_report_reason(rep));
 	cordon_probe_report_free(rep);
@@ -495,7 +495,7 @@ START_TEST(test_aarch64_hvf_path)
 	cordon_context *ctx = testutil_context_from_text(p, "microvm.yaml");
 	cordon_probe_report *rep = probe_settled(ctx, "mac");
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
-	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_PROCESS_JAIL);
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
 	cordon_probe_report_free(rep);
 	cordon_request *req = cordon_request_new("trusted");
 	ck_assert_int_eq(cordon_request_set_tier(req, "mac", NULL), 0);
@@ -598,6 +598,172 @@ START_TEST(test_workspace_refused)
 }
 END_TEST
 
+/* ---- the jail around QEMU (issue 12, item 6) ------------------------------------------ */
+
+/* "Key:\tvalue" of /proc/PID/status. */
+static char *status_field(pid_t pid, const char *key)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/status", pid);
+	g_autofree char *text = NULL;
+	ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_autofree char *prefix = g_strconcat(key, ":", NULL);
+	for (size_t i = 0; lines[i]; i++)
+		if (g_str_has_prefix(lines[i], prefix))
+			return g_strstrip(g_strdup(lines[i] + strlen(prefix)));
+	ck_abort_msg("no %s in %s", key, path);
+	return NULL;
+}
+
+/* Every path under dir (the jailed QEMU's root seen from the host), relative to it. */
+static void walk_root(const char *dir, const char *rel, GPtrArray *ret)
+{
+	g_autofree char *path = g_strconcat(dir, rel, NULL);
+	GDir *d = g_dir_open(path, 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d))) {
+		char *r = g_strconcat(rel, "/", name, NULL);
+		g_ptr_array_add(ret, r);
+		g_autofree char *full = g_strconcat(dir, r, NULL);
+		if (g_file_test(full, G_FILE_TEST_IS_DIR) &&
+		    !g_file_test(full, G_FILE_TEST_IS_SYMLINK))
+			walk_root(dir, r, ret);
+	}
+	if (d)
+		g_dir_close(d);
+}
+
+/* What may be in the jail: the guest's two files, QEMU, its firmware, libraries; and the
+ * directories that lead to them. */
+static bool jail_may_hold(const char *p, bool is_dir)
+{
+	const char *allowed[] = { guest.kernel, guest.initrd, "/usr/bin/qemu-system-x86_64",
+				  "/usr/share/qemu" };
+	for (size_t i = 0; i < G_N_ELEMENTS(allowed); i++) {
+		g_autofree char *dir = g_strconcat(p, "/", NULL);
+		if (strcmp(p, allowed[i]) == 0 || (is_dir && g_str_has_prefix(allowed[i], dir)))
+			return true;
+	}
+	return g_str_has_prefix(p, "/usr/share/qemu") || g_str_has_prefix(p, "/lib") ||
+	       g_str_has_prefix(p, "/usr/lib");
+}
+
+START_TEST(test_qemu_jailed)
+{
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_sandbox *sb = open_vm(ctx);
+	g_autoptr(GArray) pids = my_qemus(getpid());
+	ck_assert_uint_eq(pids->len, 1);
+	pid_t q = g_array_index(pids, pid_t, 0);
+	/* its own unprivileged uid (as root: one of the per-sandbox host ids) */
+	g_autofree char *uid = status_field(q, "Uid");
+	unsigned r = 0, e = 0, sv = 0, fs = 0;
+	ck_assert_int_eq(sscanf(uid, "%u %u %u %u", &r, &e, &sv, &fs), 4);
+	ck_assert(r == e && e == sv && sv == fs);
+	if (geteuid() == 0)
+		ck_assert_msg(r >= 0x7fff0000u && r < 0x7ffffffeu, "QEMU runs as uid %u", r);
+	else
+		ck_assert_uint_eq(r, geteuid());
+	g_autofree char *capeff = status_field(q, "CapEff");
+	ck_assert_str_eq(capeff, "0000000000000000");
+	g_autofree char *nnp = status_field(q, "NoNewPrivs");
+	ck_assert_str_eq(nnp, "1");
+	g_autofree char *seccomp = status_field(q, "Seccomp");
+	ck_assert_str_eq(seccomp, "2");
+	/* the kernel tier's filter and QEMU's own -sandbox: two filters at least */
+	g_autofree char *filters = status_field(q, "Seccomp_filters");
+	ck_assert_int_ge(atoi(filters), 2);
+	const char *ns[] = { "mnt", "pid", "net", "ipc", "uts" };
+	for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
+		g_autofree char *mine = g_strdup_printf("/proc/self/ns/%s", ns[i]);
+		g_autofree char *its = g_strdup_printf("/proc/%d/ns/%s", q, ns[i]);
+		g_autofree char *a = g_file_read_link(mine, NULL);
+		g_autofree char *b = g_file_read_link(its, NULL);
+		ck_assert_ptr_nonnull(b);
+		ck_assert_msg(strcmp(a, b) != 0, "QEMU shares our %s namespace", ns[i]);
+	}
+	/* its root holds only what it was given */
+	g_autofree char *root = g_strdup_printf("/proc/%d/root", q);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	walk_root(root, "", names);
+	ck_assert_uint_gt(names->len, 3);
+	bool kernel_seen = false;
+	for (guint i = 0; i < names->len; i++) {
+		const char *n = names->pdata[i];
+		g_autofree char *full = g_strconcat(root, n, NULL);
+		bool is_dir = g_file_test(full, G_FILE_TEST_IS_DIR);
+		ck_assert_msg(jail_may_hold(n, is_dir), "the jail holds %s", n);
+		kernel_seen |= strcmp(n, guest.kernel) == 0;
+	}
+	ck_assert(kernel_seen);
+	/* and the guest serves */
+	g_autofree char *out = sh_out(sb, "echo jailed");
+	ck_assert_str_eq(out, "jailed\n");
+	cordon_sandbox_close(sb);
+	ck_assert(gone_within(q, 1));
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* The host SIGKILLed while QEMU boots (the probe's trial) and while a run is in flight:
+ * QEMU gets the parent-death signal, gone within a second (the guest's own EOF chain is not
+ * needed, nor gc). */
+static pid_t host_with_qemu(bool mid_run, pid_t *ret_qemu)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(p[0]);
+		cordon_context *ctx = ctx_vm(NULL);
+		if (!mid_run) {
+			cordon_probe_report_free(probe_settled(ctx, "vm")); /* boots */
+			_exit(0);
+		}
+		cordon_sandbox *sb = open_vm(ctx);
+		g_autoptr(GArray) pids = my_qemus(getpid());
+		pid_t qp = pids->len == 1 ? g_array_index(pids, pid_t, 0) : -1;
+		if (write(p[1], &qp, sizeof(qp)) != sizeof(qp))
+			_exit(1);
+		sh(sb, "sleep 100", 0);
+		_exit(0);
+	}
+	close(p[1]);
+	pid_t qemu = -1;
+	if (mid_run) {
+		ck_assert_int_eq(read(p[0], &qemu, sizeof(qemu)), sizeof(qemu));
+		g_usleep(300 * 1000);
+	} else {
+		for (int i = 0; i < 300 && qemu < 0;
+		     i++) { /* the trial's QEMU, as soon as it runs */
+			g_autoptr(GArray) pids = my_qemus(child);
+			if (pids->len)
+				qemu = g_array_index(pids, pid_t, 0);
+			else
+				g_usleep(20 * 1000);
+		}
+		g_usleep(200 * 1000); /* booting: long before the agent's hello under TCG */
+	}
+	close(p[0]);
+	ck_assert_int_gt(qemu, 0);
+	*ret_qemu = qemu;
+	return child;
+}
+
+START_TEST(test_host_killed_qemu_dies)
+{
+	for (int mid_run = 0; mid_run < 2; mid_run++) {
+		pid_t qemu = -1;
+		pid_t child = host_with_qemu(mid_run, &qemu);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		ck_assert_msg(gone_within(qemu, 1), "QEMU %d survived its host by 1 s (%s)",
+			      (int)qemu, mid_run ? "mid-run" : "mid-boot");
+	}
+}
+END_TEST
+
 static void setup(void) { plugin_dir = testutil_plugin_dir("kvm", "hvf", "hyperv", NULL); }
 
 static void teardown(void) { testutil_rmtree(plugin_dir); }
@@ -621,6 +787,8 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_qemu_missing);
 	tcase_add_test(tc, test_agent_never_says_hello);
 	tcase_add_test(tc, test_workspace_refused);
+	tcase_add_test(tc, test_qemu_jailed);
+	tcase_add_test(tc, test_host_killed_qemu_dies);
 	suite_add_tcase(s, tc);
 	return s;
 }

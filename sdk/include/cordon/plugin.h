@@ -33,7 +33,7 @@ extern "C" {
  * and a MINOR at least as new. A plugin that uses something a later minor
  * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 3
+#define CORDON_PLUGIN_ABI_MINOR 4
 
 /* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
  * the plugin defines an older one to load into older cores too, and then
@@ -340,7 +340,32 @@ typedef struct cordon_host_process_spec {
 	int32_t stdout_fd;
 	int32_t stderr_fd;
 	int32_t extra_fd;
+	/* ABI 1.4 (check host->abi_minor >= 4; a spec of an older plugin is smaller and reads
+	 * as all zero here): CORDON_HOST_PROCESS_* flags. */
+	uint32_t flags;
+	uint32_t reserved2;
+	/* CORDON_HOST_PROCESS_JAIL: absolute host paths the program sees read-only, at the
+	 * same paths (files or directories; the program and the libraries it loads are added
+	 * by the host), and device nodes it sees read-write (e.g. /dev/kvm); NULL-terminated,
+	 * NULL for none. Nothing else of the host's file system exists in the jail. */
+	const char *const *jail_paths;
+	const char *const *jail_devices;
 } cordon_host_process_spec;
+
+/* cordon_host_process_spec.flags (ABI 1.4). */
+enum {
+	/* The program gets SIGKILL when this process dies (PR_SET_PDEATHSIG, set from a
+	 * thread of the host that lives as long as the process). */
+	CORDON_HOST_PROCESS_PDEATHSIG = 1u << 0,
+	/* The program runs confined by the host's kernel confinement (docs/plugin-guide.md):
+	 * an unprivileged uid of its own (a per-process one as root, the caller's otherwise),
+	 * its own mount, pid, network, IPC and UTS namespaces, a root that holds only
+	 * jail_paths, jail_devices, the program and its libraries, no network but an unused
+	 * loopback, no new privileges, the kernel tier's seccomp filter, and
+	 * CORDON_HOST_PROCESS_PDEATHSIG. Fails closed: a jail that cannot be built is an
+	 * error, never a plain spawn. */
+	CORDON_HOST_PROCESS_JAIL = 1u << 1,
+};
 
 /* process->wait flags. */
 enum {

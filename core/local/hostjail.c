@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Host programs with a parent-death signal, and jailed host programs (hostjail.h). */
+#include "config.h"
+
+#include "hostjail.h"
+#include "child.h"
+#include "elfcheck.h"
+#include "landlock-abi.h"
+#include "landlock.h"
+#include "rawsys.h"
+#include "seccomp.h"
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <linux/filter.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* Where the jail's root is built before pivot_root: a directory every host has, which holds
+ * no file a jail names (nothing is bound from /proc), covered by our tmpfs in our mount
+ * namespace only. */
+#define STAGE "/proc"
+#define STAGE_OLD STAGE "/.old"
+#define JAIL_HOSTNAME "cordon-jail"
+/* The root's own tmpfs: directories and mount points only. */
+#define ROOT_OPTS "size=64k,nr_inodes=4096,mode=0755"
+
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#else
+#define MULTIARCH "unknown"
+#endif
+
+/* ---- the launcher thread --------------------------------------------------------- */
+
+typedef struct launch_job {
+	spawn_plan *plan;
+	spawn_child child;
+	spawn_failure fail;
+	int r;
+	bool pending, done;
+} launch_job;
+
+static pthread_mutex_t submit_lock = PTHREAD_MUTEX_INITIALIZER; /* one job at a time */
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
+static launch_job *job;
+static pthread_once_t launcher_once = PTHREAD_ONCE_INIT;
+static int launcher_err;
+
+static void *launcher_main(void *arg)
+{
+	(void)arg;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL); /* host signals go to the host's threads */
+	pthread_mutex_lock(&job_lock);
+	for (;;) {
+		while (!job || !job->pending)
+			pthread_cond_wait(&job_cond, &job_lock);
+		launch_job *j = job;
+		j->pending = false;
+		pthread_mutex_unlock(&job_lock);
+		j->r = spawn_start(j->plan, &j->child, &j->fail);
+		pthread_mutex_lock(&job_lock);
+		j->done = true;
+		pthread_cond_broadcast(&job_cond);
+	}
+	return NULL;
+}
+
+static void launcher_start(void)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	launcher_err = pthread_create(&t, &at, launcher_main, NULL);
+	pthread_attr_destroy(&at);
+}
+
+/* spawn_start, on the launcher thread. */
+static int launch(spawn_plan *p, spawn_child *ret, spawn_failure *fail)
+{
+	pthread_once(&launcher_once, launcher_start);
+	if (launcher_err)
+		return -launcher_err;
+	launch_job j = { .plan = p, .pending = true, .fail = { "launch", 0 } };
+	pthread_mutex_lock(&submit_lock);
+	pthread_mutex_lock(&job_lock);
+	job = &j;
+	pthread_cond_broadcast(&job_cond);
+	while (!j.done)
+		pthread_cond_wait(&job_cond, &job_lock);
+	job = NULL;
+	pthread_mutex_unlock(&job_lock);
+	pthread_mutex_unlock(&submit_lock);
+	*ret = j.child;
+	*fail = j.fail;
+	return j.r;
+}
+
+/* ---- the jail's plan (read by the child on our memory) ------------------------------- */
+
+enum jail_kind { JAIL_FILE, JAIL_DIR, JAIL_DEV };
+
+typedef struct jail_entry {
+	char *source; /* host path */
+	char *target; /* STAGE + the same path */
+	enum jail_kind kind;
+	unsigned long remount; /* the read-only remount's flags (the source's locked ones kept) */
+	dev_t rdev;
+} jail_entry;
+
+typedef struct jail_plan {
+	bool privileged; /* root: no user namespace, a host id of its own */
+	unsigned uid, gid;
+	char uid_map[32], gid_map[32];
+	char **dirs; /* under STAGE, parents first */
+	size_t n_dirs;
+	jail_entry *e;
+	size_t n;
+	bool devices_in_root; /* mknod'ed into the root tmpfs (root only) */
+	int parent_pidfd;
+	int ll_abi; /* Landlock's ABI on this kernel, 0: none */
+	struct ll_masks ll;
+} jail_plan;
+
+static RAWSYS_CHILD int step_nop(const spawn_plan *p, const void *arg)
+{
+	(void)p;
+	(void)arg;
+	return 0;
+}
+
+/* Not root: a user namespace (made by clone) that maps only our own ids. */
+static RAWSYS_CHILD int step_userns(const spawn_plan *p, const void *arg)
+{
+	const jail_plan *j = arg;
+	if (j->privileged)
+		return 0;
+	long r = child_write_file("/proc/self/setgroups", "deny");
+	if (r >= 0)
+		r = child_write_file("/proc/self/uid_map", j->uid_map);
+	if (r >= 0)
+		r = child_write_file("/proc/self/gid_map", j->gid_map);
+	return r < 0 ? (int)r : 0;
+}
+
+static RAWSYS_CHILD long mount_point(const jail_entry *e, bool privileged)
+{
+	if (e->kind == JAIL_DIR)
+		return rsys3(SYS_mkdirat, AT_FDCWD, e->target, 0755);
+	if (e->kind == JAIL_DEV && privileged)
+		return rsys4(SYS_mknodat, AT_FDCWD, e->target, S_IFCHR | 0600, e->rdev);
+	long fd = rsys4(SYS_openat, AT_FDCWD, e->target,
+			O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0444);
+	if (fd >= 0)
+		rsys1(SYS_close, fd);
+	return fd;
+}
+
+static RAWSYS_CHILD long bind_entry(const jail_plan *j, const jail_entry *e)
+{
+	long r = mount_point(e, j->privileged);
+	if (r < 0 && r != -EEXIST)
+		return r;
+	if (e->kind == JAIL_DEV && j->privileged) /* our node, for our uid alone */
+		return rsys5(SYS_fchownat, AT_FDCWD, e->target, j->uid, j->gid,
+			     AT_SYMLINK_NOFOLLOW);
+	r = rsys5(SYS_mount, e->source, e->target, NULL, MS_BIND | MS_REC, NULL);
+	if (r < 0 || e->kind == JAIL_DEV)
+		return r;
+	return rsys5(SYS_mount, NULL, e->target, NULL, e->remount, NULL);
+}
+
+/* The root: our tmpfs on STAGE, the entries bound into it, pivot_root, the host's tree
+ * detached, the root read-only. */
+static RAWSYS_CHILD int step_root(const spawn_plan *p, const void *arg)
+{
+	const jail_plan *j = arg;
+	long r = rsys5(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	if (r >= 0)
+		r = rsys5(SYS_mount, "tmpfs", STAGE, "tmpfs",
+			  MS_NOSUID | MS_NOEXEC | (j->devices_in_root ? 0 : MS_NODEV), ROOT_OPTS);
+	for (size_t i = 0; r >= 0 && i < j->n_dirs; i++) {
+		r = rsys3(SYS_mkdirat, AT_FDCWD, j->dirs[i], 0755);
+		if (r == -EEXIST)
+			r = 0;
+	}
+	for (size_t i = 0; r >= 0 && i < j->n; i++)
+		r = bind_entry(j, &j->e[i]);
+	if (r >= 0)
+		r = rsys3(SYS_mkdirat, AT_FDCWD, STAGE_OLD, 0700);
+	if (r >= 0)
+		r = rsys2(SYS_pivot_root, STAGE, STAGE_OLD);
+	if (r >= 0)
+		r = rsys1(SYS_chdir, "/");
+	if (r >= 0)
+		r = rsys2(SYS_umount2, "/.old", MNT_DETACH);
+	if (r >= 0)
+		r = rsys3(SYS_unlinkat, AT_FDCWD, "/.old", AT_REMOVEDIR);
+	if (r >= 0)
+		r = rsys5(SYS_mount, NULL, "/", NULL,
+			  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC |
+				  (j->devices_in_root ? 0 : MS_NODEV),
+			  NULL);
+	return r < 0 ? (int)r : 0;
+}
+
+static RAWSYS_CHILD int step_hostname(const spawn_plan *p, const void *arg)
+{
+	long r = rsys2(SYS_sethostname, JAIL_HOSTNAME, sizeof(JAIL_HOSTNAME) - 1);
+	return r < 0 ? (int)r : 0;
+}
+
+/* As root: the jail's own host id, no supplementary groups (raw calls: glibc's set*id
+ * would signal every thread of the host). Capabilities go with uid 0. */
+static RAWSYS_CHILD int step_ids(const spawn_plan *p, const void *arg)
+{
+	const jail_plan *j = arg;
+	if (!j->privileged)
+		return 0;
+	long r = rsys2(SYS_setgroups, 0, NULL);
+	if (r >= 0)
+		r = rsys3(SYS_setresgid, j->gid, j->gid, j->gid);
+	if (r >= 0)
+		r = rsys3(SYS_setresuid, j->uid, j->uid, j->uid);
+	return r < 0 ? (int)r : 0;
+}
+
+/* Landlock on top of the read-only root, with the kernel tier's masks (landlock-abi.h):
+ * read and execute beneath "/", read, write and device ioctls on the named nodes only,
+ * abstract unix sockets and signals scoped to the jail (ABI >= 6). Its own no_new_privs:
+ * the uid change dropped the capability that could stand in for it. */
+static RAWSYS_CHILD long ll_allow(long ruleset, const char *path, uint64_t access)
+{
+	long fd = rsys3(SYS_openat, AT_FDCWD, path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	struct ll_path_beneath_attr pb = { .allowed_access = access, .parent_fd = (int32_t)fd };
+	long r = rsys4(SYS_landlock_add_rule, ruleset, LL_RULE_PATH_BENEATH, &pb, 0);
+	rsys1(SYS_close, fd);
+	return r;
+}
+
+static RAWSYS_CHILD int step_landlock(const spawn_plan *p, const void *arg)
+{
+	const jail_plan *j = arg;
+	if (j->ll_abi <= 0)
+		return 0;
+	long rs = rsys3(SYS_landlock_create_ruleset, &j->ll.handled, j->ll.handled_size, 0);
+	if (rs < 0)
+		return (int)rs;
+	long r = ll_allow(rs, "/", j->ll.read_exec);
+	for (size_t i = 0; r >= 0 && i < j->n; i++)
+		if (j->e[i].kind == JAIL_DEV) /* its path inside: the target past STAGE */
+			r = ll_allow(rs, j->e[i].target + sizeof(STAGE) - 1,
+				     j->ll.write_file |
+					     (j->ll.handled.handled_access_fs & LL_FS_IOCTL_DEV));
+	if (r >= 0)
+		r = rsys5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	if (r >= 0)
+		r = rsys2(SYS_landlock_restrict_self, rs, 0);
+	rsys1(SYS_close, rs);
+	return r < 0 ? (int)r : 0;
+}
+
+/* After the id change, which clears it. The parent is outside our pid namespace (getppid is
+ * 0), so whether the host died before the signal was armed is asked of its pidfd: a host
+ * that was gone already is readable; one that dies after this reparents us and signals. */
+static RAWSYS_CHILD int step_deathsig(const spawn_plan *p, const void *arg)
+{
+	const jail_plan *j = arg;
+	long r = rsys5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (r < 0)
+		return (int)r;
+	struct pollfd pf = { .fd = j->parent_pidfd, .events = POLLIN };
+	struct timespec zero = { 0, 0 };
+	r = rsys5(SYS_ppoll, &pf, 1, &zero, NULL, 8);
+	return r != 0 ? -ESRCH : 0;
+}
+
+/* ---- building the plan (before the launch) ----------------------------------------- */
+
+/* An absolute path without ".", ".." or empty components. */
+static bool clean_path(const char *p)
+{
+	if (!p || p[0] != '/' || strlen(p) >= PATH_MAX)
+		return false;
+	g_auto(GStrv) parts = g_strsplit(p + 1, "/", -1);
+	for (size_t i = 0; parts[i]; i++)
+		if (!*parts[i] || strcmp(parts[i], ".") == 0 || strcmp(parts[i], "..") == 0)
+			return false;
+	return true;
+}
+
+typedef struct builder {
+	GPtrArray *dirs;    /* char* under STAGE */
+	GHashTable *seen;   /* host paths and dirs already in */
+	GArray *entries;    /* jail_entry */
+	GPtrArray *pending; /* ELF files whose libraries are still to add */
+	char *why;
+	size_t whylen;
+} builder;
+
+static int fail(builder *b, int errnum, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static int fail(builder *b, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(b->why, b->whylen, fmt, ap);
+	va_end(ap);
+	return -errnum;
+}
+
+static void add_parents(builder *b, const char *path)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	if (strcmp(dir, "/") == 0 || g_hash_table_contains(b->seen, dir))
+		return;
+	add_parents(b, dir);
+	g_ptr_array_add(b->dirs, g_strconcat(STAGE, dir, NULL));
+	g_hash_table_add(b->seen, g_steal_pointer(&dir));
+}
+
+/* The read-only remount of a bind of path: the flags the source's mount holds must stay
+ * (a user namespace cannot clear them), nosuid and nodev are added. */
+static unsigned long remount_flags(const char *path)
+{
+	struct statvfs sv;
+	unsigned long f = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV;
+	if (statvfs(path, &sv) == 0) {
+		f |= sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0;
+		f |= sv.f_flag & ST_NOATIME ? MS_NOATIME : 0;
+		f |= sv.f_flag & ST_NODIRATIME ? MS_NODIRATIME : 0;
+		f |= sv.f_flag & ST_RELATIME ? MS_RELATIME : 0;
+	}
+	return f;
+}
+
+static int add_path(builder *b, const char *path, bool device)
+{
+	if (!clean_path(path))
+		return fail(b, EINVAL, "jail: '%s' is not a clean absolute path", path);
+	if (strcmp(path, "/") == 0 || strncmp(path, "/proc", 5) == 0)
+		return fail(b, EINVAL, "jail: '%s' cannot be given to a jail", path);
+	if (g_hash_table_contains(b->seen, path))
+		return 0;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return fail(b, errno, "jail: %s: %s", path, g_strerror(errno));
+	jail_entry e = { .source = g_strdup(path), .target = g_strconcat(STAGE, path, NULL) };
+	if (device && !S_ISCHR(st.st_mode))
+		return g_free(e.source), g_free(e.target),
+		       fail(b, EINVAL, "jail: %s is not a character device", path);
+	if (!device && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return g_free(e.source), g_free(e.target),
+		       fail(b, EINVAL, "jail: %s is neither a file nor a directory", path);
+	e.kind = device ? JAIL_DEV : S_ISDIR(st.st_mode) ? JAIL_DIR : JAIL_FILE;
+	e.rdev = st.st_rdev;
+	e.remount = remount_flags(path);
+	add_parents(b, path);
+	g_hash_table_add(b->seen, g_strdup(path));
+	g_array_append_val(b->entries, e);
+	if (e.kind == JAIL_FILE &&
+	    (st.st_mode & 0111 || g_str_has_suffix(path, ".so") || strstr(path, ".so.")))
+		g_ptr_array_add(b->pending, g_strdup(path));
+	return 0;
+}
+
+/* Where the loader looks for a bare DT_NEEDED name without its cache (the jail has none):
+ * glibc's system directories, multiarch first. */
+static char *find_library(const char *name)
+{
+	static const char *const dirs[] = {
+		"/lib/" MULTIARCH, "/usr/lib/" MULTIARCH, "/lib64", "/usr/lib64", "/lib", "/usr/lib"
+	};
+	if (strchr(name, '/'))
+		return g_strdup(name);
+	for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+		char *p = g_build_filename(dirs[i], name, NULL);
+		if (access(p, R_OK) == 0)
+			return p;
+		g_free(p);
+	}
+	return NULL;
+}
+
+/* Adds what an ELF file asks the loader for; a file that is not ELF asks for nothing (a
+ * script's interpreter is not followed: name it). */
+static int add_libraries(builder *b, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return fail(b, e, "jail: %s: %s", path, g_strerror(e));
+	}
+	char magic[4] = { 0 };
+	if (pread(fd, magic, 4, 0) != 4 || memcmp(magic, "\177ELF", 4) != 0) {
+		close(fd);
+		return 0;
+	}
+	g_autoptr(GPtrArray) needed = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *interp = NULL, *ewhy = NULL;
+	int r = elfcheck_deps(fd, (uint64_t)st.st_size, &interp, needed, &ewhy);
+	close(fd);
+	if (r < 0)
+		return fail(b, -r, "jail: %s: %s", path, ewhy ? ewhy : "bad ELF file");
+	if (interp && (r = add_path(b, interp, false)) < 0)
+		return r;
+	for (guint i = 0; i < needed->len; i++) {
+		g_autofree char *lib = find_library(needed->pdata[i]);
+		if (!lib)
+			return fail(b, ENOENT, "jail: %s needs %s, which is not found", path,
+				    (char *)needed->pdata[i]);
+		if ((r = add_path(b, lib, false)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int build_entries(builder *b, const hostjail_spec *s)
+{
+	int r = add_path(b, s->path, false);
+	for (size_t i = 0; r >= 0 && s->paths && s->paths[i]; i++)
+		r = add_path(b, s->paths[i], false);
+	for (size_t i = 0; r >= 0 && s->devices && s->devices[i]; i++)
+		r = add_path(b, s->devices[i], true);
+	while (r >= 0 && b->pending->len) {
+		g_autofree char *p = g_ptr_array_steal_index(b->pending, b->pending->len - 1);
+		r = add_libraries(b, p);
+	}
+	return r;
+}
+
+static void jail_plan_clear(jail_plan *j)
+{
+	for (size_t i = 0; i < j->n_dirs; i++)
+		g_free(j->dirs[i]);
+	g_free(j->dirs);
+	for (size_t i = 0; i < j->n; i++) {
+		g_free(j->e[i].source);
+		g_free(j->e[i].target);
+	}
+	g_free(j->e);
+	if (j->parent_pidfd >= 0)
+		close(j->parent_pidfd);
+}
+
+static int jail_plan_make(const hostjail_spec *s, const hostids *ids, jail_plan *j, char *why,
+			  size_t whylen)
+{
+	*j = (jail_plan){ .parent_pidfd = -1 };
+	builder b = {
+		.dirs = g_ptr_array_new(),
+		.seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+		.entries = g_array_new(FALSE, TRUE, sizeof(jail_entry)),
+		.pending = g_ptr_array_new_with_free_func(g_free),
+		.why = why,
+		.whylen = whylen,
+	};
+	int r = build_entries(&b, s);
+	j->n_dirs = b.dirs->len;
+	j->dirs = (char **)g_ptr_array_free(b.dirs, FALSE);
+	j->n = b.entries->len;
+	j->e = (jail_entry *)(void *)g_array_free(b.entries, FALSE);
+	g_hash_table_unref(b.seen);
+	g_ptr_array_unref(b.pending);
+	j->privileged = geteuid() == 0;
+	j->uid = j->privileged ? ids->uid : (unsigned)geteuid();
+	j->gid = j->privileged ? ids->gid : (unsigned)getegid();
+	snprintf(j->uid_map, sizeof(j->uid_map), "%u %u 1", j->uid, j->uid);
+	snprintf(j->gid_map, sizeof(j->gid_map), "%u %u 1", j->gid, j->gid);
+	for (size_t i = 0; i < j->n; i++)
+		j->devices_in_root |= j->privileged && j->e[i].kind == JAIL_DEV;
+	j->ll_abi = landlock_abi();
+	ll_masks_for(j->ll_abi, &j->ll);
+	if (r >= 0 && (j->parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
+		r = fail(&b, errno, "jail: pidfd_open: %s", g_strerror(errno));
+	if (r < 0)
+		jail_plan_clear(j);
+	return r;
+}
+
+/* The kernel tier's seccomp program, mapped once from its sealed memfd. */
+static struct sock_fprog jail_filter;
+static pthread_once_t filter_once = PTHREAD_ONCE_INIT;
+static int filter_err;
+
+static void filter_load(void)
+{
+	const char *what = NULL;
+	int fd = seccomp_filter_fd(&what);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size <= 0 ||
+	    st.st_size % (off_t)sizeof(struct sock_filter) != 0) {
+		filter_err = fd < 0 ? -fd : EINVAL;
+		return;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		filter_err = errno;
+		return;
+	}
+	jail_filter.len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+	jail_filter.filter = m;
+}
+
+static int insert_steps(spawn_plan *p, jail_plan *j)
+{
+	/* the default deathsig step compares getppid with our pid: 0 in a new pid namespace,
+	 * and the id change would clear it: ours runs after the ids instead */
+	for (size_t i = 0; i < p->n_steps; i++)
+		if (strcmp(p->steps[i].name, "deathsig") == 0)
+			p->steps[i].fn = step_nop;
+	const spawn_step steps[] = {
+		{ "userns", step_userns, j },     { "root", step_root, j },
+		{ "hostname", step_hostname, j }, { "ids", step_ids, j },
+		{ "landlock", step_landlock, j }, { "jail-deathsig", step_deathsig, j },
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(steps); i++) {
+		int r = spawn_plan_insert(p, "cwd", &steps[i]);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int launch_failed(int r, const spawn_failure *f, const char *path, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "cannot run %s%s: %s%s%s", path, f->step ? " (" : "",
+		 f->step ? f->step : "", f->step ? ") " : "", g_strerror(-r));
+	return r;
+}
+
+static int start_jailed(const hostjail_spec *s, spawn_plan *p, hostjail_proc *ret, char *why,
+			size_t whylen)
+{
+	pthread_once(&filter_once, filter_load);
+	if (filter_err) {
+		snprintf(why, whylen, "jail: the seccomp filter: %s", g_strerror(filter_err));
+		return -filter_err;
+	}
+	int r = 0;
+	if (geteuid() == 0 && (r = hostids_claim(&ret->ids, why, whylen)) < 0)
+		return r;
+	jail_plan j;
+	if ((r = jail_plan_make(s, &ret->ids, &j, why, whylen)) < 0) {
+		hostids_release(&ret->ids);
+		return r;
+	}
+	p->clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+			 (j.privileged ? 0 : CLONE_NEWUSER);
+	p->seccomp = &jail_filter;
+	spawn_failure f = { NULL, 0 };
+	spawn_child c;
+	r = insert_steps(p, &j);
+	if (r >= 0)
+		r = launch(p, &c, &f);
+	jail_plan_clear(&j);
+	if (r < 0) {
+		hostids_release(&ret->ids);
+		return launch_failed(r, &f, s->path, why, whylen);
+	}
+	ret->pid = c.pid;
+	ret->pidfd = c.pidfd;
+	return 0;
+}
+
+int hostjail_start(const hostjail_spec *s, hostjail_proc *ret, char *why, size_t whylen)
+{
+	*ret = (hostjail_proc){ .pid = 0, .pidfd = -1, .ids = { .lock_fd = -1 } };
+	spawn_plan p;
+	spawn_plan_init(&p);
+	p.path = s->path;
+	p.argv = (char *const *)s->argv;
+	p.envp = (char *const *)s->envp;
+	for (int i = 0; i < 3; i++)
+		p.stdio[i] = s->fd[i];
+	p.extra_fd = s->extra_fd;
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	p.cwd_fd = s->jail ? -1 : root;
+	spawn_plan_add_rlimit(&p, RLIMIT_CORE, 0);
+	int r;
+	if (s->jail) {
+		r = start_jailed(s, &p, ret, why, whylen);
+	} else {
+		spawn_failure f = { NULL, 0 };
+		spawn_child c;
+		r = launch(&p, &c, &f);
+		if (r < 0)
+			launch_failed(r, &f, s->path, why, whylen);
+		else
+			*ret = (hostjail_proc){ .pid = c.pid,
+						.pidfd = c.pidfd,
+						.ids = { .lock_fd = -1 } };
+	}
+	if (root >= 0)
+		close(root);
+	return r;
+}

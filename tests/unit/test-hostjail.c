@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * host->process_spawn's ABI 1.4 flags (core/hostspawn.c, core/local/hostjail.c):
+ * CORDON_HOST_PROCESS_PDEATHSIG (the program dies with the host, not with the thread that
+ * asked for it) and CORDON_HOST_PROCESS_JAIL, red-teamed from the VMM's side: a probe
+ * program (tests/helpers/vmm-probe) started exactly as QEMU is reports what it sees.
+ */
+#include "config.h"
+
+#include "testutil.h"
+
+#include "context.h"
+#include "local/hostids.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <glib.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const cordon_host *host = &cordon_host_services;
+
+static char *read_all(int fd)
+{
+	GString *s = g_string_new(NULL);
+	char buf[4096];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		g_string_append_len(s, buf, n);
+	close(fd);
+	return g_string_free(s, FALSE);
+}
+
+/* Starts argv with flags; its stdout in *ret_out (a pipe's read end). */
+static int start(const char *const *argv, uint32_t flags, const char *const *paths,
+		 const char *const *envp, int extra, cordon_host_process **ret, int *ret_out,
+		 cordon_plugin_error *err)
+{
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	cordon_host_process_spec spec = {
+		.size = sizeof(spec),
+		.argv = argv,
+		.envp = envp,
+		.stdin_fd = -1,
+		.stdout_fd = p[1],
+		.stderr_fd = p[1],
+		.extra_fd = extra,
+		.flags = flags,
+		.jail_paths = paths,
+	};
+	int r = host->process_spawn(&spec, ret, err);
+	close(p[1]);
+	if (r < 0)
+		close(p[0]);
+	else
+		*ret_out = p[0];
+	return r;
+}
+
+static bool pid_alive(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	g_autofree char *s = NULL;
+	if (!g_file_get_contents(path, &s, NULL, NULL))
+		return false;
+	const char *e = strrchr(s, ')');
+	return e && e[1] == ' ' && e[2] != 'Z' && e[2] != 'X';
+}
+
+/* The host (a forked copy of this test) starts `sleep` and is SIGKILLed: with the flag the
+ * program is gone within a second, and the launch from a thread that ended first still
+ * lives until then. */
+static pid_t host_that_dies(uint32_t flags, bool from_thread);
+
+static void *spawn_thread(void *arg)
+{
+	uint32_t flags = *(uint32_t *)arg;
+	const char *argv[] = { "sleep", "30", NULL };
+	cordon_host_process *h = NULL;
+	int out = -1;
+	if (start(argv, flags, NULL, NULL, -1, &h, &out, NULL) < 0)
+		return NULL;
+	close(out);
+	return h;
+}
+
+static pid_t host_that_dies(uint32_t flags, bool from_thread)
+{
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t host_pid = fork();
+	ck_assert_int_ge(host_pid, 0);
+	if (host_pid == 0) {
+		close(p[0]);
+		cordon_host_process *h = NULL;
+		if (from_thread) {
+			pthread_t t;
+			pthread_create(&t, NULL, spawn_thread, &flags);
+			pthread_join(t, (void **)&h); /* the thread is gone now */
+			usleep(300 * 1000);
+		} else {
+			h = spawn_thread(&flags);
+		}
+		int32_t pid = h ? h->pid : -1;
+		if (write(p[1], &pid, sizeof(pid)) != sizeof(pid))
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	int32_t pid = -1;
+	ck_assert_int_eq(read(p[0], &pid, sizeof(pid)), (ssize_t)sizeof(pid));
+	close(p[0]);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_msg(pid_alive(pid), "the program died before its host");
+	kill(host_pid, SIGKILL);
+	waitpid(host_pid, NULL, 0);
+	return pid;
+}
+
+static bool gone_within(pid_t pid, int ms)
+{
+	for (int waited = 0; waited < ms; waited += 20) {
+		if (!pid_alive(pid))
+			return true;
+		usleep(20 * 1000);
+	}
+	return !pid_alive(pid);
+}
+
+START_TEST(test_pdeathsig)
+{
+	pid_t pid = host_that_dies(CORDON_HOST_PROCESS_PDEATHSIG, false);
+	ck_assert_msg(gone_within(pid, 1000), "pid %d outlived its host by 1 s", pid);
+	pid = host_that_dies(CORDON_HOST_PROCESS_PDEATHSIG, true);
+	ck_assert_msg(gone_within(pid, 1000), "pid %d outlived its host by 1 s", pid);
+	/* without the flag the orphan lives on: the test above can fail */
+	pid = host_that_dies(0, false);
+	ck_assert(!gone_within(pid, 300));
+	kill(pid, SIGKILL);
+}
+END_TEST
+
+START_TEST(test_jail_dies_with_host)
+{
+	pid_t pid = host_that_dies(CORDON_HOST_PROCESS_JAIL, true);
+	ck_assert_msg(gone_within(pid, 1000), "jailed pid %d outlived its host by 1 s", pid);
+}
+END_TEST
+
+START_TEST(test_flags_checked)
+{
+	const char *argv[] = { "true", NULL };
+	cordon_host_process *h = NULL;
+	int out = -1;
+	cordon_plugin_error err = { 0 };
+	ck_assert_int_eq(start(argv, 1u << 7, NULL, NULL, -1, &h, &out, &err), -EINVAL);
+	cordon_error_free(err.err);
+	/* a spec of ABI 1.2 (no flags word) still starts a plain program */
+	cordon_host_process_spec spec = { .size = 40,
+					  .argv = argv,
+					  .stdin_fd = -1,
+					  .stdout_fd = -1,
+					  .stderr_fd = -1,
+					  .extra_fd = -1,
+					  .flags = 0xffff };
+	ck_assert_int_eq(host->process_spawn(&spec, &h, NULL), 0);
+	int32_t st = -1;
+	ck_assert_int_eq(h->wait(h, 5000, 0, &st), 0);
+	ck_assert_int_eq(st, 0);
+	h->release(h);
+	/* jail paths must be clean and absolute; /proc is never given */
+	const char *bad[][2] = { { "relative", NULL },
+				 { "/usr/../etc", NULL },
+				 { "/proc/1", NULL } };
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		cordon_plugin_error e = { 0 };
+		ck_assert_int_lt(
+			start(argv, CORDON_HOST_PROCESS_JAIL, bad[i], NULL, -1, &h, &out, &e), 0);
+		cordon_error_free(e.err);
+	}
+}
+END_TEST
+
+/* "key value" of the probe's output. */
+static const char *value(GStrv lines, const char *key)
+{
+	size_t kl = strlen(key);
+	for (size_t i = 0; lines[i]; i++)
+		if (strncmp(lines[i], key, kl) == 0 && lines[i][kl] == ' ')
+			return lines[i] + kl + 1;
+	ck_abort_msg("no '%s' in the probe's output", key);
+	return NULL;
+}
+
+START_TEST(test_jail_red_team)
+{
+	g_autofree char *probe = testutil_build_path("tests/helpers/vmm-probe");
+	/* a host canary beside a file the jail is given, and a listening host port */
+	g_autofree char *dir = g_dir_make_tmp("hostjail-XXXXXX", NULL);
+	ck_assert_ptr_nonnull(dir);
+	chmod(dir, 0755);
+	g_autofree char *given = g_build_filename(dir, "kernel", NULL);
+	g_autofree char *canary = g_build_filename(dir, "canary", NULL);
+	ck_assert(g_file_set_contents(given, "k", 1, NULL));
+	ck_assert(g_file_set_contents(canary, "c", 1, NULL));
+	chmod(given, 0666); /* writable by anyone: only the jail's read-only bind refuses */
+	chmod(canary, 0644);
+	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof(a);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(ls, 1), 0);
+	ck_assert_int_eq(getsockname(ls, (struct sockaddr *)&a, &al), 0);
+	g_autofree char *port = g_strdup_printf("PROBE_PORT=%u", ntohs(a.sin_port));
+	const char *envp[] = { port, NULL };
+	const char *argv[] = { probe, given, canary, "/etc/passwd", NULL };
+	const char *paths[] = { given, NULL };
+	int extra = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	cordon_host_process *h = NULL;
+	int out = -1;
+	cordon_plugin_error err = { 0 };
+	int r = start(argv, CORDON_HOST_PROCESS_JAIL, paths, envp, extra, &h, &out, &err);
+	ck_assert_msg(r == 0, "jail: %s", err.err ? cordon_error_get_message(err.err) : "?");
+	close(extra);
+	g_autofree char *text = read_all(out);
+	int32_t st = -1;
+	ck_assert_int_eq(h->wait(h, 10000, CORDON_HOST_WAIT_KILL_GROUP, &st), 0);
+	h->release(h);
+	close(ls);
+	ck_assert_msg(st == 0, "probe: %d: %s", st, text);
+	g_auto(GStrv) l = g_strsplit(text, "\n", -1);
+	unsigned uid = 0, gid = 0;
+	ck_assert_int_eq(sscanf(value(l, "ids"), "%u %u", &uid, &gid), 2);
+	if (geteuid() == 0) /* a per-process host id, never root or nobody */
+		ck_assert_msg(hostids_in_block(uid) && gid == uid, "uid %u", uid);
+	else
+		ck_assert_uint_eq(uid, geteuid());
+	ck_assert_str_eq(value(l, "pid"), "1");  /* its own pid namespace */
+	ck_assert_str_eq(value(l, "ppid"), "0"); /* its parent is outside it */
+	ck_assert_str_eq(value(l, "hostname"), "cordon-jail");
+	ck_assert_str_eq(value(l, "nnp"), "1");
+	ck_assert_str_eq(value(l, "seccomp"), "2"); /* filter mode */
+	/* the root holds the given file, the probe, its libraries, nothing else */
+	g_autofree char *given_entry = g_strdup_printf(":%s:", given);
+	g_autofree char *root = g_strdup_printf(":%s", value(l, "root"));
+	ck_assert_msg(strstr(root, given_entry), "%s not in the jail: %s", given, root);
+	ck_assert_msg(!strstr(root, "canary"), "the canary is in the jail: %s", root);
+	ck_assert_msg(!strstr(root, ":/etc") && !strstr(root, ":/dev") && !strstr(root, ":/proc") &&
+			      !strstr(root, ":/home") && !strstr(root, ":/root") &&
+			      !strstr(root, ":/usr/bin"),
+		      "host directories in the jail: %s", root);
+	/* each file is the given one, the probe or a library; each directory leads to one */
+	g_auto(GStrv) names = g_strsplit(root + 1, ":", -1);
+	for (size_t i = 0; names[i] && *names[i]; i++) {
+		const char *n = names[i];
+		struct stat st2;
+		ck_assert_msg(stat(n, &st2) == 0, "%s is in the jail but not on the host", n);
+		bool lib = g_str_has_prefix(n, "/lib") || g_str_has_prefix(n, "/usr/lib");
+		if (S_ISREG(st2.st_mode)) {
+			ck_assert_msg(strcmp(n, given) == 0 || strcmp(n, probe) == 0 || lib,
+				      "an unexpected file in the jail: %s", n);
+			continue;
+		}
+		g_autofree char *prefix = g_strconcat(n, "/", NULL);
+		ck_assert_msg(lib || g_str_has_prefix(given, prefix) ||
+				      g_str_has_prefix(probe, prefix),
+			      "an unexpected directory in the jail: %s", n);
+	}
+	g_autofree char *open_given = g_strdup_printf("%s 0", given);
+	g_autofree char *open_canary = g_strdup_printf("%s %d", canary, ENOENT);
+	g_autofree char *write_given = g_strdup_printf("%s %d", given, EROFS);
+	ck_assert_str_eq(value(l, "open"), open_given);
+	ck_assert(g_strv_contains((const char *const *)l, g_strdup_printf("open %s", open_canary)));
+	ck_assert(g_strv_contains((const char *const *)l, "open /etc/passwd 2"));
+	ck_assert_str_eq(value(l, "write"), write_given);
+	ck_assert_str_eq(value(l, "net"), "101"); /* ENETUNREACH: only a loopback that is down */
+	ck_assert_str_eq(value(l, "mount"), "1"); /* EPERM: the kernel tier's filter */
+	ck_assert_str_eq(value(l, "unshare"), "1");
+	ck_assert_str_eq(value(l, "chroot"), "1");
+	ck_assert_str_eq(value(l, "fd3"), "1"); /* its channel */
+	unlink(given);
+	unlink(canary);
+	rmdir(dir);
+}
+END_TEST
+
+/* A named device node is usable (as root: a node of the jail's own, for its uid alone), with
+ * its ioctls (Landlock's device-ioctl right, the seccomp filter); /dev is otherwise absent. */
+START_TEST(test_jail_device)
+{
+	if (access("/dev/kvm", F_OK) != 0)
+		return; /* the red team above holds on every host; this needs a device to name */
+	g_autofree char *probe = testutil_build_path("tests/helpers/vmm-probe");
+	const char *envp[] = { "PROBE_KVM=/dev/kvm", NULL };
+	const char *argv[] = { probe, "/dev/null", NULL };
+	const char *devices[] = { "/dev/kvm", NULL };
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	cordon_host_process_spec spec = {
+		.size = sizeof(spec),
+		.argv = argv,
+		.envp = envp,
+		.stdin_fd = -1,
+		.stdout_fd = p[1],
+		.stderr_fd = p[1],
+		.extra_fd = -1,
+		.flags = CORDON_HOST_PROCESS_JAIL,
+		.jail_devices = devices,
+	};
+	cordon_host_process *h = NULL;
+	ck_assert_int_eq(host->process_spawn(&spec, &h, NULL), 0);
+	close(p[1]);
+	g_autofree char *text = read_all(p[0]);
+	int32_t st = -1;
+	ck_assert_int_eq(h->wait(h, 10000, CORDON_HOST_WAIT_KILL_GROUP, &st), 0);
+	h->release(h);
+	ck_assert_msg(st == 0, "probe: %d: %s", st, text);
+	g_auto(GStrv) l = g_strsplit(text, "\n", -1);
+	/* the host's own answer, for comparison (a host user without access gets EACCES both ways) */
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		g_autofree char *want = g_strdup_printf("%d 0", ioctl(fd, KVM_GET_API_VERSION, 0));
+		close(fd);
+		ck_assert_str_eq(value(l, "kvm"), want);
+	}
+	ck_assert(g_strv_contains((const char *const *)l, "open /dev/null 2")); /* ENOENT */
+	ck_assert_msg(strstr(value(l, "root"), "/dev/kvm:"), "%s", value(l, "root"));
+}
+END_TEST
+
+/* The jail is built or nothing runs: a path that does not exist refuses the launch. */
+START_TEST(test_jail_fails_closed)
+{
+	const char *argv[] = { "true", NULL };
+	const char *paths[] = { "/nonexistent/cordon-kernel", NULL };
+	cordon_host_process *h = NULL;
+	int out = -1;
+	cordon_plugin_error err = { 0 };
+	ck_assert_int_eq(start(argv, CORDON_HOST_PROCESS_JAIL, paths, NULL, -1, &h, &out, &err),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(
+		strstr(cordon_error_get_message(err.err), "/nonexistent/cordon-kernel"));
+	cordon_error_free(err.err);
+}
+END_TEST
+
+static Suite *hostjail_suite(void)
+{
+	Suite *s = suite_create("hostjail");
+	TCase *tc = tcase_create("pdeathsig");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_pdeathsig);
+	tcase_add_test(tc, test_flags_checked);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("jail");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_jail_red_team);
+	tcase_add_test(tc, test_jail_dies_with_host);
+	tcase_add_test(tc, test_jail_fails_closed);
+	tcase_add_test(tc, test_jail_device);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void) { return testutil_run(hostjail_suite()); }
