@@ -139,6 +139,11 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	g_strlcpy(sb->id, uuid, sizeof(sb->id));
 	g_strlcpy(sb->decision_id, d->id, sizeof(sb->decision_id));
 	sb->caller = g_strdup(req->caller);
+	r = sandbox_services_start(sb, reterr);
+	if (r < 0) {
+		cordon_sandbox_close(sb);
+		return r;
+	}
 	*ret_sb = sb;
 	return 0;
 }
@@ -852,6 +857,7 @@ void cordon_sandbox_close(cordon_sandbox *sb)
 		serve_unref(s);
 	}
 	g_ptr_array_unref(sb->serves);
+	sandbox_services_stop(sb);
 	if (sb->tier->driver->ops.close)
 		sb->tier->driver->ops.close(sb->state);
 	g_ptr_array_unref(sb->env_grants);

@@ -874,15 +874,29 @@ static int local_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit
 	return fs_result(fsops_walk(sb->root_fd, dir, relay_emit, &rl), &rl, err, "walk", dir);
 }
 
-/* What a crashed host left: the kernel tier's control groups (empty ones
- * whose creator is gone). The process jail leaves nothing outside its
- * private directory. */
 /* What hosts that died left behind: their private roots (either tier) and,
  * for the kernel tier, their runs' control groups. */
 static int local_gc(void *tier, cordon_plugin_error *err)
 {
 	const local_tier *t = tier;
 	return private_root_gc() + (t && t->kernel ? kernel_gc() : 0);
+}
+
+/* A service's listener: on the kernel tier's own loopback only. The process
+ * jail's work shares the host's network, where a listener would hand the
+ * credential to every local process. */
+static int local_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
+{
+	local_sandbox *sb = sandbox;
+	int fd = sb->kernel ? confine_sandbox_listen(sb->kernel, ret_port) : -EOPNOTSUPP;
+	if (fd == -EOPNOTSUPP)
+		return H->error_set(err, EOPNOTSUPP, CORDON_PLUGIN_ERROR_TERMINAL,
+				    ERRC(unsupported),
+				    "the process jail has no network of its own for services");
+	if (fd < 0)
+		return H->error_set(err, -fd, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+				    "kernel tier: a listener inside: %s", strerror(-fd));
+	return fd;
 }
 
 const cordon_plugin_driver local_driver = {
@@ -902,4 +916,5 @@ const cordon_plugin_driver local_driver = {
 	.walk = local_walk,
 	.close = local_close,
 	.gc = local_gc,
+	.listen = local_listen,
 };

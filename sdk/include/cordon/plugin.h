@@ -33,7 +33,7 @@ extern "C" {
  * and a MINOR at least as new. A plugin that uses something a later minor
  * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 3
+#define CORDON_PLUGIN_ABI_MINOR 4
 
 /* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
  * the plugin defines an older one to load into older cores too, and then
@@ -306,6 +306,13 @@ typedef struct cordon_plugin_driver {
 	void (*close)(void *sandbox);
 	/* Removes what a crashed host left behind (containers, guests). */
 	int (*gc)(void *tier, cordon_plugin_error *err);
+	/* ABI 1.4: a TCP socket listening on 127.0.0.1:*ret_port of the sandbox's
+	 * own network, reachable by its work and by nothing else of the host's,
+	 * that the core accepts on (a service's base URL, docs/network.md).
+	 * Returns the socket (close-on-exec; the core owns it) or a negative
+	 * errno. NULL: the tier cannot carry services, and a policy with
+	 * `services:` is refused on it. */
+	int (*listen)(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err);
 } cordon_plugin_driver;
 
 /* ---- host services ------------------------------------------------------- */
