@@ -388,9 +388,13 @@ bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *r
 
 const char *confine_sandbox_limits(const confine_sandbox *s) { return s->limits_desc; }
 
-int confine_sandbox_socket(confine_sandbox *s)
+int confine_sandbox_socket(confine_sandbox *s) { return confine_sandbox_socket_family(s, AF_INET); }
+
+int confine_sandbox_socket_family(confine_sandbox *s, int family)
 {
-	struct nsinit_request req = { .magic = NSINIT_MAGIC, .kind = NSINIT_REQ_SOCKET };
+	struct nsinit_request req = { .magic = NSINIT_MAGIC,
+				      .kind = NSINIT_REQ_SOCKET,
+				      .flags = family == AF_INET6 ? NSINIT_SOCKET_INET6 : 0 };
 	int fd = -1, step = 0;
 	int r = zygote_call(s->z, &req, NULL, 0, NULL, 0, &fd, &step);
 	if (r == 0 && fd < 0)

@@ -67,6 +67,8 @@ const char *confine_sandbox_limits(const confine_sandbox *s) CORDON_INTERNAL;
  * the sandbox's loopback (a served port's forwarder). Thread-safe. Returns
  * the fd, or a negative errno (-EPIPE after the sandbox's last run). */
 int confine_sandbox_socket(confine_sandbox *s) CORDON_INTERNAL;
+/* The same, of family AF_INET or AF_INET6 (a server on ::1). */
+int confine_sandbox_socket_family(confine_sandbox *s, int family) CORDON_INTERNAL;
 /* A TCP socket listening on 127.0.0.1:*ret_port of the sandbox's network
  * namespace (the port its kernel picks), close-on-exec, blocking: the init
  * makes it and passes it out with SCM_RIGHTS (as confine_sandbox_socket),

@@ -630,10 +630,10 @@ typedef struct serve_ctx {
 	confine_sandbox *kernel;
 } serve_ctx;
 
-static int inside_socket(void *user)
+static int inside_socket(void *user, int family)
 {
 	const serve_ctx *sc = user;
-	return confine_sandbox_socket(sc->kernel);
+	return confine_sandbox_socket_family(sc->kernel, family);
 }
 
 static void forward_ready(void *user, const char *address)

@@ -20,10 +20,11 @@
 
 typedef struct net_forward net_forward;
 
-/* A new TCP socket (SOCK_STREAM, close-on-exec, not connected) in the
- * sandbox's network namespace, or a negative errno. Called on the
- * forwarder's thread, once per connection and per readiness probe. */
-typedef int (*net_forward_socket_fn)(void *user);
+/* A new TCP socket of family (AF_INET or AF_INET6; SOCK_STREAM,
+ * close-on-exec, not connected) in the sandbox's network namespace, or a
+ * negative errno. Called on the forwarder's thread, once per connection and
+ * per readiness probe. */
+typedef int (*net_forward_socket_fn)(void *user, int family);
 /* Called once, on the forwarder's thread, when the port inside first
  * accepts a connection; address: the host listener, "127.0.0.1:PORT". */
 typedef void (*net_forward_ready_fn)(void *user, const char *address);
@@ -31,7 +32,9 @@ typedef void (*net_forward_ready_fn)(void *user, const char *address);
 /* Most connections carried at once; more are closed as they come. */
 #define NET_FORWARD_MAX_CONNS 256
 
-/* Listens and starts probing port inside (every 10 ms until it accepts).
+/* Listens and starts probing port inside (every 10 ms until it accepts), on
+ * 127.0.0.1 and then on ::1: the first that accepts is where every
+ * connection goes (a server listening on ::1 only is reached there).
  * Returns 0, or a negative errno with the reason in why. */
 int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forward_ready_fn ready_fn,
 		      void *user, net_forward **ret, char *why, size_t whylen) CORDON_INTERNAL;
