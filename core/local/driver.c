@@ -650,6 +650,11 @@ static void forward_ready(void *user, const char *address)
 static int serve_start(local_sandbox *sb, const cordon_plugin_run_spec *spec, serve_ctx *sc,
 		       net_forward **ret, cordon_plugin_error *err)
 {
+	bool unix_socket = spec->flags & CORDON_PLUGIN_RUNREQ_SERVE_UNIX;
+	if (!sb->kernel && unix_socket)
+		return H->error_set(err, EOPNOTSUPP, CORDON_PLUGIN_ERROR_TERMINAL,
+				    ERRC(unsupported),
+				    "the process jail's port is the host's: no unix socket for it");
 	if (!sb->kernel) {
 		char addr[32];
 		snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)spec->port);
@@ -658,8 +663,8 @@ static int serve_start(local_sandbox *sb, const cordon_plugin_run_spec *spec, se
 	}
 	sc->kernel = sb->kernel;
 	char why[256];
-	int r = net_forward_start(spec->port, inside_socket, forward_ready, sc, ret, why,
-				  sizeof(why));
+	int r = net_forward_start(spec->port, unix_socket, inside_socket, forward_ready, sc, ret,
+				  why, sizeof(why));
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
 				    "kernel tier: serving port %u: %s", (unsigned)spec->port, why);
@@ -671,7 +676,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		     cordon_plugin_error *err)
 {
 	local_sandbox *sb = sandbox;
-	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUNREQ_LAST)
+	if (spec->flags & ~(uint32_t)(CORDON_PLUGIN_RUNREQ_LAST | CORDON_PLUGIN_RUNREQ_SERVE_UNIX))
 		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
 				    ERRC(invalid_argument), "unknown run flags 0x%x", spec->flags);
 	if (!spec->argv || !spec->argv[0])
@@ -902,7 +907,7 @@ static int local_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
 	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY |
-		 CORDON_PLUGIN_DRIVER_LIMITS,
+		 CORDON_PLUGIN_DRIVER_LIMITS | CORDON_PLUGIN_DRIVER_SERVE_UNIX,
 	.name = "local",
 	.config_keys = local_keys,
 	.configure = local_configure,

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define FWD_BUF 65536   /* per direction and connection */
@@ -30,7 +32,8 @@ struct net_forward {
 	GThread *thread;
 	int listen_fd;
 	uint16_t port; /* inside */
-	char address[32];
+	char address[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
+	char *unix_dir; /* the unix listener's directory, or NULL */
 	net_forward_socket_fn socket_fn;
 	net_forward_ready_fn ready_fn;
 	void *user;
@@ -343,14 +346,52 @@ static int listen_loopback(char *address, size_t len)
 	return fd;
 }
 
+/* A unix listener in a fresh directory only we can enter: the socket's own
+ * mode is the umask's, so the directory is what keeps other users out. */
+static int listen_unix(net_forward *f)
+{
+	const char *base = g_getenv("XDG_RUNTIME_DIR");
+	g_autofree char *tmpl = g_build_filename(base && base[0] == '/' ? base : g_get_tmp_dir(),
+						 "cordon-serve-XXXXXX", NULL);
+	if (!g_mkdtemp_full(tmpl, 0700))
+		return -errno;
+	f->unix_dir = g_steal_pointer(&tmpl);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/sock", f->unix_dir);
+	if (n < 0 || (size_t)n >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, FWD_BACKLOG) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	snprintf(f->address, sizeof(f->address), "unix:%s", a.sun_path);
+	return fd;
+}
+
+/* Removes the unix listener's socket and directory. */
+static void unix_cleanup(net_forward *f)
+{
+	if (!f->unix_dir)
+		return;
+	g_autofree char *sock = g_build_filename(f->unix_dir, "sock", NULL);
+	unlink(sock);
+	rmdir(f->unix_dir);
+	g_clear_pointer(&f->unix_dir, g_free);
+}
+
 static gboolean quit_loop(gpointer data)
 {
 	g_main_loop_quit(data);
 	return G_SOURCE_REMOVE;
 }
 
-int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forward_ready_fn ready_fn,
-		      void *user, net_forward **ret, char *why, size_t whylen)
+int net_forward_start(uint16_t port, bool unix_socket, net_forward_socket_fn socket_fn,
+		      net_forward_ready_fn ready_fn, void *user, net_forward **ret, char *why,
+		      size_t whylen)
 {
 	net_forward *f = g_new0(net_forward, 1);
 	f->port = port;
@@ -360,10 +401,13 @@ int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forwar
 	f->probe_fd = -1;
 	f->family = AF_INET;
 	f->probe_family = AF_INET6; /* the first probe's is AF_INET */
-	f->listen_fd = listen_loopback(f->address, sizeof(f->address));
+	f->listen_fd = unix_socket ? listen_unix(f)
+				   : listen_loopback(f->address, sizeof(f->address));
 	if (f->listen_fd < 0) {
 		int r = f->listen_fd;
-		snprintf(why, whylen, "cannot listen on 127.0.0.1: %s", g_strerror(-r));
+		snprintf(why, whylen, "cannot listen on %s: %s",
+			 unix_socket ? "a unix socket" : "127.0.0.1", g_strerror(-r));
+		unix_cleanup(f);
 		g_free(f);
 		return r;
 	}
@@ -408,6 +452,7 @@ void net_forward_stop(net_forward *f)
 	}
 	g_source_unref(f->listen_src);
 	close_fd(&f->listen_fd);
+	unix_cleanup(f);
 	g_main_loop_unref(f->loop);
 	g_main_context_unref(f->ctx);
 	g_free(f);

@@ -150,7 +150,8 @@ static net_forward *start(uint16_t port, readiness *r)
 {
 	net_forward *f = NULL;
 	char why[256] = "";
-	ck_assert_msg(net_forward_start(port, plain_socket, on_ready, r, &f, why, sizeof(why)) == 0,
+	ck_assert_msg(net_forward_start(port, false, plain_socket, on_ready, r, &f, why,
+					sizeof(why)) == 0,
 		      "%s", why);
 	ck_assert(g_str_has_prefix(net_forward_address(f), "127.0.0.1:"));
 	return f;
