@@ -41,6 +41,7 @@
 #include "fsops.h"
 #include "kernel.h"
 #include "net/forward.h"
+#include "netserve.h"
 #include "nosigpipe.h"
 #include "pathres.h"
 #include "privroot.h"
@@ -623,54 +624,6 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end, cordon_plug
 	return 0;
 }
 
-/* ---- serve --------------------------------------------------------------------------- */
-
-typedef struct serve_ctx {
-	const cordon_plugin_run_sink *sink;
-	confine_sandbox *kernel;
-} serve_ctx;
-
-static int inside_socket(void *user, int family)
-{
-	const serve_ctx *sc = user;
-	return confine_sandbox_socket_family(sc->kernel, family);
-}
-
-static void forward_ready(void *user, const char *address)
-{
-	const serve_ctx *sc = user;
-	sc->sink->address(sc->sink->ctx, address);
-}
-
-/* Where a served port is reached. The jail's work shares the host's
- * network: its port is the host's, reported at once. The kernel tier's port
- * is on the sandbox's own loopback: reached only through a forwarder that
- * listens on a port the host's kernel picks, reported once the port inside
- * accepts (docs/network.md), never a host port the work chose. */
-static int serve_start(local_sandbox *sb, const cordon_plugin_run_spec *spec, serve_ctx *sc,
-		       net_forward **ret, cordon_plugin_error *err)
-{
-	bool unix_socket = spec->flags & CORDON_PLUGIN_RUNREQ_SERVE_UNIX;
-	if (!sb->kernel && unix_socket)
-		return H->error_set(err, EOPNOTSUPP, CORDON_PLUGIN_ERROR_TERMINAL,
-				    ERRC(unsupported),
-				    "the process jail's port is the host's: no unix socket for it");
-	if (!sb->kernel) {
-		char addr[32];
-		snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)spec->port);
-		sc->sink->address(sc->sink->ctx, addr);
-		return 0;
-	}
-	sc->kernel = sb->kernel;
-	char why[256];
-	int r = net_forward_start(spec->port, unix_socket, inside_socket, forward_ready, sc, ret,
-				  why, sizeof(why));
-	if (r < 0)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
-				    "kernel tier: serving port %u: %s", (unsigned)spec->port, why);
-	return 0;
-}
-
 static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
 		     cordon_plugin_error *err)
@@ -710,11 +663,11 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 			     STDERR_FILENO + 1)) < 0)
 		r = H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 				 "cannot pass stdin: %s", strerror(errno));
-	serve_ctx sc = { sink, NULL };
+	local_serve sc = { sink, NULL };
 	net_forward *fw = NULL;
 	/* Listening before the work starts; reported once its port accepts. */
 	if (r == 0 && spec->port && sink->address)
-		r = serve_start(sb, spec, &sc, &fw, err);
+		r = local_serve_start(sb->kernel, spec, &sc, &fw, err);
 	if (r < 0) {
 		run_fds_close(&f);
 		free(io);
@@ -887,21 +840,9 @@ static int local_gc(void *tier, cordon_plugin_error *err)
 	return private_root_gc() + (t && t->kernel ? kernel_gc() : 0);
 }
 
-/* A service's listener: on the kernel tier's own loopback only. The process
- * jail's work shares the host's network, where a listener would hand the
- * credential to every local process. */
 static int local_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
 {
-	local_sandbox *sb = sandbox;
-	int fd = sb->kernel ? confine_sandbox_listen(sb->kernel, ret_port) : -EOPNOTSUPP;
-	if (fd == -EOPNOTSUPP)
-		return H->error_set(err, EOPNOTSUPP, CORDON_PLUGIN_ERROR_TERMINAL,
-				    ERRC(unsupported),
-				    "the process jail has no network of its own for services");
-	if (fd < 0)
-		return H->error_set(err, -fd, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
-				    "kernel tier: a listener inside: %s", strerror(-fd));
-	return fd;
+	return local_listen_inside(((local_sandbox *)sandbox)->kernel, ret_port, err);
 }
 
 const cordon_plugin_driver local_driver = {
