@@ -59,6 +59,6 @@ void sandbox_services_stop(cordon_sandbox *sb)
 		return;
 	for (guint i = 0; i < sb->services->len; i++)
 		net_service_stop(sb->services->pdata[i]);
-	g_ptr_array_set_size(sb->services, 0);
-	g_clear_pointer(&sb->services, g_ptr_array_unref);
+	g_ptr_array_unref(sb->services);
+	sb->services = NULL;
 }

@@ -98,7 +98,7 @@ static int write_all(hostproc *p, const char *buf, size_t len)
 /* The proxy's one line: "ready", or "error REASON". */
 static int await_ready(hostproc *p, char *why, size_t whylen)
 {
-	char line[512];
+	char line[512] = { 0 };
 	size_t n = 0;
 	int64_t deadline = hostproc_now_ms() + READY_TIMEOUT_MS;
 	while (n < sizeof(line) - 1 && !memchr(line, '\n', n)) {
