@@ -153,6 +153,9 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 				 ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY |
 					   CORDON_PLUGIN_DRIVER_LIMITS
 				 : 0;
+	/* And SERVE_UNIX with 1.4. */
+	if (!plugin || plugin->abi_minor >= 4)
+		known |= CORDON_PLUGIN_DRIVER_SERVE_UNIX;
 	if (drv->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);

@@ -5,17 +5,16 @@
 #include "context.h"
 #include "hostspawn.h"
 #include "probecache.h"
+#include "secret.h"
 #include "units.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* A secret file larger than this is a misconfiguration, not a key. */
-#define SECRET_FILE_MAX ((off_t)64 * 1024)
 
 static void host_log(uint32_t level, const char *plugin, const char *fmt, ...)
 {
@@ -238,66 +237,6 @@ static int config_fail(const cordon_plugin_config *cfg, const char *key, cordon_
 	return r;
 }
 
-static bool env_name_valid(const char *s)
-{
-	if (!s || !(g_ascii_isalpha(*s) || *s == '_'))
-		return false;
-	for (; *s; s++)
-		if (!(g_ascii_isalnum(*s) || *s == '_'))
-			return false;
-	return true;
-}
-
-/* Reads a whole secret file into memory the caller owns; one trailing
- * newline is dropped (editors add it). Messages never include content. */
-static int read_secret_file(const char *path, char **ret, const char **ret_why)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		*ret_why = g_strerror(errno);
-		return -errno;
-	}
-	struct stat st;
-	int r = 0;
-	char *buf = NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		*ret_why = "not a regular file";
-		r = -EINVAL;
-	} else if (st.st_size > SECRET_FILE_MAX) {
-		*ret_why = "larger than 64 KiB";
-		r = -EFBIG;
-	} else {
-		size_t cap = (size_t)st.st_size + 1, n = 0;
-		buf = g_malloc0(cap + 1);
-		ssize_t k;
-		while (n < cap && (k = read(fd, buf + n, cap - n)) != 0) {
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k < 0 || n + (size_t)k >= cap) {
-				*ret_why = k < 0 ? g_strerror(errno) : "changed while being read";
-				r = -EIO;
-				break;
-			}
-			n += (size_t)k;
-		}
-		if (r == 0 && n > 0 && buf[n - 1] == '\n')
-			buf[--n] = '\0';
-		if (r == 0 && n > 0 && buf[n - 1] == '\r')
-			buf[--n] = '\0';
-		if (r == 0 && (n == 0 || memchr(buf, '\0', n))) {
-			*ret_why = n == 0 ? "empty" : "contains a NUL byte";
-			r = -EINVAL;
-		}
-		if (r < 0) {
-			explicit_bzero(buf, cap + 1);
-			g_clear_pointer(&buf, g_free);
-		}
-	}
-	close(fd);
-	*ret = buf;
-	return r;
-}
-
 static int host_config_secret(const cordon_plugin_config *cfg, const char *key, char **ret,
 			      cordon_plugin_error *err)
 {
@@ -305,38 +244,12 @@ static int host_config_secret(const cordon_plugin_config *cfg, const char *key, 
 	int r = lookup(cfg, key, &n);
 	if (r <= 0)
 		return r;
-	if (n->kind != CFG_MAP || n->keys->len != 1)
-		return config_fail(cfg, key, err,
-				   "a secret must be {env: NAME} or {file: PATH}; "
-				   "secrets are never written into the policy");
-	const char *how = ((const cfg_node *)n->keys->pdata[0])->scalar;
-	const cfg_node *v = n->items->pdata[0];
-	if (v->kind != CFG_SCALAR)
-		return config_fail(cfg, key, err, "%s: expected a string", how);
-	if (strcmp(how, "env") == 0) {
-		if (!env_name_valid(v->scalar))
-			return config_fail(cfg, key, err,
-					   "'%s' is not an environment variable name", v->scalar);
-		const char *val = g_getenv(v->scalar);
-		if (!val || !*val)
-			return config_fail(cfg, key, err, "environment variable %s is not set",
-					   v->scalar);
-		*ret = g_strdup(val);
-		return 1;
-	}
-	if (strcmp(how, "file") == 0) {
-		if (v->scalar[0] != '/')
-			return config_fail(cfg, key, err,
-					   "secret file '%s' is not an absolute path", v->scalar);
-		const char *why = NULL;
-		char *val = NULL;
-		if (read_secret_file(v->scalar, &val, &why) < 0)
-			return config_fail(cfg, key, err, "secret file %s: %s", v->scalar, why);
-		*ret = val;
-		return 1;
-	}
-	return config_fail(cfg, key, err,
-			   "a secret must be {env: NAME} or {file: PATH}, not {%s: ...}", how);
+	char why[PATH_MAX + 128];
+	char *val = NULL;
+	if (secret_resolve(n, false, &val, why, sizeof(why)) < 0)
+		return config_fail(cfg, key, err, "%s", why);
+	*ret = val;
+	return 1;
 }
 
 /* How much of *ret the plugin owns: a 1.1 plugin's struct is the 64 bytes

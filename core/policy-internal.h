@@ -69,3 +69,12 @@ void policy_read_sections(pctx *c, const cfg_node *root) CORDON_INTERNAL;
 /* Free functions of the policy's tiers and rules arrays. */
 void policy_tier_free(gpointer data) CORDON_INTERNAL;
 void policy_rule_free(gpointer data) CORDON_INTERNAL;
+/* A secret grant, {env: NAME} or {file: /path} (its form only: nothing is read). */
+void policy_check_secret(pctx *c, const cfg_node *v) CORDON_INTERNAL;
+
+/* ---- services and their secrets (policy-services.c) ------------------------- */
+
+/* `secrets:` and `services:` (both, as each names the other) into c->p. */
+void policy_read_services(pctx *c, const cfg_node *secrets,
+			  const cfg_node *services) CORDON_INTERNAL;
+void policy_service_free(gpointer data) CORDON_INTERNAL;

@@ -513,6 +513,8 @@ void policy_read_sections(pctx *c, const cfg_node *root)
 					    "allow_untrusted_on_jail",
 					    "allow_semi_trusted_on_jail",
 					    "server",
+					    "secrets",
+					    "services",
 					    NULL };
 	static const char *const selects[] = { "strongest", "first", NULL };
 	policy_check_keys(c, root, keys);
@@ -537,6 +539,9 @@ void policy_read_sections(pctx *c, const cfg_node *root)
 		read_rules(c, v);
 	if ((v = cfg_map_get(root, "audit")))
 		read_audit(c, v);
+	if (cfg_map_get(root, "secrets") || cfg_map_get(root, "services"))
+		policy_read_services(c, cfg_map_get(root, "secrets"),
+				     cfg_map_get(root, "services"));
 	/* `cordon server`'s own section: it checks the keys (docs/server.md). */
 	if ((v = cfg_map_get(root, "server")))
 		policy_want_map(c, v);
@@ -555,7 +560,7 @@ const policy_tier *policy_find_tier(const cordon_policy *p, const char *name)
 
 /* ---- a driver's section ---------------------------------------------------------------- */
 
-static void check_secret(pctx *c, const cfg_node *v)
+void policy_check_secret(pctx *c, const cfg_node *v)
 {
 	static const char *const keys[] = { "env", "file", NULL };
 	if (v->kind != CFG_MAP) {
@@ -617,7 +622,7 @@ static void check_value(pctx *c, const cfg_node *v, uint32_t type)
 		g_autoptr(GPtrArray) l = policy_want_string_list(c, v, false);
 		return;
 	}
-	case CORDON_PLUGIN_CONFIG_SECRET: check_secret(c, v); return;
+	case CORDON_PLUGIN_CONFIG_SECRET: policy_check_secret(c, v); return;
 	default:
 		policy_err(c, ERRC(policy_invalid), v, v->path,
 			   "the driver declares this key with an unknown type %u", type);

@@ -43,6 +43,7 @@ static cordon_policy *policy_alloc(const char *name)
 	g_ptr_array_add(p->plugin_load, NULL); /* kept NULL-terminated */
 	p->tiers = g_ptr_array_new_with_free_func(policy_tier_free);
 	p->rules = g_ptr_array_new_with_free_func(policy_rule_free);
+	p->services = g_ptr_array_new_with_free_func(policy_service_free);
 	for (int t = CORDON_TRUST_TRUSTED; t <= CORDON_TRUST_UNTRUSTED; t++) {
 		p->trust[t].require = policy_builtin_minimum((cordon_trust)t);
 		p->trust[t].tiers = g_ptr_array_new_with_free_func(g_free);
@@ -170,6 +171,7 @@ void policy_free(cordon_policy *p)
 		if (p->trust[t].tiers)
 			g_ptr_array_unref(p->trust[t].tiers);
 	g_ptr_array_unref(p->rules);
+	g_ptr_array_unref(p->services);
 	g_free(p->audit_path);
 	cfg_node_free(p->root);
 	g_free(p);
@@ -274,6 +276,14 @@ char *policy_describe(const cordon_policy *p)
 			describe_limits(s, &r->limit);
 		}
 		g_string_append_c(s, '\n');
+	}
+	if (p->services->len)
+		g_string_append_printf(s, "services (%u):\n", p->services->len);
+	for (guint i = 0; i < p->services->len; i++) {
+		const policy_service *v = p->services->pdata[i];
+		g_string_append_printf(s, "  %s: %s -> https://%s:%u%s (%s from secret %s)\n",
+				       v->name, v->env, v->host, (unsigned)v->port, v->prefix,
+				       v->header, v->secret_name);
 	}
 	if (p->audit_path)
 		g_string_append_printf(s, "audit: %s (%s)\n", p->audit_path,

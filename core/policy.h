@@ -59,6 +59,26 @@ typedef struct policy_rule {
 /* audit.record_argv: hash (0, the default), full, none. */
 enum { AUDIT_ARGV_HASH = 0, AUDIT_ARGV_FULL = 1, AUDIT_ARGV_NONE = 2 };
 
+/* A service of `services:` (docs/policy.md): an upstream reached for the
+ * work by cordon's reverse proxy, which adds a credential the work never
+ * sees. Strings are the policy's, checked; the secret is only named. */
+typedef struct policy_service {
+	char *name;             /* "model-api" */
+	char *env;              /* "MODEL_API_BASE_URL" */
+	char *host;             /* the upstream's host (a name, or an IP literal without []) */
+	uint16_t port;          /* 443 unless given */
+	char *prefix;           /* the upstream URL's path, "" or "/v1" (no trailing /) */
+	char *ca_file;          /* NULL: the system's trust store */
+	char *header;           /* the header injected, "Authorization" */
+	char *value_pre;        /* the value's text before ${secret:NAME} */
+	char *value_post;       /* and after it */
+	const cfg_node *secret; /* the grant of NAME in `secrets:` (borrowed from root) */
+	char *secret_name;
+} policy_service;
+
+/* Most services in one policy. */
+#define POLICY_MAX_SERVICES 16
+
 typedef struct cordon_policy {
 	char *source;           /* file name, or "<default>", or the text's name */
 	char sha256[65];        /* of the text */
@@ -73,6 +93,7 @@ typedef struct cordon_policy {
 	int audit_argv; /* AUDIT_ARGV_*: how a run's argv is recorded (default: hash) */
 	bool allow_untrusted_on_jail;    /* the admin's words for untrusted -> process-jail */
 	bool allow_semi_trusted_on_jail; /* and for semi-trusted -> process-jail */
+	GPtrArray *services;             /* policy_service*, policy order */
 	cfg_node *root;                  /* owns every section */
 } cordon_policy;
 

@@ -139,6 +139,11 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	g_strlcpy(sb->id, uuid, sizeof(sb->id));
 	g_strlcpy(sb->decision_id, d->id, sizeof(sb->decision_id));
 	sb->caller = g_strdup(req->caller);
+	r = sandbox_services_start(sb, reterr);
+	if (r < 0) {
+		cordon_sandbox_close(sb);
+		return r;
+	}
 	*ret_sb = sb;
 	return 0;
 }
@@ -346,7 +351,7 @@ static int check_options(const cordon_run_options *o, cordon_run_options *ret,
 	if ((o->flags & CORDON_RUN_TTY) && o->stdin_data)
 		return sandbox_invalid(
 			reterr, "a terminal run takes its input from stdin_fd, not stdin_data");
-	if (o->flags & ~(uint32_t)(CORDON_RUN_LAST | CORDON_RUN_TTY))
+	if (o->flags & ~(uint32_t)(CORDON_RUN_LAST | CORDON_RUN_TTY | CORDON_RUN_SERVE_UNIX))
 		return sandbox_invalid(reterr, "unknown cordon_run_options flags");
 	for (size_t i = 0; o->env && o->env[i]; i++) {
 		const char *eq = strchr(o->env[i], '=');
@@ -409,10 +414,16 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 	int r = run_bounds(sb, o, &timeout, &cap, reterr);
 	if (r < 0)
 		return r;
+	bool unix_socket = o && (o->flags & CORDON_RUN_SERVE_UNIX);
+	if (unix_socket && !port)
+		return sandbox_invalid(reterr, "CORDON_RUN_SERVE_UNIX is for a serve with a port");
+	if (unix_socket && !(sb->tier->driver->ops.flags & CORDON_PLUGIN_DRIVER_SERVE_UNIX))
+		return sandbox_unsupported(sb, "serve on a unix socket", reterr);
 	uint32_t flags = 0;
 	r = run_begin(sb, o, &flags, reterr);
 	if (r < 0)
 		return r;
+	flags |= unix_socket ? CORDON_PLUGIN_RUNREQ_SERVE_UNIX : 0;
 	c->cap = cap;
 	run_input in = RUN_INPUT_INIT;
 	const cordon_run_options none = CORDON_RUN_OPTIONS_INIT;
@@ -852,6 +863,7 @@ void cordon_sandbox_close(cordon_sandbox *sb)
 		serve_unref(s);
 	}
 	g_ptr_array_unref(sb->serves);
+	sandbox_services_stop(sb);
 	if (sb->tier->driver->ops.close)
 		sb->tier->driver->ops.close(sb->state);
 	g_ptr_array_unref(sb->env_grants);

@@ -30,6 +30,7 @@ struct cordon_sandbox {
 	char id[37];          /* a random UUID, in its runs' audit lines */
 	char decision_id[37]; /* the decision that opened it */
 	char *caller;         /* the request's caller label, or NULL */
+	GPtrArray *services;  /* net_service*: the policy's services (sandbox-services.c) */
 };
 
 /* The port's refusals of bad input and of an operation the tier's driver lacks (both
@@ -40,3 +41,10 @@ int sandbox_unsupported(cordon_sandbox *sb, const char *op, cordon_error **reter
 /* An epoll fd readable when host_fd (-1: none) or event_fd is: a run's cancel_fd that
  * both the host and the library can fire. Owned by caller; a negative errno. */
 int sandbox_cancel_merge(int host_fd, int event_fd) CORDON_INTERNAL;
+
+/* The policy's services for sb: a listener inside for each (the driver's listen op) with
+ * cordon-proxy on it, and NAME_BASE_URL added to sb's environment grants. Refused when
+ * the policy has services and the tier cannot carry them. -errno; what started is ended
+ * by sandbox_services_stop. */
+int sandbox_services_start(cordon_sandbox *sb, cordon_error **reterr) CORDON_INTERNAL;
+void sandbox_services_stop(cordon_sandbox *sb) CORDON_INTERNAL;

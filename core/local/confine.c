@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <linux/mount.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -387,14 +388,38 @@ bool confine_sandbox_file_ids(const confine_sandbox *s, uid_t *ret_uid, gid_t *r
 
 const char *confine_sandbox_limits(const confine_sandbox *s) { return s->limits_desc; }
 
-int confine_sandbox_socket(confine_sandbox *s)
+int confine_sandbox_socket(confine_sandbox *s) { return confine_sandbox_socket_family(s, AF_INET); }
+
+int confine_sandbox_socket_family(confine_sandbox *s, int family)
 {
-	struct nsinit_request req = { .magic = NSINIT_MAGIC, .kind = NSINIT_REQ_SOCKET };
+	struct nsinit_request req = { .magic = NSINIT_MAGIC,
+				      .kind = NSINIT_REQ_SOCKET,
+				      .flags = family == AF_INET6 ? NSINIT_SOCKET_INET6 : 0 };
 	int fd = -1, step = 0;
 	int r = zygote_call(s->z, &req, NULL, 0, NULL, 0, &fd, &step);
 	if (r == 0 && fd < 0)
 		r = -EPROTO;
 	return r < 0 ? r : fd;
+}
+
+/* The init's socket, bound and listening by the host: a socket's namespace
+ * is fixed when it is made, so bind() and listen() here act on the
+ * sandbox's loopback, and the init needs no request of its own for it. */
+int confine_sandbox_listen(confine_sandbox *s, uint16_t *ret_port)
+{
+	int fd = confine_sandbox_socket(s);
+	if (fd < 0)
+		return fd;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, SOMAXCONN) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &alen) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	*ret_port = ntohs(a.sin_port);
+	return fd;
 }
 
 /* ---- host side: runs ---------------------------------------------------------------------- */

@@ -67,6 +67,18 @@ const char *confine_sandbox_limits(const confine_sandbox *s) CORDON_INTERNAL;
  * the sandbox's loopback (a served port's forwarder). Thread-safe. Returns
  * the fd, or a negative errno (-EPIPE after the sandbox's last run). */
 int confine_sandbox_socket(confine_sandbox *s) CORDON_INTERNAL;
+/* The same, of family AF_INET or AF_INET6 (a server on ::1). */
+int confine_sandbox_socket_family(confine_sandbox *s, int family) CORDON_INTERNAL;
+/* A TCP socket listening on 127.0.0.1:*ret_port of the sandbox's network
+ * namespace (the port its kernel picks), close-on-exec, blocking: the init
+ * makes it and passes it out with SCM_RIGHTS (as confine_sandbox_socket),
+ * the host binds it and listens. The host accepts on it, so a connection
+ * the work makes to 127.0.0.1:*ret_port inside comes to the host and
+ * reaches nothing else of the host's (governed egress's proxy,
+ * docs/network.md). The work cannot take the port: it is bound before the
+ * caller hands it to the work. Thread-safe. Returns the fd, or a negative
+ * errno (-EPIPE after the sandbox's last run). */
+int confine_sandbox_listen(confine_sandbox *s, uint16_t *ret_port) CORDON_INTERNAL;
 
 typedef struct confine_request {
 	const char *const *argv; /* argv[0]: a path, or a name searched in envp's PATH inside */

@@ -43,6 +43,7 @@
 #include "jail.h"
 #include "kernel.h"
 #include "net/forward.h"
+#include "netserve.h"
 #include "nosigpipe.h"
 #include "pathres.h"
 #include "privroot.h"
@@ -604,55 +605,12 @@ static int run_finish(run_io *io, const spawn_child *c, run_end end, limits_cgro
 	return 0;
 }
 
-/* ---- serve --------------------------------------------------------------------------- */
-
-typedef struct serve_ctx {
-	const cordon_plugin_run_sink *sink;
-	confine_sandbox *kernel;
-} serve_ctx;
-
-static int inside_socket(void *user)
-{
-	const serve_ctx *sc = user;
-	return confine_sandbox_socket(sc->kernel);
-}
-
-static void forward_ready(void *user, const char *address)
-{
-	const serve_ctx *sc = user;
-	sc->sink->address(sc->sink->ctx, address);
-}
-
-/* Where a served port is reached. The jail's work shares the host's
- * network: its port is the host's, reported at once. The kernel tier's port
- * is on the sandbox's own loopback: reached only through a forwarder that
- * listens on a port the host's kernel picks, reported once the port inside
- * accepts (docs/network.md), never a host port the work chose. */
-static int serve_start(local_sandbox *sb, const cordon_plugin_run_spec *spec, serve_ctx *sc,
-		       net_forward **ret, cordon_plugin_error *err)
-{
-	if (!sb->kernel) {
-		char addr[32];
-		snprintf(addr, sizeof(addr), "127.0.0.1:%u", (unsigned)spec->port);
-		sc->sink->address(sc->sink->ctx, addr);
-		return 0;
-	}
-	sc->kernel = sb->kernel;
-	char why[256];
-	int r = net_forward_start(spec->port, inside_socket, forward_ready, sc, ret, why,
-				  sizeof(why));
-	if (r < 0)
-		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
-				    "kernel tier: serving port %u: %s", (unsigned)spec->port, why);
-	return 0;
-}
-
 static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
 		     cordon_plugin_error *err)
 {
 	local_sandbox *sb = sandbox;
-	if (spec->flags & ~(uint32_t)CORDON_PLUGIN_RUNREQ_LAST)
+	if (spec->flags & ~(uint32_t)(CORDON_PLUGIN_RUNREQ_LAST | CORDON_PLUGIN_RUNREQ_SERVE_UNIX))
 		return H->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
 				    ERRC(invalid_argument), "unknown run flags 0x%x", spec->flags);
 	if (!spec->argv || !spec->argv[0])
@@ -686,11 +644,11 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 			     STDERR_FILENO + 1)) < 0)
 		r = H->error_set(err, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(spawn_failed),
 				 "cannot pass stdin: %s", strerror(errno));
-	serve_ctx sc = { sink, NULL };
+	local_serve sc = { sink, NULL };
 	net_forward *fw = NULL;
 	/* Listening before the work starts; reported once its port accepts. */
 	if (r == 0 && spec->port && sink->address)
-		r = serve_start(sb, spec, &sc, &fw, err);
+		r = local_serve_start(sb->kernel, spec, &sc, &fw, err);
 	if (r < 0) {
 		run_fds_close(&f);
 		free(io);
@@ -859,9 +817,6 @@ static int local_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit
 	return fs_result(fsops_walk(sb->root_fd, dir, relay_emit, &rl), &rl, err, "walk", dir);
 }
 
-/* What a crashed host left: the kernel tier's control groups (empty ones
- * whose creator is gone). The process jail leaves nothing outside its
- * private directory. */
 /* What hosts that died left behind: their private roots (either tier) and,
  * for the kernel tier, their runs' control groups. */
 static int local_gc(void *tier, cordon_plugin_error *err)
@@ -870,10 +825,15 @@ static int local_gc(void *tier, cordon_plugin_error *err)
 	return private_root_gc() + (t && t->kernel ? kernel_gc() : 0);
 }
 
+static int local_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
+{
+	return local_listen_inside(((local_sandbox *)sandbox)->kernel, ret_port, err);
+}
+
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
 	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY |
-		 CORDON_PLUGIN_DRIVER_LIMITS,
+		 CORDON_PLUGIN_DRIVER_LIMITS | CORDON_PLUGIN_DRIVER_SERVE_UNIX,
 	.name = "local",
 	.config_keys = local_keys,
 	.configure = local_configure,
@@ -887,4 +847,5 @@ const cordon_plugin_driver local_driver = {
 	.walk = local_walk,
 	.close = local_close,
 	.gc = local_gc,
+	.listen = local_listen,
 };

@@ -106,7 +106,8 @@ enum nsinit_request_kind {
 	/* A TCP socket of the sandbox's network namespace, for the host's serve
 	 * forwarder to connect to a port on the sandbox's loopback (created
 	 * here, connected by the host: the host never joins the namespace).
-	 * No payload, no fds. Reply: the socket (AF_INET, SOCK_STREAM). */
+	 * No payload, no fds. Reply: the socket (SOCK_STREAM; AF_INET, or
+	 * AF_INET6 with NSINIT_SOCKET_INET6). */
 	NSINIT_REQ_SOCKET = 3,
 };
 
@@ -120,6 +121,8 @@ enum nsinit_request_kind {
 #define NSINIT_WS_TMPFS 8u
 /* RUN: stdin is a terminal, to become the work's controlling terminal. */
 #define NSINIT_RUN_CTTY 16u
+/* SOCKET: an AF_INET6 socket (a server listening on ::1). */
+#define NSINIT_SOCKET_INET6 32u
 
 struct nsinit_rlimit {
 	uint32_t resource;

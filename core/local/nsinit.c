@@ -772,7 +772,8 @@ static bool serve_one(void)
 			pidfd = (int)rsys3(SYS_fcntl, ws_fd, F_DUPFD_CLOEXEC, 64);
 	} else if (req.kind == NSINIT_REQ_SOCKET && nfds == 0 && req.payload_len == 0) {
 		step = NSINIT_STEP_SOCKET;
-		long fd = rsys3(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		int family = (req.flags & NSINIT_SOCKET_INET6) ? AF_INET6 : AF_INET;
+		long fd = rsys3(SYS_socket, family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		err = fd < 0 ? fd : 0;
 		pidfd = fd < 0 ? -1 : (int)fd; /* the reply's fd, closed once sent */
 	} else if (req.kind == NSINIT_REQ_RUN && (req.flags & NSINIT_RUN_LAST) &&

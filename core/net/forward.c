@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define FWD_BUF 65536   /* per direction and connection */
@@ -30,14 +32,17 @@ struct net_forward {
 	GThread *thread;
 	int listen_fd;
 	uint16_t port; /* inside */
-	char address[32];
+	char address[sizeof(((struct sockaddr_un *)0)->sun_path) + 8];
+	char *unix_dir; /* the unix listener's directory, or NULL */
 	net_forward_socket_fn socket_fn;
 	net_forward_ready_fn ready_fn;
 	void *user;
 	GSource *listen_src;
 	GSource *probe_src;
-	int probe_fd; /* a readiness probe's connect in progress, or -1 */
-	GList *conns; /* fwd_conn*, on the forwarder's thread only */
+	int probe_fd;     /* a readiness probe's connect in progress, or -1 */
+	int probe_family; /* its family */
+	int family;       /* where the port accepted: AF_INET (127.0.0.1) or AF_INET6 (::1) */
+	GList *conns;     /* fwd_conn*, on the forwarder's thread only */
 	unsigned nconns;
 };
 
@@ -69,14 +74,19 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* 127.0.0.1:port's connect on a non-blocking socket: 0 done, 1 in progress,
- * or a negative errno. */
-static int connect_loopback(int fd, uint16_t port)
+/* 127.0.0.1:port's or [::1]:port's connect on a non-blocking socket: 0
+ * done, 1 in progress, or a negative errno. */
+static int connect_loopback(int fd, int family, uint16_t port)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
 				 .sin_port = htons(port),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0)
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	int r = family == AF_INET6 ? connect(fd, (struct sockaddr *)&a6, sizeof(a6))
+				   : connect(fd, (struct sockaddr *)&a, sizeof(a));
+	if (r == 0)
 		return 0;
 	return errno == EINPROGRESS ? 1 : -errno;
 }
@@ -91,14 +101,15 @@ static int socket_error(int fd)
 }
 
 /* A socket inside, non-blocking, its connect to the port started. */
-static int inside_connect(net_forward *f, bool *ret_in_progress)
+static int inside_connect(net_forward *f, int family, bool *ret_in_progress)
 {
-	int fd = f->socket_fn(f->user);
+	int fd = f->socket_fn(f->user, family);
 	if (fd < 0)
 		return fd;
 	int fl = fcntl(fd, F_GETFL);
-	int r = fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno
-								  : connect_loopback(fd, f->port);
+	int r = fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0
+			? -errno
+			: connect_loopback(fd, family, f->port);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -217,7 +228,8 @@ static GSourceFuncs conn_funcs = { .dispatch = conn_dispatch, .finalize = conn_f
 static void conn_new(net_forward *f, int client)
 {
 	bool in_progress = false;
-	int inside = f->nconns < NET_FORWARD_MAX_CONNS ? inside_connect(f, &in_progress) : -EMFILE;
+	int inside = f->nconns < NET_FORWARD_MAX_CONNS ? inside_connect(f, f->family, &in_progress)
+						       : -EMFILE;
 	if (inside < 0) {
 		g_debug("serve forwarder: a connection to port %u refused: %s", (unsigned)f->port,
 			g_strerror(-inside));
@@ -265,7 +277,8 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 }
 
 /* One step of the readiness probe: true once the port inside accepted a
- * connection (which is closed at once: the server sees one empty one). */
+ * connection (which is closed at once: the server sees one empty one). The
+ * steps take 127.0.0.1 and ::1 in turn; f->family is the one that accepted. */
 static bool probe_step(net_forward *f)
 {
 	if (f->probe_fd >= 0) {
@@ -274,14 +287,18 @@ static bool probe_step(net_forward *f)
 			return false; /* still connecting */
 		int e = socket_error(f->probe_fd);
 		close_fd(&f->probe_fd);
+		if (e == 0)
+			f->family = f->probe_family;
 		return e == 0;
 	}
+	int family = f->probe_family = f->probe_family == AF_INET ? AF_INET6 : AF_INET;
 	bool in_progress = false;
-	int fd = inside_connect(f, &in_progress);
+	int fd = inside_connect(f, family, &in_progress);
 	if (fd < 0)
-		return false; /* refused: nothing listens yet */
+		return false; /* refused: nothing listens there yet */
 	if (!in_progress) {
 		close(fd);
+		f->family = family;
 		return true;
 	}
 	f->probe_fd = fd;
@@ -329,14 +346,52 @@ static int listen_loopback(char *address, size_t len)
 	return fd;
 }
 
+/* A unix listener in a fresh directory only we can enter: the socket's own
+ * mode is the umask's, so the directory is what keeps other users out. */
+static int listen_unix(net_forward *f)
+{
+	const char *base = g_getenv("XDG_RUNTIME_DIR");
+	g_autofree char *tmpl = g_build_filename(base && base[0] == '/' ? base : g_get_tmp_dir(),
+						 "cordon-serve-XXXXXX", NULL);
+	if (!g_mkdtemp_full(tmpl, 0700))
+		return -errno;
+	f->unix_dir = g_steal_pointer(&tmpl);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int n = snprintf(a.sun_path, sizeof(a.sun_path), "%s/sock", f->unix_dir);
+	if (n < 0 || (size_t)n >= sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, FWD_BACKLOG) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	snprintf(f->address, sizeof(f->address), "unix:%s", a.sun_path);
+	return fd;
+}
+
+/* Removes the unix listener's socket and directory. */
+static void unix_cleanup(net_forward *f)
+{
+	if (!f->unix_dir)
+		return;
+	g_autofree char *sock = g_build_filename(f->unix_dir, "sock", NULL);
+	unlink(sock);
+	rmdir(f->unix_dir);
+	g_clear_pointer(&f->unix_dir, g_free);
+}
+
 static gboolean quit_loop(gpointer data)
 {
 	g_main_loop_quit(data);
 	return G_SOURCE_REMOVE;
 }
 
-int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forward_ready_fn ready_fn,
-		      void *user, net_forward **ret, char *why, size_t whylen)
+int net_forward_start(uint16_t port, bool unix_socket, net_forward_socket_fn socket_fn,
+		      net_forward_ready_fn ready_fn, void *user, net_forward **ret, char *why,
+		      size_t whylen)
 {
 	net_forward *f = g_new0(net_forward, 1);
 	f->port = port;
@@ -344,10 +399,15 @@ int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forwar
 	f->ready_fn = ready_fn;
 	f->user = user;
 	f->probe_fd = -1;
-	f->listen_fd = listen_loopback(f->address, sizeof(f->address));
+	f->family = AF_INET;
+	f->probe_family = AF_INET6; /* the first probe's is AF_INET */
+	f->listen_fd = unix_socket ? listen_unix(f)
+				   : listen_loopback(f->address, sizeof(f->address));
 	if (f->listen_fd < 0) {
 		int r = f->listen_fd;
-		snprintf(why, whylen, "cannot listen on 127.0.0.1: %s", g_strerror(-r));
+		snprintf(why, whylen, "cannot listen on %s: %s",
+			 unix_socket ? "a unix socket" : "127.0.0.1", g_strerror(-r));
+		unix_cleanup(f);
 		g_free(f);
 		return r;
 	}
@@ -392,6 +452,7 @@ void net_forward_stop(net_forward *f)
 	}
 	g_source_unref(f->listen_src);
 	close_fd(&f->listen_fd);
+	unix_cleanup(f);
 	g_main_loop_unref(f->loop);
 	g_main_context_unref(f->ctx);
 	g_free(f);

@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,22 +21,30 @@
 
 typedef struct net_forward net_forward;
 
-/* A new TCP socket (SOCK_STREAM, close-on-exec, not connected) in the
- * sandbox's network namespace, or a negative errno. Called on the
- * forwarder's thread, once per connection and per readiness probe. */
-typedef int (*net_forward_socket_fn)(void *user);
+/* A new TCP socket of family (AF_INET or AF_INET6; SOCK_STREAM,
+ * close-on-exec, not connected) in the sandbox's network namespace, or a
+ * negative errno. Called on the forwarder's thread, once per connection and
+ * per readiness probe. */
+typedef int (*net_forward_socket_fn)(void *user, int family);
 /* Called once, on the forwarder's thread, when the port inside first
- * accepts a connection; address: the host listener, "127.0.0.1:PORT". */
+ * accepts a connection; address: the host listener, "127.0.0.1:PORT" or
+ * "unix:/path". */
 typedef void (*net_forward_ready_fn)(void *user, const char *address);
 
 /* Most connections carried at once; more are closed as they come. */
 #define NET_FORWARD_MAX_CONNS 256
 
-/* Listens and starts probing port inside (every 10 ms until it accepts).
+/* Listens and starts probing port inside (every 10 ms until it accepts), on
+ * 127.0.0.1 and then on ::1: the first that accepts is where every
+ * connection goes (a server listening on ::1 only is reached there).
  * Returns 0, or a negative errno with the reason in why. */
-int net_forward_start(uint16_t port, net_forward_socket_fn socket_fn, net_forward_ready_fn ready_fn,
-		      void *user, net_forward **ret, char *why, size_t whylen) CORDON_INTERNAL;
-/* The host listener's address ("127.0.0.1:PORT"; borrowed from f). */
+/* unix_socket: the host listener is a unix socket, "sock" in a directory of
+ * mode 0700 made in $XDG_RUNTIME_DIR or the temporary directory (both
+ * removed at stop), instead of 127.0.0.1:PORT. */
+int net_forward_start(uint16_t port, bool unix_socket, net_forward_socket_fn socket_fn,
+		      net_forward_ready_fn ready_fn, void *user, net_forward **ret, char *why,
+		      size_t whylen) CORDON_INTERNAL;
+/* The host listener's address ("127.0.0.1:PORT" or "unix:/path"; borrowed from f). */
 const char *net_forward_address(const net_forward *f) CORDON_INTERNAL;
 /* Closes the listener and every connection, ends the thread, frees f.
  * NULL is fine. Nothing of f is left when it returns. */

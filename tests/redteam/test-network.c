@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define PYTHON "/usr/bin/python3"
@@ -335,6 +336,84 @@ START_TEST(test_serve_through_forwarder)
 }
 END_TEST
 
+/* A server listening on ::1 only (issue 14, item 2): reached through the
+ * same forwarder, which finds it there when 127.0.0.1 refuses. */
+START_TEST(test_serve_ipv6_only)
+{
+	nt t = { 0 };
+	nt_start(&t);
+	g_autofree char *v6 = g_strdup(echo_server);
+	char *at = strstr(v6, "s = socketserver.ThreadingTCPServer(('127.0.0.1'");
+	ck_assert_ptr_nonnull(at);
+	g_autofree char *prog = g_strdup_printf(
+		"%.*ssocketserver.ThreadingTCPServer.address_family = __import__('socket')."
+		"AF_INET6\ns = socketserver.ThreadingTCPServer(('::1', int(sys.argv[1])), H)\n"
+		"print('listening', flush=True)\ns.serve_forever()\n",
+		(int)(at - v6), v6);
+	const char *argv[] = { PYTHON, "-c", prog, "8080", NULL };
+	cordon_serve *sv = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_serve(t.sb, argv, 8080, NULL, &sv, &err);
+	ck_assert_msg(r == 0, "serve: %s", err ? cordon_error_get_message(err) : "");
+	g_autofree char *addr = cordon_serve_address(sv);
+	for (int i = 0; i < 2; i++) {
+		int c = connect_address(addr);
+		ck_assert_int_ge(c, 0);
+		g_autoptr(GByteArray) a = exchange(c, "over v6", 7);
+		close(c);
+		ck_assert_int_eq(a->len, 14);
+		ck_assert(memcmp(a->data, "inside:over v6", 14) == 0);
+	}
+	cordon_serve_free(sv);
+	nt_stop(&t);
+}
+END_TEST
+
+/* Served on a unix socket on request (issue 14, item 2): "unix:/path" in a
+ * directory only we can enter, no TCP listener, both gone at the end. */
+START_TEST(test_serve_unix_socket)
+{
+	nt t = { 0 };
+	nt_start(&t);
+	const char *argv[] = { PYTHON, "-c", echo_server, "8080", NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = CORDON_RUN_SERVE_UNIX;
+	cordon_serve *sv = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_serve(t.sb, argv, 8080, &o, &sv, &err);
+	ck_assert_msg(r == 0, "serve: %s", err ? cordon_error_get_message(err) : "");
+	g_autofree char *addr = cordon_serve_address(sv);
+	ck_assert_msg(g_str_has_prefix(addr, "unix:/"), "%s", addr);
+	const char *path = addr + 5;
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	for (int i = 0; i < 2; i++) {
+		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		g_strlcpy(a.sun_path, path, sizeof(a.sun_path));
+		ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+		g_autoptr(GByteArray) got = exchange(c, "by unix", 7);
+		close(c);
+		ck_assert_int_eq(got->len, 14);
+		ck_assert(memcmp(got->data, "inside:by unix", 14) == 0);
+	}
+	cordon_serve_free(sv);
+	ck_assert_int_lt(stat(path, &st), 0);
+	ck_assert_int_lt(stat(dir, &st), 0); /* removed at the end */
+	/* Not for a run: only a serve with a port has a listener. */
+	const char *tru[] = { "/bin/true", NULL };
+	cordon_result *res = NULL;
+	ck_assert_int_lt(cordon_sandbox_run(t.sb, tru, &o, &res, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	nt_stop(&t);
+}
+END_TEST
+
 /* Closing the sandbox with a server and a connection open: the client sees
  * the end, and no listener, forwarder thread or descriptor is left. */
 START_TEST(test_close_ends_the_forwarder)
@@ -419,6 +498,8 @@ static Suite *network_suite(void)
 	tcase_add_test(tc, test_loopback_across_runs);
 	tcase_add_test(tc, test_host_loopback_unreachable);
 	tcase_add_test(tc, test_serve_through_forwarder);
+	tcase_add_test(tc, test_serve_ipv6_only);
+	tcase_add_test(tc, test_serve_unix_socket);
 	tcase_add_test(tc, test_serve_not_ready);
 	tcase_add_test(tc, test_close_ends_the_forwarder);
 	suite_add_tcase(s, tc);

@@ -91,6 +91,23 @@ static void server_init(server *s, enum mode mode)
 	s->port = ntohs(a.sin_port);
 }
 
+/* The same on [::1] only (IPV6_V6ONLY: 127.0.0.1 refuses that port). */
+static void server_init6(server *s, enum mode mode)
+{
+	*s = (server){ .mode = mode };
+	g_mutex_init(&s->lock);
+	s->held = g_array_new(FALSE, FALSE, sizeof(int));
+	s->lsn = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s->lsn, 0);
+	int one = 1;
+	ck_assert_int_eq(setsockopt(s->lsn, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)), 0);
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	socklen_t alen = sizeof(a);
+	ck_assert_int_eq(bind(s->lsn, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(s->lsn, (struct sockaddr *)&a, &alen), 0);
+	s->port = ntohs(a.sin6_port);
+}
+
 static void server_listen(server *s)
 {
 	ck_assert_int_eq(listen(s->lsn, 512), 0);
@@ -110,10 +127,10 @@ static void server_stop(server *s)
 }
 
 /* The forwarder's "inside": a socket of this process's own network. */
-static int plain_socket(void *user)
+static int plain_socket(void *user, int family)
 {
 	(void)user;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -133,7 +150,8 @@ static net_forward *start(uint16_t port, readiness *r)
 {
 	net_forward *f = NULL;
 	char why[256] = "";
-	ck_assert_msg(net_forward_start(port, plain_socket, on_ready, r, &f, why, sizeof(why)) == 0,
+	ck_assert_msg(net_forward_start(port, false, plain_socket, on_ready, r, &f, why,
+					sizeof(why)) == 0,
 		      "%s", why);
 	ck_assert(g_str_has_prefix(net_forward_address(f), "127.0.0.1:"));
 	return f;
@@ -216,6 +234,30 @@ START_TEST(test_bytes_and_half_close)
 	ck_assert_uint_eq(got->len, big + 5);
 	ck_assert(memcmp(got->data, "echo:", 5) == 0);
 	ck_assert(memcmp(got->data + 5, data, big) == 0);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_ipv6_only_server)
+{
+	/* A server on ::1 alone: the probe finds it there, and every connection
+	 * goes there. */
+	server s;
+	server_init6(&s, ECHO);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	for (int i = 0; i < 3; i++) {
+		int c = connect_to(r.address);
+		write_all(c, "v6", 2);
+		ck_assert_int_eq(shutdown(c, SHUT_WR), 0);
+		g_autoptr(GByteArray) got = read_all(c);
+		close(c);
+		ck_assert_uint_eq(got->len, 7);
+		ck_assert(memcmp(got->data, "echo:v6", 7) == 0);
+	}
 	net_forward_stop(f);
 	server_stop(&s);
 }
@@ -307,6 +349,7 @@ static Suite *forward_suite(void)
 	tcase_add_test(tc, test_ready_only_once_listening);
 	tcase_add_test(tc, test_bytes_and_half_close);
 	tcase_add_test(tc, test_server_closes_first);
+	tcase_add_test(tc, test_ipv6_only_server);
 	tcase_add_test(tc, test_nothing_listens_inside);
 	tcase_add_test(tc, test_cap_and_stop_with_connections);
 	suite_add_tcase(s, tc);

@@ -327,6 +327,14 @@ enum {
 	 * A tier that cannot give one refuses the run (terminal "unsupported"): the local
 	 * tiers can, the container tiers cannot yet. Not with stdin_data, nor for serve. */
 	CORDON_RUN_TTY = 1u << 1,
+	/* Added in 0.3, for cordon_sandbox_serve only: the served port is reached through a
+	 * unix socket, in a directory the library makes (mode 0700, in $XDG_RUNTIME_DIR or
+	 * the temporary directory) and removes when the server stops, instead of a 127.0.0.1
+	 * port every local process may connect to; cordon_serve_address returns
+	 * "unix:/path". A tier that cannot refuses the serve (terminal "unsupported"): the
+	 * kernel tier can; the process jail (the work's port is the host's) and the container
+	 * tiers cannot. */
+	CORDON_RUN_SERVE_UNIX = 1u << 2,
 };
 
 /* Options for one run. Zero-initialise with CORDON_RUN_OPTIONS_INIT; fields

@@ -186,6 +186,10 @@ enum {
 	 * later, and closes it after (file operations may still come). The
 	 * driver may spend the sandbox on this run. */
 	CORDON_PLUGIN_RUNREQ_LAST = 1u << 0,
+	/* ABI 1.4, to drivers with CORDON_PLUGIN_DRIVER_SERVE_UNIX only: the served port's
+	 * listener is a unix socket in a directory of mode 0700 the driver makes (and removes
+	 * when the run ends); sink->address gets "unix:/path". */
+	CORDON_PLUGIN_RUNREQ_SERVE_UNIX = 1u << 1,
 };
 
 typedef struct cordon_plugin_run_spec {
@@ -271,6 +275,9 @@ enum {
 	/* The driver's probe reports in probe.limits which limits the tier enforces. Without
 	 * the flag every limit is taken as enforceable, and open refuses one that is not. */
 	CORDON_PLUGIN_DRIVER_LIMITS = 1u << 2,
+	/* ABI 1.4: the driver serves on a unix socket when asked (RUNREQ_SERVE_UNIX). Without
+	 * the flag such a serve is refused by the core (unsupported). */
+	CORDON_PLUGIN_DRIVER_SERVE_UNIX = 1u << 3,
 };
 
 typedef struct cordon_plugin_driver {
@@ -306,6 +313,13 @@ typedef struct cordon_plugin_driver {
 	void (*close)(void *sandbox);
 	/* Removes what a crashed host left behind (containers, guests). */
 	int (*gc)(void *tier, cordon_plugin_error *err);
+	/* ABI 1.4: a TCP socket listening on 127.0.0.1:*ret_port of the sandbox's
+	 * own network, reachable by its work and by nothing else of the host's,
+	 * that the core accepts on (a service's base URL, docs/network.md).
+	 * Returns the socket (close-on-exec; the core owns it) or a negative
+	 * errno. NULL: the tier cannot carry services, and a policy with
+	 * `services:` is refused on it. */
+	int (*listen)(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err);
 } cordon_plugin_driver;
 
 /* ---- host services ------------------------------------------------------- */

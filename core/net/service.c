@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A service's proxy, started and ended by libcordon (service.h). */
+#include "config.h"
+
+#include "net/service.h"
+
+#include "hostproc.h"
+#include "secret.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef CORDON_LIBEXECDIR
+#define CORDON_LIBEXECDIR "/usr/local/libexec/cordon"
+#endif
+
+#define READY_TIMEOUT_MS 10000
+#define STOP_GRACE_MS 1000
+
+struct net_service {
+	hostproc proc;
+};
+
+const char *net_service_helper(void)
+{
+	const char *p = g_getenv("CORDON_PROXY_HELPER");
+	return p && p[0] == '/' ? p : CORDON_LIBEXECDIR "/cordon-proxy";
+}
+
+/* The injected value with the secret in it; NULL (why set) when the secret
+ * would break the header line. */
+static GString *injected_value(const policy_service *svc, int *ret_err, char *why, size_t whylen)
+{
+	char *secret = NULL;
+	*ret_err = secret_resolve(svc->secret, true, &secret, why, whylen);
+	if (*ret_err < 0)
+		return NULL;
+	*ret_err = -EINVAL;
+	bool ok = true;
+	for (const char *p = secret; ok && *p; p++)
+		ok = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f;
+	GString *v = NULL;
+	if (!ok) {
+		snprintf(why, whylen, "secret %s holds a character a header cannot carry",
+			 svc->secret_name);
+	} else {
+		v = g_string_new(svc->value_pre);
+		g_string_append(v, secret);
+		g_string_append(v, svc->value_post);
+	}
+	secret_free(secret);
+	return v;
+}
+
+static void wipe(GString *s)
+{
+	explicit_bzero(s->str, s->allocated_len);
+	g_string_free(s, TRUE);
+}
+
+static GString *config_text(const policy_service *svc, int *ret_err, char *why, size_t whylen)
+{
+	GString *value = injected_value(svc, ret_err, why, whylen);
+	if (!value)
+		return NULL;
+	GString *c = g_string_new(NULL);
+	g_string_append_printf(c, "host %s\nport %u\nheader %s\n", svc->host, (unsigned)svc->port,
+			       svc->header);
+	if (svc->prefix[0])
+		g_string_append_printf(c, "prefix %s\n", svc->prefix);
+	if (svc->ca_file)
+		g_string_append_printf(c, "ca %s\n", svc->ca_file);
+	g_string_append_printf(c, "value %s\nend\n", value->str);
+	wipe(value);
+	return c;
+}
+
+static int write_all(hostproc *p, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t k = hostproc_write(p, buf, len);
+		if (k < 0 && errno == EAGAIN) {
+			struct pollfd pf = { p->in, POLLOUT, 0 };
+			poll(&pf, 1, READY_TIMEOUT_MS);
+			continue;
+		}
+		if (k < 0 && errno != EINTR)
+			return -errno;
+		if (k > 0)
+			buf += k, len -= (size_t)k;
+	}
+	return 0;
+}
+
+/* The proxy's one line: "ready", or "error REASON". */
+static int await_ready(hostproc *p, char *why, size_t whylen)
+{
+	char line[512] = { 0 };
+	size_t n = 0;
+	int64_t deadline = hostproc_now_ms() + READY_TIMEOUT_MS;
+	while (n < sizeof(line) - 1 && !memchr(line, '\n', n)) {
+		int64_t left = deadline - hostproc_now_ms();
+		struct pollfd pf = { p->out, POLLIN, 0 };
+		if (left <= 0 || poll(&pf, 1, (int)left) == 0) {
+			snprintf(why, whylen, "cordon-proxy did not start in time");
+			return -ETIMEDOUT;
+		}
+		ssize_t k = read(p->out, line + n, sizeof(line) - 1 - n);
+		if (k == 0)
+			break;
+		if (k > 0)
+			n += (size_t)k;
+	}
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	if (strcmp(line, "ready") == 0)
+		return 0;
+	snprintf(why, whylen, "cordon-proxy: %s",
+		 g_str_has_prefix(line, "error ") ? line + 6 : "ended without a word");
+	return -EPROTO;
+}
+
+int net_service_start(const policy_service *svc, int listen_fd, net_service **ret, char *why,
+		      size_t whylen)
+{
+	const char *helper = net_service_helper();
+	if (access(helper, X_OK) < 0) {
+		snprintf(why, whylen, "%s: %s", helper, g_strerror(errno));
+		return -ENOENT;
+	}
+	int r = 0;
+	GString *conf = config_text(svc, &r, why, whylen);
+	if (!conf)
+		return r;
+	const char *argv[] = { "cordon-proxy", NULL };
+	const char *envp[] = { NULL };
+	hostproc_spec spec = { .path = helper,
+			       .argv = argv,
+			       .envp = envp,
+			       .fd = { HOSTPROC_PIPE, HOSTPROC_PIPE, HOSTPROC_DEVNULL },
+			       .extra_fd = listen_fd };
+	net_service *s = g_new0(net_service, 1);
+	r = hostproc_start(&spec, &s->proc);
+	if (r < 0) {
+		snprintf(why, whylen, "cannot start %s: %s", helper, g_strerror(-r));
+		wipe(conf);
+		g_free(s);
+		return r;
+	}
+	r = write_all(&s->proc, conf->str, conf->len);
+	wipe(conf);
+	if (r < 0)
+		snprintf(why, whylen, "cordon-proxy: %s", g_strerror(-r));
+	else
+		r = await_ready(&s->proc, why, whylen);
+	if (r < 0) {
+		net_service_stop(s);
+		return r;
+	}
+	*ret = s;
+	return 0;
+}
+
+void net_service_stop(net_service *s)
+{
+	if (!s)
+		return;
+	hostproc_close_in(&s->proc); /* its EOF: the proxy ends */
+	int status = 0;
+	if (hostproc_wait(&s->proc, STOP_GRACE_MS, true, &status) == -ETIMEDOUT) {
+		hostproc_kill(&s->proc);
+		hostproc_wait(&s->proc, -1, true, &status);
+	}
+	hostproc_close(&s->proc);
+	g_free(s);
+}
