@@ -57,6 +57,7 @@ static void tier_free(qemu_tier *t)
 	if (!t)
 		return;
 	qemu_pool_free(t->pool);
+	qemu_clones_free(t->clones); /* after the pool: its clones are gone */
 	free(t->name);
 	free(t->qemu);
 	free(t->kernel.path);
@@ -110,6 +111,7 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 		t->qemu = qemu_xstrdup(s);
 	}
 	qemu_host->config_bool(cfg, "pvm_kernel", &t->pvm_kernel);
+	qemu_host->config_bool(cfg, "clone", &t->clone);
 	qemu_host->config_u64(cfg, "boot_timeout", &t->boot_timeout_ms);
 	qemu_host->config_u64(cfg, "scratch", &t->scratch);
 	if (qemu_host->config_int(cfg, "cpus", &t->cpus) == 1 && (t->cpus < 1 || t->cpus > 64))
@@ -156,6 +158,8 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 	}
 	t->limits.size = sizeof(t->limits);
 	qemu_host->config_limits(cfg, &t->limits);
+	if (t->clone)
+		t->clones = qemu_clones_new();
 	if (t->pool_size > 0)
 		t->pool = qemu_pool_new(t, (size_t)t->pool_size);
 	*ret_tier = t;
@@ -233,8 +237,11 @@ int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_er
 				   t->qemu ? t->qemu : qemu_arch_binary(t->arch));
 	qemu_config c;
 	ret = guest_config(t, l, binary, &c, r);
-	if (ret == 0)
-		ret = qemu_vm_start(&c, t->boot_timeout_ms, vm, r);
+	if (ret == 0 && t->clone)
+		ret = qemu_clone_start(t, &c, vm, r);
+	else if (ret == 0 && (ret = qemu_vm_start(&c, t->boot_timeout_ms, vm, r)) == 0 &&
+		 (ret = qemu_vm_identity(vm, t->boot_timeout_ms, r)) < 0)
+		qemu_vm_stop(vm);
 	free(binary);
 	return ret;
 }

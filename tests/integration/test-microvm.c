@@ -14,6 +14,10 @@
  *   image        `cordon vm build` is reproducible
  *   lifetime     close and a SIGKILL of the host leave no QEMU; gc kills a dead host's
  *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
+ *   clones       `clone: true`: copy-on-write clones of a template: siblings read other bytes
+ *                from the guest RNG and have their own machine id, hostname and clock; no
+ *                file crosses sandboxes; the template's files are 0400 in a 0700 directory
+ *                and never change; close and the tier's end leave no QEMU and no file
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
  *                (bounded), a workspace (refused, not carried yet)
@@ -31,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -464,6 +469,129 @@ START_TEST(test_pool)
 }
 END_TEST
 
+/* ---- copy-on-write clones --------------------------------------------------------------- */
+
+/* The template directories of this process in /dev/shm (clone.c names them by our token). */
+static GPtrArray *my_templates(void)
+{
+	char tok[OWNER_TOKEN_MAX];
+	ck_assert_int_eq(owner_token_self(tok), 0);
+	g_autofree char *prefix = g_strdup_printf("cordon-vm-%s-", tok);
+	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
+	GDir *d = g_dir_open("/dev/shm", 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d)))
+		if (g_str_has_prefix(name, prefix))
+			g_ptr_array_add(dirs, g_build_filename("/dev/shm", name, NULL));
+	if (d)
+		g_dir_close(d);
+	return dirs;
+}
+
+static char *file_sha256(const char *path)
+{
+	g_autoptr(GMappedFile) m = g_mapped_file_new(path, FALSE, NULL);
+	ck_assert_msg(m, "%s", path);
+	return g_compute_checksum_for_data(G_CHECKSUM_SHA256,
+					   (const guchar *)g_mapped_file_get_contents(m),
+					   g_mapped_file_get_length(m));
+}
+
+static void assert_mode(const char *path, mode_t want)
+{
+	struct stat st;
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert_msg((st.st_mode & 07777) == want, "%s is %o, not %o", path,
+		      (unsigned)(st.st_mode & 07777), (unsigned)want);
+}
+
+/* What a clone says of itself right after its open: the RNG through /dev/urandom and
+ * getrandom(2) (a static helper copied in), its identity, its clock, its uid. */
+static char **clone_facts(cordon_sandbox *sb)
+{
+	g_autofree char *helper = testutil_build_path("tests/helpers/vm-getrandom");
+	g_autofree char *bin = NULL;
+	gsize len = 0;
+	ck_assert(g_file_get_contents(helper, &bin, &len, NULL));
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_write_file(sb, "gr", bin, len, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "?");
+	g_autofree char *out = sh_out(sb, "od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; echo; "
+					  "chmod +x gr && ./gr; cat /etc/machine-id; hostname; "
+					  "date +%s; id -u; cat mark 2>/dev/null || echo none");
+	char **f = g_strsplit(out, "\n", -1);
+	ck_assert_msg(g_strv_length(f) >= 7, "%s", out);
+	return f;
+}
+
+START_TEST(test_clones)
+{
+	cordon_context *ctx = ctx_vm("    clone: true\n" LIMITS);
+	cordon_probe_report *rep = probe_settled(ctx, "vm"); /* its trial makes the template */
+	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	cordon_probe_report_free(rep);
+	g_autoptr(GPtrArray) dirs = my_templates();
+	ck_assert_uint_eq(dirs->len, 1);
+	const char *dir = g_ptr_array_index(dirs, 0);
+	g_autofree char *ram = g_build_filename(dir, "ram", NULL);
+	g_autofree char *state = g_build_filename(dir, "state", NULL);
+	assert_mode(dir, 0700);
+	assert_mode(ram, 0400);
+	assert_mode(state, 0400);
+	g_autofree char *ram_sum = file_sha256(ram);
+
+	gint64 t0 = g_get_monotonic_time();
+	cordon_sandbox *a = open_vm(ctx);
+	gint64 took = g_get_monotonic_time() - t0;
+	cordon_sandbox *b = open_vm(ctx);
+	g_autoptr(GArray) qemus = my_qemus(getpid());
+	ck_assert_uint_eq(qemus->len, 2);
+	for (guint i = 0; i < qemus->len; i++) {
+		g_autofree char *p = g_strdup_printf("/proc/%d/cmdline",
+						     g_array_index(qemus, pid_t, i));
+		g_autofree char *cmd = NULL;
+		gsize n = 0;
+		ck_assert(g_file_get_contents(p, &cmd, &n, NULL));
+		for (gsize j = 0; j + 1 < n; j++)
+			cmd[j] = cmd[j] ? cmd[j] : ' ';
+		ck_assert_msg(strstr(cmd, "share=off") && strstr(cmd, "-incoming defer"),
+			      "not a clone: %s", cmd);
+	}
+	g_auto(GStrv) fa = clone_facts(a);
+	g_auto(GStrv) fb = clone_facts(b);
+	for (int i = 0; i < 4; i++)
+		ck_assert_msg(strcmp(fa[i], fb[i]) != 0, "siblings share line %d: %s", i, fa[i]);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(strlen(fa[i]) == 64, "not 32 random bytes: %s", fa[i]);
+	ck_assert_uint_eq(strlen(fa[2]), 32);
+	ck_assert_msg(g_str_has_prefix(fa[3], "cordon-"), "hostname %s", fa[3]);
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+	ck_assert_msg(llabs(g_ascii_strtoll(fa[4], NULL, 10) - now) < 30, "clock %s, host %lld",
+		      fa[4], (long long)now);
+	ck_assert_str_eq(fa[5], "1000");
+	ck_assert_str_eq(fa[6], "none");
+	printf("# clone open %lld ms\n", (long long)(took / 1000));
+
+	/* a file and dirtied memory in one clone: absent from the next, the template intact */
+	g_autofree char *w = sh_out(a, "echo secret > mark && dd if=/dev/urandom of=/tmp/fill "
+				       "bs=1M count=16 2>/dev/null && cat mark");
+	ck_assert_str_eq(w, "secret\n");
+	cordon_sandbox_close(a);
+	cordon_sandbox_close(b);
+	cordon_sandbox *c = open_vm(ctx);
+	g_auto(GStrv) fc = clone_facts(c);
+	ck_assert_str_eq(fc[6], "none");
+	ck_assert_msg(strcmp(fc[2], fa[2]) != 0 && strcmp(fc[2], fb[2]) != 0, "machine id reused");
+	cordon_sandbox_close(c);
+	g_autofree char *ram_after = file_sha256(ram);
+	ck_assert_str_eq(ram_sum, ram_after);
+	g_autoptr(GArray) left = my_qemus(getpid());
+	ck_assert_msg(left->len == 0, "%u QEMU left after close", left->len);
+	cordon_context_free(ctx);
+	ck_assert(!g_file_test(dir, G_FILE_TEST_EXISTS));
+}
+END_TEST
+
 /* ---- the hvf guest path, on Linux ------------------------------------------------------------ */
 
 /* The hvf family's guest (aarch64, the agent cross-built static, the virt machine) end to
@@ -616,6 +744,7 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_host_killed);
 	tcase_add_test(tc, test_gc_kills_orphans_only);
 	tcase_add_test(tc, test_pool);
+	tcase_add_test(tc, test_clones);
 	tcase_add_test(tc, test_aarch64_hvf_path);
 	tcase_add_test(tc, test_kernel_hash_mismatch);
 	tcase_add_test(tc, test_qemu_missing);
