@@ -149,7 +149,8 @@ static cordon_sandbox *open_vm(cordon_context *ctx)
 	int r = cordon_sandbox_open(ctx, req, &sb, &err);
 	/* a first probe's trial boot can outlast the core's probe bound on a loaded host: the
 	 * core keeps the answer that comes late */
-	for (int i = 0; r < 0 && i < 120 && strstr(cordon_error_get_message(err), "timed out"); i++) {
+	for (int i = 0; r < 0 && i < 120 && strstr(cordon_error_get_message(err), "timed out");
+	     i++) {
 		cordon_error_free(err);
 		err = NULL;
 		g_usleep(G_USEC_PER_SEC);
@@ -371,8 +372,8 @@ static void raw_clone_start(raw_vm *vm, const char *dir, int *ret_qmp)
 		  "[{\"capability\": \"x-ignore-shared\", \"state\": true}]}}\n",
 		  -1);
 	qmp_write(qp[0], "{\"execute\": \"getfd\", \"arguments\": {\"fdname\": \"s\"}}\n", fd);
-	qmp_write(qp[0], "{\"execute\": \"migrate-incoming\", \"arguments\": {\"uri\": \"fd:s\"}}\n",
-		  -1);
+	qmp_write(qp[0],
+		  "{\"execute\": \"migrate-incoming\", \"arguments\": {\"uri\": \"fd:s\"}}\n", -1);
 	close(fd);
 	*ret_qmp = qp[0];
 	uint8_t req[AGENT_FRAME_HEADER + 128 + 64];
@@ -520,7 +521,6 @@ static void bench_clones(int n)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-
 int main(int argc, char **argv)
 {
 	int n = 5;
@@ -536,7 +536,8 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--initrd") == 0 && i + 1 < argc)
 			initrd = g_strdup(argv[++i]);
 		else
-			die("usage: bench-microvm [-n N] [--hw] [--clones] [--kernel K --initrd I]");
+			die("usage: bench-microvm [-n N] [--hw] [--clones] [--kernel K --initrd "
+			    "I]");
 	}
 	if (n < 1)
 		n = 1;

@@ -181,6 +181,16 @@ static int qmp_open(qmp *q, qemu_vm *vm, int64_t deadline_ms, agent_error *r)
 
 static void kill_vm(void *ctx) { qemu_vm_kill(ctx); }
 
+static agent_link vm_link(qemu_vm *vm)
+{
+	return (agent_link){ .in = &vm->chan,
+			     .out = vm->chan,
+			     .err = vm->err,
+			     .session = true,
+			     .ctx = vm,
+			     .kill = kill_vm };
+}
+
 static void hex(const uint8_t *b, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
@@ -207,12 +217,7 @@ int qemu_vm_identity(qemu_vm *vm, uint64_t ms, agent_error *r)
 	agent_exchange x = { .kind = AGENT_ANSWER_FILE };
 	agent_sink k = { 0 };
 	x.sink = &k;
-	agent_link link = { .in = &vm->chan,
-			    .out = vm->chan,
-			    .err = vm->err,
-			    .session = true,
-			    .ctx = vm,
-			    .kill = kill_vm };
+	agent_link link = vm_link(vm);
 	bool deadline = false;
 	int loop = agent_exchange_run(&x, &link, ms, -1, (const char *)req,
 				      AGENT_FRAME_HEADER + len, &deadline);
@@ -229,6 +234,24 @@ int qemu_vm_identity(qemu_vm *vm, uint64_t ms, agent_error *r)
 			   "the guest's agent did not take its identity%s%s%.*s",
 			   deadline ? " in time" : "", d ? ": " : "", (int)(d > 200 ? 200 : d),
 			   x.diag);
+}
+
+int qemu_vm_warm(qemu_vm *vm, uint64_t ms)
+{
+	const char *argv[] = { "/bin/true", NULL };
+	const char *envp[] = { "PATH=/bin", NULL };
+	size_t len;
+	char *req = agent_run_request(argv, envp, ms, 4096, NULL, NULL, 0, &len);
+	if (!req)
+		return -ENOMEM;
+	agent_exchange x = { .kind = AGENT_ANSWER_RUN };
+	agent_sink k = { 0 };
+	x.sink = &k;
+	agent_link link = vm_link(vm);
+	bool deadline = false;
+	int loop = agent_exchange_run(&x, &link, ms, -1, req, len, &deadline);
+	free(req);
+	return loop == 0 && x.have_status && x.status.exited && x.status.code == 0 ? 0 : -EIO;
 }
 
 /* ---- templates ------------------------------------------------------------------------ */

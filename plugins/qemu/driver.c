@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The microVM driver, once for every family (kvm, hvf, hyperv): configure, the truthful
- * probe, open (one guest per sandbox, booted cold), runs and file operations over the
- * agent's channel (agent/client.c, as the container tiers), close.
+ * probe, open (one guest per sandbox, booted cold or, with `clone: true`, restored as a
+ * copy-on-write clone of a template: clone.c), runs and file operations over the agent's
+ * channel (agent/client.c, as the container tiers), close.
  *
  * Containment: `microvm` only with the family's hardware accelerator usable here, QEMU and
  * its machine type present, both pins matching and a trial boot that reached the agent.
@@ -420,6 +421,13 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 			cordon_plugin_error *err)
 {
 	qemu_tier *t = tier;
+	/* virtio-fs needs the guest's RAM shared with virtiofsd; a clone's is a private copy */
+	if (spec->workspace && t->clone)
+		return qemu_host->error_set(
+			err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(vm_workspace_unsupported),
+			"the %s tier restores copy-on-write clones (clone: true), "
+			"which carry no host workspace: use a tier without clone",
+			t->name);
 	if (spec->workspace)
 		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					    ERRC(vm_workspace_unsupported),

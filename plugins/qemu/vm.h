@@ -95,6 +95,10 @@ int qemu_clone_start(qemu_tier *t, const qemu_config *c, qemu_vm *vm,
  * machine id, a hostname, the clock (agent/protocol.h); the agent then drops to the work's
  * uid. Every guest gets it before any work runs; a template never does. */
 int qemu_vm_identity(qemu_vm *vm, uint64_t ms, agent_error *r) CORDON_INTERNAL;
+/* Runs /bin/true in the guest (a pooled clone, before it waits): under TCG a clone's first
+ * exec translates the guest's exec path again (the template's translations died with it),
+ * most of a first run's time; the sandbox that takes the clone then finds them made. */
+int qemu_vm_warm(qemu_vm *vm, uint64_t ms) CORDON_INTERNAL;
 /* Removes the template directories of hosts that died; the count. */
 int qemu_clones_gc(void) CORDON_INTERNAL;
 

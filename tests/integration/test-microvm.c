@@ -15,7 +15,8 @@
  *   lifetime     close and a SIGKILL of the host leave no QEMU; gc kills a dead host's
  *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
  *   clones       `clone: true`: copy-on-write clones of a template: siblings read other bytes
- *                from the guest RNG and have their own machine id, hostname and clock; no
+ *                from the guest RNG and have their own machine id, hostname, boot id and
+ *                clock, run as uid 1000; no
  *                file crosses sandboxes; the template's files are 0400 in a 0700 directory
  *                and never change; close and the tier's end leave no QEMU and no file
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
@@ -518,9 +519,10 @@ static char **clone_facts(cordon_sandbox *sb)
 		      err ? cordon_error_get_message(err) : "?");
 	g_autofree char *out = sh_out(sb, "od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; echo; "
 					  "chmod +x gr && ./gr; cat /etc/machine-id; hostname; "
-					  "date +%s; id -u; cat mark 2>/dev/null || echo none");
+					  "cat /proc/sys/kernel/random/boot_id; date +%s; id -u; "
+					  "cat mark 2>/dev/null || echo none");
 	char **f = g_strsplit(out, "\n", -1);
-	ck_assert_msg(g_strv_length(f) >= 7, "%s", out);
+	ck_assert_msg(g_strv_length(f) >= 8, "%s", out);
 	return f;
 }
 
@@ -559,17 +561,18 @@ START_TEST(test_clones)
 	}
 	g_auto(GStrv) fa = clone_facts(a);
 	g_auto(GStrv) fb = clone_facts(b);
-	for (int i = 0; i < 4; i++)
+	/* boot_id too: the kernel makes it on its first read, which is after the reseed */
+	for (int i = 0; i < 5; i++)
 		ck_assert_msg(strcmp(fa[i], fb[i]) != 0, "siblings share line %d: %s", i, fa[i]);
 	for (int i = 0; i < 2; i++)
 		ck_assert_msg(strlen(fa[i]) == 64, "not 32 random bytes: %s", fa[i]);
 	ck_assert_uint_eq(strlen(fa[2]), 32);
 	ck_assert_msg(g_str_has_prefix(fa[3], "cordon-"), "hostname %s", fa[3]);
 	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
-	ck_assert_msg(llabs(g_ascii_strtoll(fa[4], NULL, 10) - now) < 30, "clock %s, host %lld",
-		      fa[4], (long long)now);
-	ck_assert_str_eq(fa[5], "1000");
-	ck_assert_str_eq(fa[6], "none");
+	ck_assert_msg(llabs(g_ascii_strtoll(fa[5], NULL, 10) - now) < 30, "clock %s, host %lld",
+		      fa[5], (long long)now);
+	ck_assert_str_eq(fa[6], "1000");
+	ck_assert_str_eq(fa[7], "none");
 	printf("# clone open %lld ms\n", (long long)(took / 1000));
 
 	/* a file and dirtied memory in one clone: absent from the next, the template intact */
@@ -580,7 +583,7 @@ START_TEST(test_clones)
 	cordon_sandbox_close(b);
 	cordon_sandbox *c = open_vm(ctx);
 	g_auto(GStrv) fc = clone_facts(c);
-	ck_assert_str_eq(fc[6], "none");
+	ck_assert_str_eq(fc[7], "none");
 	ck_assert_msg(strcmp(fc[2], fa[2]) != 0 && strcmp(fc[2], fb[2]) != 0, "machine id reused");
 	cordon_sandbox_close(c);
 	g_autofree char *ram_after = file_sha256(ram);
