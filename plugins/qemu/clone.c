@@ -131,11 +131,9 @@ static void qmp_desc(const char *line, char *out, size_t len)
 
 /* Runs cmd (passing fd when >= 0); the "return" line into ret[QMP_LINE_MAX] (may be NULL).
  * Events on the way are skipped; anything else is a broken monitor. */
-static int qmp_call(qmp *q, const char *cmd, int fd, char *ret, agent_error *r)
+static int qmp_answer(qmp *q, const char *cmd, char *ret, agent_error *r)
 {
-	int e = qmp_send(q, cmd, fd);
-	if (e < 0)
-		return qmp_refuse(r, -e, cmd);
+	int e;
 	char line[QMP_LINE_MAX];
 	for (;;) {
 		if ((e = qmp_line(q, line)) < 0)
@@ -156,24 +154,37 @@ static int qmp_call(qmp *q, const char *cmd, int fd, char *ret, agent_error *r)
 	}
 }
 
+static int qmp_call(qmp *q, const char *cmd, int fd, char *ret, agent_error *r)
+{
+	int e = qmp_send(q, cmd, fd);
+	return e < 0 ? qmp_refuse(r, -e, cmd) : qmp_answer(q, cmd, ret, r);
+}
+
+static int qmp_greeting(qmp *q, agent_error *r)
+{
+	char line[QMP_LINE_MAX];
+	int e = qmp_line(q, line);
+	if (e < 0)
+		return qmp_refuse(r, -e, "its greeting");
+	return strncmp(line, "{\"QMP\": ", 8) == 0 ? 0 : qmp_refuse(r, EPROTO, "its greeting");
+}
+
+#define QMP_CAPABILITIES "{\"execute\": \"qmp_capabilities\"}\n"
+#define QMP_IGNORE_SHARED \
+	"{\"execute\": \"migrate-set-capabilities\", \"arguments\": {\"capabilities\": " \
+	"[{\"capability\": \"x-ignore-shared\", \"state\": true}]}}\n"
+#define QMP_GETFD_STATE "{\"execute\": \"getfd\", \"arguments\": {\"fdname\": \"state\"}}\n"
+
 /* The greeting, the capabilities negotiation and x-ignore-shared (both sides need it: the
  * stream then names each block's address and carries no page of the shared ones). */
 static int qmp_open(qmp *q, qemu_vm *vm, int64_t deadline_ms, agent_error *r)
 {
 	*q = (qmp){ .fd = vm->qmp, .deadline_ms = deadline_ms };
-	char line[QMP_LINE_MAX];
-	int e = qmp_line(q, line);
-	if (e < 0)
-		return qmp_refuse(r, -e, "its greeting");
-	if (strncmp(line, "{\"QMP\": ", 8) != 0)
-		return qmp_refuse(r, EPROTO, "its greeting");
-	int ret = qmp_call(q, "{\"execute\": \"qmp_capabilities\"}\n", -1, NULL, r);
+	int ret = qmp_greeting(q, r);
 	if (ret == 0)
-		ret = qmp_call(q,
-			       "{\"execute\": \"migrate-set-capabilities\", \"arguments\": "
-			       "{\"capabilities\": [{\"capability\": \"x-ignore-shared\", "
-			       "\"state\": true}]}}\n",
-			       -1, NULL, r);
+		ret = qmp_call(q, QMP_CAPABILITIES, -1, NULL, r);
+	if (ret == 0)
+		ret = qmp_call(q, QMP_IGNORE_SHARED, -1, NULL, r);
 	return ret;
 }
 
@@ -325,8 +336,7 @@ static int save(qemu_vm *vm, qemu_template *tp, agent_error *r)
 	if (fd < 0)
 		return qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error), "%s: %s",
 				   tp->state, strerror(errno));
-	ret = qmp_call(&q, "{\"execute\": \"getfd\", \"arguments\": {\"fdname\": \"state\"}}\n", fd,
-		       NULL, r);
+	ret = qmp_call(&q, QMP_GETFD_STATE, fd, NULL, r);
 	close(fd);
 	if (ret == 0)
 		ret = qmp_call(
@@ -409,6 +419,33 @@ static int template_for(qemu_tier *t, const qemu_config *c, qemu_template **ret,
 	return e;
 }
 
+/* Feeds a clone its state: the commands written at once, each answer read after (QMP
+ * answers in order; one QEMU wake-up instead of four under a loaded host). */
+static int restore_state(qemu_vm *vm, const char *state, int64_t deadline_ms, agent_error *r)
+{
+	static const char *const cmds[] = {
+		QMP_CAPABILITIES,
+		QMP_IGNORE_SHARED,
+		QMP_GETFD_STATE,
+		"{\"execute\": \"migrate-incoming\", \"arguments\": {\"uri\": \"fd:state\"}}\n",
+	};
+	qmp q = { .fd = vm->qmp, .deadline_ms = deadline_ms };
+	int fd = open(state, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error), "%s: %s",
+				   state, strerror(errno));
+	int e = 0;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(*cmds) && e == 0; i++)
+		e = qmp_send(&q, cmds[i], i == 2 ? fd : -1); /* getfd takes the descriptor */
+	close(fd);
+	if (e < 0)
+		return qmp_refuse(r, -e, "the restore's commands");
+	e = qmp_greeting(&q, r);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(*cmds) && e == 0; i++)
+		e = qmp_answer(&q, cmds[i], NULL, r);
+	return e;
+}
+
 /* A clone of tp: restored, then given its identity. */
 static int restore(const qemu_template *tp, uint64_t ms, qemu_vm *vm, agent_error *r)
 {
@@ -421,23 +458,7 @@ static int restore(const qemu_template *tp, uint64_t ms, qemu_vm *vm, agent_erro
 	int e = qemu_vm_spawn(&c, vm, r);
 	if (e < 0)
 		return e;
-	qmp q;
-	e = qmp_open(&q, vm, t0 + (int64_t)ms, r);
-	int fd = e == 0 ? open(tp->state, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
-	if (e == 0 && fd < 0)
-		e = qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error), "%s: %s",
-				tp->state, strerror(errno));
-	if (e == 0)
-		e = qmp_call(&q,
-			     "{\"execute\": \"getfd\", \"arguments\": {\"fdname\": \"state\"}}\n",
-			     fd, NULL, r);
-	if (fd >= 0)
-		close(fd);
-	if (e == 0)
-		e = qmp_call(&q,
-			     "{\"execute\": \"migrate-incoming\", \"arguments\": "
-			     "{\"uri\": \"fd:state\"}}\n",
-			     -1, NULL, r);
+	e = restore_state(vm, tp->state, t0 + (int64_t)ms, r);
 	/* the state loads, the guest runs (the template ran when saved): its agent answers */
 	if (e == 0)
 		e = qemu_vm_identity(vm, ms, r);

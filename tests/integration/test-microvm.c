@@ -747,13 +747,18 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_host_killed);
 	tcase_add_test(tc, test_gc_kills_orphans_only);
 	tcase_add_test(tc, test_pool);
-	tcase_add_test(tc, test_clones);
 	tcase_add_test(tc, test_aarch64_hvf_path);
 	tcase_add_test(tc, test_kernel_hash_mismatch);
 	tcase_add_test(tc, test_qemu_missing);
 	tcase_add_test(tc, test_agent_never_says_hello);
 	tcase_add_test(tc, test_workspace_refused);
 	suite_add_tcase(s, tc);
+	/* its own case: CK_RUN_CASE=clones runs it alone */
+	TCase *clones = tcase_create("clones");
+	tcase_set_timeout(clones, 300);
+	tcase_add_unchecked_fixture(clones, setup, teardown);
+	tcase_add_test(clones, test_clones);
+	suite_add_tcase(s, clones);
 	return s;
 }
 
