@@ -13,6 +13,7 @@
  *                as out-of-memory, pids are bounded
  *   image        `cordon vm build` is reproducible
  *   lifetime     close and a SIGKILL of the host leave no QEMU; gc kills a dead host's
+ *                QEMU and removes its clone templates, never a live host's
  *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
  *   clones       `clone: true`: copy-on-write clones of a template: siblings read other bytes
  *                from the guest RNG and have their own machine id, hostname, boot id and
@@ -32,6 +33,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -419,6 +421,17 @@ START_TEST(test_gc_kills_orphans_only)
 	char live[OWNER_TOKEN_MAX];
 	ck_assert_int_eq(owner_token_self(live), 0);
 	pid_t orphan = idle_qemu(dead), ours = idle_qemu(live);
+	/* clone templates (clone.c) of a dead host and of ours */
+	g_autofree char *dead_tmpl = g_strdup_printf("/dev/shm/cordon-vm-%s-gctest", dead);
+	g_autofree char *live_tmpl = g_strdup_printf("/dev/shm/cordon-vm-%s-gctest", live);
+	const char *tmpls[] = { dead_tmpl, live_tmpl };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(g_mkdir(tmpls[i], 0700), 0);
+		g_autofree char *ram = g_build_filename(tmpls[i], "ram", NULL);
+		g_autofree char *state = g_build_filename(tmpls[i], "state", NULL);
+		ck_assert(g_file_set_contents(ram, "r", 1, NULL));
+		ck_assert(g_file_set_contents(state, "s", 1, NULL));
+	}
 	g_usleep(500 * 1000); /* both exec'd */
 	cordon_context *ctx = ctx_vm(NULL);
 	cordon_error *err = NULL;
@@ -430,6 +443,9 @@ START_TEST(test_gc_kills_orphans_only)
 	ck_assert_int_eq(waitpid(ours, &st, WNOHANG), 0); /* still running */
 	kill(ours, SIGKILL);
 	waitpid(ours, NULL, 0);
+	ck_assert_msg(!g_file_test(dead_tmpl, G_FILE_TEST_EXISTS), "a dead host's template stays");
+	ck_assert_msg(g_file_test(live_tmpl, G_FILE_TEST_IS_DIR), "gc removed a live template");
+	testutil_rmtree(live_tmpl);
 	cordon_context_free(ctx);
 }
 END_TEST
