@@ -308,6 +308,8 @@ static int write_machine_id(const char *id)
 	return r;
 }
 
+static int errno_or_zero(int syscall_result) { return syscall_result < 0 ? -errno : 0; }
+
 int guest_identity(const char *payload, size_t len, const char **ret_what)
 {
 	identity id;
@@ -317,11 +319,11 @@ int guest_identity(const char *payload, size_t len, const char **ret_what)
 		*ret_what = "reseeding the guest's RNG";
 	if (r == 0 && (r = write_machine_id(id.machine_id)) < 0)
 		*ret_what = "/etc/machine-id";
-	if (r == 0 && sethostname(id.hostname, strlen(id.hostname)) < 0)
-		r = -errno, *ret_what = "sethostname";
+	if (r == 0 && (r = errno_or_zero(sethostname(id.hostname, strlen(id.hostname)))) < 0)
+		*ret_what = "sethostname";
 	/* a clone's clock is the template's until now */
-	if (r == 0 && clock_settime(CLOCK_REALTIME, &id.now) < 0)
-		r = -errno, *ret_what = "setting the clock";
+	if (r == 0 && (r = errno_or_zero(clock_settime(CLOCK_REALTIME, &id.now))) < 0)
+		*ret_what = "setting the clock";
 	if (r == 0 && (r = drop_to_work_uid(work_pids)) < 0)
 		*ret_what = "dropping to the work's uid";
 	return r;
