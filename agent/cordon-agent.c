@@ -906,6 +906,29 @@ static bool session_file(char *payload, uint32_t len)
 	return true;
 }
 
+/* A guest's first request: its identity (agent/guest.c), or the session ends. */
+static bool session_identity(void)
+{
+	uint8_t type = 0;
+	char *payload = NULL;
+	uint32_t len = 0;
+	const char *what = "the first request is not the identity";
+	int r = read_request(STDIN_FILENO, &type, &payload, &len, AGENT_FRAME_MAX);
+	if (r > 0 && type == AGENT_REQ_IDENTITY)
+		r = guest_identity(payload, len, &what);
+	else
+		r = r == 0 ? -EPIPE : -EPROTO;
+	if (payload)
+		explicit_bzero(payload, len);
+	free(payload);
+	if (r < 0)
+		fail(r == -EPROTO ? ERRC(invalid_argument) : ERRC(io_error), -r, what);
+	else
+		frame(AGENT_FRAME_DONE, "", 0);
+	frame_text(AGENT_FRAME_STATUS, "exit %d", r < 0);
+	return r == 0;
+}
+
 static int cmd_session(void)
 {
 	/* The work runs as our uid: undumpable, our /proc/1/fd (the channel,
@@ -916,6 +939,8 @@ static int cmd_session(void)
 	if (sfd < 0)
 		return fail(ERRC(io_error), errno, "signalfd");
 	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
+	if (in_guest && !session_identity())
+		return 1;
 	for (;;) {
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)

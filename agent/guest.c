@@ -10,9 +10,15 @@
  *                                    builder numbers them in dependency order)
  *   the agent's port                 found by name (QEMU's virtserialport name=) in
  *                                    /sys/class/virtio-ports/<port>/name, opened as 0 and 1
- *   the work's uid                   the agent drops to AGENT_GUEST_UID for good, so the
- *                                    work can neither load modules nor keep the guest alive
- *                                    when the host is gone: EOF on the port ends the
+ *   the identity                     the host's first request (guest_identity): its random
+ *                                    bytes mixed into the kernel's pool and the CRNG
+ *                                    reseeded, /etc/machine-id, the hostname, the clock.
+ *                                    A clone restored from a template shares the template's
+ *                                    RNG state and clock until then; so the agent serves
+ *                                    nothing before it
+ *   the work's uid                   then the agent drops to AGENT_GUEST_UID for good, so
+ *                                    the work can neither load modules nor keep the guest
+ *                                    alive when the host is gone: EOF on the port ends the
  *                                    session, pid 1 exits, the kernel panics, and QEMU
  *                                    (-no-reboot, panic=-1) exits
  *   cordon.pids=N                    RLIMIT_NPROC of that uid (the agent and the work)
@@ -32,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/random.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -42,7 +50,8 @@
 
 #define PORT_WAIT_MS 30000
 
-static uint64_t work_nofile, work_fsize; /* TCG boots slowly; the host bounds the boot as a whole */
+/* TCG boots slowly; the host bounds the boot as a whole */
+static uint64_t work_nofile, work_fsize, work_pids;
 
 /* What the kernel's command line says of KEY= (a number), or dflt. */
 static uint64_t cmdline_u64(const char *cmdline, const char *key, uint64_t dflt)
@@ -214,16 +223,110 @@ int guest_init(void)
 	if (dup2(port, STDIN_FILENO) < 0 || dup2(port, STDOUT_FILENO) < 0)
 		return fail("the agent's port as stdio", -errno);
 	close(port);
-	sethostname("cordon", 6);
 	work_nofile = cmdline_u64(cmdline, "cordon.nofile=", 0);
 	work_fsize = cmdline_u64(cmdline, "cordon.fsize=", 0);
-	if ((r = drop_to_work_uid(cmdline_u64(cmdline, "cordon.pids=", 0))) < 0)
-		return fail("dropping to the work's uid", r);
+	work_pids = cmdline_u64(cmdline, "cordon.pids=", 0);
 	if (chdir(AGENT_SANDBOX_ROOT) < 0)
 		return fail("chdir " AGENT_SANDBOX_ROOT, -errno);
 	/* the work's environment is the host's to give; execvp needs a PATH until then */
 	setenv("PATH", "/bin", 1);
 	return 0;
+}
+
+/* The fields of an IDENTITY payload (agent/protocol.h), checked strictly. */
+typedef struct identity {
+	const char *machine_id, *hostname;
+	struct timespec now;
+	const uint8_t *entropy;
+	size_t entropy_len;
+} identity;
+
+static bool all_of(const char *s, const char *set, size_t min, size_t max)
+{
+	size_t n = strlen(s);
+	return n >= min && n <= max && strspn(s, set) == n;
+}
+
+static int parse_identity(const char *p, size_t len, identity *id)
+{
+	const char *end = p + len, *f[3];
+	for (int i = 0; i < 3; i++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		if (!nul)
+			return -EPROTO;
+		f[i] = p;
+		p = nul + 1;
+	}
+	char *e = NULL;
+	unsigned long long ns = strtoull(f[2], &e, 10);
+	id->machine_id = f[0];
+	id->hostname = f[1];
+	id->now = (struct timespec){ (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	id->entropy = (const uint8_t *)p;
+	id->entropy_len = (size_t)(end - p);
+	if (!all_of(id->machine_id, "0123456789abcdef", 32, 32) ||
+	    !all_of(id->hostname, "abcdefghijklmnopqrstuvwxyz0123456789-", 1, 63) || !e || *e ||
+	    e == f[2] || id->entropy_len < AGENT_IDENTITY_ENTROPY_MIN ||
+	    id->entropy_len > AGENT_IDENTITY_ENTROPY_MAX)
+		return -EPROTO;
+	return 0;
+}
+
+/* Mixes the host's bytes into the input pool, credited, and reseeds the CRNG from it at
+ * once: getrandom and /dev/urandom answer from the new key, not the template's. */
+static int reseed(const uint8_t *bytes, size_t len)
+{
+	struct {
+		struct rand_pool_info info;
+		uint8_t buf[AGENT_IDENTITY_ENTROPY_MAX];
+	} pool;
+	pool.info.entropy_count = (int)(len * 8);
+	pool.info.buf_size = (int)len;
+	memcpy(pool.info.buf, bytes, len);
+	int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+	int r = 0;
+	if (fd < 0 || ioctl(fd, RNDADDENTROPY, &pool.info) < 0 || ioctl(fd, RNDRESEEDCRNG) < 0)
+		r = -errno;
+	explicit_bzero(&pool, sizeof(pool));
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+static int write_machine_id(const char *id)
+{
+	char line[40];
+	int n = snprintf(line, sizeof(line), "%s\n", id);
+	mkdir("/etc", 0755);
+	unlink("/etc/machine-id");
+	int fd = open("/etc/machine-id", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		      0444);
+	if (fd < 0)
+		return -errno;
+	int r = write(fd, line, (size_t)n) == n ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
+static int errno_or_zero(int syscall_result) { return syscall_result < 0 ? -errno : 0; }
+
+int guest_identity(const char *payload, size_t len, const char **ret_what)
+{
+	identity id;
+	int r = parse_identity(payload, len, &id);
+	*ret_what = "the identity request";
+	if (r == 0 && (r = reseed(id.entropy, id.entropy_len)) < 0)
+		*ret_what = "reseeding the guest's RNG";
+	if (r == 0 && (r = write_machine_id(id.machine_id)) < 0)
+		*ret_what = "/etc/machine-id";
+	if (r == 0 && (r = errno_or_zero(sethostname(id.hostname, strlen(id.hostname)))) < 0)
+		*ret_what = "sethostname";
+	/* a clone's clock is the template's until now */
+	if (r == 0 && (r = errno_or_zero(clock_settime(CLOCK_REALTIME, &id.now))) < 0)
+		*ret_what = "setting the clock";
+	if (r == 0 && (r = drop_to_work_uid(work_pids)) < 0)
+		*ret_what = "dropping to the work's uid";
+	return r;
 }
 
 bool guest_is_init(int argc, char **argv)

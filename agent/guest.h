@@ -16,8 +16,14 @@
 
 /* Whether we are the guest's /init: pid 1, run as /init with no arguments. */
 bool guest_is_init(int argc, char **argv);
-/* Mounts, modules, the port as stdin and stdout, the work's uid: the session follows. */
+/* Mounts, modules, the port as stdin and stdout: the session follows (still root: the
+ * identity request drops to the work's uid). */
 int guest_init(void);
+
+/* The host's IDENTITY request (agent/protocol.h), as root: reseed, machine id, hostname,
+ * clock; then the drop to the work's uid for good. -errno and what failed otherwise (the
+ * session must then end: the guest is not fit to serve). */
+int guest_identity(const char *payload, size_t len, const char **ret_what);
 
 /* Waits until the port takes a write; false once the host side is gone. virtio_console
  * blocks a write for ever while the host is not connected (its poll says POLLHUP), so a

@@ -30,6 +30,13 @@
  * data a write stores, and one STDIN_END. The answers are those of the exec
  * path (DATA or PATH frames, then DONE or ERROR), and always a last STATUS
  * frame that ends the answer.
+ * A microVM guest's agent (agent/guest.c) takes one IDENTITY frame first, before
+ * any other request, and stays root until it: "<machine-id>\0<hostname>\0<realtime
+ * ns>\0" then AGENT_IDENTITY_ENTROPY_MIN..MAX bytes of the host's randomness to the end.
+ * It mixes the bytes into the guest kernel's pool and reseeds its CRNG, writes
+ * /etc/machine-id, sets the hostname and the clock, then drops to the work's uid for
+ * good; the answer is DONE (or ERROR: the session then ends) and a last STATUS. A clone
+ * restored from a template (plugins/qemu/clone.c) gets its own this way.
  * Nothing of the run is in any engine's argv.
  */
 #ifndef CORDON_AGENT_PROTOCOL_H
@@ -66,7 +73,10 @@ enum agent_request_type {
 	AGENT_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
 	AGENT_REQ_END = 'Q',       /* end the session (as EOF) */
 	AGENT_REQ_FILE = 'O',      /* a file operation (see above) */
+	AGENT_REQ_IDENTITY = 'N',  /* a guest's first request: reseed and identity (above) */
 };
+#define AGENT_IDENTITY_ENTROPY_MIN 32u
+#define AGENT_IDENTITY_ENTROPY_MAX 512u
 #define AGENT_FILE_REQUEST_MAX (16u * 1024)            /* largest FILE payload */
 #define AGENT_REQUEST_MAX (AGENT_ENV_MAX + (1u << 20)) /* largest RUN payload */
 

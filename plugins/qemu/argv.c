@@ -120,17 +120,53 @@ static void add2(argv_builder *b, const char *opt, char *owned)
 	add(b, owned);
 }
 
+/* The machine, its RAM the memory backend's when it has one. */
+static char *machine_with_ram(const qemu_config *c)
+{
+	char *m = machine_arg(c);
+	if (!c->mem_path)
+		return m;
+	char *r = xasprintf("%s,memory-backend=" QEMU_RAM_ID, m);
+	free(m);
+	return r;
+}
+
+/* A clone's pieces (clone.c): guest RAM in a file, shared by a template, copy-on-write
+ * (share=off: MAP_PRIVATE) in its clones; QMP on a socket the host holds the other end of;
+ * the device state loaded when the host says (-incoming defer: `-incoming exec:` would
+ * spawn, which -sandbox spawn=deny kills). */
+static void add_ram(argv_builder *b, const qemu_config *c)
+{
+	add2(b, "-object",
+	     xasprintf("memory-backend-file,id=" QEMU_RAM_ID ",size=%" PRIu64
+		       "M,mem-path=%s,share=%s",
+		       c->memory_mib, c->mem_path, c->mem_shared ? "on" : "off"));
+}
+
+static void add_qmp(argv_builder *b, const qemu_config *c)
+{
+	if (c->qmp) {
+		add2(b, "-chardev", xasprintf("socket,id=qmp,fd=%d", QEMU_QMP_FD));
+		add2(b, "-mon", qemu_xstrdup("chardev=qmp,mode=control"));
+	}
+	if (c->incoming)
+		add2(b, "-incoming", qemu_xstrdup("defer"));
+}
+
 char **qemu_argv(const qemu_config *c)
 {
-	if (!c->binary || !c->kernel || !c->initrd || !c->machine || !c->memory_mib || !c->cpus)
+	if (!c->binary || !c->kernel || !c->initrd || !c->machine || !c->memory_mib || !c->cpus ||
+	    (c->mem_path && strchr(c->mem_path, ',')))
 		return NULL;
 	argv_builder b = { 0 };
 	add(&b, qemu_xstrdup(c->binary));
-	add2(&b, "-M", machine_arg(c));
+	add2(&b, "-M", machine_with_ram(c));
 	add2(&b, "-accel", qemu_xstrdup(qemu_accel_name(c->accel)));
 	add2(&b, "-cpu", qemu_xstrdup(cpu_model(c)));
 	add2(&b, "-m", xasprintf("%" PRIu64 "M", c->memory_mib));
 	add2(&b, "-smp", xasprintf("%u", c->cpus));
+	if (c->mem_path)
+		add_ram(&b, c);
 	add(&b, qemu_xstrdup("-nodefaults"));
 	add(&b, qemu_xstrdup("-no-user-config"));
 	add(&b, qemu_xstrdup("-nographic"));
@@ -149,5 +185,6 @@ char **qemu_argv(const qemu_config *c)
 	add2(&b, "-sandbox",
 	     qemu_xstrdup("on,obsolete=deny,elevateprivileges=deny,spawn=deny,"
 			  "resourcecontrol=deny"));
+	add_qmp(&b, c);
 	return b.v;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The microVM driver, once for every family (kvm, hvf, hyperv): configure, the truthful
- * probe, open (one guest per sandbox, booted cold), runs and file operations over the
- * agent's channel (agent/client.c, as the container tiers), close.
+ * probe, open (one guest per sandbox, booted cold or, with `clone: true`, restored as a
+ * copy-on-write clone of a template: clone.c), runs and file operations over the agent's
+ * channel (agent/client.c, as the container tiers), close.
  *
  * Containment: `microvm` only with the family's hardware accelerator usable here, QEMU and
  * its machine type present, both pins matching and a trial boot that reached the agent.
@@ -57,6 +58,7 @@ static void tier_free(qemu_tier *t)
 	if (!t)
 		return;
 	qemu_pool_free(t->pool);
+	qemu_clones_free(t->clones); /* after the pool: its clones are gone */
 	free(t->name);
 	free(t->qemu);
 	free(t->kernel.path);
@@ -110,6 +112,7 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 		t->qemu = qemu_xstrdup(s);
 	}
 	qemu_host->config_bool(cfg, "pvm_kernel", &t->pvm_kernel);
+	qemu_host->config_bool(cfg, "clone", &t->clone);
 	qemu_host->config_u64(cfg, "boot_timeout", &t->boot_timeout_ms);
 	qemu_host->config_u64(cfg, "scratch", &t->scratch);
 	if (qemu_host->config_int(cfg, "cpus", &t->cpus) == 1 && (t->cpus < 1 || t->cpus > 64))
@@ -156,6 +159,8 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 	}
 	t->limits.size = sizeof(t->limits);
 	qemu_host->config_limits(cfg, &t->limits);
+	if (t->clone)
+		t->clones = qemu_clones_new();
 	if (t->pool_size > 0)
 		t->pool = qemu_pool_new(t, (size_t)t->pool_size);
 	*ret_tier = t;
@@ -233,8 +238,11 @@ int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_er
 				   t->qemu ? t->qemu : qemu_arch_binary(t->arch));
 	qemu_config c;
 	ret = guest_config(t, l, binary, &c, r);
-	if (ret == 0)
-		ret = qemu_vm_start(&c, t->boot_timeout_ms, vm, r);
+	if (ret == 0 && t->clone)
+		ret = qemu_clone_start(t, &c, vm, r);
+	else if (ret == 0 && (ret = qemu_vm_start(&c, t->boot_timeout_ms, vm, r)) == 0 &&
+		 (ret = qemu_vm_identity(vm, t->boot_timeout_ms, r)) < 0)
+		qemu_vm_stop(vm);
 	free(binary);
 	return ret;
 }
@@ -322,6 +330,10 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	uint32_t jail = qemu_host->abi_minor >= 4 ? CORDON_PLUGIN_CONTAINMENT_KERNEL
 						  : CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
 	uint32_t want = t->tcg ? jail : CORDON_PLUGIN_CONTAINMENT_MICROVM;
+	/* Clones' QEMUs run unjailed (vm.c: the template's RAM file), under KVM too: the claim
+	 * is the process jail's until the jail can hand QEMU a sealed template. */
+	if (t->clone)
+		want = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
 	/* A kept answer (the probe cache) is dropped when these change; QEMU itself counts
 	 * through find_program. */
 	if (qemu_host->abi_minor >= 3) {
@@ -415,6 +427,13 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 			cordon_plugin_error *err)
 {
 	qemu_tier *t = tier;
+	/* virtio-fs needs the guest's RAM shared with virtiofsd; a clone's is a private copy */
+	if (spec->workspace && t->clone)
+		return qemu_host->error_set(
+			err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(vm_workspace_unsupported),
+			"the %s tier restores copy-on-write clones (clone: true), "
+			"which carry no host workspace: use a tier without clone",
+			t->name);
 	if (spec->workspace)
 		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					    ERRC(vm_workspace_unsupported),

@@ -97,8 +97,9 @@ int qemu_gc(void *tier, cordon_plugin_error *err)
 	}
 	closedir(d);
 	free(buf);
+	removed += qemu_clones_gc();
 	if (removed)
-		qemu_host->log(CORDON_PLUGIN_LOG_INFO, "qemu", "gc: killed %d orphaned QEMU",
-			       removed);
+		qemu_host->log(CORDON_PLUGIN_LOG_INFO, "qemu",
+			       "gc: removed %d orphaned QEMUs or templates", removed);
 	return removed;
 }

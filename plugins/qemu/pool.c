@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * `pool: N`: guests booted ahead, cold, on the tier's own limits, each handed to one sandbox
- * and never back (close ends it). A thread of the tier's keeps N ready, started by the first
+ * `pool: N`: guests started ahead on the tier's own limits, each handed to one sandbox and
+ * never back (close ends it). A thread of the tier's keeps N ready, started by the first
  * probe that found the tier available, and stopped with the tier (every ready guest
- * ended). A pooled guest is a whole cold boot, with its own kernel RNG and memory: nothing
- * is shared between siblings (copy-on-write clones, which would share state, are not done).
- * The price is N guests' memory held while idle.
+ * ended). A guest is started as every open starts one (qemu_boot): a cold boot, or with
+ * `clone: true` a copy-on-write clone of the tier's template (clone.c). Either way it took
+ * its own identity before it waits here (fresh host randomness in its kernel RNG, its own
+ * machine id and hostname), so siblings share no secret state. The price is N guests'
+ * memory held while idle: -m each when cold, a clone's private pages (tens of MiB) when
+ * cloned. A pooled clone runs /bin/true once before it waits (qemu_vm_warm: under TCG its
+ * first exec costs most of a first run); that run leaves nothing but translated code.
  */
 #include "config.h"
 
@@ -18,6 +22,7 @@
 #include <time.h>
 
 #define RETRY_MS 2000 /* a failed boot is tried again after this */
+#define WARM_MS 30000 /* a clone's warm-up run (clone.c), TCG on a loaded host */
 
 struct qemu_pool {
 	qemu_tier *tier;
@@ -67,6 +72,11 @@ static void *refill(void *arg)
 		qemu_vm vm;
 		agent_error r;
 		int ret = qemu_boot(p->tier, &p->tier->limits, &vm, &r);
+		if (ret == 0 && p->tier->clone && qemu_vm_warm(&vm, WARM_MS) < 0) {
+			qemu_vm_stop(&vm);
+			ret = qemu_refuse(&r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+					  "a clone's warm-up run failed");
+		}
 		pthread_mutex_lock(&p->lock);
 		if (ret < 0) {
 			qemu_host->log(CORDON_PLUGIN_LOG_WARNING, "qemu", "pool of %s: %s",

@@ -44,6 +44,10 @@ typedef enum qemu_accel {
 #define QEMU_NAME_PREFIX "cordon-vm-"
 /* The descriptor QEMU finds its end of the agent's socket pair on (process_spawn's extra_fd). */
 #define QEMU_AGENT_FD 3
+/* The descriptor QEMU finds its end of the QMP socket pair on, when it has one (its stdin). */
+#define QEMU_QMP_FD 0
+/* The id of the memory backend that holds guest RAM in a file. */
+#define QEMU_RAM_ID "cordon.ram"
 
 /* Everything the command line depends on. */
 typedef struct qemu_config {
@@ -61,10 +65,17 @@ typedef struct qemu_config {
 	uint64_t nofile;        /* its RLIMIT_NOFILE, or 0 */
 	uint64_t fsize;         /* its RLIMIT_FSIZE, or 0 */
 	const char *owner;      /* the host's owner token (-name), or NULL */
+	/* Copy-on-write clones (clone.c): guest RAM in the file mem_path (no ','), shared
+	 * (a template's) or private (a clone's); QMP on fd 0 (QEMU_QMP_FD), a socket; the
+	 * device state awaited over QMP (-incoming defer). */
+	const char *mem_path;
+	bool mem_shared;
+	bool qmp;
+	bool incoming;
 } qemu_config;
 
 /* The QEMU argv (NULL-terminated, malloc'd: xstrv_free), or NULL for a config it cannot
- * express (no binary, kernel or initrd, zero memory or cpus). */
+ * express (no binary, kernel or initrd, zero memory or cpus, a ',' in mem_path). */
 char **qemu_argv(const qemu_config *c) CORDON_INTERNAL;
 /* The kernel command line alone (malloc'd). */
 char *qemu_append_line(const qemu_config *c) CORDON_INTERNAL;
@@ -119,6 +130,7 @@ typedef struct qemu_family {
 		{ "boot_timeout", CORDON_PLUGIN_CONFIG_DURATION, 0 }, \
 		{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
 		{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 }, \
+		{ "clone", CORDON_PLUGIN_CONFIG_BOOL, 0 }, \
 	{ \
 		"pool", CORDON_PLUGIN_CONFIG_INT, 0 \
 	}

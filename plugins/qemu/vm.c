@@ -142,7 +142,24 @@ static void jail_free(qemu_jail *j)
 		free(j->paths[i]);
 }
 
-static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
+/* A clone's (clone.c) QMP socket pair: ours in vm->qmp, QEMU's (its stdin) in *peer. */
+static int qmp_pair(const qemu_config *c, qemu_vm *vm, int *peer, agent_error *r)
+{
+	int qp[2];
+	*peer = -1;
+	if (!c->qmp)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qp) < 0)
+		return qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
+				   "socketpair: %s", strerror(errno));
+	vm->qmp = qp[0];
+	*peer = qp[1];
+	fcntl(vm->qmp, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* QEMU on c; stdin_fd (or -1: /dev/null) as its stdin. */
+static int spawn(const qemu_config *c, int stdin_fd, qemu_vm *vm, agent_error *r)
 {
 	int sp[2], ep[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
@@ -162,12 +179,16 @@ static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 		.size = sizeof(spec),
 		.argv = (const char *const *)argv,
 		.envp = NULL,
-		.stdin_fd = -1,
+		.stdin_fd = stdin_fd,
 		.stdout_fd = -1,
 		.stderr_fd = ep[1],
 		.extra_fd = sp[1],
-		/* jailed (docs/tiers/microvm.md, "The jail"), and dead with us */
-		.flags = CORDON_HOST_PROCESS_JAIL | CORDON_HOST_PROCESS_PDEATHSIG,
+		/* jailed (docs/tiers/microvm.md, "The jail"), and dead with us. A template or a
+		 * clone (mem_path) is not jailed: QEMU 7.2 opens the RAM file read-write, which
+		 * the jail's read-only binds refuse, and a writable template would let one clone's
+		 * QEMU change what the next starts from; such tiers claim process-jail. */
+		.flags = (c->mem_path ? 0 : CORDON_HOST_PROCESS_JAIL) |
+			 CORDON_HOST_PROCESS_PDEATHSIG,
 		.jail_paths = jail.paths_v,
 		.jail_devices = jail.devices,
 	};
@@ -189,11 +210,23 @@ static int spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 	return 0;
 }
 
+int qemu_vm_spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
+{
+	*vm = (qemu_vm){ .chan = -1, .err = -1, .qmp = -1 };
+	int qmp_peer;
+	int ret = qmp_pair(c, vm, &qmp_peer, r);
+	if (ret == 0)
+		ret = spawn(c, qmp_peer, vm, r);
+	close_fd(&qmp_peer);
+	if (ret < 0)
+		close_fd(&vm->qmp);
+	return ret;
+}
+
 int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm, agent_error *r)
 {
-	*vm = (qemu_vm){ .chan = -1, .err = -1 };
 	int64_t t0 = agent_now_ms();
-	int ret = spawn(c, vm, r);
+	int ret = qemu_vm_spawn(c, vm, r);
 	if (ret < 0)
 		return ret;
 	agent_exchange x = { .kind = AGENT_ANSWER_HELLO };
@@ -233,6 +266,7 @@ int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm, agent_err
 /* QEMU exits once pid 1 of the guest does (END read, or EOF). */
 void qemu_vm_stop(qemu_vm *vm)
 {
+	close_fd(&vm->qmp); /* a clone's: QEMU goes on without its monitor */
 	if (!vm->proc) {
 		close_fd(&vm->chan);
 		close_fd(&vm->err);

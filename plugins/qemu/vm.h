@@ -13,6 +13,7 @@
 extern const cordon_host *qemu_host CORDON_INTERNAL;
 
 typedef struct qemu_pool qemu_pool;
+typedef struct qemu_clones qemu_clones;
 
 /* What a pinned file looked like when its hash was last found right. */
 typedef struct qemu_pin {
@@ -37,6 +38,8 @@ typedef struct qemu_tier {
 	int64_t cpus;
 	int64_t pool_size; /* pool: guests kept booted (pool.c), or 0 */
 	qemu_pool *pool;
+	bool clone;          /* clone: opens restore copy-on-write clones (clone.c) */
+	qemu_clones *clones; /* their templates, when clone */
 	cordon_plugin_limits limits;
 	char owner[OWNER_TOKEN_MAX]; /* this host's, in every QEMU's -name */
 	pthread_mutex_t lock;        /* guards the pins' cache and what follows */
@@ -49,9 +52,12 @@ typedef struct qemu_vm {
 	cordon_host_process *proc;
 	int chan;         /* our end of the socket pair, non-blocking; -1 once closed */
 	int err;          /* QEMU's stderr, non-blocking; -1 once closed */
+	int qmp;          /* a clone's QMP socket (clone.c), non-blocking, or -1 */
 	int64_t hello_ms; /* from QEMU's start to the agent's HELLO */
 } qemu_vm;
 
+/* Starts QEMU on c (its QMP socket pair too when c->qmp), nothing awaited. */
+int qemu_vm_spawn(const qemu_config *c, qemu_vm *vm, agent_error *r) CORDON_INTERNAL;
 /* Starts QEMU on c and waits up to boot_ms for the agent's HELLO. */
 int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm,
 		  agent_error *r) CORDON_INTERNAL;
@@ -77,6 +83,24 @@ void qemu_pool_start(qemu_pool *p) CORDON_INTERNAL;
 bool qemu_pool_take(qemu_pool *p, qemu_vm *ret) CORDON_INTERNAL;
 /* Stops the refill and ends every ready guest. */
 void qemu_pool_free(qemu_pool *p) CORDON_INTERNAL;
+
+/* clone: true (clone.c): templates per guest shape, made on first use, removed with the
+ * tier; each start restores a clone of the template for c (a cold boot of c when every
+ * template slot holds another shape) and gives it its identity. */
+qemu_clones *qemu_clones_new(void) CORDON_INTERNAL;
+void qemu_clones_free(qemu_clones *cl) CORDON_INTERNAL;
+int qemu_clone_start(qemu_tier *t, const qemu_config *c, qemu_vm *vm,
+		     agent_error *r) CORDON_INTERNAL;
+/* The guest's first request, within ms: fresh randomness from the host for its RNG, a
+ * machine id, a hostname, the clock (agent/protocol.h); the agent then drops to the work's
+ * uid. Every guest gets it before any work runs; a template never does. */
+int qemu_vm_identity(qemu_vm *vm, uint64_t ms, agent_error *r) CORDON_INTERNAL;
+/* Runs /bin/true in the guest (a pooled clone, before it waits): under TCG a clone's first
+ * exec translates the guest's exec path again (the template's translations died with it),
+ * most of a first run's time; the sandbox that takes the clone then finds them made. */
+int qemu_vm_warm(qemu_vm *vm, uint64_t ms) CORDON_INTERNAL;
+/* Removes the template directories of hosts that died; the count. */
+int qemu_clones_gc(void) CORDON_INTERNAL;
 
 /* Kills the QEMUs of hosts that died (gc.c); the count. */
 int qemu_gc(void *tier, cordon_plugin_error *err) CORDON_INTERNAL;

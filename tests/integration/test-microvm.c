@@ -13,7 +13,13 @@
  *                as out-of-memory, pids are bounded
  *   image        `cordon vm build` is reproducible
  *   lifetime     close and a SIGKILL of the host leave no QEMU; gc kills a dead host's
+ *                QEMU and removes its clone templates, never a live host's
  *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
+ *   clones       `clone: true`: copy-on-write clones of a template: siblings read other bytes
+ *                from the guest RNG and have their own machine id, hostname, boot id and
+ *                clock, run as uid 1000; no
+ *                file crosses sandboxes; the template's files are 0400 in a 0700 directory
+ *                and never change; close and the tier's end leave no QEMU and no file
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
  *                (bounded), a workspace (refused, not carried yet)
@@ -27,10 +33,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -413,6 +421,17 @@ START_TEST(test_gc_kills_orphans_only)
 	char live[OWNER_TOKEN_MAX];
 	ck_assert_int_eq(owner_token_self(live), 0);
 	pid_t orphan = idle_qemu(dead), ours = idle_qemu(live);
+	/* clone templates (clone.c) of a dead host and of ours */
+	g_autofree char *dead_tmpl = g_strdup_printf("/dev/shm/cordon-vm-%s-gctest", dead);
+	g_autofree char *live_tmpl = g_strdup_printf("/dev/shm/cordon-vm-%s-gctest", live);
+	const char *tmpls[] = { dead_tmpl, live_tmpl };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(g_mkdir(tmpls[i], 0700), 0);
+		g_autofree char *ram = g_build_filename(tmpls[i], "ram", NULL);
+		g_autofree char *state = g_build_filename(tmpls[i], "state", NULL);
+		ck_assert(g_file_set_contents(ram, "r", 1, NULL));
+		ck_assert(g_file_set_contents(state, "s", 1, NULL));
+	}
 	g_usleep(500 * 1000); /* both exec'd */
 	cordon_context *ctx = ctx_vm(NULL);
 	cordon_error *err = NULL;
@@ -424,6 +443,9 @@ START_TEST(test_gc_kills_orphans_only)
 	ck_assert_int_eq(waitpid(ours, &st, WNOHANG), 0); /* still running */
 	kill(ours, SIGKILL);
 	waitpid(ours, NULL, 0);
+	ck_assert_msg(!g_file_test(dead_tmpl, G_FILE_TEST_EXISTS), "a dead host's template stays");
+	ck_assert_msg(g_file_test(live_tmpl, G_FILE_TEST_IS_DIR), "gc removed a live template");
+	testutil_rmtree(live_tmpl);
 	cordon_context_free(ctx);
 }
 END_TEST
@@ -461,6 +483,131 @@ START_TEST(test_pool)
 	cordon_context_free(ctx);
 	g_autoptr(GArray) pids = my_qemus(getpid());
 	ck_assert_msg(pids->len == 0, "%u QEMU left after the context's end", pids->len);
+}
+END_TEST
+
+/* ---- copy-on-write clones --------------------------------------------------------------- */
+
+/* The template directories of this process in /dev/shm (clone.c names them by our token). */
+static GPtrArray *my_templates(void)
+{
+	char tok[OWNER_TOKEN_MAX];
+	ck_assert_int_eq(owner_token_self(tok), 0);
+	g_autofree char *prefix = g_strdup_printf("cordon-vm-%s-", tok);
+	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
+	GDir *d = g_dir_open("/dev/shm", 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d)))
+		if (g_str_has_prefix(name, prefix))
+			g_ptr_array_add(dirs, g_build_filename("/dev/shm", name, NULL));
+	if (d)
+		g_dir_close(d);
+	return dirs;
+}
+
+static char *file_sha256(const char *path)
+{
+	g_autoptr(GMappedFile) m = g_mapped_file_new(path, FALSE, NULL);
+	ck_assert_msg(m, "%s", path);
+	return g_compute_checksum_for_data(G_CHECKSUM_SHA256,
+					   (const guchar *)g_mapped_file_get_contents(m),
+					   g_mapped_file_get_length(m));
+}
+
+static void assert_mode(const char *path, mode_t want)
+{
+	struct stat st;
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert_msg((st.st_mode & 07777) == want, "%s is %o, not %o", path,
+		      (unsigned)(st.st_mode & 07777), (unsigned)want);
+}
+
+/* What a clone says of itself right after its open: the RNG through /dev/urandom and
+ * getrandom(2) (a static helper copied in), its identity, its clock, its uid. */
+static char **clone_facts(cordon_sandbox *sb)
+{
+	g_autofree char *helper = testutil_build_path("tests/helpers/vm-getrandom");
+	g_autofree char *bin = NULL;
+	gsize len = 0;
+	ck_assert(g_file_get_contents(helper, &bin, &len, NULL));
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_write_file(sb, "gr", bin, len, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "?");
+	g_autofree char *out = sh_out(sb, "od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; echo; "
+					  "chmod +x gr && ./gr; cat /etc/machine-id; hostname; "
+					  "cat /proc/sys/kernel/random/boot_id; date +%s; id -u; "
+					  "cat mark 2>/dev/null || echo none");
+	char **f = g_strsplit(out, "\n", -1);
+	ck_assert_msg(g_strv_length(f) >= 8, "%s", out);
+	return f;
+}
+
+START_TEST(test_clones)
+{
+	cordon_context *ctx = ctx_vm("    clone: true\n" LIMITS);
+	cordon_probe_report *rep = probe_settled(ctx, "vm"); /* its trial makes the template */
+	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	cordon_probe_report_free(rep);
+	g_autoptr(GPtrArray) dirs = my_templates();
+	ck_assert_uint_eq(dirs->len, 1);
+	const char *dir = g_ptr_array_index(dirs, 0);
+	g_autofree char *ram = g_build_filename(dir, "ram", NULL);
+	g_autofree char *state = g_build_filename(dir, "state", NULL);
+	assert_mode(dir, 0700);
+	assert_mode(ram, 0400);
+	assert_mode(state, 0400);
+	g_autofree char *ram_sum = file_sha256(ram);
+
+	gint64 t0 = g_get_monotonic_time();
+	cordon_sandbox *a = open_vm(ctx);
+	gint64 took = g_get_monotonic_time() - t0;
+	cordon_sandbox *b = open_vm(ctx);
+	g_autoptr(GArray) qemus = my_qemus(getpid());
+	ck_assert_uint_eq(qemus->len, 2);
+	for (guint i = 0; i < qemus->len; i++) {
+		g_autofree char *p = g_strdup_printf("/proc/%d/cmdline",
+						     g_array_index(qemus, pid_t, i));
+		g_autofree char *cmd = NULL;
+		gsize n = 0;
+		ck_assert(g_file_get_contents(p, &cmd, &n, NULL));
+		for (gsize j = 0; j + 1 < n; j++)
+			cmd[j] = cmd[j] ? cmd[j] : ' ';
+		ck_assert_msg(strstr(cmd, "share=off") && strstr(cmd, "-incoming defer"),
+			      "not a clone: %s", cmd);
+	}
+	g_auto(GStrv) fa = clone_facts(a);
+	g_auto(GStrv) fb = clone_facts(b);
+	/* boot_id too: the kernel makes it on its first read, which is after the reseed */
+	for (int i = 0; i < 5; i++)
+		ck_assert_msg(strcmp(fa[i], fb[i]) != 0, "siblings share line %d: %s", i, fa[i]);
+	for (int i = 0; i < 2; i++)
+		ck_assert_msg(strlen(fa[i]) == 64, "not 32 random bytes: %s", fa[i]);
+	ck_assert_uint_eq(strlen(fa[2]), 32);
+	ck_assert_msg(g_str_has_prefix(fa[3], "cordon-"), "hostname %s", fa[3]);
+	gint64 now = g_get_real_time() / G_USEC_PER_SEC;
+	ck_assert_msg(llabs(g_ascii_strtoll(fa[5], NULL, 10) - now) < 30, "clock %s, host %lld",
+		      fa[5], (long long)now);
+	ck_assert_str_eq(fa[6], "1000");
+	ck_assert_str_eq(fa[7], "none");
+	printf("# clone open %lld ms\n", (long long)(took / 1000));
+
+	/* a file and dirtied memory in one clone: absent from the next, the template intact */
+	g_autofree char *w = sh_out(a, "echo secret > mark && dd if=/dev/urandom of=/tmp/fill "
+				       "bs=1M count=16 2>/dev/null && cat mark");
+	ck_assert_str_eq(w, "secret\n");
+	cordon_sandbox_close(a);
+	cordon_sandbox_close(b);
+	cordon_sandbox *c = open_vm(ctx);
+	g_auto(GStrv) fc = clone_facts(c);
+	ck_assert_str_eq(fc[7], "none");
+	ck_assert_msg(strcmp(fc[2], fa[2]) != 0 && strcmp(fc[2], fb[2]) != 0, "machine id reused");
+	cordon_sandbox_close(c);
+	g_autofree char *ram_after = file_sha256(ram);
+	ck_assert_str_eq(ram_sum, ram_after);
+	g_autoptr(GArray) left = my_qemus(getpid());
+	ck_assert_msg(left->len == 0, "%u QEMU left after close", left->len);
+	cordon_context_free(ctx);
+	ck_assert(!g_file_test(dir, G_FILE_TEST_EXISTS));
 }
 END_TEST
 
@@ -790,6 +937,12 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_qemu_jailed);
 	tcase_add_test(tc, test_host_killed_qemu_dies);
 	suite_add_tcase(s, tc);
+	/* its own case: CK_RUN_CASE=clones runs it alone */
+	TCase *clones = tcase_create("clones");
+	tcase_set_timeout(clones, 300);
+	tcase_add_unchecked_fixture(clones, setup, teardown);
+	tcase_add_test(clones, test_clones);
+	suite_add_tcase(s, clones);
 	return s;
 }
 

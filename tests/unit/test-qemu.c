@@ -282,6 +282,79 @@ START_TEST(test_argv_owner_for_gc)
 }
 END_TEST
 
+/* A clone template's RAM is a shared file and its monitor a socket on fd 0; its clones map
+ * the file privately and wait for their state (-incoming defer: no exec: migration). */
+START_TEST(test_argv_clone_template_and_restore)
+{
+	qemu_config c = base();
+	c.mem_path = "/dev/shm/cordon-vm-t-X/ram";
+	c.mem_shared = true;
+	c.qmp = true;
+	const char *tmpl[] = { "/usr/bin/qemu-system-x86_64",
+			       "-M",
+			       "microvm,pit=off,pic=off,isa-serial=off,memory-backend=cordon.ram",
+			       "-accel",
+			       "kvm",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       "-object",
+			       "memory-backend-file,id=cordon.ram,size=256M,"
+			       "mem-path=/dev/shm/cordon-vm-t-X/ram,share=on",
+			       COMMON,
+			       "-append",
+			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
+			       "cordon.scratch=1048576",
+			       "-device",
+			       "virtio-serial-device",
+			       AGENT_CHAN,
+			       SANDBOX,
+			       "-chardev",
+			       "socket,id=qmp,fd=0",
+			       "-mon",
+			       "chardev=qmp,mode=control",
+			       NULL };
+	assert_argv(&c, tmpl);
+	c.mem_shared = false;
+	c.incoming = true;
+	const char *clone[] = { "/usr/bin/qemu-system-x86_64",
+				"-M",
+				"microvm,pit=off,pic=off,isa-serial=off,memory-backend=cordon.ram",
+				"-accel",
+				"kvm",
+				"-cpu",
+				"host",
+				"-m",
+				"256M",
+				"-smp",
+				"2",
+				"-object",
+				"memory-backend-file,id=cordon.ram,size=256M,"
+				"mem-path=/dev/shm/cordon-vm-t-X/ram,share=off",
+				COMMON,
+				"-append",
+				"quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
+				"cordon.scratch=1048576",
+				"-device",
+				"virtio-serial-device",
+				AGENT_CHAN,
+				SANDBOX,
+				"-chardev",
+				"socket,id=qmp,fd=0",
+				"-mon",
+				"chardev=qmp,mode=control",
+				"-incoming",
+				"defer",
+				NULL };
+	assert_argv(&c, clone);
+	c.mem_path = "/dev/shm/a,b/ram"; /* QEMU would read a second option */
+	ck_assert_ptr_null(qemu_argv(&c));
+}
+END_TEST
+
 START_TEST(test_argv_refuses_incomplete)
 {
 	qemu_config c = base();
@@ -373,6 +446,7 @@ static Suite *qemu_suite(void)
 	tcase_add_test(tc, test_argv_no_devices_beyond_the_channel);
 	tcase_add_test(tc, test_argv_owner_for_gc);
 	tcase_add_test(tc, test_argv_refuses_incomplete);
+	tcase_add_test(tc, test_argv_clone_template_and_restore);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host");
 	tcase_add_test(tc, test_cpu_khz);
