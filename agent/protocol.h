@@ -30,6 +30,13 @@
  * data a write stores, and one STDIN_END. The answers are those of the exec
  * path (DATA or PATH frames, then DONE or ERROR), and always a last STATUS
  * frame that ends the answer.
+ * A run on a terminal is one TTY_RUN frame ("<rows>\0<cols>\0" then a RUN payload) and
+ * one STDIN_END: the agent makes a pseudo-terminal inside the sandbox of that size, the
+ * work's stdin, stdout and stderr and the controlling terminal of its session (setsid,
+ * TIOCSCTTY). While it runs the host sends TTY_IN frames (bytes typed into the terminal),
+ * TTY_RESIZE ("<rows> <cols>": the work gets SIGWINCH) and CANCEL; the terminal's output
+ * comes as STDOUT frames, the end as any run's (STATUS or ERROR). A terminal has no EOF:
+ * the work ends by itself, or is cancelled.
  * Nothing of the run is in any engine's argv.
  */
 #ifndef CORDON_AGENT_PROTOCOL_H
@@ -66,6 +73,10 @@ enum agent_request_type {
 	AGENT_REQ_CANCEL = 'C',    /* kill the running work (as `kill`) */
 	AGENT_REQ_END = 'Q',       /* end the session (as EOF) */
 	AGENT_REQ_FILE = 'O',      /* a file operation (see above) */
+	/* the terminal frames (see above) */
+	AGENT_REQ_TTY_RUN = 'T',    /* a run on a terminal of the sandbox's */
+	AGENT_REQ_TTY_IN = 'Y',     /* bytes typed into the running work's terminal */
+	AGENT_REQ_TTY_RESIZE = 'W', /* the terminal's new size: "<rows> <cols>" */
 };
 #define AGENT_FILE_REQUEST_MAX (16u * 1024)            /* largest FILE payload */
 #define AGENT_REQUEST_MAX (AGENT_ENV_MAX + (1u << 20)) /* largest RUN payload */
