@@ -62,9 +62,10 @@ int cli_print_json(const cordon_result *res, const char *tier, cordon_containmen
 /* Any bytes as a quoted JSON string (jsonstr.h). */
 char *cli_json_string(const char *s, size_t len);
 
-/* The request fields a policy judges (request.c): --label, --limit, --egress, --image. */
+/* The request fields a policy judges (request.c): --label, --limit, --egress, --image; and
+ * --caller, the audit's label. */
 typedef struct cli_request_fields {
-	char *egress, *image;
+	char *egress, *image, *caller;
 	char **labels, **limits;
 } cli_request_fields;
 void cli_request_fields_clear(cli_request_fields *f);
