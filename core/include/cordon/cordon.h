@@ -325,7 +325,7 @@ enum {
 	 * decides what reaches a real terminal), on a thread of the library's: a stream
 	 * callback must not assume the calling thread. Size: tty_rows, tty_cols, tty_resize_fd.
 	 * A tier that cannot give one refuses the run (terminal "unsupported"): the local
-	 * tiers can, the container tiers cannot yet. Not with stdin_data, nor for serve. */
+	 * and the container tiers can. Not with stdin_data, nor for serve. */
 	CORDON_RUN_TTY = 1u << 1,
 };
 
