@@ -141,7 +141,7 @@ def case_sigterm(cmd):
 def case_error(cmd):
     t = Term(cmd + ["--", "/nonexistent/program"])
     rc = t.wait()
-    want(rc == 70, "exit %s, wanted 70 (could not run)" % rc)
+    want(rc == 203, "exit %s, wanted 203 (could not run)" % rc)
     want(t.restored(), "the terminal's modes were not restored after an error")
 
 

@@ -24,7 +24,7 @@ p="--policy $tmp/p.yaml"
 {
 check "a run that exits 3" 3 "$cordon" run $p --trust trusted --caller "agent session 7" -- sh -c 'echo out; echo e >&2; exit 3'
 check "a second run, killed by a signal" 137 env CORDON_CALLER=from-env "$cordon" run $p --trust trusted -- sh -c 'kill -9 $$'
-check "a refused run" 77 "$cordon" run $p --trust untrusted -- true
+check "a refused run" 201 "$cordon" run $p --trust untrusted -- true
 check "audit --json reads the whole trail" 0 "$cordon" audit $p --json
 json_is "two decisions admitted, one refused, two runs" '[(o["event"], o.get("admitted")) for o in a] == [("decision", True), ("run", None), ("decision", True), ("run", None), ("decision", False)]'
 json_is "each run names its decision's id and a sandbox of its own" 'a[1]["decision"] == a[0]["id"] and a[3]["decision"] == a[2]["id"] and a[1]["sandbox"] != a[3]["sandbox"]'
@@ -52,8 +52,8 @@ json_is "gives nothing either" 'a == []'
 check "audit as text" 0 "$cordon" audit $p --event run
 if [ "$(wc -l <"$tmp/out")" -eq 2 ] && grep -q "sandbox=$sb .*signal=9" "$tmp/out" && grep -q 'exit=3' "$tmp/out"; then
 	ok "one line per run, with its sandbox and status"; else not_ok "one line per run, with its sandbox and status"; sed 's/^/# /' "$tmp/out"; fi
-check "a bad --verdict is a usage error" 64 "$cordon" audit $p --verdict maybe
-check "a policy without a trail is a usage error" 64 "$cordon" audit --policy "$tmp/none.yaml"
+check "a bad --verdict is a usage error" 202 "$cordon" audit $p --verdict maybe
+check "a policy without a trail is a usage error" 202 "$cordon" audit --policy "$tmp/none.yaml"
 echo 'not json' >>"$trail"
 check "a line that is not JSON fails the read" 1 "$cordon" audit $p --json
 json_is "after printing the others" 'len(a) == 5'

@@ -26,7 +26,7 @@ for t in jail kernel; do
 	check "$t: typed input reaches the work through its terminal" 0 timeout 90 "$py" "$drv" typed "$cordon" run --tty $a
 	check "$t: ^C interrupts the work (exit 130)" 0 timeout 90 "$py" "$drv" interrupt "$cordon" run -t $a
 	check "$t: SIGTERM to cordon: exit 143, the terminal restored" 0 timeout 90 "$py" "$drv" sigterm "$cordon" run -t $a
-	check "$t: a program that cannot run: exit 70, the terminal restored" 0 timeout 90 "$py" "$drv" error "$cordon" run -t $a
+	check "$t: a program that cannot run: exit 203, the terminal restored" 0 timeout 90 "$py" "$drv" error "$cordon" run -t $a
 	check "$t: cordon shell is an interactive shell on a terminal" 0 timeout 90 "$py" "$drv" shell "$cordon" shell $a
 	check "$t: the work's control bytes reach the terminal as they are" 0 timeout 90 "$py" "$drv" passthrough "$cordon" run -t $a
 	check "$t: a background cordon does not read the terminal (no SIGTTIN stop)" 0 timeout 90 "$py" "$drv" background "$cordon" run $a
@@ -35,9 +35,9 @@ done
 
 # -t was --trust's short form before 0.2: the old spelling is a usage error, not a run of a
 # program named "trusted".
-check "-t trusted -- is a usage error naming --trust" 64 "$cordon" run -t trusted -- true
+check "-t trusted -- is a usage error naming --trust" 202 "$cordon" run -t trusted -- true
 if grep -q -- "--trust trusted" "$tmp/err"; then ok "the error says --trust"; else not_ok "the error says --trust"; fi
-check "--tty with --json is a usage error" 64 "$cordon" run -t --json -- true
+check "--tty with --json is a usage error" 202 "$cordon" run -t --json -- true
 
 # The container tiers: the agent's pseudo-terminal inside the container (issue 15, item 1),
 # relayed over the session channel. gVisor's terminal sends the work no SIGWINCH and no
@@ -79,7 +79,7 @@ if [ "$(id -u)" = 0 ] && [ -r /var/lib/cordon-ci/image-ref ] && command -v podma
 		check "$t: typed input reaches the work through its terminal" 0 timeout 90 "$py" "$drv" typed "$cordon" run -t $a
 		check "$t: cordon shell is an interactive shell on a terminal" 0 timeout 90 "$py" "$drv" shell "$cordon" shell $a
 		check "$t: SIGTERM to cordon: exit 143, the terminal restored" 0 timeout 90 "$py" "$drv" sigterm "$cordon" run -t $a
-		check "$t: a program that cannot run: exit 70, the terminal restored" 0 timeout 90 "$py" "$drv" error "$cordon" run -t $a
+		check "$t: a program that cannot run: exit 203, the terminal restored" 0 timeout 90 "$py" "$drv" error "$cordon" run -t $a
 		check "$t: the work's control bytes reach the terminal as they are, as on the kernel tier" 0 timeout 90 "$py" "$drv" passthrough "$cordon" run -t $a
 		if [ "$t" != docker-gvisor ]; then
 			check "$t: a resize reaches the work as SIGWINCH with the new size" 0 timeout 90 "$py" "$drv" resize "$cordon" run -t $a
@@ -94,7 +94,7 @@ else
 fi
 
 # cordon's own messages escape control bytes, whoever supplied them (here: the work's argv[0]).
-check "an error naming a program with escapes" 70 "$cordon" run --tier kernel -- "$(printf 'x\033]0;pwned\007')"
+check "an error naming a program with escapes" 203 "$cordon" run --tier kernel -- "$(printf 'x\033]0;pwned\007')"
 if grep -q 'x\\x1b]0;pwned\\x07' "$tmp/err" && ! LC_ALL=C grep -q "$(printf '\033')" "$tmp/err"; then
 	ok "the message shows them as \\xNN, never raw"; else not_ok "the message shows them as \\xNN, never raw"; od -c "$tmp/err" | sed 's/^/# /' | head; fi
 
