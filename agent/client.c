@@ -98,7 +98,7 @@ static bool known_frame(uint8_t t)
 {
 	return t == AGENT_FRAME_HELLO || t == AGENT_FRAME_STDOUT || t == AGENT_FRAME_STDERR ||
 	       t == AGENT_FRAME_STATUS || t == AGENT_FRAME_ERROR || t == AGENT_FRAME_DATA ||
-	       t == AGENT_FRAME_PATH || t == AGENT_FRAME_DONE;
+	       t == AGENT_FRAME_PATH || t == AGENT_FRAME_DONE || t == AGENT_FRAME_STARTED;
 }
 
 /* A complete header: checks it and makes room for the payload. */
@@ -354,6 +354,17 @@ static int run_frame(agent_exchange *x, uint8_t type, const char *payload, uint3
 		if (k && k->hello)
 			k->hello(k->ctx, x->agent_pid);
 		return 0;
+	case AGENT_FRAME_STARTED: { /* once, after the hello; a pid the agent's kernel could give */
+		char *end = NULL;
+		long pid = strtol(payload, &end, 10);
+		if (!x->started || x->work_pid || pid <= 0 || pid > (1L << 22) || end == payload ||
+		    *end)
+			return -EPROTO;
+		x->work_pid = pid;
+		if (k && k->started)
+			k->started(k->ctx, pid);
+		return 0;
+	}
 	case AGENT_FRAME_STDOUT:
 	case AGENT_FRAME_STDERR:
 		if (k && k->output)
@@ -563,6 +574,13 @@ static void tty_hello(void *ctx, long agent_pid)
 		s->user_sink->hello(s->user_sink->ctx, agent_pid);
 }
 
+static void tty_started(void *ctx, long pid)
+{
+	loop *s = ctx;
+	if (s->user_sink && s->user_sink->started)
+		s->user_sink->started(s->user_sink->ctx, pid);
+}
+
 /* The terminal's output (STDOUT frames) goes into the host's terminal, which the core reads
  * as the run's output; what does not fit now waits in tout (the channel is left unread past
  * TTY_OUT_MAX). */
@@ -639,7 +657,9 @@ static int loop_tty_begin(loop *s)
 	s->cols = ws.ws_col;
 	s->tty_open = true;
 	s->user_sink = s->x->sink;
-	s->tsink = (agent_sink){ .ctx = s, .hello = tty_hello, .output = tty_output };
+	s->tsink = (agent_sink){
+		.ctx = s, .hello = tty_hello, .started = tty_started, .output = tty_output
+	};
 	s->x->sink = &s->tsink;
 	return 0;
 }

@@ -98,7 +98,8 @@ char *agent_file_request(const char *const *args, const void *in, size_t in_len,
 /* Where an answer's payload goes. Any callback may be NULL. */
 typedef struct agent_sink {
 	void *ctx;
-	void (*hello)(void *ctx, long agent_pid);                            /* the work starts */
+	void (*hello)(void *ctx, long agent_pid); /* the work starts */
+	void (*started)(void *ctx, long pid);     /* it runs: its pid in the sandbox */
 	void (*output)(void *ctx, int stream, const char *data, size_t len); /* 1, 2 */
 	int (*emit)(void *ctx, const void *data, size_t len); /* a file op's data; non-zero stops */
 } agent_sink;
@@ -142,8 +143,9 @@ typedef struct agent_exchange {
 	const agent_sink *sink;
 	/* out */
 	long agent_pid;
-	bool started; /* a frame came: the agent took the request */
-	bool done;    /* the answer is complete */
+	long work_pid; /* RUN: the work's pid in the sandbox, once it runs (0 before) */
+	bool started;  /* a frame came: the agent took the request */
+	bool done;     /* the answer is complete */
 	bool have_status, have_error, file_done;
 	bool cancel_wanted, cancel_sent;
 	int emit_rc; /* what sink->emit returned to stop */

@@ -690,6 +690,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 			   strerror(-r));
 		return 1;
 	}
+	frame_text(AGENT_FRAME_STARTED, "%d", (int)pid);
 	/* One-shot: the work's stdin is ours, which it holds now; we read nothing of it while
 	 * it runs. A copy stays open until our answer is out (see linger_on_stdin). */
 	int held_in = -1;

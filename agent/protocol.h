@@ -55,14 +55,15 @@
 #define AGENT_ENV_MAX (1u << 20)     /* largest environment block it accepts */
 
 enum agent_frame_type {
-	AGENT_FRAME_HELLO = 'I',  /* payload: the agent's pid inside the container (decimal) */
-	AGENT_FRAME_STDOUT = 'O', /* the work's stdout bytes */
-	AGENT_FRAME_STDERR = 'E', /* the work's stderr bytes */
-	AGENT_FRAME_STATUS = 'S', /* "exit N" | "signal N", then words: timeout cancelled oom */
-	AGENT_FRAME_ERROR = 'X',  /* "<code> <errno> <message>": the operation did not happen */
-	AGENT_FRAME_DATA = 'D',   /* read: file bytes */
-	AGENT_FRAME_PATH = 'P',   /* glob, walk: one path relative to the sandbox root */
-	AGENT_FRAME_DONE = 'K',   /* a file operation completed; payload: optional text */
+	AGENT_FRAME_HELLO = 'I',   /* payload: the agent's pid inside the container (decimal) */
+	AGENT_FRAME_STDOUT = 'O',  /* the work's stdout bytes */
+	AGENT_FRAME_STDERR = 'E',  /* the work's stderr bytes */
+	AGENT_FRAME_STATUS = 'S',  /* "exit N" | "signal N", then words: timeout cancelled oom */
+	AGENT_FRAME_ERROR = 'X',   /* "<code> <errno> <message>": the operation did not happen */
+	AGENT_FRAME_DATA = 'D',    /* read: file bytes */
+	AGENT_FRAME_PATH = 'P',    /* glob, walk: one path relative to the sandbox root */
+	AGENT_FRAME_DONE = 'K',    /* a file operation completed; payload: optional text */
+	AGENT_FRAME_STARTED = 'R', /* the work runs; payload: its pid in the sandbox (decimal) */
 };
 
 /* Host -> `session` agent. */

@@ -150,6 +150,16 @@ static void on_hello(void *ctx, long agent_pid)
 		report_address(s);
 }
 
+/* The work's pid in the container, for a 1.4 core's serve handle. */
+static void on_started(void *ctx, long pid)
+{
+	run_state *s = ctx;
+	if (s->sink &&
+	    s->sink->size >= offsetof(cordon_plugin_run_sink, started) + sizeof(s->sink->started) &&
+	    s->sink->started)
+		s->sink->started(s->sink->ctx, pid);
+}
+
 static void on_output(void *ctx, int stream, const char *data, size_t len)
 {
 	run_state *s = ctx;
@@ -164,7 +174,9 @@ static void run_state_init(run_state *s, oci_sandbox *sb, agent_answer_kind kind
 	s->in_src = -1;
 	s->tty_fd = -1;
 	s->x.kind = kind;
-	s->k = (agent_sink){ .ctx = s, .hello = on_hello, .output = on_output };
+	s->k = (agent_sink){
+		.ctx = s, .hello = on_hello, .started = on_started, .output = on_output
+	};
 	s->x.sink = &s->k;
 }
 
