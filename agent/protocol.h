@@ -21,7 +21,7 @@
  * (agent_run_request: "<timeout_ms>\0<cap>\0<workdir>\0<argc>\0", argc
  * argv strings, then "KEY=VALUE\0" environment strings to the end), STDIN
  * frames of the work's input and one STDIN_END; CANCEL while it runs. The
- * answers are those of `run` (HELLO, STDOUT, STDERR, STATUS or ERROR). END,
+ * answers are those of `run` (HELLO, STARTED once the work runs, STDOUT, STDERR, STATUS or ERROR). END,
  * or EOF on its stdin, ends the session: the agent exits, so does the
  * container. (END first: a forked copy of the host's write end must not keep
  * a session alive.)
