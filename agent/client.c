@@ -618,6 +618,8 @@ static void relay_frame(loop *s, uint8_t type, size_t len)
 /* A resize for the agent when the host's terminal changed size since it last heard. */
 static void tty_check_size(loop *s)
 {
+	if (!s->relay) /* made by loop_tty_begin, for a terminal run alone */
+		return;
 	struct winsize ws;
 	if (ioctl(s->link->tty_fd, TIOCGWINSZ, &ws) < 0 || !ws.ws_row || !ws.ws_col ||
 	    (ws.ws_row == s->rows && ws.ws_col == s->cols))
@@ -631,6 +633,8 @@ static void tty_check_size(loop *s)
 
 static void tty_read(loop *s)
 {
+	if (!s->relay) /* made by loop_tty_begin, for a terminal run alone */
+		return;
 	ssize_t r = read(s->link->tty_fd, s->relay + AGENT_FRAME_HEADER, AGENT_FRAME_MAX);
 	if (r > 0)
 		relay_frame(s, AGENT_REQ_TTY_IN, (size_t)r);
