@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
-apt-get install -y -qq python3-pytest clang libclang-rt-14-dev clang-tidy clang-format bear cppcheck valgrind bubblewrap util-linux procps iproute2 >/dev/null
+apt-get install -y -qq python3-pytest zsh clang libclang-rt-14-dev clang-tidy clang-format bear cppcheck valgrind bubblewrap util-linux procps iproute2 >/dev/null
 # cordon server (libmicrohttpd, json-c), the e2b plugin (libcurl), and E2B's official SDK for
 # tests/e2b, pinned by its lockfile, kept where every checkout's test finds it (the ASan and
 # TSan clones of .ci/run have no node_modules of their own).

@@ -10,16 +10,23 @@
 #include <cordon/plugin.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 /* The agent was asked to cancel (or the deadline passed): how long it may take to answer. */
 #define KILL_TIMEOUT_MS 10000
+/* A terminal run: how often its size is looked at, and how much of its output is held for a
+ * slow terminal before the channel is left unread. */
+#define TTY_SIZE_POLL_MS 200
+#define TTY_OUT_MAX (256u << 10)
 
 int64_t agent_now_ms(void)
 {
@@ -91,7 +98,7 @@ static bool known_frame(uint8_t t)
 {
 	return t == AGENT_FRAME_HELLO || t == AGENT_FRAME_STDOUT || t == AGENT_FRAME_STDERR ||
 	       t == AGENT_FRAME_STATUS || t == AGENT_FRAME_ERROR || t == AGENT_FRAME_DATA ||
-	       t == AGENT_FRAME_PATH || t == AGENT_FRAME_DONE;
+	       t == AGENT_FRAME_PATH || t == AGENT_FRAME_DONE || t == AGENT_FRAME_STARTED;
 }
 
 /* A complete header: checks it and makes room for the payload. */
@@ -224,9 +231,11 @@ static size_t strv_length(const char *const *v)
 	return n;
 }
 
-char *agent_run_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
-			uint64_t cap, const char *workdir, const void *in, size_t in_len,
-			size_t *ret_len)
+/* A RUN payload (after prefix, prefix_len bytes) in a request of type. */
+static char *run_request(uint8_t type, const char *prefix, size_t prefix_len,
+			 const char *const *argv, const char *const *envp, uint64_t timeout_ms,
+			 uint64_t cap, const char *workdir, const void *in, size_t in_len,
+			 size_t *ret_len)
 {
 	size_t argc = strv_length(argv);
 	char timeout[24], capv[24], argcv[24];
@@ -235,7 +244,8 @@ char *agent_run_request(const char *const *argv, const char *const *envp, uint64
 	snprintf(argcv, sizeof(argcv), "%zu", argc);
 	if (!workdir)
 		workdir = "";
-	size_t payload = strlen(timeout) + strlen(capv) + strlen(workdir) + strlen(argcv) + 4;
+	size_t payload = prefix_len + strlen(timeout) + strlen(capv) + strlen(workdir) +
+			 strlen(argcv) + 4;
 	for (size_t i = 0; i < argc; i++)
 		payload += strlen(argv[i]) + 1;
 	for (size_t i = 0; envp && envp[i]; i++)
@@ -243,9 +253,11 @@ char *agent_run_request(const char *const *argv, const char *const *envp, uint64
 	if (argc == 0 || payload > AGENT_REQUEST_MAX)
 		return NULL;
 	size_t off;
-	char *out = request_begin(AGENT_REQ_RUN, payload, in_len, &off);
+	char *out = request_begin(type, payload, in_len, &off);
 	if (!out)
 		return NULL;
+	memcpy(out + off, prefix, prefix_len);
+	off += prefix_len;
 	put_str(out, &off, timeout);
 	put_str(out, &off, capv);
 	put_str(out, &off, workdir);
@@ -257,6 +269,40 @@ char *agent_run_request(const char *const *argv, const char *const *envp, uint64
 	put_stdin(out, &off, in, in_len);
 	*ret_len = off;
 	return out;
+}
+
+char *agent_run_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
+			uint64_t cap, const char *workdir, const void *in, size_t in_len,
+			size_t *ret_len)
+{
+	return run_request(AGENT_REQ_RUN, "", 0, argv, envp, timeout_ms, cap, workdir, in, in_len,
+			   ret_len);
+}
+
+char *agent_tty_run_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
+			    uint64_t cap, const char *workdir, uint16_t rows, uint16_t cols,
+			    size_t *ret_len)
+{
+	char size[16];
+	int n = snprintf(size, sizeof(size), "%u%c%u", (unsigned)rows, '\0', (unsigned)cols);
+	return run_request(AGENT_REQ_TTY_RUN, size, (size_t)n + 1, argv, envp, timeout_ms, cap,
+			   workdir, NULL, 0, ret_len);
+}
+
+int agent_tty_prepare(int fd, uint16_t *ret_rows, uint16_t *ret_cols)
+{
+	struct termios t;
+	struct winsize ws = { 0 };
+	if (tcgetattr(fd, &t) < 0)
+		return -errno;
+	cfmakeraw(&t);
+	if (tcsetattr(fd, TCSANOW, &t) < 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		return -errno;
+	ioctl(fd, TIOCGWINSZ, &ws);
+	*ret_rows = ws.ws_row ? ws.ws_row : 24;
+	*ret_cols = ws.ws_col ? ws.ws_col : 80;
+	return 0;
 }
 
 char *agent_file_request(const char *const *args, const void *in, size_t in_len, size_t *ret_len)
@@ -308,6 +354,17 @@ static int run_frame(agent_exchange *x, uint8_t type, const char *payload, uint3
 		if (k && k->hello)
 			k->hello(k->ctx, x->agent_pid);
 		return 0;
+	case AGENT_FRAME_STARTED: { /* once, after the hello; a pid the agent's kernel could give */
+		char *end = NULL;
+		long pid = strtol(payload, &end, 10);
+		if (!x->started || x->work_pid || pid <= 0 || pid > (1L << 22) || end == payload ||
+		    *end)
+			return -EPROTO;
+		x->work_pid = pid;
+		if (k && k->started)
+			k->started(k->ctx, pid);
+		return 0;
+	}
 	case AGENT_FRAME_STDOUT:
 	case AGENT_FRAME_STDERR:
 		if (k && k->output)
@@ -397,6 +454,13 @@ typedef struct loop {
 	bool out_open, err_open;
 	int64_t deadline, kill_deadline;
 	int ret;
+	/* a terminal run (link->tty): the relay holds one TTY_IN or TTY_RESIZE frame */
+	bool tty_open;       /* tty_fd is still read */
+	uint16_t rows, cols; /* the size the agent last heard of */
+	char *tout;          /* the terminal's output, not yet written into tty_fd */
+	size_t tout_len, tout_off;
+	agent_sink tsink; /* the exchange's sink during the run: output into tout */
+	const agent_sink *user_sink;
 } loop;
 
 static void close_in(const agent_link *l)
@@ -499,6 +563,111 @@ static void loop_read_err(loop *s)
 	}
 }
 
+/* ---- a terminal run ---------------------------------------------------------------- */
+
+static bool tout_pending(const loop *s) { return s->tout_off < s->tout_len; }
+
+static void tty_hello(void *ctx, long agent_pid)
+{
+	loop *s = ctx;
+	if (s->user_sink && s->user_sink->hello)
+		s->user_sink->hello(s->user_sink->ctx, agent_pid);
+}
+
+static void tty_started(void *ctx, long pid)
+{
+	loop *s = ctx;
+	if (s->user_sink && s->user_sink->started)
+		s->user_sink->started(s->user_sink->ctx, pid);
+}
+
+/* The terminal's output (STDOUT frames) goes into the host's terminal, which the core reads
+ * as the run's output; what does not fit now waits in tout (the channel is left unread past
+ * TTY_OUT_MAX). */
+static void tty_output(void *ctx, int stream, const char *data, size_t len)
+{
+	loop *s = ctx;
+	if (stream != 1 || !s->tty_open)
+		return;
+	if (!tout_pending(s))
+		s->tout_len = s->tout_off = 0;
+	char *grown = realloc(s->tout, s->tout_len + len);
+	if (!grown)
+		return; /* output lost, as a terminal that cannot keep up loses it */
+	s->tout = grown;
+	memcpy(s->tout + s->tout_len, data, len);
+	s->tout_len += len;
+}
+
+static void tty_write(loop *s)
+{
+	ssize_t w = write(s->link->tty_fd, s->tout + s->tout_off, s->tout_len - s->tout_off);
+	if (w > 0)
+		s->tout_off += (size_t)w;
+	else if (w < 0 && errno != EAGAIN && errno != EINTR)
+		s->tout_off = s->tout_len; /* the host's terminal is gone */
+}
+
+static void relay_frame(loop *s, uint8_t type, size_t len)
+{
+	agent_frame_header((uint8_t *)s->relay, type, (uint32_t)len);
+	s->relay_off = 0;
+	s->relay_len = AGENT_FRAME_HEADER + len;
+}
+
+/* A resize for the agent when the host's terminal changed size since it last heard. */
+static void tty_check_size(loop *s)
+{
+	if (!s->relay) /* made by loop_tty_begin, for a terminal run alone */
+		return;
+	struct winsize ws;
+	if (ioctl(s->link->tty_fd, TIOCGWINSZ, &ws) < 0 || !ws.ws_row || !ws.ws_col ||
+	    (ws.ws_row == s->rows && ws.ws_col == s->cols))
+		return;
+	s->rows = ws.ws_row;
+	s->cols = ws.ws_col;
+	int n = snprintf(s->relay + AGENT_FRAME_HEADER, AGENT_FRAME_MAX, "%u %u", (unsigned)s->rows,
+			 (unsigned)s->cols);
+	relay_frame(s, AGENT_REQ_TTY_RESIZE, (size_t)n);
+}
+
+static void tty_read(loop *s)
+{
+	if (!s->relay) /* made by loop_tty_begin, for a terminal run alone */
+		return;
+	ssize_t r = read(s->link->tty_fd, s->relay + AGENT_FRAME_HEADER, AGENT_FRAME_MAX);
+	if (r > 0)
+		relay_frame(s, AGENT_REQ_TTY_IN, (size_t)r);
+	else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+		s->tty_open = false;
+}
+
+/* Whether the terminal's next frame may be made: the request is out, the relay and a cancel
+ * are not half written, and the answer is still to come. */
+static bool tty_wants_input(const loop *s)
+{
+	return s->link->tty && s->tty_open && s->in_off >= s->in_len && !relay_pending(s) &&
+	       s->cancel_off >= sizeof(s->cancel) && !s->x->done;
+}
+
+static int loop_tty_begin(loop *s)
+{
+	s->relay = malloc(AGENT_FRAME_HEADER + AGENT_FRAME_MAX);
+	if (!s->relay)
+		return -ENOMEM;
+	struct winsize ws = { 0 };
+	ioctl(s->link->tty_fd, TIOCGWINSZ, &ws);
+	s->rows = ws.ws_row;
+	s->cols = ws.ws_col;
+	s->tty_open = true;
+	s->user_sink = s->x->sink;
+	s->tsink = (agent_sink){
+		.ctx = s, .hello = tty_hello, .started = tty_started, .output = tty_output
+	};
+	s->x->sink = &s->tsink;
+	return 0;
+}
+
 /* One turn: false when the exchange is over. */
 static bool loop_turn(loop *s, int cancel_fd, bool *ret_deadline)
 {
@@ -508,17 +677,26 @@ static bool loop_turn(loop *s, int cancel_fd, bool *ret_deadline)
 	bool want_out = s->in_off < s->in_len || s->cancel_off < sizeof(s->cancel) ||
 			relay_pending(s) || (!l->session && *l->in >= 0 && !s->src_open);
 	bool want_src = s->src_open && *l->in >= 0 && s->in_off >= s->in_len && !relay_pending(s);
-	struct pollfd pfd[5] = {
-		{ s->out_open ? l->out : -1, POLLIN, 0 },
+	if (tty_wants_input(s))
+		tty_check_size(s);
+	bool want_tty = tty_wants_input(s);
+	want_out = want_out || relay_pending(s);
+	bool tty_full = s->tout_len - s->tout_off >= TTY_OUT_MAX;
+	struct pollfd pfd[7] = {
+		{ s->out_open && !tty_full ? l->out : -1, POLLIN, 0 },
 		{ s->err_open ? l->err : -1, POLLIN, 0 },
 		{ want_out ? *l->in : -1, POLLOUT, 0 },
 		{ x->cancel_wanted ? -1 : cancel_fd, POLLIN, 0 },
 		{ want_src ? l->in_src : -1, POLLIN, 0 },
+		{ want_tty ? l->tty_fd : -1, POLLIN, 0 },
+		{ tout_pending(s) ? l->tty_fd : -1, POLLOUT, 0 },
 	};
 	int64_t now = agent_now_ms();
 	int64_t until = s->kill_deadline >= 0 ? s->kill_deadline : s->deadline;
 	int wait = until - now < 0 ? 0 : (int)(until - now > 60000 ? 60000 : until - now);
-	int n = poll(pfd, 5, wait);
+	if (l->tty && wait > TTY_SIZE_POLL_MS)
+		wait = TTY_SIZE_POLL_MS;
+	int n = poll(pfd, 7, wait);
 	if (n < 0 && errno != EINTR)
 		return false;
 	if (pfd[3].revents & (POLLIN | POLLHUP | POLLERR))
@@ -538,6 +716,10 @@ static bool loop_turn(loop *s, int cancel_fd, bool *ret_deadline)
 	}
 	if (pfd[4].revents & (POLLIN | POLLHUP | POLLERR))
 		loop_read_src(s);
+	if (pfd[5].revents & (POLLIN | POLLHUP | POLLERR))
+		tty_read(s);
+	if (pfd[6].revents)
+		tty_write(s);
 	if (pfd[2].revents & (POLLOUT | POLLERR | POLLHUP))
 		loop_write(s);
 	if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -571,17 +753,23 @@ int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit
 		s.relay = malloc(AGENT_FRAME_MAX);
 	if (s.src_open && !s.relay)
 		return -ENOMEM;
+	if (link->tty && link->session && loop_tty_begin(&s) < 0)
+		return -ENOMEM;
 	agent_frame_header(s.cancel, AGENT_REQ_CANCEL, 0);
 	*ret_deadline = false;
 	if (!in && !link->session && !s.src_open)
 		close_in(link);
-	while ((s.out_open || s.err_open) && !(link->session && x->done))
+	/* a terminal's last output is written into it before the answer counts as complete */
+	while ((s.out_open || s.err_open) && !(link->session && x->done && !tout_pending(&s)))
 		if (!loop_turn(&s, cancel_fd, ret_deadline))
 			break;
+	if (s.tsink.ctx)
+		x->sink = s.user_sink;
 	/* the stream ended inside a frame: what came of it is no answer */
 	if (s.ret == 0 && !s.out_open && !*ret_deadline && agent_decoder_pending(&s.dec))
 		s.ret = -EPROTO;
 	agent_decoder_clear(&s.dec);
 	free(s.relay);
+	free(s.tout);
 	return s.ret;
 }

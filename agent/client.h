@@ -76,6 +76,17 @@ char *agent_env_header(const char *const *envp, size_t *ret_len) CORDON_INTERNAL
 char *agent_run_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
 			uint64_t cap, const char *workdir, const void *in, size_t in_len,
 			size_t *ret_len) CORDON_INTERNAL;
+/* A run on a terminal for the session agent: a TTY_RUN frame (the work gets a
+ * pseudo-terminal of rows x cols inside the sandbox) and one STDIN_END. NULL as
+ * agent_run_request. */
+char *agent_tty_run_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
+			    uint64_t cap, const char *workdir, uint16_t rows, uint16_t cols,
+			    size_t *ret_len) CORDON_INTERNAL;
+/* Readies the host's end of a terminal run (run_spec.tty_fd, the peer of the core's
+ * pseudo-terminal): raw (the sandbox's terminal has the line discipline: echo, ^C, CR/LF
+ * are its), non-blocking; its size now in *ret_rows, *ret_cols (24x80 when it has none).
+ * Returns 0 or -errno. */
+int agent_tty_prepare(int fd, uint16_t *ret_rows, uint16_t *ret_cols) CORDON_INTERNAL;
 /* A file operation for the session agent: a FILE frame of args (the op and its 1..2
  * arguments, as the one-shot command line gives them), the data as STDIN frames, one
  * STDIN_END. NULL when args are not 2..3 strings or exceed AGENT_FILE_REQUEST_MAX. */
@@ -87,7 +98,8 @@ char *agent_file_request(const char *const *args, const void *in, size_t in_len,
 /* Where an answer's payload goes. Any callback may be NULL. */
 typedef struct agent_sink {
 	void *ctx;
-	void (*hello)(void *ctx, long agent_pid);                            /* the work starts */
+	void (*hello)(void *ctx, long agent_pid); /* the work starts */
+	void (*started)(void *ctx, long pid);     /* it runs: its pid in the sandbox */
 	void (*output)(void *ctx, int stream, const char *data, size_t len); /* 1, 2 */
 	int (*emit)(void *ctx, const void *data, size_t len); /* a file op's data; non-zero stops */
 } agent_sink;
@@ -108,6 +120,12 @@ typedef struct agent_link {
 	void (*cancel)(void *ctx, long agent_pid);
 	/* stop the transport: the deadline passed, or the cancel went unanswered */
 	void (*kill)(void *ctx);
+	/* session, a TTY_RUN request: tty_fd (agent_tty_prepare'd) is the work's terminal on
+	 * the host. What is typed into it goes to the agent as TTY_IN frames, its size changes
+	 * as TTY_RESIZE (it is looked at every turn: a peer gets no SIGWINCH), and the answer's
+	 * STDOUT frames are written into it, not to the sink. */
+	bool tty;
+	int tty_fd;
 } agent_link;
 
 typedef enum agent_answer_kind {
@@ -125,8 +143,9 @@ typedef struct agent_exchange {
 	const agent_sink *sink;
 	/* out */
 	long agent_pid;
-	bool started; /* a frame came: the agent took the request */
-	bool done;    /* the answer is complete */
+	long work_pid; /* RUN: the work's pid in the sandbox, once it runs (0 before) */
+	bool started;  /* a frame came: the agent took the request */
+	bool done;     /* the answer is complete */
 	bool have_status, have_error, file_done;
 	bool cancel_wanted, cancel_sent;
 	int emit_rc; /* what sink->emit returned to stop */

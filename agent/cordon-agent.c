@@ -44,7 +44,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -52,10 +54,13 @@
 #include <sys/uio.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #define KILL_MAX_PROCS 8192
+/* A terminal run's end: how long its master stays quiet after the work is gone. */
+#define TTY_QUIET_MS 100
 
 extern char **environ;
 
@@ -362,6 +367,7 @@ typedef struct run_opts {
 	long long cap;        /* bytes per stream forwarded; 0: unlimited */
 	const char *workdir;
 	char **argv;
+	int tty_master; /* > 0: a terminal run (TTY_RUN), the pseudo-terminal's master */
 } run_opts;
 
 typedef struct stream {
@@ -408,13 +414,27 @@ static void close_pair(int p[2])
 	p[0] = p[1] = -1;
 }
 
-/* in_fd: the work's stdin, or -1 to let it inherit ours. */
+static int tty_peer(int master);
+
+/* The work's stdout and stderr: two pipes, or, for a terminal run, the terminal's peer twice
+ * (out[1], err[1]; also its stdin) and a copy of the master to read (out[0]; err[0] -1). */
+static int work_stdio(const run_opts *o, int out[2], int err[2])
+{
+	if (o->tty_master <= 0)
+		return pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ? -1 : 0;
+	out[1] = tty_peer(o->tty_master);
+	err[1] = out[1] >= 0 ? fcntl(out[1], F_DUPFD_CLOEXEC, 3) : -1;
+	out[0] = err[1] >= 0 ? fcntl(o->tty_master, F_DUPFD_CLOEXEC, 3) : -1;
+	return out[0] < 0 ? -1 : 0;
+}
+
+/* in_fd: the work's stdin, or -1 to let it inherit ours (a terminal run: the terminal). */
 static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int out[2], int err[2],
 		      pid_t *ret_pid)
 {
 	int ep[2] = { -1, -1 };
 	out[0] = out[1] = err[0] = err[1] = -1;
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+	if (work_stdio(o, out, err) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
 		int e = errno;
 		close_pair(out);
 		close_pair(err);
@@ -435,6 +455,13 @@ static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int o
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* a terminal run: the terminal is the new session's controlling terminal, and the
+		 * work's the foreground group (Linux makes it so at TIOCSCTTY; gVisor does not) */
+		if (o->tty_master > 0 &&
+		    (ioctl(out[1], TIOCSCTTY, 0) < 0 || tcsetpgrp(out[1], getpid()) < 0))
+			goto fail;
+		if (o->tty_master > 0)
+			in_fd = out[1];
 		if (in_fd >= 0)
 			dup2(in_fd, STDIN_FILENO);
 		dup2(out[1], STDOUT_FILENO);
@@ -452,7 +479,8 @@ static int spawn_work(const run_opts *o, char **envp, int wdfd, int in_fd, int o
 		_exit(127);
 	}
 	close(out[1]);
-	close(err[1]);
+	if (err[1] >= 0)
+		close(err[1]);
 	close(ep[1]);
 	out[1] = err[1] = -1;
 	int e = 0;
@@ -541,6 +569,88 @@ static void linger_on_stdin(int fd)
 	close(fd);
 }
 
+/* ---- a terminal run (TTY_RUN) ----------------------------------------------------- */
+
+/* A pseudo-terminal of the sandbox's own, of size ws: its master (the peer is opened for
+ * the work by tty_peer), or -errno. A guest's /dev is a devtmpfs: devpts is mounted on the
+ * first terminal run. */
+static int tty_open(const struct winsize *ws)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0 && in_guest && (mkdir("/dev/pts", 0755) == 0 || errno == EEXIST) &&
+	    mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0620") == 0)
+		m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return -errno;
+	if (grantpt(m) < 0 || unlockpt(m) < 0 || ioctl(m, TIOCSWINSZ, ws) < 0) {
+		int e = errno;
+		close(m);
+		return -e;
+	}
+	return m;
+}
+
+/* The terminal's peer, by the master itself (no path lookup), else by its name. */
+static int tty_peer(int master)
+{
+	int s = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	char name[64];
+	if (s < 0 && ptsname_r(master, name, sizeof(name)) == 0)
+		s = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	return s;
+}
+
+/* Input the host typed (TTY_IN frames) that the terminal has not taken yet: while some is
+ * pending, no further request is read, so a work that reads no input backs up the host's
+ * channel, not our memory. One run at a time: one buffer. */
+static struct {
+	char data[AGENT_FRAME_MAX];
+	size_t len, off;
+} tty_in;
+
+static void tty_input_flush(int master)
+{
+	ssize_t w = write(master, tty_in.data + tty_in.off, tty_in.len - tty_in.off);
+	if (w > 0)
+		tty_in.off += (size_t)w;
+	else if (w < 0 && errno != EAGAIN && errno != EINTR)
+		tty_in.off = tty_in.len; /* the terminal is gone: the work ended */
+}
+
+/* "ROWS COLS": the work gets SIGWINCH from its terminal. */
+static bool tty_resize(int master, const char *text)
+{
+	unsigned rows, cols;
+	if (sscanf(text, "%u %u", &rows, &cols) != 2 || !rows || !cols || rows > 0xffff ||
+	    cols > 0xffff)
+		return false;
+	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	ioctl(master, TIOCSWINSZ, &ws);
+	return true;
+}
+
+/* One request on the control stream while the work runs: 1 a cancel, 0 terminal input or a
+ * resize (a terminal run only), -1 the host hung up or spoke out of turn. */
+static int ctl_request(const run_opts *o, int ctl_fd)
+{
+	uint8_t type = 0;
+	char *payload = NULL;
+	uint32_t len;
+	bool tty = o->tty_master > 0;
+	int q = read_request(ctl_fd, &type, &payload, &len, tty ? AGENT_FRAME_MAX : 0);
+	int r = q > 0 && type == AGENT_REQ_CANCEL ? 1 : -1;
+	if (q > 0 && tty && type == AGENT_REQ_TTY_IN) {
+		memcpy(tty_in.data, payload, len);
+		tty_in.len = len;
+		tty_in.off = 0;
+		r = 0;
+	} else if (q > 0 && tty && type == AGENT_REQ_TTY_RESIZE) {
+		r = tty_resize(o->tty_master, payload) ? 0 : -1;
+	}
+	free(payload);
+	return r;
+}
+
 /* Runs the work and reports its end (STATUS, or ERROR when it could not
  * start). in_fd: the work's stdin, or -1 (it inherits ours, and we then
  * let go of it). ctl_fd: the session's request stream, watched for CANCEL
@@ -580,6 +690,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 			   strerror(-r));
 		return 1;
 	}
+	frame_text(AGENT_FRAME_STARTED, "%d", (int)pid);
 	/* One-shot: the work's stdin is ours, which it holds now; we read nothing of it while
 	 * it runs. A copy stays open until our answer is out (see linger_on_stdin). */
 	int held_in = -1;
@@ -591,40 +702,52 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 			close(devnull);
 		}
 	}
-	fcntl(out[0], F_SETFL, O_NONBLOCK);
-	fcntl(err[0], F_SETFL, O_NONBLOCK);
+	fcntl(out[0], F_SETFL, O_NONBLOCK); /* a terminal's master too: its copy shares the flag */
+	if (err[0] >= 0)
+		fcntl(err[0], F_SETFL, O_NONBLOCK);
+	tty_in.len = tty_in.off = 0;
 
 	stream st[2] = { { out[0], AGENT_FRAME_STDOUT, 0, false },
 			 { err[0], AGENT_FRAME_STDERR, 0, false } };
-	bool open_[2] = { true, true };
+	bool open_[2] = { true, err[0] >= 0 };
 	bool exited = false, timed_out = false, cancelled = false, host_gone = false;
 	int status = 0;
 	long long deadline = o->timeout_ms > 0 ? now_ms() + o->timeout_ms : -1;
 
 	while (open_[0] || open_[1] || !exited) {
-		struct pollfd pfd[4] = { { sfd, POLLIN, 0 },
+		bool typing = tty_in.off < tty_in.len;
+		struct pollfd pfd[5] = { { sfd, POLLIN, 0 },
 					 { open_[0] ? out[0] : -1, POLLIN, 0 },
 					 { open_[1] ? err[0] : -1, POLLIN, 0 },
-					 { ctl_fd, POLLIN, 0 } };
+					 { typing ? -1 : ctl_fd, POLLIN, 0 },
+					 { typing ? o->tty_master : -1, POLLOUT, 0 } };
 		int wait_ms = -1;
 		if (deadline >= 0 && !timed_out) {
 			long long left = deadline - now_ms();
 			wait_ms = left < 0 ? 0 : (left > 60000 ? 60000 : (int)left);
 		}
-		int n = poll(pfd, 4, wait_ms);
+		/* A terminal's master need not report the end once its last peer is closed (gVisor's
+		 * does not): after the work and all it started are gone, a quiet master is done. */
+		bool tty_ended = o->tty_master > 0 && exited;
+		if (tty_ended)
+			wait_ms = TTY_QUIET_MS;
+		int n = poll(pfd, 5, wait_ms);
 		if (n < 0 && errno != EINTR)
 			break;
+		if (n == 0 && tty_ended && open_[0]) {
+			open_[0] = false;
+			close(st[0].fd);
+		}
 		if (deadline >= 0 && !timed_out && !exited && now_ms() >= deadline) {
 			timed_out = true;
 			kill_tree(pid);
 		}
-		if (pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) {
-			uint8_t type = 0;
-			char *payload = NULL;
-			uint32_t len;
-			int q = read_request(ctl_fd, &type, &payload, &len, 0);
-			free(payload);
-			if (q <= 0 || type != AGENT_REQ_CANCEL) {
+		if (pfd[4].revents)
+			tty_input_flush(o->tty_master);
+		int ctl = (pfd[3].revents & (POLLIN | POLLHUP | POLLERR)) ? ctl_request(o, ctl_fd)
+									  : 0;
+		if (ctl != 0) {
+			if (ctl < 0) {
 				/* the host hung up (or spoke out of turn): stop, then end */
 				*ret_hangup = true;
 				ctl_fd = -1;
@@ -826,9 +949,10 @@ static bool session_stdin(int *ret_in, bool *ret_ok)
 	return true;
 }
 
-/* One RUN request: its stdin frames follow it. Returns false when the
- * session must end (the host hung up, or broke the protocol). */
-static bool session_run(char *payload, uint32_t len, int sfd)
+/* One RUN request (or TTY_RUN: ws is the terminal's size, else NULL): its stdin frames
+ * follow it (none for a terminal, whose input comes as TTY_IN frames while it runs). Returns
+ * false when the session must end (the host hung up, or broke the protocol). */
+static bool session_run(char *payload, uint32_t len, int sfd, const struct winsize *ws)
 {
 	int in;
 	bool ok;
@@ -837,18 +961,48 @@ static bool session_run(char *payload, uint32_t len, int sfd)
 	run_opts o = { 0 };
 	char **envp = NULL;
 	bool hangup = false;
+	int master = ws ? tty_open(ws) : 0;
 	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	if (parse_request(payload, len, &o, &envp) < 0)
 		fail(ERRC(invalid_argument), EPROTO, "run request");
 	else if (!ok)
 		fail(ERRC(io_error), in < 0 ? EMFILE : EIO, "the work's stdin");
+	else if (master < 0)
+		fail(ERRC(io_error), -master, "a pseudo-terminal for the work");
 	else
-		run_job(&o, envp, in, STDIN_FILENO, sfd, &hangup);
+		run_job(&(run_opts){ o.timeout_ms, o.cap, o.workdir, o.argv, master }, envp, in,
+			STDIN_FILENO, sfd, &hangup);
 	if (in >= 0)
 		close(in);
+	if (master > 0)
+		close(master);
 	free(o.argv);
 	free(envp);
 	return !hangup;
+}
+
+/* A TTY_RUN request: "<rows>\0<cols>\0", then a RUN payload. */
+static bool session_tty_run(char *payload, uint32_t len, int sfd)
+{
+	char *p = payload, *end = payload + len;
+	unsigned long rc[2];
+	for (int i = 0; i < 2; i++) {
+		char *z = memchr(p, '\0', (size_t)(end - p));
+		rc[i] = z ? strtoul(p, NULL, 10) : 0;
+		if (!rc[i] || rc[i] > 0xffff) {
+			bool ok;
+			int in;
+			if (!session_stdin(&in, &ok))
+				return false;
+			if (in >= 0)
+				close(in);
+			fail(ERRC(invalid_argument), EPROTO, "terminal run request");
+			return true;
+		}
+		p = z + 1;
+	}
+	struct winsize ws = { .ws_row = (unsigned short)rc[0], .ws_col = (unsigned short)rc[1] };
+	return session_run(p, (uint32_t)(end - p), sfd, &ws);
 }
 
 static int file_command(int argc, char **argv);
@@ -963,7 +1117,9 @@ static int cmd_session(void)
 			return q == 0 ? 0 : 1; /* EOF: the host closed the session */
 		bool more = true;
 		if (type == AGENT_REQ_RUN)
-			more = session_run(payload, len, sfd);
+			more = session_run(payload, len, sfd, NULL);
+		else if (type == AGENT_REQ_TTY_RUN)
+			more = session_tty_run(payload, len, sfd);
 		else if (type == AGENT_REQ_FILE)
 			more = session_file(payload, len);
 		else if (type != AGENT_REQ_CANCEL) /* a cancel that came after its run ended */

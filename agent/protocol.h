@@ -21,7 +21,7 @@
  * (agent_run_request: "<timeout_ms>\0<cap>\0<workdir>\0<argc>\0", argc
  * argv strings, then "KEY=VALUE\0" environment strings to the end), STDIN
  * frames of the work's input and one STDIN_END; CANCEL while it runs. The
- * answers are those of `run` (HELLO, STDOUT, STDERR, STATUS or ERROR). END,
+ * answers are those of `run` (HELLO, STARTED once the work runs, STDOUT, STDERR, STATUS or ERROR). END,
  * or EOF on its stdin, ends the session: the agent exits, so does the
  * container. (END first: a forked copy of the host's write end must not keep
  * a session alive.)
@@ -37,6 +37,13 @@
  * /etc/machine-id, sets the hostname and the clock, then drops to the work's uid for
  * good; the answer is DONE (or ERROR: the session then ends) and a last STATUS. A clone
  * restored from a template (plugins/qemu/clone.c) gets its own this way.
+ * A run on a terminal is one TTY_RUN frame ("<rows>\0<cols>\0" then a RUN payload) and
+ * one STDIN_END: the agent makes a pseudo-terminal inside the sandbox of that size, the
+ * work's stdin, stdout and stderr and the controlling terminal of its session (setsid,
+ * TIOCSCTTY). While it runs the host sends TTY_IN frames (bytes typed into the terminal),
+ * TTY_RESIZE ("<rows> <cols>": the work gets SIGWINCH) and CANCEL; the terminal's output
+ * comes as STDOUT frames, the end as any run's (STATUS or ERROR). A terminal has no EOF:
+ * the work ends by itself, or is cancelled.
  * Nothing of the run is in any engine's argv.
  */
 #ifndef CORDON_AGENT_PROTOCOL_H
@@ -55,14 +62,15 @@
 #define AGENT_ENV_MAX (1u << 20)     /* largest environment block it accepts */
 
 enum agent_frame_type {
-	AGENT_FRAME_HELLO = 'I',  /* payload: the agent's pid inside the container (decimal) */
-	AGENT_FRAME_STDOUT = 'O', /* the work's stdout bytes */
-	AGENT_FRAME_STDERR = 'E', /* the work's stderr bytes */
-	AGENT_FRAME_STATUS = 'S', /* "exit N" | "signal N", then words: timeout cancelled oom */
-	AGENT_FRAME_ERROR = 'X',  /* "<code> <errno> <message>": the operation did not happen */
-	AGENT_FRAME_DATA = 'D',   /* read: file bytes */
-	AGENT_FRAME_PATH = 'P',   /* glob, walk: one path relative to the sandbox root */
-	AGENT_FRAME_DONE = 'K',   /* a file operation completed; payload: optional text */
+	AGENT_FRAME_HELLO = 'I',   /* payload: the agent's pid inside the container (decimal) */
+	AGENT_FRAME_STDOUT = 'O',  /* the work's stdout bytes */
+	AGENT_FRAME_STDERR = 'E',  /* the work's stderr bytes */
+	AGENT_FRAME_STATUS = 'S',  /* "exit N" | "signal N", then words: timeout cancelled oom */
+	AGENT_FRAME_ERROR = 'X',   /* "<code> <errno> <message>": the operation did not happen */
+	AGENT_FRAME_DATA = 'D',    /* read: file bytes */
+	AGENT_FRAME_PATH = 'P',    /* glob, walk: one path relative to the sandbox root */
+	AGENT_FRAME_DONE = 'K',    /* a file operation completed; payload: optional text */
+	AGENT_FRAME_STARTED = 'R', /* the work runs; payload: its pid in the sandbox (decimal) */
 };
 
 /* Host -> `session` agent. */
@@ -74,6 +82,10 @@ enum agent_request_type {
 	AGENT_REQ_END = 'Q',       /* end the session (as EOF) */
 	AGENT_REQ_FILE = 'O',      /* a file operation (see above) */
 	AGENT_REQ_IDENTITY = 'N',  /* a guest's first request: reseed and identity (above) */
+	/* the terminal frames (see above) */
+	AGENT_REQ_TTY_RUN = 'T',    /* a run on a terminal of the sandbox's */
+	AGENT_REQ_TTY_IN = 'Y',     /* bytes typed into the running work's terminal */
+	AGENT_REQ_TTY_RESIZE = 'W', /* the terminal's new size: "<rows> <cols>" */
 };
 #define AGENT_IDENTITY_ENTROPY_MIN 32u
 #define AGENT_IDENTITY_ENTROPY_MAX 512u

@@ -249,6 +249,7 @@ typedef struct run_capture {
 	GCond *cond;
 	GString *tail;
 	char **address;
+	int64_t *pid;      /* serve: the work's pid in the sandbox, once the tier says */
 	const char *kind;  /* for the audit: "run", "stream", "serve" */
 	uint64_t bytes[3]; /* what the work wrote, per stream, before any cap */
 } run_capture;
@@ -286,6 +287,16 @@ static void sink_output(void *ctx, uint32_t stream, const void *data, size_t len
 			/* an eventfd write only fails at overflow: already cancelled */
 		}
 	}
+}
+
+static void sink_started(void *ctx, int64_t pid)
+{
+	run_capture *c = ctx;
+	if (!c->pid || pid <= 0)
+		return;
+	g_mutex_lock(c->lock);
+	*c->pid = pid;
+	g_mutex_unlock(c->lock);
 }
 
 static void sink_address(void *ctx, const char *host_port)
@@ -448,7 +459,9 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 		.stdin_fd = in.fd,
 		.tty_fd = in.tty_fd,
 	};
-	cordon_plugin_run_sink sink = { sizeof(sink), 0, c, sink_output, sink_address };
+	cordon_plugin_run_sink sink = {
+		sizeof(sink), 0, c, sink_output, sink_address, sink_started
+	};
 	cordon_plugin_run_status st = { .size = sizeof(st) };
 	struct cordon_plugin_error perr = { 0 };
 	gint64 t0 = g_get_monotonic_time();
@@ -570,6 +583,7 @@ struct cordon_serve {
 	cordon_result *result;
 	GString *tail;
 	char *address;
+	int64_t pid; /* in the sandbox, once the tier reports it; -1 before, or never */
 	/* copies: the caller's argv and options need not outlive the call */
 	char **argv;
 	char **env;
@@ -606,6 +620,7 @@ static gpointer serve_thread(gpointer data)
 			  .cond = &s->done_cond,
 			  .tail = s->tail,
 			  .address = &s->address,
+			  .pid = &s->pid,
 			  .kind = "serve" };
 	cordon_error *err = NULL;
 	int r = run_driver(s->sb, (const char *const *)s->argv, &s->opts, s->port, s->cancel_event,
@@ -682,6 +697,7 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
 	g_mutex_init(&s->lock);
 	g_cond_init(&s->done_cond);
 	s->cancel_event = ev;
+	s->pid = -1;
 	s->tail = g_string_new(NULL);
 	s->argv = g_strdupv((char **)argv);
 	s->port = port;
@@ -718,6 +734,16 @@ char *cordon_serve_address(cordon_serve *s)
 	char *a = g_strdup(s->address);
 	g_mutex_unlock(&s->lock);
 	return a;
+}
+
+int64_t cordon_serve_pid(cordon_serve *s)
+{
+	if (!s)
+		return -1;
+	g_mutex_lock(&s->lock);
+	int64_t pid = s->pid;
+	g_mutex_unlock(&s->lock);
+	return pid;
 }
 
 bool cordon_serve_running(cordon_serve *s)

@@ -7,10 +7,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Exit codes of the CLI itself (the work's own status passes through `run`). */
-#define EXIT_USAGE 64   /* EX_USAGE */
-#define EXIT_REFUSED 77 /* EX_NOPERM: refused by policy */
-#define EXIT_FAILED 70  /* EX_SOFTWARE: could not run */
+/* Exit codes (cordon(1), EXIT STATUS): the work's own status passes through `run` when it is
+ * 0-127, a signal that killed it is 128+N, and cordon's own codes are 200-203, which no work
+ * status reaches: a work that exits 128-255 itself is EXIT_WORK_HIGH (its status said on
+ * stderr and in --json). So a refusal is told from any status of the work's without --json. */
+#define EXIT_WORK_HIGH 200 /* the work exited 128-255 by itself */
+#define EXIT_REFUSED 201   /* refused: by the policy, or cordon refused an input */
+#define EXIT_USAGE 202     /* a usage error or invalid input */
+#define EXIT_FAILED 203    /* the work could not run */
 
 /* --json anywhere on the command line before "--": errors print one JSON object on stdout
  * too (main.c sets it before any parsing, so that a usage error is JSON as well). */
@@ -57,14 +61,18 @@ bool cli_out_write(cli_out *o, const char *data, size_t len);
 void cli_out_flush(cli_out *o);
 /* Prints what the tier reported beyond the status (truncated, timed out, OOM). */
 void cli_report_run(const cordon_result *res);
-/* Prints the result as one JSON object; returns the work's exit status. */
+/* The exit code for the work's result: its status (0-127), 128+signal, or EXIT_WORK_HIGH for
+ * a status of 128-255 it exited with (said on stderr when say). */
+int cli_work_status(const cordon_result *res, bool say);
+/* Prints the result as one JSON object; returns cli_work_status's code. */
 int cli_print_json(const cordon_result *res, const char *tier, cordon_containment c);
 /* Any bytes as a quoted JSON string (jsonstr.h). */
 char *cli_json_string(const char *s, size_t len);
 
-/* The request fields a policy judges (request.c): --label, --limit, --egress, --image. */
+/* The request fields a policy judges (request.c): --label, --limit, --egress, --image; and
+ * --caller, the audit's label. */
 typedef struct cli_request_fields {
-	char *egress, *image;
+	char *egress, *image, *caller;
 	char **labels, **limits;
 } cli_request_fields;
 void cli_request_fields_clear(cli_request_fields *f);

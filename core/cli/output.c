@@ -164,6 +164,19 @@ void cli_report_run(const cordon_result *res)
 		fprintf(stderr, "cordon: the work ran out of memory and was killed\n");
 }
 
+int cli_work_status(const cordon_result *res, bool say)
+{
+	int code = cordon_result_exit_code(res);
+	if (cordon_result_signal(res) || code < 128)
+		return code;
+	if (say)
+		fprintf(stderr,
+			"cordon: the work exited with status %d (exit %d: a status of 128-255 the "
+			"work returns itself, never a signal or cordon's own)\n",
+			code, EXIT_WORK_HIGH);
+	return EXIT_WORK_HIGH;
+}
+
 int cli_print_json(const cordon_result *res, const char *tier, cordon_containment c)
 {
 	size_t olen, elen;
@@ -178,5 +191,5 @@ int cli_print_json(const cordon_result *res, const char *tier, cordon_containmen
 	       cordon_result_signal(res), cordon_result_timed_out(res) ? "true" : "false",
 	       cordon_result_oom_killed(res) ? "true" : "false",
 	       cordon_result_truncated(res, 0) ? "true" : "false", jo, je);
-	return cordon_result_exit_code(res);
+	return cli_work_status(res, false);
 }

@@ -417,7 +417,7 @@ int cli_cmd_explain(int argc, char **argv)
 	g_autofree GOptionEntry *fields = cli_request_fields_entries(&a.fields);
 	int r = parse_args(
 		&argc, &argv, "- explain which tier a request gets, or why it is refused",
-		"Exit status: 0 when admitted, 77 when refused. Nothing is opened or run; "
+		"Exit status: 0 when admitted, 201 when refused. Nothing is opened or run; "
 		"the decision is audited as a dry run when the policy has an audit trail.",
 		entries, fields);
 	if (!r && argc > 1)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The request fields a policy judges, as every command that builds a request takes them
  * (run, exec, shell, explain): --label, --limit (the policy's names and unit grammar,
- * common/units.c), --egress, --image. One place, so that `explain` and `run` judge the same
+ * common/units.c), --egress, --image, and who it is for (--caller, else $CORDON_CALLER: the
+ * audit's caller label). One place, so that `explain` and `run` judge the same
  * request for the same words. */
 #include "config.h"
 
@@ -17,6 +18,7 @@ void cli_request_fields_clear(cli_request_fields *f)
 {
 	g_free(f->egress);
 	g_free(f->image);
+	g_free(f->caller);
 	g_strfreev(f->labels);
 	g_strfreev(f->limits);
 	*f = (cli_request_fields){ NULL };
@@ -35,6 +37,9 @@ GOptionEntry *cli_request_fields_entries(cli_request_fields *f)
 		  "Egress asked for: deny (default), governed, allow", "MODE" },
 		{ "image", 0, 0, G_OPTION_ARG_STRING, &f->image,
 		  "Image asked for (container tiers; the policy may require it pinned)", "REF" },
+		{ "caller", 0, 0, G_OPTION_ARG_STRING, &f->caller,
+		  "Who the work is for, recorded in the audit trail (default: $CORDON_CALLER)",
+		  "LABEL" },
 		{ NULL }
 	};
 	return g_memdup2(e, sizeof(e));
@@ -110,5 +115,10 @@ int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req, c
 		r = set_egress(req, f->egress, err);
 	if (r == 0 && f->image)
 		r = cordon_request_set_image(req, f->image, err) < 0 ? -1 : 0;
+	/* A host that runs cordon for others (an agent's sessions) labels them without
+	 * rewriting every command line: the variable, unless the flag says otherwise. */
+	const char *caller = f->caller ? f->caller : g_getenv("CORDON_CALLER");
+	if (r == 0 && caller && *caller)
+		r = cordon_request_set_caller(req, caller, err) < 0 ? -1 : 0;
 	return r;
 }

@@ -288,7 +288,7 @@ static int run_passthrough(cordon_sandbox *sb, const char *const *argv, const co
 		return cli_report(err);
 	pt.reader_gone |= output_reader_gone();
 	/* Like a program whose reader went away: it would have died of SIGPIPE. */
-	r = pt.reader_gone ? 128 + SIGPIPE : cordon_result_exit_code(res);
+	r = pt.reader_gone ? 128 + SIGPIPE : cli_work_status(res, !stop_signal);
 	if (!pt.reader_gone && !stop_signal)
 		cli_report_run(res);
 	cordon_result_free(res);

@@ -654,7 +654,9 @@ int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordo
 	drv = (cordon_plugin_driver){
 		.size = sizeof(drv),
 		/* a 1.2 core knows no flags, and refuses them */
-		.flags = host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_STDIN_FD : 0,
+		.flags = host->abi_minor >= 3
+				 ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY
+				 : 0,
 		.name = kind->name,
 		.config_keys = kind->config_keys,
 		.data = (void *)kind,

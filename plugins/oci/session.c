@@ -121,6 +121,7 @@ typedef struct run_state {
 	const cordon_plugin_run_sink *sink;
 	uint16_t port; /* serve: the published container port */
 	int in_src;    /* a one-shot run's streamed stdin (spec->stdin_fd), or -1 */
+	int tty_fd;    /* a terminal run's host end (spec->tty_fd), or -1 */
 } run_state;
 
 /* serve: where the published port is reachable on the host's loopback */
@@ -149,6 +150,16 @@ static void on_hello(void *ctx, long agent_pid)
 		report_address(s);
 }
 
+/* The work's pid in the container, for a 1.4 core's serve handle. */
+static void on_started(void *ctx, long pid)
+{
+	run_state *s = ctx;
+	if (s->sink &&
+	    s->sink->size >= offsetof(cordon_plugin_run_sink, started) + sizeof(s->sink->started) &&
+	    s->sink->started)
+		s->sink->started(s->sink->ctx, pid);
+}
+
 static void on_output(void *ctx, int stream, const char *data, size_t len)
 {
 	run_state *s = ctx;
@@ -161,8 +172,11 @@ static void run_state_init(run_state *s, oci_sandbox *sb, agent_answer_kind kind
 	memset(s, 0, sizeof(*s));
 	s->sb = sb;
 	s->in_src = -1;
+	s->tty_fd = -1;
 	s->x.kind = kind;
-	s->k = (agent_sink){ .ctx = s, .hello = on_hello, .output = on_output };
+	s->k = (agent_sink){
+		.ctx = s, .hello = on_hello, .started = on_started, .output = on_output
+	};
 	s->x.sink = &s->k;
 }
 
@@ -186,7 +200,8 @@ static void kill_cli(void *ctx)
 }
 
 /* The exchange of one request over the CLI p (the session's, or a one-shot exec's, which
- * then copies s->in_src, when >= 0, after the request: a streamed stdin). */
+ * then copies s->in_src, when >= 0, after the request: a streamed stdin; a session's terminal
+ * run relays s->tty_fd). */
 static int exchange(run_state *s, oci_proc *p, bool session, uint64_t limit_ms, int cancel_fd,
 		    const char *in, size_t in_len, bool *ret_deadline)
 {
@@ -199,7 +214,9 @@ static int exchange(run_state *s, oci_proc *p, bool session, uint64_t limit_ms, 
 			    .in_src = s->in_src,
 			    .ctx = s,
 			    .cancel = cancel_by_exec,
-			    .kill = kill_cli };
+			    .kill = kill_cli,
+			    .tty = session && s->tty_fd >= 0,
+			    .tty_fd = s->tty_fd };
 	return agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, in, in_len, ret_deadline);
 }
 
@@ -344,15 +361,22 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 	if (!chan_usable(sb, spec->stdin_len))
 		return false;
 	size_t len;
-	char *req = agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
-				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len,
-				      &len);
+	uint16_t rows = 0, cols = 0;
+	bool tty = spec->tty_fd >= 0 && agent_tty_prepare(spec->tty_fd, &rows, &cols) == 0;
+	char *req = tty ? agent_tty_run_request(spec->argv, spec->envp, spec->timeout_ms,
+						sb->out_cap, spec->workdir, rows, cols, &len)
+		    : spec->tty_fd >= 0
+			    ? NULL
+			    : agent_run_request(spec->argv, spec->envp, spec->timeout_ms,
+						sb->out_cap, spec->workdir, spec->stdin_data,
+						(size_t)spec->stdin_len, &len);
 	if (!req)
 		return false;
 	run_state s;
 	run_state_init(&s, sb, AGENT_ANSWER_RUN);
 	s.sink = sink;
 	s.port = spec->port;
+	s.tty_fd = tty ? spec->tty_fd : -1;
 	bool deadline = false;
 	int loop = exchange(&s, &sb->chan, true, spec->timeout_ms + RUN_GRACE_MS, spec->cancel_fd,
 			    req, len, &deadline);
@@ -413,6 +437,12 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		if (done)
 			return rc;
 	}
+	/* a terminal is the session agent's alone: a one-shot exec carries no resize */
+	if (spec->tty_fd >= 0)
+		return oci_host->error_set(err, EBUSY, CORDON_PLUGIN_ERROR_TRANSIENT,
+					   ERRC(container_tty_busy),
+					   "a terminal run needs the session's channel, which is "
+					   "busy with another run (or gone)");
 	/* the environment goes on stdin, never into the engine's argv */
 	size_t hdr_len;
 	char *hdr = agent_env_header(spec->envp, &hdr_len);

@@ -22,14 +22,17 @@ p="--policy $tmp/p.yaml"
 
 # shellcheck disable=SC2086 # $p is two words
 {
-check "a run that exits 3" 3 "$cordon" run $p --trust trusted -- sh -c 'echo out; echo e >&2; exit 3'
-check "a second run, killed by a signal" 137 "$cordon" run $p --trust trusted -- sh -c 'kill -9 $$'
-check "a refused run" 77 "$cordon" run $p --trust untrusted -- true
+check "a run that exits 3" 3 "$cordon" run $p --trust trusted --caller "agent session 7" -- sh -c 'echo out; echo e >&2; exit 3'
+check "a second run, killed by a signal" 137 env CORDON_CALLER=from-env "$cordon" run $p --trust trusted -- sh -c 'kill -9 $$'
+check "a refused run" 201 "$cordon" run $p --trust untrusted -- true
 check "audit --json reads the whole trail" 0 "$cordon" audit $p --json
 json_is "two decisions admitted, one refused, two runs" '[(o["event"], o.get("admitted")) for o in a] == [("decision", True), ("run", None), ("decision", True), ("run", None), ("decision", False)]'
 json_is "each run names its decision's id and a sandbox of its own" 'a[1]["decision"] == a[0]["id"] and a[3]["decision"] == a[2]["id"] and a[1]["sandbox"] != a[3]["sandbox"]'
 json_is "the first run: argv in full, exit 3, its bytes, no limit hit, the caller" 'a[1]["argv"] == ["sh", "-c", "echo out; echo e >&2; exit 3"] and a[1]["exit_code"] == 3 and a[1]["signal"] is None and a[1]["bytes_out"] == {"stdout": 4, "stderr": 2} and a[1]["limits_hit"] == [] and a[1]["caller"]["uid"] == '"$(id -u)"' and a[1]["duration_ms"] >= 0'
 json_is "the second run: signal 9, no exit code" 'a[3]["signal"] == 9 and a[3]["exit_code"] is None'
+json_is "--caller is the caller label of the decision and of its run" 'a[0]["caller"]["label"] == a[1]["caller"]["label"] == "agent session 7"'
+json_is "else \$CORDON_CALLER is" 'a[2]["caller"]["label"] == a[3]["caller"]["label"] == "from-env"'
+json_is "a run without either has none" 'a[4]["caller"]["label"] is None'
 sb=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[3]["sandbox"])' "$tmp/out")
 dec=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["id"])' "$tmp/out")
 check "audit --sandbox" 0 "$cordon" audit $p --json --sandbox "$sb"
@@ -49,8 +52,8 @@ json_is "gives nothing either" 'a == []'
 check "audit as text" 0 "$cordon" audit $p --event run
 if [ "$(wc -l <"$tmp/out")" -eq 2 ] && grep -q "sandbox=$sb .*signal=9" "$tmp/out" && grep -q 'exit=3' "$tmp/out"; then
 	ok "one line per run, with its sandbox and status"; else not_ok "one line per run, with its sandbox and status"; sed 's/^/# /' "$tmp/out"; fi
-check "a bad --verdict is a usage error" 64 "$cordon" audit $p --verdict maybe
-check "a policy without a trail is a usage error" 64 "$cordon" audit --policy "$tmp/none.yaml"
+check "a bad --verdict is a usage error" 202 "$cordon" audit $p --verdict maybe
+check "a policy without a trail is a usage error" 202 "$cordon" audit --policy "$tmp/none.yaml"
 echo 'not json' >>"$trail"
 check "a line that is not JSON fails the read" 1 "$cordon" audit $p --json
 json_is "after printing the others" 'len(a) == 5'

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # --json on every command, refusals and errors included (one object: class, code, message,
 # and the decision when there is one), and the exit codes cordon(1) documents (issue 15,
-# item 3): a refusal (77) is told from the work's own exit 77 by the object it prints.
+# item 3): a refusal (201) is also told from the work's own statuses by the object it prints.
 set -u
 cordon="${CORDON_TOP_BUILDDIR:-.}/cordon"
 . "${CORDON_TOP_SRCDIR:-.}/tests/integration/tap.sh"
@@ -27,27 +27,27 @@ check "run --json: the work's result" 3 "$cordon" run --json $p -- sh -c 'echo o
 json_is "the result object has the work's exit code and no error" 'o["exit_code"] == 3 and o["stdout"] == "out\n" and "error" not in o'
 check "run --json: a work that exits 77 itself" 77 "$cordon" run --json $p -- sh -c 'exit 77'
 json_is "its object is a result, not an error" '"error" not in o and o["exit_code"] == 77'
-check "run --json: a refusal exits 77" 77 "$cordon" run --json $p --label origin=ci -- true
+check "run --json: a refusal exits 201" 201 "$cordon" run --json $p --label origin=ci -- true
 json_is "a refusal is one error object with class, code, message and the decision" 'len(objs) == 1 and o["error"]["class"] == "forbidden" and o["error"]["code"] == "sandbox_denied" and "no-ci" in o["error"]["message"] and o["decision"]["admitted"] is False'
 json_is "the decision names the rule on its candidate" 'any(c.get("rule") == "no-ci" for c in o["decision"]["candidates"])'
-check "exec --json: a refusal too" 77 "$cordon" exec --json $p --label origin=ci 'true'
+check "exec --json: a refusal too" 201 "$cordon" exec --json $p --label origin=ci 'true'
 json_is "exec's refusal is the error object" 'o["error"]["code"] == "sandbox_denied"'
-check "run --json: a usage error exits 64" 64 "$cordon" run --json --bogus-flag -- true
+check "run --json: a usage error exits 202" 202 "$cordon" run --json --bogus-flag -- true
 json_is "a usage error is an invalid/usage object" 'o["error"]["class"] == "invalid" and o["error"]["code"] == "usage"'
-check "run --json: a program that cannot run exits 70" 70 "$cordon" run --json $p -- /nonexistent/program
+check "run --json: a program that cannot run exits 203" 203 "$cordon" run --json $p -- /nonexistent/program
 json_is "its object is terminal exec_failed" 'o["error"]["class"] == "terminal" and o["error"]["code"] == "exec_failed"'
-check "run --json: a bad policy exits 64" 64 "$cordon" run --json --policy "$tmp/bad.yaml" -- true
+check "run --json: a bad policy exits 202" 202 "$cordon" run --json --policy "$tmp/bad.yaml" -- true
 json_is "its object carries the policy's code" 'o["error"]["class"] == "invalid" and o["error"]["code"].startswith("policy_")'
-check "run --json: a --limit unit error" 64 "$cordon" run --json $p --limit memory=1MB -- true
+check "run --json: a --limit unit error" 202 "$cordon" run --json $p --limit memory=1MB -- true
 json_is "is a usage object naming decimal units" '"decimal units" in o["error"]["message"]'
-check "run --json: a refused --env-file" 77 sh -c 'touch "$0" && chmod 666 "$0" && "$@"' "$tmp/env" "$cordon" run --json $p --env-file "$tmp/env" -- true
+check "run --json: a refused --env-file" 201 sh -c 'touch "$0" && chmod 666 "$0" && "$@"' "$tmp/env" "$cordon" run --json $p --env-file "$tmp/env" -- true
 json_is "is a forbidden/refused object" 'o["error"]["class"] == "forbidden" and o["error"]["code"] == "refused"'
-check "without --json a refusal prints nothing on stdout" 77 "$cordon" run $p --label origin=ci -- true
+check "without --json a refusal prints nothing on stdout" 201 "$cordon" run $p --label origin=ci -- true
 if [ ! -s "$tmp/out" ] && grep -q '^cordon: forbidden \[sandbox_denied\]' "$tmp/err"; then ok "and names class and code on stderr"; else not_ok "and names class and code on stderr"; fi
 
 check "explain --json admitted" 0 "$cordon" explain --json $p --trust semi-trusted
 json_is "is the decision" 'o["admitted"] is True and o["tier"] == "kernel"'
-check "explain --json refused" 77 "$cordon" explain --json $p --trust semi-trusted --label origin=ci
+check "explain --json refused" 201 "$cordon" explain --json $p --trust semi-trusted --label origin=ci
 json_is "is the error object with the decision" 'o["error"]["code"] == "sandbox_denied" and o["decision"]["admitted"] is False'
 check "policy check --json valid" 0 "$cordon" policy check --json "$tmp/p.yaml"
 json_is "says valid with the summary" 'o["valid"] is True and "kernel" in o["summary"] and o["warnings"] == []'
@@ -67,9 +67,9 @@ check "version --json" 0 "$cordon" version --json
 json_is "has version and plugin ABI" 'o["version"] and o["plugin_abi"].count(".") == 1'
 check "gc --json" 0 "$cordon" gc --json $p
 json_is "has the count" 'isinstance(o["removed"], int)'
-check "image pin --json of a reference no engine has" 70 "$cordon" image pin --json cordon-no-such-image:1
+check "image pin --json of a reference no engine has" 203 "$cordon" image pin --json cordon-no-such-image:1
 json_is "is a terminal error object" 'o["error"]["class"] == "terminal"'
-check "an unknown command with --json" 64 "$cordon" frobnicate --json
+check "an unknown command with --json" 202 "$cordon" frobnicate --json
 json_is "is a usage object" 'o["error"]["code"] == "usage"'
 check "--json after -- belongs to the work" 0 "$cordon" run $p -- echo --json
 if [ "$(cat "$tmp/out")" = "--json" ]; then ok "the work printed it, cordon did not switch"; else not_ok "the work printed it, cordon did not switch"; fi

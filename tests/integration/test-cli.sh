@@ -12,30 +12,45 @@ check "run passes the work's exit status through (trusted)" 7 "$cordon" run --tr
 check "run passes the work's exit status through (default trust)" 7 "$cordon" run -- sh -c 'exit 7'
 check "exec runs a shell line" 3 "$cordon" exec --trust trusted 'exit 3'
 check "signals are reported as 128+sig" 137 "$cordon" run --trust trusted -- sh -c 'kill -9 $$'
+# The exit status table of cordon(1), row by row, without --json (issue 15, item 4): the
+# work's 0-127 as is, 128+N for a signal, cordon's own 200-203, which no status of the work's
+# reaches (a work that exits 128-255 itself is 200, its status said on stderr).
+check "exit table: the work's 0" 0 "$cordon" run --trust trusted -- true
+check "exit table: the work's 127 (a shell's 'not found') passes as is" 127 "$cordon" exec --trust trusted 'exit 127'
+check "exit table: 128+N, the work killed by SIGTERM" 143 "$cordon" run --trust trusted -- sh -c 'kill -TERM $$'
+check "exit table: the work's own exit 137 is 200, never read as a kill" 200 "$cordon" run --trust trusted -- sh -c 'exit 137'
+grep_err "exit table: its status is on stderr" "the work exited with status 137"
+check "exit table: the work's own exit 201 is 200, never read as a refusal" 200 "$cordon" run --trust trusted -- sh -c 'exit 201'
+grep_err "exit table: ... said on stderr" "the work exited with status 201"
+check "exit table: 201 refused" 201 "$cordon" run --trust untrusted -- true
+check "exit table: 202 a usage error" 202 "$cordon" run --no-such-option -- true
+check "exit table: 203 could not run" 203 "$cordon" run --trust trusted -- /nonexistent/program
+check "exit table: a refusal prints no status line" 201 "$cordon" run --trust untrusted -- true
+if grep -q "the work exited" "$tmp/err"; then not_ok "exit table: ... nothing about a work that never ran"; else ok "exit table: ... nothing about a work that never ran"; fi
 check "run output is passed through" 0 "$cordon" run --trust trusted -- echo cordon-says-hi
 if grep -q '^cordon-says-hi$' "$tmp/out"; then ok "stdout reaches the caller"; else not_ok "stdout reaches the caller"; fi
-check "an unknown tier is refused" 77 "$cordon" run --trust trusted --tier no-such-tier -- true
+check "an unknown tier is refused" 201 "$cordon" run --trust trusted --tier no-such-tier -- true
 grep_err "the refusal names its class and code" "forbidden \["
 grep_err "the refusal names the tier" "no-such-tier"
-check "an unknown trust level fails closed to untrusted" 77 "$cordon" run --trust bogus -- true
+check "an unknown trust level fails closed to untrusted" 201 "$cordon" run --trust bogus -- true
 grep_err "unknown trust is announced" "unknown trust 'bogus'"
 grep_err "the untrusted requirement is named" "microvm"
-check "a missing command is a usage error" 64 "$cordon" run --trust trusted --
-check "an unknown command is a usage error" 64 "$cordon" frobnicate
-check "a bad timeout is a usage error" 64 "$cordon" run --timeout 5x -- true
+check "a missing command is a usage error" 202 "$cordon" run --trust trusted --
+check "an unknown command is a usage error" 202 "$cordon" frobnicate
+check "a bad timeout is a usage error" 202 "$cordon" run --timeout 5x -- true
 # The policy's unit grammar (common/units.c): a bare number is no duration, here as there.
-check "a bare --timeout 2 is a usage error, as in a policy" 64 "$cordon" run --trust trusted --timeout 2 -- true
+check "a bare --timeout 2 is a usage error, as in a policy" 202 "$cordon" run --trust trusted --timeout 2 -- true
 grep_err "the refusal suggests a unit" "needs a unit.*2s"
-check "--timeout 0s is a usage error" 64 "$cordon" run --trust trusted --timeout 0s -- true
-check "--limit wall=2 is a usage error" 64 "$cordon" explain --trust trusted --limit wall=2
+check "--timeout 0s is a usage error" 202 "$cordon" run --trust trusted --timeout 0s -- true
+check "--limit wall=2 is a usage error" 202 "$cordon" explain --trust trusted --limit wall=2
 grep_err "the --limit refusal suggests a unit" "needs a unit.*2s"
-check "--limit memory=1MB is a usage error, as in a policy" 64 "$cordon" explain --trust trusted --limit memory=1MB
+check "--limit memory=1MB is a usage error, as in a policy" 202 "$cordon" explain --trust trusted --limit memory=1MB
 grep_err "the refusal says why" "decimal units"
-check "--limit cpus=5000 is a usage error, as in a policy" 64 "$cordon" explain --trust trusted --limit cpus=5000
+check "--limit cpus=5000 is a usage error, as in a policy" 202 "$cordon" explain --trust trusted --limit cpus=5000
 check "--limit wall=2s and memory=512MiB are taken" 0 "$cordon" explain --trust trusted --limit wall=2s --limit memory=512MiB
-check "a forbidden env grant is refused" 77 "$cordon" run --trust trusted --env LD_PRELOAD=/x.so -- true
+check "a forbidden env grant is refused" 201 "$cordon" run --trust trusted --env LD_PRELOAD=/x.so -- true
 grep_err "the env refusal has its code" "env_forbidden"
-check "a command that cannot be executed is an error, not a status" 70 "$cordon" run --trust trusted -- /nonexistent/program
+check "a command that cannot be executed is an error, not a status" 203 "$cordon" run --trust trusted -- /nonexistent/program
 check "a timeout kills the work" 137 "$cordon" run --trust trusted --timeout 300ms -- sleep 30
 grep_err "the timeout is reported" "timed out"
 check "--help works" 0 "$cordon" --help
@@ -43,7 +58,7 @@ check "run --help works" 0 "$cordon" run --help
 check "version works" 0 "$cordon" version
 # The built-in directory, whether plugins are installed in it yet or not.
 check "plugins works with the built-in directory" 0 env -u CORDON_PLUGIN_DIR "$cordon" plugins
-check "a plugin directory that was asked for must exist" 64 env CORDON_PLUGIN_DIR=/nonexistent "$cordon" plugins
+check "a plugin directory that was asked for must exist" 202 env CORDON_PLUGIN_DIR=/nonexistent "$cordon" plugins
 grep_err "its absence is named" "plugin_dir_invalid"
 check "probe lists the default tiers" 0 "$cordon" probe
 if grep -q '^jail ' "$tmp/out" && grep -q '^kernel ' "$tmp/out"; then ok "probe shows jail and kernel"; else not_ok "probe shows jail and kernel"; fi
@@ -82,7 +97,7 @@ else not_ok "both tiers are unavailable, timed out"; sed 's/^/# /' "$tmp/out"; f
 mkdir -m 755 "$tmp/ctor"
 cp "$top/tests/plugins/.libs/ctorexit.so" "$tmp/ctor/"
 printf 'cordon: 1\nplugins: {load: [ctorexit]}\n' >"$tmp/ctor.yaml"
-check "exit() in a plugin constructor fails the command" 70 "$cordon" run --policy "$tmp/ctor.yaml" --plugin-dir "$tmp/ctor" -- echo RAN
+check "exit() in a plugin constructor fails the command" 203 "$cordon" run --policy "$tmp/ctor.yaml" --plugin-dir "$tmp/ctor" -- echo RAN
 grep_err "the plugin is named" "cordon: plugin $tmp/ctor/ctorexit.so called exit() while loading"
 if grep -q RAN "$tmp/out"; then not_ok "nothing ran"; else ok "nothing ran"; fi
 # Review of issue 10 (item 6): _exit(0) skips the atexit check that catches
@@ -101,17 +116,17 @@ else not_ok "_exit() in a plugin constructor fails the command (exit $rc, ran: $
 ln -s /etc "$tmp/etc-link"
 for ws in /etc /usr /boot /root /run / /var; do
 	[ -d "$ws" ] || continue
-	check "the kernel tier refuses --workspace $ws" 77 "$cordon" run --tier kernel --workspace "$ws" -- true
+	check "the kernel tier refuses --workspace $ws" 201 "$cordon" run --tier kernel --workspace "$ws" -- true
 	grep_err "the kernel tier's refusal of $ws has its code" "workspace_forbidden"
-	check "the jail refuses --workspace $ws" 77 "$cordon" run --trust trusted --tier jail --workspace "$ws" -- true
+	check "the jail refuses --workspace $ws" 201 "$cordon" run --trust trusted --tier jail --workspace "$ws" -- true
 	grep_err "the jail's refusal of $ws has its code" "workspace_forbidden"
 done
-check "the kernel tier refuses a symlink to /etc" 77 "$cordon" run --tier kernel --workspace "$tmp/etc-link" -- true
+check "the kernel tier refuses a symlink to /etc" 201 "$cordon" run --tier kernel --workspace "$tmp/etc-link" -- true
 grep_err "the symlink is named as such" "symbolic link"
-check "the jail refuses a symlink to /etc" 77 "$cordon" run --trust trusted --tier jail --workspace "$tmp/etc-link" -- true
+check "the jail refuses a symlink to /etc" 201 "$cordon" run --trust trusted --tier jail --workspace "$tmp/etc-link" -- true
 mkdir "$tmp/ws"
 if [ "$(id -u)" = 0 ]; then
-	check "as root a root-owned workspace is refused" 77 "$cordon" run --tier kernel --workspace "$tmp/ws" -- true
+	check "as root a root-owned workspace is refused" 201 "$cordon" run --tier kernel --workspace "$tmp/ws" -- true
 	grep_err "the refusal says chown" "owned by root"
 	chown 65534:65534 "$tmp/ws"
 fi
@@ -131,7 +146,7 @@ if grep -Eq '^removed [0-9]+$' "$tmp/out"; then ok "gc reports what it removed";
 check "-e NAME takes the value from cordon's environment" 0 env CORDON_T_SECRET='s3 cr=et' "$cordon" run --trust trusted -e CORDON_T_SECRET -- sh -c 'printf %s "$CORDON_T_SECRET"'
 if [ "$(cat "$tmp/out")" = 's3 cr=et' ] && [ ! -s "$tmp/err" ]; then ok "-e NAME grants the value, without a warning"; else
 	not_ok "-e NAME grants the value, without a warning"; sed 's/^/# /' "$tmp/out" "$tmp/err"; fi
-check "-e NAME of an unset variable is a usage error" 64 env -u CORDON_T_UNSET "$cordon" run --trust trusted -e CORDON_T_UNSET -- true
+check "-e NAME of an unset variable is a usage error" 202 env -u CORDON_T_UNSET "$cordon" run --trust trusted -e CORDON_T_UNSET -- true
 grep_err "the unset variable is named" "CORDON_T_UNSET is not set"
 check "-e K=V still works" 0 "$cordon" run --trust trusted -e CORDON_T_KV=v4lue -- sh -c 'printf %s "$CORDON_T_KV"'
 grep_err "-e K=V warns that the value is on the command line" "warning: the value of CORDON_T_KV is on cordon's command line"
@@ -143,20 +158,20 @@ if [ "$(cat "$tmp/out")" = '1|with spaces = "quotes" $HOME #not-a-comment||flag|
 	ok "--env-file values are verbatim (no quotes, expansion or comments), -e has the last word"; else
 	not_ok "--env-file values are verbatim (no quotes, expansion or comments), -e has the last word"; sed 's/^/# /' "$tmp/out"; fi
 chmod 620 "$tmp/env"
-check "a group-writable --env-file is refused" 77 "$cordon" run --trust trusted --env-file "$tmp/env" -- true
+check "a group-writable --env-file is refused" 201 "$cordon" run --trust trusted --env-file "$tmp/env" -- true
 grep_err "the refusal names the mode" "mode 0620"
 chmod 604 "$tmp/env"
-check "a world-readable --env-file is refused" 77 "$cordon" run --trust trusted --env-file "$tmp/env" -- true
+check "a world-readable --env-file is refused" 201 "$cordon" run --trust trusted --env-file "$tmp/env" -- true
 printf 'CORDON_T_A=1\nno equals sign\n' >"$tmp/env2"
 chmod 600 "$tmp/env2"
-check "a --env-file line without = is a usage error" 64 "$cordon" run --trust trusted --env-file "$tmp/env2" -- true
+check "a --env-file line without = is a usage error" 202 "$cordon" run --trust trusted --env-file "$tmp/env2" -- true
 grep_err "the bad line is named" "env2:2: expected NAME=VALUE"
 printf 'LD_PRELOAD=/x.so\n' >"$tmp/env3"
 chmod 600 "$tmp/env3"
-check "--env-file cannot grant a forbidden variable" 77 "$cordon" run --trust trusted --env-file "$tmp/env3" -- true
+check "--env-file cannot grant a forbidden variable" 201 "$cordon" run --trust trusted --env-file "$tmp/env3" -- true
 grep_err "the forbidden file line is named" "env3:1"
 ln -s "$tmp/env" "$tmp/env-link"
-check "a symlinked --env-file is refused" 77 "$cordon" run --trust trusted --env-file "$tmp/env-link" -- true
+check "a symlinked --env-file is refused" 201 "$cordon" run --trust trusted --env-file "$tmp/env-link" -- true
 grep_err "the refusal names the link" "a symbolic link"
 check "--env-file reads a pipe" 0 sh -c 'printf "CORDON_T_P=piped\n" | "$1" run --trust trusted --env-file /dev/stdin -- sh -c "printf %s \"\$CORDON_T_P\""' sh "$cordon"
 if [ "$(cat "$tmp/out")" = piped ]; then ok "a piped --env-file is granted"; else not_ok "a piped --env-file is granted"; fi

@@ -63,8 +63,8 @@ check "with allow_semi_trusted_on_jail it passes" 0 "$cordon" policy check "$tmp
 has "with a warning on stderr" err "^cordon: WARNING: allow_semi_trusted_on_jail: semi-trusted work may run in the process jail"
 has "and in the summary" out "^WARNING: allow_semi_trusted_on_jail"
 
-check "policy check needs a file" 64 "$cordon" policy check
-check "policy needs a subcommand" 64 "$cordon" policy
+check "policy check needs a file" 202 "$cordon" policy check
+check "policy needs a subcommand" 202 "$cordon" policy
 check "a missing file is an error" 1 "$cordon" policy check "$tmp/missing.yaml"
 has "the missing file is named" err "missing.yaml: cannot open the policy"
 
@@ -85,28 +85,28 @@ has "the decision names the tier" out "decision:     admitted: tier jail (contai
 has "the limits are the smallest caps" out "limits:       wall 30s, memory 512MiB"
 check "explain --json" 0 "$cordon" explain --trust trusted --policy "$tmp/p.yaml" --json
 has "the JSON names the chosen tier" out '"admitted":true,"code":null,"message":null,"trust":"trusted"'
-check "explain: a deny rule refuses (exit 77)" 77 "$cordon" explain --trust trusted --label env=prod --policy "$tmp/p.yaml"
+check "explain: a deny rule refuses (exit 201)" 201 "$cordon" explain --trust trusted --label env=prod --policy "$tmp/p.yaml"
 has "the refusal names the rule" out "jail         process-jail     rule no-prod"
-check "explain: a request above a cap is refused, not clamped" 77 "$cordon" explain --trust trusted --limit memory=1GiB --policy "$tmp/p.yaml"
+check "explain: a request above a cap is refused, not clamped" 201 "$cordon" explain --trust trusted --limit memory=1GiB --policy "$tmp/p.yaml"
 has "the refusal names both values" out "rule cap: memory 1GiB > 512MiB"
-check "explain: unknown trust fails closed" 77 "$cordon" explain --trust root --policy "$tmp/p.yaml"
+check "explain: unknown trust fails closed" 201 "$cordon" explain --trust root --policy "$tmp/p.yaml"
 has "the unknown trust is shown" out "trust:        untrusted (asked: 'root', unknown, so treated as untrusted)"
 has "the reason is given" out "the policy lists no tier for it"
-check "explain: a tier that is not a candidate" 77 "$cordon" explain --trust trusted --tier vm --policy "$tmp/p.yaml"
+check "explain: a tier that is not a candidate" 201 "$cordon" explain --trust trusted --tier vm --policy "$tmp/p.yaml"
 has "the refusal says so" out "tier vm is not a candidate for trusted work (candidates: jail)"
-check "explain needs --trust" 64 "$cordon" explain
-check "explain rejects a bad --limit" 64 "$cordon" explain --trust trusted --limit memory=lots
+check "explain needs --trust" 202 "$cordon" explain
+check "explain rejects a bad --limit" 202 "$cordon" explain --trust trusted --limit memory=lots
 printf 'cordon: 1\ntiers: {jail: {driver: local, confine: none}}\ntrust: {trusted: {tiers: [jail]}}\nrules:\n  - {name: offline, require: {egress: deny}}\n' >"$tmp/offline.yaml"
-check "explain: the jail cannot enforce egress deny (exit 77)" 77 "$cordon" explain --trust trusted --policy "$tmp/offline.yaml"
+check "explain: the jail cannot enforce egress deny (exit 201)" 201 "$cordon" explain --trust trusted --policy "$tmp/offline.yaml"
 has "the refusal says the tier does not enforce it" out "rule offline: requires egress deny, and tier jail does not enforce egress deny"
 
 if [ "$(wc -l <"$tmp/audit.jsonl")" -eq 6 ] && grep -q '"dry_run":true' "$tmp/audit.jsonl" &&
 	[ "$(stat -c %a "$tmp/audit.jsonl")" = 600 ]; then ok "every explain is audited as a dry run (0600)"
 else not_ok "every explain is audited as a dry run (0600)"; sed 's/^/# /' "$tmp/audit.jsonl"; fi
 
-CORDON_POLICY="$tmp/p.yaml" check "CORDON_POLICY is used" 77 "$cordon" explain --trust trusted --label env=prod
+CORDON_POLICY="$tmp/p.yaml" check "CORDON_POLICY is used" 201 "$cordon" explain --trust trusted --label env=prod
 CORDON_POLICY="$tmp/three.yaml" check "--policy wins over CORDON_POLICY" 0 "$cordon" explain --trust trusted --policy "$tmp/p.yaml"
-check "run refuses a bad policy with its position" 64 "$cordon" run --policy "$tmp/three.yaml" -- true
+check "run refuses a bad policy with its position" 202 "$cordon" run --policy "$tmp/three.yaml" -- true
 has "the run error has the position" err "three.yaml:2:1: tirs: unknown key"
 check "probe takes --policy" 0 "$cordon" probe --policy "$tmp/p.yaml"
 has "probe lists the policy's tier" out "^jail "
@@ -116,10 +116,10 @@ has "policy show names the file" out "p.yaml: valid policy"
 # ---- issue 15, items 4-7 --------------------------------------------------------------
 # Explain equals open, on the real jail: it cannot enforce a pids limit (no cgroups), so
 # explain refuses it as run does, instead of admitting it and failing at open.
-check "explain: the jail cannot enforce pids (exit 77)" 77 "$cordon" explain --trust trusted --limit pids=16 --policy "$tmp/p.yaml"
+check "explain: the jail cannot enforce pids (exit 201)" 201 "$cordon" explain --trust trusted --limit pids=16 --policy "$tmp/p.yaml"
 has "the candidate says why" out "jail         process-jail     cannot enforce the pids limit here"
 has "with the limit's own code" out "refused \[limit_unenforceable\]"
-check "run: refused alike before anything runs" 77 "$cordon" run --trust trusted --limit pids=16 --policy "$tmp/p.yaml" -- true
+check "run: refused alike before anything runs" 201 "$cordon" run --trust trusted --limit pids=16 --policy "$tmp/p.yaml" -- true
 has "run names the same reason" err "jail: cannot enforce the pids limit here"
 
 # policy check: every error in one pass, in file order, each with its position.
@@ -154,7 +154,7 @@ has "the JSON lists the problem" out '"problems":\["plugin fakr was refused: '
 # Capping plugin claims: the test plugin claims microvm; taken for container by default (a third party's: cordon does not ship it).
 printf 'cordon: 1\nplugins: {dir: %s, load: [test]}\ntiers: {vm: {driver: fake, containment: microvm}}\ntrust: {untrusted: {tiers: [vm]}}\n' "$plugdir" >"$tmp/claim.yaml"
 check "policy check --strict: the plugin loads" 0 "$cordon" policy check --strict "$tmp/claim.yaml"
-check "explain: a plugin's microvm claim is not taken for untrusted work" 77 "$cordon" explain --trust untrusted --policy "$tmp/claim.yaml"
+check "explain: a plugin's microvm claim is not taken for untrusted work" 201 "$cordon" explain --trust untrusted --policy "$tmp/claim.yaml"
 has "the claim, its origin and the cap are shown" out "vm           container        container < microvm (plugin test claims microvm; capped to container by default"
 check "probe shows the claim's origin and cap" 0 "$cordon" probe --json --policy "$tmp/claim.yaml"
 has "origin and max_containment in probe --json" out '"containment":"microvm","origin":"test","max_containment":"container"'

@@ -34,6 +34,15 @@ pytest_run() { # pytest_run DESCRIPTION: the binding's tests, TAP-summarised
 cp -R "$srcdir/bindings/python" "$tmp/pkg"
 chmod -R u+w "$tmp/pkg"
 
+# A podman tier for the serve pid's test (a container's own pid), where this host has one.
+if [ "$(id -u)" = 0 ] && [ -r /var/lib/cordon-ci/image-ref ] && command -v podman >/dev/null 2>&1; then
+	chmod 755 "$tmp"
+	mkdir -m 755 "$tmp/plugins"
+	cp "$top_builddir/plugins/podman/.libs/podman.so" "$tmp/plugins/"
+	CORDON_TEST_PODMAN_PLUGINS=$tmp/plugins CORDON_TEST_AGENT=$top_builddir/agent/cordon-agent
+	CORDON_TEST_IMAGE=$(cat /var/lib/cordon-ci/image-ref)
+	export CORDON_TEST_PODMAN_PLUGINS CORDON_TEST_AGENT CORDON_TEST_IMAGE
+fi
 CORDON_LIBRARY="$top_builddir/core/.libs/libcordon.so.0" pytest_run "pytest against the build tree's library"
 
 make -s -C "$top_builddir" install-libLTLIBRARIES DESTDIR="$tmp/root" >"$tmp/install" 2>&1 || sed 's/^/# /' "$tmp/install"

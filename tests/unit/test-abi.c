@@ -84,6 +84,7 @@ static const abi_row compiled[] = {
 	FIELD(cordon_plugin_run_sink, ctx),
 	FIELD(cordon_plugin_run_sink, output),
 	FIELD(cordon_plugin_run_sink, address),
+	FIELD(cordon_plugin_run_sink, started),
 	STRUCT(cordon_plugin_run_status),
 	FIELD(cordon_plugin_run_status, size),
 	FIELD(cordon_plugin_run_status, flags),

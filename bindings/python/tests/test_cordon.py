@@ -164,6 +164,43 @@ def test_sandbox_close_ends_its_streams_first(policy):
         assert time.monotonic() - t0 < 10 and st._h is None
 
 
+def _serve_until(srv, needle, timeout=30.0):
+    end = time.monotonic() + timeout
+    while needle not in srv.output and time.monotonic() < end:
+        time.sleep(0.05)
+    return srv.output
+
+
+def test_serve_pid_on_the_jail_is_none(policy):
+    with cordon.Context(str(policy)) as ctx, ctx.sandbox("trusted") as sb:
+        with sb.serve(["/bin/sh", "-c", "echo up; exec sleep 30"]) as srv:
+            assert "up" in _serve_until(srv, "up")
+            assert srv.pid is None  # the local tiers report no pid (cordon.h)
+
+
+def test_serve_pid_in_a_container():
+    """The pid a container tier reports is the one the server has inside its container."""
+    plugins = os.environ.get("CORDON_TEST_PODMAN_PLUGINS")
+    if not plugins:
+        if os.environ.get("CORDON_REQUIRE") == "all":
+            pytest.fail("CORDON_REQUIRE=all: no podman tier (root, podman, the pinned image)")
+        pytest.skip("no podman tier here (root, podman and the pinned image)")
+    text = ("cordon: 1\nplugins: {dir: %s, load: [podman]}\ntiers:\n  box:\n"
+            "    driver: podman\n    helper: %s\n    image: \"%s\"\n    runtime: runc\n"
+            "    cgroup_manager: cgroupfs\n    ulimits: [nofile=1024:1024, nproc=4096:4096]\n"
+            "    limits: {memory: 256MiB, pids: 64, wall: 60s}\n"
+            "trust:\n  semi-trusted: {require: kernel, tiers: [box]}\n"
+            % (plugins, os.environ["CORDON_TEST_AGENT"], os.environ["CORDON_TEST_IMAGE"]))
+    with cordon.Context(policy_text=text) as ctx, ctx.sandbox("semi-trusted") as sb:
+        assert sb.tier == "box"
+        with sb.serve(["/bin/sh", "-c", "echo pid=$$; exec sleep 30"]) as srv:
+            out = _serve_until(srv, "\n")
+            seen = int(out.split("pid=")[1].split()[0])
+            assert seen > 1 and srv.pid == seen, (out, srv.pid)
+            srv.stop()
+            assert srv.pid == seen  # it stays after the end
+
+
 def test_serve_ready(policy):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

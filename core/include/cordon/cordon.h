@@ -325,7 +325,7 @@ enum {
 	 * decides what reaches a real terminal), on a thread of the library's: a stream
 	 * callback must not assume the calling thread. Size: tty_rows, tty_cols, tty_resize_fd.
 	 * A tier that cannot give one refuses the run (terminal "unsupported"): the local
-	 * tiers can, the container tiers cannot yet. Not with stdin_data, nor for serve. */
+	 * and the container tiers can. Not with stdin_data, nor for serve. */
 	CORDON_RUN_TTY = 1u << 1,
 	/* Added in 0.3, for cordon_sandbox_serve only: the served port is reached through a
 	 * unix socket, in a directory the library makes (mode 0700, in $XDG_RUNTIME_DIR or
@@ -454,6 +454,11 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
  * Owned by caller (free()). */
 char *cordon_serve_address(cordon_serve *s);
 bool cordon_serve_running(cordon_serve *s);
+/* Added in 0.2 (libtool 3:0:3): the server's pid as seen inside its sandbox (a container's or
+ * a guest's own pid namespace, where a host pid would mean nothing), once its tier reports
+ * it; -1 before that, and on a tier that reports none (the jail and the kernel tier, for
+ * now). It stays after the server ends. */
+int64_t cordon_serve_pid(cordon_serve *s);
 /* The retained tail of combined output; owned by caller (free()). */
 char *cordon_serve_output(cordon_serve *s);
 /* Waits up to timeout_ms (negative: forever) for the server to end. Returns

@@ -225,6 +225,10 @@ typedef struct cordon_plugin_run_sink {
 	void (*output)(void *ctx, uint32_t stream, const void *data, size_t len);
 	/* The host loopback address of a served port, once known. */
 	void (*address)(void *ctx, const char *host_port);
+	/* ABI 1.4 (a driver checks size covers it): the work's pid once it runs, as seen inside
+	 * the sandbox (a container's or a guest's own pid namespace). Optional: a driver that
+	 * cannot tell calls nothing. */
+	void (*started)(void *ctx, int64_t pid);
 } cordon_plugin_run_sink;
 
 /* Run status flags, run_status.flags: how the run ended. */

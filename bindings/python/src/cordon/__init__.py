@@ -376,7 +376,7 @@ class Stream:
 
 
 class Serve:
-    """A server in the background: address, running, output, wait_ready, wait, stop."""
+    """A server in the background: address, running, pid, output, wait_ready, wait, stop."""
 
     def __init__(self, handle: ctypes.c_void_p, keep: List[object]) -> None:
         self._h = handle
@@ -389,6 +389,14 @@ class Serve:
     @property
     def running(self) -> bool:
         return bool(lib.cordon_serve_running(self._h))
+
+    @property
+    def pid(self) -> Optional[int]:
+        """The server's pid as seen inside its sandbox (a container's own pid namespace),
+        once its tier reports it; None before that, and on the jail and the kernel tier,
+        which report none."""
+        pid = lib.cordon_serve_pid(self._h)
+        return pid if pid > 0 else None
 
     @property
     def output(self) -> str:

@@ -119,6 +119,7 @@ _SIGNATURES = {
                                      POINTER(P), E]),
     "cordon_serve_address": (c_void_p, [P]),
     "cordon_serve_running": (c_bool, [P]),
+    "cordon_serve_pid": (c_int64, [P]),
     "cordon_serve_output": (c_void_p, [P]),
     "cordon_serve_wait": (c_int, [P, c_int64, POINTER(P), E]),
     "cordon_serve_wait_ready": (c_int, [P, c_int64, E]),
