@@ -103,11 +103,11 @@ esac
 if [ -s "$tmp/heads" ]; then not_ok "a wrong CA: the upstream got no request"; else ok "a wrong CA: the upstream got no request"; fi
 
 policy "$tmp/jail.yaml" "$tmp/ca.pem" jail
-check "the process jail refuses a policy with services" 70 "$cordon" run --policy "$tmp/jail.yaml" --trust trusted -- true
+check "the process jail refuses a policy with services" 203 "$cordon" run --policy "$tmp/jail.yaml" --trust trusted -- true
 if grep -q "no network of its own for services" "$tmp/err"; then ok "the refusal says why"
 else not_ok "the refusal says why"; sed 's/^/# /' "$tmp/err"; fi
 chmod 0644 "$tmp/model-key"
-check "a key file others can read refuses the sandbox" 70 "$cordon" run --policy "$tmp/p.yaml" -- true
+check "a key file others can read refuses the sandbox" 203 "$cordon" run --policy "$tmp/p.yaml" -- true
 if grep -q "mode 0600" "$tmp/err" && ! grep -q -- "$secret" "$tmp/err"; then ok "the refusal names the mode, not the key"
 else not_ok "the refusal names the mode, not the key"; sed 's/^/# /' "$tmp/err"; fi
 tap_finish
