@@ -79,6 +79,15 @@ ok(again1.pid === ticker.pid && tr.exitCode === 0 && tr.stdout === 'tick 1\ntick
 ok(live.join('') === 'tick 1\ntick 2\ndone\n', 'the connected handle streams it', JSON.stringify(live))
 const noproc = await rejects(sbx.commands.connect(999999))
 ok(noproc !== null && /not found/i.test(noproc.message), 'connecting to an unknown pid: not found', noproc)
+// What is kept while no one reads is bounded (the newest 1 MiB of events): 3 MB printed
+// while detached come back as their tail only.
+const flood = await sbx.commands.run('sleep 0.3; head -c 3000000 /dev/zero | tr "\\0" a; sleep 1.5; echo END',
+  { background: true })
+await flood.disconnect()
+await new Promise((resolve) => setTimeout(resolve, 1_200))
+const fr = await (await sbx.commands.connect(flood.pid)).wait()
+ok(fr.stdout.endsWith('aEND\n') && fr.stdout.length > 500_000 && fr.stdout.length < 1_100_000,
+  'output kept while detached is bounded: its newest part', fr.stdout.length)
 // Two readers at once: both see the output printed after both attached.
 const twice = await sbx.commands.run('read -r x; echo "[$x]"', { background: true, stdin: true })
 const other = await sbx.commands.connect(twice.pid)
