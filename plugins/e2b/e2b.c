@@ -331,6 +331,44 @@ static void e2b_close(void *sandbox)
 	e2b_host->free(s);
 }
 
+/* E2B's pause persists the sandbox (its memory and files) and stops its time to live; a
+ * 409 is "already paused". Connect resumes it (200: it was running, 201: resumed) with the
+ * tier's time to live again. */
+static int lifecycle(e2b_sandbox *s, const char *action, const char *body, cordon_plugin_error *err)
+{
+	char path[E2B_ID_MAX + 32];
+	snprintf(path, sizeof(path), "/sandboxes/%s/%s", s->id, action);
+	e2b_call c = { .method = "POST",
+		       .api = true,
+		       .idempotent = true, /* a repeat is a 409 or a 200: no second sandbox */
+		       .content_type = "application/json",
+		       .body = body,
+		       .body_len = strlen(body),
+		       .cancel_fd = -1 };
+	c.url = e2b_url(s->tier->api_url, path, NULL, NULL);
+	int r = e2b_http(s->tier, &c, err);
+	bool pause = strcmp(action, "pause") == 0;
+	if (r >= 0 &&
+	    !(pause ? c.status == 204 || c.status == 409 : c.status == 200 || c.status == 201))
+		r = e2b_status_error(&c, action, err);
+	e2b_call_clear(&c);
+	e2b_host->free(c.url);
+	return r < 0 ? r : 0;
+}
+
+static int e2b_pause(void *sandbox, cordon_plugin_error *err)
+{
+	return lifecycle(sandbox, "pause", "{}", err);
+}
+
+static int e2b_resume(void *sandbox, cordon_plugin_error *err)
+{
+	e2b_sandbox *s = sandbox;
+	char body[64];
+	snprintf(body, sizeof(body), "{\"timeout\":%llu}", (unsigned long long)s->tier->ttl_s);
+	return lifecycle(s, "connect", body, err);
+}
+
 static const cordon_plugin_driver e2b_driver = {
 	.size = sizeof(cordon_plugin_driver),
 	.name = "e2b",
@@ -346,6 +384,8 @@ static const cordon_plugin_driver e2b_driver = {
 	.walk = e2b_walk,
 	.close = e2b_close,
 	.gc = e2b_gc,
+	.pause = e2b_pause,
+	.resume = e2b_resume,
 };
 
 static int e2b_init(const cordon_host *host, cordon_plugin_registrar *reg, cordon_plugin_error *err)

@@ -81,13 +81,20 @@ const noproc = await rejects(sbx.commands.connect(999999))
 ok(noproc !== null && /not found/i.test(noproc.message), 'connecting to an unknown pid: not found', noproc)
 // What is kept while no one reads is bounded (the newest 1 MiB of events): 3 MB printed
 // while detached come back as their tail only.
-const flood = await sbx.commands.run('sleep 0.3; head -c 3000000 /dev/zero | tr "\\0" a; sleep 1.5; echo END',
+const flood = await sbx.commands.run('sleep 0.3; head -c 3000000 /dev/zero | tr "\\0" a; touch flooded; sleep 2; echo END',
   { background: true })
 await flood.disconnect()
-await new Promise((resolve) => setTimeout(resolve, 1_200))
+ok(await (async () => {
+  for (const until = Date.now() + 20_000; Date.now() < until;) {
+    if (await sbx.files.exists('flooded')) return true
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return false
+})(), 'the detached command printed 3 MB')
 const fr = await (await sbx.commands.connect(flood.pid)).wait()
 ok(fr.stdout.endsWith('aEND\n') && fr.stdout.length > 500_000 && fr.stdout.length < 1_100_000,
   'output kept while detached is bounded: its newest part', fr.stdout.length)
+await sbx.files.remove('flooded')
 // Two readers at once: both see the output printed after both attached.
 const twice = await sbx.commands.run('read -r x; echo "[$x]"', { background: true, stdin: true })
 const other = await sbx.commands.connect(twice.pid)
@@ -180,6 +187,12 @@ const escape = await rejects(sbx.files.read('/etc/passwd'))
 ok(escape !== null, 'a path outside the home directory is refused', escape)
 const missing = await rejects(sbx.files.read('missing.txt'))
 ok(missing !== null && /does not exist/.test(missing.message), 'reading a missing file: not found', missing)
+
+// Pause: the kernel tier cannot freeze a sandbox, so pause is refused with cordon's reason
+// and the sandbox runs on (test-e2b-pause covers a tier that can).
+const np = await rejects(sbx.pause())
+ok(np !== null && /does not support pause/.test(np.message), 'pause on a tier that cannot: cordon\'s reason', np)
+ok((await sbx.commands.run('echo still')).stdout === 'still\n', 'the refused pause leaves it running')
 
 // Timeout extended.
 const before = await sbx.getInfo()

@@ -52,6 +52,7 @@ typedef enum scenario {
 	S_READ_ENDLESS,
 	S_KILL_503,
 	S_LIST_503,
+	S_PAUSE_409,
 } scenario;
 
 static int listen_fd = -1;
@@ -187,6 +188,10 @@ static void answer(int fd, const char *method, const char *path, scenario s)
 		json_reply(fd, "201 Created", created);
 	else if (strcmp(method, "GET") == 0 && strcmp(path, "/sandboxes") == 0 && s == S_LIST_503)
 		json_reply(fd, "503 Service Unavailable", "{\"code\":503,\"message\":\"down\"}");
+	else if (g_str_has_suffix(path, "/pause"))
+		json_reply(fd, s == S_PAUSE_409 ? "409 Conflict" : "204 No Content", "");
+	else if (g_str_has_suffix(path, "/connect"))
+		json_reply(fd, "201 Created", created);
 	else if (strcmp(method, "DELETE") == 0)
 		json_reply(fd, s == S_KILL_503 ? "503 Service Unavailable" : "204 No Content", "");
 	else if (strcmp(path, "/process.Process/Start") == 0)
@@ -481,6 +486,52 @@ START_TEST(test_probe_503)
 }
 END_TEST
 
+/* Pause and resume are E2B's calls (not a double's hostility, but the double records what
+ * is sent): pause is POST .../pause, runs and file operations are refused while paused
+ * without reaching the server, resume is POST .../connect; a 409 (already paused) is a
+ * pause. */
+START_TEST(test_pause_resume)
+{
+	cordon_context *ctx = ctx_for(S_NORMAL);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(open_sb(ctx, &sb, &err), 0);
+	ck_assert_msg(cordon_sandbox_pause(sb, &err) == 0, "pause: %s",
+		      err ? cordon_error_get_message(err) : "");
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/pause"), 1);
+	ck_assert_int_eq(cordon_sandbox_pause(sb, &err), 0); /* paused already: nothing sent */
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/pause"), 1);
+	const char *argv[] = { "/bin/true", NULL };
+	cordon_result *res = NULL;
+	ck_assert_int_lt(cordon_sandbox_run(sb, argv, NULL, &res, &err), 0);
+	ck_assert_str_eq(cordon_error_get_code(err), "sandbox_paused");
+	cordon_error_free(err);
+	err = NULL;
+	void *data = NULL;
+	ck_assert_int_lt(cordon_sandbox_read_file(sb, "f", &data, NULL, &err), 0);
+	ck_assert_str_eq(cordon_error_get_code(err), "sandbox_paused");
+	cordon_error_free(err);
+	err = NULL;
+	ck_assert_uint_eq(count_seen("POST /process.Process/Start"), 0);
+	ck_assert_int_eq(cordon_sandbox_resume(sb, &err), 0);
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/connect"), 1);
+	cordon_sandbox_run(sb, argv, NULL, &res, &err); /* the double's stream is short */
+	cordon_result_free(res);
+	cordon_error_free(err);
+	err = NULL;
+	ck_assert_uint_eq(count_seen("POST /process.Process/Start"), 1);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	ctx = ctx_for(S_PAUSE_409);
+	ck_assert_int_eq(open_sb(ctx, &sb, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_pause(sb, &err), 0);
+	ck_assert_int_lt(cordon_sandbox_run(sb, argv, NULL, &res, &err), 0); /* it is paused */
+	cordon_error_free(err);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("e2b-hostile");
@@ -499,6 +550,7 @@ static Suite *hostile_suite(void)
 	tcase_add_test(tc, test_endless_stream);
 	tcase_add_test(tc, test_endless_file);
 	tcase_add_test(tc, test_kill_retried);
+	tcase_add_test(tc, test_pause_resume);
 	tcase_add_test(tc, test_probe_503);
 	suite_add_tcase(s, tc);
 	return s;

@@ -33,7 +33,7 @@ extern "C" {
  * and a MINOR at least as new. A plugin that uses something a later minor
  * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 3
+#define CORDON_PLUGIN_ABI_MINOR 4
 
 /* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
  * the plugin defines an older one to load into older cores too, and then
@@ -306,6 +306,13 @@ typedef struct cordon_plugin_driver {
 	void (*close)(void *sandbox);
 	/* Removes what a crashed host left behind (containers, guests). */
 	int (*gc)(void *tier, cordon_plugin_error *err);
+	/* ABI 1.4: freezes everything the sandbox runs where it is (its processes stop; a
+	 * remote tier's time to live stops counting, where the service says so), and thaws it.
+	 * The core calls neither twice in a row, nor with a run or file operation of its own in
+	 * progress on another thread unless the caller races it (runs then freeze too). NULL:
+	 * the tier cannot pause; the core refuses (unsupported). */
+	int (*pause)(void *sandbox, cordon_plugin_error *err);
+	int (*resume)(void *sandbox, cordon_plugin_error *err);
 } cordon_plugin_driver;
 
 /* ---- host services ------------------------------------------------------- */
