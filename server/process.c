@@ -55,6 +55,10 @@ void srv_proc_unref(srv_proc *p)
 	g_free(p->address);
 	json_object_put(p->config);
 	json_object_put(p->tag);
+	if (p->line)
+		g_string_free(p->line, TRUE);
+	if (p->errtail)
+		g_string_free(p->errtail, TRUE);
 	for (int i = 0; i < 2; i++)
 		if (p->resize[i] >= 0)
 			close(p->resize[i]);
@@ -78,6 +82,8 @@ void srv_proc_unref(srv_proc *p)
 static int on_output(void *user, int stream, const void *data, size_t len)
 {
 	srv_proc *p = user;
+	if (p->watcher)
+		return srv_watch_output(p, stream, data, len);
 	const guint8 *d = data;
 	const char *kind = p->pty ? "pty" : stream == 2 ? "stderr" : "stdout";
 	for (size_t off = 0; off < len; off += SRV_DATA_CHUNK) {
@@ -93,7 +99,7 @@ static int on_output(void *user, int stream, const void *data, size_t len)
 	return 0; /* the work goes on without readers (Connect re-attaches) */
 }
 
-static json_object *end_error(const char *code, const char *message, const cordon_error *err)
+json_object *srv_end_error(const char *code, const char *message, const cordon_error *err)
 {
 	json_object *e = json_object_new_object(), *o = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_string(code));
@@ -204,14 +210,16 @@ static gpointer proc_thread(gpointer data)
 		close(p->stdin_pipe[0]);
 		p->stdin_pipe[0] = -1;
 	}
-	if (rc < 0) {
-		final = srv_envelope(
-			2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
+	if (p->watcher) {
+		final = srv_watch_end(p, rc, res, err);
+	} else if (rc < 0) {
+		final = srv_envelope(2, srv_end_error(srv_connect_code(err),
+						      cordon_error_get_message(err), err));
 	} else if (cordon_result_timed_out(res)) {
-		final = srv_envelope(2, end_error("deadline_exceeded",
-						  "the process ran past its "
-						  "Connect-Timeout-Ms and was killed",
-						  NULL));
+		final = srv_envelope(2, srv_end_error("deadline_exceeded",
+						      "the process ran past its "
+						      "Connect-Timeout-Ms and was killed",
+						      NULL));
 	} else {
 		last = srv_envelope(0, end_event(res, p->killed_by));
 		final = srv_envelope(2, json_object_new_object());
@@ -311,7 +319,7 @@ static int header_int(srv_req *r, const char *name, int dflt, int max)
 }
 
 /* The one message of a streaming call's body (one uncompressed envelope); NULL and why. */
-static json_object *stream_message(srv_req *r, const char **why)
+json_object *srv_stream_message(srv_req *r, const char **why)
 {
 	const guint8 *b = r->body->data;
 	size_t len = r->body->len;
@@ -348,7 +356,7 @@ static const char *parse_start(srv_req *r, srv_proc *p)
 {
 	static const char *const fields[] = { "process", "pty", "tag", "stdin", NULL };
 	const char *bad = NULL;
-	json_object *req = stream_message(r, &bad), *v;
+	json_object *req = srv_stream_message(r, &bad), *v;
 	if (!req)
 		return bad;
 	if (srv_unknown_field(req, fields))
@@ -395,7 +403,7 @@ static const char *parse_serve(srv_req *r, srv_proc *p)
 	return NULL;
 }
 
-static srv_proc *proc_new(srv_sandbox *s)
+srv_proc *srv_proc_new(srv_sandbox *s)
 {
 	srv_proc *p = g_new0(srv_proc, 1);
 	g_mutex_init(&p->lock);
@@ -415,7 +423,7 @@ static srv_proc *proc_new(srv_sandbox *s)
 }
 
 /* The pipes a process needs: cancel; stdin (and a pty's input); a pty's resizes. */
-static bool make_pipes(srv_proc *p)
+bool srv_proc_pipes(srv_proc *p)
 {
 	if (pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0)
 		return false;
@@ -426,9 +434,9 @@ static bool make_pipes(srv_proc *p)
 }
 
 /* A streaming call's error, which travels in the stream's trailer. */
-static enum MHD_Result stream_error(srv_req *r, const char *code, const char *message)
+enum MHD_Result srv_stream_error(srv_req *r, const char *code, const char *message)
 {
-	GBytes *e = srv_envelope(2, end_error(code, message, NULL));
+	GBytes *e = srv_envelope(2, srv_end_error(code, message, NULL));
 	gsize n;
 	gconstpointer d = g_bytes_get_data(e, &n);
 	struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)d,
@@ -505,15 +513,21 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || strcmp(ct, "application/connect+json") != 0)
 		return srv_reply_error(r, 415, NULL, "Start takes application/connect+json");
-	srv_proc *p = proc_new(s);
+	srv_proc *p = srv_proc_new(s);
 	const char *bad = parse_start(r, p);
 	if (!bad)
 		bad = parse_serve(r, p);
-	if (bad || !make_pipes(p)) {
+	if (bad || !srv_proc_pipes(p)) {
 		srv_proc_unref(p);
-		return stream_error(r, bad ? "invalid_argument" : "internal",
-				    bad ? bad : "cannot make a pipe");
+		return srv_stream_error(r, bad ? "invalid_argument" : "internal",
+					bad ? bad : "cannot make a pipe");
 	}
+	return srv_proc_launch(r, p, !p->serve_port);
+}
+
+enum MHD_Result srv_proc_launch(srv_req *r, srv_proc *p, bool start_now)
+{
+	srv_sandbox *s = p->sbx;
 	p->timeout_ms = (uint64_t)header_int(r, "Connect-Timeout-Ms", 0, INT32_MAX);
 	p->refs = 2; /* the table's, the thread's; the reader takes its own */
 	const char *refused = register_proc(s, p);
@@ -531,10 +545,11 @@ static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 		return srv_reply_connect_error(
 			r, refused, "%u processes are running in this sandbox already", PROCS_MAX);
 	}
-	/* The reader first: a served process's start event comes from its thread. */
+	/* The reader first: a later start event (a serve's, a watcher's) comes from the
+	 * thread, to the readers there are. */
 	g_mutex_lock(&p->lock);
-	struct MHD_Response *resp = srv_reader_new(
-		p, r->conn, p->serve_port ? NULL : start_envelope(p), keepalive_of(r));
+	struct MHD_Response *resp = srv_reader_new(p, r->conn, start_now ? start_envelope(p) : NULL,
+						   keepalive_of(r));
 	g_mutex_unlock(&p->lock);
 	g_thread_unref(g_thread_new("proc", proc_thread, p));
 	return queue_stream(r, resp);
@@ -551,13 +566,13 @@ static enum MHD_Result connect_proc(srv_req *r, srv_sandbox *s)
 	if (!ct || strcmp(ct, "application/connect+json") != 0)
 		return srv_reply_error(r, 415, NULL, "Connect takes application/connect+json");
 	const char *bad = NULL;
-	json_object *req = stream_message(r, &bad);
+	json_object *req = srv_stream_message(r, &bad);
 	if (!req)
-		return stream_error(r, "invalid_argument", bad);
+		return srv_stream_error(r, "invalid_argument", bad);
 	srv_proc *p = selected(s, req);
 	json_object_put(req);
 	if (!p)
-		return stream_error(r, "not_found", "process not found");
+		return srv_stream_error(r, "not_found", "process not found");
 	struct MHD_Response *resp = NULL;
 	g_mutex_lock(&p->lock);
 	if (!p->ended && !p->serve_port)
@@ -566,9 +581,9 @@ static enum MHD_Result connect_proc(srv_req *r, srv_sandbox *s)
 	g_mutex_unlock(&p->lock);
 	srv_proc_unref(p);
 	if (!resp)
-		return served ? stream_error(r, "failed_precondition",
-					     "a served process's output is not streamed")
-			      : stream_error(r, "not_found", "process not found");
+		return served ? srv_stream_error(r, "failed_precondition",
+						 "a served process's output is not streamed")
+			      : srv_stream_error(r, "not_found", "process not found");
 	return queue_stream(r, resp);
 }
 
@@ -586,6 +601,8 @@ static srv_proc *selected(srv_sandbox *s, json_object *req)
 		return NULL;
 	g_mutex_lock(&srv.lock);
 	srv_proc *p = g_hash_table_lookup(s->procs, GUINT_TO_POINTER((guint)n));
+	if (p && p->watcher)
+		p = NULL; /* a WatchDir's: not a process of the API */
 	if (p) {
 		g_mutex_lock(&p->lock);
 		p->refs++;
@@ -712,6 +729,8 @@ static enum MHD_Result list_procs(srv_req *r, srv_sandbox *s)
 	g_hash_table_iter_init(&it, s->procs);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		srv_proc *p = v;
+		if (p->watcher)
+			continue;
 		json_object *info = json_object_new_object();
 		json_object_object_add(info, "config", json_object_get(p->config));
 		json_object_object_add(info, "pid", json_object_new_int64(p->pid));

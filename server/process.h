@@ -39,9 +39,34 @@ struct srv_proc {
 	GQueue backlog;
 	size_t backlog_len;
 	bool ended; /* the end events are queued to every reader */
+	/* A WatchDir's watcher (watch.c): not a process of List, Connect, SendInput or
+	 * SendSignal; its output is parsed, not streamed; its last reader gone ends it. */
+	bool watcher;
+	bool watch_ready, watch_bad; /* its "ready" came; it printed what it may not */
+	GString *line;               /* a watcher's partial line of output */
+	GString *errtail;            /* the end of its stderr, for the error it ends with */
 };
 
 void srv_proc_unref(srv_proc *p);
+/* A process of s (a reference to s taken), and its pipes (cancel, stdin, pty). */
+srv_proc *srv_proc_new(srv_sandbox *s);
+bool srv_proc_pipes(srv_proc *p);
+/* Registers p, starts its thread and answers r with a stream of its events, the start
+ * event first when start_now (else the thread pushes it). Consumes p. */
+enum MHD_Result srv_proc_launch(srv_req *r, srv_proc *p, bool start_now);
+/* A streaming call's request message (one envelope), NULL and why. */
+json_object *srv_stream_message(srv_req *r, const char **why);
+/* A streaming call's error: a 200 whose one envelope is the end-of-stream error. */
+enum MHD_Result srv_stream_error(srv_req *r, const char *code, const char *message);
+/* {"error": {code, message, error_code?}} */
+json_object *srv_end_error(const char *code, const char *message, const cordon_error *err);
+/* The watcher's side (watch.c): its output, and its trailer when its run ended. */
+int srv_watch_output(srv_proc *p, int stream, const void *data, size_t len);
+GBytes *srv_watch_end(srv_proc *p, int rc, const cordon_result *res, const cordon_error *err);
+/* A WatchDir event: {kind: body} (body consumed). */
+json_object *srv_watch_event(const char *kind, json_object *body);
+/* filesystem.Filesystem/WatchDir. */
+enum MHD_Result srv_watch_dir(srv_req *r, srv_sandbox *s);
 /* One Connect envelope of msg (consumed). */
 GBytes *srv_envelope(uint8_t flags, json_object *msg);
 /* {"event": {kind: body}} */

@@ -20,8 +20,10 @@
 
 #include "process.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 /* How often a reader waiting for events checks that its client is still there. */
 #define PEER_CHECK_MS 200
@@ -134,8 +136,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 		}
 		if (g_get_monotonic_time() >= keepalive) {
 			/* Nothing for a while: a keepalive tells the client the stream lives. */
-			r->current = srv_envelope(0,
-						  srv_event("keepalive", json_object_new_object()));
+			json_object *ka = json_object_new_object();
+			r->current = srv_envelope(0, p->watcher ? srv_watch_event("keepalive", ka)
+								: srv_event("keepalive", ka));
 			r->offset = 0;
 		}
 	}
@@ -159,8 +162,12 @@ static void stream_free(void *cls)
 	srv_proc *p = r->p;
 	g_mutex_lock(&p->lock);
 	g_ptr_array_remove_fast(p->readers, r);
+	bool unwatched = p->watcher && p->readers->len == 0;
 	g_cond_broadcast(&p->cond);
 	g_mutex_unlock(&p->lock);
+	/* A watch lives as long as someone reads it (the SDK's stop() ends the stream). */
+	if (unwatched && write(p->cancel[1], "x", 1) < 0 && errno != EAGAIN)
+		g_warning("watcher %u: cannot cancel: %s", p->pid, g_strerror(errno));
 	g_queue_clear_full(&r->events, (GDestroyNotify)g_bytes_unref);
 	g_clear_pointer(&r->current, g_bytes_unref);
 	g_free(r);

@@ -194,6 +194,37 @@ const np = await rejects(sbx.pause())
 ok(np !== null && /does not support pause/.test(np.message), 'pause on a tier that cannot: cordon\'s reason', np)
 ok((await sbx.commands.run('echo still')).stdout === 'still\n', 'the refused pause leaves it running')
 
+// Watching a directory: files.watchDir sees what is made, written and removed in it (and
+// below it when recursive), stop() ends the watch, a missing directory is refused.
+await sbx.files.makeDir('watched/sub')
+const changes = []
+const watch = await sbx.files.watchDir('watched', (ev) => changes.push(`${ev.type} ${ev.name}`),
+  { recursive: true })
+await sbx.files.write('watched/a.txt', 'one')
+await sbx.commands.run('echo more >> watched/a.txt; echo deep > watched/sub/b.txt; rm watched/a.txt')
+const seenAll = () => ['create a.txt', 'write a.txt', 'create sub/b.txt', 'remove a.txt']
+  .every((c) => changes.includes(c))
+ok(await waitFor(seenAll, 10_000), 'watchDir: create, write and remove, in a subdirectory too',
+  JSON.stringify(changes))
+await watch.stop()
+await new Promise((resolve) => setTimeout(resolve, 500))
+const stopped = changes.length
+await sbx.files.write('watched/late.txt', 'x')
+await new Promise((resolve) => setTimeout(resolve, 700))
+ok(changes.length === stopped, 'nothing after stop()', JSON.stringify(changes.slice(stopped)))
+const flat = []
+const flatWatch = await sbx.files.watchDir('watched', (ev) => flat.push(ev.name))
+await sbx.files.write('watched/sub/c.txt', 'x')
+await sbx.files.write('watched/top.txt', 'x')
+ok(await waitFor(() => flat.includes('top.txt'), 10_000) && !flat.includes('sub/c.txt'),
+  'a watch that is not recursive sees its directory only', JSON.stringify(flat))
+await flatWatch.stop()
+const nowatch = await rejects(sbx.files.watchDir('no-such-dir', () => {}))
+ok(nowatch !== null, 'watching a missing directory is refused', nowatch)
+ok((await sbx.commands.list()).every((p) => p.config.cmd !== '/usr/bin/python3'),
+  'the watchers are not listed as commands')
+await sbx.files.remove('watched')
+
 // Timeout extended.
 const before = await sbx.getInfo()
 await sbx.setTimeout(300_000)
