@@ -3,7 +3,8 @@
  * gc on the remote tier: the sandboxes a crashed host left running in E2B.
  *
  * Every sandbox this plugin creates carries, in its E2B metadata, the tier's
- * name (cordon.tier), this machine (cordon.host: /etc/machine-id) and this
+ * name (cordon.tier), this machine (cordon.host: a hash of /etc/machine-id,
+ * which machine-id(5) asks never to expose as it is) and this
  * process's owner token (cordon.owner: common/owner.h, the scheme every tier's
  * gc uses). gc lists the account's sandboxes and kills those of this tier and
  * this machine whose owner is certainly dead. The machine comes first because
@@ -16,6 +17,7 @@
 
 #include "e2b.h"
 #include "owner.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,18 +26,34 @@
 
 #define MACHINE_ID_LEN 32
 
-/* /etc/machine-id: 32 lower-case hex digits, stable across boots. */
+/* This machine's tag: 32 hex digits of SHA-256 over an application key and
+ * /etc/machine-id (32 lower-case hex digits, stable across boots), so that the
+ * ID itself never leaves the host and the tag means nothing elsewhere. */
 static bool machine_id(char buf[MACHINE_ID_LEN + 1])
 {
+	char id[MACHINE_ID_LEN + 1];
 	int fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	ssize_t n = read(fd, buf, MACHINE_ID_LEN + 1);
+	ssize_t n = read(fd, id, MACHINE_ID_LEN + 1);
 	close(fd);
-	if (n < MACHINE_ID_LEN || (n == MACHINE_ID_LEN + 1 && buf[MACHINE_ID_LEN] != '\n'))
+	if (n < MACHINE_ID_LEN || (n == MACHINE_ID_LEN + 1 && id[MACHINE_ID_LEN] != '\n'))
 		return false;
+	id[MACHINE_ID_LEN] = '\0';
+	if (strspn(id, "0123456789abcdef") != MACHINE_ID_LEN)
+		return false;
+	static const char app[] = "cordon e2b gc host\n";
+	sha256_ctx c;
+	uint8_t digest[32];
+	char hex[65];
+	sha256_init(&c);
+	sha256_update(&c, app, sizeof(app) - 1);
+	sha256_update(&c, id, MACHINE_ID_LEN);
+	sha256_final(&c, digest);
+	sha256_hex(digest, hex);
+	memcpy(buf, hex, MACHINE_ID_LEN);
 	buf[MACHINE_ID_LEN] = '\0';
-	return strspn(buf, "0123456789abcdef") == MACHINE_ID_LEN;
+	return true;
 }
 
 bool e2b_owner_metadata(json_object *meta)
