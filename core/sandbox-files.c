@@ -41,6 +41,8 @@ int cordon_sandbox_read_file(cordon_sandbox *sb, const char *path, void **ret_da
 		return sandbox_invalid(reterr, "sandbox, path and ret_data are required");
 	if (!sb->tier->driver->ops.read_file)
 		return sandbox_unsupported(sb, "read_file", reterr);
+	if (sandbox_check_paused(sb, reterr) < 0)
+		return -EBUSY;
 	g_autoptr(GByteArray) b = g_byte_array_new();
 	struct cordon_plugin_error perr = { 0 };
 	int r = sb->tier->driver->ops.read_file(sb->state, path, SANDBOX_READ_MAX, emit_bytes, b,
@@ -65,6 +67,8 @@ int cordon_sandbox_write_file(cordon_sandbox *sb, const char *path, const void *
 		return sandbox_invalid(reterr, "sandbox, path and data are required");
 	if (!sb->tier->driver->ops.write_file)
 		return sandbox_unsupported(sb, "write_file", reterr);
+	if (sandbox_check_paused(sb, reterr) < 0)
+		return -EBUSY;
 	struct cordon_plugin_error perr = { 0 };
 	int r = sb->tier->driver->ops.write_file(sb->state, path, data ? data : "", len, &perr);
 	return error_from_plugin(reterr, &perr, r, "write_file");
@@ -84,6 +88,8 @@ static int list_paths(cordon_sandbox *sb, list_op op, const char *what, const ch
 		return sandbox_invalid(reterr, "sandbox, argument and ret_paths are required");
 	if (!op)
 		return sandbox_unsupported(sb, what, reterr);
+	if (sandbox_check_paused(sb, reterr) < 0)
+		return -EBUSY;
 	g_autoptr(GPtrArray) a = g_ptr_array_new_with_free_func(g_free);
 	struct cordon_plugin_error perr = { 0 };
 	int r = op(sb->state, arg, emit_path, a, &perr);

@@ -390,6 +390,8 @@ static int run_begin(cordon_sandbox *sb, const cordon_run_options *o, uint32_t *
 {
 	bool last = o && (o->flags & CORDON_RUN_LAST);
 	const plugin_record *plugin = sb->tier->driver->plugin;
+	if (sandbox_check_paused(sb, reterr) < 0)
+		return -EBUSY;
 	g_mutex_lock(&sb->lock);
 	bool spent = sb->spent;
 	bool alone = sb->active_runs == 0;

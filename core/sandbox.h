@@ -27,6 +27,8 @@ struct cordon_sandbox {
 	GPtrArray *serves;    /* cordon_serve*, references held until close */
 	int active_runs;      /* driver runs in progress (serves included), under lock */
 	bool spent;           /* a last run started: no run may follow */
+	bool paused;          /* cordon_sandbox_pause: no run nor file operation until resumed */
+	bool pausing;         /* a pause or resume is in the driver */
 	char id[37];          /* a random UUID, in its runs' audit lines */
 	char decision_id[37]; /* the decision that opened it */
 	char *caller;         /* the request's caller label, or NULL */
@@ -37,6 +39,8 @@ struct cordon_sandbox {
  * return -errno), shared by sandbox.c and sandbox-files.c. */
 int sandbox_invalid(cordon_error **reterr, const char *what) CORDON_INTERNAL;
 int sandbox_unsupported(cordon_sandbox *sb, const char *op, cordon_error **reterr) CORDON_INTERNAL;
+/* The refusal of a run or file operation on a paused sandbox (sandbox-pause.c), or 0. */
+int sandbox_check_paused(cordon_sandbox *sb, cordon_error **reterr) CORDON_INTERNAL;
 
 /* An epoll fd readable when host_fd (-1: none) or event_fd is: a run's cancel_fd that
  * both the host and the library can fire. Owned by caller; a negative errno. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The control plane (e2b-protocol.md §1): create, list, get, kill, timeout,
- * connect; pause and resume are answered with a clear 400, since no cordon
- * tier can pause a sandbox (docs/server.md).
+ * connect, pause and resume. Pause is the library's (cordon_sandbox_pause),
+ * where the sandbox's tier can; elsewhere it is a 400 with cordon's reason
+ * (docs/server.md).
  */
 #include "config.h"
 
@@ -33,7 +34,10 @@ static json_object *sandbox_json(const srv_sandbox *s, bool detail)
 	json_object_object_add(o, "cpuCount", json_object_new_int(0));
 	json_object_object_add(o, "memoryMB", json_object_new_int(0));
 	json_object_object_add(o, "diskSizeMB", json_object_new_int(0));
-	json_object_object_add(o, "state", json_object_new_string("running"));
+	json_object_object_add(o, "state",
+			       json_object_new_string(srv_sandbox_paused((srv_sandbox *)s)
+							      ? "paused"
+							      : "running"));
 	json_object_object_add(o, "metadata", json_object_get(s->metadata));
 	return o;
 }
@@ -108,8 +112,8 @@ static enum MHD_Result create(srv_req *r, int key)
 		ret = srv_reply_error(r, 400, NULL, "timeout %s", bad);
 	} else if (json_object_object_get_ex(body, "autoPause", &v) && json_object_get_boolean(v)) {
 		ret = srv_reply_error(r, 400, "pause_unsupported",
-				      "autoPause: cordon's tiers "
-				      "cannot pause a sandbox");
+				      "autoPause (pausing when the timeout lapses) is not "
+				      "implemented by cordon server: a lapsed sandbox is killed");
 	} else if ((json_object_object_get_ex(body, "envVars", &env) && !string_map(env)) ||
 		   (json_object_object_get_ex(body, "metadata", &meta) && !string_map(meta))) {
 		ret = srv_reply_error(r, 400, NULL, "envVars and metadata are maps of strings");
@@ -177,6 +181,50 @@ static enum MHD_Result set_timeout(srv_req *r, int key, const char *id, const ch
 	return ret;
 }
 
+static enum MHD_Result lifecycle_error(srv_req *r, const char *what, cordon_error *err)
+{
+	bool unsupported = strcmp(cordon_error_get_code(err), "unsupported") == 0;
+	enum MHD_Result ret = srv_reply_cordon_error(r, unsupported ? 400 : 500, err, "%s: %s",
+						     what, cordon_error_get_message(err));
+	cordon_error_free(err);
+	return ret;
+}
+
+static enum MHD_Result pause_sandbox(srv_req *r, int key, const char *id)
+{
+	srv_sandbox *s = srv_sandbox_get(id, key);
+	if (!s)
+		return not_found(r, id);
+	cordon_error *err = NULL;
+	int rc = srv_sandbox_pause(s, &err);
+	srv_sandbox_unref(s);
+	if (rc < 0)
+		return lifecycle_error(r, "pause", err);
+	if (rc == 1)
+		return srv_reply_error(r, 409, NULL, "sandbox %s is already paused", id);
+	g_message("sandbox %s: paused", id);
+	return srv_reply_empty(r, 204);
+}
+
+/* connect: resumes a paused sandbox (201) or extends a running one's time (200), never
+ * shortening it; resume (deprecated): a paused one only (409 otherwise), with its timeout. */
+static enum MHD_Result resume_sandbox(srv_req *r, int key, const char *id, bool connect)
+{
+	srv_sandbox *s = srv_sandbox_get(id, key);
+	if (!s)
+		return not_found(r, id);
+	cordon_error *err = NULL;
+	int rc = srv_sandbox_paused(s) ? srv_sandbox_resume(s, &err) : 1;
+	srv_sandbox_unref(s);
+	if (rc < 0)
+		return lifecycle_error(r, "resume", err);
+	if (rc == 1 && !connect)
+		return srv_reply_error(r, 409, NULL, "sandbox %s is running", id);
+	if (rc == 0)
+		g_message("sandbox %s: resumed", id);
+	return set_timeout(r, key, id, "timeout", connect, rc == 0 ? 201 : 200);
+}
+
 static enum MHD_Result one_sandbox(srv_req *r, int key, const char *id, const char *action)
 {
 	bool post = strcmp(r->method, "POST") == 0;
@@ -195,20 +243,10 @@ static enum MHD_Result one_sandbox(srv_req *r, int key, const char *id, const ch
 	}
 	if (post && action && strcmp(action, "timeout") == 0)
 		return set_timeout(r, key, id, "timeout", false, 204);
-	if (post && action && strcmp(action, "connect") == 0)
-		/* Never paused: connecting only extends the time to live. */
-		return set_timeout(r, key, id, "timeout", true, 200);
-	if (post && action && (strcmp(action, "pause") == 0 || strcmp(action, "resume") == 0)) {
-		srv_sandbox *s = srv_sandbox_get(id, key);
-		srv_sandbox_unref(s);
-		if (!s)
-			return not_found(r, id);
-		return srv_reply_error(r, 400, "pause_unsupported",
-				       "%s: cordon's tiers cannot "
-				       "pause a sandbox; it keeps running until killed or its "
-				       "timeout lapses",
-				       action);
-	}
+	if (post && action && strcmp(action, "pause") == 0)
+		return pause_sandbox(r, key, id);
+	if (post && action && (strcmp(action, "connect") == 0 || strcmp(action, "resume") == 0))
+		return resume_sandbox(r, key, id, strcmp(action, "connect") == 0);
 	return srv_reply_error(r, 404, NULL, "no such endpoint: %s %s", r->method, r->url);
 }
 

@@ -14,7 +14,7 @@
 #include "errcodes.h"
 #include "config.h"
 
-#include "server.h"
+#include "process.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -504,6 +504,8 @@ enum MHD_Result srv_envd(srv_req *r, srv_sandbox *s)
 		return upload_files(r, s);
 	if (strcmp(m, "POST") == 0 && g_str_has_prefix(url, "/process.Process/"))
 		return srv_process_rpc(r, s, url + strlen("/process.Process/"));
+	if (strcmp(m, "POST") == 0 && strcmp(url, "/filesystem.Filesystem/WatchDir") == 0)
+		return srv_watch_dir(r, s);
 	if (strcmp(m, "POST") == 0 && g_str_has_prefix(url, "/filesystem.Filesystem/")) {
 		const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
 		if (!ct || strcmp(ct, "application/json") != 0)

@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * process.Process (e2b-protocol.md §4): Start as a Connect server stream,
- * List, SendInput, CloseStdin, SendSignal.
+ * process.Process (e2b-protocol.md §4): Start and Connect as Connect server
+ * streams (procout.c), List, SendInput, CloseStdin, SendSignal, Update.
  *
  * Each started process is one cordon_sandbox_stream() on a thread of its own;
- * its output becomes enveloped events in a queue (bounded: a reader that does
- * not read stalls the work, never the server's memory) that the response's
- * reader drains, sending a keepalive when nothing came for the client's
- * Keepalive-Ping-Interval. The process lives as long as its stream: a client
- * that goes away ends it (Connect, re-attaching, is not implemented).
+ * its output becomes enveloped events for its readers (procout.c). A process
+ * outlives its readers, as in envd: Connect re-attaches to it.
  *
  * stdin: a process started with stdin:true reads a pipe the library streams
  * (cordon_run_options.stdin_fd), so it runs at once and reads input as it
  * comes: SendInput writes into the pipe's other end, CloseStdin closes it.
  * A kill ends the run, which closes the reading end: a SendInput blocked on a
  * full pipe then fails (EPIPE) instead of waiting.
+ *
+ * A pty: the run gets the library's pseudo-terminal (CORDON_RUN_TTY) of the
+ * requested size; SendInput's pty bytes go through the same pipe (typed into
+ * the terminal), Update writes {rows, cols} records into the run's resize
+ * descriptor, and the terminal's output is "pty" data.
  *
  * A port: a Start with the header Cordon-Serve-Port (cordon's own; E2B's
  * processes are reachable on any port, cordon's only on one the run was
@@ -24,7 +26,7 @@
  */
 #include "config.h"
 
-#include "server.h"
+#include "process.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,36 +42,7 @@
 #define PROCS_MAX 64u
 #define ARGS_MAX 4096
 
-struct srv_proc {
-	int refs; /* under p->lock */
-	uint32_t pid;
-	srv_sandbox *sbx; /* a reference */
-	char **argv;
-	char **env;
-	char *workdir;
-	uint64_t timeout_ms;
-	json_object *config; /* the request's ProcessConfig, for List */
-	GMutex lock;
-	GCond cond;
-	bool want_stdin;
-	uint16_t serve_port; /* Cordon-Serve-Port, or 0 */
-	char *address;       /* the serve's, under p->lock, while it runs */
-	/* The stdin pipe: [0] the run reads (through the library), [1] SendInput
-	 * writes; -1 once closed. [1] only under stdin_lock, which also keeps
-	 * concurrent SendInputs in order; [0] only by the process's thread. */
-	GMutex stdin_lock;
-	int stdin_pipe[2];
-	int cancel[2];
-	int killed_by; /* the signal SendSignal asked for, 0 if none */
-	GQueue events; /* GBytes, each one envelope */
-	size_t queued;
-	GBytes *current; /* being written to the client */
-	size_t offset;
-	bool ended, detached;
-	int keepalive_s;
-};
-
-static void proc_unref(srv_proc *p)
+void srv_proc_unref(srv_proc *p)
 {
 	g_mutex_lock(&p->lock);
 	bool last = --p->refs == 0;
@@ -81,6 +54,14 @@ static void proc_unref(srv_proc *p)
 	g_free(p->workdir);
 	g_free(p->address);
 	json_object_put(p->config);
+	json_object_put(p->tag);
+	if (p->line)
+		g_string_free(p->line, TRUE);
+	if (p->errtail)
+		g_string_free(p->errtail, TRUE);
+	for (int i = 0; i < 2; i++)
+		if (p->resize[i] >= 0)
+			close(p->resize[i]);
 	if (p->stdin_pipe[0] >= 0)
 		close(p->stdin_pipe[0]);
 	if (p->stdin_pipe[1] >= 0)
@@ -88,8 +69,8 @@ static void proc_unref(srv_proc *p)
 	g_mutex_clear(&p->stdin_lock);
 	close(p->cancel[0]);
 	close(p->cancel[1]);
-	g_queue_clear_full(&p->events, (GDestroyNotify)g_bytes_unref);
-	g_clear_pointer(&p->current, g_bytes_unref);
+	g_queue_clear_full(&p->backlog, (GDestroyNotify)g_bytes_unref);
+	g_ptr_array_unref(p->readers);
 	srv_sandbox_unref(p->sbx);
 	g_mutex_clear(&p->lock);
 	g_cond_clear(&p->cond);
@@ -98,65 +79,27 @@ static void proc_unref(srv_proc *p)
 
 /* ---- events --------------------------------------------------------------------- */
 
-static GBytes *envelope(uint8_t flags, json_object *msg)
-{
-	const char *text = json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN);
-	size_t n = strlen(text);
-	guint8 *buf = g_malloc(5 + n);
-	buf[0] = flags;
-	buf[1] = (guint8)(n >> 24);
-	buf[2] = (guint8)(n >> 16);
-	buf[3] = (guint8)(n >> 8);
-	buf[4] = (guint8)n;
-	memcpy(buf + 5, text, n);
-	json_object_put(msg);
-	return g_bytes_new_take(buf, 5 + n);
-}
-
-/* {"event": {kind: body}} */
-static json_object *event(const char *kind, json_object *body)
-{
-	json_object *ev = json_object_new_object(), *o = json_object_new_object();
-	json_object_object_add(ev, kind, body);
-	json_object_object_add(o, "event", ev);
-	return o;
-}
-
-/* Under p->lock. Waits while the queue is full and someone reads it. */
-static void push_locked(srv_proc *p, GBytes *b, bool wait)
-{
-	while (wait && p->queued > SRV_QUEUE_MAX && !p->detached)
-		g_cond_wait(&p->cond, &p->lock);
-	if (p->detached) {
-		g_bytes_unref(b);
-		return;
-	}
-	p->queued += g_bytes_get_size(b);
-	g_queue_push_tail(&p->events, b);
-	g_cond_broadcast(&p->cond);
-}
-
 static int on_output(void *user, int stream, const void *data, size_t len)
 {
 	srv_proc *p = user;
+	if (p->watcher)
+		return srv_watch_output(p, stream, data, len);
 	const guint8 *d = data;
-	int stop = 0;
+	const char *kind = p->pty ? "pty" : stream == 2 ? "stderr" : "stdout";
 	for (size_t off = 0; off < len; off += SRV_DATA_CHUNK) {
 		size_t n = MIN(SRV_DATA_CHUNK, len - off);
 		char *b64 = g_base64_encode(d + off, n);
 		json_object *dat = json_object_new_object();
-		json_object_object_add(dat, stream == 2 ? "stderr" : "stdout",
-				       json_object_new_string(b64));
+		json_object_object_add(dat, kind, json_object_new_string(b64));
 		g_free(b64);
 		g_mutex_lock(&p->lock);
-		push_locked(p, envelope(0, event("data", dat)), true);
-		stop = p->detached;
+		srv_proc_push(p, srv_envelope(0, srv_event("data", dat)), true);
 		g_mutex_unlock(&p->lock);
 	}
-	return stop; /* the client went away: the work ends */
+	return 0; /* the work goes on without readers (Connect re-attaches) */
 }
 
-static json_object *end_error(const char *code, const char *message, const cordon_error *err)
+json_object *srv_end_error(const char *code, const char *message, const cordon_error *err)
 {
 	json_object *e = json_object_new_object(), *o = json_object_new_object();
 	json_object_object_add(e, "code", json_object_new_string(code));
@@ -192,16 +135,16 @@ static json_object *end_event(const cordon_result *res, int killed_by)
 	if (sig || cordon_result_exit_code(res))
 		json_object_object_add(end, "error", json_object_new_string(status));
 	g_free(status);
-	return event("end", end);
+	return srv_event("end", end);
 }
 
-static void push_start(srv_proc *p)
+static GBytes *start_envelope(const srv_proc *p)
 {
 	json_object *st = json_object_new_object();
 	json_object_object_add(st, "pid", json_object_new_int64(p->pid));
 	if (p->serve_port) /* cordon's own: the port accepts (the e2b plugin checks it) */
 		json_object_object_add(st, "servePort", json_object_new_int(p->serve_port));
-	push_locked(p, envelope(0, event("start", st)), false);
+	return srv_envelope(0, srv_event("start", st));
 }
 
 /* A served process: started, its start event once the port accepts, then it runs
@@ -217,7 +160,7 @@ static int run_served(srv_proc *p, const cordon_run_options *o, cordon_result **
 		return -1;
 	g_mutex_lock(&p->lock);
 	p->address = cordon_serve_address(sv);
-	push_start(p);
+	srv_proc_push(p, start_envelope(p), false);
 	g_mutex_unlock(&p->lock);
 	int r;
 	for (;;) {
@@ -253,6 +196,12 @@ static gpointer proc_thread(gpointer data)
 	opts.workdir = p->workdir && *p->workdir ? p->workdir : NULL;
 	opts.cancel_fd = p->cancel[0];
 	opts.stdin_fd = p->stdin_pipe[0];
+	if (p->pty) {
+		opts.flags |= CORDON_RUN_TTY;
+		opts.tty_rows = p->rows;
+		opts.tty_cols = p->cols;
+		opts.tty_resize_fd = p->resize[0];
+	}
 	int rc = p->serve_port ? run_served(p, &opts, &res, &err)
 			       : cordon_sandbox_stream(p->sbx->sb, (const char *const *)p->argv,
 						       &opts, on_output, p, &res, &err);
@@ -261,17 +210,19 @@ static gpointer proc_thread(gpointer data)
 		close(p->stdin_pipe[0]);
 		p->stdin_pipe[0] = -1;
 	}
-	if (rc < 0) {
-		final = envelope(
-			2, end_error(srv_connect_code(err), cordon_error_get_message(err), err));
+	if (p->watcher) {
+		final = srv_watch_end(p, rc, res, err);
+	} else if (rc < 0) {
+		final = srv_envelope(2, srv_end_error(srv_connect_code(err),
+						      cordon_error_get_message(err), err));
 	} else if (cordon_result_timed_out(res)) {
-		final = envelope(2, end_error("deadline_exceeded",
-					      "the process ran past its "
-					      "Connect-Timeout-Ms and was killed",
-					      NULL));
+		final = srv_envelope(2, srv_end_error("deadline_exceeded",
+						      "the process ran past its "
+						      "Connect-Timeout-Ms and was killed",
+						      NULL));
 	} else {
-		last = envelope(0, end_event(res, p->killed_by));
-		final = envelope(2, json_object_new_object());
+		last = srv_envelope(0, end_event(res, p->killed_by));
+		final = srv_envelope(2, json_object_new_object());
 	}
 	cordon_result_free(res);
 	cordon_error_free(err);
@@ -281,66 +232,14 @@ static gpointer proc_thread(gpointer data)
 	g_mutex_unlock(&srv.lock);
 	g_mutex_lock(&p->lock);
 	if (last)
-		push_locked(p, last, false);
-	push_locked(p, final, false);
+		srv_proc_push(p, last, false);
+	srv_proc_push(p, final, false);
 	p->ended = true;
 	g_cond_broadcast(&p->cond);
 	g_mutex_unlock(&p->lock);
-	proc_unref(p); /* the thread's */
-	proc_unref(p); /* the table's */
+	srv_proc_unref(p); /* the thread's */
+	srv_proc_unref(p); /* the table's */
 	return NULL;
-}
-
-/* ---- the response stream -------------------------------------------------------------- */
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	srv_proc *p = cls;
-	g_mutex_lock(&p->lock);
-	while (!p->current) {
-		p->current = g_queue_pop_head(&p->events);
-		if (p->current) {
-			p->offset = 0;
-			p->queued -= g_bytes_get_size(p->current);
-			g_cond_broadcast(&p->cond);
-			break;
-		}
-		if (p->ended) {
-			g_mutex_unlock(&p->lock);
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		}
-		gint64 until = g_get_monotonic_time() + (gint64)p->keepalive_s * G_USEC_PER_SEC;
-		if (!g_cond_wait_until(&p->cond, &p->lock, until) && g_queue_is_empty(&p->events) &&
-		    !p->ended) {
-			/* Nothing for a while: a keepalive tells the client the stream lives
-			 * (and a write tells us whether the client does). */
-			p->current = envelope(0, event("keepalive", json_object_new_object()));
-			p->offset = 0;
-		}
-	}
-	size_t size;
-	const guint8 *d = g_bytes_get_data(p->current, &size);
-	size_t n = MIN(max, size - p->offset);
-	memcpy(buf, d + p->offset, n);
-	p->offset += n;
-	if (p->offset == size)
-		g_clear_pointer(&p->current, g_bytes_unref);
-	g_mutex_unlock(&p->lock);
-	return (ssize_t)n;
-}
-
-/* The response is done or the client went away: the work must not outlive
- * its stream, nor block on a queue no one reads. */
-static void stream_free(void *cls)
-{
-	srv_proc *p = cls;
-	g_mutex_lock(&p->lock);
-	p->detached = true;
-	g_cond_broadcast(&p->cond);
-	g_mutex_unlock(&p->lock);
-	if (write(p->cancel[1], "x", 1) < 0 && errno != EAGAIN)
-		g_warning("process %u: cannot cancel: %s", p->pid, g_strerror(errno));
-	proc_unref(p);
 }
 
 /* ---- Start ------------------------------------------------------------------------ */
@@ -419,29 +318,65 @@ static int header_int(srv_req *r, const char *name, int dflt, int max)
 	return *end || n <= 0 ? dflt : (int)MIN(n, (long long)max);
 }
 
-static const char *parse_start(srv_req *r, srv_proc *p)
+/* The one message of a streaming call's body (one uncompressed envelope); NULL and why. */
+json_object *srv_stream_message(srv_req *r, const char **why)
 {
-	static const char *const fields[] = { "process", "pty", "tag", "stdin", NULL };
 	const guint8 *b = r->body->data;
 	size_t len = r->body->len;
 	if (len < 5 || b[0] != 0 ||
-	    (((size_t)b[1] << 24) | ((size_t)b[2] << 16) | ((size_t)b[3] << 8) | b[4]) != len - 5)
-		return "the body must be exactly one uncompressed Connect envelope";
-	json_object *req = srv_parse_object((const char *)b + 5, len - 5), *v;
-	const char *bad = NULL;
+	    (((size_t)b[1] << 24) | ((size_t)b[2] << 16) | ((size_t)b[3] << 8) | b[4]) != len - 5) {
+		*why = "the body must be exactly one uncompressed Connect envelope";
+		return NULL;
+	}
+	json_object *req = srv_parse_object((const char *)b + 5, len - 5);
 	if (!req)
-		return "the message is not a JSON object";
+		*why = "the message is not a JSON object";
+	return req;
+}
+
+/* A terminal size {"cols": N, "rows": N}, each 1-4096. */
+static bool read_size(json_object *pty, uint16_t *rows, uint16_t *cols)
+{
+	json_object *size, *r, *c;
+	if (!json_object_is_type(pty, json_type_object) ||
+	    !json_object_object_get_ex(pty, "size", &size) ||
+	    !json_object_object_get_ex(size, "rows", &r) ||
+	    !json_object_object_get_ex(size, "cols", &c) ||
+	    !json_object_is_type(r, json_type_int) || !json_object_is_type(c, json_type_int))
+		return false;
+	int64_t nr = json_object_get_int64(r), nc = json_object_get_int64(c);
+	if (nr < 1 || nr > 4096 || nc < 1 || nc > 4096)
+		return false;
+	*rows = (uint16_t)nr;
+	*cols = (uint16_t)nc;
+	return true;
+}
+
+static const char *parse_start(srv_req *r, srv_proc *p)
+{
+	static const char *const fields[] = { "process", "pty", "tag", "stdin", NULL };
+	const char *bad = NULL;
+	json_object *req = srv_stream_message(r, &bad), *v;
+	if (!req)
+		return bad;
 	if (srv_unknown_field(req, fields))
 		bad = "unknown field in StartRequest";
-	else if (json_object_object_get_ex(req, "pty", &v) &&
-		 !json_object_is_type(v, json_type_null))
-		bad = "pty is not implemented by cordon server";
 	else if (!json_object_object_get_ex(req, "process", &v))
 		bad = "process is required";
 	else
 		bad = read_config(p, v);
-	if (!bad && json_object_object_get_ex(req, "stdin", &v))
+	if (!bad && json_object_object_get_ex(req, "pty", &v) &&
+	    !json_object_is_type(v, json_type_null)) {
+		if (read_size(v, &p->rows, &p->cols))
+			p->pty = p->want_stdin = true; /* its input is the terminal's */
+		else
+			bad = "pty.size must be {cols, rows}, each 1-4096";
+	}
+	if (!bad && !p->pty && json_object_object_get_ex(req, "stdin", &v))
 		p->want_stdin = json_object_get_boolean(v);
+	if (!bad && json_object_object_get_ex(req, "tag", &v) &&
+	    json_object_is_type(v, json_type_string))
+		p->tag = json_object_get(v);
 	json_object_put(req);
 	return bad;
 }
@@ -463,20 +398,22 @@ static const char *parse_serve(srv_req *r, srv_proc *p)
 	if (!*v || *end || port == 0 || port > 65535 || port == (guint64)atoi(SRV_ENVD_PORT))
 		return "Cordon-Serve-Port must be a port number (not envd's)";
 	if (p->want_stdin)
-		return "a served process takes no stdin";
+		return "a served process takes no stdin nor pty";
 	p->serve_port = (uint16_t)port;
 	return NULL;
 }
 
-static srv_proc *proc_new(srv_sandbox *s)
+srv_proc *srv_proc_new(srv_sandbox *s)
 {
 	srv_proc *p = g_new0(srv_proc, 1);
 	g_mutex_init(&p->lock);
 	g_cond_init(&p->cond);
-	g_queue_init(&p->events);
+	g_queue_init(&p->backlog);
+	p->readers = g_ptr_array_new();
 	g_mutex_init(&p->stdin_lock);
 	p->stdin_pipe[0] = p->stdin_pipe[1] = -1;
 	p->cancel[0] = p->cancel[1] = -1;
+	p->resize[0] = p->resize[1] = -1;
 	p->refs = 1;
 	g_mutex_lock(&srv.lock);
 	s->refs++;
@@ -485,18 +422,41 @@ static srv_proc *proc_new(srv_sandbox *s)
 	return p;
 }
 
-static enum MHD_Result start_reply(srv_req *r, srv_proc *p)
+/* The pipes a process needs: cancel; stdin (and a pty's input); a pty's resizes. */
+bool srv_proc_pipes(srv_proc *p)
 {
-	if (!p->serve_port) /* a served one's comes once its port accepts */
-		push_start(p);
-	g_thread_unref(g_thread_new("proc", proc_thread, p));
-	struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
-								      stream_read, p, stream_free);
+	if (pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0)
+		return false;
+	if (p->want_stdin &&
+	    (pipe2(p->stdin_pipe, O_CLOEXEC) < 0 || !nonblocking(p->stdin_pipe[1])))
+		return false;
+	return !p->pty || pipe2(p->resize, O_CLOEXEC | O_NONBLOCK) == 0;
+}
+
+/* A streaming call's error, which travels in the stream's trailer. */
+enum MHD_Result srv_stream_error(srv_req *r, const char *code, const char *message)
+{
+	GBytes *e = srv_envelope(2, srv_end_error(code, message, NULL));
+	gsize n;
+	gconstpointer d = g_bytes_get_data(e, &n);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)d,
+								    MHD_RESPMEM_MUST_COPY);
+	g_bytes_unref(e);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/connect+json");
 	enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
+
+static enum MHD_Result queue_stream(srv_req *r, struct MHD_Response *resp)
+{
+	enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* At most 60 s: below the daemon's 120 s idle limit, so a quiet stream lives. */
+static int keepalive_of(srv_req *r) { return header_int(r, "Keepalive-Ping-Interval", 60, 60); }
 
 /* Under srv.lock. */
 static bool port_taken(srv_sandbox *s, uint16_t port)
@@ -529,65 +489,102 @@ char *srv_serve_address(srv_sandbox *s, uint16_t port)
 	return addr;
 }
 
+/* Registers p in s's table under a new pid; NULL, or the Connect code of a refusal. */
+static const char *register_proc(srv_sandbox *s, srv_proc *p)
+{
+	const char *why = NULL;
+	g_mutex_lock(&srv.lock);
+	if (s->dead)
+		why = "unavailable";
+	else if (g_hash_table_size(s->procs) >= PROCS_MAX)
+		why = "resource_exhausted";
+	else if (p->serve_port && port_taken(s, p->serve_port))
+		why = "already_exists";
+	if (!why) {
+		p->pid = s->next_pid++;
+		g_hash_table_insert(s->procs, GUINT_TO_POINTER(p->pid), p);
+	}
+	g_mutex_unlock(&srv.lock);
+	return why;
+}
+
 static enum MHD_Result start(srv_req *r, srv_sandbox *s)
 {
 	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || strcmp(ct, "application/connect+json") != 0)
 		return srv_reply_error(r, 415, NULL, "Start takes application/connect+json");
-	srv_proc *p = proc_new(s);
+	srv_proc *p = srv_proc_new(s);
 	const char *bad = parse_start(r, p);
 	if (!bad)
 		bad = parse_serve(r, p);
-	if (bad || pipe2(p->cancel, O_CLOEXEC | O_NONBLOCK) < 0 ||
-	    (p->want_stdin && pipe2(p->stdin_pipe, O_CLOEXEC) < 0) ||
-	    (p->want_stdin && !nonblocking(p->stdin_pipe[1]))) {
-		proc_unref(p);
-		/* Errors before the first message still travel in the stream's trailer. */
-		GBytes *e = envelope(2, end_error(bad ? "invalid_argument" : "internal",
-						  bad ? bad : "cannot make a pipe", NULL));
-		gsize n;
-		gconstpointer d = g_bytes_get_data(e, &n);
-		struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)d,
-									    MHD_RESPMEM_MUST_COPY);
-		g_bytes_unref(e);
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-					"application/connect+json");
-		enum MHD_Result ret = MHD_queue_response(r->conn, 200, resp);
-		MHD_destroy_response(resp);
-		return ret;
+	if (bad || !srv_proc_pipes(p)) {
+		srv_proc_unref(p);
+		return srv_stream_error(r, bad ? "invalid_argument" : "internal",
+					bad ? bad : "cannot make a pipe");
 	}
-	int ms = header_int(r, "Connect-Timeout-Ms", 0, INT32_MAX);
-	p->timeout_ms = (uint64_t)ms;
-	/* At most 60 s: below the daemon's 120 s idle limit, so a quiet stream lives. */
-	p->keepalive_s = header_int(r, "Keepalive-Ping-Interval", 60, 60);
-	p->refs = 3; /* the table's, the thread's, the response's */
-	g_mutex_lock(&srv.lock);
-	bool dead = s->dead, full = g_hash_table_size(s->procs) >= PROCS_MAX;
-	bool taken = p->serve_port && port_taken(s, p->serve_port);
-	if (!dead && !full && !taken) {
-		p->pid = s->next_pid++;
-		g_hash_table_insert(s->procs, GUINT_TO_POINTER(p->pid), p);
-	}
-	g_mutex_unlock(&srv.lock);
-	if (dead || full || taken) {
+	return srv_proc_launch(r, p, !p->serve_port);
+}
+
+enum MHD_Result srv_proc_launch(srv_req *r, srv_proc *p, bool start_now)
+{
+	srv_sandbox *s = p->sbx;
+	p->timeout_ms = (uint64_t)header_int(r, "Connect-Timeout-Ms", 0, INT32_MAX);
+	p->refs = 2; /* the table's, the thread's; the reader takes its own */
+	const char *refused = register_proc(s, p);
+	if (refused) {
 		unsigned port = p->serve_port;
 		p->refs = 1; /* it never left this thread */
-		proc_unref(p);
-		if (taken)
-			return srv_reply_connect_error(r, "already_exists",
-						       "port %u is served by "
-						       "another process of this sandbox",
+		srv_proc_unref(p);
+		if (strcmp(refused, "already_exists") == 0)
+			return srv_reply_connect_error(r, refused,
+						       "port %u is served by another process of "
+						       "this sandbox",
 						       port);
-		return dead ? srv_reply_connect_error(r, "unavailable", "the sandbox was killed")
-			    : srv_reply_connect_error(r, "resource_exhausted",
-						      "%u processes are "
-						      "running in this sandbox already",
-						      PROCS_MAX);
+		if (strcmp(refused, "unavailable") == 0)
+			return srv_reply_connect_error(r, refused, "the sandbox was killed");
+		return srv_reply_connect_error(
+			r, refused, "%u processes are running in this sandbox already", PROCS_MAX);
 	}
+	/* The reader first: a later start event (a serve's, a watcher's) comes from the
+	 * thread, to the readers there are. */
 	g_mutex_lock(&p->lock);
-	enum MHD_Result ret = start_reply(r, p);
+	struct MHD_Response *resp = srv_reader_new(p, r->conn, start_now ? start_envelope(p) : NULL,
+						   keepalive_of(r));
 	g_mutex_unlock(&p->lock);
-	return ret;
+	g_thread_unref(g_thread_new("proc", proc_thread, p));
+	return queue_stream(r, resp);
+}
+
+/* ---- Connect --------------------------------------------------------------------- */
+
+static srv_proc *selected(srv_sandbox *s, json_object *req);
+
+/* Re-attaching: a start event, what came while no one read (bounded), then the rest. */
+static enum MHD_Result connect_proc(srv_req *r, srv_sandbox *s)
+{
+	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
+	if (!ct || strcmp(ct, "application/connect+json") != 0)
+		return srv_reply_error(r, 415, NULL, "Connect takes application/connect+json");
+	const char *bad = NULL;
+	json_object *req = srv_stream_message(r, &bad);
+	if (!req)
+		return srv_stream_error(r, "invalid_argument", bad);
+	srv_proc *p = selected(s, req);
+	json_object_put(req);
+	if (!p)
+		return srv_stream_error(r, "not_found", "process not found");
+	struct MHD_Response *resp = NULL;
+	g_mutex_lock(&p->lock);
+	if (!p->ended && !p->serve_port)
+		resp = srv_reader_new(p, r->conn, start_envelope(p), keepalive_of(r));
+	bool served = p->serve_port != 0;
+	g_mutex_unlock(&p->lock);
+	srv_proc_unref(p);
+	if (!resp)
+		return served ? srv_stream_error(r, "failed_precondition",
+						 "a served process's output is not streamed")
+			      : srv_stream_error(r, "not_found", "process not found");
+	return queue_stream(r, resp);
 }
 
 /* ---- the unary RPCs ------------------------------------------------------------------ */
@@ -604,6 +601,8 @@ static srv_proc *selected(srv_sandbox *s, json_object *req)
 		return NULL;
 	g_mutex_lock(&srv.lock);
 	srv_proc *p = g_hash_table_lookup(s->procs, GUINT_TO_POINTER((guint)n));
+	if (p && p->watcher)
+		p = NULL; /* a WatchDir's: not a process of the API */
 	if (p) {
 		g_mutex_lock(&p->lock);
 		p->refs++;
@@ -665,24 +664,31 @@ static const char *write_stdin(srv_proc *p, const guchar *data, size_t n)
 	return NULL;
 }
 
-static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, bool close_it)
+/* SendInput's bytes: input.stdin for a process started with stdin, input.pty for a pty. */
+static const char *input_bytes(const srv_proc *p, json_object *req, guchar **ret, gsize *n)
 {
 	json_object *in, *data;
+	const char *kind = p->pty ? "pty" : "stdin";
+	if (!json_object_object_get_ex(req, "input", &in) ||
+	    !json_object_object_get_ex(in, kind, &data) ||
+	    !json_object_is_type(data, json_type_string))
+		return p->pty ? "input.pty (base64) is required for a pty"
+			      : "input.stdin (base64) is required";
+	*ret = g_base64_decode(json_object_get_string(data), n);
+	return NULL;
+}
+
+static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, bool close_it)
+{
 	guchar *bytes = NULL;
 	gsize n = 0;
-	if (!close_it) {
-		if (!json_object_object_get_ex(req, "input", &in) ||
-		    !json_object_object_get_ex(in, "stdin", &data) ||
-		    !json_object_is_type(data, json_type_string))
-			return srv_reply_connect_error(r, "invalid_argument",
-						       "input.stdin (base64) "
-						       "is required");
-		bytes = g_base64_decode(json_object_get_string(data), &n);
-	}
+	const char *bad = close_it ? NULL : input_bytes(p, req, &bytes, &n);
+	if (bad)
+		return srv_reply_connect_error(r, "invalid_argument", "%s", bad);
 	g_mutex_lock(&p->stdin_lock);
-	const char *bad = !p->want_stdin         ? "the process was not started with stdin"
-			  : p->stdin_pipe[1] < 0 ? "stdin is closed"
-						 : NULL;
+	bad = !p->want_stdin         ? "the process was not started with stdin"
+	      : p->stdin_pipe[1] < 0 ? "stdin is closed"
+				     : NULL;
 	if (!bad && n)
 		bad = write_stdin(p, bytes, n);
 	if (!bad && close_it) {
@@ -696,6 +702,24 @@ static enum MHD_Result send_input(srv_req *r, srv_proc *p, json_object *req, boo
 	return srv_reply_json(r, 200, json_object_new_object());
 }
 
+/* Update: a pty's new size, one {rows, cols} record the library reads at once. */
+static enum MHD_Result update(srv_req *r, srv_proc *p, json_object *req)
+{
+	json_object *pty;
+	uint16_t rec[2];
+	if (!json_object_object_get_ex(req, "pty", &pty) || !read_size(pty, &rec[0], &rec[1]))
+		return srv_reply_connect_error(r, "invalid_argument",
+					       "pty.size must be {cols, rows}, each 1-4096");
+	if (!p->pty)
+		return srv_reply_connect_error(r, "failed_precondition", "the process has no pty");
+	/* 4 bytes, under PIPE_BUF: written whole or not at all. */
+	ssize_t w = write(p->resize[1], rec, sizeof(rec));
+	if (w != (ssize_t)sizeof(rec))
+		return srv_reply_connect_error(r, "resource_exhausted",
+					       "the pty does not take its resizes");
+	return srv_reply_json(r, 200, json_object_new_object());
+}
+
 static enum MHD_Result list_procs(srv_req *r, srv_sandbox *s)
 {
 	json_object *arr = json_object_new_array(), *o = json_object_new_object();
@@ -705,9 +729,13 @@ static enum MHD_Result list_procs(srv_req *r, srv_sandbox *s)
 	g_hash_table_iter_init(&it, s->procs);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		srv_proc *p = v;
+		if (p->watcher)
+			continue;
 		json_object *info = json_object_new_object();
 		json_object_object_add(info, "config", json_object_get(p->config));
 		json_object_object_add(info, "pid", json_object_new_int64(p->pid));
+		if (p->tag)
+			json_object_object_add(info, "tag", json_object_get(p->tag));
 		json_object_array_add(arr, info);
 	}
 	g_mutex_unlock(&srv.lock);
@@ -722,6 +750,8 @@ enum MHD_Result srv_process_rpc(srv_req *r, srv_sandbox *s, const char *method)
 {
 	if (strcmp(method, "Start") == 0)
 		return start(r, s);
+	if (strcmp(method, "Connect") == 0)
+		return connect_proc(r, s);
 	const char *ct = srv_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
 	if (!ct || strcmp(ct, "application/json") != 0)
 		return srv_reply_error(r, 415, NULL, "unary calls take application/json");
@@ -733,16 +763,18 @@ enum MHD_Result srv_process_rpc(srv_req *r, srv_sandbox *s, const char *method)
 	if (strcmp(method, "List") == 0) {
 		ret = list_procs(r, s);
 	} else if (strcmp(method, "SendSignal") == 0 || strcmp(method, "SendInput") == 0 ||
-		   strcmp(method, "CloseStdin") == 0) {
+		   strcmp(method, "CloseStdin") == 0 || strcmp(method, "Update") == 0) {
 		srv_proc *p = selected(s, req);
 		if (!p)
 			ret = srv_reply_connect_error(r, "not_found", "process not found");
 		else if (strcmp(method, "SendSignal") == 0)
 			ret = send_signal(r, p, req);
+		else if (strcmp(method, "Update") == 0)
+			ret = update(r, p, req);
 		else
 			ret = send_input(r, p, req, strcmp(method, "CloseStdin") == 0);
 		if (p)
-			proc_unref(p);
+			srv_proc_unref(p);
 	} else {
 		ret = srv_reply_connect_error(r, "unimplemented",
 					      "process.Process/%s is not "
@@ -770,7 +802,7 @@ void srv_procs_cancel_all(srv_sandbox *s)
 	g_mutex_unlock(&srv.lock);
 	for (guint i = 0; i < a->len; i++) {
 		signal_proc(a->pdata[i], SIGKILL);
-		proc_unref(a->pdata[i]);
+		srv_proc_unref(a->pdata[i]);
 	}
 	g_ptr_array_unref(a);
 }

@@ -215,11 +215,56 @@ bool srv_sandbox_set_timeout(const char *id, int key, uint64_t timeout_s, bool e
 	int64_t end = g_get_real_time() + (int64_t)timeout_s * G_USEC_PER_SEC;
 	g_mutex_lock(&srv.lock);
 	srv_sandbox *s = lookup_locked(id, key);
-	if (s && (!extend_only || end > s->end))
+	int64_t left = (int64_t)timeout_s * G_USEC_PER_SEC;
+	if (s && s->paused && (!extend_only || left > s->paused_left))
+		s->paused_left = left; /* counted from the resume */
+	else if (s && !s->paused && (!extend_only || end > s->end))
 		s->end = end;
 	g_cond_broadcast(&srv.cond);
 	g_mutex_unlock(&srv.lock);
 	return s != NULL;
+}
+
+bool srv_sandbox_paused(srv_sandbox *s)
+{
+	g_mutex_lock(&srv.lock);
+	bool paused = s->paused;
+	g_mutex_unlock(&srv.lock);
+	return paused;
+}
+
+/* Outside the lock: the tier's freeze may take a while (a remote call). Only one of
+ * them at a time on a sandbox matters to the library, which makes a second a no-op. */
+int srv_sandbox_pause(srv_sandbox *s, cordon_error **err)
+{
+	if (srv_sandbox_paused(s))
+		return 1;
+	int r = cordon_sandbox_pause(s->sb, err);
+	if (r < 0)
+		return r;
+	g_mutex_lock(&srv.lock);
+	if (!s->paused)
+		s->paused_left = MAX(s->end - g_get_real_time(), 0);
+	s->paused = true;
+	g_cond_broadcast(&srv.cond);
+	g_mutex_unlock(&srv.lock);
+	return 0;
+}
+
+int srv_sandbox_resume(srv_sandbox *s, cordon_error **err)
+{
+	if (!srv_sandbox_paused(s))
+		return 1;
+	int r = cordon_sandbox_resume(s->sb, err);
+	if (r < 0)
+		return r;
+	g_mutex_lock(&srv.lock);
+	if (s->paused)
+		s->end = g_get_real_time() + s->paused_left;
+	s->paused = false;
+	g_cond_broadcast(&srv.cond); /* the reaper's next deadline may be this one */
+	g_mutex_unlock(&srv.lock);
+	return 0;
 }
 
 GPtrArray *srv_sandbox_list(int key)
@@ -253,6 +298,8 @@ static GPtrArray *expired_locked(int64_t now, int64_t *next)
 	g_hash_table_iter_init(&it, srv.sandboxes);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		srv_sandbox *s = v;
+		if (s->paused && !srv.stopping)
+			continue; /* its time to live does not count */
 		if (s->end <= now || srv.stopping)
 			g_ptr_array_add(gone, s);
 		else if (s->end < *next)

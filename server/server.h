@@ -73,7 +73,9 @@ struct srv_sandbox {
 	int64_t started; /* real time, µs */
 	int64_t end;     /* real time, µs: killed then */
 	bool dead;
-	GHashTable *procs; /* pid -> srv_proc*, under the server lock */
+	bool paused;         /* cordon_sandbox_pause: the time to live does not count */
+	int64_t paused_left; /* µs of it left when paused */
+	GHashTable *procs;   /* pid -> srv_proc*, under the server lock */
 	uint32_t next_pid;
 };
 
@@ -102,6 +104,13 @@ void srv_sandbox_unref(srv_sandbox *s);
 /* Removes it from the table and ends its processes; false when unknown. */
 bool srv_sandbox_kill(const char *id, int key);
 bool srv_sandbox_set_timeout(const char *id, int key, uint64_t timeout_s, bool extend_only);
+/* The tier's pause (cordon_sandbox_pause), and the time to live stops counting: 0, 1 when
+ * it was paused already, or the library's refusal. */
+int srv_sandbox_pause(srv_sandbox *s, cordon_error **err);
+/* The tier's resume, and the time to live counts again from where it stopped: 0, 1 when it
+ * was running, or the library's refusal (it stays paused). */
+int srv_sandbox_resume(srv_sandbox *s, cordon_error **err);
+bool srv_sandbox_paused(srv_sandbox *s);
 /* References to the key's live sandboxes. */
 GPtrArray *srv_sandbox_list(int key);
 void srv_reaper_start(void);

@@ -187,13 +187,17 @@ static char *create_body(const e2b_tier *t, const cordon_plugin_open_spec *spec)
 	json_object_object_add(o, "allow_internet_access",
 			       json_object_new_boolean(spec->egress == CORDON_PLUGIN_EGRESS_ALLOW));
 	json_object_object_add(meta, "cordon.tier", json_object_new_string(t->name));
+	if (!e2b_owner_metadata(meta)) /* the time to live still ends it */
+		e2b_host->log(CORDON_PLUGIN_LOG_WARNING, "e2b",
+			      "cannot name this process as the sandbox's owner: gc will not "
+			      "find it if this host dies");
 	json_object_object_add(o, "metadata", meta);
 	char *s = e2b_host->strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return s;
 }
 
-static bool valid_id(const char *id)
+bool e2b_valid_id(const char *id)
 {
 	size_t n = id ? strlen(id) : 0;
 	return n > 0 && n <= E2B_ID_MAX && strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
@@ -209,9 +213,9 @@ static int read_created(e2b_sandbox *s, const e2b_call *c, cordon_plugin_error *
 	const char *token = e2b_string(o, "envdAccessToken", &bad);
 	const char *domain = e2b_string(o, "domain", &bad);
 	int r = 0;
-	if (valid_id(id)) /* known from here on, so that a failed open still kills it */
+	if (e2b_valid_id(id)) /* known from here on, so that a failed open still kills it */
 		snprintf(s->id, sizeof(s->id), "%s", id);
-	if (bad || !valid_id(id) ||
+	if (bad || !e2b_valid_id(id) ||
 	    (token && (strlen(token) > E2B_TOKEN_MAX || strpbrk(token, "\r\n"))) ||
 	    (domain &&
 	     (strlen(domain) > 253 ||
@@ -234,7 +238,7 @@ static int read_created(e2b_sandbox *s, const e2b_call *c, cordon_plugin_error *
 	return r;
 }
 
-static void kill_remote(const e2b_tier *t, const char *id)
+void e2b_kill_remote(const e2b_tier *t, const char *id)
 {
 	cordon_plugin_error *err = NULL;
 	char path[E2B_ID_MAX + 16];
@@ -305,7 +309,7 @@ static int e2b_open(void *tier, const cordon_plugin_open_spec *spec, void **ret,
 	e2b_host->free(body);
 	if (r < 0) {
 		if (s->id[0])
-			kill_remote(t, s->id);
+			e2b_kill_remote(t, s->id);
 		e2b_host->free(s);
 		return r;
 	}
@@ -318,13 +322,51 @@ static int e2b_open(void *tier, const cordon_plugin_open_spec *spec, void **ret,
 static void e2b_close(void *sandbox)
 {
 	e2b_sandbox *s = sandbox;
-	kill_remote(s->tier, s->id);
+	e2b_kill_remote(s->tier, s->id);
 	if (s->token) {
 		explicit_bzero(s->token, strlen(s->token));
 		e2b_host->free(s->token);
 	}
 	e2b_host->free(s->envd);
 	e2b_host->free(s);
+}
+
+/* E2B's pause persists the sandbox (its memory and files) and stops its time to live; a
+ * 409 is "already paused". Connect resumes it (200: it was running, 201: resumed) with the
+ * tier's time to live again. */
+static int lifecycle(e2b_sandbox *s, const char *action, const char *body, cordon_plugin_error *err)
+{
+	char path[E2B_ID_MAX + 32];
+	snprintf(path, sizeof(path), "/sandboxes/%s/%s", s->id, action);
+	e2b_call c = { .method = "POST",
+		       .api = true,
+		       .idempotent = true, /* a repeat is a 409 or a 200: no second sandbox */
+		       .content_type = "application/json",
+		       .body = body,
+		       .body_len = strlen(body),
+		       .cancel_fd = -1 };
+	c.url = e2b_url(s->tier->api_url, path, NULL, NULL);
+	int r = e2b_http(s->tier, &c, err);
+	bool pause = strcmp(action, "pause") == 0;
+	if (r >= 0 &&
+	    !(pause ? c.status == 204 || c.status == 409 : c.status == 200 || c.status == 201))
+		r = e2b_status_error(&c, action, err);
+	e2b_call_clear(&c);
+	e2b_host->free(c.url);
+	return r < 0 ? r : 0;
+}
+
+static int e2b_pause(void *sandbox, cordon_plugin_error *err)
+{
+	return lifecycle(sandbox, "pause", "{}", err);
+}
+
+static int e2b_resume(void *sandbox, cordon_plugin_error *err)
+{
+	e2b_sandbox *s = sandbox;
+	char body[64];
+	snprintf(body, sizeof(body), "{\"timeout\":%llu}", (unsigned long long)s->tier->ttl_s);
+	return lifecycle(s, "connect", body, err);
 }
 
 static const cordon_plugin_driver e2b_driver = {
@@ -341,6 +383,9 @@ static const cordon_plugin_driver e2b_driver = {
 	.glob = e2b_glob,
 	.walk = e2b_walk,
 	.close = e2b_close,
+	.gc = e2b_gc,
+	.pause = e2b_pause,
+	.resume = e2b_resume,
 };
 
 static int e2b_init(const cordon_host *host, cordon_plugin_registrar *reg, cordon_plugin_error *err)

@@ -81,6 +81,9 @@ char *e2b_url(const char *base, const char *path, const char *query_key, const c
 int e2b_protocol_error(cordon_plugin_error *err, const char *fmt, ...) CORDON_PLUGIN_PRINTF(2, 3);
 /* The JSON object of a body, bounded in depth; NULL (and err) when it is not one. */
 json_object *e2b_parse(const char *data, size_t len, const char *what, cordon_plugin_error *err);
+/* The same for another type (a listing's array). */
+json_object *e2b_parse_as(const char *data, size_t len, json_type type, const char *what,
+			  cordon_plugin_error *err);
 /* A string member, NULL when absent; sets *bad when present but not a string. */
 const char *e2b_string(json_object *o, const char *key, bool *bad);
 /* The error an unexpected status means, from the body's message and code. */
@@ -118,6 +121,18 @@ typedef struct e2b_serve {
 int e2b_serve_begin(e2b_serve *sv, const e2b_sandbox *s, uint16_t port, char *addr, size_t len);
 /* Stops accepting, ends every connection and waits for them. Idempotent. */
 void e2b_serve_end(e2b_serve *sv);
+
+/* ---- a sandbox's life (e2b.c) and what a crashed host left (gc.c) ------------------- */
+
+/* DELETE /sandboxes/{id}; a failure is logged (the time to live ends it). */
+void e2b_kill_remote(const e2b_tier *t, const char *id);
+/* A sandbox ID as E2B writes them: [a-z0-9], at most E2B_ID_MAX. */
+bool e2b_valid_id(const char *id);
+/* The metadata that names this host and process as a sandbox's owner
+ * (cordon.host, cordon.owner), added to meta; false when /proc or
+ * /etc/machine-id cannot tell (then gc can never judge the sandbox). */
+bool e2b_owner_metadata(json_object *meta);
+int e2b_gc(void *tier, cordon_plugin_error *err);
 
 /* ---- the envd operations (envd.c) -------------------------------------------------- */
 

@@ -290,7 +290,8 @@ char *e2b_url(const char *base, const char *path, const char *key, const char *v
 	return u;
 }
 
-json_object *e2b_parse(const char *data, size_t len, const char *what, cordon_plugin_error *err)
+json_object *e2b_parse_as(const char *data, size_t len, json_type type, const char *what,
+			  cordon_plugin_error *err)
 {
 	json_tokener *tok = json_tokener_new_ex(E2B_JSON_DEPTH);
 	json_object *o = data && len < E2B_FRAME_MAX ? json_tokener_parse_ex(tok, data, (int)len)
@@ -298,12 +299,18 @@ json_object *e2b_parse(const char *data, size_t len, const char *what, cordon_pl
 	bool whole = o && json_tokener_get_error(tok) == json_tokener_success &&
 		     json_tokener_get_parse_end(tok) == len;
 	json_tokener_free(tok);
-	if (!whole || !json_object_is_type(o, json_type_object)) {
+	if (!whole || !json_object_is_type(o, type)) {
 		json_object_put(o);
-		e2b_protocol_error(err, "%s: the answer is not one JSON object", what);
+		e2b_protocol_error(err, "%s: the answer is not one JSON %s", what,
+				   type == json_type_array ? "array" : "object");
 		return NULL;
 	}
 	return o;
+}
+
+json_object *e2b_parse(const char *data, size_t len, const char *what, cordon_plugin_error *err)
+{
+	return e2b_parse_as(data, len, json_type_object, what, err);
 }
 
 const char *e2b_string(json_object *o, const char *key, bool *bad)

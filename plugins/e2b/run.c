@@ -33,7 +33,7 @@ typedef struct run_ctx {
 	cordon_plugin_error *err;
 	unsigned char *buf;
 	size_t len;
-	bool failed, started, ended, got_end, exited;
+	bool failed, started, ended, got_end, exited, killed;
 	int64_t pid;
 	int exit_code, sig;
 	char end_code[48];
@@ -347,6 +347,9 @@ static char *start_body(const e2b_sandbox *s, const cordon_plugin_run_spec *spec
 
 static void kill_process(run_ctx *x)
 {
+	if (x->killed)
+		return;
+	x->killed = true;
 	json_object *sel = json_object_new_object(), *req = json_object_new_object(), *ans = NULL;
 	cordon_plugin_error *ignored = NULL;
 	json_object_object_add(sel, "pid", json_object_new_int64(x->pid));
@@ -448,6 +451,10 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 		kill_process(&x);
 		r = timed_out(ret);
 	} else {
+		/* A stream that broke before the process ended: envd (and cordon server) keep a
+		 * process whose reader left, so it is killed, as every run's work ends with it. */
+		if (x.started && !x.got_end && !c.cancelled)
+			kill_process(&x);
 		r = finish(&x, &c, r, ret);
 	}
 	e2b_call_clear(&c);

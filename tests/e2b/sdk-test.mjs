@@ -23,6 +23,14 @@ const rejects = async (p) => {
   }
 }
 
+const waitFor = async (cond, ms) => {
+  for (const until = Date.now() + ms; Date.now() < until;) {
+    if (cond()) return true
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return cond()
+}
+
 const sbx = await Sandbox.create('base', { timeoutMs: 60_000 })
 ok(/^i[a-z0-9]{20}$/.test(sbx.sandboxId), 'create: an E2B-shaped sandbox id', sbx.sandboxId)
 
@@ -54,6 +62,66 @@ ok(killed instanceof CommandExitError && killed.exitCode === -1 && Date.now() - 
   'the killed command ends by a signal (exitCode -1), promptly', killed)
 ok(await sbx.commands.kill(bg.pid) === false, 'killing it again: not found')
 
+// Re-attaching: a command whose client disconnected keeps running; commands.connect(pid)
+// gets what it printed meanwhile (kept by the server) and the rest, then its end.
+const ticker = await sbx.commands.run('sleep 0.3; echo tick 1; sleep 0.7; echo tick 2; sleep 0.3; echo done',
+  { background: true })
+await ticker.disconnect()
+await new Promise((resolve) => setTimeout(resolve, 700))
+const tlist = await sbx.commands.list()
+ok(tlist.some((p) => p.pid === ticker.pid), 'a disconnected command keeps running', JSON.stringify(tlist))
+const live = []
+const again1 = await sbx.commands.connect(ticker.pid, { onStdout: (d) => live.push(d) })
+const tr = await again1.wait()
+ok(again1.pid === ticker.pid && tr.exitCode === 0 && tr.stdout === 'tick 1\ntick 2\ndone\n',
+  'commands.connect re-attaches: the output kept while detached, then the rest and the end',
+  JSON.stringify(tr))
+ok(live.join('') === 'tick 1\ntick 2\ndone\n', 'the connected handle streams it', JSON.stringify(live))
+const noproc = await rejects(sbx.commands.connect(999999))
+ok(noproc !== null && /not found/i.test(noproc.message), 'connecting to an unknown pid: not found', noproc)
+// What is kept while no one reads is bounded (the newest 1 MiB of events): 3 MB printed
+// while detached come back as their tail only.
+const flood = await sbx.commands.run('sleep 0.3; head -c 3000000 /dev/zero | tr "\\0" a; touch flooded; sleep 2; echo END',
+  { background: true })
+await flood.disconnect()
+ok(await (async () => {
+  for (const until = Date.now() + 20_000; Date.now() < until;) {
+    if (await sbx.files.exists('flooded')) return true
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  return false
+})(), 'the detached command printed 3 MB')
+const fr = await (await sbx.commands.connect(flood.pid)).wait()
+ok(fr.stdout.endsWith('aEND\n') && fr.stdout.length > 500_000 && fr.stdout.length < 1_100_000,
+  'output kept while detached is bounded: its newest part', fr.stdout.length)
+await sbx.files.remove('flooded')
+// Two readers at once: both see the output printed after both attached.
+const twice = await sbx.commands.run('read -r x; echo "[$x]"', { background: true, stdin: true })
+const other = await sbx.commands.connect(twice.pid)
+await twice.sendStdin('both\n')
+const [w1, w2] = await Promise.all([twice.wait(), other.wait()])
+ok(w1.stdout === '[both]\n' && w2.stdout === '[both]\n', 'two readers of one command each get its output',
+  JSON.stringify([w1.stdout, w2.stdout]))
+
+// A pseudo-terminal: sandbox.pty.create runs an interactive bash on a terminal of the size
+// asked, typed input reaches it, resize changes the size (the work sees it), kill ends it.
+let screen = ''
+const dec = new TextDecoder()
+const term = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => { screen += dec.decode(d) } })
+const type = (text) => sbx.pty.sendInput(term.pid, new TextEncoder().encode(text))
+await type('stty size; [ -t 0 ] && [ -t 1 ] && echo "tty-$((1+1))"; echo "mark-$((6*7))"\n')
+ok(await waitFor(() => /mark-42/.test(screen), 10_000), 'pty: typed input runs in the shell', JSON.stringify(screen))
+ok(/24 80/.test(screen) && /tty-2/.test(screen), 'pty: a terminal of 24x80 as stdin and stdout',
+  JSON.stringify(screen))
+await sbx.pty.resize(term.pid, { cols: 100, rows: 40 })
+await type('stty size\n')
+ok(await waitFor(() => /40 100/.test(screen), 10_000), 'pty: resize reaches the terminal', JSON.stringify(screen))
+const plain = await rejects(sbx.pty.resize(ticker.pid, { cols: 10, rows: 10 }))
+ok(plain !== null, 'resizing a process without a pty is refused', plain)
+ok(await sbx.pty.kill(term.pid) === true, 'pty.kill')
+const tk = await rejects(term.wait())
+ok(tk instanceof CommandExitError && tk.exitCode === -1, 'the killed pty ends by the signal', tk)
+
 // stdin.
 const cat = await sbx.commands.run('tr a-z A-Z', { background: true, stdin: true })
 await cat.sendStdin('hello ')
@@ -64,13 +132,6 @@ ok(catr.stdout === 'HELLO STDIN\n', 'stdin reaches the command', JSON.stringify(
 
 // Interactive stdin: the process runs at once and answers each line before the next is
 // sent (a line-buffered reader echoing back), then ends when stdin is closed.
-const waitFor = async (cond, ms) => {
-  for (const until = Date.now() + ms; Date.now() < until;) {
-    if (cond()) return true
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  return cond()
-}
 let echoed = ''
 const sh = await sbx.commands.run('while read -r l; do echo "got $l"; done; echo bye',
   { background: true, stdin: true, onStdout: (d) => { echoed += d } })
@@ -126,6 +187,43 @@ const escape = await rejects(sbx.files.read('/etc/passwd'))
 ok(escape !== null, 'a path outside the home directory is refused', escape)
 const missing = await rejects(sbx.files.read('missing.txt'))
 ok(missing !== null && /does not exist/.test(missing.message), 'reading a missing file: not found', missing)
+
+// Pause: the kernel tier cannot freeze a sandbox, so pause is refused with cordon's reason
+// and the sandbox runs on (test-e2b-pause covers a tier that can).
+const np = await rejects(sbx.pause())
+ok(np !== null && /does not support pause/.test(np.message), 'pause on a tier that cannot: cordon\'s reason', np)
+ok((await sbx.commands.run('echo still')).stdout === 'still\n', 'the refused pause leaves it running')
+
+// Watching a directory: files.watchDir sees what is made, written and removed in it (and
+// below it when recursive), stop() ends the watch, a missing directory is refused.
+await sbx.files.makeDir('watched/sub')
+const changes = []
+const watch = await sbx.files.watchDir('watched', (ev) => changes.push(`${ev.type} ${ev.name}`),
+  { recursive: true })
+await sbx.files.write('watched/a.txt', 'one')
+await sbx.commands.run('echo more >> watched/a.txt; echo deep > watched/sub/b.txt; rm watched/a.txt')
+const seenAll = () => ['create a.txt', 'write a.txt', 'create sub/b.txt', 'remove a.txt']
+  .every((c) => changes.includes(c))
+ok(await waitFor(seenAll, 10_000), 'watchDir: create, write and remove, in a subdirectory too',
+  JSON.stringify(changes))
+await watch.stop()
+await new Promise((resolve) => setTimeout(resolve, 500))
+const stopped = changes.length
+await sbx.files.write('watched/late.txt', 'x')
+await new Promise((resolve) => setTimeout(resolve, 700))
+ok(changes.length === stopped, 'nothing after stop()', JSON.stringify(changes.slice(stopped)))
+const flat = []
+const flatWatch = await sbx.files.watchDir('watched', (ev) => flat.push(ev.name))
+await sbx.files.write('watched/sub/c.txt', 'x')
+await sbx.files.write('watched/top.txt', 'x')
+ok(await waitFor(() => flat.includes('top.txt'), 10_000) && !flat.includes('sub/c.txt'),
+  'a watch that is not recursive sees its directory only', JSON.stringify(flat))
+await flatWatch.stop()
+const nowatch = await rejects(sbx.files.watchDir('no-such-dir', () => {}))
+ok(nowatch !== null, 'watching a missing directory is refused', nowatch)
+ok((await sbx.commands.list()).every((p) => p.config.cmd !== '/usr/bin/python3'),
+  'the watchers are not listed as commands')
+await sbx.files.remove('watched')
 
 // Timeout extended.
 const before = await sbx.getInfo()

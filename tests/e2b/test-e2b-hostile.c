@@ -6,6 +6,8 @@
  * truncated envelopes, a frame header claiming 4 GiB, a wrong content type, a stalled
  * stream, an endless stream. Each must be a clear error (or, for the stall, a timed-out
  * run), with the sandbox killed afterwards and the host's memory bounded. Public API only.
+ * The double also records what pause and resume send, from the library and through cordon
+ * server (whose pause on the e2b tier is the library's).
  */
 #include "config.h"
 
@@ -24,7 +26,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SBX_ID "ihostile0000000000000"
@@ -52,6 +56,7 @@ typedef enum scenario {
 	S_READ_ENDLESS,
 	S_KILL_503,
 	S_LIST_503,
+	S_PAUSE_409,
 } scenario;
 
 static int listen_fd = -1;
@@ -187,6 +192,10 @@ static void answer(int fd, const char *method, const char *path, scenario s)
 		json_reply(fd, "201 Created", created);
 	else if (strcmp(method, "GET") == 0 && strcmp(path, "/sandboxes") == 0 && s == S_LIST_503)
 		json_reply(fd, "503 Service Unavailable", "{\"code\":503,\"message\":\"down\"}");
+	else if (g_str_has_suffix(path, "/pause"))
+		json_reply(fd, s == S_PAUSE_409 ? "409 Conflict" : "204 No Content", "");
+	else if (g_str_has_suffix(path, "/connect"))
+		json_reply(fd, "201 Created", created);
 	else if (strcmp(method, "DELETE") == 0)
 		json_reply(fd, s == S_KILL_503 ? "503 Service Unavailable" : "204 No Content", "");
 	else if (strcmp(path, "/process.Process/Start") == 0)
@@ -481,6 +490,131 @@ START_TEST(test_probe_503)
 }
 END_TEST
 
+/* Pause and resume are E2B's calls (not a double's hostility, but the double records what
+ * is sent): pause is POST .../pause, runs and file operations are refused while paused
+ * without reaching the server, resume is POST .../connect; a 409 (already paused) is a
+ * pause. */
+START_TEST(test_pause_resume)
+{
+	cordon_context *ctx = ctx_for(S_NORMAL);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(open_sb(ctx, &sb, &err), 0);
+	ck_assert_msg(cordon_sandbox_pause(sb, &err) == 0, "pause: %s",
+		      err ? cordon_error_get_message(err) : "");
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/pause"), 1);
+	ck_assert_int_eq(cordon_sandbox_pause(sb, &err), 0); /* paused already: nothing sent */
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/pause"), 1);
+	const char *argv[] = { "/bin/true", NULL };
+	cordon_result *res = NULL;
+	ck_assert_int_lt(cordon_sandbox_run(sb, argv, NULL, &res, &err), 0);
+	ck_assert_str_eq(cordon_error_get_code(err), "sandbox_paused");
+	cordon_error_free(err);
+	err = NULL;
+	void *data = NULL;
+	ck_assert_int_lt(cordon_sandbox_read_file(sb, "f", &data, NULL, &err), 0);
+	ck_assert_str_eq(cordon_error_get_code(err), "sandbox_paused");
+	cordon_error_free(err);
+	err = NULL;
+	ck_assert_uint_eq(count_seen("POST /process.Process/Start"), 0);
+	ck_assert_int_eq(cordon_sandbox_resume(sb, &err), 0);
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/connect"), 1);
+	cordon_sandbox_run(sb, argv, NULL, &res, &err); /* the double's stream is short */
+	cordon_result_free(res);
+	cordon_error_free(err);
+	err = NULL;
+	ck_assert_uint_eq(count_seen("POST /process.Process/Start"), 1);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	ctx = ctx_for(S_PAUSE_409);
+	ck_assert_int_eq(open_sb(ctx, &sb, &err), 0);
+	ck_assert_int_eq(cordon_sandbox_pause(sb, &err), 0);
+	ck_assert_int_lt(cordon_sandbox_run(sb, argv, NULL, &res, &err), 0); /* it is paused */
+	cordon_error_free(err);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* cordon server's pause on a tier that can (the e2b tier, here toward the double): the
+ * server's pause is the library's, the sandbox's time to live stops while paused (a 2 s
+ * sandbox outlives 3 s of pause), a second pause is a 409, connect resumes it (201) and its
+ * time counts again. The client is python's urllib: the server's own answers. */
+static const char pause_script[] =
+	"import json, sys, time, urllib.request, urllib.error\n"
+	"base, key = sys.argv[1], sys.argv[2]\n"
+	"def call(method, path, body=None):\n"
+	"  q = urllib.request.Request(base + path, method=method, headers={'X-API-Key': key, "
+	"'Content-Type': 'application/json'}, data=json.dumps(body).encode() if body is not None "
+	"else None)\n"
+	"  try:\n"
+	"    with urllib.request.urlopen(q) as a:\n"
+	"      t = a.read(); return a.status, json.loads(t) if t else None\n"
+	"  except urllib.error.HTTPError as e:\n"
+	"    return e.code, None\n"
+	"s, sb = call('POST', '/sandboxes', {'templateID': 'remote', 'timeout': 2})\n"
+	"i = '/sandboxes/' + sb['sandboxID']\n"
+	"print('create', s)\n"
+	"print('pause', call('POST', i + '/pause', {})[0])\n"
+	"print('again', call('POST', i + '/pause', {})[0])\n"
+	"print('state', call('GET', i)[1]['state'])\n"
+	"time.sleep(3)\n"
+	"print('kept', call('GET', i)[0])\n"
+	"print('connect', call('POST', i + '/connect', {'timeout': 1})[0])\n"
+	"print('state', call('GET', i)[1]['state'])\n"
+	"time.sleep(3)\n"
+	"print('lapsed', call('GET', i)[0])\n";
+
+START_TEST(test_server_pause)
+{
+	g_autofree char *bin = testutil_build_path("cordon-server");
+	ck_assert_msg(access(bin, X_OK) == 0, "%s is not built", bin);
+	g_mutex_lock(&lock);
+	current = S_NORMAL;
+	g_ptr_array_set_size(seen, 0);
+	g_mutex_unlock(&lock);
+	g_autofree char *plugins = testutil_plugin_dir("e2b", NULL);
+	g_autofree char *keys = g_build_filename(dir, "server-keys", NULL);
+	g_autofree char *pol = g_build_filename(dir, "server.yaml", NULL);
+	const char *client_key = "e2b_11111111111111111111111111111111";
+	g_autofree char *policy = g_strdup_printf(
+		"cordon: 1\nplugins: {dir: %s, load: [e2b]}\ntiers:\n  remote:\n    driver: e2b\n"
+		"    api_url: \"http://127.0.0.1:%u\"\n    sandbox_url: \"http://127.0.0.1:%u\"\n"
+		"    api_key: {file: %s/key}\n    request_timeout: 3s\n"
+		"trust:\n  untrusted: {require: remote, tiers: [remote]}\n"
+		"server:\n  templates:\n    remote: {trust: untrusted}\n",
+		plugins, port, port, dir);
+	ck_assert(g_file_set_contents(keys, client_key, -1, NULL) && chmod(keys, 0600) == 0);
+	ck_assert(g_file_set_contents(pol, policy, -1, NULL));
+	const char *argv[] = { bin,        "--listen", "127.0.0.1:0", "--api-keys", keys,
+			       "--policy", pol,        "--quiet",     NULL };
+	GPid pid;
+	int out = -1;
+	GError *e = NULL;
+	ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+					       NULL, NULL, &pid, NULL, &out, NULL, &e),
+		      "cordon server: %s", e ? e->message : "?");
+	FILE *f = fdopen(out, "r");
+	char line[256] = "";
+	unsigned sport = 0;
+	ck_assert(f && fgets(line, sizeof(line), f) &&
+		  sscanf(line, "cordon server: listening on %*s port %u", &sport) == 1);
+	g_autofree char *url = g_strdup_printf("http://127.0.0.1:%u", sport);
+	const char *py[] = { "/usr/bin/python3", "-c", pause_script, url, client_key, NULL };
+	g_autofree char *got = NULL;
+	int status = -1;
+	ck_assert(g_spawn_sync(NULL, (char **)py, NULL, 0, NULL, NULL, &got, NULL, &status, NULL));
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	fclose(f);
+	testutil_rmtree(plugins);
+	ck_assert_str_eq(got, "create 201\npause 204\nagain 409\nstate paused\nkept 200\n"
+			      "connect 201\nstate running\nlapsed 404\n");
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/pause"), 1);
+	ck_assert_uint_eq(count_seen("POST /sandboxes/" SBX_ID "/connect"), 1);
+}
+END_TEST
+
 static Suite *hostile_suite(void)
 {
 	Suite *s = suite_create("e2b-hostile");
@@ -499,6 +633,8 @@ static Suite *hostile_suite(void)
 	tcase_add_test(tc, test_endless_stream);
 	tcase_add_test(tc, test_endless_file);
 	tcase_add_test(tc, test_kill_retried);
+	tcase_add_test(tc, test_pause_resume);
+	tcase_add_test(tc, test_server_pause);
 	tcase_add_test(tc, test_probe_503);
 	suite_add_tcase(s, tc);
 	return s;

@@ -6,7 +6,10 @@
  * connections through cordon server's port tunnel (docs/server.md, "Ports") to it and
  * back, several at once, with half-closes passed on; a stop ends it and its address; a
  * server that ends before its port accepts fails the serve with the reason; a port no
- * process serves is refused by cordon server with E2B's proxy answer (502).
+ * process serves is refused by cordon server with E2B's proxy answer (502). gc: a host
+ * process killed with a remote sandbox open (this program, re-run as --orphan) leaves it in
+ * the server; the tier's gc kills it and keeps a live owner's, another machine's and
+ * another tier's.
  */
 #include "config.h"
 
@@ -319,6 +322,159 @@ START_TEST(test_left_running)
 }
 END_TEST
 
+/* ---- gc: what a crashed host left ---------------------------------------------------- */
+
+/* The server's listing as "ID TIER HOST OWNER" lines (python's urllib, so that the test
+ * reads the server's own answer, not the plugin's). */
+static const char list_script[] =
+	"import json, sys, urllib.request\n"
+	"q = urllib.request.Request(sys.argv[1] + '/sandboxes', headers={'X-API-Key': "
+	"sys.argv[2]})\n"
+	"for s in json.load(urllib.request.urlopen(q)):\n"
+	"  m = s.get('metadata') or {}\n"
+	"  print(s['sandboxID'], *(m.get(k, '-') for k in ('cordon.tier', 'cordon.host', "
+	"'cordon.owner')))\n";
+
+/* A sandbox made by hand with the metadata given (JSON); its ID. */
+static const char create_script[] =
+	"import json, sys, urllib.request\n"
+	"q = urllib.request.Request(sys.argv[1] + '/sandboxes', method='POST', headers={"
+	"'X-API-Key': sys.argv[2], 'Content-Type': 'application/json'}, data=json.dumps("
+	"{'templateID': 'base', 'timeout': 120, 'metadata': json.loads(sys.argv[3])}).encode())\n"
+	"print(json.load(urllib.request.urlopen(q))['sandboxID'])\n";
+
+static char *python_out(const char *script, const char *arg)
+{
+	g_autofree char *url = g_strdup_printf("http://127.0.0.1:%u", server_port);
+	const char *argv[] = { PYTHON, "-c", script, url, KEY, arg, NULL };
+	char *out = NULL;
+	int status = -1;
+	GError *e = NULL;
+	ck_assert_msg(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+				   NULL, &out, NULL, &status, &e),
+		      "python: %s", e ? e->message : "?");
+	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "%s failed: %s", script, out);
+	return out;
+}
+
+/* The listing's line for a sandbox (its fields), or NULL. */
+static char **listed(const char *listing, const char *id)
+{
+	g_auto(GStrv) lines = g_strsplit(listing, "\n", -1);
+	for (char **l = lines; *l; l++) {
+		char **f = g_strsplit(*l, " ", 4);
+		if (g_strv_length(f) == 4 && strcmp(f[0], id) == 0)
+			return f;
+		g_strfreev(f);
+	}
+	return NULL;
+}
+
+/* The IDs in after that are not in before. */
+static char *new_id(const char *before, const char *after)
+{
+	g_auto(GStrv) lines = g_strsplit(after, "\n", -1);
+	char *found = NULL;
+	for (char **l = lines; *l; l++) {
+		g_auto(GStrv) f = g_strsplit(*l, " ", 2);
+		g_auto(GStrv) old = f[0] && *f[0] ? listed(before, f[0]) : NULL;
+		if (f[0] && *f[0] && !old) {
+			ck_assert_msg(!found, "more than one new sandbox: %s", after);
+			found = g_strdup(f[0]);
+		}
+	}
+	ck_assert_msg(found, "no new sandbox in %s", after);
+	return found;
+}
+
+/* A host process with a remote sandbox open, killed as a crash kills it: its close never
+ * runs, so its sandbox stays in the server until gc. */
+static char *crashed_host(void)
+{
+	g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+	g_autofree char *pol = g_build_filename(dir, "orphan.yaml", NULL);
+	ck_assert(g_file_set_contents(pol, policy, -1, NULL));
+	g_autofree char *before = python_out(list_script, "");
+	const char *argv[] = { self, "--orphan", pol, NULL };
+	GPid pid;
+	int in = -1, out = -1;
+	GError *e = NULL;
+	ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+					       NULL, NULL, &pid, &in, &out, NULL, &e),
+		      "orphan: %s", e ? e->message : "?");
+	char line[16] = "";
+	ssize_t n = read(out, line, sizeof(line) - 1);
+	ck_assert_msg(n == 5 && memcmp(line, "open\n", 5) == 0, "the orphan said %zd", n);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(in);
+	close(out);
+	g_autofree char *after = python_out(list_script, "");
+	return new_id(before, after);
+}
+
+START_TEST(test_gc_dead_owner)
+{
+	cordon_sandbox *live = open_remote(); /* ours: its owner (this process) lives */
+	g_autofree char *orphan = crashed_host();
+	g_autofree char *listing = python_out(list_script, "");
+	g_auto(GStrv) o = listed(listing, orphan);
+	ck_assert_msg(o && strcmp(o[1], "remote") == 0 && strlen(o[2]) == 32 &&
+			      strcmp(o[3], "-") != 0,
+		      "the orphan's metadata: %s", listing);
+	/* The same dead owner, on another machine of the same account: not ours to judge;
+	 * and the dead owner on another tier: not this tier's gc's. */
+	g_autofree char *other_host_meta = g_strdup_printf(
+		"{\"cordon.tier\": \"remote\", \"cordon.host\": \"%032x\", \"cordon.owner\": "
+		"\"%s\"}",
+		0, o[3]);
+	g_autofree char *other_tier_meta = g_strdup_printf(
+		"{\"cordon.tier\": \"elsewhere\", \"cordon.host\": \"%s\", \"cordon.owner\": "
+		"\"%s\"}",
+		o[2], o[3]);
+	g_autofree char *other_host = python_out(create_script, other_host_meta);
+	g_autofree char *other_tier = python_out(create_script, other_tier_meta);
+	g_strstrip(other_host);
+	g_strstrip(other_tier);
+	cordon_error *err = NULL;
+	int removed = cordon_context_gc(ctx, &err);
+	ck_assert_msg(removed == 1, "gc removed %d: %s", removed,
+		      err ? cordon_error_get_message(err) : "");
+	g_autofree char *after = python_out(list_script, "");
+	g_auto(GStrv) gone = listed(after, orphan);
+	g_auto(GStrv) kept_host = listed(after, other_host);
+	g_auto(GStrv) kept_tier = listed(after, other_tier);
+	ck_assert_msg(!gone, "the crashed host's sandbox is still listed: %s", after);
+	ck_assert_msg(kept_host && kept_tier, "gc killed another's sandbox: %s", after);
+	/* The live owner's sandbox still runs work. */
+	const char *echo[] = { "/bin/echo", "alive", NULL };
+	cordon_result *res = NULL;
+	ck_assert_int_eq(cordon_sandbox_run(live, echo, NULL, &res, &err), 0);
+	ck_assert_int_eq(cordon_result_exit_code(res), 0);
+	cordon_result_free(res);
+	ck_assert_int_eq(cordon_context_gc(ctx, &err), 0);
+	cordon_sandbox_close(live);
+}
+END_TEST
+
+/* The crashed host of test_gc_dead_owner: opens a sandbox, says so, waits to be killed. */
+static int orphan(const char *policy_file)
+{
+	cordon_options *o = cordon_options_new();
+	cordon_context *c = NULL;
+	cordon_sandbox *sb = NULL;
+	cordon_request *req = cordon_request_new("untrusted");
+	if (cordon_options_set_policy_file(o, policy_file, NULL) < 0 ||
+	    cordon_context_new(o, &c, NULL) < 0 || cordon_sandbox_open(c, req, &sb, NULL) < 0)
+		return EXIT_FAILURE;
+	fputs("open\n", stdout);
+	fflush(stdout);
+	char b;
+	while (read(STDIN_FILENO, &b, 1) > 0)
+		;
+	return EXIT_FAILURE; /* never closes: the parent kills it first */
+}
+
 static Suite *serve_suite(void)
 {
 	Suite *s = suite_create("e2b-serve");
@@ -327,13 +483,16 @@ static Suite *serve_suite(void)
 	tcase_add_test(tc, test_serve_echo);
 	tcase_add_test(tc, test_serve_not_ready);
 	tcase_add_test(tc, test_tunnel_refusals);
+	tcase_add_test(tc, test_gc_dead_owner);
 	tcase_add_test(tc, test_left_running);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 3 && strcmp(argv[1], "--orphan") == 0)
+		return orphan(argv[2]);
 	bool required = g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") == 0;
 	g_autofree char *so = testutil_build_path("plugins/e2b/.libs/e2b.so");
 	g_autofree char *why = access(so, R_OK) != 0 ? g_strdup("the e2b plugin is not built "

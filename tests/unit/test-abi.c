@@ -108,6 +108,8 @@ static const abi_row compiled[] = {
 	FIELD(cordon_plugin_driver, close),
 	FIELD(cordon_plugin_driver, gc),
 	FIELD(cordon_plugin_driver, listen),
+	FIELD(cordon_plugin_driver, pause),
+	FIELD(cordon_plugin_driver, resume),
 	STRUCT(cordon_host_spawn),
 	FIELD(cordon_host_spawn, size),
 	FIELD(cordon_host_spawn, reserved),

@@ -309,6 +309,14 @@ cordon_containment cordon_sandbox_containment(const cordon_sandbox *sb);
 const char *cordon_sandbox_tier(const cordon_sandbox *sb);
 /* Added in 0.2: the sandbox's id, which its runs' audit lines carry. Borrowed. */
 const char *cordon_sandbox_id(const cordon_sandbox *sb);
+/* Added in 0.3: freezes everything the sandbox runs, where its tier can (the driver's
+ * pause: the e2b tier maps it to E2B's pause, which persists the remote sandbox); a run in
+ * progress freezes too (its time limit keeps counting). While paused, runs, streams, serves
+ * and file operations are refused (terminal "sandbox_paused"); close still ends it. A
+ * tier that cannot pause refuses (terminal "unsupported") and the sandbox runs on. Pausing
+ * a paused sandbox, or resuming a running one, does nothing. */
+int cordon_sandbox_pause(cordon_sandbox *sb, cordon_error **reterr);
+int cordon_sandbox_resume(cordon_sandbox *sb, cordon_error **reterr);
 
 /* Run option flags. */
 enum {

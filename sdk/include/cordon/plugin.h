@@ -324,6 +324,13 @@ typedef struct cordon_plugin_driver {
 	 * errno. NULL: the tier cannot carry services, and a policy with
 	 * `services:` is refused on it. */
 	int (*listen)(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err);
+	/* ABI 1.4: freezes everything the sandbox runs where it is (its processes stop; a
+	 * remote tier's time to live stops counting, where the service says so), and thaws it.
+	 * The core calls neither twice in a row, nor with a run or file operation of its own in
+	 * progress on another thread unless the caller races it (runs then freeze too). NULL:
+	 * the tier cannot pause; the core refuses (unsupported). */
+	int (*pause)(void *sandbox, cordon_plugin_error *err);
+	int (*resume)(void *sandbox, cordon_plugin_error *err);
 } cordon_plugin_driver;
 
 /* ---- host services ------------------------------------------------------- */
