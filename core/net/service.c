@@ -5,6 +5,7 @@
 #include "net/service.h"
 
 #include "hostproc.h"
+#include "filetrust.h"
 #include "secret.h"
 
 #include <errno.h>
@@ -127,6 +128,16 @@ int net_service_start(const policy_service *svc, int listen_fd, net_service **re
 		      size_t whylen)
 {
 	const char *helper = net_service_helper();
+	/* The program gets the secret: it and every directory above it must be root's or
+	 * ours and writable by no one else (CORDON_PROXY_HELPER included), as a plugin must. */
+	int hfd = -1;
+	g_autofree char *untrusted = NULL;
+	int tr = filetrust_open(helper, &hfd, &untrusted);
+	if (tr < 0) {
+		snprintf(why, whylen, "%s", untrusted ? untrusted : g_strerror(-tr));
+		return tr == -EPERM ? -EPERM : -ENOENT;
+	}
+	close(hfd);
 	if (access(helper, X_OK) < 0) {
 		snprintf(why, whylen, "%s: %s", helper, g_strerror(errno));
 		return -ENOENT;

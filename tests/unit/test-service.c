@@ -393,6 +393,33 @@ START_TEST(test_no_tls_backend)
 }
 END_TEST
 
+START_TEST(test_untrusted_helper_refused)
+{
+	/* The proxy gets the secret: a helper others could have changed is not
+	 * started, wherever CORDON_PROXY_HELPER points. */
+	g_autofree char *real = g_strdup(net_service_helper());
+	g_autofree char *copy = g_build_filename(dir, "cordon-proxy", NULL);
+	gchar *bytes = NULL;
+	gsize len = 0;
+	ck_assert(g_file_get_contents(real, &bytes, &len, NULL));
+	ck_assert(g_file_set_contents(copy, bytes, (gssize)len, NULL));
+	g_free(bytes);
+	ck_assert_int_eq(chmod(copy, 0775), 0);
+	g_setenv("CORDON_PROXY_HELPER", copy, TRUE);
+	proxy px;
+	char why[512];
+	ck_assert_int_eq(proxy_start(&px, "ca.pem", 0600, why), -EPERM);
+	ck_assert_msg(strstr(why, "cordon-proxy"), "%s", why);
+	ck_assert_ptr_null(px.svc);
+	proxy_stop(&px);
+	ck_assert_int_eq(chmod(copy, 0755), 0); /* the same file, trusted, starts */
+	ck_assert_int_eq(proxy_start(&px, "ca.pem", 0600, why), 0);
+	ck_assert_ptr_nonnull(px.svc);
+	proxy_stop(&px);
+	g_setenv("CORDON_PROXY_HELPER", real, TRUE);
+}
+END_TEST
+
 START_TEST(test_head_rewrite)
 {
 	svc_route r = { "::1", 8443, "", "X-Key", "k" };
@@ -437,6 +464,7 @@ static Suite *service_suite(void)
 	tcase_add_test(tc, test_secret_file_refused);
 	tcase_add_test(tc, test_no_tls_backend);
 	tcase_add_test(tc, test_head_rewrite);
+	tcase_add_test(tc, test_untrusted_helper_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
