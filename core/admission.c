@@ -274,6 +274,25 @@ static bool judge_enforceable(const tier_runtime *t, const cordon_plugin_probe *
 	return verdict(c, VERDICT_UNENFORCEABLE, g_string_free(s, FALSE));
 }
 
+/* A request for governed egress runs only where the tier enforces it and its policy
+ * section has the rules to enforce (docs/network.md): never with less. */
+static bool judge_egress(const judge_ctx *j, const tier_runtime *t, const cordon_plugin_probe *pr,
+			 decision_candidate *c)
+{
+	if (j->req->egress != CORDON_EGRESS_GOVERNED)
+		return true;
+	if (!(pr->egress_enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)))
+		return verdict(c, VERDICT_DENIED,
+			       g_strdup_printf("cannot enforce egress governed here (its probe "
+					       "declares %s)",
+					       egress_declared(pr->egress_enforced)));
+	if (!t->cfg->egress_set)
+		return verdict(c, VERDICT_DENIED,
+			       g_strdup("egress governed needs the tier's egress rules (egress: "
+					"{allow: [...]} in its policy section)"));
+	return true;
+}
+
 /* Judges one candidate, of tier t; true when it may run the request. */
 static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 {
@@ -314,7 +333,7 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
 					       t->driver->ops.name));
-	if (!judge_rules(j, t->cfg, pr.egress_enforced, c))
+	if (!judge_rules(j, t->cfg, pr.egress_enforced, c) || !judge_egress(j, t, &pr, c))
 		return false;
 	return judge_enforceable(t, &pr, c);
 }

@@ -24,12 +24,13 @@ struct cordon_sandbox {
 	GPtrArray *env_grants; /* "K=V" copies of the request's grants */
 	cordon_plugin_limits limits;
 	GMutex lock;
-	GPtrArray *serves;    /* cordon_serve*, references held until close */
-	int active_runs;      /* driver runs in progress (serves included), under lock */
-	bool spent;           /* a last run started: no run may follow */
-	char id[37];          /* a random UUID, in its runs' audit lines */
-	char decision_id[37]; /* the decision that opened it */
-	char *caller;         /* the request's caller label, or NULL */
+	GPtrArray *serves;               /* cordon_serve*, references held until close */
+	int active_runs;                 /* driver runs in progress (serves included), under lock */
+	bool spent;                      /* a last run started: no run may follow */
+	char id[37];                     /* a random UUID, in its runs' audit lines */
+	char decision_id[37];            /* the decision that opened it */
+	char *caller;                    /* the request's caller label, or NULL */
+	struct audit_egress_ref *egress; /* host->egress_audit's handle (audit.h) */
 };
 
 /* The port's refusals of bad input and of an operation the tier's driver lacks (both

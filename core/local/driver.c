@@ -40,6 +40,7 @@
 #include "fserror.h"
 #include "fsops.h"
 #include "kernel.h"
+#include "egress-kernel.h"
 #include "net/forward.h"
 #include "nosigpipe.h"
 #include "pathres.h"
@@ -92,6 +93,7 @@ typedef struct local_sandbox {
 	private_root priv;       /* without a workspace: the private root, removed at close */
 	spawn_plan base;         /* rlimits and default steps, copied per run */
 	confine_sandbox *kernel; /* confine: kernel (kernel.c), else NULL */
+	kernel_egress *egress;   /* the kernel tier's governed egress, else NULL */
 } local_sandbox;
 
 static const cordon_plugin_config_key local_keys[] = {
@@ -312,6 +314,7 @@ static void local_close(void *sandbox)
 	local_sandbox *sb = sandbox;
 	if (!sb)
 		return;
+	kernel_egress_stop(sb->egress);
 	confine_sandbox_free(sb->kernel);
 	if (sb->root_fd >= 0)
 		close(sb->root_fd);
@@ -361,6 +364,8 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		r = fd_fail(err, r, "fcntl");
 	if (r == 0 && t->kernel)
 		r = kernel_open(&sb->root_fd, spec, t->disk, &sb->kernel, err);
+	if (r == 0 && t->kernel && spec->egress == CORDON_PLUGIN_EGRESS_GOVERNED)
+		r = kernel_egress_start(sb->kernel, spec, &sb->egress, err);
 	if (r == 0 && (r = spawn_fd_above_stdio(&sb->root_fd)) < 0)
 		r = fd_fail(err, r, "fcntl");
 	if (r < 0) {
@@ -729,7 +734,13 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	spawn_failure fail = { NULL, 0 };
 	confine_child kchild;
 	if (sb->kernel) {
-		r = kernel_spawn(sb->kernel, spec, plan.stdio, &kchild, err);
+		/* Governed egress: the work's HTTP clients pointed at the proxy. */
+		cordon_plugin_run_spec kspec = *spec;
+		char **env = kernel_egress_env(sb->egress, spec->envp);
+		if (env)
+			kspec.envp = (const char *const *)env;
+		r = kernel_spawn(sb->kernel, &kspec, plan.stdio, &kchild, err);
+		kernel_egress_env_free(env);
 		/* The run's init is the sandbox's child, not ours: an fd, no pid. */
 		child = (spawn_child){ -1, r == 0 ? confine_child_end_fd(&kchild) : -1 };
 	} else {

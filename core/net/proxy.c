@@ -586,7 +586,10 @@ void net_proxy_set_rules(net_proxy *p, net_egress *rules)
 	swap *s = g_new0(swap, 1);
 	s->p = p;
 	s->rules = rules;
+	/* Before any connection's next step: a request read after this call is
+	 * judged by the new rules (fd sources have the default priority). */
 	GSource *src = g_idle_source_new();
+	g_source_set_priority(src, G_PRIORITY_HIGH);
 	g_source_set_callback(src, swap_rules, s, NULL);
 	g_source_attach(src, p->ctx);
 	g_source_unref(src);

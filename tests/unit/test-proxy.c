@@ -541,6 +541,8 @@ START_TEST(test_stop_leaves_nothing)
 	fx.p = NULL;
 	unsigned fds0 = count("/proc/self/fd", NULL);
 	proxy_start(&fx);
+	for (int i = 0; i < 200 && count("/proc/self/task", "cordon-proxy") != 1; i++)
+		g_usleep(10000); /* the thread names itself once it runs */
 	ck_assert_uint_eq(count("/proc/self/task", "cordon-proxy"), 1);
 	int idle = connect_port(fx.port);
 	(void)!send(idle, "GET http://allowed", 18, MSG_NOSIGNAL);
