@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "admission.h"
+#include "net/egress.h"
 #include "audit.h"
 #include "imageref.h"
 
@@ -379,13 +380,32 @@ static int select_best(const cordon_context *ctx, const cordon_decision *d)
 	return best;
 }
 
-static void mark_chosen(const cordon_context *ctx, cordon_decision *d, int best)
+/* For a governed request: how the chosen tier enforces each egress rule. */
+static char *egress_text(const cordon_request *req, const tier_runtime *t)
+{
+	if (req->egress != CORDON_EGRESS_GOVERNED || !t->cfg->egress_set)
+		return g_strdup("");
+	net_egress *e = NULL;
+	char why[256];
+	if (net_egress_new((const char *const *)t->cfg->egress_allow,
+			   (const char *const *)t->cfg->egress_deny, &e, why, sizeof(why)) < 0)
+		return g_strdup_printf("; egress rules: %s", why);
+	g_autofree char *rules = net_egress_explain(e);
+	net_egress_free(e);
+	return g_strdup_printf("; egress governed by cordon's proxy, the sandbox's only route "
+			       "out (deny wins): %s",
+			       rules);
+}
+
+static void mark_chosen(const cordon_context *ctx, const cordon_request *req, cordon_decision *d,
+			int best)
 {
 	decision_candidate *b = d->candidates->pdata[best];
 	b->chosen = true;
 	b->verdict = VERDICT_CHOSEN;
 	g_autofree char *claim = claim_text(b);
-	b->reason = g_strdup_printf("chosen%s", claim);
+	g_autofree char *egress = egress_text(req, b->runtime);
+	b->reason = g_strdup_printf("chosen%s%s", claim, egress);
 	d->tier = g_strdup(b->tier);
 	d->runtime = b->runtime;
 	d->driver = g_strdup(b->driver);
@@ -490,7 +510,7 @@ static int decide(cordon_context *ctx, const cordon_request *req, const GPtrArra
 	int best = tier_ok ? select_best(ctx, d) : -1;
 	if (best < 0)
 		return refuse(d, req, !tier_ok, reterr);
-	mark_chosen(ctx, d, best);
+	mark_chosen(ctx, req, d, best);
 	return 0;
 }
 
