@@ -32,6 +32,11 @@ void audit_egress(void *ref, const char *method, const char *host, uint32_t port
 		  const char *address, int allowed, const char *reason, uint64_t bytes_up,
 		  uint64_t bytes_down) CORDON_INTERNAL;
 
+/* Appends a runtime egress change's line (cordon_sandbox_set_egress): the lists
+ * asked for and the error code when it was refused (NULL: applied). */
+void audit_egress_change(const audit_egress_ref *r, const char *const *allow,
+			 const char *const *deny, const char *error_code) CORDON_INTERNAL;
+
 /* Gives d its id, then appends the decision's line to the policy's audit file (if any). Fails
  * only when the file cannot be written; the caller decides whether that
  * refuses admission (audit.required). */

@@ -874,3 +874,24 @@ void cordon_sandbox_close(cordon_sandbox *sb)
 	g_mutex_clear(&sb->lock);
 	g_free(sb);
 }
+
+/* ---- runtime egress ---------------------------------------------------------------------- */
+
+int cordon_sandbox_set_egress(cordon_sandbox *sb, const char *const *allow, const char *const *deny,
+			      cordon_error **reterr)
+{
+	if (!sb)
+		return sandbox_invalid(reterr, "a sandbox is required");
+	if (!sb->tier->driver->ops.set_egress) {
+		audit_egress_change(sb->egress, allow, deny, ERRC(unsupported));
+		return sandbox_unsupported(sb, "runtime egress changes", reterr);
+	}
+	struct cordon_plugin_error perr = { 0 };
+	int r = sb->tier->driver->ops.set_egress(sb->state, allow, deny, &perr);
+	cordon_error *e = NULL;
+	r = error_from_plugin(&e, &perr, r, "set_egress");
+	audit_egress_change(sb->egress, allow, deny, e ? cordon_error_get_code(e) : NULL);
+	if (e)
+		error_propagate(reterr, e);
+	return r;
+}

@@ -334,6 +334,12 @@ static void local_close(void *sandbox)
 	free(sb);
 }
 
+static int local_set_egress(void *sandbox, const char *const *allow, const char *const *deny,
+			    cordon_plugin_error *err)
+{
+	return kernel_egress_narrow(((local_sandbox *)sandbox)->egress, allow, deny, err);
+}
+
 static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
 		      cordon_plugin_error *err)
 {
@@ -913,4 +919,5 @@ const cordon_plugin_driver local_driver = {
 	.walk = local_walk,
 	.close = local_close,
 	.gc = local_gc,
+	.set_egress = local_set_egress,
 };

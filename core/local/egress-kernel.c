@@ -96,6 +96,22 @@ char **kernel_egress_env(const kernel_egress *e, const char *const *envp)
 
 void kernel_egress_env_free(char **env) { g_strfreev(env); }
 
+int kernel_egress_narrow(kernel_egress *e, const char *const *allow, const char *const *deny,
+			 cordon_plugin_error *err)
+{
+	if (!e)
+		return H->error_set(err, ENOTSUP, CORDON_PLUGIN_ERROR_INVALID, ERRC(unsupported),
+				    "the sandbox was not opened with egress governed");
+	net_egress *rules = NULL;
+	char why[256];
+	int r = allow ? net_egress_new(allow, deny, &rules, why, sizeof(why)) : 0;
+	if (r < 0)
+		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_INVALID, ERRC(invalid_argument),
+				    "%s", why);
+	net_proxy_narrow(e->proxy, rules);
+	return 0;
+}
+
 uint16_t kernel_egress_port(const kernel_egress *e) { return e ? e->port : 0; }
 
 void kernel_egress_stop(kernel_egress *e)

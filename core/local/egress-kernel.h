@@ -27,6 +27,10 @@ int kernel_egress_start(confine_sandbox *k, const cordon_plugin_open_spec *spec,
  * is). Freed with kernel_egress_env_free. */
 char **kernel_egress_env(const kernel_egress *e, const char *const *envp) CORDON_INTERNAL;
 void kernel_egress_env_free(char **env) CORDON_INTERNAL;
+/* cordon_sandbox_set_egress: narrows to allow/deny (both NULL-terminated;
+ * allow NULL: the tier's rules alone). 0, or a negative errno with err set. */
+int kernel_egress_narrow(kernel_egress *e, const char *const *allow, const char *const *deny,
+			 cordon_plugin_error *err) CORDON_INTERNAL;
 /* The proxy's port inside (0 when e is NULL). */
 uint16_t kernel_egress_port(const kernel_egress *e) CORDON_INTERNAL;
 /* Ends the proxy and every connection (each audited). NULL is fine. */

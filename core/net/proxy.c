@@ -33,7 +33,8 @@ struct net_proxy {
 	GThreadPool *pool;
 	int listen_fd;
 	GSource *listen_src;
-	net_egress *rules;
+	net_egress *rules;  /* the policy's */
+	net_egress *narrow; /* net_proxy_narrow's, or NULL */
 	net_proxy_audit_fn audit;
 	void *user;
 	net_proxy_resolve_fn resolve;
@@ -131,6 +132,20 @@ static void refuse(pconn *c, int code, const char *status, const char *reason)
 
 static void connect_next(pconn *c, int last_err);
 
+/* Both rule sets allow the target (the narrowing one only narrows). */
+static bool target_ok(const net_proxy *p, const char *host, uint16_t port, char *why, size_t whylen)
+{
+	return net_egress_target_allowed(p->rules, host, port, why, whylen) &&
+	       (!p->narrow || net_egress_target_allowed(p->narrow, host, port, why, whylen));
+}
+
+static bool address_ok(const net_proxy *p, const char *host, uint16_t port,
+		       const struct sockaddr *a, char *why, size_t whylen)
+{
+	return net_egress_address_allowed(p->rules, host, port, a, why, whylen) &&
+	       (!p->narrow || net_egress_address_allowed(p->narrow, host, port, a, why, whylen));
+}
+
 /* Keeps the addresses the rules allow; refuses when none is left. */
 static bool keep_allowed(pconn *c, const struct sockaddr_storage *addrs, unsigned n)
 {
@@ -138,8 +153,8 @@ static bool keep_allowed(pconn *c, const struct sockaddr_storage *addrs, unsigne
 	c->naddrs = 0;
 	for (unsigned i = 0; i < n; i++) {
 		char w[256];
-		if (net_egress_address_allowed(c->p->rules, c->req.host, c->req.port,
-					       (const struct sockaddr *)&addrs[i], w, sizeof(w)))
+		if (address_ok(c->p, c->req.host, c->req.port, (const struct sockaddr *)&addrs[i],
+			       w, sizeof(w)))
 			c->addrs[c->naddrs++] = addrs[i];
 		else if (c->naddrs == 0)
 			g_strlcpy(why, w, sizeof(why));
@@ -291,7 +306,7 @@ static void on_head(pconn *c, size_t head_len)
 		refuse(c, 400, "Bad Request", why);
 		return;
 	}
-	if (!net_egress_target_allowed(c->p->rules, c->req.host, c->req.port, why, sizeof(why))) {
+	if (!target_ok(c->p, c->req.host, c->req.port, why, sizeof(why))) {
 		refuse(c, 403, "Forbidden", why);
 		return;
 	}
@@ -575,13 +590,13 @@ typedef struct swap {
 static gboolean swap_rules(gpointer data)
 {
 	swap *s = data;
-	net_egress_free(s->p->rules);
-	s->p->rules = s->rules;
+	net_egress_free(s->p->narrow);
+	s->p->narrow = s->rules;
 	g_free(s);
 	return G_SOURCE_REMOVE;
 }
 
-void net_proxy_set_rules(net_proxy *p, net_egress *rules)
+void net_proxy_narrow(net_proxy *p, net_egress *rules)
 {
 	swap *s = g_new0(swap, 1);
 	s->p = p;
@@ -653,6 +668,7 @@ void net_proxy_stop(net_proxy *p)
 	}
 	close_fd(&p->listen_fd);
 	net_egress_free(p->rules);
+	net_egress_free(p->narrow);
 	g_main_context_unref(p->ctx);
 	g_free(p);
 }

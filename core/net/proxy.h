@@ -59,8 +59,10 @@ typedef int (*net_proxy_resolve_fn)(const char *host, struct sockaddr_storage *a
 int net_proxy_start(int listen_fd, net_egress *rules, net_proxy_audit_fn audit, void *user,
 		    net_proxy_resolve_fn resolve, net_proxy **ret, char *why,
 		    size_t whylen) CORDON_INTERNAL;
-/* Replaces the rules (taken) for connections accepted from now on. */
-void net_proxy_set_rules(net_proxy *p, net_egress *rules) CORDON_INTERNAL;
+/* From the next request read on: a destination needs both the start's rules
+ * and these (taken; NULL: the start's alone again), so this narrows and
+ * widens back, never beyond the start's. Connections already carried go on. */
+void net_proxy_narrow(net_proxy *p, net_egress *rules) CORDON_INTERNAL;
 /* Ends every connection (each reported), closes the listener, ends the
  * thread, frees p. NULL is fine. Nothing of p is left when it returns. */
 void net_proxy_stop(net_proxy *p) CORDON_INTERNAL;

@@ -359,6 +359,36 @@ START_TEST(test_governed_allowed)
 	ck_assert_msg(strstr(a, want_tls), "audit: %s", a);
 	ck_assert_msg(strstr(a, want_plain), "audit: %s", a);
 	ck_assert_msg(strstr(a, cordon_sandbox_id(g.sb)), "audit: %s", a);
+
+	/* At run time: narrowed to the HTTPS upstream, then back to the tier's rules;
+	 * a rule outside the tier's gives nothing. */
+	g_autofree char *only = g_strdup_printf("localhost:%u", (unsigned)g.https);
+	const char *allow[] = { only, "pypi.org", NULL };
+	cordon_error *err = NULL;
+	ck_assert_int_eq(cordon_sandbox_set_egress(g.sb, allow, NULL, &err), 0);
+	g_autofree char *narrowed = sh(&g, plain_cmd, &code);
+	ck_assert_msg(strstr(narrowed, "cordon egress:") && !strstr(narrowed, "plain upstream"),
+		      "%s", narrowed);
+	g_autofree char *tls2 = sh(&g, tls_cmd, &code);
+	ck_assert_msg(code == 0 && strstr(tls2, "s_server"), "https: %d %s", code, tls2);
+	const char *bad[] = { "*", NULL };
+	ck_assert_int_eq(cordon_sandbox_set_egress(g.sb, bad, NULL, &err), -EINVAL);
+	ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+	cordon_error_free(err);
+	err = NULL;
+	ck_assert_int_eq(cordon_sandbox_set_egress(g.sb, NULL, NULL, &err), 0);
+	g_autofree char *back = sh(&g, plain_cmd, &code);
+	ck_assert_msg(code == 0 && strstr(back, "plain upstream page"), "%s", back);
+	g_free(audit_text(&g, "\"allow\":null,\"deny\":null,\"error\":null"));
+	g_autofree char *all = NULL;
+	ck_assert(g_file_get_contents(g.audit, &all, NULL, NULL));
+	g_autofree char *want_change = g_strdup_printf("\"event\":\"egress_change\",\"decision\":");
+	ck_assert_msg(
+		strstr(all, want_change) && strstr(all, "\"allow\":[\"localhost:") &&
+			strstr(all,
+			       "\"allow\":[\"*\"],\"deny\":null,\"error\":\"invalid_argument\"") &&
+			strstr(all, "\"allow\":null,\"deny\":null,\"error\":null"),
+		"%s", all);
 	gov_stop(&g);
 }
 END_TEST

@@ -109,6 +109,7 @@ static const abi_row compiled[] = {
 	FIELD(cordon_plugin_driver, walk),
 	FIELD(cordon_plugin_driver, close),
 	FIELD(cordon_plugin_driver, gc),
+	FIELD(cordon_plugin_driver, set_egress),
 	STRUCT(cordon_host_spawn),
 	FIELD(cordon_host_spawn, size),
 	FIELD(cordon_host_spawn, reserved),

@@ -516,20 +516,33 @@ START_TEST(test_connect_refused)
 }
 END_TEST
 
-/* New rules apply to the next request. */
-START_TEST(test_set_rules)
+/* A narrowing applies to the next request, and never widens past the start's rules. */
+START_TEST(test_narrow)
 {
 	net_egress *none = NULL;
 	char why[64];
 	ck_assert_int_eq(net_egress_new(NULL, NULL, &none, why, sizeof(why)), 0);
-	net_proxy_set_rules(fx.p, none);
+	net_proxy_narrow(fx.p, none);
 	g_autofree char *req = g_strdup_printf(
 		"GET http://allowed.test:%u/ HTTP/1.1\r\nHost: allowed.test:%u\r\n\r\n",
 		(unsigned)fx.up.port, (unsigned)fx.up.port);
 	assert_refused(req, "HTTP/1.1 403", "allowed.test");
-	net_proxy_set_rules(fx.p, rules_for(fx.up.port, fx.tls_port));
+	/* A narrowing naming more than the start's rules gives no more. */
+	const char *wide[] = { "allowed.test:*", "nope.test:*", "127.0.0.0/8:*", NULL };
+	net_egress *w = NULL;
+	ck_assert_int_eq(net_egress_new(wide, NULL, &w, why, sizeof(why)), 0);
+	net_proxy_narrow(fx.p, w);
+	assert_refused("GET http://nope.test/ HTTP/1.1\r\nHost: nope.test\r\n\r\n", "HTTP/1.1 403",
+		       "nope.test");
+	g_autofree char *ip = g_strdup_printf(
+		"GET http://127.0.0.1:%u/ HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n\r\n",
+		(unsigned)fx.up.port, (unsigned)fx.up.port);
+	assert_refused(ip, "HTTP/1.1 403", "127.0.0.1");
 	g_autofree char *got = exchange_str(req);
 	ck_assert_msg(g_str_has_prefix(got, "HTTP/1.1 200 OK"), "%s", got);
+	net_proxy_narrow(fx.p, NULL);
+	g_autofree char *again = exchange_str(req);
+	ck_assert_msg(g_str_has_prefix(again, "HTTP/1.1 200 OK"), "%s", again);
 }
 END_TEST
 
@@ -619,7 +632,7 @@ static Suite *proxy_suite(void)
 	tcase_add_test(tc, test_http_refused);
 	tcase_add_test(tc, test_connect_tls_allowed);
 	tcase_add_test(tc, test_connect_refused);
-	tcase_add_test(tc, test_set_rules);
+	tcase_add_test(tc, test_narrow);
 	tcase_add_test(tc, test_stop_leaves_nothing);
 	suite_add_tcase(s, tc);
 	TCase *tp = tcase_create("parsers");

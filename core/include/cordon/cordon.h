@@ -309,6 +309,15 @@ cordon_containment cordon_sandbox_containment(const cordon_sandbox *sb);
 const char *cordon_sandbox_tier(const cordon_sandbox *sb);
 /* Added in 0.2: the sandbox's id, which its runs' audit lines carry. Borrowed. */
 const char *cordon_sandbox_id(const cordon_sandbox *sb);
+/* Added with libcordon interface 3: narrows a sandbox opened with egress governed, from its next
+ * connection on, to the destinations both its tier's egress rules and allow
+ * (and not deny) permit; rules as the policy's (docs/policy.md, "Egress"),
+ * NULL-terminated. allow NULL: the tier's rules alone again (widening back).
+ * It never gives more than the tier's rules. Connections already carried go
+ * on. Audited ("egress_change"). -EINVAL for a malformed rule, -ENOTSUP for a
+ * sandbox without governed egress or a tier that cannot change it. */
+int cordon_sandbox_set_egress(cordon_sandbox *sb, const char *const *allow, const char *const *deny,
+			      cordon_error **reterr);
 
 /* Run option flags. */
 enum {

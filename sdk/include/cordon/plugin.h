@@ -313,6 +313,12 @@ typedef struct cordon_plugin_driver {
 	void (*close)(void *sandbox);
 	/* Removes what a crashed host left behind (containers, guests). */
 	int (*gc)(void *tier, cordon_plugin_error *err);
+	/* ABI 1.4, appended (NULL, or absent from an older driver: not supported): a governed
+	 * sandbox's egress from now on is what both its open_spec rules and allow/deny
+	 * (NULL-terminated) allow; allow NULL: the open_spec rules alone again. It never
+	 * gives more than the open's rules. Connections already carried go on. */
+	int (*set_egress)(void *sandbox, const char *const *allow, const char *const *deny,
+			  cordon_plugin_error *err);
 } cordon_plugin_driver;
 
 /* ---- host services ------------------------------------------------------- */
