@@ -461,7 +461,7 @@ static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 		break;
 	case RESOLVING: break;
 	}
-	if (c->len >= HELLO_MAX && c->st == HELLO)
+	if (!g_source_is_destroyed(src) && c->st == HELLO && c->len >= HELLO_MAX)
 		end(c, "the TLS ClientHello is larger than one record");
 	return G_SOURCE_CONTINUE;
 }
