@@ -107,7 +107,8 @@ static gpointer upstream(gpointer data)
 		char head[4096];
 		size_t len = 0;
 		ssize_t n;
-		while (len < sizeof(head) - 1 && (n = recv(c, head + len, sizeof(head) - 1 - len, 0)) > 0) {
+		while (len < sizeof(head) - 1 &&
+		       (n = recv(c, head + len, sizeof(head) - 1 - len, 0)) > 0) {
 			len += (size_t)n;
 			head[len] = '\0';
 			if (strstr(head, "\r\n\r\n"))
@@ -116,7 +117,8 @@ static gpointer upstream(gpointer data)
 		bool big = strstr(head, " /big ") != NULL;
 		size_t body = big ? body_size : 1;
 		char h[128];
-		int hl = snprintf(h, sizeof(h), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n", body);
+		int hl = snprintf(h, sizeof(h), "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\n",
+				  body);
 		send_all(c, h, (size_t)hl);
 		for (size_t left = body; left;) {
 			size_t k = left < sizeof(zeros) ? left : sizeof(zeros);
@@ -221,7 +223,8 @@ int main(int argc, char **argv)
 		case 'n': conns = atoi(optarg); break;
 		case 'r': rounds = atoi(optarg); break;
 		default:
-			fprintf(stderr, "usage: bench-egress [-s MIB] [-n CONNECTIONS] [-r ROUNDS]\n");
+			fprintf(stderr,
+				"usage: bench-egress [-s MIB] [-n CONNECTIONS] [-r ROUNDS]\n");
 			return 2;
 		}
 	signal(SIGPIPE, SIG_IGN);

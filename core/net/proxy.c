@@ -240,7 +240,9 @@ static void resolve(pconn *c)
 		l->port = c->req.port;
 		c->st = RESOLVING;
 		watch_only(c, 0, 0);
+		/* The pool owns l from here: lookup_done frees it. */
 		g_thread_pool_push(c->p->pool, l, NULL);
+		// cppcheck-suppress memleak
 		return;
 	}
 	set_port(&a, c->req.port);
@@ -608,6 +610,8 @@ void net_proxy_narrow(net_proxy *p, net_egress *rules)
 	g_source_set_callback(src, swap_rules, s, NULL);
 	g_source_attach(src, p->ctx);
 	g_source_unref(src);
+	/* The source owns s from here: swap_rules frees it. */
+	// cppcheck-suppress memleak
 }
 
 int net_proxy_start(int listen_fd, net_egress *rules, net_proxy_audit_fn audit, void *user,
