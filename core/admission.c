@@ -275,22 +275,20 @@ static bool judge_enforceable(const tier_runtime *t, const cordon_plugin_probe *
 	return verdict(c, VERDICT_UNENFORCEABLE, g_string_free(s, FALSE));
 }
 
-/* A request for governed egress runs only where the tier enforces it and its policy
- * section has the rules to enforce (docs/network.md): never with less. */
+/* A tier's egress rules are never left unenforced: a governed request on a tier with
+ * `egress:` rules runs only where the tier's probe declares governed (docs/network.md).
+ * A tier without rules is its driver's to judge at open (the kernel tier refuses; the
+ * container tiers' governance is the administrator's named network). */
 static bool judge_egress(const judge_ctx *j, const tier_runtime *t, const cordon_plugin_probe *pr,
 			 decision_candidate *c)
 {
-	if (j->req->egress != CORDON_EGRESS_GOVERNED)
+	if (j->req->egress != CORDON_EGRESS_GOVERNED || !t->cfg->egress_set)
 		return true;
 	if (!(pr->egress_enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)))
 		return verdict(c, VERDICT_DENIED,
-			       g_strdup_printf("cannot enforce egress governed here (its probe "
+			       g_strdup_printf("cannot enforce the tier's egress rules (its probe "
 					       "declares %s)",
 					       egress_declared(pr->egress_enforced)));
-	if (!t->cfg->egress_set)
-		return verdict(c, VERDICT_DENIED,
-			       g_strdup("egress governed needs the tier's egress rules (egress: "
-					"{allow: [...]} in its policy section)"));
 	return true;
 }
 

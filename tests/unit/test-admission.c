@@ -427,31 +427,31 @@ START_TEST(test_rule_require_egress_unenforced)
 }
 END_TEST
 
-/* Governed egress, rule or not, runs only on a tier that enforces it and has the
- * rules to enforce: never given less, never more. */
-START_TEST(test_governed_needs_enforcement_and_rules)
+/* A tier's egress rules are never left unenforced: a governed request refuses a tier
+ * with rules whose probe does not declare governed; explain shows how each is enforced. */
+START_TEST(test_governed_rules_enforced)
 {
 	cordon_context *ctx = open_ctx(
 		"cordon: 1\ntiers:\n"
 		"  none: {driver: tfake, containment: kernel, egress_enforced: false,\n"
 		"         egress: {allow: [pypi.org]}}\n"
-		"  bare: {driver: tfake, containment: kernel}\n"
 		"  gov: {driver: tfake, containment: kernel, egress: {allow: [pypi.org]}}\n"
-		"trust:\n  trusted: {tiers: [none, bare, gov]}\n");
+		"trust:\n  trusted: {tiers: [none, gov]}\n");
 	cordon_request *req = cordon_request_new("trusted");
 	cordon_request_set_egress(req, CORDON_EGRESS_GOVERNED, NULL);
 	cordon_error *err = NULL;
 	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
 	ck_assert_str_eq(cordon_decision_tier(d), "gov");
 	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
-			 "cannot enforce egress governed here (its probe declares no egress "
+			 "cannot enforce the tier's egress rules (its probe declares no egress "
 			 "enforcement)");
-	ck_assert_str_eq(cordon_decision_candidate_reason(d, 1),
-			 "egress governed needs the tier's egress rules (egress: {allow: [...]} "
-			 "in its policy section)");
-	cordon_request_set_tier(req, "bare", NULL);
-	expect_refused(ctx, req, "sandbox_denied",
-		       "bare: egress governed needs the tier's egress rules");
+	const char *chosen = cordon_decision_candidate_reason(d, 1);
+	ck_assert_msg(strstr(chosen, "egress governed by cordon's proxy") &&
+			      strstr(chosen, "allow pypi.org: a CONNECT or http:// request naming "
+					     "exactly that host, ports 80 and 443"),
+		      "%s", chosen);
+	cordon_request_set_tier(req, "none", NULL);
+	expect_refused(ctx, req, "sandbox_denied", "none: cannot enforce the tier's egress rules");
 	cordon_request_free(req);
 	cordon_context_free(ctx);
 }
@@ -858,7 +858,7 @@ static Suite *admission_suite(void)
 	tcase_add_test(tc, test_rule_when);
 	tcase_add_test(tc, test_rule_require_egress);
 	tcase_add_test(tc, test_rule_require_egress_unenforced);
-	tcase_add_test(tc, test_governed_needs_enforcement_and_rules);
+	tcase_add_test(tc, test_governed_rules_enforced);
 	tcase_add_test(tc, test_jail_egress_unenforced);
 	tcase_add_test(tc, test_rule_require_image);
 	tcase_add_test(tc, test_rule_require_image_declared_key);
