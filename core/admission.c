@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "admission.h"
+#include "net/egress.h"
 #include "audit.h"
 #include "imageref.h"
 
@@ -274,6 +275,23 @@ static bool judge_enforceable(const tier_runtime *t, const cordon_plugin_probe *
 	return verdict(c, VERDICT_UNENFORCEABLE, g_string_free(s, FALSE));
 }
 
+/* A tier's egress rules are never left unenforced: a governed request on a tier with
+ * `egress:` rules runs only where the tier's probe declares governed (docs/network.md).
+ * A tier without rules is its driver's to judge at open (the kernel tier refuses; the
+ * container tiers' governance is the administrator's named network). */
+static bool judge_egress(const judge_ctx *j, const tier_runtime *t, const cordon_plugin_probe *pr,
+			 decision_candidate *c)
+{
+	if (j->req->egress != CORDON_EGRESS_GOVERNED || !t->cfg->egress_set)
+		return true;
+	if (!(pr->egress_enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)))
+		return verdict(c, VERDICT_DENIED,
+			       g_strdup_printf("cannot enforce the tier's egress rules (its probe "
+					       "declares %s)",
+					       egress_declared(pr->egress_enforced)));
+	return true;
+}
+
 /* Judges one candidate, of tier t; true when it may run the request. */
 static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 {
@@ -314,7 +332,7 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
 					       t->driver->ops.name));
-	if (!judge_rules(j, t->cfg, pr.egress_enforced, c))
+	if (!judge_rules(j, t->cfg, pr.egress_enforced, c) || !judge_egress(j, t, &pr, c))
 		return false;
 	return judge_enforceable(t, &pr, c);
 }
@@ -360,13 +378,32 @@ static int select_best(const cordon_context *ctx, const cordon_decision *d)
 	return best;
 }
 
-static void mark_chosen(const cordon_context *ctx, cordon_decision *d, int best)
+/* For a governed request: how the chosen tier enforces each egress rule. */
+static char *egress_text(const cordon_request *req, const tier_runtime *t)
+{
+	if (req->egress != CORDON_EGRESS_GOVERNED || !t->cfg->egress_set)
+		return g_strdup("");
+	net_egress *e = NULL;
+	char why[256];
+	if (net_egress_new((const char *const *)t->cfg->egress_allow,
+			   (const char *const *)t->cfg->egress_deny, &e, why, sizeof(why)) < 0)
+		return g_strdup_printf("; egress rules: %s", why);
+	g_autofree char *rules = net_egress_explain(e);
+	net_egress_free(e);
+	return g_strdup_printf("; egress governed by cordon's proxy, the sandbox's only route "
+			       "out (deny wins): %s",
+			       rules);
+}
+
+static void mark_chosen(const cordon_context *ctx, const cordon_request *req, cordon_decision *d,
+			int best)
 {
 	decision_candidate *b = d->candidates->pdata[best];
 	b->chosen = true;
 	b->verdict = VERDICT_CHOSEN;
 	g_autofree char *claim = claim_text(b);
-	b->reason = g_strdup_printf("chosen%s", claim);
+	g_autofree char *egress = egress_text(req, b->runtime);
+	b->reason = g_strdup_printf("chosen%s%s", claim, egress);
 	d->tier = g_strdup(b->tier);
 	d->runtime = b->runtime;
 	d->driver = g_strdup(b->driver);
@@ -471,7 +508,7 @@ static int decide(cordon_context *ctx, const cordon_request *req, const GPtrArra
 	int best = tier_ok ? select_best(ctx, d) : -1;
 	if (best < 0)
 		return refuse(d, req, !tier_ok, reterr);
-	mark_chosen(ctx, d, best);
+	mark_chosen(ctx, req, d, best);
 	return 0;
 }
 

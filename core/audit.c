@@ -288,3 +288,98 @@ void audit_run(const cordon_sandbox *sb, const audit_outcome *o)
 			  err->message);
 	cordon_error_free(err);
 }
+
+void audit_egress(void *ref, const char *method, const char *host, uint32_t port,
+		  const char *address, int allowed, const char *reason, uint64_t bytes_up,
+		  uint64_t bytes_down)
+{
+	const audit_egress_ref *r = ref;
+	g_debug("egress: sandbox %s: %s %s:%u %s%s%s", r->sandbox, method, host, (unsigned)port,
+		allowed ? "allowed" : "refused", reason[0] ? ": " : "", reason);
+	if (!r->ctx->policy->audit_path)
+		return;
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
+	GString *s = g_string_sized_new(512);
+	g_string_append_c(s, '{');
+	json_append_key(s, "time", true);
+	json_append_string(s, time);
+	json_append_key(s, "event", false);
+	json_append_string(s, "egress");
+	json_append_key(s, "decision", false);
+	json_append_string(s, r->decision);
+	json_append_key(s, "sandbox", false);
+	json_append_string(s, r->sandbox);
+	json_append_key(s, "tier", false);
+	json_append_string(s, r->tier);
+	json_append_key(s, "method", false);
+	json_append_string(s, method);
+	json_append_key(s, "host", false);
+	json_append_string(s, host);
+	json_append_key(s, "port", false);
+	json_append_u64(s, port);
+	json_append_key(s, "address", false);
+	json_append_string(s, address);
+	json_append_key(s, "verdict", false);
+	json_append_string(s, allowed ? "allowed" : "refused");
+	json_append_key(s, "reason", false);
+	json_append_string(s, reason);
+	json_append_key(s, "bytes", false);
+	g_string_append_printf(s,
+			       "{\"up\":%" G_GUINT64_FORMAT ",\"down\":%" G_GUINT64_FORMAT "}}\n",
+			       bytes_up, bytes_down);
+	cordon_error *err = NULL;
+	if (append_line(r->ctx, s->str, &err) < 0)
+		g_warning("a governed connection of sandbox %s is not audited: %s", r->sandbox,
+			  err->message);
+	cordon_error_free(err);
+	g_string_free(s, TRUE);
+}
+
+static void json_strv(GString *s, const char *key, const char *const *v)
+{
+	json_append_key(s, key, false);
+	if (!v) {
+		g_string_append(s, "null");
+		return;
+	}
+	g_string_append_c(s, '[');
+	for (size_t i = 0; v[i]; i++) {
+		if (i)
+			g_string_append_c(s, ',');
+		json_append_string(s, v[i]);
+	}
+	g_string_append_c(s, ']');
+}
+
+void audit_egress_change(const audit_egress_ref *r, const char *const *allow,
+			 const char *const *deny, const char *error_code)
+{
+	if (!r->ctx->policy->audit_path)
+		return;
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
+	GString *s = g_string_sized_new(256);
+	g_string_append_c(s, '{');
+	json_append_key(s, "time", true);
+	json_append_string(s, time);
+	json_append_key(s, "event", false);
+	json_append_string(s, "egress_change");
+	json_append_key(s, "decision", false);
+	json_append_string(s, r->decision);
+	json_append_key(s, "sandbox", false);
+	json_append_string(s, r->sandbox);
+	json_append_key(s, "tier", false);
+	json_append_string(s, r->tier);
+	json_strv(s, "allow", allow);
+	json_strv(s, "deny", deny);
+	json_append_key(s, "error", false);
+	json_append_string(s, error_code);
+	g_string_append(s, "}\n");
+	cordon_error *err = NULL;
+	if (append_line(r->ctx, s->str, &err) < 0)
+		g_warning("an egress change of sandbox %s is not audited: %s", r->sandbox,
+			  err->message);
+	cordon_error_free(err);
+	g_string_free(s, TRUE);
+}

@@ -16,6 +16,27 @@ typedef struct audit_outcome {
 	bool output_capped;
 } audit_outcome;
 
+/* A sandbox's governed egress, for its connections' lines: the handle of
+ * host->egress_audit (open_spec.egress_audit), made before the driver's open
+ * and freed after its close. */
+typedef struct audit_egress_ref {
+	cordon_context *ctx;
+	char sandbox[37];  /* the sandbox's id */
+	char decision[37]; /* the decision that opened it */
+	char tier[65];
+} audit_egress_ref;
+
+/* Appends one governed connection's line (when the policy keeps a trail);
+ * host->egress_audit. A write failure is a warning, as for a run's outcome. */
+void audit_egress(void *ref, const char *method, const char *host, uint32_t port,
+		  const char *address, int allowed, const char *reason, uint64_t bytes_up,
+		  uint64_t bytes_down) CORDON_INTERNAL;
+
+/* Appends a runtime egress change's line (cordon_sandbox_set_egress): the lists
+ * asked for and the error code when it was refused (NULL: applied). */
+void audit_egress_change(const audit_egress_ref *r, const char *const *allow,
+			 const char *const *deny, const char *error_code) CORDON_INTERNAL;
+
 /* Gives d its id, then appends the decision's line to the policy's audit file (if any). Fails
  * only when the file cannot be written; the caller decides whether that
  * refuses admission (audit.required). */

@@ -2,6 +2,8 @@
 /* The host services table: everything a plugin gets from the core. */
 #include "config.h"
 
+#include "audit.h"
+
 #include "context.h"
 #include "hostspawn.h"
 #include "probecache.h"
@@ -349,4 +351,5 @@ const cordon_host cordon_host_services = {
 	.path_is_confined = host_path_is_confined,
 	.process_spawn = hostspawn_process,  /* ABI 1.2 */
 	.probe_depends = host_probe_depends, /* ABI 1.3 */
+	.egress_audit = audit_egress,        /* ABI 1.4 */
 };

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "policy-internal.h"
+#include "net/egress.h"
 
 #include "units.h"
 
@@ -73,6 +74,8 @@ void policy_tier_free(gpointer data)
 	policy_tier *t = data;
 	g_free(t->name);
 	g_free(t->driver);
+	g_strfreev(t->egress_allow);
+	g_strfreev(t->egress_deny);
 	g_free(t);
 }
 
@@ -81,8 +84,48 @@ static const char *const containment_names[] = {
 };
 
 /* The keys of a tier the core reads itself; the rest are its driver's. */
-static const char *const tier_core_keys[] = { "driver", "limits", "fallback", "max_containment",
-					      NULL };
+static const char *const tier_core_keys[] = { "driver",          "limits", "fallback",
+					      "max_containment", "egress", NULL };
+
+/* One list of egress rules, each checked by the proxy's own parser (net/egress.h), so
+ * that a rule the proxy would refuse is an error here, at its position. */
+static char **read_egress_list(pctx *c, const cfg_node *n, const char *which)
+{
+	GPtrArray *out = g_ptr_array_new();
+	if (n && policy_want_seq(c, n)) {
+		for (guint i = 0; i < n->items->len; i++) {
+			const cfg_node *item = n->items->pdata[i];
+			const char *s = policy_want_string(c, item);
+			if (!s)
+				continue;
+			const char *one[] = { s, NULL };
+			net_egress *e = NULL;
+			char why[256];
+			bool allow = strcmp(which, "allow") == 0;
+			if (net_egress_new(allow ? one : NULL, allow ? NULL : one, &e, why,
+					   sizeof(why)) < 0) {
+				policy_err(c, ERRC(policy_invalid), item, item->path, "%s", why);
+				continue;
+			}
+			net_egress_free(e);
+			g_ptr_array_add(out, g_strdup(s));
+		}
+	}
+	g_ptr_array_add(out, NULL);
+	return (char **)g_ptr_array_free(out, FALSE);
+}
+
+/* egress: {allow: [...], deny: [...]} (docs/policy.md, "Egress"). */
+static void read_tier_egress(pctx *c, policy_tier *t, const cfg_node *n)
+{
+	static const char *const keys[] = { "allow", "deny", NULL };
+	if (!policy_want_map(c, n))
+		return;
+	policy_check_keys(c, n, keys);
+	t->egress_set = true;
+	t->egress_allow = read_egress_list(c, cfg_map_get(n, "allow"), "allow");
+	t->egress_deny = read_egress_list(c, cfg_map_get(n, "deny"), "deny");
+}
 
 /* fallback and max_containment (docs/policy.md, "Tiers"). */
 static void read_tier_core(pctx *c, policy_tier *t, const cfg_node *sec)
@@ -98,6 +141,8 @@ static void read_tier_core(pctx *c, policy_tier *t, const cfg_node *sec)
 		if (i >= 0)
 			t->max_containment = (cordon_containment)(i + 1);
 	}
+	if ((v = cfg_map_get(sec, "egress")))
+		read_tier_egress(c, t, v);
 }
 
 static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)

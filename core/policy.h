@@ -21,6 +21,10 @@ typedef struct policy_tier {
 	bool fallback_next; /* fallback: next (default refuse) */
 	cordon_containment max_containment; /* max_containment:, 0 when absent */
 	const cfg_node *at;                 /* the tier's key, for positions */
+	/* egress: {allow: [...], deny: [...]}: governed egress's rules (docs/network.md),
+	 * NULL-terminated (empty when the list is absent); egress_set: the key is there. */
+	bool egress_set;
+	char **egress_allow, **egress_deny;
 } policy_tier;
 
 typedef struct policy_trust {

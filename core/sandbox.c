@@ -36,8 +36,8 @@ int sandbox_unsupported(cordon_sandbox *sb, const char *op, cordon_error **reter
 /* One decision and the chosen tier's open: the driver's state in *ret_state. *ret_opened
  * names the tier whose open was tried (NULL when the decision refused). */
 static int decide_and_open(cordon_context *ctx, const cordon_request *req, const GPtrArray *failed,
-			   cordon_decision **ret_d, void **ret_state, tier_runtime **ret_opened,
-			   cordon_error **reterr)
+			   audit_egress_ref *egress, cordon_decision **ret_d, void **ret_state,
+			   tier_runtime **ret_opened, cordon_error **reterr)
 {
 	g_autoptr(cordon_decision) d = NULL;
 	*ret_opened = NULL;
@@ -63,6 +63,14 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req, const
 		.image = req->image,
 		.limits = d->limits,
 	};
+	/* Governed egress: the tier's rules, and where its connections are audited. */
+	if (req->egress == CORDON_EGRESS_GOVERNED && t->cfg->egress_set) {
+		spec.egress_allow = (const char *const *)t->cfg->egress_allow;
+		spec.egress_deny = (const char *const *)t->cfg->egress_deny;
+	}
+	g_strlcpy(egress->decision, d->id, sizeof(egress->decision));
+	g_strlcpy(egress->tier, t->cfg->name, sizeof(egress->tier));
+	spec.egress_audit = egress;
 	/* A 1.1 driver was built when the size was a reserved word, zero. */
 	const plugin_record *plugin = t->driver->plugin;
 	spec.limits.size = !plugin || plugin->abi_minor >= 2 ? sizeof(spec.limits) : 0;
@@ -98,14 +106,19 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	cordon_error *first = NULL;
 	tier_runtime *opened = NULL;
 	g_autoptr(GPtrArray) failed = g_ptr_array_new_with_free_func(admission_failure_free);
-	int r = decide_and_open(ctx, req, failed, &d, &state, &opened, &first);
+	/* The sandbox's id first: its governed connections are audited under it. */
+	audit_egress_ref *egress = g_new0(audit_egress_ref, 1);
+	egress->ctx = ctx;
+	g_autofree char *uuid = g_uuid_string_random();
+	g_strlcpy(egress->sandbox, uuid, sizeof(egress->sandbox));
+	int r = decide_and_open(ctx, req, failed, egress, &d, &state, &opened, &first);
 	/* A tier admitted on an answer kept from another process (probecache.h) whose open
 	 * failed: that answer is forgotten and the request decided and opened once more, on
 	 * answers made now (both decisions are audited). */
 	if (r < 0 && opened && context_probe_forget_cached(ctx, opened)) {
 		cordon_error_free(first);
 		first = NULL;
-		r = decide_and_open(ctx, req, failed, &d, &state, &opened, &first);
+		r = decide_and_open(ctx, req, failed, egress, &d, &state, &opened, &first);
 	}
 	/* fallback: next. Each round passes over one more tier, so it ends. */
 	while (r < 0 && may_fall_back(opened, first)) {
@@ -113,9 +126,10 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 				admission_failure_new(opened, cordon_error_get_message(first)));
 		cordon_error_free(first);
 		first = NULL;
-		r = decide_and_open(ctx, req, failed, &d, &state, &opened, &first);
+		r = decide_and_open(ctx, req, failed, egress, &d, &state, &opened, &first);
 	}
 	if (r < 0) {
+		g_free(egress);
 		error_propagate(reterr, first);
 		return r;
 	}
@@ -135,8 +149,8 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 		g_ptr_array_add(sb->env_grants, g_strdup(req->env->pdata[i]));
 	g_mutex_init(&sb->lock);
 	sb->serves = g_ptr_array_new();
-	g_autofree char *uuid = g_uuid_string_random();
-	g_strlcpy(sb->id, uuid, sizeof(sb->id));
+	sb->egress = egress;
+	g_strlcpy(sb->id, egress->sandbox, sizeof(sb->id));
 	g_strlcpy(sb->decision_id, d->id, sizeof(sb->decision_id));
 	sb->caller = g_strdup(req->caller);
 	r = sandbox_services_start(sb, reterr);
@@ -894,8 +908,30 @@ void cordon_sandbox_close(cordon_sandbox *sb)
 	sandbox_services_stop(sb);
 	if (sb->tier->driver->ops.close)
 		sb->tier->driver->ops.close(sb->state);
+	g_free(sb->egress); /* after the close: the driver's connections are over */
 	g_ptr_array_unref(sb->env_grants);
 	g_free(sb->caller);
 	g_mutex_clear(&sb->lock);
 	g_free(sb);
+}
+
+/* ---- runtime egress ---------------------------------------------------------------------- */
+
+int cordon_sandbox_set_egress(cordon_sandbox *sb, const char *const *allow, const char *const *deny,
+			      cordon_error **reterr)
+{
+	if (!sb)
+		return sandbox_invalid(reterr, "a sandbox is required");
+	if (!sb->tier->driver->ops.set_egress) {
+		audit_egress_change(sb->egress, allow, deny, ERRC(unsupported));
+		return sandbox_unsupported(sb, "runtime egress changes", reterr);
+	}
+	struct cordon_plugin_error perr = { 0 };
+	int r = sb->tier->driver->ops.set_egress(sb->state, allow, deny, &perr);
+	cordon_error *e = NULL;
+	r = error_from_plugin(&e, &perr, r, "set_egress");
+	audit_egress_change(sb->egress, allow, deny, e ? cordon_error_get_code(e) : NULL);
+	if (e)
+		error_propagate(reterr, e);
+	return r;
 }

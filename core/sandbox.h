@@ -33,6 +33,7 @@ struct cordon_sandbox {
 	char decision_id[37]; /* the decision that opened it */
 	char *caller;         /* the request's caller label, or NULL */
 	GPtrArray *services;  /* net_service*: the policy's services (sandbox-services.c) */
+	struct audit_egress_ref *egress; /* host->egress_audit's handle (audit.h) */
 };
 
 /* The port's refusals of bad input and of an operation the tier's driver lacks (both

@@ -97,8 +97,10 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 	seccomp_filter_deny_list(&denied);
 	ret->available = 1;
 	ret->containment = CORDON_PLUGIN_CONTAINMENT_KERNEL;
-	/* The sandbox's network namespace has only lo (docs/network.md). */
-	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
+	/* The sandbox's network namespace has only lo; governed: its one way out is
+	 * cordon's proxy, on a listener inside (docs/network.md). */
+	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY) |
+			       CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "user, mount, pid, net, ipc, uts and cgroup namespaces; read-only host; "
 		 "seccomp (%zu calls refused, %zu BPF instructions); Landlock %s%d (%s); "
@@ -118,11 +120,13 @@ int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t wh
 int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t private_disk,
 		confine_sandbox **ret, cordon_plugin_error *err)
 {
-	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
-		return H->error_set(
-			err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(egress_unsupported),
-			"kernel tier: the sandbox has no network (egress governance is not "
-			"available yet); only egress deny can be honoured");
+	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY &&
+	    spec->egress != CORDON_PLUGIN_EGRESS_GOVERNED)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(egress_unsupported),
+				    "kernel tier: open egress is never given; egress deny (no "
+				    "network) or governed (the tier's egress rules, through "
+				    "cordon's proxy) can be honoured");
 	char why[512];
 	/* A private root is ours; a workspace is the host's, owned by someone. */
 	if (spec->workspace && confine_workspace_owner_check(*root_fd, why, sizeof(why)) < 0)

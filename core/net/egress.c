@@ -24,6 +24,7 @@ typedef struct rule {
 	char *name;       /* RULE_NAME: the name; RULE_SUFFIX: ".example.com" */
 	uint8_t addr[16]; /* RULE_ADDR: as addr16 */
 	unsigned prefix;
+	char *text; /* as written, for explain */
 } rule;
 
 struct net_egress {
@@ -180,17 +181,24 @@ static bool parse_rule(const char *s, rule *r)
 	memset(r, 0, sizeof(*r));
 	if (!split_port(s, host, sizeof(host), &r->port))
 		return false;
-	if (parse_addr_rule(host, r))
+	if (parse_addr_rule(host, r)) {
+		r->text = g_strdup(s);
 		return true;
+	}
 	bool wild = g_str_has_prefix(host, "*.");
 	if (!normalise_name(wild ? host + 2 : host, name, sizeof(name)))
 		return false;
 	r->kind = wild ? RULE_SUFFIX : RULE_NAME;
 	r->name = wild ? g_strconcat(".", name, NULL) : g_strdup(name);
+	r->text = g_strdup(s);
 	return true;
 }
 
-static void rule_clear(gpointer p) { g_free(((rule *)p)->name); }
+static void rule_clear(gpointer p)
+{
+	g_free(((rule *)p)->name);
+	g_free(((rule *)p)->text);
+}
 
 static int parse_list(const char *const *list, const char *what, GArray *out, char *why,
 		      size_t whylen)
@@ -367,4 +375,53 @@ bool net_egress_address_allowed(const net_egress *e, const char *host, uint16_t 
 		snprintf(why, whylen, "%.200s resolves to %s, %s address no rule names", host, text,
 			 cls);
 	return named;
+}
+
+/* ---- in words (cordon explain) ----------------------------------------------------------- */
+
+static void describe_rule(GString *s, const char *text, const rule *r, bool allow)
+{
+	const char *ports = r->port == PORT_ANY   ? "any port"
+			    : r->port == PORT_WEB ? "ports 80 and 443"
+						  : NULL;
+	g_string_append_printf(s, "%s %s: ", allow ? "allow" : "deny", text);
+	if (r->kind == RULE_NAME)
+		g_string_append(s, allow ? "a CONNECT or http:// request naming exactly that host"
+					 : "that host refused");
+	else if (r->kind == RULE_SUFFIX)
+		g_string_append_printf(s, "%s names below %s (not %s itself)",
+				       allow ? "requests for" : "refused:", r->name + 1,
+				       r->name + 1);
+	else
+		g_string_append(s,
+				allow ? "IP literal targets in that range (and an allowed name's "
+					"addresses there, private ones included)"
+				      : "those addresses refused, as a literal or resolved");
+	if (ports)
+		g_string_append_printf(s, ", %s", ports);
+	else
+		g_string_append_printf(s, ", port %d", r->port);
+	if (allow && r->kind != RULE_ADDR)
+		g_string_append(s,
+				r->kind == RULE_NAME
+					? "; resolved by the proxy, to any address it resolves to"
+					: "; resolved by the proxy, loopback, private, link-local "
+					  "and metadata addresses refused");
+}
+
+char *net_egress_explain(const net_egress *e)
+{
+	GString *s = g_string_new(NULL);
+	for (int list = 0; list < 2; list++) {
+		const GArray *a = list == 0 ? e->allow : e->deny;
+		for (guint i = 0; i < a->len; i++) {
+			const rule *r = &g_array_index(a, rule, i);
+			if (s->len)
+				g_string_append(s, "; ");
+			describe_rule(s, r->text, r, list == 0);
+		}
+	}
+	if (!s->len)
+		g_string_append(s, "no rule: every destination refused");
+	return g_string_free(s, FALSE);
 }

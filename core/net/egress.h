@@ -44,3 +44,6 @@ bool net_egress_target_allowed(const net_egress *e, const char *host, uint16_t p
 bool net_egress_address_allowed(const net_egress *e, const char *host, uint16_t port,
 				const struct sockaddr *addr, char *why,
 				size_t whylen) CORDON_INTERNAL;
+/* The rules in words, each with how the proxy enforces it (cordon explain).
+ * Owned by the caller (g_free). */
+char *net_egress_explain(const net_egress *e) CORDON_INTERNAL;

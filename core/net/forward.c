@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "net/forward.h"
+#include "net/carry.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,7 +23,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define FWD_BUF 65536   /* per direction and connection */
 #define FWD_PROBE_MS 10 /* readiness probes' interval */
 #define FWD_BACKLOG 128
 
@@ -46,25 +46,16 @@ struct net_forward {
 	unsigned nconns;
 };
 
-/* Bytes read from one side, waiting to be written to the other. */
-typedef struct half {
-	size_t len, off;
-	bool eof;  /* the side it reads from sent FIN */
-	bool shut; /* its FIN passed on (SHUT_WR on the other side) */
-	char buf[FWD_BUF];
-} half;
-
-/* One carried connection: fd[0] the host's client, fd[1] the socket inside.
- * h[i] holds what fd[i] sent, for fd[1 - i]. A GSource of its own. */
+/* One carried connection: fd[0] the host's client, fd[1] the socket inside
+ * (carry.h). A GSource of its own. */
 typedef struct fwd_conn {
 	GSource src;
 	net_forward *f;
 	GList *link;
-	int fd[2];
+	net_carry k;
 	gpointer tag[2];
 	GIOCondition watched[2]; /* what fd[i] is polled for now */
 	bool connecting;         /* fd[1]'s connect not finished */
-	half h[2];
 } fwd_conn;
 
 static void close_fd(int *fd)
@@ -133,57 +124,14 @@ static void conn_watch(fwd_conn *c, int i, GIOCondition events)
 	} else if (c->tag[i]) {
 		g_source_modify_unix_fd(&c->src, c->tag[i], events);
 	} else {
-		c->tag[i] = g_source_add_unix_fd(&c->src, c->fd[i], events);
+		c->tag[i] = g_source_add_unix_fd(&c->src, c->k.fd[i], events);
 	}
 }
 
-/* Moves what fd[i] sent to fd[1 - i] as far as both allow. Returns false
- * when the connection is over (an error on either side). */
-static bool pump(fwd_conn *c, int i)
-{
-	half *h = &c->h[i];
-	int to = c->fd[1 - i];
-	bool drained = false; /* a short read took all there was */
-	for (;;) {
-		while (h->off < h->len) {
-			ssize_t n = send(to, h->buf + h->off, h->len - h->off,
-					 MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0)
-				return errno == EAGAIN || errno == EINTR;
-			h->off += (size_t)n;
-		}
-		h->off = h->len = 0;
-		if (h->eof)
-			break;
-		if (drained)
-			return true; /* the poll says when more comes: no recv to hear EAGAIN */
-		ssize_t n = recv(c->fd[i], h->buf, sizeof(h->buf), MSG_DONTWAIT);
-		if (n < 0)
-			return errno == EAGAIN || errno == EINTR;
-		if (n == 0)
-			h->eof = true;
-		h->len = (size_t)n;
-		drained = n > 0 && (size_t)n < sizeof(h->buf);
-	}
-	if (!h->shut) {
-		shutdown(to, SHUT_WR);
-		h->shut = true;
-	}
-	return true;
-}
-
-/* What each side is polled for: readable while its half has room and no
- * FIN came, writable while the other half has bytes for it. */
 static void conn_rewatch(fwd_conn *c)
 {
-	for (int i = 0; i < 2; i++) {
-		GIOCondition ev = 0;
-		if (!c->h[i].eof && c->h[i].len == 0)
-			ev |= G_IO_IN;
-		if (c->h[1 - i].off < c->h[1 - i].len)
-			ev |= G_IO_OUT;
-		conn_watch(c, i, ev);
-	}
+	for (int i = 0; i < 2; i++)
+		conn_watch(c, i, net_carry_wants(&c->k, i));
 }
 
 static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
@@ -194,7 +142,7 @@ static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 	if (c->connecting) {
 		if (!(g_source_query_unix_fd(src, c->tag[1]) & (G_IO_OUT | G_IO_ERR | G_IO_HUP)))
 			return G_SOURCE_CONTINUE;
-		if (socket_error(c->fd[1]) < 0)
+		if (socket_error(c->k.fd[1]) < 0)
 			return G_SOURCE_REMOVE; /* nothing listens inside: the client is closed */
 		c->connecting = false;
 	}
@@ -206,9 +154,9 @@ static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 	for (int i = 0; i < 2; i++)
 		if ((ev[i] & (G_IO_IN | G_IO_HUP | G_IO_ERR)) ||
 		    (ev[1 - i] & (G_IO_OUT | G_IO_HUP | G_IO_ERR)))
-			if (!pump(c, i))
+			if (!net_carry_pump(&c->k, i))
 				return G_SOURCE_REMOVE;
-	if (c->h[0].shut && c->h[1].shut)
+	if (net_carry_done(&c->k))
 		return G_SOURCE_REMOVE; /* both sides said all they had */
 	conn_rewatch(c);
 	return G_SOURCE_CONTINUE;
@@ -217,8 +165,8 @@ static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 static void conn_finalize(GSource *src)
 {
 	fwd_conn *c = (fwd_conn *)src;
-	close_fd(&c->fd[0]);
-	close_fd(&c->fd[1]);
+	close_fd(&c->k.fd[0]);
+	close_fd(&c->k.fd[1]);
 	c->f->conns = g_list_delete_link(c->f->conns, c->link);
 	c->f->nconns--;
 }
@@ -238,8 +186,8 @@ static void conn_new(net_forward *f, int client)
 	}
 	fwd_conn *c = (fwd_conn *)g_source_new(&conn_funcs, sizeof(fwd_conn));
 	c->f = f;
-	c->fd[0] = client;
-	c->fd[1] = inside;
+	c->k.fd[0] = client;
+	c->k.fd[1] = inside;
 	c->connecting = in_progress;
 	f->conns = g_list_prepend(f->conns, c);
 	c->link = f->conns;

@@ -320,7 +320,7 @@ static cordon_context *rules_ctx(const char *rules)
 	g_autofree char *policy = g_strdup_printf(
 		"cordon: 1\ntiers:\n"
 		"  a: {driver: tfake, containment: kernel}\n"
-		"  b: {driver: tfake, containment: microvm}\n"
+		"  b: {driver: tfake, containment: microvm, egress: {allow: [pypi.org]}}\n"
 		"  img: {driver: tfake, containment: container, image: 'alpine:latest'}\n"
 		"  pin: {driver: tfake, containment: container, image: '" PINNED "'}\n"
 		"trust:\n  trusted: {tiers: [a, b]}\n  semi-trusted: {tiers: [a]}\n"
@@ -422,6 +422,36 @@ START_TEST(test_rule_require_egress_unenforced)
 	expect_refused(ctx, req, "sandbox_denied",
 		       "open: rule offline: requires egress deny, and "
 		       "tier open does not enforce egress deny");
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* A tier's egress rules are never left unenforced: a governed request refuses a tier
+ * with rules whose probe does not declare governed; explain shows how each is enforced. */
+START_TEST(test_governed_rules_enforced)
+{
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  none: {driver: tfake, containment: kernel, egress_enforced: false,\n"
+		"         egress: {allow: [pypi.org]}}\n"
+		"  gov: {driver: tfake, containment: kernel, egress: {allow: [pypi.org]}}\n"
+		"trust:\n  trusted: {tiers: [none, gov]}\n");
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_request_set_egress(req, CORDON_EGRESS_GOVERNED, NULL);
+	cordon_error *err = NULL;
+	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
+	ck_assert_str_eq(cordon_decision_tier(d), "gov");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
+			 "cannot enforce the tier's egress rules (its probe declares no egress "
+			 "enforcement)");
+	const char *chosen = cordon_decision_candidate_reason(d, 1);
+	ck_assert_msg(strstr(chosen, "egress governed by cordon's proxy") &&
+			      strstr(chosen, "allow pypi.org: a CONNECT or http:// request naming "
+					     "exactly that host, ports 80 and 443"),
+		      "%s", chosen);
+	cordon_request_set_tier(req, "none", NULL);
+	expect_refused(ctx, req, "sandbox_denied", "none: cannot enforce the tier's egress rules");
 	cordon_request_free(req);
 	cordon_context_free(ctx);
 }
@@ -828,6 +858,7 @@ static Suite *admission_suite(void)
 	tcase_add_test(tc, test_rule_when);
 	tcase_add_test(tc, test_rule_require_egress);
 	tcase_add_test(tc, test_rule_require_egress_unenforced);
+	tcase_add_test(tc, test_governed_rules_enforced);
 	tcase_add_test(tc, test_jail_egress_unenforced);
 	tcase_add_test(tc, test_rule_require_image);
 	tcase_add_test(tc, test_rule_require_image_declared_key);

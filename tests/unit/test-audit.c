@@ -22,7 +22,8 @@ static char *policy_with_audit(const char *path, const char *required)
 {
 	return g_strdup_printf(
 		"cordon: 1\ntiers:\n"
-		"  a: {driver: tfake, containment: kernel, open_fails: terminal}\n"
+		"  a: {driver: tfake, containment: kernel, open_fails: terminal,\n"
+		"      egress: {allow: [pypi.org]}}\n"
 		"  v: {driver: tfake, containment: microvm, available: false, reason: no kvm}\n"
 		"trust:\n  trusted: {tiers: [a]}\n  untrusted: {tiers: [v]}\n"
 		"audit: {path: %s%s%s}\n",

@@ -233,6 +233,33 @@ START_TEST(test_crlf_and_no_final_newline)
 }
 END_TEST
 
+/* ---- a tier's egress rules ------------------------------------------------------------ */
+
+START_TEST(test_tier_egress)
+{
+	g_autoptr(cordon_policy) p = parse_ok(
+		V1 "tiers:\n  k:\n    driver: local\n    egress:\n"
+		   "      allow: [pypi.org, \"*.githubusercontent.com\", \"10.1.2.3:8080\"]\n"
+		   "      deny: [evil.pypi.org]\n"
+		   "  j: {driver: local}\n");
+	const policy_tier *k = policy_find_tier(p, "k");
+	ck_assert(k->egress_set);
+	ck_assert_uint_eq(g_strv_length(k->egress_allow), 3);
+	ck_assert_str_eq(k->egress_allow[1], "*.githubusercontent.com");
+	ck_assert_str_eq(k->egress_deny[0], "evil.pypi.org");
+	ck_assert(!policy_find_tier(p, "j")->egress_set);
+	/* Each rule is read by the proxy's own parser, the error at its position. */
+	EXPECT(V1 "tiers:\n  k: {driver: local, egress: {allow: [pypi.org, \"*\"]}}\n",
+	       "policy_invalid", "t.yaml:3:49: tiers.k.egress.allow[1]: ", "is not a host name");
+	EXPECT(V1 "tiers:\n  k: {driver: local, egress: {deny: [\"a.b:99999\"]}}\n",
+	       "policy_invalid", "t.yaml:3:38: tiers.k.egress.deny[0]: ", "egress deny");
+	EXPECT(V1 "tiers:\n  k: {driver: local, egress: {allow: [a.b], permit: [c]}}\n",
+	       "policy_unknown_key", "t.yaml:3:", "permit");
+	EXPECT(V1 "tiers:\n  k: {driver: local, egress: allow}\n", "policy_type",
+	       "t.yaml:3:", NULL);
+}
+END_TEST
+
 /* ---- Y1 empty ---------------------------------------------------------------------- */
 
 START_TEST(test_empty)
@@ -1134,6 +1161,7 @@ static Suite *policy_suite(void)
 	Suite *s = suite_create("policy");
 	TCase *tc = tcase_create("schema");
 	tcase_add_test(tc, test_full_policy);
+	tcase_add_test(tc, test_tier_egress);
 	tcase_add_test(tc, test_defaults_and_minimums);
 	tcase_add_test(tc, test_default_policy);
 	tcase_add_test(tc, test_crlf_and_no_final_newline);

@@ -317,6 +317,15 @@ const char *cordon_sandbox_id(const cordon_sandbox *sb);
  * a paused sandbox, or resuming a running one, does nothing. */
 int cordon_sandbox_pause(cordon_sandbox *sb, cordon_error **reterr);
 int cordon_sandbox_resume(cordon_sandbox *sb, cordon_error **reterr);
+/* Added with libcordon interface 3: narrows a sandbox opened with egress governed, from its next
+ * connection on, to the destinations both its tier's egress rules and allow
+ * (and not deny) permit; rules as the policy's (docs/policy.md, "Egress"),
+ * NULL-terminated. allow NULL: the tier's rules alone again (widening back).
+ * It never gives more than the tier's rules. Connections already carried go
+ * on. Audited ("egress_change"). -EINVAL for a malformed rule, -ENOTSUP for a
+ * sandbox without governed egress or a tier that cannot change it. */
+int cordon_sandbox_set_egress(cordon_sandbox *sb, const char *const *allow, const char *const *deny,
+			      cordon_error **reterr);
 
 /* Run option flags. */
 enum {

@@ -174,6 +174,13 @@ typedef struct cordon_plugin_open_spec {
 	const char *workspace;       /* absolute host directory, or NULL */
 	const char *image;           /* requested image, or NULL */
 	cordon_plugin_limits limits; /* every limit the run must enforce */
+	/* ABI 1.4, appended (present when size covers them): with egress governed, the
+	 * tier's egress rules (docs/network.md), NULL-terminated lists, NULL for none: the
+	 * driver enforces them or refuses the open (it never gives more). egress_audit is
+	 * the sandbox's handle for host->egress_audit. */
+	const char *const *egress_allow;
+	const char *const *egress_deny;
+	void *egress_audit;
 } cordon_plugin_open_spec;
 
 /* ---- run ---------------------------------------------------------------- */
@@ -331,6 +338,12 @@ typedef struct cordon_plugin_driver {
 	 * the tier cannot pause; the core refuses (unsupported). */
 	int (*pause)(void *sandbox, cordon_plugin_error *err);
 	int (*resume)(void *sandbox, cordon_plugin_error *err);
+	/* ABI 1.4, appended (NULL, or absent from an older driver: not supported): a governed
+	 * sandbox's egress from now on is what both its open_spec rules and allow/deny
+	 * (NULL-terminated) allow; allow NULL: the open_spec rules alone again. It never
+	 * gives more than the open's rules. Connections already carried go on. */
+	int (*set_egress)(void *sandbox, const char *const *allow, const char *const *deny,
+			  cordon_plugin_error *err);
 } cordon_plugin_driver;
 
 /* ---- host services ------------------------------------------------------- */
@@ -482,6 +495,15 @@ typedef struct cordon_host {
 	 * file changes. Programs found with find_program during a probe count already. Other
 	 * threads' calls, and calls outside a probe, are ignored. */
 	void (*probe_depends)(const char *path);
+
+	/* ABI 1.4 (check host->abi_minor >= 4): one governed connection's end, into the
+	 * audit trail of the sandbox whose open_spec.egress_audit is handle: the target the
+	 * work asked for (method "CONNECT", "GET", ...), the upstream address connected to
+	 * ("" when none), allowed (carried) or refused with the reason, and the bytes each
+	 * way. Any thread. */
+	void (*egress_audit)(void *handle, const char *method, const char *host, uint32_t port,
+			     const char *address, int allowed, const char *reason,
+			     uint64_t bytes_up, uint64_t bytes_down);
 } cordon_host;
 
 /* ---- the plugin itself ---------------------------------------------------- */
