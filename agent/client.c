@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,21 @@ uint32_t agent_error_class_for(const char *code)
 	if (strcmp(code, ERRC(invalid_argument)) == 0)
 		return CORDON_PLUGIN_ERROR_INVALID;
 	return fserror_class(code);
+}
+
+int agent_refuse(agent_error *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
+{
+	if (r) {
+		memset(r, 0, sizeof(*r));
+		r->errnum = errnum;
+		r->cls = cls;
+		snprintf(r->code, sizeof(r->code), "%s", code);
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(r->message, sizeof(r->message), fmt, ap);
+		va_end(ap);
+	}
+	return -errnum;
 }
 
 int agent_error_parse(const char *text, agent_error *ret)

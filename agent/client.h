@@ -42,6 +42,10 @@ typedef struct agent_error {
 int agent_status_parse(const char *text, agent_status *ret) CORDON_INTERNAL;
 /* Parses an ERROR frame payload ("<code> <errno> <message>"). */
 int agent_error_parse(const char *text, agent_error *ret) CORDON_INTERNAL;
+/* Fills r (when not NULL) with a refusal made on the host side, in the same record as
+ * the agent's (so a plugin passes both on alike); returns -errnum. */
+int agent_refuse(agent_error *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6))) CORDON_INTERNAL;
 /* The error class of an agent's error code. */
 uint32_t agent_error_class_for(const char *code) CORDON_INTERNAL;
 

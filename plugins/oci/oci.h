@@ -46,8 +46,7 @@ size_t oci_strv_length(const char *const *v) CORDON_INTERNAL;
  * record (agent_error_parse), so they pass through unchanged. */
 typedef agent_error oci_refusal;
 
-int oci_refuse(oci_refusal *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6))) CORDON_INTERNAL;
+#define oci_refuse agent_refuse
 
 /* ---- images ------------------------------------------------------------------- */
 

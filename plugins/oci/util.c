@@ -54,17 +54,3 @@ size_t oci_strv_length(const char *const *v)
 		n++;
 	return n;
 }
-
-int oci_refuse(oci_refusal *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
-{
-	if (r) {
-		r->errnum = errnum;
-		r->cls = cls;
-		snprintf(r->code, sizeof(r->code), "%s", code);
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(r->message, sizeof(r->message), fmt, ap);
-		va_end(ap);
-	}
-	return -errnum;
-}

@@ -30,19 +30,6 @@
 
 #define STOP_WAIT_MS 3000
 
-int qemu_refuse(agent_error *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
-{
-	memset(r, 0, sizeof(*r));
-	r->errnum = errnum;
-	r->cls = cls;
-	snprintf(r->code, sizeof(r->code), "%s", code);
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(r->message, sizeof(r->message), fmt, ap);
-	va_end(ap);
-	return -errnum;
-}
-
 int qemu_fail(cordon_plugin_error *err, const agent_error *r)
 {
 	return qemu_host->error_set(err, r->errnum ? r->errnum : EIO, r->cls, r->code, "%s",

@@ -107,8 +107,7 @@ int qemu_gc(void *tier, cordon_plugin_error *err) CORDON_INTERNAL;
 /* The owner token in a QEMU's command line (NUL-separated, len bytes), or NULL. */
 const char *qemu_gc_token(const char *cmdline, size_t len) CORDON_INTERNAL;
 
-int qemu_refuse(agent_error *r, int errnum, uint32_t cls, const char *code, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6))) CORDON_INTERNAL;
+#define qemu_refuse agent_refuse
 int qemu_fail(cordon_plugin_error *err, const agent_error *r) CORDON_INTERNAL;
 
 #endif
