@@ -9,6 +9,7 @@
 #include "audit.h"
 #include "env.h"
 #include "hostport.h"
+#include "mounts.h"
 #include "runinput.h"
 #include "workspace.h"
 
@@ -50,6 +51,9 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req, const
 	    (r = workspace_check_held(req->workspace, (const char *const *)ctx->trusted_dirs,
 				      reterr)) < 0)
 		return r;
+	g_autoptr(open_mounts) mounts = NULL;
+	if ((r = mounts_open(req, (const char *const *)ctx->trusted_dirs, &mounts, reterr)) < 0)
+		return r;
 	tier_runtime *t = d->runtime;
 	if (!t->driver->ops.open)
 		return error_set(reterr, ENOTSUP, CORDON_ERROR_TERMINAL, ERRC(unsupported),
@@ -62,6 +66,8 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req, const
 		.workspace = req->workspace,
 		.image = req->image,
 		.limits = d->limits,
+		.mounts = mounts->m,
+		.n_mounts = mounts->n,
 	};
 	/* A 1.1 driver was built when the size was a reserved word, zero. */
 	const plugin_record *plugin = t->driver->plugin;
