@@ -332,18 +332,18 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
 					       t->driver->ops.name));
-	if (j->req->mounts->len && !(t->driver->ops.flags & CORDON_PLUGIN_DRIVER_MOUNTS))
+	if (j->req->mounts->len &&
+	    (!(t->driver->ops.flags & CORDON_PLUGIN_DRIVER_MOUNTS) || !pr.mounts))
 		return verdict(c, VERDICT_UNSUPPORTED,
-			       g_strdup_printf("cannot mount host directories (driver %s)",
-					       t->driver->ops.name));
+			       g_strdup("cannot mount host directories (--mount) on this tier"));
 	/* Untrusted work may read what the host lends it, never write it (as a container
 	 * tier's guarantees keep its workspace read-only). */
 	const char *rw = first_rw_mount(j->req);
 	if (rw && j->trust == CORDON_TRUST_UNTRUSTED) {
 		c->writable_mount = true;
-		return verdict(c, VERDICT_DENIED,
-			       g_strdup_printf("untrusted work gets no writable mount (%s is :rw)",
-					       rw));
+		return verdict(
+			c, VERDICT_DENIED,
+			g_strdup_printf("untrusted work gets no writable mount (%s is :rw)", rw));
 	}
 	if (!judge_rules(j, t->cfg, pr.egress_enforced, c))
 		return false;

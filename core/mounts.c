@@ -40,7 +40,8 @@ static int open_no_links(const char *path, cordon_error **reterr)
 			    fstatat(cur, c, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
 		close(cur);
 		if (link)
-			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(mount_forbidden),
+			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
+					 ERRC(mount_forbidden),
 					 "the mount %s passes through a symbolic link (%s): name "
 					 "the directory itself",
 					 path, c);

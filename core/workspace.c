@@ -337,7 +337,8 @@ static int check_held(const char *what, const char *path, const struct stat *ws,
 					"the %s %s holds %s%s%s%s, which cordon itself "
 					"trusts (the policy or the plugins): the work could "
 					"rewrite it",
-					what, path, held[i], up->via[k] ? " (through a mount of " : "",
+					what, path, held[i],
+					up->via[k] ? " (through a mount of " : "",
 					up->via[k] ? up->via[k] : "", up->via[k] ? ")" : "");
 	}
 	return 0;

@@ -148,6 +148,10 @@ typedef struct cordon_plugin_probe {
 	 * the limits the tier enforces now, bit 1u << CORDON_PLUGIN_LIMIT_*. Admission passes
 	 * over a tier that cannot enforce a limit the request gets. */
 	uint32_t limits;
+	/* ABI 1.4, read only from a driver that declares CORDON_PLUGIN_DRIVER_MOUNTS: non-zero
+	 * when this tier gives open_spec.mounts (a driver may have tiers that cannot).
+	 * Admission passes over a tier that does not for a request with mounts. */
+	uint32_t mounts;
 } cordon_plugin_probe;
 
 /* ---- open --------------------------------------------------------------- */
@@ -308,8 +312,9 @@ enum {
 	/* ABI 1.4: the driver serves on a unix socket when asked (RUNREQ_SERVE_UNIX). Without
 	 * the flag such a serve is refused by the core (unsupported). */
 	CORDON_PLUGIN_DRIVER_SERVE_UNIX = 1u << 3,
-	/* ABI 1.4: the driver gives the work open_spec.mounts. Without the flag a request with
-	 * mounts is never admitted on the driver's tiers (forbidden, mount_unsupported). */
+	/* ABI 1.4: the driver's tiers whose probe sets probe.mounts give the work
+	 * open_spec.mounts. Without the flag a request with mounts is never admitted on the
+	 * driver's tiers (forbidden, mount_unsupported). */
 	CORDON_PLUGIN_DRIVER_MOUNTS = 1u << 4,
 };
 
