@@ -16,7 +16,7 @@ struct cordon_request {
 	bool egress_set;
 	cordon_egress egress;
 	char *image;
-	char *caller; /* the host's label for whom the work is for, or NULL */
+	char *caller;      /* the host's label for whom the work is for, or NULL */
 	GPtrArray *mounts; /* request_mount*, in the order added */
 };
 
