@@ -102,6 +102,17 @@ static const char *egress_declared(uint32_t enforced)
 				: "no egress enforcement";
 }
 
+/* The inside path of the request's first writable mount, or NULL. */
+static const char *first_rw_mount(const cordon_request *req)
+{
+	for (guint i = 0; i < req->mounts->len; i++) {
+		const request_mount *m = req->mounts->pdata[i];
+		if (m->rw)
+			return m->inside;
+	}
+	return NULL;
+}
+
 /* Why rule r refuses the request on tier t, or NULL. egress_enforced: the
  * modes the tier's probe says it enforces (CORDON_PLUGIN_EGRESS_BIT): a rule
  * on egress holds only where the tier enforces the mode asked for. */
@@ -129,6 +140,11 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 		return g_strdup_printf("rule %s: requires a read-only workspace, and a host "
 				       "workspace cannot be opened read-only yet",
 				       r->name);
+	const char *rw = r->require_workspace_ro ? first_rw_mount(req) : NULL;
+	if (rw)
+		return g_strdup_printf("rule %s: requires a read-only workspace, and the mount at "
+				       "%s is writable (drop :rw)",
+				       r->name, rw);
 	int over = apply_caps(eff, &req->limits, &r->limit);
 	if (over >= 0) {
 		g_autofree char *why = over_cap((unsigned)over, req->limits.value[over],
@@ -182,6 +198,8 @@ static bool judge_rules(judge_ctx *j, const policy_tier *t, uint32_t egress_enfo
 		char *why = rule_refusal(r, j->req, t, egress_enforced, &c->limits);
 		if (why) {
 			c->rule = g_strdup(r->name);
+			c->writable_mount = r->require_workspace_ro && !j->req->workspace &&
+					    first_rw_mount(j->req);
 			return verdict(c, VERDICT_DENIED, why);
 		}
 	}
@@ -332,6 +350,19 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
 					       t->driver->ops.name));
+	if (j->req->mounts->len &&
+	    (!(t->driver->ops.flags & CORDON_PLUGIN_DRIVER_MOUNTS) || !pr.mounts))
+		return verdict(c, VERDICT_UNSUPPORTED,
+			       g_strdup("cannot mount host directories (--mount) on this tier"));
+	/* Untrusted work may read what the host lends it, never write it (as a container
+	 * tier's guarantees keep its workspace read-only). */
+	const char *rw = first_rw_mount(j->req);
+	if (rw && j->trust == CORDON_TRUST_UNTRUSTED) {
+		c->writable_mount = true;
+		return verdict(
+			c, VERDICT_DENIED,
+			g_strdup_printf("untrusted work gets no writable mount (%s is :rw)", rw));
+	}
 	if (!judge_rules(j, t->cfg, pr.egress_enforced, c) || !judge_egress(j, t, &pr, c))
 		return false;
 	return judge_enforceable(t, &pr, c);
@@ -427,6 +458,17 @@ static bool any_verdict(const cordon_decision *d, candidate_verdict v)
 	return false;
 }
 
+/* Whether a candidate was denied, for a writable mount (writable_mount) or otherwise. */
+static bool any_denied(const cordon_decision *d, bool writable_mount)
+{
+	for (guint i = 0; i < d->candidates->len; i++) {
+		const decision_candidate *c = d->candidates->pdata[i];
+		if (c->verdict == VERDICT_DENIED && c->writable_mount == writable_mount)
+			return true;
+	}
+	return false;
+}
+
 static char *refusal_message(const cordon_decision *d, const cordon_request *req,
 			     bool tier_not_candidate)
 {
@@ -465,9 +507,11 @@ static char *refusal_message(const cordon_decision *d, const cordon_request *req
 static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_candidate,
 		  cordon_error **reterr)
 {
-	bool denied = tier_not_candidate || any_verdict(d, VERDICT_DENIED);
+	bool denied = tier_not_candidate || any_denied(d, false);
 	d->code = denied                                  ? ERRC(sandbox_denied)
+		  : any_denied(d, true)                   ? ERRC(mount_writable)
 		  : any_verdict(d, VERDICT_UNENFORCEABLE) ? ERRC(limit_unenforceable)
+		  : any_verdict(d, VERDICT_UNSUPPORTED)   ? ERRC(mount_unsupported)
 							  : ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
 	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);

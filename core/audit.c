@@ -35,6 +35,24 @@ static void json_labels(GString *out, const GPtrArray *labels)
 	g_string_append_c(out, '}');
 }
 
+/* Each mount as the request named it: host, inside and whether writable. */
+static void json_mounts(GString *out, const GPtrArray *mounts)
+{
+	g_string_append_c(out, '[');
+	for (guint i = 0; i < mounts->len; i++) {
+		const request_mount *m = mounts->pdata[i];
+		g_string_append(out, i ? ",{" : "{");
+		json_append_key(out, "host", true);
+		json_append_string(out, m->host);
+		json_append_key(out, "inside", false);
+		json_append_string(out, m->inside);
+		json_append_key(out, "rw", false);
+		g_string_append(out, m->rw ? "true" : "false");
+		g_string_append_c(out, '}');
+	}
+	g_string_append_c(out, ']');
+}
+
 /* Grant names only: the values are secrets by contract. */
 static void json_env_names(GString *out, const GPtrArray *env)
 {
@@ -74,6 +92,8 @@ static void json_request(GString *out, const cordon_request *req)
 	json_labels(out, req->labels);
 	json_append_key(out, "workspace", false);
 	json_append_string(out, req->workspace);
+	json_append_key(out, "mounts", false);
+	json_mounts(out, req->mounts);
 	json_append_key(out, "limits", false);
 	decision_json_limits(out, &req->limits);
 	json_append_key(out, "egress", false);

@@ -155,7 +155,7 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 				 : 0;
 	/* And SERVE_UNIX with 1.4. */
 	if (!plugin || plugin->abi_minor >= 4)
-		known |= CORDON_PLUGIN_DRIVER_SERVE_UNIX;
+		known |= CORDON_PLUGIN_DRIVER_SERVE_UNIX | CORDON_PLUGIN_DRIVER_MOUNTS;
 	if (drv->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);

@@ -16,6 +16,7 @@ typedef enum candidate_verdict {
 	VERDICT_INSUFFICIENT,  /* weaker than the requirement */
 	VERDICT_DENIED,        /* a rule (deny, require, limit) or a tier limit */
 	VERDICT_UNENFORCEABLE, /* a limit the request gets that the tier cannot enforce */
+	VERDICT_UNSUPPORTED,   /* the request needs what the tier cannot give (mounts) */
 } candidate_verdict;
 
 /* A rule in mode warn or audit that would have refused the candidate (it did not). */
@@ -41,6 +42,7 @@ typedef struct decision_candidate {
 	candidate_verdict verdict;
 	char *reason; /* "chosen", "unavailable: ...", "container < microvm", "rule NAME..." */
 	char *rule;   /* the rule that denied it, or NULL */
+	bool writable_mount; /* denied for a writable mount (untrusted, or a read-only rule) */
 	cordon_plugin_limits limits; /* what open would enforce on this tier */
 	tier_runtime *runtime;       /* the tier, resolved once (NULL: not in the policy) */
 } decision_candidate;

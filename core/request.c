@@ -53,6 +53,14 @@ const char *cordon_containment_to_string(cordon_containment c)
 	return "process-jail"; /* an unknown level never claims more */
 }
 
+static void request_mount_free(gpointer p)
+{
+	request_mount *m = p;
+	g_free(m->host);
+	g_free(m->inside);
+	g_free(m);
+}
+
 cordon_request *cordon_request_new(const char *trust)
 {
 	cordon_request *req = g_new0(cordon_request, 1);
@@ -61,6 +69,7 @@ cordon_request *cordon_request_new(const char *trust)
 	req->labels = g_ptr_array_new_with_free_func(g_free);
 	req->env = g_ptr_array_new_with_free_func(env_entry_free);
 	req->egress = CORDON_EGRESS_DENY;
+	req->mounts = g_ptr_array_new_with_free_func(request_mount_free);
 	return req;
 }
 
@@ -75,6 +84,7 @@ void cordon_request_free(cordon_request *req)
 	g_ptr_array_unref(req->env);
 	g_free(req->image);
 	g_free(req->caller);
+	g_ptr_array_unref(req->mounts);
 	g_free(req);
 }
 
@@ -176,4 +186,85 @@ int cordon_request_set_caller(cordon_request *req, const char *label, cordon_err
 	g_free(req->caller);
 	req->caller = g_strdup(label);
 	return 0;
+}
+
+/* The sandbox's own trees a mount may not cover: what the tier builds there is what
+ * confines the work (its /proc, its /dev), and / would hide the whole sandbox. */
+static bool inside_reserved(const char *inside)
+{
+	static const char *const trees[] = { "/proc", "/sys", "/dev" };
+	if (strcmp(inside, "/") == 0)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(trees); i++) {
+		size_t n = strlen(trees[i]);
+		if (strncmp(inside, trees[i], n) == 0 && (inside[n] == '\0' || inside[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* inside, absolute, with repeated and trailing slashes dropped; NULL when it is relative,
+ * holds a "." or ".." component or a control byte, or is too long. */
+static char *inside_normalise(const char *inside)
+{
+	if (!inside || inside[0] != '/' || strlen(inside) >= 4096)
+		return NULL;
+	for (const char *p = inside; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == ':' || *p == ',')
+			return NULL;
+	g_auto(GStrv) parts = g_strsplit(inside, "/", -1);
+	GString *s = g_string_new(NULL);
+	for (size_t i = 0; parts[i]; i++) {
+		if (!parts[i][0])
+			continue;
+		if (strcmp(parts[i], ".") == 0 || strcmp(parts[i], "..") == 0) {
+			g_string_free(s, TRUE);
+			return NULL;
+		}
+		g_string_append_printf(s, "/%s", parts[i]);
+	}
+	if (s->len == 0)
+		g_string_append_c(s, '/');
+	return g_string_free(s, FALSE);
+}
+
+int cordon_request_add_mount(cordon_request *req, const char *host_dir, const char *inside,
+			     unsigned flags, cordon_error **reterr)
+{
+	if (!req || !host_dir || host_dir[0] != '/' || (flags & ~(unsigned)CORDON_MOUNT_RW))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(mount_invalid),
+				 "a mount needs an absolute host directory (and flags of "
+				 "CORDON_MOUNT_RW only)");
+	g_autofree char *norm = inside_normalise(inside);
+	if (!norm)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(mount_invalid),
+				 "the mount's inside path '%s' must be absolute, without '.' or "
+				 "'..' components, ':', ',' or control bytes",
+				 inside ? inside : "(null)");
+	if (inside_reserved(norm))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(mount_invalid),
+				 "the mount's inside path %s would cover the sandbox's own %s, "
+				 "which the tier builds",
+				 norm, strcmp(norm, "/") == 0 ? "root" : "/proc, /sys or /dev");
+	if (req->mounts->len >= REQUEST_MOUNTS_MAX)
+		return error_set(reterr, E2BIG, CORDON_ERROR_INVALID, ERRC(mount_invalid),
+				 "a request has at most %d mounts", REQUEST_MOUNTS_MAX);
+	for (guint i = 0; i < req->mounts->len; i++)
+		if (strcmp(((request_mount *)req->mounts->pdata[i])->inside, norm) == 0)
+			return error_set(reterr, EEXIST, CORDON_ERROR_INVALID, ERRC(mount_invalid),
+					 "two mounts at %s", norm);
+	request_mount *m = g_new0(request_mount, 1);
+	m->host = g_strdup(host_dir);
+	m->inside = g_steal_pointer(&norm);
+	m->rw = flags & CORDON_MOUNT_RW;
+	g_ptr_array_add(req->mounts, m);
+	return 0;
+}
+
+bool request_has_rw_mount(const cordon_request *req)
+{
+	for (guint i = 0; i < req->mounts->len; i++)
+		if (((const request_mount *)req->mounts->pdata[i])->rw)
+			return true;
+	return false;
 }

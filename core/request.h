@@ -16,8 +16,22 @@ struct cordon_request {
 	bool egress_set;
 	cordon_egress egress;
 	char *image;
-	char *caller; /* the host's label for whom the work is for, or NULL */
+	char *caller;      /* the host's label for whom the work is for, or NULL */
+	GPtrArray *mounts; /* request_mount*, in the order added */
 };
+
+/* One extra host directory (cordon_request_add_mount): paths as given, inside normalised. */
+typedef struct request_mount {
+	char *host;
+	char *inside;
+	bool rw;
+} request_mount;
+
+/* At most this many mounts in a request. */
+#define REQUEST_MOUNTS_MAX 16
+
+/* Whether any mount of the request is writable. */
+bool request_has_rw_mount(const cordon_request *req) G_GNUC_INTERNAL;
 
 /* True when a label "key=value" is present. */
 bool request_has_label(const cordon_request *req, const char *key_eq_value) G_GNUC_INTERNAL;

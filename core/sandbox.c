@@ -9,6 +9,7 @@
 #include "audit.h"
 #include "env.h"
 #include "hostport.h"
+#include "mounts.h"
 #include "runinput.h"
 #include "workspace.h"
 
@@ -44,11 +45,12 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req, const
 	int r = admission_decide_after(ctx, req, failed, &d, reterr);
 	if (r < 0)
 		return r;
-	/* After the (audited) decision, before any driver sees it: the list is
-	 * the same for every tier. */
-	if (req->workspace &&
-	    (r = workspace_check_held(req->workspace, (const char *const *)ctx->trusted_dirs,
-				      reterr)) < 0)
+	/* After the (audited) decision, before any driver sees it: the lists are the same for
+	 * every tier. */
+	const char *const *held = (const char *const *)ctx->trusted_dirs;
+	g_autoptr(open_mounts) mounts = NULL;
+	if ((req->workspace && (r = workspace_check_held(req->workspace, held, reterr)) < 0) ||
+	    (r = mounts_open(req, held, &mounts, reterr)) < 0)
 		return r;
 	tier_runtime *t = d->runtime;
 	if (!t->driver->ops.open)
@@ -62,6 +64,8 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req, const
 		.workspace = req->workspace,
 		.image = req->image,
 		.limits = d->limits,
+		.mounts = mounts->m,
+		.n_mounts = mounts->n,
 	};
 	/* Governed egress: the tier's rules, and where its connections are audited. */
 	if (req->egress == CORDON_EGRESS_GOVERNED && t->cfg->egress_set) {

@@ -270,21 +270,23 @@ static chain *ancestors(int fd, GArray *mounts)
 }
 
 /* through: the mounted directory that led there, if a mount's route did. */
-static int forbidden(cordon_error **reterr, const char *path, const char *listed, bool inside,
-		     const char *through)
+static int forbidden(cordon_error **reterr, const char *what, const char *path, const char *listed,
+		     bool inside, const char *through)
 {
-	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(workspace_forbidden),
-			 "the workspace %s %s %s%s%s%s, which no tier may hand to the work "
+	bool ws = strcmp(what, "workspace") == 0;
+	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
+			 ws ? ERRC(workspace_forbidden) : ERRC(mount_forbidden),
+			 "the %s %s %s %s%s%s%s, which no tier may hand to the work "
 			 "(docs/policy.md, \"Forbidden workspaces\")",
-			 path, inside ? "is inside" : "is or contains", listed,
+			 what, path, inside ? "is inside" : "is or contains", listed,
 			 through ? " (through a mount of " : "", through ? through : "",
 			 through ? ")" : "");
 }
 
 /* Compares the workspace (its chain, ws->st[0] itself) with one listed
  * directory: equal to it or above it, or below a listed tree. */
-static int check_one(const char *path, const chain *ws, GArray *mounts, const char *listed,
-		     forbidden_scope scope, cordon_error **reterr)
+static int check_one(const char *what, const char *path, const chain *ws, GArray *mounts,
+		     const char *listed, forbidden_scope scope, cordon_error **reterr)
 {
 	int fd = open(listed, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -293,21 +295,21 @@ static int check_one(const char *path, const chain *ws, GArray *mounts, const ch
 	close(fd);
 	for (int i = 0; up && i < up->n; i++)
 		if (same_file(&up->st[i], &ws->st[0]))
-			return forbidden(reterr, path, listed, false, up->via[i]);
+			return forbidden(reterr, what, path, listed, false, up->via[i]);
 	if (scope == FORBID_TREE && up)
 		for (int i = 1; i < ws->n; i++)
 			if (same_file(&ws->st[i], &up->st[0]))
-				return forbidden(reterr, path, listed, true, ws->via[i]);
+				return forbidden(reterr, what, path, listed, true, ws->via[i]);
 	return 0;
 }
 
-static int check_list(const char *path, const chain *ws, GArray *mounts, const char *home,
-		      const forbidden_dir *list, size_t n, cordon_error **reterr)
+static int check_list(const char *what, const char *path, const chain *ws, GArray *mounts,
+		      const char *home, const forbidden_dir *list, size_t n, cordon_error **reterr)
 {
 	for (size_t i = 0; i < n; i++) {
 		g_autofree char *listed = home ? g_build_filename(home, list[i].path, NULL)
 					       : g_strdup(list[i].path);
-		int r = check_one(path, ws, mounts, listed, list[i].scope, reterr);
+		int r = check_one(what, path, ws, mounts, listed, list[i].scope, reterr);
 		if (r < 0)
 			return r;
 	}
@@ -316,8 +318,8 @@ static int check_list(const char *path, const chain *ws, GArray *mounts, const c
 
 /* Refuses a workspace that is, or lies above, a directory in held: what cordon itself trusts
  * (the policy file's directory, the plugin directory) must not be the work's to rewrite. */
-static int check_held(const char *path, const struct stat *ws, const char *const *held,
-		      cordon_error **reterr)
+static int check_held(const char *what, const char *path, const struct stat *ws,
+		      const char *const *held, cordon_error **reterr)
 {
 	g_autoptr(GArray) mounts = mounts_read();
 	for (size_t i = 0; held && held[i]; i++) {
@@ -330,11 +332,13 @@ static int check_held(const char *path, const struct stat *ws, const char *const
 			if (same_file(&up->st[k], ws))
 				return error_set(
 					reterr, EPERM, CORDON_ERROR_FORBIDDEN,
-					ERRC(workspace_forbidden),
-					"the workspace %s holds %s%s%s%s, which cordon itself "
+					strcmp(what, "workspace") == 0 ? ERRC(workspace_forbidden)
+								       : ERRC(mount_forbidden),
+					"the %s %s holds %s%s%s%s, which cordon itself "
 					"trusts (the policy or the plugins): the work could "
 					"rewrite it",
-					path, held[i], up->via[k] ? " (through a mount of " : "",
+					what, path, held[i],
+					up->via[k] ? " (through a mount of " : "",
 					up->via[k] ? up->via[k] : "", up->via[k] ? ")" : "");
 	}
 	return 0;
@@ -354,7 +358,7 @@ int workspace_check_held(const char *path, const char *const *held, cordon_error
 	if (r < 0)
 		return error_set(reterr, -r, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
 				 "cannot examine the workspace %s", path);
-	return check_held(path, &ws, held, reterr);
+	return check_held("workspace", path, &ws, held, reterr);
 }
 
 int workspace_check(const char *path, cordon_error **reterr)
@@ -382,16 +386,38 @@ int workspace_check(const char *path, cordon_error **reterr)
 	return r;
 }
 
-int workspace_check_fd(int fd, const char *path, cordon_error **reterr)
+static int check_dir_fd(const char *what, int fd, const char *path, cordon_error **reterr)
 {
 	g_autoptr(GArray) mounts = mounts_read();
 	g_autoptr(chain) ws = ancestors(fd, mounts);
 	if (!ws)
-		return error_set(reterr, EIO, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
-				 "cannot examine the workspace %s", path);
-	int r = check_list(path, ws, mounts, NULL, system_dirs, G_N_ELEMENTS(system_dirs), reterr);
+		return error_set(reterr, EIO, CORDON_ERROR_INVALID,
+				 strcmp(what, "workspace") == 0 ? ERRC(workspace_invalid)
+								: ERRC(mount_invalid),
+				 "cannot examine the %s %s", what, path);
+	int r = check_list(what, path, ws, mounts, NULL, system_dirs, G_N_ELEMENTS(system_dirs),
+			   reterr);
 	const char *home = g_get_home_dir();
 	if (r == 0 && home && home[0] == '/')
-		r = check_list(path, ws, mounts, home, home_dirs, G_N_ELEMENTS(home_dirs), reterr);
+		r = check_list(what, path, ws, mounts, home, home_dirs, G_N_ELEMENTS(home_dirs),
+			       reterr);
 	return r;
+}
+
+int workspace_check_fd(int fd, const char *path, cordon_error **reterr)
+{
+	return check_dir_fd("workspace", fd, path, reterr);
+}
+
+int workspace_check_mount_fd(int fd, const char *path, const char *const *held,
+			     cordon_error **reterr)
+{
+	int r = check_dir_fd("mount", fd, path, reterr);
+	if (r < 0 || !held)
+		return r;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return error_set(reterr, errno, CORDON_ERROR_INVALID, ERRC(mount_invalid),
+				 "cannot examine the mount %s", path);
+	return check_held("mount", path, &st, held, reterr);
 }

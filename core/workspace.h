@@ -27,3 +27,9 @@ int workspace_check_fd(int fd, const char *path, cordon_error **reterr) CORDON_I
  * (NULL-terminated; those that do not exist are skipped): forbidden workspace_forbidden. */
 int workspace_check_held(const char *path, const char *const *held,
 			 cordon_error **reterr) CORDON_INTERNAL;
+
+/* The same checks for an extra mount (cordon_request_add_mount) already opened as fd: the
+ * forbidden list and what cordon holds (held, as workspace_check_held). Forbidden
+ * mount_forbidden, naming the directory. */
+int workspace_check_mount_fd(int fd, const char *path, const char *const *held,
+			     cordon_error **reterr) CORDON_INTERNAL;

@@ -73,7 +73,7 @@ char *cli_json_string(const char *s, size_t len);
  * --caller, the audit's label. */
 typedef struct cli_request_fields {
 	char *egress, *image, *caller;
-	char **labels, **limits;
+	char **labels, **limits, **mounts;
 } cli_request_fields;
 void cli_request_fields_clear(cli_request_fields *f);
 /* The option rows filling f, NULL-terminated; g_free() the array. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The request fields a policy judges, as every command that builds a request takes them
  * (run, exec, shell, explain): --label, --limit (the policy's names and unit grammar,
- * common/units.c), --egress, --image, and who it is for (--caller, else $CORDON_CALLER: the
+ * common/units.c), --egress, --image, --mount, and who it is for (--caller, else $CORDON_CALLER: the
  * audit's caller label). One place, so that `explain` and `run` judge the same
  * request for the same words. */
 #include "config.h"
@@ -21,6 +21,7 @@ void cli_request_fields_clear(cli_request_fields *f)
 	g_free(f->caller);
 	g_strfreev(f->labels);
 	g_strfreev(f->limits);
+	g_strfreev(f->mounts);
 	*f = (cli_request_fields){ NULL };
 }
 
@@ -37,6 +38,10 @@ GOptionEntry *cli_request_fields_entries(cli_request_fields *f)
 		  "Egress asked for: deny (default), governed, allow", "MODE" },
 		{ "image", 0, 0, G_OPTION_ARG_STRING, &f->image,
 		  "Image asked for (container tiers; the policy may require it pinned)", "REF" },
+		{ "mount", 0, 0, G_OPTION_ARG_STRING_ARRAY, &f->mounts,
+		  "A host directory the work sees at INSIDE, read-only unless :rw (repeatable; "
+		  "not on the jail or microVM tiers)",
+		  "HOST:INSIDE[:rw]" },
 		{ "caller", 0, 0, G_OPTION_ARG_STRING, &f->caller,
 		  "Who the work is for, recorded in the audit trail (default: $CORDON_CALLER)",
 		  "LABEL" },
@@ -97,6 +102,24 @@ static int add_labels(cordon_request *req, char **labels, cordon_error **err)
 	return 0;
 }
 
+/* --mount HOST:INSIDE[:rw]: the mode last, then INSIDE after the last ':' (an inside path
+ * never holds one; cordon_request_add_mount refuses it). */
+static int add_mount(cordon_request *req, const char *spec, cordon_error **err)
+{
+	g_autofree char *s = g_strdup(spec);
+	unsigned flags = 0;
+	size_t n = strlen(s);
+	if (n > 3 && (strcmp(s + n - 3, ":rw") == 0 || strcmp(s + n - 3, ":ro") == 0)) {
+		flags = s[n - 2] == 'r' && s[n - 1] == 'w' ? CORDON_MOUNT_RW : 0;
+		s[n - 3] = '\0';
+	}
+	char *colon = strrchr(s, ':');
+	if (!colon || colon == s || !colon[1])
+		return cli_usage_error("--mount needs HOST:INSIDE[:rw] (e.g. /srv/data:/data)");
+	*colon = '\0';
+	return cordon_request_add_mount(req, s, colon + 1, flags, err) < 0 ? -1 : 0;
+}
+
 static int set_egress(cordon_request *req, const char *mode, cordon_error **err)
 {
 	static const char *const names[] = { "deny", "governed", "allow" };
@@ -111,6 +134,8 @@ int cli_request_fields_apply(const cli_request_fields *f, cordon_request *req, c
 	int r = add_labels(req, f->labels, err);
 	for (size_t i = 0; r == 0 && f->limits && f->limits[i]; i++)
 		r = add_limit(req, f->limits[i], err);
+	for (size_t i = 0; r == 0 && f->mounts && f->mounts[i]; i++)
+		r = add_mount(req, f->mounts[i], err);
 	if (r == 0 && f->egress)
 		r = set_egress(req, f->egress, err);
 	if (r == 0 && f->image)

@@ -182,8 +182,8 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
  * nodev): idmapped so that the work owns the owner's files, or plain for
  * our own private root, whose tmpfs belongs to the work's host ids already
  * (tmpfs has idmapped mounts only from Linux 6.3). Returns it or -errno. */
-static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap, char *why,
-		      size_t whylen)
+static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap,
+		      uint64_t attrs, char *why, size_t whylen)
 {
 	int userns = idmap ? make_idmap_userns(st->st_uid, st->st_gid, id->out_uid, id->out_gid)
 			   : -1;
@@ -197,7 +197,8 @@ static int host_mount(int root_fd, const struct stat *st, const identity *id, bo
 	int mnt = (int)syscall(SYS_open_tree, root_fd, "",
 			       OPEN_TREE_CLONE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC);
 	struct mount_attr ma = {
-		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (idmap ? MOUNT_ATTR_IDMAP : 0),
+		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | attrs |
+			    (idmap ? MOUNT_ATTR_IDMAP : 0),
 		.userns_fd = idmap ? (uint64_t)userns : 0,
 	};
 	int r = 0;
@@ -223,7 +224,7 @@ static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
 	int mnt = -1, nfds = 0, r = 0;
 	size_t len = strlen(s->ws_path) + 1;
 	if (id->privileged) {
-		mnt = host_mount(root_fd, st, id, idmap, why, whylen);
+		mnt = host_mount(root_fd, st, id, idmap, 0, why, whylen);
 		if (mnt < 0) {
 			r = mnt;
 			goto out;
@@ -247,6 +248,45 @@ static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
 			 g_strerror(-r));
 out:
 	confine_close_fd(&mnt);
+	return r;
+}
+
+bool confine_can_mount(void) { return our_identity().privileged; }
+
+int confine_sandbox_mount(confine_sandbox *s, int dir_fd, const char *inside, bool rw, char *why,
+			  size_t whylen)
+{
+	identity id = our_identity();
+	struct stat st;
+	if (!id.privileged || fstat(dir_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "the mount at %s cannot be made here (%s)", inside,
+			 id.privileged ? "not a directory" : "mounts need a privileged host");
+		return id.privileged ? -ENOTDIR : -ENOTSUP;
+	}
+	/* Writable, its files take the owner's ids as the workspace's do, so not root's. */
+	if (rw && confine_workspace_owner_check(dir_fd, why, whylen) < 0)
+		return -EPERM;
+	id.out_uid = s->z->out_uid;
+	id.out_gid = s->z->out_gid;
+	bool idmap = st.st_uid != 0 && st.st_gid != 0;
+	int mnt = host_mount(dir_fd, &st, &id, idmap, rw ? 0 : MOUNT_ATTR_RDONLY, why, whylen);
+	if (mnt < 0)
+		return mnt;
+	struct nsinit_request req = {
+		.magic = NSINIT_MAGIC,
+		.kind = NSINIT_REQ_MOUNT,
+		.flags = rw ? NSINIT_MOUNT_RW : 0,
+		.payload_len = strlen(inside) + 1,
+	};
+	int step = 0, none = -1;
+	int r = zygote_call(s->z, &req, inside, req.payload_len, &mnt, 1, &none, &step);
+	confine_close_fd(&mnt);
+	confine_close_fd(&none);
+	if (r < 0)
+		snprintf(why, whylen,
+			 "kernel confinement failed mounting a host directory at %s: %s%s", inside,
+			 g_strerror(-r),
+			 r == -ENOENT ? " (outside /tmp the inside path must exist)" : "");
 	return r;
 }
 

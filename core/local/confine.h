@@ -53,6 +53,13 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
  * (docs/tiers/local.md, "Workspace owner"), so one owned by root or root's
  * group is refused. 0, or -EPERM with the reason in why. */
 int confine_workspace_owner_check(int root_fd, char *why, size_t whylen) CORDON_INTERNAL;
+
+/* Whether this process can give a sandbox extra mounts (confine_sandbox_mount): as root. */
+bool confine_can_mount(void) CORDON_INTERNAL;
+/* Mounts the host directory dir_fd at inside (absolute) in s, read-only unless rw (then
+ * refused for a root-owned one, as a workspace is). 0 or -errno with why. */
+int confine_sandbox_mount(confine_sandbox *s, int dir_fd, const char *inside, bool rw, char *why,
+			  size_t whylen) CORDON_INTERNAL;
 /* Ends every run of the sandbox and the sandbox itself. */
 void confine_sandbox_free(confine_sandbox *s) CORDON_INTERNAL;
 /* As root on a workspace of an unprivileged owner: true and the owner's

@@ -196,6 +196,8 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 		     i++)
 			H->probe_depends(kernel_probe_files[i]);
 		kernel_probe(&t->limits, ret);
+		/* The jail's tiers bind nothing; the kernel tier binds as root (kernel_mounts). */
+		ret->mounts = ret->available && confine_can_mount();
 		return 0;
 	}
 	if (!t) {
@@ -331,6 +333,11 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 				    "the process jail cannot enforce a %s limit; it needs a tier "
 				    "with kernel confinement",
 				    cannot);
+	if (!t->kernel && spec->size > offsetof(cordon_plugin_open_spec, n_mounts) &&
+	    spec->n_mounts)
+		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				    ERRC(mount_unsupported),
+				    "the process jail cannot mount host directories");
 	local_sandbox *sb = calloc(1, sizeof(*sb));
 	if (!sb)
 		return -ENOMEM;
@@ -850,7 +857,8 @@ static int local_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *
 const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
 	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY |
-		 CORDON_PLUGIN_DRIVER_LIMITS | CORDON_PLUGIN_DRIVER_SERVE_UNIX,
+		 CORDON_PLUGIN_DRIVER_LIMITS | CORDON_PLUGIN_DRIVER_SERVE_UNIX |
+		 CORDON_PLUGIN_DRIVER_MOUNTS,
 	.name = "local",
 	.config_keys = local_keys,
 	.configure = local_configure,

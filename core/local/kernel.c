@@ -117,6 +117,28 @@ int kernel_check_limits(const cordon_plugin_limits *limits, char *why, size_t wh
 	return limits_nofile_check(limits, why, whylen);
 }
 
+/* open_spec.mounts (ABI 1.4), each bound from the core's descriptor into the sandbox. */
+static int kernel_mounts(confine_sandbox *k, const cordon_plugin_open_spec *spec,
+			 cordon_plugin_error *err)
+{
+	bool has = spec->size >= offsetof(cordon_plugin_open_spec, reserved2);
+	for (uint32_t i = 0; has && i < spec->n_mounts; i++) {
+		const cordon_plugin_mount *m = &spec->mounts[i];
+		char why[512];
+		bool rw = m->flags & CORDON_PLUGIN_MOUNT_RW;
+		int r = confine_sandbox_mount(k, m->fd, m->inside, rw, why, sizeof(why));
+		if (r == -EPERM)
+			return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+					    ERRC(mount_forbidden), "kernel tier: mount %s: %s",
+					    m->host, why);
+		if (r < 0)
+			return H->error_set(err, -r, CORDON_PLUGIN_ERROR_INVALID,
+					    ERRC(mount_invalid), "kernel tier: mount %s: %s",
+					    m->host, why);
+	}
+	return 0;
+}
+
 int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t private_disk,
 		confine_sandbox **ret, cordon_plugin_error *err)
 {
@@ -148,7 +170,12 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 	if (r < 0)
 		return H->error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(tier_unavailable),
 				    "kernel tier: %s", why);
-	return 0;
+	r = kernel_mounts(*ret, spec, err);
+	if (r < 0) {
+		confine_sandbox_free(*ret);
+		*ret = NULL;
+	}
+	return r;
 }
 
 int kernel_spawn(confine_sandbox *k, const cordon_plugin_run_spec *spec, const int stdio[3],

@@ -70,7 +70,8 @@ enum nsinit_step {
 	NSINIT_STEP_RULESET = 13,
 	NSINIT_STEP_WORKSPACE = 14,
 	NSINIT_STEP_SOCKET = 15,
-	NSINIT_STEP_COUNT = 16,
+	NSINIT_STEP_MOUNT = 16,
+	NSINIT_STEP_COUNT = 17,
 };
 
 /* The zygote's own setup failures carry step + NSINIT_ZYGOTE_STEP, the
@@ -109,6 +110,11 @@ enum nsinit_request_kind {
 	 * No payload, no fds. Reply: the socket (SOCK_STREAM; AF_INET, or
 	 * AF_INET6 with NSINIT_SOCKET_INET6). */
 	NSINIT_REQ_SOCKET = 3,
+	/* Mount an extra host directory (open_spec.mounts), after the workspace. Payload
+	 * (inline): the absolute inside path, NUL-terminated. fds: [0] its detached mount
+	 * (read-only unless NSINIT_MOUNT_RW), made by a privileged host. Below /tmp the
+	 * mount point is made; elsewhere it must be a directory of the sandbox already. */
+	NSINIT_REQ_MOUNT = 4,
 };
 
 #define NSINIT_RUN_PAYLOAD_FD 2u /* the payload is in a memfd (the last fd), not inline */
@@ -123,6 +129,8 @@ enum nsinit_request_kind {
 #define NSINIT_RUN_CTTY 16u
 /* SOCKET: an AF_INET6 socket (a server listening on ::1). */
 #define NSINIT_SOCKET_INET6 32u
+/* MOUNT: the work may write there (a Landlock rule beside the workspace's). */
+#define NSINIT_MOUNT_RW 64u
 
 struct nsinit_rlimit {
 	uint32_t resource;

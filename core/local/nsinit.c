@@ -701,6 +701,44 @@ static long attach_workspace(const struct nsinit_request *req, const int *fds, i
 	return 0;
 }
 
+/* An extra host directory at its inside path: the detached mount the host made, moved
+ * over a directory of the sandbox (made when below /tmp), writable in Landlock's eyes
+ * only with NSINIT_MOUNT_RW. After the workspace, whose ruleset it joins. */
+static long attach_mount(const struct nsinit_request *req, const int *fds, int nfds)
+{
+	if (nfds != 1 || ws_fd < 0 || req->payload_len < 2 || req->payload_len >= sizeof(pathbuf))
+		return -EINVAL;
+	for (size_t i = 0; i < req->payload_len; i++)
+		pathbuf[i] = inline_buf[i];
+	pathbuf[req->payload_len] = '\0';
+	if (pathbuf[0] != '/' || rs_strlen(pathbuf) + 1 != req->payload_len ||
+	    starts_with_dir(pathbuf, "/dev") || starts_with_dir(pathbuf, "/proc") ||
+	    starts_with_dir(pathbuf, "/sys"))
+		return -EINVAL;
+	long mp;
+	if (starts_with_dir(pathbuf, "/tmp")) {
+		if (root_mode) { /* as attach_workspace: the tmpfs is the sandbox user's */
+			rsys1(SYS_setfsgid, in_gid);
+			rsys1(SYS_setfsuid, in_uid);
+		}
+		mp = make_dirs(pathbuf);
+	} else {
+		mp = open_dir(AT_FDCWD, pathbuf, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	}
+	if (mp < 0)
+		return mp;
+	long r = rsys5(SYS_move_mount, fds[0], "", mp, "",
+		       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	rsys1(SYS_close, mp);
+	if (r < 0 || !(req->flags & NSINIT_MOUNT_RW) || ll_abi <= 0)
+		return r;
+	if (base_ruleset < 0)
+		return -EINVAL;
+	struct ll_masks m;
+	ll_masks_for(ll_abi, &m);
+	return ll_add_fd(base_ruleset, fds[0], m.write_dir | m.read_exec);
+}
+
 static void reply(long err, int step, long fd)
 {
 	struct nsinit_reply rep = { NSINIT_MAGIC, (int32_t)err, step, 0 };
@@ -770,6 +808,9 @@ static bool serve_one(void)
 		/* A tmpfs exists only here: the host reaches it by this fd. */
 		if (err == 0 && (req.flags & NSINIT_WS_TMPFS))
 			pidfd = (int)rsys3(SYS_fcntl, ws_fd, F_DUPFD_CLOEXEC, 64);
+	} else if (req.kind == NSINIT_REQ_MOUNT) {
+		step = NSINIT_STEP_MOUNT;
+		err = attach_mount(&req, fds, nfds);
 	} else if (req.kind == NSINIT_REQ_SOCKET && nfds == 0 && req.payload_len == 0) {
 		step = NSINIT_STEP_SOCKET;
 		int family = (req.flags & NSINIT_SOCKET_INET6) ? AF_INET6 : AF_INET;

@@ -104,6 +104,7 @@ static const char *const run_step_names[NSINIT_STEP_COUNT] = {
 	[NSINIT_STEP_RULESET] = "building the Landlock ruleset",
 	[NSINIT_STEP_WORKSPACE] = "mounting the workspace",
 	[NSINIT_STEP_SOCKET] = "making a socket in the sandbox's network",
+	[NSINIT_STEP_MOUNT] = "mounting a host directory (--mount)",
 };
 
 static bool force_remount_fallback;

@@ -585,6 +585,10 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 			 t->pull_missing ? "pulled by digest at a start that finds it absent"
 					 : "present");
 	}
+	/* Extra mounts are staged binds of the core's descriptors, which takes root
+	 * (start.c, prepare_mounts); a 1.3 core's probe has no such field. */
+	if (oci_host->abi_minor >= 4)
+		ret->mounts = geteuid() == 0;
 	rank_by_seccomp(t, ret);
 	probe_remember(t, ret);
 	return 0;
@@ -654,9 +658,10 @@ int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordo
 	drv = (cordon_plugin_driver){
 		.size = sizeof(drv),
 		/* a 1.2 core knows no flags, and refuses them */
-		.flags = host->abi_minor >= 3
-				 ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY
-				 : 0,
+		.flags = (host->abi_minor >= 3
+				  ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY
+				  : 0) |
+			 (host->abi_minor >= 4 ? CORDON_PLUGIN_DRIVER_MOUNTS : 0),
 		.name = kind->name,
 		.config_keys = kind->config_keys,
 		.data = (void *)kind,

@@ -165,6 +165,10 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r) COR
 /* As root: bind-mounts the descriptor onto a staging directory of root's
  * (container_workspace_stage when that fails); otherwise does nothing. */
 int oci_workspace_stage(oci_workspace *ws, const char *name, oci_refusal *r) CORDON_INTERNAL;
+/* Takes an extra mount the core opened (ABI 1.4): its descriptor duplicated, its canonical
+ * path and identity, as oci_workspace_open gives a workspace's. */
+int oci_mount_adopt(const cordon_plugin_mount *m, oci_workspace *ret,
+		    oci_refusal *r) CORDON_INTERNAL;
 /* The bind source to hand the engine: the staged path, else the canonical one. */
 const char *oci_workspace_source(const oci_workspace *ws) CORDON_INTERNAL;
 /* Once the container runs, unstaged only: its /work must be the directory
@@ -192,11 +196,21 @@ void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;
 #define OCI_KILL_TIMEOUT_MS 10000
 
 /* What a session container is started for (validated when it starts). */
+/* The most extra mounts a container gets (the core's REQUEST_MOUNTS_MAX). */
+#define OCI_MAX_MOUNTS 16
+
 typedef struct oci_start {
 	const char *image;
 	uint32_t trust, egress;
 	const char *workspace;
 	cordon_plugin_limits limits;
+	/* open_spec.mounts (ABI 1.4), borrowed for the open */
+	const cordon_plugin_mount *mounts;
+	uint32_t n_mounts;
+	/* filled by the start from mounts: each one's canonical path (what the guarantees
+	 * check), its inside path and mode; the engine gets its staged path instead */
+	oci_mount extra[OCI_MAX_MOUNTS];
+	size_t n_extra;
 } oci_start;
 
 /* What open starts for spec: its image (else the tier's), trust, egress, workspace,
@@ -223,7 +237,7 @@ int oci_chan_drop(oci_sandbox *sb) CORDON_INTERNAL;
 /* Fills a spec for st (validation is the caller's); frees with oci_spec_clear. */
 typedef struct oci_spec_buf {
 	oci_spec spec;
-	oci_mount mounts[2];
+	oci_mount mounts[2 + OCI_MAX_MOUNTS];
 	char *labels[5];
 	char *command[2];
 	char *tmpfs_owner;

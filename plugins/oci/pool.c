@@ -57,7 +57,7 @@ static bool pool_compatible(const oci_tier *t, const oci_start *st)
 {
 	oci_start p;
 	pool_start_spec(t, &p);
-	return !st->workspace && st->egress == CORDON_PLUGIN_EGRESS_DENY &&
+	return !st->workspace && st->n_mounts == 0 && st->egress == CORDON_PLUGIN_EGRESS_DENY &&
 	       strcmp(st->image, t->image) == 0 && limits_equal(&st->limits, &p.limits);
 }
 

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,10 @@ void oci_start_for_open(const oci_tier *t, const cordon_plugin_open_spec *spec, 
 		 * (admission.c); merging the tier's again here would be a second route */
 		.limits = spec->limits,
 	};
+	if (spec->size >= offsetof(cordon_plugin_open_spec, reserved2)) {
+		ret->mounts = spec->mounts;
+		ret->n_mounts = spec->n_mounts;
+	}
 }
 
 /* ---- the spec and argv ------------------------------------------------------------ */
@@ -50,6 +55,8 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 		b->mounts[n++] = (oci_mount){ st->workspace, AGENT_SANDBOX_ROOT,
 					      st->trust != 1 && st->trust != 2 };
 	}
+	for (size_t i = 0; i < st->n_extra && i < OCI_MAX_MOUNTS; i++)
+		b->mounts[n++] = st->extra[i];
 	b->mounts[n++] = (oci_mount){ t->helper, AGENT_PATH, true };
 	s->mounts = b->mounts;
 	s->n_mounts = n;
@@ -119,7 +126,7 @@ static void session_name(char *out, size_t len)
  * agent as pid 1. st->workspace is the opened workspace's canonical path,
  * which the guarantees check; the engine gets source (the staged path, or
  * that same path). */
-static int start_args(oci_tier *t, const char *engine, const oci_start *st, const char *source,
+static int start_args(oci_tier *t, const char *engine, const oci_start *st, const oci_workspace *ws,
 		      const char *name, const char *cidfile, char ***ret_args, oci_refusal *r)
 {
 	oci_spec_buf b;
@@ -129,8 +136,13 @@ static int start_args(oci_tier *t, const char *engine, const oci_start *st, cons
 	b.spec.n_mounts--;
 	int ret = oci_guarantees_check(&b.spec, r);
 	b.spec.n_mounts++;
+	/* what the engine resolves: the staged binds of what was checked (ws[0] the
+	 * workspace, ws[1 + i] extra mount i) */
+	size_t k = 0;
 	if (st->workspace)
-		b.mounts[0].source = source;
+		b.mounts[k++].source = oci_workspace_source(&ws[0]);
+	for (size_t i = 0; i < st->n_extra; i++)
+		b.mounts[k++].source = oci_workspace_source(&ws[1 + i]);
 	if (ret == 0)
 		ret = check_helper(t, r);
 	if (ret == 0 && b.spec.network)
@@ -264,35 +276,69 @@ static void take_cid(const char *path, char *cid, size_t len)
 	cid[64] = '\0';
 }
 
-/* The workspace, opened once (workspace.c), staged, and the checked argv
- * that starts the container on what was opened. No engine call but a
- * governed network's. */
+/* The extra mounts (ABI 1.4), each the core's descriptor staged as the workspace is. Only
+ * as root: unstaged, the engine would resolve a path a swap could redirect, and the probe
+ * offers no mounts then (oci_probe). */
+static int prepare_mounts(oci_sandbox *sb, oci_start *checked, oci_workspace *ws, oci_refusal *r)
+{
+	if (checked->n_mounts > OCI_MAX_MOUNTS || (checked->n_mounts && geteuid() != 0))
+		return oci_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(mount_unsupported),
+				  "container tiers give mounts only when cordon runs as root");
+	for (uint32_t i = 0; i < checked->n_mounts; i++) {
+		const cordon_plugin_mount *m = &checked->mounts[i];
+		char *name = xasprintf("%s-m%u", sb->name, (unsigned)i);
+		int ret = oci_mount_adopt(m, &ws[1 + i], r);
+		if (ret == 0)
+			ret = oci_workspace_stage(&ws[1 + i], name, r);
+		free(name);
+		if (ret < 0)
+			return ret;
+		checked->extra[i] = (oci_mount){ ws[1 + i].real, m->inside,
+						 !(m->flags & CORDON_PLUGIN_MOUNT_RW) };
+		checked->n_extra = i + 1;
+	}
+	return 0;
+}
+
+/* The workspace, opened once (workspace.c), and the extra mounts, staged (ws[0], ws[1..]),
+ * and the checked argv that starts the container on what was opened. No engine call but
+ * a governed network's. */
 static int prepare(oci_sandbox *sb, const oci_start *st, oci_workspace *ws, const char *cidfile,
 		   char ***ret_args, oci_refusal *r)
 {
 	oci_start checked = *st;
 	if (st->workspace) {
-		int ret = oci_workspace_open(st->workspace, ws, r);
+		int ret = oci_workspace_open(st->workspace, &ws[0], r);
 		if (ret == 0)
-			ret = oci_workspace_stage(ws, sb->name, r);
+			ret = oci_workspace_stage(&ws[0], sb->name, r);
 		if (ret < 0)
 			return ret;
-		checked.workspace = ws->real;
+		checked.workspace = ws[0].real;
 	}
-	return start_args(sb->tier, sb->engine, &checked, oci_workspace_source(ws), sb->name,
-			  cidfile, ret_args, r);
+	int ret = prepare_mounts(sb, &checked, ws, r);
+	if (ret < 0)
+		return ret;
+	return start_args(sb->tier, sb->engine, &checked, ws, sb->name, cidfile, ret_args, r);
+}
+
+static void close_all(oci_workspace *ws)
+{
+	for (size_t i = 0; i < 1 + OCI_MAX_MOUNTS; i++)
+		oci_workspace_close(&ws[i]);
 }
 
 int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 {
 	oci_tier *t = sb->tier;
 	session_name(sb->name, sizeof(sb->name));
-	oci_workspace ws = { .fd = -1 };
+	oci_workspace ws[1 + OCI_MAX_MOUNTS];
+	for (size_t i = 0; i < 1 + OCI_MAX_MOUNTS; i++)
+		ws[i] = (oci_workspace){ .fd = -1 };
 	char **args = NULL;
 	char *cidfile = cid_path(sb);
-	int ret = prepare(sb, st, &ws, cidfile, &args, r);
+	int ret = prepare(sb, st, ws, cidfile, &args, r);
 	if (ret < 0) {
-		oci_workspace_close(&ws);
+		close_all(ws);
 		free(cidfile);
 		return ret;
 	}
@@ -300,10 +346,10 @@ int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 	xstrv_free(args);
 	take_cid(cidfile, sb->cid, sizeof(sb->cid));
 	free(cidfile);
-	if (ret == 0 && ws.fd >= 0 &&
-	    (ret = oci_workspace_verify(&ws, t, sb->engine, sb->name, r)) < 0)
+	if (ret == 0 && ws[0].fd >= 0 &&
+	    (ret = oci_workspace_verify(&ws[0], t, sb->engine, sb->name, r)) < 0)
 		oci_chan_drop(sb);
-	oci_workspace_close(&ws);
+	close_all(ws);
 	if (ret < 0) {
 		/* a half-created container must not survive a failed start */
 		oci_container_remove(t, sb->engine, sb->name);

@@ -60,6 +60,37 @@ static int open_nofollow(const char *path)
 	return ret < 0 ? ret : fd;
 }
 
+/* fd's canonical path and identity into *ret, which then owns fd; fd is closed on failure. */
+static int adopt_fd(int fd, const char *path, oci_workspace *ret, oci_refusal *r)
+{
+	struct stat st;
+	char link[64], real[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || n <= 0 || real[0] != '/') {
+		close(fd);
+		return oci_refuse(r, EIO, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_workspace_invalid),
+				  "'%.200s' could not be checked on its descriptor", path);
+	}
+	real[n] = '\0';
+	*ret = (oci_workspace){
+		.fd = fd, .real = xstrdup(real), .dev = st.st_dev, .ino = st.st_ino
+	};
+	return 0;
+}
+
+int oci_mount_adopt(const cordon_plugin_mount *m, oci_workspace *ret, oci_refusal *r)
+{
+	*ret = (oci_workspace){ .fd = -1 };
+	int fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return oci_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL,
+				  ERRC(container_workspace_invalid), "mount '%.200s': %s", m->host,
+				  strerror(errno));
+	return adopt_fd(fd, m->host, ret, r);
+}
+
 int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 {
 	*ret = (oci_workspace){ .fd = -1 };
@@ -76,21 +107,7 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 		return oci_refuse(r, -fd, CORDON_PLUGIN_ERROR_INVALID,
 				  ERRC(container_workspace_invalid), "workspace '%.200s': %s", path,
 				  strerror(-fd));
-	struct stat st;
-	char link[64], real[PATH_MAX];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t n = readlink(link, real, sizeof(real) - 1);
-	if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode) || n <= 0 || real[0] != '/') {
-		close(fd);
-		return oci_refuse(
-			r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(container_workspace_invalid),
-			"workspace '%.200s' could not be checked on its descriptor", path);
-	}
-	real[n] = '\0';
-	*ret = (oci_workspace){
-		.fd = fd, .real = xstrdup(real), .dev = st.st_dev, .ino = st.st_ino
-	};
-	return 0;
+	return adopt_fd(fd, path, ret, r);
 }
 
 /* mkdir, or an existing one that is a real directory of root's with none

@@ -204,6 +204,27 @@ static cordon_result *run_ok(const char *const *argv, const cordon_run_options *
 	return res;
 }
 
+/* A driver without CORDON_PLUGIN_DRIVER_MOUNTS (a microVM's, a third party's) is passed
+ * over for a request with mounts, by explain and open alike, and never sees one. */
+START_TEST(test_a_driver_without_mounts_is_passed_over)
+{
+	cordon_error *err = NULL;
+	cordon_request *req = cordon_request_new("trusted");
+	g_autofree char *dir = testutil_tmpdir();
+	ck_assert_int_eq(cordon_request_add_mount(req, dir, "/data", 0, &err), 0);
+	cordon_decision *d = NULL;
+	ck_assert_int_eq(cordon_decide(ctx, req, &d, &err), -EPERM);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "mount_unsupported");
+	cordon_decision_free(d);
+	cordon_sandbox *other = NULL;
+	ck_assert_int_eq(cordon_sandbox_open(ctx, req, &other, &err), -EPERM);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "mount_unsupported");
+	ck_assert_ptr_null(other);
+	cordon_request_free(req);
+	testutil_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_streams_are_separate_and_combined)
 {
 	const char *a1[] = { "echo", "out", NULL };
@@ -783,6 +804,7 @@ static Suite *sandbox_suite(void)
 	TCase *tc = tcase_create("port");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_streams_are_separate_and_combined);
+	tcase_add_test(tc, test_a_driver_without_mounts_is_passed_over);
 	tcase_add_test(tc, test_exit_status_and_signal);
 	tcase_add_test(tc, test_output_cap_from_policy);
 	tcase_add_test(tc, test_output_cap_per_run);

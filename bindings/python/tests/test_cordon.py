@@ -262,3 +262,15 @@ def test_example_agent_tool(policy):
                        capture_output=True, text=True, env=env)
     out = json.loads(r.stdout)
     assert r.returncode == 1 and out["refused"] and out["code"] == "containment_insufficient"
+
+
+def test_mounts_are_judged(policy, tmp_path):
+    """The jail gives no mounts (mount_unsupported), and a bad inside path is refused
+    when the request is made; the kernel tier's mounts are test-mount's (as root)."""
+    with cordon.Context(str(policy)) as ctx:
+        with pytest.raises(cordon.Invalid) as e:
+            cordon.Request("trusted", mounts=[(str(tmp_path), "relative", False)])
+        assert e.value.code == "mount_invalid"
+        with pytest.raises(cordon.Forbidden) as e:
+            ctx.sandbox("trusted", mounts=[(str(tmp_path), "/tmp/in", False)])
+        assert e.value.code == "mount_unsupported"

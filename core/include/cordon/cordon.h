@@ -237,6 +237,18 @@ int cordon_request_set_image(cordon_request *req, const char *image, cordon_erro
  * user), recorded in the audit trail beside the host's uid and pid. At most 256
  * printable bytes. Copied. */
 int cordon_request_set_caller(cordon_request *req, const char *label, cordon_error **reterr);
+/* Added in 0.2: cordon_request_add_mount flags. */
+enum { CORDON_MOUNT_RW = 1u << 0 };
+/* Added in 0.2: an extra host directory the work sees at the absolute path `inside`,
+ * read-only unless flags has CORDON_MOUNT_RW (docs/embedding.md, "Mounts"). Checked here:
+ * host_dir absolute; inside absolute, without "." or ".." components, not /, nor under
+ * /proc, /sys or /dev; at most 16 mounts, one per inside path. Judged at open as the
+ * workspace is: host_dir is opened once with no symbolic link on the way and refused inside
+ * the forbidden trees (mount_forbidden); a writable one is refused for untrusted work and
+ * under a `workspace: read-only` rule (mount_writable); tiers that cannot mount (the jail,
+ * microVMs) are passed over (mount_unsupported). Copied. */
+int cordon_request_add_mount(cordon_request *req, const char *host_dir, const char *inside,
+			     unsigned flags, cordon_error **reterr);
 
 typedef struct cordon_decision cordon_decision;
 

@@ -148,6 +148,10 @@ typedef struct cordon_plugin_probe {
 	 * the limits the tier enforces now, bit 1u << CORDON_PLUGIN_LIMIT_*. Admission passes
 	 * over a tier that cannot enforce a limit the request gets. */
 	uint32_t limits;
+	/* ABI 1.4, read only from a driver that declares CORDON_PLUGIN_DRIVER_MOUNTS: non-zero
+	 * when this tier gives open_spec.mounts (a driver may have tiers that cannot).
+	 * Admission passes over a tier that does not for a request with mounts. */
+	uint32_t mounts;
 } cordon_plugin_probe;
 
 /* ---- open --------------------------------------------------------------- */
@@ -181,7 +185,33 @@ typedef struct cordon_plugin_open_spec {
 	const char *const *egress_allow;
 	const char *const *egress_deny;
 	void *egress_audit;
+	/* ABI 1.4, only to a driver that declares CORDON_PLUGIN_DRIVER_MOUNTS (admission passes
+	 * over any other tier for a request with mounts, mount_unsupported): the extra host
+	 * directories the work sees, n_mounts of them (mounts NULL when 0), judged by the core
+	 * as the workspace is. Borrowed for the open call only: a driver keeps what it needs. */
+	const struct cordon_plugin_mount *mounts;
+	uint32_t n_mounts;
+	uint32_t reserved2;
 } cordon_plugin_open_spec;
+
+/* cordon_plugin_mount.flags (ABI 1.4). */
+enum {
+	/* The work may write; without it the mount is read-only. */
+	CORDON_PLUGIN_MOUNT_RW = 1u << 0,
+};
+
+/* One extra host directory (ABI 1.4). */
+typedef struct cordon_plugin_mount {
+	uint32_t size;
+	uint32_t flags; /* CORDON_PLUGIN_MOUNT_* */
+	/* The directory, opened by the core with O_PATH|O_DIRECTORY and no symbolic link on
+	 * the way: a driver binds this descriptor (or /proc/self/fd/N of it), never `host`, which
+	 * a second lookup could find swapped. Borrowed: dup it to keep it past open. */
+	int32_t fd;
+	uint32_t reserved;
+	const char *host;   /* the path the request named, for messages only */
+	const char *inside; /* absolute, normalised, where the work sees it */
+} cordon_plugin_mount;
 
 /* ---- run ---------------------------------------------------------------- */
 
@@ -289,6 +319,10 @@ enum {
 	/* ABI 1.4: the driver serves on a unix socket when asked (RUNREQ_SERVE_UNIX). Without
 	 * the flag such a serve is refused by the core (unsupported). */
 	CORDON_PLUGIN_DRIVER_SERVE_UNIX = 1u << 3,
+	/* ABI 1.4: the driver's tiers whose probe sets probe.mounts give the work
+	 * open_spec.mounts. Without the flag a request with mounts is never admitted on the
+	 * driver's tiers (forbidden, mount_unsupported). */
+	CORDON_PLUGIN_DRIVER_MOUNTS = 1u << 4,
 };
 
 typedef struct cordon_plugin_driver {

@@ -230,7 +230,10 @@ class Request:
                  labels: Optional[Mapping[str, str]] = None, workspace: Optional[str] = None,
                  limits: Optional[Mapping[Limit, int]] = None,
                  env: Optional[Mapping[str, str]] = None, egress: Optional[Egress] = None,
-                 image: Optional[str] = None, caller: Optional[str] = None) -> None:
+                 image: Optional[str] = None, caller: Optional[str] = None,
+                 mounts: Optional[Sequence[Tuple[str, str, bool]]] = None) -> None:
+        """mounts: (host directory, inside path, writable) each (docs/embedding.md,
+        "Mounts"); read-only unless writable is true."""
         self._h = lib.cordon_request_new(_b(trust))
         if not self._h:
             raise MemoryError("cordon_request_new")
@@ -250,6 +253,9 @@ class Request:
             _call(lib.cordon_request_set_image, self._h, _b(image))
         if caller is not None:
             _call(lib.cordon_request_set_caller, self._h, _b(caller))
+        for host, inside, writable in (mounts or ()):
+            _call(lib.cordon_request_add_mount, self._h, _b(host), _b(inside),
+                  1 if writable else 0)
 
     def __del__(self) -> None:
         if getattr(self, "_h", None):

@@ -84,6 +84,7 @@ _SIGNATURES = {
     "cordon_request_set_egress": (c_int, [P, c_int, E]),
     "cordon_request_set_image": (c_int, [P, c_char_p, E]),
     "cordon_request_set_caller": (c_int, [P, c_char_p, E]),
+    "cordon_request_add_mount": (c_int, [P, c_char_p, c_char_p, c_uint32, E]),
     "cordon_decide": (c_int, [P, P, POINTER(P), E]),
     "cordon_decision_admitted": (c_bool, [P]),
     "cordon_decision_tier": (c_char_p, [P]),
