@@ -707,6 +707,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		return sb->kernel ? r : spawn_error(err, r, &fail, spec->argv[0]);
 	}
 
+	local_serve_report_pid(sink, child.pid, sb->kernel ? kchild.pidfd : -1);
 	*io = (run_io){ .out = f.out[0],
 			.err = f.err[0],
 			.in = want_stdin ? f.in[1] : -1,
