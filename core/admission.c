@@ -292,6 +292,27 @@ static bool judge_egress(const judge_ctx *j, const tier_runtime *t, const cordon
 	return true;
 }
 
+/* The policy's services need a listener inside each sandbox (the driver's listen op,
+ * sandbox-services.c): a tier whose driver has none, or whose probe does not say its
+ * sandboxes can listen (the process jail shares the host's network), is passed over, as open
+ * would refuse it. */
+static bool judge_services(const judge_ctx *j, const tier_runtime *t, const cordon_plugin_probe *pr,
+			   decision_candidate *c)
+{
+	if (j->ctx->policy->services->len == 0)
+		return true;
+	if (!t->driver->ops.listen)
+		return verdict(c, VERDICT_UNSUPPORTED,
+			       g_strdup_printf("cannot carry the policy's services (driver %s has "
+					       "no listener inside a sandbox)",
+					       t->driver->ops.name));
+	if (!(pr->features & CORDON_PLUGIN_PROBE_LISTEN))
+		return verdict(c, VERDICT_UNSUPPORTED,
+			       g_strdup("cannot carry the policy's services here (its sandboxes "
+					"have no network of their own to listen in)"));
+	return true;
+}
+
 /* Judges one candidate, of tier t; true when it may run the request. */
 static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 {
@@ -333,6 +354,8 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
 					       t->driver->ops.name));
 	if (!judge_rules(j, t->cfg, pr.egress_enforced, c) || !judge_egress(j, t, &pr, c))
+		return false;
+	if (!judge_services(j, t, &pr, c))
 		return false;
 	return judge_enforceable(t, &pr, c);
 }
@@ -468,6 +491,7 @@ static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_c
 	bool denied = tier_not_candidate || any_verdict(d, VERDICT_DENIED);
 	d->code = denied                                  ? ERRC(sandbox_denied)
 		  : any_verdict(d, VERDICT_UNENFORCEABLE) ? ERRC(limit_unenforceable)
+		  : any_verdict(d, VERDICT_UNSUPPORTED)   ? ERRC(services_unsupported)
 							  : ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
 	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);

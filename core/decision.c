@@ -52,6 +52,7 @@ const char *decision_verdict_name(candidate_verdict v)
 	case VERDICT_INSUFFICIENT: return "insufficient";
 	case VERDICT_DENIED: return "denied";
 	case VERDICT_UNENFORCEABLE: return "unenforceable";
+	case VERDICT_UNSUPPORTED: return "unsupported";
 	}
 	return "unknown";
 }

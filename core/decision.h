@@ -16,6 +16,7 @@ typedef enum candidate_verdict {
 	VERDICT_INSUFFICIENT,  /* weaker than the requirement */
 	VERDICT_DENIED,        /* a rule (deny, require, limit) or a tier limit */
 	VERDICT_UNENFORCEABLE, /* a limit the request gets that the tier cannot enforce */
+	VERDICT_UNSUPPORTED,   /* the policy's services, which the tier cannot carry */
 } candidate_verdict;
 
 /* A rule in mode warn or audit that would have refused the candidate (it did not). */

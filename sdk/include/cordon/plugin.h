@@ -148,7 +148,18 @@ typedef struct cordon_plugin_probe {
 	 * the limits the tier enforces now, bit 1u << CORDON_PLUGIN_LIMIT_*. Admission passes
 	 * over a tier that cannot enforce a limit the request gets. */
 	uint32_t limits;
+	/* ABI 1.4, appended, read only from a driver with the listen op: what the tier's
+	 * sandboxes can do beyond runs now, CORDON_PLUGIN_PROBE_*. */
+	uint32_t features;
 } cordon_plugin_probe;
+
+/* cordon_plugin_probe.features (ABI 1.4). */
+enum {
+	/* The listen op works in this tier's sandboxes (each has a network of its own):
+	 * without it admission passes the tier over for a policy with services:, as open
+	 * would refuse it. */
+	CORDON_PLUGIN_PROBE_LISTEN = 1u << 0,
+};
 
 /* ---- open --------------------------------------------------------------- */
 
