@@ -4,6 +4,7 @@
  * the session starts, done by the agent itself (no shell on the path):
  *
  *   /proc, /sys, /dev (devtmpfs)     what the session and the work need
+ *   /dev/pts (devpts)                terminal runs' pseudo-terminals (TTY_RUN)
  *   /tmp, /work                      tmpfs, each capped at cordon.scratch= bytes: the guest
  *                                    has no disk, and its RAM is the VM's memory limit
  *   /lib/cordon/modules/NN-name.ko   loaded with finit_module in name order (the image
@@ -99,6 +100,11 @@ static int mount_base(void)
 	    mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
 	    mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755") < 0)
 		return -errno;
+	/* Terminal runs' pseudo-terminals: mounted now, while we may (the agent drops to the
+	 * work's uid before it serves). Without it only terminal runs fail, with the reason. */
+	if (mkdir("/dev/pts", 0755) == 0 || errno == EEXIST)
+		(void)mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
+			    "mode=0620,ptmxmode=0666");
 	return 0;
 }
 

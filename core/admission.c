@@ -310,6 +310,27 @@ static bool judge_egress(const judge_ctx *j, const tier_runtime *t, const cordon
 	return true;
 }
 
+/* The policy's services need a listener inside each sandbox (the driver's listen op,
+ * sandbox-services.c): a tier whose driver has none, or whose probe does not say its
+ * sandboxes can listen (the process jail shares the host's network), is passed over, as open
+ * would refuse it. */
+static bool judge_services(const judge_ctx *j, const tier_runtime *t, const cordon_plugin_probe *pr,
+			   decision_candidate *c)
+{
+	if (j->ctx->policy->services->len == 0)
+		return true;
+	if (!t->driver->ops.listen)
+		return verdict(c, VERDICT_UNSUPPORTED,
+			       g_strdup_printf("cannot carry the policy's services (driver %s has "
+					       "no listener inside a sandbox)",
+					       t->driver->ops.name));
+	if (!(pr->features & CORDON_PLUGIN_PROBE_LISTEN))
+		return verdict(c, VERDICT_UNSUPPORTED,
+			       g_strdup("cannot carry the policy's services here (its sandboxes "
+					"have no network of their own to listen in)"));
+	return true;
+}
+
 /* Judges one candidate, of tier t; true when it may run the request. */
 static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 {
@@ -350,10 +371,12 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 		return verdict(c, VERDICT_UNAVAILABLE,
 			       g_strdup_printf("unavailable: driver %s cannot open sandboxes",
 					       t->driver->ops.name));
-	if (j->req->mounts->len &&
-	    (!(t->driver->ops.flags & CORDON_PLUGIN_DRIVER_MOUNTS) || !pr.mounts))
+	if (j->req->mounts->len && (!(t->driver->ops.flags & CORDON_PLUGIN_DRIVER_MOUNTS) ||
+				    !(pr.features & CORDON_PLUGIN_PROBE_MOUNTS))) {
+		c->no_mounts = true;
 		return verdict(c, VERDICT_UNSUPPORTED,
 			       g_strdup("cannot mount host directories (--mount) on this tier"));
+	}
 	/* Untrusted work may read what the host lends it, never write it (as a container
 	 * tier's guarantees keep its workspace read-only). */
 	const char *rw = first_rw_mount(j->req);
@@ -364,6 +387,8 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 			g_strdup_printf("untrusted work gets no writable mount (%s is :rw)", rw));
 	}
 	if (!judge_rules(j, t->cfg, pr.egress_enforced, c) || !judge_egress(j, t, &pr, c))
+		return false;
+	if (!judge_services(j, t, &pr, c))
 		return false;
 	return judge_enforceable(t, &pr, c);
 }
@@ -469,6 +494,18 @@ static bool any_denied(const cordon_decision *d, bool writable_mount)
 	return false;
 }
 
+/* Whether a candidate was passed over for what the tier cannot give: mounts (no_mounts),
+ * or else the policy's services. */
+static bool any_unsupported(const cordon_decision *d, bool no_mounts)
+{
+	for (guint i = 0; i < d->candidates->len; i++) {
+		const decision_candidate *c = d->candidates->pdata[i];
+		if (c->verdict == VERDICT_UNSUPPORTED && c->no_mounts == no_mounts)
+			return true;
+	}
+	return false;
+}
+
 static char *refusal_message(const cordon_decision *d, const cordon_request *req,
 			     bool tier_not_candidate)
 {
@@ -511,7 +548,8 @@ static int refuse(cordon_decision *d, const cordon_request *req, bool tier_not_c
 	d->code = denied                                  ? ERRC(sandbox_denied)
 		  : any_denied(d, true)                   ? ERRC(mount_writable)
 		  : any_verdict(d, VERDICT_UNENFORCEABLE) ? ERRC(limit_unenforceable)
-		  : any_verdict(d, VERDICT_UNSUPPORTED)   ? ERRC(mount_unsupported)
+		  : any_unsupported(d, true)              ? ERRC(mount_unsupported)
+		  : any_unsupported(d, false)             ? ERRC(services_unsupported)
 							  : ERRC(containment_insufficient);
 	d->refusal = refusal_message(d, req, tier_not_candidate);
 	return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, d->code, "%s", d->refusal);

@@ -16,7 +16,7 @@ typedef enum candidate_verdict {
 	VERDICT_INSUFFICIENT,  /* weaker than the requirement */
 	VERDICT_DENIED,        /* a rule (deny, require, limit) or a tier limit */
 	VERDICT_UNENFORCEABLE, /* a limit the request gets that the tier cannot enforce */
-	VERDICT_UNSUPPORTED,   /* the request needs what the tier cannot give (mounts) */
+	VERDICT_UNSUPPORTED,   /* needs what the tier cannot give (mounts, the policy's services) */
 } candidate_verdict;
 
 /* A rule in mode warn or audit that would have refused the candidate (it did not). */
@@ -43,6 +43,7 @@ typedef struct decision_candidate {
 	char *reason; /* "chosen", "unavailable: ...", "container < microvm", "rule NAME..." */
 	char *rule;   /* the rule that denied it, or NULL */
 	bool writable_mount; /* denied for a writable mount (untrusted, or a read-only rule) */
+	bool no_mounts;      /* unsupported: the tier cannot give the request's mounts */
 	cordon_plugin_limits limits; /* what open would enforce on this tier */
 	tier_runtime *runtime;       /* the tier, resolved once (NULL: not in the policy) */
 } decision_candidate;

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ENTRY_MAGIC "cordon-probe-cache 3" /* 2: egress_enforced kept; 3: mounts */
+#define ENTRY_MAGIC "cordon-probe-cache 3" /* 2: egress_enforced kept; 3: features */
 #define ENTRY_MAX_BYTES (64 << 10)
 #define CONTENT_MAX_BYTES 4096
 
@@ -262,8 +262,8 @@ static bool entry_holds(const char *text, cordon_plugin_probe *ret)
 			pr.containment = (uint32_t)g_ascii_strtoull(l + 12, NULL, 10);
 		} else if (g_str_has_prefix(l, "limits ")) {
 			pr.limits = (uint32_t)g_ascii_strtoull(l + 7, NULL, 10);
-		} else if (g_str_has_prefix(l, "mounts ")) {
-			pr.mounts = (uint32_t)g_ascii_strtoull(l + 7, NULL, 10);
+		} else if (g_str_has_prefix(l, "features ")) {
+			pr.features = (uint32_t)g_ascii_strtoull(l + 9, NULL, 10);
 		} else if (g_str_has_prefix(l, "reason ")) {
 			g_strlcpy(pr.reason, l + 7, sizeof(pr.reason));
 		} else if (g_str_has_prefix(l, "egress_enforced ")) {
@@ -317,8 +317,9 @@ void probecache_store(const probecache_key *key, const cordon_plugin_probe *pr,
 	g_string_append_printf(
 		s,
 		"created %" G_GINT64_FORMAT
-		"\ncontainment %u\negress_enforced %u\nlimits %u\nmounts %u\nreason %s\n",
-		now_s(), pr->containment, pr->egress_enforced, pr->limits, pr->mounts, reason);
+		"\ncontainment %u\negress_enforced %u\nlimits %u\nfeatures %u\nreason "
+		"%s\n",
+		now_s(), pr->containment, pr->egress_enforced, pr->limits, pr->features, reason);
 	if (key->plugin_path) {
 		g_autofree char *fp = fingerprint(key->plugin_path);
 		g_string_append_printf(s, "dep %s %s\n", fp, key->plugin_path);

@@ -479,8 +479,9 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 		.stdin_fd = in.fd,
 		.tty_fd = in.tty_fd,
 	};
+	/* started only for a serve, which keeps the pid: a driver may work to find it */
 	cordon_plugin_run_sink sink = {
-		sizeof(sink), 0, c, sink_output, sink_address, sink_started
+		sizeof(sink), 0, c, sink_output, sink_address, c->pid ? sink_started : NULL
 	};
 	cordon_plugin_run_status st = { .size = sizeof(st) };
 	struct cordon_plugin_error perr = { 0 };

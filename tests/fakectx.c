@@ -3,8 +3,12 @@
 
 #include "fakectx.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 typedef struct fake_tier {
 	cordon_containment containment;
@@ -13,6 +17,7 @@ typedef struct fake_tier {
 	char reason[128];
 	uint32_t enforces; /* limits its probe reports and its open accepts */
 	const char *fails; /* its open fails: "terminal" or "forbidden"; NULL: it opens */
+	bool listens; /* its probe says listen works, and it does (else refused, as the jail) */
 } fake_tier;
 
 static uint32_t limit_bit(const char *name)
@@ -47,6 +52,8 @@ static int fake_configure(void *data, const cordon_plugin_config *cfg, void **re
 		t->enforces |= limit_bit(((const cfg_node *)n->items->pdata[i])->scalar);
 	n = cfg_map_get(sec, "open_fails");
 	t->fails = n ? n->scalar : NULL; /* the policy outlives the tier */
+	n = cfg_map_get(sec, "listens");
+	t->listens = n && strcmp(n->scalar, "true") == 0;
 	*ret_tier = t;
 	return 0;
 }
@@ -66,10 +73,15 @@ static int fake_probe(void *tier, cordon_plugin_probe *ret)
 							 CORDON_PLUGIN_EGRESS_GOVERNED)
 				       : 0;
 	g_strlcpy(ret->reason, t->reason, sizeof(ret->reason));
+	ret->features = t->listens ? CORDON_PLUGIN_PROBE_LISTEN : 0;
 	return 0;
 }
 
 static gint opens;
+
+typedef struct fake_sandbox {
+	const fake_tier *tier;
+} fake_sandbox;
 
 /* As a real driver: refuses a limit it cannot enforce, never runs without it. */
 static int fake_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
@@ -87,7 +99,9 @@ static int fake_open(void *tier, const cordon_plugin_open_spec *spec, void **ret
 	if (t->fails)
 		return h->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, "engine_failed",
 				    "fake tier: the engine is down");
-	*ret_sandbox = g_new0(int, 1);
+	fake_sandbox *sb = g_new0(fake_sandbox, 1);
+	sb->tier = t;
+	*ret_sandbox = sb;
 	return 0;
 }
 
@@ -103,6 +117,30 @@ static int fake_run(void *sandbox, const cordon_plugin_run_spec *spec,
 
 static void fake_close(void *sandbox) { g_free(sandbox); }
 
+/* A service's listener: a real one on the host's loopback (the fake has no network of its
+ * own), or refused as the process jail refuses it. */
+static int fake_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
+{
+	const fake_tier *t = ((const fake_sandbox *)sandbox)->tier;
+	const cordon_host *h = &cordon_host_services;
+	if (!t->listens)
+		return h->error_set(err, EOPNOTSUPP, CORDON_PLUGIN_ERROR_TERMINAL, "unsupported",
+				    "fake tier: no network of its own for services");
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 16) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		return h->error_set(err, e, CORDON_PLUGIN_ERROR_TERMINAL, "resource",
+				    "fake tier: listen: %s", strerror(e));
+	}
+	*ret_port = ntohs(a.sin_port);
+	return fd;
+}
+
 static const cordon_plugin_config_key fake_keys[] = {
 	{ "containment", CORDON_PLUGIN_CONFIG_STRING, 1 },
 	{ "available", CORDON_PLUGIN_CONFIG_BOOL, 0 },
@@ -111,6 +149,7 @@ static const cordon_plugin_config_key fake_keys[] = {
 	{ "image", CORDON_PLUGIN_CONFIG_IMAGE, 0 },
 	{ "enforces", CORDON_PLUGIN_CONFIG_STRING_LIST, 0 },
 	{ "open_fails", CORDON_PLUGIN_CONFIG_STRING, 0 },
+	{ "listens", CORDON_PLUGIN_CONFIG_BOOL, 0 },
 	{ NULL, 0, 0 },
 };
 
@@ -136,6 +175,7 @@ static const cordon_plugin_driver fake_driver = {
 	.name = FAKECTX_DRIVER,
 	.config_keys = fake_keys,
 	FAKE_OPS,
+	.listen = fake_listen, /* the template driver has none: a driver without the op */
 };
 
 static const cordon_plugin_driver fake_template_driver = {

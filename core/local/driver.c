@@ -197,7 +197,8 @@ static int local_probe(void *tier, cordon_plugin_probe *ret)
 			H->probe_depends(kernel_probe_files[i]);
 		kernel_probe(&t->limits, ret);
 		/* The jail's tiers bind nothing; the kernel tier binds as root (kernel_mounts). */
-		ret->mounts = ret->available && confine_can_mount();
+		if (ret->available && confine_can_mount())
+			ret->features |= CORDON_PLUGIN_PROBE_MOUNTS;
 		return 0;
 	}
 	if (!t) {
@@ -714,6 +715,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		return sb->kernel ? r : spawn_error(err, r, &fail, spec->argv[0]);
 	}
 
+	local_serve_report_pid(sink, child.pid, sb->kernel ? kchild.pidfd : -1);
 	*io = (run_io){ .out = f.out[0],
 			.err = f.err[0],
 			.in = want_stdin ? f.in[1] : -1,

@@ -101,6 +101,8 @@ void kernel_probe(const cordon_plugin_limits *limits, cordon_plugin_probe *ret)
 	 * cordon's proxy, on a listener inside (docs/network.md). */
 	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY) |
 			       CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
+	/* and its own loopback, where a service's listener is (local_listen_inside) */
+	ret->features = CORDON_PLUGIN_PROBE_LISTEN;
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "user, mount, pid, net, ipc, uts and cgroup namespaces; read-only host; "
 		 "seccomp (%zu calls refused, %zu BPF instructions); Landlock %s%d (%s); "

@@ -22,3 +22,9 @@ int local_serve_start(confine_sandbox *kernel, const cordon_plugin_run_spec *spe
 /* The driver's listen op for a sandbox (kernel NULL: refused). */
 int local_listen_inside(confine_sandbox *kernel, uint16_t *ret_port,
 			cordon_plugin_error *err) CORDON_INTERNAL;
+/* Reports a server's pid to sink->started (when the core asked for it), the pid $$ is for
+ * the work: the jail's, the host's pid of its supervisor's child (the jail shares the host's
+ * pid namespace); the kernel tier's (init_pidfd >= 0, the run's init), the pid in the run's
+ * own pid namespace. Nothing when the work ended first. */
+void local_serve_report_pid(const cordon_plugin_run_sink *sink, long supervisor,
+			    int init_pidfd) CORDON_INTERNAL;

@@ -587,8 +587,8 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 	}
 	/* Extra mounts are staged binds of the core's descriptors, which takes root
 	 * (start.c, prepare_mounts); a 1.3 core's probe has no such field. */
-	if (oci_host->abi_minor >= 4)
-		ret->mounts = geteuid() == 0;
+	if (oci_host->abi_minor >= 4 && geteuid() == 0)
+		ret->features |= CORDON_PLUGIN_PROBE_MOUNTS;
 	rank_by_seccomp(t, ret);
 	probe_remember(t, ret);
 	return 0;

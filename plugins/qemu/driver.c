@@ -495,7 +495,7 @@ static void kill_vm(void *ctx)
 
 /* One request on the channel; the caller holds sb->lock. A deadline kills the guest. */
 static int exchange(exchange_state *s, const char *req, size_t len, uint64_t limit_ms,
-		    int cancel_fd, bool *ret_deadline)
+		    int cancel_fd, int tty_fd, bool *ret_deadline)
 {
 	qemu_sandbox *sb = s->sb;
 	agent_link link = { .in = &sb->vm.chan,
@@ -503,7 +503,9 @@ static int exchange(exchange_state *s, const char *req, size_t len, uint64_t lim
 			    .err = sb->vm.err,
 			    .session = true,
 			    .ctx = s,
-			    .kill = kill_vm };
+			    .kill = kill_vm,
+			    .tty = tty_fd >= 0,
+			    .tty_fd = tty_fd };
 	int loop = agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, req, len, ret_deadline);
 	if (!s->x.done || loop < 0)
 		sb->broken = true; /* the guest is gone, killed, or spoke out of turn */
@@ -533,6 +535,22 @@ static void fill_status(const agent_exchange *x, cordon_plugin_run_status *ret)
 		ret->flags |= CORDON_PLUGIN_RUNSTATUS_OOM;
 }
 
+/* The run's request: a TTY_RUN when the core gave the run a terminal (the guest agent makes
+ * the work a pseudo-terminal of the host's size; the link relays it), a RUN otherwise. */
+static char *run_request(const qemu_sandbox *sb, const cordon_plugin_run_spec *spec,
+			 size_t *ret_len)
+{
+	uint16_t rows = 0, cols = 0;
+	if (spec->tty_fd < 0)
+		return agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
+					 spec->workdir, spec->stdin_data, (size_t)spec->stdin_len,
+					 ret_len);
+	if (agent_tty_prepare(spec->tty_fd, &rows, &cols) < 0)
+		return NULL;
+	return agent_tty_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
+				     spec->workdir, rows, cols, ret_len);
+}
+
 static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		       const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
 		       cordon_plugin_error *err)
@@ -543,9 +561,12 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 					    ERRC(egress_unsupported),
 					    "the guest has no network device: nothing to serve on");
 	size_t len;
-	char *req = agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
-				      spec->workdir, spec->stdin_data, (size_t)spec->stdin_len,
-				      &len);
+	char *req = run_request(sb, spec, &len);
+	if (!req && spec->tty_fd >= 0)
+		return qemu_host->error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+					    ERRC(invalid_argument),
+					    "the run's terminal cannot be readied, or its argv and "
+					    "environment exceed what the agent's channel carries");
 	if (!req)
 		return qemu_host->error_set(err, E2BIG, CORDON_PLUGIN_ERROR_INVALID,
 					    ERRC(invalid_argument),
@@ -563,7 +584,7 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		rc = gone(sb, err);
 	} else {
 		int loop = exchange(&s, req, len, spec->timeout_ms + RUN_GRACE_MS, spec->cancel_fd,
-				    &deadline);
+				    spec->tty_fd, &deadline);
 		if (s.x.have_status && loop == 0) {
 			fill_status(&s.x, ret);
 			rc = 0;
@@ -609,7 +630,7 @@ static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, si
 	if (sb->broken) {
 		rc = gone(sb, err);
 	} else {
-		int loop = exchange(&s, req, len, FILE_OP_TIMEOUT_MS, -1, &deadline);
+		int loop = exchange(&s, req, len, FILE_OP_TIMEOUT_MS, -1, -1, &deadline);
 		if (s.x.emit_rc)
 			rc = s.x.emit_rc;
 		else if (s.x.have_error && loop == 0 && want == AGENT_FRAME_DATA &&
@@ -685,6 +706,8 @@ int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
 		.walk = qemu_op_walk,
 		.close = qemu_op_close,
 		.gc = qemu_gc,
+		/* a 1.2 core knows no flags, and refuses them */
+		.flags = host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_TTY : 0,
 	};
 	return host->register_driver(reg, &drv);
 }

@@ -4,7 +4,8 @@
 # holds the master, as a terminal emulator does), on the jail and the kernel tier (issue 15,
 # item 1): a terminal inside, its size and SIGWINCH resize, typed input, ^C reaching the
 # work, and the user's terminal restored on every exit path (normal, the work's own status,
-# SIGTERM, an error), and on the container tiers (podman, docker, gVisor) through the agent.
+# SIGTERM, an error), and on the container tiers (podman, docker, gVisor) and the microVM
+# tier (kvm under TCG) through the agent.
 # cordon's own messages never pass the work's control bytes to the terminal.
 set -u
 cordon="${CORDON_TOP_BUILDDIR:-.}/cordon"
@@ -91,6 +92,44 @@ elif [ "${CORDON_REQUIRE:-}" = all ]; then
 	not_ok "containers: -t (CORDON_REQUIRE=all: no podman, docker or pinned image here)"
 else
 	n=$((n + 1)); echo "ok $n # SKIP podman, docker or the pinned image is missing"
+fi
+
+# The microVM tier (kvm, accel: tcg here): the guest agent's pseudo-terminal, relayed over
+# the VM's channel. The guest is built from the kernel package .ci/test-setup.sh fetched.
+deb="${CORDON_CI_STATE:-/var/lib/cordon-ci}/vm/linux-image-cloud-amd64.deb"
+if [ "$(id -u)" = 0 ] && command -v qemu-system-x86_64 >/dev/null 2>&1 && [ -r "$deb" ] &&
+	"$cordon" vm build --kernel-deb "$deb" --agent "$top/agent/cordon-agent" --out "$tmp/vm" >"$tmp/vm.out" 2>"$tmp/vm.err"; then
+	pin() { sed -n "s/^$1: //p" "$tmp/vm.out"; }
+	chmod 755 "$tmp"
+	mkdir -p -m 755 "$tmp/plugins"
+	cp "$top/plugins/kvm/.libs/kvm.so" "$tmp/plugins/"
+	cat >"$tmp/vm.yaml" <<EOF2
+cordon: 1
+plugins: {load: [kvm]}
+tiers:
+  vm:
+    driver: kvm
+    accel: tcg
+    kernel: $(pin kernel)
+    kernel_sha256: $(pin kernel_sha256)
+    initrd: $(pin initrd)
+    initrd_sha256: $(pin initrd_sha256)
+    limits: {memory: 192MiB, pids: 64, wall: 120s}
+trust:
+  trusted: {require: process-jail, tiers: [vm]}
+EOF2
+	a="--policy $tmp/vm.yaml --plugin-dir $tmp/plugins --trust trusted --tier vm"
+	# shellcheck disable=SC2086 # $a is a list of words
+	{
+	check "vm: -t gives the work a terminal inside the guest, of the caller's size" 0 timeout 120 "$py" "$drv" basic "$cordon" run -t $a
+	check "vm: a resize reaches the work as SIGWINCH with the new size" 0 timeout 120 "$py" "$drv" resize "$cordon" run -t $a
+	check "vm: typed input reaches the work through its terminal" 0 timeout 120 "$py" "$drv" typed "$cordon" run -t $a
+	check "vm: ^C interrupts the work (exit 130)" 0 timeout 120 "$py" "$drv" interrupt "$cordon" run -t $a
+	}
+elif [ "${CORDON_REQUIRE:-}" = all ]; then
+	not_ok "vm: -t (CORDON_REQUIRE=all: not root, no QEMU, no guest kernel package, or the guest build failed: $(cat "$tmp/vm.err" 2>/dev/null))"
+else
+	n=$((n + 1)); echo "ok $n # SKIP not root, QEMU or the guest kernel package missing"
 fi
 
 # cordon's own messages escape control bytes, whoever supplied them (here: the work's argv[0]).

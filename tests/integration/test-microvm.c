@@ -20,6 +20,8 @@
  *                clock, run as uid 1000; no
  *                file crosses sandboxes; the template's files are 0400 in a 0700 directory
  *                and never change; close and the tier's end leave no QEMU and no file
+ *   tty          a terminal run: a pty inside the guest of the size asked, resized, typed
+ *                input, the exit status (its own case: CK_RUN_CASE=tty)
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
  *                (bounded), a workspace (refused, not carried yet)
@@ -32,8 +34,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,7 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 static vmguest guest;
@@ -321,6 +326,88 @@ START_TEST(test_containment)
 	ck_assert_msg(strstr(out, "fork") || strstr(out, "Resource"), "%.*s", (int)len, out);
 	cordon_result_free(r);
 
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* ---- a terminal ------------------------------------------------------------------------ */
+
+/* What the host's side of a terminal run sees: the output so far, and the moment the work
+ * says it is ready for the resize and the typed line. */
+typedef struct tty_host {
+	GString *out;
+	int master;    /* the caller's terminal (openpty): what is typed into it is the input */
+	int resize_fd; /* resize records */
+	bool fed;
+} tty_host;
+
+static int tty_output(void *user, int stream, const void *data, size_t len)
+{
+	tty_host *h = user;
+	ck_assert_int_eq(stream, 1); /* a terminal has one output */
+	g_string_append_len(h->out, data, (gssize)len);
+	if (!h->fed && strstr(h->out->str, "READY")) {
+		h->fed = true;
+		const uint16_t size[2] = { 50, 132 };
+		ck_assert_int_eq(write(h->resize_fd, size, sizeof(size)), sizeof(size));
+		ck_assert_int_eq(write(h->master, "typed-line\n", 11), 11);
+	}
+	return 0;
+}
+
+/* -t through the library on the kvm tier: the work's stdin, stdout and stderr are a
+ * terminal inside the guest, of the size asked; a resize reaches it; what is typed into the
+ * caller's terminal reaches it; its exit status passes. */
+START_TEST(test_tty)
+{
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_sandbox *sb = open_vm(ctx);
+	int master, slave, rz[2];
+	ck_assert_int_eq(openpty(&master, &slave, NULL, NULL, NULL), 0);
+	struct termios raw;
+	ck_assert_int_eq(tcgetattr(slave, &raw), 0);
+	cfmakeraw(&raw); /* the caller's terminal passes bytes as typed, as the CLI's does */
+	ck_assert_int_eq(tcsetattr(slave, TCSANOW, &raw), 0);
+	ck_assert_int_eq(pipe2(rz, O_CLOEXEC), 0);
+	tty_host h = { .out = g_string_new(NULL), .master = master, .resize_fd = rz[1] };
+
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = CORDON_RUN_TTY;
+	o.stdin_fd = slave;
+	o.tty_rows = 30;
+	o.tty_cols = 100;
+	o.tty_resize_fd = rz[0];
+	o.timeout_ms = 60000;
+	/* the resize is waited for (bounded): it travels apart from the typed bytes */
+	const char *argv[] = {
+		"/bin/sh", "-c",
+		"[ -t 0 ] && [ -t 1 ] && echo ISTTY; tty; echo size1=$(stty size); echo READY; "
+		"i=0; while [ \"$(stty size)\" != '50 132' ] && [ $i -lt 300 ]; do sleep 0.1; "
+		"i=$((i+1)); done; echo size2=$(stty size); read a; echo got=$a; exit 7",
+		NULL
+	};
+	cordon_result *r = NULL;
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_stream(sb, argv, &o, tty_output, &h, &r, &err) == 0, "%s",
+		      err ? cordon_error_get_message(err) : "?");
+	const char *out = h.out->str;
+	ck_assert_msg(strstr(out, "ISTTY"), "%s", out);
+	ck_assert_msg(strstr(out, "/dev/pts/"), "%s", out);
+	ck_assert_msg(strstr(out, "size1=30 100"), "%s", out);
+	ck_assert_msg(strstr(out, "size2=50 132"), "%s", out);
+	ck_assert_msg(strstr(out, "got=typed-line"), "%s", out);
+	ck_assert_int_eq(cordon_result_exit_code(r), 7);
+	cordon_result_free(r);
+
+	/* the guest serves on: a plain run after the terminal one */
+	g_autofree char *after = sh_out(sb, "[ -t 0 ] || echo notty");
+	ck_assert_str_eq(after, "notty\n");
+	g_string_free(h.out, TRUE);
+	close(master);
+	close(slave);
+	close(rz[0]);
+	close(rz[1]);
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
 }
@@ -943,6 +1030,11 @@ static Suite *microvm_suite(void)
 	tcase_add_unchecked_fixture(clones, setup, teardown);
 	tcase_add_test(clones, test_clones);
 	suite_add_tcase(s, clones);
+	TCase *tty = tcase_create("tty");
+	tcase_set_timeout(tty, 300);
+	tcase_add_unchecked_fixture(tty, setup, teardown);
+	tcase_add_test(tty, test_tty);
+	suite_add_tcase(s, tty);
 	return s;
 }
 

@@ -6,7 +6,7 @@
 # its environment, its files or the memory of its processes (a decoy of the same form in its
 # environment is found by each search, so a search that finds nothing is one that works).
 # A service whose CA the upstream's certificate does not lead to answers 502; the process
-# jail cannot carry services and refuses the policy.
+# jail cannot carry services: admission passes it over (explain and run refuse alike).
 set -u
 cordon="${CORDON_TOP_BUILDDIR:-.}/cordon"
 src="${CORDON_TOP_SRCDIR:-.}/tests/integration"
@@ -103,9 +103,13 @@ esac
 if [ -s "$tmp/heads" ]; then not_ok "a wrong CA: the upstream got no request"; else ok "a wrong CA: the upstream got no request"; fi
 
 policy "$tmp/jail.yaml" "$tmp/ca.pem" jail
-check "the process jail refuses a policy with services" 203 "$cordon" run --policy "$tmp/jail.yaml" --trust trusted -- true
-if grep -q "no network of its own for services" "$tmp/err"; then ok "the refusal says why"
+# Refused at admission (201), as explain says, never admitted and then failing to open.
+check "the process jail refuses a policy with services" 201 "$cordon" run --policy "$tmp/jail.yaml" --trust trusted -- true
+if grep -q "services_unsupported" "$tmp/err" && grep -q "jail: cannot carry the policy's services here" "$tmp/err"; then ok "the refusal says why"
 else not_ok "the refusal says why"; sed 's/^/# /' "$tmp/err"; fi
+check "explain refuses it alike (201)" 201 "$cordon" explain --policy "$tmp/jail.yaml" --trust trusted
+if grep -q "refused \[services_unsupported\]" "$tmp/out" && grep -q "jail .*cannot carry the policy's services here" "$tmp/out"; then ok "explain says why"
+else not_ok "explain says why"; sed 's/^/# /' "$tmp/out"; fi
 chmod 0644 "$tmp/model-key"
 check "a key file others can read refuses the sandbox" 203 "$cordon" run --policy "$tmp/p.yaml" -- true
 if grep -q "mode 0600" "$tmp/err" && ! grep -q -- "$secret" "$tmp/err"; then ok "the refusal names the mode, not the key"

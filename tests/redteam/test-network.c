@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <netinet/in.h>
@@ -155,6 +156,39 @@ START_TEST(test_loopback_across_runs)
 		&code);
 	ck_assert_msg(code == 0 && strstr(o, "from-the-first-run"), "second run: %s", o);
 	cordon_serve_free(sv);
+	nt_stop(&t);
+}
+END_TEST
+
+/* cordon_serve_pid on the kernel tier: the server's pid in its run's own pid namespace,
+ * what $$ is there (docs/embedding.md), never its host pid; a second server's is its own. */
+START_TEST(test_serve_pid)
+{
+	nt t = { 0 };
+	nt_start(&t);
+	const char *argv[] = { "/bin/sh", "-c", "echo pid=$$; exec sleep 30", NULL };
+	cordon_serve *sv[2] = { NULL, NULL };
+	for (int i = 0; i < 2; i++) {
+		cordon_error *err = NULL;
+		ck_assert_int_eq(cordon_sandbox_serve(t.sb, argv, 0, NULL, &sv[i], &err), 0);
+		g_autofree char *said = NULL;
+		for (int j = 0; j < 500 && !(said && strchr(said, '\n')); j++) {
+			g_free(said);
+			said = cordon_serve_output(sv[i]);
+			g_usleep(10000);
+		}
+		ck_assert_msg(said && g_str_has_prefix(said, "pid="), "output: %s", said);
+		int64_t inside = g_ascii_strtoll(said + 4, NULL, 10);
+		ck_assert_int_gt(inside, 0);
+		ck_assert_int_eq(cordon_serve_pid(sv[i]), inside);
+		/* not a host pid: no host process of that pid runs the server's sleep */
+		g_autofree char *comm_path = g_strdup_printf("/proc/%" PRId64 "/comm", inside);
+		g_autofree char *comm = NULL;
+		ck_assert(!g_file_get_contents(comm_path, &comm, NULL, NULL) ||
+			  strcmp(comm, "sleep\n") != 0);
+	}
+	cordon_serve_free(sv[0]);
+	cordon_serve_free(sv[1]);
 	nt_stop(&t);
 }
 END_TEST
@@ -496,6 +530,7 @@ static Suite *network_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_loopback_bind_listen_connect);
 	tcase_add_test(tc, test_loopback_across_runs);
+	tcase_add_test(tc, test_serve_pid);
 	tcase_add_test(tc, test_host_loopback_unreachable);
 	tcase_add_test(tc, test_serve_through_forwarder);
 	tcase_add_test(tc, test_serve_ipv6_only);

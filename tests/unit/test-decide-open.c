@@ -33,9 +33,16 @@ static cordon_context *open_ctx(const char *policy)
 
 /* ---- random requests through both ------------------------------------------------------- */
 
-/* A policy of 1 to 5 tiers: tfake (enforcing a random subset of four limits, or all) or
- * tfake-noop (no open), random containment and availability, a tier limit sometimes, and a
- * label rule in a random mode. */
+/* The policy's services: one, its secret from the environment (set in main). */
+#define SERVICES \
+	"secrets: {K: {env: CORDON_TEST_SERVICE_KEY}}\nservices:\n" \
+	"  - {name: api, upstream: \"https://localhost:9/v1\", inject: {header: Authorization, " \
+	"value: \"Bearer ${secret:K}\"}}\n"
+
+/* A policy of 1 to 5 tiers: tfake (enforcing a random subset of four limits, or all; whose
+ * sandboxes can listen for services or not) or tfake-noop (no open, no listen), random
+ * containment and availability, a tier limit sometimes, a label rule in a random mode, and
+ * services sometimes. */
 static char *random_policy(GRand *rng, int trust)
 {
 	GString *p = g_string_new("cordon: 1\nallow_untrusted_on_jail: true\n"
@@ -61,6 +68,8 @@ static char *random_policy(GRand *rng, int trust)
 		}
 		if (g_rand_int_range(rng, 0, 4) == 0)
 			g_string_append(p, ", limits: {pids: 64}");
+		if (g_rand_boolean(rng))
+			g_string_append(p, ", listens: true");
 		g_string_append(p, "}\n");
 	}
 	g_string_append_printf(p, "trust:\n  %s: {require: process-jail, relax: true, tiers: [",
@@ -73,6 +82,8 @@ static char *random_policy(GRand *rng, int trust)
 				       "rules:\n  - {name: lab, mode: %s, when: {labels: {k: v}}, "
 				       "deny: true}\n",
 				       mode_names[g_rand_int_range(rng, 0, 3)]);
+	if (g_rand_int_range(rng, 0, 3) == 0)
+		g_string_append(p, SERVICES);
 	return g_string_free(p, FALSE);
 }
 
@@ -166,6 +177,52 @@ START_TEST(test_unenforceable_and_no_open)
 	ck_assert_str_eq(cordon_error_get_code(err), "limit_unenforceable");
 	cordon_error_free(err);
 	cordon_decision_free(d);
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* Services on a tier whose sandboxes cannot listen (as the process jail) or whose driver has
+ * no listen op: passed over by explain as by open, with the reason; refused alike when no
+ * other tier is left, with services_unsupported. */
+START_TEST(test_services_need_listen)
+{
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\nselect: first\ntiers:\n"
+		"  jail: {driver: tfake, containment: kernel}\n"
+		"  tmpl: {driver: tfake-template, containment: kernel}\n"
+		"  net: {driver: tfake, containment: kernel, listens: true}\n"
+		"trust: {trusted: {tiers: [jail, tmpl, net]}}\n" SERVICES);
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_decision *d = NULL;
+	ck_assert_int_eq(cordon_decide(ctx, req, &d, NULL), 0);
+	ck_assert_str_eq(cordon_decision_tier(d), "net");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
+			 "cannot carry the policy's services here (its sandboxes have no network "
+			 "of their own to listen in)");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 1),
+			 "cannot carry the policy's services (driver tfake-template has no "
+			 "listener inside a sandbox)");
+	cordon_decision_free(d);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_open(ctx, req, &sb, &err) == 0, "%s",
+		      err ? err->message : "?");
+	ck_assert_str_eq(cordon_sandbox_tier(sb), "net");
+	cordon_sandbox_close(sb);
+	/* Only the tier that cannot listen: refused by both, before any open, one code. */
+	cordon_request_set_tier(req, "jail", NULL);
+	unsigned before = fakectx_open_count();
+	ck_assert_int_eq(cordon_decide(ctx, req, &d, &err), -EPERM);
+	ck_assert_str_eq(cordon_error_get_code(err), "services_unsupported");
+	cordon_error_free(err);
+	err = NULL;
+	cordon_decision_free(d);
+	ck_assert_int_eq(cordon_sandbox_open(ctx, req, &sb, &err), -EPERM);
+	ck_assert_str_eq(cordon_error_get_code(err), "services_unsupported");
+	ck_assert_uint_eq(fakectx_open_count(), before);
+	cordon_error_free(err);
+	err = NULL;
 	cordon_request_free(req);
 	cordon_context_free(ctx);
 }
@@ -356,6 +413,7 @@ static Suite *decide_open_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_explain_equals_open);
 	tcase_add_test(tc, test_unenforceable_and_no_open);
+	tcase_add_test(tc, test_services_need_listen);
 	tcase_add_test(tc, test_fallback_next);
 	tcase_add_test(tc, test_max_containment);
 	tcase_add_test(tc, test_plugin_is_cordons);
@@ -364,4 +422,12 @@ static Suite *decide_open_suite(void)
 	return s;
 }
 
-int main(void) { return testutil_run(decide_open_suite()); }
+int main(void)
+{
+	/* the services' secret, and the proxy that an admitted open with services starts */
+	g_setenv("CORDON_TEST_SERVICE_KEY", "sk-decide-open-test", TRUE);
+	g_autofree char *proxy = testutil_build_path("core/net/cordon-proxy");
+	g_autofree char *abs = g_canonicalize_filename(proxy, NULL);
+	g_setenv("CORDON_PROXY_HELPER", abs, TRUE);
+	return testutil_run(decide_open_suite());
+}

@@ -10,6 +10,7 @@
 
 #include <cordon/cordon.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <glib.h>
 #include <pthread.h>
@@ -662,10 +663,19 @@ START_TEST(test_serve)
 {
 	cordon_serve *s = NULL;
 	cordon_error *err = NULL;
-	const char *argv[] = { "/bin/sh", "-c", "echo started; exec sleep 30", NULL };
+	const char *argv[] = { "/bin/sh", "-c", "echo started $$; exec sleep 30", NULL };
 	ck_assert_int_eq(cordon_sandbox_serve(sb, argv, 8080, NULL, &s, &err), 0);
 	ck_assert(wait_output(s, "started", 5000));
 	ck_assert(cordon_serve_running(s));
+	/* the server's pid is its own $$, a host pid (the jail shares the host's pid
+	 * namespace): the process that became sleep */
+	g_autofree char *said = cordon_serve_output(s);
+	int64_t pid = cordon_serve_pid(s);
+	ck_assert_int_eq(pid, atoll(strchr(said, ' ') + 1));
+	g_autofree char *comm_path = g_strdup_printf("/proc/%" PRId64 "/comm", pid);
+	g_autofree char *comm = NULL;
+	ck_assert(g_file_get_contents(comm_path, &comm, NULL, NULL));
+	ck_assert_str_eq(comm, "sleep\n");
 	g_autofree char *addr = cordon_serve_address(s);
 	ck_assert_str_eq(addr, "127.0.0.1:8080");
 	cordon_result *res = NULL;

@@ -171,11 +171,15 @@ def _serve_until(srv, needle, timeout=30.0):
     return srv.output
 
 
-def test_serve_pid_on_the_jail_is_none(policy):
+def test_serve_pid_on_the_jail(policy):
+    """The jail shares the host's pid namespace: the pid is the server's $$, a host pid."""
     with cordon.Context(str(policy)) as ctx, ctx.sandbox("trusted") as sb:
-        with sb.serve(["/bin/sh", "-c", "echo up; exec sleep 30"]) as srv:
-            assert "up" in _serve_until(srv, "up")
-            assert srv.pid is None  # the local tiers report no pid (cordon.h)
+        with sb.serve(["/bin/sh", "-c", "echo pid=$$; exec sleep 30"]) as srv:
+            out = _serve_until(srv, "\n")
+            seen = int(out.split("pid=")[1].split()[0])
+            assert srv.pid == seen, (out, srv.pid)
+            with open("/proc/%d/comm" % seen) as f:
+                assert f.read() == "sleep\n"
 
 
 def test_serve_pid_in_a_container():

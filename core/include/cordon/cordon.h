@@ -483,10 +483,11 @@ int cordon_sandbox_serve(cordon_sandbox *sb, const char *const *argv, uint16_t p
  * Owned by caller (free()). */
 char *cordon_serve_address(cordon_serve *s);
 bool cordon_serve_running(cordon_serve *s);
-/* Added in 0.2 (libtool 3:0:3): the server's pid as seen inside its sandbox (a container's or
- * a guest's own pid namespace, where a host pid would mean nothing), once its tier reports
- * it; -1 before that, and on a tier that reports none (the jail and the kernel tier, for
- * now). It stays after the server ends. */
+/* Added in 0.2 (libtool 3:0:3): the server's pid as seen inside its sandbox, what $$ is there
+ * (a container's own pid namespace, where a host pid would mean nothing; the kernel tier's
+ * run's own; the host's for the jail, which shares it), once its tier reports it; -1 before
+ * that, when it ended unseen, and on a tier that reports none. It stays after the server
+ * ends. */
 int64_t cordon_serve_pid(cordon_serve *s);
 /* The retained tail of combined output; owned by caller (free()). */
 char *cordon_serve_output(cordon_serve *s);

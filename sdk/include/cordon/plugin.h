@@ -148,11 +148,22 @@ typedef struct cordon_plugin_probe {
 	 * the limits the tier enforces now, bit 1u << CORDON_PLUGIN_LIMIT_*. Admission passes
 	 * over a tier that cannot enforce a limit the request gets. */
 	uint32_t limits;
-	/* ABI 1.4, read only from a driver that declares CORDON_PLUGIN_DRIVER_MOUNTS: non-zero
-	 * when this tier gives open_spec.mounts (a driver may have tiers that cannot).
-	 * Admission passes over a tier that does not for a request with mounts. */
-	uint32_t mounts;
+	/* ABI 1.4, appended: what the tier's sandboxes can do beyond runs now,
+	 * CORDON_PLUGIN_PROBE_*; each bit is read only from a driver that has the matching op
+	 * or flag (listen, CORDON_PLUGIN_DRIVER_MOUNTS). A driver may have tiers that cannot. */
+	uint32_t features;
 } cordon_plugin_probe;
+
+/* cordon_plugin_probe.features (ABI 1.4). */
+enum {
+	/* The listen op works in this tier's sandboxes (each has a network of its own):
+	 * without it admission passes the tier over for a policy with services:, as open
+	 * would refuse it. */
+	CORDON_PLUGIN_PROBE_LISTEN = 1u << 0,
+	/* The tier gives open_spec.mounts: without it admission passes the tier over for a
+	 * request with mounts. */
+	CORDON_PLUGIN_PROBE_MOUNTS = 1u << 1,
+};
 
 /* ---- open --------------------------------------------------------------- */
 
