@@ -300,9 +300,20 @@ static bool judge_enforceable(const tier_runtime *t, const cordon_plugin_probe *
 static bool judge_egress(const judge_ctx *j, const tier_runtime *t, const cordon_plugin_probe *pr,
 			 decision_candidate *c)
 {
-	if (j->req->egress != CORDON_EGRESS_GOVERNED || !t->cfg->egress_set)
+	if (j->req->egress != CORDON_EGRESS_GOVERNED)
 		return true;
-	if (!(pr->egress_enforced & CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED)))
+	bool enforces = pr->egress_enforced &
+			CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
+	/* A tier that enforces governed egress does it by its egress: rules (the kernel tier's
+	 * proxy): without rules it has nothing to enforce and its open refuses. A tier that
+	 * declares no enforcement and has no rules is left to its driver (a container tier on
+	 * the admin's named network, docs/network.md). */
+	if (!t->cfg->egress_set)
+		return !enforces ? true
+				 : verdict(c, VERDICT_DENIED,
+					   g_strdup("governed egress here needs the tier's egress: "
+						    "rules, and it has none"));
+	if (!enforces)
 		return verdict(c, VERDICT_DENIED,
 			       g_strdup_printf("cannot enforce the tier's egress rules (its probe "
 					       "declares %s)",

@@ -491,8 +491,15 @@ START_TEST(test_governed_needs_rules)
 	cordon_sandbox *sb = NULL;
 	cordon_error *err = NULL;
 	ck_assert_int_lt(cordon_sandbox_open(ctx, req, &sb, &err), 0);
-	ck_assert_msg(strstr(cordon_error_get_message(err), "egress rules"), "%s",
+	ck_assert_msg(strstr(cordon_error_get_message(err), "egress: rules"), "%s",
 		      cordon_error_get_message(err));
+	cordon_error_free(err);
+	err = NULL;
+	/* refused by admission, so explain says so too (it used to admit, then open refused) */
+	cordon_decision *d = NULL;
+	ck_assert_int_lt(cordon_decide(ctx, req, &d, &err), 0);
+	ck_assert_str_eq(cordon_error_get_code(err), "sandbox_denied");
+	cordon_decision_free(d);
 	cordon_error_free(err);
 	cordon_request_free(req);
 	cordon_context_free(ctx);
