@@ -111,7 +111,10 @@ def case_interrupt(cmd):
 
 
 def case_typed(cmd):
-    t = Term(cmd + ["--", "sh"])
+    # Type once the work is up, as a person would: a microVM boots for seconds, and what is
+    # typed before cordon puts the terminal in raw mode is the caller's line discipline's.
+    t = Term(cmd + ["--", "sh", "-c", "echo READY; exec sh"])
+    t.expect(b"READY")
     t.send(b"echo typed-$((6*7))\n")
     t.expect(b"typed-42")
     t.send(b"exit 4\n")
