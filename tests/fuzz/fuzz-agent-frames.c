@@ -22,6 +22,13 @@ static void on_hello(void *ctx, long pid)
 	(void)pid;
 }
 
+static void on_started(void *ctx, long pid)
+{
+	(void)ctx;
+	if (pid <= 0)
+		abort(); /* the client refuses a pid the agent's kernel could not give */
+}
+
 static void on_output(void *ctx, int stream, const char *data, size_t len)
 {
 	size_t *total = ctx;
@@ -50,7 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						   AGENT_ANSWER_FILE };
 	static const uint8_t wants[] = { 0, AGENT_FRAME_DATA, AGENT_FRAME_PATH };
 	size_t total = 0;
-	agent_sink k = { &total, on_hello, on_output, on_emit };
+	agent_sink k = { .ctx = &total,
+			 .hello = on_hello,
+			 .started = on_started,
+			 .output = on_output,
+			 .emit = on_emit };
 	agent_exchange x = { .kind = kinds[(mode & 3) % 3],
 			     .want = wants[((mode >> 2) & 3) % 3],
 			     .sink = &k };

@@ -33,10 +33,11 @@ printf '#define _GNU_SOURCE 1\n#define PACKAGE_VERSION "0-fuzz"\n' >"$dir/config
 # shellcheck disable=SC2046 # pkg-config output is word-split on purpose
 clang -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -std=gnu11 \
-	-I"$dir" -I"$top/core" -I"$top/core/include" -I"$top/sdk/include" -I"$top/common" \
+	-I"$dir" -I"$top/core" -I"$top/core/net" -I"$top/core/include" -I"$top/sdk/include" -I"$top/common" \
 	$(pkg-config --cflags glib-2.0 yaml-0.1) \
 	"$here/fuzz-policy.c" "$top/core/cfgtree.c" "$top/core/policy.c" "$top/core/policy-read.c" \
-	"$top/core/policy-schema.c" "$top/core/error.c" \
+	"$top/core/policy-schema.c" "$top/core/policy-services.c" "$top/core/net/egress.c" \
+	"$top/core/error.c" \
 	"$top/core/request.c" "$top/core/env.c" "$top/core/filetrust.c" "$top/common/units.c" \
 	$(pkg-config --libs glib-2.0 yaml-0.1) -o "$dir/fuzz-policy"
 
