@@ -1000,7 +1000,11 @@ END_TEST
 
 static void setup(void) { plugin_dir = testutil_plugin_dir("kvm", "hvf", "hyperv", NULL); }
 
-static void teardown(void) { testutil_rmtree(plugin_dir); }
+static void teardown(void)
+{
+	testutil_rmtree(plugin_dir);
+	g_clear_pointer(&plugin_dir, g_free); /* each case's setup makes another */
+}
 
 static Suite *microvm_suite(void)
 {

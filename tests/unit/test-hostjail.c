@@ -284,7 +284,8 @@ START_TEST(test_jail_red_team)
 	g_autofree char *open_canary = g_strdup_printf("%s %d", canary, ENOENT);
 	g_autofree char *write_given = g_strdup_printf("%s %d", given, EROFS);
 	ck_assert_str_eq(value(l, "open"), open_given);
-	ck_assert(g_strv_contains((const char *const *)l, g_strdup_printf("open %s", open_canary)));
+	g_autofree char *open_canary_line = g_strdup_printf("open %s", open_canary);
+	ck_assert(g_strv_contains((const char *const *)l, open_canary_line));
 	ck_assert(g_strv_contains((const char *const *)l, "open /etc/passwd 2"));
 	ck_assert_str_eq(value(l, "write"), write_given);
 	ck_assert_str_eq(value(l, "net"), "101"); /* ENETUNREACH: only a loopback that is down */

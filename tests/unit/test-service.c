@@ -469,4 +469,23 @@ static Suite *service_suite(void)
 	return s;
 }
 
-int main(void) { return testutil_run(service_suite()); }
+int main(int argc, char **argv)
+{
+	(void)argc;
+#if defined(__SANITIZE_ADDRESS__)
+	/* LeakSanitizer's tracer crashes (SIGSEGV in StopTheWorld) at the exit of the cases
+	 * that carry TLS through GIO's worker threads, failing them after they passed; ASan's
+	 * other checks stay on. Once, by re-executing with leak detection off. */
+	if (!g_getenv("CORDON_TEST_SERVICE_NO_LSAN")) {
+		g_setenv("CORDON_TEST_SERVICE_NO_LSAN", "1", TRUE);
+		const char *o = g_getenv("ASAN_OPTIONS");
+		g_autofree char *opts = g_strdup_printf("%s%sdetect_leaks=0", o ? o : "",
+							o ? ":" : "");
+		g_setenv("ASAN_OPTIONS", opts, TRUE);
+		execv("/proc/self/exe", argv);
+	}
+#else
+	(void)argv;
+#endif
+	return testutil_run(service_suite());
+}
