@@ -309,6 +309,36 @@ void audit_run(const cordon_sandbox *sb, const audit_outcome *o)
 	cordon_error_free(err);
 }
 
+/* An egress line's head: time, event and the sandbox it belongs to (object left open). */
+static GString *egress_line_begin(const audit_egress_ref *r, const char *event)
+{
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
+	GString *s = g_string_sized_new(512);
+	g_string_append_c(s, '{');
+	json_append_key(s, "time", true);
+	json_append_string(s, time);
+	json_append_key(s, "event", false);
+	json_append_string(s, event);
+	json_append_key(s, "decision", false);
+	json_append_string(s, r->decision);
+	json_append_key(s, "sandbox", false);
+	json_append_string(s, r->sandbox);
+	json_append_key(s, "tier", false);
+	json_append_string(s, r->tier);
+	return s;
+}
+
+/* Appends the finished line; the connection or change is over, so a failure is said loudly. */
+static void egress_line_end(const audit_egress_ref *r, GString *s, const char *what)
+{
+	cordon_error *err = NULL;
+	if (append_line(r->ctx, s->str, &err) < 0)
+		g_warning("%s of sandbox %s is not audited: %s", what, r->sandbox, err->message);
+	cordon_error_free(err);
+	g_string_free(s, TRUE);
+}
+
 void audit_egress(void *ref, const char *method, const char *host, uint32_t port,
 		  const char *address, int allowed, const char *reason, uint64_t bytes_up,
 		  uint64_t bytes_down)
@@ -318,20 +348,7 @@ void audit_egress(void *ref, const char *method, const char *host, uint32_t port
 		allowed ? "allowed" : "refused", reason[0] ? ": " : "", reason);
 	if (!r->ctx->policy->audit_path)
 		return;
-	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
-	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
-	GString *s = g_string_sized_new(512);
-	g_string_append_c(s, '{');
-	json_append_key(s, "time", true);
-	json_append_string(s, time);
-	json_append_key(s, "event", false);
-	json_append_string(s, "egress");
-	json_append_key(s, "decision", false);
-	json_append_string(s, r->decision);
-	json_append_key(s, "sandbox", false);
-	json_append_string(s, r->sandbox);
-	json_append_key(s, "tier", false);
-	json_append_string(s, r->tier);
+	GString *s = egress_line_begin(r, "egress");
 	json_append_key(s, "method", false);
 	json_append_string(s, method);
 	json_append_key(s, "host", false);
@@ -348,12 +365,7 @@ void audit_egress(void *ref, const char *method, const char *host, uint32_t port
 	g_string_append_printf(s,
 			       "{\"up\":%" G_GUINT64_FORMAT ",\"down\":%" G_GUINT64_FORMAT "}}\n",
 			       bytes_up, bytes_down);
-	cordon_error *err = NULL;
-	if (append_line(r->ctx, s->str, &err) < 0)
-		g_warning("a governed connection of sandbox %s is not audited: %s", r->sandbox,
-			  err->message);
-	cordon_error_free(err);
-	g_string_free(s, TRUE);
+	egress_line_end(r, s, "a governed connection");
 }
 
 static void json_strv(GString *s, const char *key, const char *const *v)
@@ -377,29 +389,11 @@ void audit_egress_change(const audit_egress_ref *r, const char *const *allow,
 {
 	if (!r->ctx->policy->audit_path)
 		return;
-	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
-	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
-	GString *s = g_string_sized_new(256);
-	g_string_append_c(s, '{');
-	json_append_key(s, "time", true);
-	json_append_string(s, time);
-	json_append_key(s, "event", false);
-	json_append_string(s, "egress_change");
-	json_append_key(s, "decision", false);
-	json_append_string(s, r->decision);
-	json_append_key(s, "sandbox", false);
-	json_append_string(s, r->sandbox);
-	json_append_key(s, "tier", false);
-	json_append_string(s, r->tier);
+	GString *s = egress_line_begin(r, "egress_change");
 	json_strv(s, "allow", allow);
 	json_strv(s, "deny", deny);
 	json_append_key(s, "error", false);
 	json_append_string(s, error_code);
 	g_string_append(s, "}\n");
-	cordon_error *err = NULL;
-	if (append_line(r->ctx, s->str, &err) < 0)
-		g_warning("an egress change of sandbox %s is not audited: %s", r->sandbox,
-			  err->message);
-	cordon_error_free(err);
-	g_string_free(s, TRUE);
+	egress_line_end(r, s, "an egress change");
 }
