@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int testutil_run(Suite *s)
@@ -160,4 +161,41 @@ int testutil_run_on_tier(const char *name, Suite *s)
 	}
 	fprintf(stderr, "# running as uid %d: %s\n", (int)geteuid(), why);
 	return testutil_run(s);
+}
+
+char *testutil_server_start(const char *dir, const char *key, GPid *ret_pid, unsigned *ret_port)
+{
+	g_autofree char *bin = testutil_build_path("cordon-server");
+	if (access(bin, X_OK) != 0)
+		return g_strdup_printf("%s is not built (libmicrohttpd, json-c)", bin);
+	g_autofree char *keys = g_build_filename(dir, "keys", NULL);
+	g_autofree char *keyfile = g_build_filename(dir, "key", NULL);
+	g_autofree char *pol = g_build_filename(dir, "server.yaml", NULL);
+	if (!g_file_set_contents(keys, key, -1, NULL) ||
+	    !g_file_set_contents(keyfile, key, -1, NULL) || chmod(keys, 0600) < 0 ||
+	    chmod(keyfile, 0600) < 0 ||
+	    !g_file_set_contents(pol,
+				 "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, "
+				 "limits: {wall: 60s}}\ntrust:\n  semi-trusted: {require: kernel, "
+				 "tiers: [kernel]}\nserver:\n  templates:\n    base: {trust: "
+				 "semi-trusted}\n",
+				 -1, NULL))
+		return g_strdup("cannot write the server's files");
+	const char *argv[] = { bin,        "--listen", "127.0.0.1:0", "--api-keys", keys,
+			       "--policy", pol,        "--quiet",     NULL };
+	int out = -1;
+	GError *e = NULL;
+	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
+				      NULL, ret_pid, NULL, &out, NULL, &e)) {
+		char *why = g_strdup_printf("cordon server: %s", e->message);
+		g_error_free(e);
+		return why;
+	}
+	FILE *f = fdopen(out, "r");
+	char line[256] = "";
+	if (!f || !fgets(line, sizeof(line), f) ||
+	    sscanf(line, "cordon server: listening on %*s port %u", ret_port) != 1)
+		return g_strdup_printf("cordon server did not start: %s", line);
+	/* its later lines are left unread: it writes only one more, at the end */
+	return NULL;
 }

@@ -4,6 +4,7 @@
 
 #include <check.h>
 #include <cordon/cordon.h>
+#include <glib.h>
 
 /* Runs one suite with TAP output (automake's tap driver); returns the exit code. */
 int testutil_run(Suite *s);
@@ -12,6 +13,10 @@ char *testutil_build_path(const char *rel);
 char *testutil_src_path(const char *rel);
 /* A fresh private directory under $TMPDIR, removed by testutil_rmtree. */
 char *testutil_tmpdir(void);
+/* Starts cordon-server on 127.0.0.1:0 with API key key, its files in dir (its sandboxes on
+ * the kernel tier, template "base" at semi-trusted), and reads the port it prints once it
+ * listens. NULL when it runs, else why not (newly allocated). */
+char *testutil_server_start(const char *dir, const char *key, GPid *ret_pid, unsigned *ret_port);
 void testutil_rmtree(const char *dir);
 /* A fresh private plugin directory (mode 0700) holding copies (mode 0644) of
  * the named in-tree plugins, e.g. "test" for the fake driver (plugins/test)

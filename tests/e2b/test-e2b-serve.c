@@ -57,39 +57,11 @@ static const char echo_server[] =
 
 static char *start_server(void)
 {
-	g_autofree char *bin = testutil_build_path("cordon-server");
-	if (access(bin, X_OK) != 0)
-		return g_strdup_printf("%s is not built (libmicrohttpd, json-c)", bin);
 	dir = g_dir_make_tmp("cordon-e2b-serve-XXXXXX",
 			     NULL); /* not testutil's: no test runs yet */
 	if (!dir)
 		return g_strdup("cannot make a temporary directory");
-	g_autofree char *keys = g_build_filename(dir, "keys", NULL);
-	g_autofree char *key = g_build_filename(dir, "key", NULL);
-	g_autofree char *pol = g_build_filename(dir, "server.yaml", NULL);
-	const char *k = KEY;
-	if (!g_file_set_contents(keys, k, -1, NULL) || !g_file_set_contents(key, k, -1, NULL) ||
-	    chmod(keys, 0600) < 0 || chmod(key, 0600) < 0 ||
-	    !g_file_set_contents(pol,
-				 "cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel, "
-				 "limits: {wall: 60s}}\ntrust:\n  semi-trusted: {require: kernel, "
-				 "tiers: [kernel]}\nserver:\n  templates:\n    base: {trust: "
-				 "semi-trusted}\n",
-				 -1, NULL))
-		return g_strdup("cannot write the server's files");
-	const char *argv[] = { bin,        "--listen", "127.0.0.1:0", "--api-keys", keys,
-			       "--policy", pol,        "--quiet",     NULL };
-	int out = -1;
-	GError *e = NULL;
-	if (!g_spawn_async_with_pipes(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL,
-				      NULL, &server_pid, NULL, &out, NULL, &e))
-		return g_strdup_printf("cordon server: %s", e->message);
-	FILE *f = fdopen(out, "r");
-	char line[256] = "";
-	if (!f || !fgets(line, sizeof(line), f) ||
-	    sscanf(line, "cordon server: listening on %*s port %u", &server_port) != 1)
-		return g_strdup_printf("cordon server did not start: %s", line);
-	return NULL;
+	return testutil_server_start(dir, KEY, &server_pid, &server_port);
 }
 
 static int stop_server(void)
