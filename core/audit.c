@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "audit.h"
+#include "net/service.h"
 
 #include "filetrust.h"
 #include "json.h"
@@ -366,6 +367,37 @@ void audit_egress(void *ref, const char *method, const char *host, uint32_t port
 			       "{\"up\":%" G_GUINT64_FORMAT ",\"down\":%" G_GUINT64_FORMAT "}}\n",
 			       bytes_up, bytes_down);
 	egress_line_end(r, s, "a governed connection");
+}
+
+void audit_service(const audit_egress_ref *r, const char *name, const char *host, uint32_t port,
+		   const net_service_event *ev)
+{
+	g_debug("service %s: sandbox %s: %s %s %s %d", name, r->sandbox, ev->method, ev->path,
+		ev->allowed ? "carried" : "refused", ev->status);
+	if (!r->ctx->policy->audit_path)
+		return;
+	GString *s = egress_line_begin(r, "service");
+	json_append_key(s, "service", false);
+	json_append_string(s, name);
+	json_append_key(s, "host", false);
+	json_append_string(s, host);
+	json_append_key(s, "port", false);
+	json_append_u64(s, port);
+	json_append_key(s, "method", false);
+	json_append_string(s, ev->method);
+	json_append_key(s, "path", false);
+	json_append_string(s, ev->path);
+	json_append_key(s, "status", false);
+	json_append_u64(s, (uint64_t)ev->status);
+	json_append_key(s, "verdict", false);
+	json_append_string(s, ev->allowed ? "allowed" : "refused");
+	json_append_key(s, "reason", false);
+	json_append_string(s, ev->reason);
+	json_append_key(s, "bytes", false);
+	g_string_append_printf(s,
+			       "{\"up\":%" G_GUINT64_FORMAT ",\"down\":%" G_GUINT64_FORMAT "}}\n",
+			       ev->bytes_up, ev->bytes_down);
+	egress_line_end(r, s, "a service's connection");
 }
 
 static void json_strv(GString *s, const char *key, const char *const *v)

@@ -32,6 +32,13 @@ void audit_egress(void *ref, const char *method, const char *host, uint32_t port
 		  const char *address, int allowed, const char *reason, uint64_t bytes_up,
 		  uint64_t bytes_down) CORDON_INTERNAL;
 
+struct net_service_event;
+/* Appends one line for a connection a service's proxy carried or refused
+ * (`services:`; service NAME, its upstream host:port). Never the credential:
+ * the proxy reports none. */
+void audit_service(const audit_egress_ref *r, const char *name, const char *host, uint32_t port,
+		   const struct net_service_event *ev) CORDON_INTERNAL;
+
 /* Appends a runtime egress change's line (cordon_sandbox_set_egress): the lists
  * asked for and the error code when it was refused (NULL: applied). */
 void audit_egress_change(const audit_egress_ref *r, const char *const *allow,

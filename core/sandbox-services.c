@@ -8,11 +8,25 @@
  */
 #include "config.h"
 
+#include "audit.h"
 #include "net/service.h"
 #include "sandbox.h"
 
 #include <errno.h>
 #include <unistd.h>
+
+/* One running service of a sandbox: its proxy, and what its audit lines name. */
+typedef struct sandbox_service {
+	net_service *proxy;
+	const policy_service *svc;
+	const audit_egress_ref *ref; /* sb->egress, freed after the services */
+} sandbox_service;
+
+static void on_connection(void *user, const net_service_event *ev)
+{
+	const sandbox_service *s = user;
+	audit_service(s->ref, s->svc->name, s->svc->host, s->svc->port, ev);
+}
 
 static int start_one(cordon_sandbox *sb, const policy_service *svc, cordon_error **reterr)
 {
@@ -22,12 +36,16 @@ static int start_one(cordon_sandbox *sb, const policy_service *svc, cordon_error
 	if (fd < 0)
 		return error_from_plugin(reterr, &perr, fd, "listen");
 	char why[512];
-	net_service *s = NULL;
-	int r = net_service_start(svc, fd, &s, why, sizeof(why));
+	sandbox_service *s = g_new0(sandbox_service, 1);
+	s->svc = svc;
+	s->ref = sb->egress;
+	int r = net_service_start(svc, fd, on_connection, s, &s->proxy, why, sizeof(why));
 	close(fd); /* the proxy holds its own copy */
-	if (r < 0)
+	if (r < 0) {
+		g_free(s);
 		return error_set(reterr, -r, CORDON_ERROR_TERMINAL, ERRC(service_failed),
 				 "service %s: %s", svc->name, why);
+	}
 	g_ptr_array_add(sb->services, s);
 	g_ptr_array_add(sb->env_grants,
 			g_strdup_printf("%s=http://127.0.0.1:%u", svc->env, (unsigned)port));
@@ -57,8 +75,11 @@ void sandbox_services_stop(cordon_sandbox *sb)
 {
 	if (!sb->services)
 		return;
-	for (guint i = 0; i < sb->services->len; i++)
-		net_service_stop(sb->services->pdata[i]);
+	for (guint i = 0; i < sb->services->len; i++) {
+		sandbox_service *s = sb->services->pdata[i];
+		net_service_stop(s->proxy);
+		g_free(s);
+	}
 	g_ptr_array_unref(sb->services);
 	sb->services = NULL;
 }

@@ -32,7 +32,7 @@ struct cordon_sandbox {
 	char id[37];          /* a random UUID, in its runs' audit lines */
 	char decision_id[37]; /* the decision that opened it */
 	char *caller;         /* the request's caller label, or NULL */
-	GPtrArray *services;  /* net_service*: the policy's services (sandbox-services.c) */
+	GPtrArray *services;  /* the policy's services, running (sandbox-services.c) */
 	struct audit_egress_ref *egress; /* host->egress_audit's handle (audit.h) */
 };
 

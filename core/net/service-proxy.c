@@ -8,7 +8,10 @@
  *   stdin   its configuration, "KEY VALUE" lines up to "end", the injected
  *           value (the secret in it) among them; then kept open: its EOF
  *           (libcordon closed it, or ended) ends this program;
- *   stdout  one line, "ready" or "error REASON", then closed.
+ *   stdout  one line, "ready" or "error REASON"; after "ready", one line per
+ *           connection as it ends, for the audit trail (service.h): "conn
+ *           VERDICT STATUS METHOD PATH UP DOWN REASON", a single write each
+ *           (under PIPE_BUF, so lines from concurrent connections never mix).
  * Each connection is a thread: the work's request head is checked and
  * rewritten (service-http.c), the upstream is reached over TLS with its
  * certificate verified (GIO's TLS, glib-networking: no backend, no proxy),
@@ -53,6 +56,12 @@ typedef struct conn {
 	GIOStream *tls;
 	char *rest; /* body bytes read with the head */
 	size_t rest_len;
+	/* what its audit line says */
+	char method[16], path[256];
+	int status;   /* the HTTP status the work got */
+	bool carried; /* the request reached the upstream */
+	char *reason; /* why not, or "" */
+	guint64 up, down;
 } conn;
 
 /* ---- the configuration ------------------------------------------------------------- */
@@ -128,8 +137,12 @@ static const char *setup_tls(char *why, size_t len)
 
 /* ---- one connection ----------------------------------------------------------------- */
 
-static void answer(int fd, int status, const char *why)
+static void answer(conn *c, int status, const char *why)
 {
+	int fd = c->client;
+	c->status = status;
+	g_free(c->reason);
+	c->reason = g_strdup(why);
 	g_autofree char *msg = g_strdup_printf(
 		"HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
 		"Connection: close\r\n\r\ncordon: %s\n",
@@ -148,6 +161,25 @@ static void set_timeout(int fd, int seconds)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
+/* Copies what is printable and not a space of src (up to stop) into dst. */
+static const char *token(char *dst, size_t size, const char *src, const char *end, char stop)
+{
+	size_t n = 0;
+	for (; src < end && *src != stop && *src != ' ' && *src != '\r'; src++)
+		if (n + 1 < size && *src > 0x20 && *src < 0x7f)
+			dst[n++] = *src;
+	dst[n] = '\0';
+	return src;
+}
+
+/* The method and the path (without its query: the work's data) for the audit. */
+static void request_line(conn *c, const char *head, size_t len)
+{
+	const char *end = head + len, *p = token(c->method, sizeof(c->method), head, end, ' ');
+	if (p < end && *p == ' ')
+		token(c->path, sizeof(c->path), p + 1, end, '?');
+}
+
 /* The work's head, rewritten; NULL once answered with the refusal. */
 static GString *read_head(conn *c)
 {
@@ -160,23 +192,26 @@ static GString *read_head(conn *c)
 			continue;
 		if (k <= 0) {
 			if (k < 0 && errno == EAGAIN)
-				answer(c->client, 408, "the request head did not come in time");
+				answer(c, 408, "the request head did not come in time");
+			else
+				c->reason = g_strdup("the work sent no whole request head");
 			g_free(buf);
 			return NULL;
 		}
 		n += (size_t)k;
 	}
 	if (end < 0) {
-		answer(c->client, 431, "the request head is larger than 16 KiB");
+		answer(c, 431, "the request head is larger than 16 KiB");
 		g_free(buf);
 		return NULL;
 	}
+	request_line(c, buf, (size_t)end);
 	svc_route r = { cfg.host, cfg.port, cfg.prefix, cfg.header, cfg.value };
 	int status = 0;
 	const char *why = NULL;
 	GString *up = svc_head_rewrite(buf, (size_t)end, &r, &status, &why);
 	if (!up)
-		answer(c->client, status, why);
+		answer(c, status, why);
 	c->rest_len = n - (size_t)end;
 	c->rest = g_memdup2(buf + end, c->rest_len);
 	g_free(buf);
@@ -218,12 +253,25 @@ static gpointer copy_up(gpointer data)
 			continue;
 		if (k <= 0 || !g_output_stream_write_all(out, buf, (gsize)k, NULL, NULL, NULL))
 			break;
+		c->up += (guint64)k;
 	}
 	g_free(buf);
 	return NULL;
 }
 
-/* The upstream's answer, as it comes, to the work; true when it ended. */
+/* The status of the upstream's answer from its first bytes ("HTTP/1.1 200 "),
+ * 0 when they do not show one. */
+static int answer_status(const char *b, size_t n)
+{
+	if (n < 12 || strncmp(b, "HTTP/1.", 7) != 0 || b[8] != ' ')
+		return 0;
+	int st = 0;
+	for (int i = 9; i < 12; i++)
+		st = g_ascii_isdigit(b[i]) ? st * 10 + (b[i] - '0') : -1000;
+	return st >= 100 ? st : 0;
+}
+
+/* The upstream's answer, as it comes, to the work. */
 static void copy_down(conn *c)
 {
 	GInputStream *in = g_io_stream_get_input_stream(c->tls);
@@ -232,6 +280,9 @@ static void copy_down(conn *c)
 		gssize k = g_input_stream_read(in, buf, COPY_BUF, NULL, NULL);
 		if (k <= 0)
 			break;
+		if (c->down == 0)
+			c->status = answer_status(buf, (size_t)k);
+		c->down += (guint64)k;
 		size_t off = 0;
 		while (off < (size_t)k) {
 			ssize_t w = send(c->client, buf + off, (size_t)k - off, MSG_NOSIGNAL);
@@ -257,17 +308,19 @@ static void serve_conn(conn *c)
 	GOutputStream *out = c->tls ? g_io_stream_get_output_stream(c->tls) : NULL;
 	bool sent = out && g_output_stream_write_all(out, head->str, head->len, NULL, NULL, &e) &&
 		    g_output_stream_write_all(out, c->rest, c->rest_len, NULL, NULL, &e);
+	c->up = sent ? head->len + c->rest_len : 0; /* what reached the upstream */
 	svc_wipe(head);
 	if (!sent) {
 		/* The reason is GIO's (a name, an address, a certificate's fault),
 		 * never the request: the credential is in no message. */
 		g_autofree char *why = g_strdup_printf("upstream %s:%u: %s", cfg.host,
 						       (unsigned)cfg.port, e ? e->message : "?");
-		answer(c->client,
-		       e && g_error_matches(e, G_IO_ERROR, G_IO_ERROR_TIMED_OUT) ? 504 : 502, why);
+		answer(c, e && g_error_matches(e, G_IO_ERROR, G_IO_ERROR_TIMED_OUT) ? 504 : 502,
+		       why);
 		g_clear_error(&e);
 		return;
 	}
+	c->carried = true;
 	set_timeout(c->client, IDLE_TIMEOUT_S);
 	GThread *up = g_thread_try_new("cordon-proxy-up", copy_up, c, NULL);
 	if (up)
@@ -278,15 +331,40 @@ static void serve_conn(conn *c)
 		g_thread_join(up);
 }
 
-static gpointer conn_thread(gpointer data)
+/* The connection's audit line, on stdout (see the top of this file). */
+static void report(const conn *c)
 {
-	conn *c = data;
-	serve_conn(c);
+	char reason[400];
+	g_strlcpy(reason, c->reason ? c->reason : "", sizeof(reason));
+	for (char *p = reason; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = ' ';
+	char line[1024];
+	int n = snprintf(line, sizeof(line),
+			 "conn %s %d %s %s %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %s\n",
+			 c->carried ? "allowed" : "refused", c->status,
+			 c->method[0] ? c->method : "-", c->path[0] ? c->path : "-", c->up, c->down,
+			 reason);
+	if (n > 0)
+		(void)!write(STDOUT_FILENO, line, (size_t)MIN(n, (int)sizeof(line) - 1));
+}
+
+static void conn_free(conn *c)
+{
 	if (c->tls)
 		g_object_unref(c->tls);
 	close(c->client);
 	g_free(c->rest);
+	g_free(c->reason);
 	g_free(c);
+}
+
+static gpointer conn_thread(gpointer data)
+{
+	conn *c = data;
+	serve_conn(c);
+	report(c);
+	conn_free(c);
 	g_atomic_int_dec_and_test(&nconns);
 	return NULL;
 }
@@ -313,14 +391,15 @@ static void accept_loop(void)
 				continue;
 			_exit(2);
 		}
+		conn *c = g_new0(conn, 1);
+		c->client = fd;
 		if (g_atomic_int_add(&nconns, 1) >= MAX_CONNS) {
-			answer(fd, 503, "too many connections at once");
-			close(fd);
+			answer(c, 503, "too many connections at once");
+			report(c);
+			conn_free(c);
 			g_atomic_int_dec_and_test(&nconns);
 			continue;
 		}
-		conn *c = g_new0(conn, 1);
-		c->client = fd;
 		GThread *t = g_thread_try_new("cordon-proxy-conn", conn_thread, c, NULL);
 		if (t)
 			g_thread_unref(t);
@@ -342,8 +421,7 @@ int main(void)
 		return 1;
 	}
 	printf("ready\n");
-	fflush(stdout);
-	close(STDOUT_FILENO);
+	fflush(stdout); /* from here on stdout carries report()'s lines, unbuffered */
 	GThread *w = g_thread_new("cordon-proxy-stdin", watch_stdin, NULL);
 	g_thread_unref(w);
 	accept_loop();

@@ -21,8 +21,14 @@
 #define READY_TIMEOUT_MS 10000
 #define STOP_GRACE_MS 1000
 
+#define LINE_MAX_LEN 4096 /* a report() line is under 1 KiB */
+
 struct net_service {
 	hostproc proc;
+	net_service_audit_fn audit;
+	void *user;
+	GString *pending; /* the proxy's stdout not yet a whole line */
+	GThread *reader;  /* of the proxy's stdout, after "ready" */
 };
 
 const char *net_service_helper(void)
@@ -96,8 +102,8 @@ static int write_all(hostproc *p, const char *buf, size_t len)
 	return 0;
 }
 
-/* The proxy's one line: "ready", or "error REASON". */
-static int await_ready(hostproc *p, char *why, size_t whylen)
+/* The proxy's first line: "ready", or "error REASON"; what follows it stays in pending. */
+static int await_ready(hostproc *p, GString *pending, char *why, size_t whylen)
 {
 	char line[512] = { 0 };
 	size_t n = 0;
@@ -116,7 +122,10 @@ static int await_ready(hostproc *p, char *why, size_t whylen)
 			n += (size_t)k;
 	}
 	line[n] = '\0';
-	line[strcspn(line, "\n")] = '\0';
+	size_t first = strcspn(line, "\n");
+	if (first < n)
+		g_string_append_len(pending, line + first + 1, (gssize)(n - first - 1));
+	line[first] = '\0';
 	if (strcmp(line, "ready") == 0)
 		return 0;
 	snprintf(why, whylen, "cordon-proxy: %s",
@@ -124,8 +133,56 @@ static int await_ready(hostproc *p, char *why, size_t whylen)
 	return -EPROTO;
 }
 
-int net_service_start(const policy_service *svc, int listen_fd, net_service **ret, char *why,
-		      size_t whylen)
+/* One report() line of the proxy ("conn VERDICT STATUS METHOD PATH UP DOWN
+ * REASON"), to the audit; a line of another form is dropped. */
+static void report_line(net_service *s, const char *line)
+{
+	g_auto(GStrv) f = g_strsplit(line, " ", 8);
+	guint64 st = 0, up = 0, down = 0;
+	if (g_strv_length(f) < 7 || strcmp(f[0], "conn") != 0 ||
+	    !g_ascii_string_to_unsigned(f[2], 10, 0, 999, &st, NULL) ||
+	    !g_ascii_string_to_unsigned(f[5], 10, 0, G_MAXUINT64, &up, NULL) ||
+	    !g_ascii_string_to_unsigned(f[6], 10, 0, G_MAXUINT64, &down, NULL))
+		return;
+	net_service_event ev = { .allowed = strcmp(f[1], "allowed") == 0,
+				 .status = (int)st,
+				 .method = f[3],
+				 .path = f[4],
+				 .reason = f[7] ? f[7] : "",
+				 .bytes_up = up,
+				 .bytes_down = down };
+	if (s->audit)
+		s->audit(s->user, &ev);
+}
+
+/* The proxy's stdout until its EOF (it ended), line by line. */
+static gpointer read_reports(gpointer data)
+{
+	net_service *s = data;
+	char buf[4096];
+	for (;;) {
+		char *nl;
+		while ((nl = memchr(s->pending->str, '\n', s->pending->len))) {
+			*nl = '\0';
+			report_line(s, s->pending->str);
+			g_string_erase(s->pending, 0, nl - s->pending->str + 1);
+		}
+		if (s->pending->len > LINE_MAX_LEN)
+			g_string_truncate(s->pending, 0);
+		struct pollfd pf = { s->proc.out, POLLIN, 0 };
+		if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+			break;
+		ssize_t k = read(s->proc.out, buf, sizeof(buf));
+		if (k == 0 || (k < 0 && errno != EINTR && errno != EAGAIN))
+			break;
+		if (k > 0)
+			g_string_append_len(s->pending, buf, k);
+	}
+	return NULL;
+}
+
+int net_service_start(const policy_service *svc, int listen_fd, net_service_audit_fn audit,
+		      void *user, net_service **ret, char *why, size_t whylen)
 {
 	const char *helper = net_service_helper();
 	/* The program gets the secret: it and every directory above it must be root's or
@@ -154,10 +211,12 @@ int net_service_start(const policy_service *svc, int listen_fd, net_service **re
 			       .fd = { HOSTPROC_PIPE, HOSTPROC_PIPE, HOSTPROC_DEVNULL },
 			       .extra_fd = listen_fd };
 	net_service *s = g_new0(net_service, 1);
+	s->pending = g_string_new(NULL);
 	r = hostproc_start(&spec, &s->proc);
 	if (r < 0) {
 		snprintf(why, whylen, "cannot start %s: %s", helper, g_strerror(-r));
 		wipe(conf);
+		g_string_free(s->pending, TRUE);
 		g_free(s);
 		return r;
 	}
@@ -166,7 +225,16 @@ int net_service_start(const policy_service *svc, int listen_fd, net_service **re
 	if (r < 0)
 		snprintf(why, whylen, "cordon-proxy: %s", g_strerror(-r));
 	else
-		r = await_ready(&s->proc, why, whylen);
+		r = await_ready(&s->proc, s->pending, why, whylen);
+	if (r == 0) {
+		s->audit = audit;
+		s->user = user;
+		s->reader = g_thread_try_new("cordon-svc-audit", read_reports, s, NULL);
+		if (!s->reader) {
+			snprintf(why, whylen, "cannot start the service's audit reader");
+			r = -EAGAIN;
+		}
+	}
 	if (r < 0) {
 		net_service_stop(s);
 		return r;
@@ -185,6 +253,9 @@ void net_service_stop(net_service *s)
 		hostproc_kill(&s->proc);
 		hostproc_wait(&s->proc, -1, true, &status);
 	}
+	if (s->reader) /* the proxy is gone: its stdout's EOF ends the reader */
+		g_thread_join(s->reader);
 	hostproc_close(&s->proc);
+	g_string_free(s->pending, TRUE);
 	g_free(s);
 }

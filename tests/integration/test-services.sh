@@ -47,6 +47,7 @@ port=$(cat "$tmp/port")
 policy() { # policy FILE CA TIER
 	cat >"$1" <<EOF2
 cordon: 1
+audit: {path: $tmp/audit.jsonl}
 tiers:
   kernel: {driver: local, confine: kernel}
   jail: {driver: local, confine: none}
@@ -91,6 +92,15 @@ files=$(field files_read)
 if [ "$files" -gt 1000 ]; then ok "the file search read $files files"; else not_ok "the file search read $files files"; fi
 if grep -q -- "$secret" "$tmp/err" "$tmp/out"; then not_ok "nothing cordon printed holds the secret"
 else ok "nothing cordon printed holds the secret"; fi
+# The service's connection is in the audit trail, linked to the sandbox, without the credential.
+svc_line() { grep '"event":"service"' "$tmp/audit.jsonl" | grep -- "$1" | tail -n 1; }
+line=$(svc_line '"verdict":"allowed"')
+case $line in
+*'"event":"service","decision":"'*'","sandbox":"'*'"service":"model-api","host":"localhost","port":'"$port"',"method":"GET","path":"/models","status":200,"verdict":"allowed","reason":"","bytes":{"up":'*) ok "the service's connection is audited" ;;
+*) not_ok "the service's connection is audited"; sed 's/^/# /' "$tmp/audit.jsonl" ;;
+esac
+if grep -q -- "$secret" "$tmp/audit.jsonl"; then not_ok "the audit trail does not hold the secret"
+else ok "the audit trail does not hold the secret"; fi
 
 policy "$tmp/wrong.yaml" "$tmp/other.pem" kernel
 : >"$tmp/heads"
@@ -101,6 +111,10 @@ case $(python3 -c 'import json,sys; print(json.load(sys.stdin)["answer"])' <"$tm
 *) not_ok "a wrong CA: the proxy answers 502"; sed 's/^/# /' "$tmp/out" ;;
 esac
 if [ -s "$tmp/heads" ]; then not_ok "a wrong CA: the upstream got no request"; else ok "a wrong CA: the upstream got no request"; fi
+case $(svc_line '"status":502') in
+*'"verdict":"refused","reason":"upstream localhost:'"$port"':'*'"bytes":{"up":0,"down":0}}') ok "a wrong CA: audited as refused, with the reason" ;;
+*) not_ok "a wrong CA: audited as refused, with the reason"; sed 's/^/# /' "$tmp/audit.jsonl" ;;
+esac
 
 policy "$tmp/jail.yaml" "$tmp/ca.pem" jail
 # Refused at admission (201), as explain says, never admitted and then failing to open.

@@ -238,7 +238,18 @@ static void upstreams_start(gov *g)
 	g->http = free_port();
 	g->https = free_port();
 	g_autofree char *hp = g_strdup_printf("%u", (unsigned)g->http);
-	const char *http[] = { PYTHON, "-m", "http.server", "--bind", "127.0.0.1", hp, NULL };
+	/* http.server's files, and /redirect: a 302 to a host the rules deny. */
+	static const char redirector[] =
+		"import http.server,sys\n"
+		"class H(http.server.SimpleHTTPRequestHandler):\n"
+		"  def do_GET(self):\n"
+		"    if self.path!='/redirect': return super().do_GET()\n"
+		"    self.send_response(302)\n"
+		"    self.send_header('Location','http://blocked.example.com/after-redirect')\n"
+		"    self.send_header('Content-Length','0'); self.end_headers()\n"
+		"http.server.ThreadingHTTPServer(('127.0.0.1',int(sys.argv[1])),H).serve_forever()"
+		"\n";
+	const char *http[] = { PYTHON, "-c", redirector, hp, NULL };
 	g->http_pid = spawn_bg(http, www);
 	g_autofree char *acc = g_strdup_printf("127.0.0.1:%u", (unsigned)g->https);
 	const char *https[] = { "openssl", "s_server", "-quiet", "-accept", acc, "-cert",
@@ -349,16 +360,28 @@ START_TEST(test_governed_allowed)
 	g_autofree char *plain = sh(&g, plain_cmd, &code);
 	ck_assert_msg(code == 0 && strstr(plain, "plain upstream page"), "http: %d %s", code,
 		      plain);
+	/* A redirect from an allowed host to a denied one: the second request is the
+	 * work's own, judged on its own, refused and audited. */
+	g_autofree char *redir_cmd = g_strdup_printf(
+		"curl -sS -L --max-time 20 --noproxy '' http://localhost:%u/redirect",
+		(unsigned)g.http);
+	g_autofree char *redir = sh(&g, redir_cmd, &code);
+	ck_assert_msg(strstr(redir, "cordon egress:") && !strstr(redir, "plain upstream"),
+		      "redirect: %d %s", code, redir);
 	g_autofree char *want_tls = g_strdup_printf("\"method\":\"CONNECT\",\"host\":\"localhost\","
 						    "\"port\":%u,\"address\":\"127.0.0.1:%u\","
 						    "\"verdict\":\"allowed\"",
 						    (unsigned)g.https, (unsigned)g.https);
 	g_autofree char *want_plain = g_strdup_printf(
 		"\"method\":\"GET\",\"host\":\"localhost\",\"port\":%u", (unsigned)g.http);
-	g_autofree char *a = audit_text(&g, want_plain);
+	g_autofree char *a = audit_text(&g, "\"host\":\"blocked.example.com\""); /* the last */
 	ck_assert_msg(strstr(a, want_tls), "audit: %s", a);
 	ck_assert_msg(strstr(a, want_plain), "audit: %s", a);
 	ck_assert_msg(strstr(a, cordon_sandbox_id(g.sb)), "audit: %s", a);
+	const char *hop = strstr(a, "\"host\":\"blocked.example.com\"");
+	ck_assert_msg(hop && strstr(hop, "\"verdict\":\"refused\"") &&
+			      strstr(hop, "\"verdict\":\"refused\"") < strchr(hop, '\n'),
+		      "the redirect's hop is not audited as refused: %s", a);
 
 	/* At run time: narrowed to the HTTPS upstream, then back to the tier's rules;
 	 * a rule outside the tier's gives nothing. */

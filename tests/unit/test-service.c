@@ -197,6 +197,32 @@ static char *key_file(mode_t mode)
 	return path;
 }
 
+/* The proxy's audit reports, one line each, as the service's reader hands them over. */
+static GMutex reports_lock;
+static GString *reports;
+
+static void on_report(void *user, const net_service_event *ev)
+{
+	ck_assert_ptr_eq(user, &reports);
+	g_mutex_lock(&reports_lock);
+	g_string_append_printf(
+		reports, "%s %d %s %s up=%" G_GUINT64_FORMAT " down=%" G_GUINT64_FORMAT " [%s]\n",
+		ev->allowed ? "allowed" : "refused", ev->status, ev->method, ev->path, ev->bytes_up,
+		ev->bytes_down, ev->reason);
+	g_mutex_unlock(&reports_lock);
+}
+
+/* The reports so far (owned), and they are cleared. */
+static char *reports_take(void)
+{
+	g_mutex_lock(&reports_lock);
+	char *r = g_strdup(reports ? reports->str : "");
+	if (reports)
+		g_string_truncate(reports, 0);
+	g_mutex_unlock(&reports_lock);
+	return r;
+}
+
 static int proxy_start(proxy *px, const char *ca_name, mode_t key_mode, char *why)
 {
 	g_autofree char *ca = g_build_filename(dir, ca_name, NULL);
@@ -204,7 +230,13 @@ static int proxy_start(proxy *px, const char *ca_name, mode_t key_mode, char *wh
 	px->policy = service_policy(ca, key);
 	px->listen_fd = listen_loopback(&px->port);
 	px->svc = NULL;
-	return net_service_start(px->policy->services->pdata[0], px->listen_fd, &px->svc, why, 512);
+	g_mutex_lock(&reports_lock);
+	if (!reports)
+		reports = g_string_new(NULL);
+	g_string_truncate(reports, 0);
+	g_mutex_unlock(&reports_lock);
+	return net_service_start(px->policy->services->pdata[0], px->listen_fd, on_report, &reports,
+				 &px->svc, why, 512);
 }
 
 static void proxy_stop(proxy *px)
@@ -288,6 +320,18 @@ START_TEST(test_inject)
 	g_string_free(req, TRUE);
 	g_free(upstream_heads());
 	proxy_stop(&px);
+	/* Each connection audited as it ended (stop waits for the last line): the path
+	 * without its query, the bytes carried, never the credential. */
+	g_autofree char *r = reports_take();
+	g_auto(GStrv) l = g_strsplit(r, "\n", -1);
+	ck_assert_msg(g_strv_length(l) == 3, "%s", r);
+	ck_assert_msg(g_str_has_prefix(l[0], "allowed 200 POST /chat up="), "%s", r);
+	ck_assert_msg(g_str_has_prefix(l[1], "allowed 200 PUT /blob up="), "%s", r);
+	guint64 upb = g_ascii_strtoull(strstr(l[1], "up=") + 3, NULL, 10);
+	guint64 downb = g_ascii_strtoull(strstr(l[1], "down=") + 5, NULL, 10);
+	ck_assert_msg(upb > big && upb < big + 1024 && downb > big && downb < big + 1024, "%s", r);
+	ck_assert_ptr_null(strstr(r, SECRET));
+	ck_assert_ptr_null(strstr(r, "x=1"));
 }
 END_TEST
 
@@ -311,6 +355,9 @@ START_TEST(test_wrong_ca)
 		g_usleep(10000);
 	ck_assert_int_gt(g_atomic_int_get(&up.handshakes_failed), failed);
 	proxy_stop(&px);
+	g_autofree char *r = reports_take();
+	ck_assert_msg(g_str_has_prefix(r, "refused 502 GET / up=0 down=0 [upstream localhost:"),
+		      "%s", r);
 }
 END_TEST
 
@@ -351,6 +398,15 @@ START_TEST(test_refused_heads)
 	g_autofree char *h = upstream_heads();
 	ck_assert_str_eq(h, ""); /* none of them reached the upstream */
 	proxy_stop(&px);
+	g_autofree char *r = reports_take();
+	g_auto(GStrv) l = g_strsplit(r, "\n", -1);
+	ck_assert_msg(g_strv_length(l) == G_N_ELEMENTS(cases) + 2, "%s", r);
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree char *want = g_strdup_printf("refused %s ", cases[i].status);
+		ck_assert_msg(g_str_has_prefix(l[i], want), "%zu: %s", i, r);
+	}
+	ck_assert_msg(g_str_has_prefix(l[0], "refused 405 TRACE / up=0 down=0 ["), "%s", r);
+	ck_assert_msg(g_str_has_prefix(l[G_N_ELEMENTS(cases)], "refused 431 - - "), "%s", r);
 }
 END_TEST
 
