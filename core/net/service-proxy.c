@@ -50,13 +50,16 @@ typedef struct config {
 
 static config cfg;
 static gint nconns;
+static GMutex audit_lock;
+static GQueue live; /* the connections not yet reported */
 
 typedef struct conn {
 	int client;
 	GIOStream *tls;
 	char *rest; /* body bytes read with the head */
 	size_t rest_len;
-	/* what its audit line says */
+	/* what its audit line says, under audit_lock: a closing sandbox reports it too */
+	GList link; /* in live */
 	char method[16], path[256];
 	int status;   /* the HTTP status the work got */
 	bool carried; /* the request reached the upstream */
@@ -140,9 +143,11 @@ static const char *setup_tls(char *why, size_t len)
 static void answer(conn *c, int status, const char *why)
 {
 	int fd = c->client;
+	g_mutex_lock(&audit_lock);
 	c->status = status;
 	g_free(c->reason);
 	c->reason = g_strdup(why);
+	g_mutex_unlock(&audit_lock);
 	g_autofree char *msg = g_strdup_printf(
 		"HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n"
 		"Connection: close\r\n\r\ncordon: %s\n",
@@ -161,6 +166,22 @@ static void set_timeout(int fd, int seconds)
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
+static void set_reason(conn *c, const char *why)
+{
+	g_mutex_lock(&audit_lock);
+	g_free(c->reason);
+	c->reason = g_strdup(why);
+	g_mutex_unlock(&audit_lock);
+}
+
+/* Counts bytes carried (*n: c->up or c->down). */
+static void count(guint64 *n, guint64 k)
+{
+	g_mutex_lock(&audit_lock);
+	*n += k;
+	g_mutex_unlock(&audit_lock);
+}
+
 /* Copies what is printable and not a space of src (up to stop) into dst. */
 static const char *token(char *dst, size_t size, const char *src, const char *end, char stop)
 {
@@ -175,9 +196,11 @@ static const char *token(char *dst, size_t size, const char *src, const char *en
 /* The method and the path (without its query: the work's data) for the audit. */
 static void request_line(conn *c, const char *head, size_t len)
 {
+	g_mutex_lock(&audit_lock);
 	const char *end = head + len, *p = token(c->method, sizeof(c->method), head, end, ' ');
 	if (p < end && *p == ' ')
 		token(c->path, sizeof(c->path), p + 1, end, '?');
+	g_mutex_unlock(&audit_lock);
 }
 
 /* The work's head, rewritten; NULL once answered with the refusal. */
@@ -194,7 +217,7 @@ static GString *read_head(conn *c)
 			if (k < 0 && errno == EAGAIN)
 				answer(c, 408, "the request head did not come in time");
 			else
-				c->reason = g_strdup("the work sent no whole request head");
+				set_reason(c, "the work sent no whole request head");
 			g_free(buf);
 			return NULL;
 		}
@@ -253,7 +276,7 @@ static gpointer copy_up(gpointer data)
 			continue;
 		if (k <= 0 || !g_output_stream_write_all(out, buf, (gsize)k, NULL, NULL, NULL))
 			break;
-		c->up += (guint64)k;
+		count(&c->up, (guint64)k);
 	}
 	g_free(buf);
 	return NULL;
@@ -276,13 +299,19 @@ static void copy_down(conn *c)
 {
 	GInputStream *in = g_io_stream_get_input_stream(c->tls);
 	char *buf = g_malloc(COPY_BUF);
+	bool first = true;
 	for (;;) {
 		gssize k = g_input_stream_read(in, buf, COPY_BUF, NULL, NULL);
 		if (k <= 0)
 			break;
-		if (c->down == 0)
-			c->status = answer_status(buf, (size_t)k);
-		c->down += (guint64)k;
+		if (first) {
+			int st = answer_status(buf, (size_t)k);
+			g_mutex_lock(&audit_lock);
+			c->status = st;
+			g_mutex_unlock(&audit_lock);
+			first = false;
+		}
+		count(&c->down, (guint64)k);
 		size_t off = 0;
 		while (off < (size_t)k) {
 			ssize_t w = send(c->client, buf + off, (size_t)k - off, MSG_NOSIGNAL);
@@ -308,7 +337,8 @@ static void serve_conn(conn *c)
 	GOutputStream *out = c->tls ? g_io_stream_get_output_stream(c->tls) : NULL;
 	bool sent = out && g_output_stream_write_all(out, head->str, head->len, NULL, NULL, &e) &&
 		    g_output_stream_write_all(out, c->rest, c->rest_len, NULL, NULL, &e);
-	c->up = sent ? head->len + c->rest_len : 0; /* what reached the upstream */
+	if (sent) /* what reached the upstream */
+		count(&c->up, head->len + c->rest_len);
 	svc_wipe(head);
 	if (!sent) {
 		/* The reason is GIO's (a name, an address, a certificate's fault),
@@ -320,7 +350,9 @@ static void serve_conn(conn *c)
 		g_clear_error(&e);
 		return;
 	}
+	g_mutex_lock(&audit_lock);
 	c->carried = true;
+	g_mutex_unlock(&audit_lock);
 	set_timeout(c->client, IDLE_TIMEOUT_S);
 	GThread *up = g_thread_try_new("cordon-proxy-up", copy_up, c, NULL);
 	if (up)
@@ -331,11 +363,12 @@ static void serve_conn(conn *c)
 		g_thread_join(up);
 }
 
-/* The connection's audit line, on stdout (see the top of this file). */
-static void report(const conn *c)
+/* The connection's audit line, on stdout (see the top of this file); under
+ * audit_lock. why: the reason, NULL for the connection's own. */
+static void report(const conn *c, const char *why)
 {
 	char reason[400];
-	g_strlcpy(reason, c->reason ? c->reason : "", sizeof(reason));
+	g_strlcpy(reason, why ? why : c->reason ? c->reason : "", sizeof(reason));
 	for (char *p = reason; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = ' ';
@@ -363,7 +396,10 @@ static gpointer conn_thread(gpointer data)
 {
 	conn *c = data;
 	serve_conn(c);
-	report(c);
+	g_mutex_lock(&audit_lock);
+	g_queue_unlink(&live, &c->link);
+	report(c, NULL);
+	g_mutex_unlock(&audit_lock);
 	conn_free(c);
 	g_atomic_int_dec_and_test(&nconns);
 	return NULL;
@@ -371,13 +407,18 @@ static gpointer conn_thread(gpointer data)
 
 /* ---- the program ---------------------------------------------------------------------- */
 
-/* stdin's EOF: libcordon is done with this service (or gone). */
+/* stdin's EOF: libcordon is done with this service (or gone). The
+ * connections still open are reported as cut, then everything ends at once
+ * (the lock is kept: no line is written after these). */
 static gpointer watch_stdin(gpointer data)
 {
 	(void)data;
 	char b[64];
 	while (read(STDIN_FILENO, b, sizeof(b)) != 0 && errno == EINTR)
 		;
+	g_mutex_lock(&audit_lock);
+	for (GList *l = live.head; l; l = l->next)
+		report(l->data, "the sandbox closed");
 	_exit(0);
 }
 
@@ -393,13 +434,19 @@ static void accept_loop(void)
 		}
 		conn *c = g_new0(conn, 1);
 		c->client = fd;
+		c->link.data = c;
 		if (g_atomic_int_add(&nconns, 1) >= MAX_CONNS) {
 			answer(c, 503, "too many connections at once");
-			report(c);
+			g_mutex_lock(&audit_lock);
+			report(c, NULL);
+			g_mutex_unlock(&audit_lock);
 			conn_free(c);
 			g_atomic_int_dec_and_test(&nconns);
 			continue;
 		}
+		g_mutex_lock(&audit_lock);
+		g_queue_push_tail_link(&live, &c->link);
+		g_mutex_unlock(&audit_lock);
 		GThread *t = g_thread_try_new("cordon-proxy-conn", conn_thread, c, NULL);
 		if (t)
 			g_thread_unref(t);

@@ -410,6 +410,36 @@ START_TEST(test_refused_heads)
 }
 END_TEST
 
+START_TEST(test_cut_at_close)
+{
+	/* A request whose body is still coming when the sandbox closes: cut, and
+	 * reported as cut (the head carried, no answer). */
+	proxy px;
+	char why[512];
+	ck_assert_msg(proxy_start(&px, "ca.pem", 0600, why) == 0, "%s", why);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(px.port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	const char *req = "POST /hold?k=v HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nab";
+	ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+	g_autofree char *h = NULL;
+	for (int i = 0; i < 2000 && !(h && h[0]); i++) {
+		g_free(h);
+		h = upstream_heads();
+		g_usleep(5000);
+	}
+	ck_assert_msg(g_str_has_prefix(h, "POST /v1/hold?k=v "), "%s", h);
+	proxy_stop(&px);
+	close(fd);
+	g_autofree char *r = reports_take();
+	ck_assert_msg(g_str_has_prefix(r, "allowed 0 POST /hold up=") &&
+			      g_str_has_suffix(r, " down=0 [the sandbox closed]\n"),
+		      "%s", r);
+}
+END_TEST
+
 START_TEST(test_secret_file_refused)
 {
 	/* A key file every local user could read is not used; the reason names
@@ -517,6 +547,7 @@ static Suite *service_suite(void)
 	tcase_add_test(tc, test_inject);
 	tcase_add_test(tc, test_wrong_ca);
 	tcase_add_test(tc, test_refused_heads);
+	tcase_add_test(tc, test_cut_at_close);
 	tcase_add_test(tc, test_secret_file_refused);
 	tcase_add_test(tc, test_no_tls_backend);
 	tcase_add_test(tc, test_head_rewrite);
