@@ -108,16 +108,23 @@ static void json_request(GString *out, const cordon_request *req)
 	g_string_append_c(out, '}');
 }
 
-char *audit_line(const cordon_policy *p, const cordon_request *req, const cordon_decision *d)
+/* Every line's head: its time and its event (the object left open). */
+static GString *line_begin(const char *event, gsize size)
 {
 	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
 	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
-	GString *s = g_string_sized_new(1024);
+	GString *s = g_string_sized_new(size);
 	g_string_append_c(s, '{');
 	json_append_key(s, "time", true);
 	json_append_string(s, time);
 	json_append_key(s, "event", false);
-	json_append_string(s, "decision");
+	json_append_string(s, event);
+	return s;
+}
+
+char *audit_line(const cordon_policy *p, const cordon_request *req, const cordon_decision *d)
+{
+	GString *s = line_begin("decision", 1024);
 	json_append_key(s, "id", false);
 	json_append_string(s, d->id);
 	json_append_key(s, "caller", false);
@@ -263,14 +270,7 @@ static void json_status(GString *out, const audit_outcome *o)
 
 char *audit_run_line(const cordon_policy *p, const cordon_sandbox *sb, const audit_outcome *o)
 {
-	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
-	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
-	GString *s = g_string_sized_new(512);
-	g_string_append_c(s, '{');
-	json_append_key(s, "time", true);
-	json_append_string(s, time);
-	json_append_key(s, "event", false);
-	json_append_string(s, "run");
+	GString *s = line_begin("run", 512);
 	json_append_key(s, "kind", false);
 	json_append_string(s, o->kind);
 	json_append_key(s, "decision", false);
@@ -310,17 +310,10 @@ void audit_run(const cordon_sandbox *sb, const audit_outcome *o)
 	cordon_error_free(err);
 }
 
-/* An egress line's head: time, event and the sandbox it belongs to (object left open). */
+/* An egress or service line's head: time, event and the sandbox it belongs to (object left open). */
 static GString *egress_line_begin(const audit_egress_ref *r, const char *event)
 {
-	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
-	g_autofree char *time = g_date_time_format(now, "%Y-%m-%dT%H:%M:%S.%fZ");
-	GString *s = g_string_sized_new(512);
-	g_string_append_c(s, '{');
-	json_append_key(s, "time", true);
-	json_append_string(s, time);
-	json_append_key(s, "event", false);
-	json_append_string(s, event);
+	GString *s = line_begin(event, 512);
 	json_append_key(s, "decision", false);
 	json_append_string(s, r->decision);
 	json_append_key(s, "sandbox", false);
