@@ -11,16 +11,6 @@
 /* The request target, with the prefix before it, within a head's bound. */
 #define TARGET_MAX 8192
 
-ssize_t svc_head_end(const char *buf, size_t len)
-{
-	size_t n = len < SVC_HEAD_MAX ? len : SVC_HEAD_MAX;
-	for (size_t i = 3; i < n; i++)
-		if (buf[i] == '\n' && buf[i - 1] == '\r' && buf[i - 2] == '\n' &&
-		    buf[i - 3] == '\r')
-			return (ssize_t)(i + 1);
-	return len >= SVC_HEAD_MAX ? -E2BIG : 0;
-}
-
 void svc_wipe(GString *s)
 {
 	if (!s)

@@ -12,10 +12,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "net/httphead.h"
 #include "visibility.h"
 
 /* The longest request head read (request line and headers), and most headers. */
-#define SVC_HEAD_MAX (16 * 1024)
+#define SVC_HEAD_MAX NET_HTTP_HEAD_MAX /* its end is found by net_http_head_end */
 #define SVC_HEADERS_MAX 100
 
 typedef struct svc_route {
@@ -25,10 +26,6 @@ typedef struct svc_route {
 	const char *header; /* the injected header's name */
 	const char *value;  /* its value (the secret in it) */
 } svc_route;
-
-/* The length of the head at buf (through its empty line), 0 while it is
- * not complete, -E2BIG when none ends within SVC_HEAD_MAX. */
-ssize_t svc_head_end(const char *buf, size_t len) CORDON_INTERNAL;
 
 /* The upstream's head for the work's (head, len bytes through the empty
  * line): the same method, the prefix before the target, the same version;

@@ -208,8 +208,8 @@ static GString *read_head(conn *c)
 {
 	char *buf = g_malloc(SVC_HEAD_MAX);
 	size_t n = 0;
-	ssize_t end = 0;
-	while ((end = svc_head_end(buf, n)) == 0) {
+	long end = 0;
+	while ((end = net_http_head_end(buf, n)) == 0) {
 		ssize_t k = recv(c->client, buf + n, SVC_HEAD_MAX - n, 0);
 		if (k < 0 && errno == EINTR)
 			continue;

@@ -517,8 +517,8 @@ START_TEST(test_head_rewrite)
 	ck_assert_str_eq(s->str, "GET /a HTTP/1.0\r\nHost: [::1]:8443\r\nAccept: */*\r\n"
 				 "X-Key: k\r\nConnection: close\r\n\r\n");
 	svc_wipe(s);
-	ck_assert_int_eq(svc_head_end("GET / HTTP/1.1\r\n\r", 17), 0);
-	ck_assert_int_eq(svc_head_end("GET / HTTP/1.1\r\n\r\nbody", 22), 18);
+	ck_assert_int_eq(net_http_head_end("GET / HTTP/1.1\r\n\r", 17), 0);
+	ck_assert_int_eq(net_http_head_end("GET / HTTP/1.1\r\n\r\nbody", 22), 18);
 }
 END_TEST
 
