@@ -27,15 +27,20 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *p = NULL;
+	if (vasprintf(&p, fmt, ap) < 0)
+		abort();
+	return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *p = NULL;
-	int n = vasprintf(&p, fmt, ap);
+	char *p = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		abort();
 	return p;
 }
 

@@ -27,12 +27,8 @@ void oci_strv_addf(oci_strv *s, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	char *p = NULL;
-	int n = vasprintf(&p, fmt, ap);
+	strv_push(s, xvasprintf(fmt, ap));
 	va_end(ap);
-	if (n < 0)
-		abort();
-	strv_push(s, p);
 }
 
 void oci_strv_clear(oci_strv *s) { xstrv_free(oci_strv_steal(s)); }
