@@ -24,7 +24,8 @@
  *                input, the exit status (its own case: CK_RUN_CASE=tty)
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
- *                (bounded), a workspace (refused, not carried yet)
+ *                (bounded), a guest that panics at boot, the VM killed from outside,
+ *                /dev/kvm the caller may not open, a workspace (refused, not carried yet)
  */
 #include "config.h"
 
@@ -37,6 +38,7 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <grp.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
@@ -814,6 +816,109 @@ START_TEST(test_agent_never_says_hello)
 }
 END_TEST
 
+/* A guest whose kernel panics at boot (its /init exits at once: "Attempted to kill init"):
+ * QEMU ends with it (panic=-1, -no-reboot), the probe says so at once instead of waiting out
+ * the boot's bound, and nothing is left. */
+START_TEST(test_guest_panics)
+{
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *init = g_build_filename(dir, "init", NULL);
+	ck_assert(g_file_set_contents(init, "#!/bin/busybox false\n", -1, NULL));
+	ck_assert_int_eq(chmod(init, 0755), 0);
+	vmguest dying = { 0 };
+	g_autofree char *why = vmguest_build(init, &dying);
+	ck_assert_msg(!why, "%s", why);
+	g_autofree char *t = vmguest_tier(&dying, "vm", "    boot_timeout: 120s\n" LIMITS);
+	gint64 t0 = g_get_monotonic_time();
+	cordon_probe_report *rep = probe_policy(t, "vm");
+	gint64 took = g_get_monotonic_time() - t0;
+	ck_assert(!cordon_probe_report_available(rep));
+	ck_assert_msg(g_str_has_prefix(cordon_probe_report_reason(rep),
+				       "QEMU ended before the guest's agent said hello"),
+		      "%s", cordon_probe_report_reason(rep));
+	ck_assert_msg(took < 60 * G_USEC_PER_SEC, "the panicked boot took %lld us",
+		      (long long)took);
+	cordon_probe_report_free(rep);
+	g_autoptr(GArray) pids = my_qemus(getpid());
+	ck_assert_uint_eq(pids->len, 0);
+	vmguest_clear(&dying);
+	testutil_rmtree(dir);
+}
+END_TEST
+
+/* The VM killed from outside while its sandbox is open: each run after says the guest is
+ * gone (a terminal error, at once), close still works, and nothing is left. */
+START_TEST(test_vm_killed_from_outside)
+{
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_sandbox *sb = open_vm(ctx);
+	g_autoptr(GArray) pids = my_qemus(getpid());
+	ck_assert_uint_eq(pids->len, 1);
+	pid_t qemu = g_array_index(pids, pid_t, 0);
+	ck_assert_int_eq(kill(qemu, SIGKILL), 0);
+	ck_assert(gone_within(qemu, 5));
+	for (int i = 0; i < 2; i++) {
+		const char *argv[] = { "true", NULL };
+		cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+		o.timeout_ms = 30000;
+		cordon_result *res = NULL;
+		cordon_error *err = NULL;
+		gint64 t0 = g_get_monotonic_time();
+		ck_assert_int_lt(cordon_sandbox_run(sb, argv, &o, &res, &err), 0);
+		ck_assert_msg(g_get_monotonic_time() - t0 < 5 * G_USEC_PER_SEC, "run %d waited", i);
+		ck_assert_ptr_null(res);
+		ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "vm_failed");
+		cordon_error_free(err);
+	}
+	cordon_sandbox_close(sb);
+	g_autoptr(GArray) after = my_qemus(getpid());
+	ck_assert_uint_eq(after->len, 0);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* /dev/kvm that the caller may not open: the hardware tier says exactly that (as nobody;
+ * /dev/kvm is root's, or the kvm group's, on Debian). */
+START_TEST(test_kvm_not_permitted)
+{
+	struct stat st;
+	bool others_may = stat("/dev/kvm", &st) == 0 && (st.st_mode & 0006) == 0006;
+	/* nobody reads the plugins there (root's, and writable by no one else still) */
+	ck_assert_int_eq(chmod(plugin_dir, 0755), 0);
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(3);
+		g_autofree char *vm = vmguest_tier(&guest, "vm", LIMITS);
+		g_autofree char *hw = hw_tier("hw", "kvm");
+		g_autofree char *tiers = g_strconcat(vm, hw, NULL);
+		g_autofree char *p = policy_with(tiers);
+		cordon_context *ctx = testutil_context_from_text(p, "microvm.yaml");
+		cordon_probe_report *rep = probe_settled(ctx, "hw");
+		const char *why = cordon_probe_report_reason(rep);
+		ssize_t n = write(fds[1], why, strlen(why));
+		_exit(n > 0 && !cordon_probe_report_available(rep) ? 0 : 4);
+	}
+	close(fds[1]);
+	char why[512] = { 0 };
+	ssize_t n = read(fds[0], why, sizeof(why) - 1);
+	close(fds[0]);
+	int status = 0;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0 && n > 0, "status %d: %s",
+		      status, why);
+	if (others_may)
+		ck_assert_msg(!strstr(why, "Permission denied"), "%s", why);
+	else
+		ck_assert_str_eq(why, "/dev/kvm does not open: Permission denied");
+}
+END_TEST
+
 START_TEST(test_workspace_refused)
 {
 	cordon_context *ctx = ctx_vm(NULL);
@@ -1034,6 +1139,14 @@ static Suite *microvm_suite(void)
 	tcase_add_unchecked_fixture(clones, setup, teardown);
 	tcase_add_test(clones, test_clones);
 	suite_add_tcase(s, clones);
+	/* the guest's failures from outside (CK_RUN_CASE=failures) */
+	TCase *fail = tcase_create("failures");
+	tcase_set_timeout(fail, 300);
+	tcase_add_unchecked_fixture(fail, setup, teardown);
+	tcase_add_test(fail, test_guest_panics);
+	tcase_add_test(fail, test_vm_killed_from_outside);
+	tcase_add_test(fail, test_kvm_not_permitted);
+	suite_add_tcase(s, fail);
 	TCase *tty = tcase_create("tty");
 	tcase_set_timeout(tty, 300);
 	tcase_add_unchecked_fixture(tty, setup, teardown);
