@@ -34,7 +34,10 @@ static void on_event(void *user, const net_proxy_event *ev)
 
 bool sandbox_egress_by_core(const cordon_sandbox *sb, cordon_egress egress)
 {
-	return egress == CORDON_EGRESS_GOVERNED &&
+	/* Without the tier's rules governed egress is the driver's (a container tier's named
+	 * network, the administrator's) or refused (the kernel tier's open; admission passes
+	 * over a tier that declares governed and has no rules). */
+	return egress == CORDON_EGRESS_GOVERNED && sb->tier->cfg->egress_set &&
 	       (sb->tier->driver->ops.flags & CORDON_PLUGIN_DRIVER_EGRESS_PROXY);
 }
 
@@ -43,11 +46,9 @@ int sandbox_egress_start(cordon_sandbox *sb, cordon_egress egress, cordon_error 
 	if (!sandbox_egress_by_core(sb, egress))
 		return 0;
 	const policy_tier *t = sb->tier->cfg;
-	/* Admission passes over such a tier without rules; fail closed all the same. */
-	if (!t->egress_set || !sb->tier->driver->ops.listen)
-		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(egress_unsupported),
-				 "tier %s: egress governed needs the tier's egress rules "
-				 "(egress: {allow: [...]} in its policy section)",
+	if (!sb->tier->driver->ops.listen) /* the loader refuses the flag without it */
+		return error_set(reterr, ENOTSUP, CORDON_ERROR_FORBIDDEN, ERRC(egress_unsupported),
+				 "tier %s: its driver has no listener for governed egress",
 				 t->name);
 	net_egress *rules = NULL;
 	char why[256];

@@ -57,9 +57,9 @@ int sandbox_services_start(cordon_sandbox *sb, cordon_error **reterr) CORDON_INT
 void sandbox_services_stop(cordon_sandbox *sb) CORDON_INTERNAL;
 
 /* Governed egress by the core's proxy (sandbox-egress.c): whether the core governs a
- * sandbox opened with egress on sb's tier (its driver declares
- * CORDON_PLUGIN_DRIVER_EGRESS_PROXY), and then, after the driver's open, the proxy on a
- * listener of the driver's (the tier's rules; refused without them). -errno. */
+ * sandbox opened with egress on sb's tier (governed, the tier has egress: rules, its
+ * driver declares CORDON_PLUGIN_DRIVER_EGRESS_PROXY), and then, after the driver's open,
+ * the proxy with those rules on a listener of the driver's. -errno. */
 bool sandbox_egress_by_core(const cordon_sandbox *sb, cordon_egress egress) CORDON_INTERNAL;
 int sandbox_egress_start(cordon_sandbox *sb, cordon_egress egress,
 			 cordon_error **reterr) CORDON_INTERNAL;
