@@ -10,7 +10,9 @@
  * container: the socket is the core's, closed at the sandbox's close.
  *
  * runc only (docker, rootful podman): gVisor's work talks to the Sentry's own
- * network stack, where a socket of the namespace is not seen.
+ * network stack, where a socket of the namespace is not seen. setns(2) on a
+ * pidfd takes Linux 5.8; an older kernel fails the listen (EINVAL), and the
+ * open with it.
  */
 #include "config.h"
 
@@ -18,6 +20,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
@@ -77,7 +80,8 @@ int oci_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
 				  "listener of the host's is seen there"
 				: "a listener inside a container needs root (its network "
 				  "namespace is joined from the host)");
-	inside_listen l = { .ns_fd = sb->pidfd >= 0 ? dup(sb->pidfd) : -1, .fd = -1 };
+	inside_listen l = { .ns_fd = sb->pidfd >= 0 ? fcntl(sb->pidfd, F_DUPFD_CLOEXEC, 3) : -1,
+			    .fd = -1 };
 	if (l.ns_fd < 0)
 		l.ns_fd = oci_container_pidfd(sb->tier, sb->engine, sb->name);
 	if (l.ns_fd < 0)
