@@ -158,7 +158,9 @@ int cordon_sandbox_open(cordon_context *ctx, const cordon_request *req, cordon_s
 	g_strlcpy(sb->id, egress->sandbox, sizeof(sb->id));
 	g_strlcpy(sb->decision_id, d->id, sizeof(sb->decision_id));
 	sb->caller = g_strdup(req->caller);
-	r = sandbox_services_start(sb, reterr);
+	r = sandbox_egress_start(sb, req->egress, reterr);
+	if (r == 0)
+		r = sandbox_services_start(sb, reterr);
 	if (r < 0) {
 		cordon_sandbox_close(sb);
 		return r;
@@ -392,7 +394,9 @@ static int run_driver(cordon_sandbox *sb, const char *const *argv, const cordon_
 		run_end(sb);
 		return r;
 	}
-	g_auto(GStrv) envp = env_build(sb->env_grants, o ? o->env : NULL);
+	g_auto(GStrv) built = env_build(sb->env_grants, o ? o->env : NULL);
+	g_auto(GStrv) proxied = sandbox_egress_env(sb, (const char *const *)built);
+	char **envp = proxied ? proxied : built;
 	cordon_plugin_run_spec spec = {
 		.size = sizeof(spec),
 		.flags = flags,
@@ -832,6 +836,7 @@ void cordon_sandbox_close(cordon_sandbox *sb)
 	}
 	g_ptr_array_unref(sb->serves);
 	sandbox_services_stop(sb);
+	sandbox_egress_stop(sb);
 	if (sb->tier->driver->ops.close)
 		sb->tier->driver->ops.close(sb->state);
 	g_free(sb->egress); /* after the close: the driver's connections are over */
@@ -848,6 +853,14 @@ int cordon_sandbox_set_egress(cordon_sandbox *sb, const char *const *allow, cons
 {
 	if (!sb)
 		return sandbox_invalid(reterr, "a sandbox is required");
+	if (sandbox_egress_by_core(sb, CORDON_EGRESS_GOVERNED)) {
+		cordon_error *e = NULL;
+		int r = sandbox_egress_narrow(sb, allow, deny, &e);
+		audit_egress_change(sb->egress, allow, deny, e ? cordon_error_get_code(e) : NULL);
+		if (e)
+			error_propagate(reterr, e);
+		return r;
+	}
 	if (!sb->tier->driver->ops.set_egress) {
 		audit_egress_change(sb->egress, allow, deny, ERRC(unsupported));
 		return sandbox_unsupported(sb, "runtime egress changes", reterr);

@@ -34,7 +34,9 @@ struct cordon_sandbox {
 	char *caller;         /* the request's caller label, or NULL */
 	GPtrArray *services;  /* the policy's services, running (sandbox-services.c) */
 	struct audit_egress_ref *egress; /* host->egress_audit's handle (audit.h) */
+	struct sandbox_egress *governed; /* the core's governed egress (sandbox-egress.c), or NULL */
 };
+typedef struct sandbox_egress sandbox_egress;
 
 /* The port's refusals of bad input and of an operation the tier's driver lacks (both
  * return -errno), shared by sandbox.c and sandbox-files.c. */
@@ -53,3 +55,20 @@ int sandbox_cancel_merge(int host_fd, int event_fd) CORDON_INTERNAL;
  * by sandbox_services_stop. */
 int sandbox_services_start(cordon_sandbox *sb, cordon_error **reterr) CORDON_INTERNAL;
 void sandbox_services_stop(cordon_sandbox *sb) CORDON_INTERNAL;
+
+/* Governed egress by the core's proxy (sandbox-egress.c): whether the core governs a
+ * sandbox opened with egress on sb's tier (governed, the tier has egress: rules, its
+ * driver declares CORDON_PLUGIN_DRIVER_EGRESS_PROXY), and then, after the driver's open,
+ * the proxy with those rules on a listener of the driver's. -errno. */
+bool sandbox_egress_by_core(const cordon_sandbox *sb, cordon_egress egress) CORDON_INTERNAL;
+int sandbox_egress_start(cordon_sandbox *sb, cordon_egress egress,
+			 cordon_error **reterr) CORDON_INTERNAL;
+/* A run's environment with governed egress: HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy
+ * (http://127.0.0.1:PORT), NO_PROXY, no_proxy (localhost,127.0.0.1) first, then envp
+ * without any of those names. NULL when sb is not governed by the core (envp as it is). */
+char **sandbox_egress_env(const cordon_sandbox *sb, const char *const *envp) CORDON_INTERNAL;
+/* cordon_sandbox_set_egress for a core-governed sandbox: allow NULL, the tier's rules alone. */
+int sandbox_egress_narrow(cordon_sandbox *sb, const char *const *allow, const char *const *deny,
+			  cordon_error **reterr) CORDON_INTERNAL;
+/* Ends the proxy and every connection (each audited). Nothing is left. */
+void sandbox_egress_stop(cordon_sandbox *sb) CORDON_INTERNAL;

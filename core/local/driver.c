@@ -42,7 +42,6 @@
 #include "fsops.h"
 #include "jail.h"
 #include "kernel.h"
-#include "egress-kernel.h"
 #include "net/forward.h"
 #include "netserve.h"
 #include "nosigpipe.h"
@@ -94,7 +93,6 @@ typedef struct local_sandbox {
 	private_root priv;       /* without a workspace: the private root, removed at close */
 	spawn_plan base;         /* rlimits and default steps, copied per run */
 	confine_sandbox *kernel; /* confine: kernel (kernel.c), else NULL */
-	kernel_egress *egress;   /* the kernel tier's governed egress, else NULL */
 } local_sandbox;
 
 static const cordon_plugin_config_key local_keys[] = {
@@ -295,7 +293,6 @@ static void local_close(void *sandbox)
 	local_sandbox *sb = sandbox;
 	if (!sb)
 		return;
-	kernel_egress_stop(sb->egress);
 	confine_sandbox_free(sb->kernel);
 	if (sb->root_fd >= 0)
 		close(sb->root_fd);
@@ -313,12 +310,6 @@ static void local_close(void *sandbox)
 		private_root_remove(&sb->priv);
 	}
 	free(sb);
-}
-
-static int local_set_egress(void *sandbox, const char *const *allow, const char *const *deny,
-			    cordon_plugin_error *err)
-{
-	return kernel_egress_narrow(((local_sandbox *)sandbox)->egress, allow, deny, err);
 }
 
 static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
@@ -356,8 +347,16 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		r = fd_fail(err, r, "fcntl");
 	if (r == 0 && t->kernel)
 		r = kernel_open(&sb->root_fd, spec, t->disk, &sb->kernel, err);
-	if (r == 0 && t->kernel && spec->egress == CORDON_PLUGIN_EGRESS_GOVERNED)
-		r = kernel_egress_start(sb->kernel, spec, &sb->egress, err);
+	/* Governed egress is the core's proxy on local_listen (EGRESS_PROXY): the
+	 * namespace has only lo either way. Without the tier's rules there is
+	 * nothing to enforce. */
+	if (r == 0 && t->kernel && spec->egress == CORDON_PLUGIN_EGRESS_GOVERNED &&
+	    !(spec->size >= offsetof(cordon_plugin_open_spec, egress_audit) + sizeof(void *) &&
+	      spec->egress_allow))
+		r = H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				 ERRC(egress_unsupported),
+				 "kernel tier: egress governed needs the tier's egress rules "
+				 "(egress: {allow: [...]} in its policy section)");
 	if (r == 0 && (r = spawn_fd_above_stdio(&sb->root_fd)) < 0)
 		r = fd_fail(err, r, "fcntl");
 	if (r < 0) {
@@ -689,13 +688,7 @@ static int local_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	limits_cgroup jail_cg;
 	bool held = !sb->kernel && jail_hold_begin(&plan, &jail_cg);
 	if (sb->kernel) {
-		/* Governed egress: the work's HTTP clients pointed at the proxy. */
-		cordon_plugin_run_spec kspec = *spec;
-		char **env = kernel_egress_env(sb->egress, spec->envp);
-		if (env)
-			kspec.envp = (const char *const *)env;
-		r = kernel_spawn(sb->kernel, &kspec, plan.stdio, &kchild, err);
-		kernel_egress_env_free(env);
+		r = kernel_spawn(sb->kernel, spec, plan.stdio, &kchild, err);
 		/* The run's init is the sandbox's child, not ours: an fd, no pid. */
 		child = (spawn_child){ -1, r == 0 ? confine_child_end_fd(&kchild) : -1 };
 	} else {
@@ -860,7 +853,7 @@ const cordon_plugin_driver local_driver = {
 	.size = sizeof(cordon_plugin_driver),
 	.flags = CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY |
 		 CORDON_PLUGIN_DRIVER_LIMITS | CORDON_PLUGIN_DRIVER_SERVE_UNIX |
-		 CORDON_PLUGIN_DRIVER_MOUNTS,
+		 CORDON_PLUGIN_DRIVER_MOUNTS | CORDON_PLUGIN_DRIVER_EGRESS_PROXY,
 	.name = "local",
 	.config_keys = local_keys,
 	.configure = local_configure,
@@ -875,5 +868,4 @@ const cordon_plugin_driver local_driver = {
 	.close = local_close,
 	.gc = local_gc,
 	.listen = local_listen,
-	.set_egress = local_set_egress,
 };

@@ -569,10 +569,16 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 	if (bad)
 		return 0;
 	ret->available = 1;
-	/* Denied egress is `--network none`, the engine's own; governed egress
-	 * joins a named network whose governance is the administrator's
+	/* Denied egress is `--network none`, the engine's own. Governed egress is
+	 * either cordon's proxy on a listener inside the container (runc as root, a
+	 * 1.5 core: enforced, the tier's egress: rules) or, on a tier with
+	 * network:, a named network whose governance is the administrator's
 	 * (docs/tiers/containers.md): not enforced by this tier. */
 	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
+	if (oci_host->abi_minor >= 4 && oci_can_listen(t))
+		ret->features |= CORDON_PLUGIN_PROBE_LISTEN;
+	if (oci_host->abi_minor >= 5 && oci_can_listen(t) && !t->network)
+		ret->egress_enforced |= CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
 	if (is_gvisor(t)) {
 		ret->containment = CORDON_PLUGIN_CONTAINMENT_USERSPACE_KERNEL;
 		snprintf(ret->reason, sizeof(ret->reason),
@@ -661,7 +667,8 @@ int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordo
 		.flags = (host->abi_minor >= 3
 				  ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY
 				  : 0) |
-			 (host->abi_minor >= 4 ? CORDON_PLUGIN_DRIVER_MOUNTS : 0),
+			 (host->abi_minor >= 4 ? CORDON_PLUGIN_DRIVER_MOUNTS : 0) |
+			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_EGRESS_PROXY : 0),
 		.name = kind->name,
 		.config_keys = kind->config_keys,
 		.data = (void *)kind,
@@ -676,6 +683,8 @@ int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordo
 		.walk = oci_op_walk,
 		.close = oci_op_close,
 		.gc = oci_gc,
+		/* a 1.3 core's driver table ends before listen */
+		.listen = host->abi_minor >= 4 ? oci_op_listen : NULL,
 	};
 	return host->register_driver(reg, &drv);
 }

@@ -202,6 +202,9 @@ void oci_oom_watch_clear(oci_oom_watch *w) CORDON_INTERNAL;
 typedef struct oci_start {
 	const char *image;
 	uint32_t trust, egress;
+	/* governed egress by cordon's proxy (the open's egress rules, no network: of the
+	 * tier): the container keeps --network none, the core serves the listen op's socket */
+	bool egress_proxied;
 	const char *workspace;
 	cordon_plugin_limits limits;
 	/* open_spec.mounts (ABI 1.4), borrowed for the open */
@@ -262,6 +265,15 @@ int oci_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, 
 int oci_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
 		cordon_plugin_error *err) CORDON_INTERNAL;
 void oci_op_close(void *sandbox) CORDON_INTERNAL;
+
+/* ---- a listener inside (netns.c) ------------------------------------------------ */
+
+/* Whether the tier's sandboxes can have a listener on their own loopback made from the
+ * host: runc (not gVisor), as root. */
+bool oci_can_listen(const oci_tier *t) CORDON_INTERNAL;
+/* The listen op: a socket listening on 127.0.0.1:*ret_port of the container's own
+ * network namespace (close-on-exec, the caller's), or a negative errno with err set. */
+int oci_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err) CORDON_INTERNAL;
 
 /* ---- pools (pool.c) ----------------------------------------------------------- */
 

@@ -83,6 +83,9 @@ typedef struct oci_spec {
 	uint32_t trust;      /* CORDON_PLUGIN_TRUST_* (anything else: untrusted) */
 	uint32_t egress;     /* CORDON_PLUGIN_EGRESS_* */
 	const char *network; /* NULL: none; a named network only for governed egress */
+	/* governed egress through cordon's proxy on the container's own loopback: network
+	 * none (the only way governed egress runs without a named network) */
+	bool egress_proxied;
 	const oci_mount *mounts;
 	size_t n_mounts;
 	const char *const *env; /* container-level "KEY=VALUE", any order; may be NULL */

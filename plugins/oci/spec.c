@@ -185,11 +185,15 @@ static int check_network(const oci_spec *s, oci_refusal *r)
 				      "egress is denied: the container runs with --network none");
 		break;
 	case CORDON_PLUGIN_EGRESS_GOVERNED:
-		if (none)
-			return FORBID(
-				r, ERRC(container_network_forbidden),
-				"governed egress needs a named network configured for the tier "
-				"(network:)");
+		if (s->egress_proxied && !none)
+			return FORBID(r, ERRC(container_network_forbidden),
+				      "egress governed by cordon's rules runs with --network none: "
+				      "a named network would be a second route out");
+		if (none && !s->egress_proxied)
+			return FORBID(r, ERRC(container_network_forbidden),
+				      "governed egress needs the tier's egress: rules (cordon's "
+				      "proxy) or "
+				      "a named network configured for the tier (network:)");
 		break;
 	default:
 		return FORBID(r, ERRC(container_network_forbidden),

@@ -33,6 +33,12 @@ void oci_start_for_open(const oci_tier *t, const cordon_plugin_open_spec *spec, 
 		 * (admission.c); merging the tier's again here would be a second route */
 		.limits = spec->limits,
 	};
+	/* the tier's egress rules come only with governed egress (sandbox.c); the
+	 * core's proxy enforces them (CORDON_PLUGIN_DRIVER_EGRESS_PROXY) */
+	ret->egress_proxied = spec->egress == CORDON_PLUGIN_EGRESS_GOVERNED &&
+			      spec->size >= offsetof(cordon_plugin_open_spec, egress_audit) +
+						    sizeof(void *) &&
+			      spec->egress_allow;
 	if (spec->size >= offsetof(cordon_plugin_open_spec, reserved2)) {
 		ret->mounts = spec->mounts;
 		ret->n_mounts = spec->n_mounts;
@@ -48,7 +54,10 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	s->image = st->image;
 	s->trust = st->trust;
 	s->egress = st->egress;
+	/* governed by cordon's proxy the container keeps --network none, and with the
+	 * tier's network: as well the guarantees refuse it (the rules are cordon's) */
 	s->network = st->egress == CORDON_PLUGIN_EGRESS_GOVERNED ? t->network : NULL;
+	s->egress_proxied = st->egress_proxied;
 	size_t n = 0;
 	if (st->workspace) {
 		/* untrusted work sees the workspace read-only (the guarantees insist) */

@@ -225,6 +225,17 @@ START_TEST(test_guarantees_network)
 	assert_ok(&s);
 	s.network = NULL;
 	assert_refused(&s, "container_network_forbidden");
+	/* governed by cordon's proxy (the tier's egress: rules): --network none only, never
+	 * a named network beside it (a second route out) */
+	s.egress_proxied = true;
+	assert_ok(&s);
+	s.network = "cordon-governed";
+	assert_refused(&s, "container_network_forbidden");
+	s.network = NULL;
+	s.publish_port = 8080; /* nothing can be published without a network */
+	assert_refused(&s, "container_publish_invalid");
+	s.publish_port = 0;
+	s.egress_proxied = false;
 	/* open egress is never run */
 	s.egress = CORDON_PLUGIN_EGRESS_ALLOW;
 	assert_refused(&s, "container_network_forbidden");
@@ -719,6 +730,29 @@ START_TEST(test_open_limits_are_final)
 	spec.image = "busybox@" DIGEST;
 	oci_start_for_open(&t, &spec, &st);
 	ck_assert_str_eq(st.image, "busybox@" DIGEST);
+	ck_assert(!st.egress_proxied);
+
+	/* governed with the tier's rules: cordon's proxy, the container on --network none
+	 * even where the tier names a network (the guarantees then refuse it) */
+	const char *allow[] = { "pypi.org", NULL };
+	spec.egress = CORDON_PLUGIN_EGRESS_GOVERNED;
+	spec.egress_allow = allow;
+	oci_start_for_open(&t, &spec, &st);
+	ck_assert(st.egress_proxied);
+	oci_session_spec(&t, &st, "cordon-x", &b);
+	ck_assert(b.spec.egress_proxied && !b.spec.network);
+	argv = oci_run_argv(&b.spec);
+	oci_spec_clear(&b);
+	ck_assert(argv_has(argv, "--network", "none"));
+	xstrv_free(argv);
+	/* governed without rules: the tier's named network (the administrator's), as before */
+	spec.egress_allow = NULL;
+	t.network = (char *)"cordon-governed";
+	oci_start_for_open(&t, &spec, &st);
+	ck_assert(!st.egress_proxied);
+	oci_session_spec(&t, &st, "cordon-x", &b);
+	ck_assert_str_eq(b.spec.network, "cordon-governed");
+	oci_spec_clear(&b);
 }
 END_TEST
 

@@ -798,6 +798,47 @@ START_TEST(test_hung_probes_are_bounded)
 }
 END_TEST
 
+static int fake_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
+{
+	return -EOPNOTSUPP;
+}
+
+/* CORDON_PLUGIN_DRIVER_EGRESS_PROXY names the listen op the core's proxy serves: a driver
+ * declaring it without the op is refused when it registers, never left to fail at open. */
+START_TEST(test_egress_proxy_needs_listen)
+{
+	static const char text[] = "cordon: 1\ntiers: {p: {driver: proxied}}\n"
+				   "trust: {untrusted: {tiers: [p]}}\n";
+	for (int with_listen = 0; with_listen < 2; with_listen++) {
+		const cordon_plugin_driver drv = {
+			.size = sizeof(cordon_plugin_driver),
+			.flags = CORDON_PLUGIN_DRIVER_EGRESS_PROXY,
+			.name = "proxied",
+			.probe = scripted_probe,
+			.listen = with_listen ? fake_listen : NULL,
+		};
+		const cordon_plugin_driver *const drivers[] = { &drv, NULL };
+		cordon_options *o = cordon_options_new();
+		o->builtin_drivers = drivers;
+		ck_assert_int_eq(
+			cordon_options_set_policy_text(o, text, strlen(text), "proxied", NULL), 0);
+		cordon_context *c = NULL;
+		cordon_error *err = NULL;
+		int r = cordon_context_new(o, &c, &err);
+		cordon_options_free(o);
+		if (with_listen) {
+			ck_assert_msg(r == 0, "%s", err ? cordon_error_get_message(err) : "");
+			cordon_context_free(c);
+		} else {
+			ck_assert_int_lt(r, 0);
+			ck_assert_msg(strstr(cordon_error_get_message(err), "unknown driver flags"),
+				      "%s", cordon_error_get_message(err));
+			cordon_error_free(err);
+		}
+	}
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
@@ -824,6 +865,7 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_last_run_beside_a_server);
 	tcase_add_test(tc, test_probe_never_claims_beyond_the_scale);
 	tcase_add_test(tc, test_gc_sums_tiers_with_gc);
+	tcase_add_test(tc, test_egress_proxy_needs_listen);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");
 	tcase_add_test(tc, test_limits_reach_the_driver_once);

@@ -33,7 +33,7 @@ extern "C" {
  * and a MINOR at least as new. A plugin that uses something a later minor
  * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 4
+#define CORDON_PLUGIN_ABI_MINOR 5
 
 /* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
  * the plugin defines an older one to load into older cores too, and then
@@ -334,6 +334,13 @@ enum {
 	 * open_spec.mounts. Without the flag a request with mounts is never admitted on the
 	 * driver's tiers (forbidden, mount_unsupported). */
 	CORDON_PLUGIN_DRIVER_MOUNTS = 1u << 4,
+	/* ABI 1.5: the core governs this driver's egress (docs/network.md): where its probe
+	 * declares governed, a sandbox opened with egress governed and the tier's rules gets
+	 * cordon's proxy on a listen op socket, HTTP(S)_PROXY in its runs, its connections
+	 * audited and set_egress, all by the core; the driver's open gives the sandbox no
+	 * route out but its own loopback (the rules still come in open_spec; the driver
+	 * needs no set_egress). Needs the listen op. */
+	CORDON_PLUGIN_DRIVER_EGRESS_PROXY = 1u << 5,
 };
 
 typedef struct cordon_plugin_driver {
@@ -371,7 +378,8 @@ typedef struct cordon_plugin_driver {
 	int (*gc)(void *tier, cordon_plugin_error *err);
 	/* ABI 1.4: a TCP socket listening on 127.0.0.1:*ret_port of the sandbox's
 	 * own network, reachable by its work and by nothing else of the host's,
-	 * that the core accepts on (a service's base URL, docs/network.md).
+	 * that the core accepts on (a service's base URL, docs/network.md; with
+	 * CORDON_PLUGIN_DRIVER_EGRESS_PROXY, ABI 1.5, governed egress's proxy too).
 	 * Returns the socket (close-on-exec; the core owns it) or a negative
 	 * errno. NULL: the tier cannot carry services, and a policy with
 	 * `services:` is refused on it. */
