@@ -304,15 +304,21 @@ static bool judge_egress(const judge_ctx *j, const tier_runtime *t, const cordon
 		return true;
 	bool enforces = pr->egress_enforced &
 			CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
-	/* A tier that enforces governed egress does it by its egress: rules (the kernel tier's
+	/* A tier that enforces governed egress does it by its egress: rules (cordon's
 	 * proxy): without rules it has nothing to enforce and its open refuses. A tier that
-	 * declares no enforcement and has no rules is left to its driver (a container tier on
-	 * the admin's named network, docs/network.md). */
+	 * enforces nothing at all (the process jail: the host's network) cannot govern
+	 * anything. One that enforces deny but not governed, without rules, is left to its
+	 * driver (a container tier on the admin's named network, docs/network.md). */
+	if (!t->cfg->egress_set && enforces)
+		return verdict(c, VERDICT_DENIED,
+			       g_strdup("governed egress here needs the tier's egress: rules, and "
+					"it has none"));
+	if (!t->cfg->egress_set && pr->egress_enforced == 0)
+		return verdict(c, VERDICT_DENIED,
+			       g_strdup("cannot govern egress (its probe declares no egress "
+					"enforcement: the work would have the host's network)"));
 	if (!t->cfg->egress_set)
-		return !enforces ? true
-				 : verdict(c, VERDICT_DENIED,
-					   g_strdup("governed egress here needs the tier's egress: "
-						    "rules, and it has none"));
+		return true;
 	if (!enforces)
 		return verdict(c, VERDICT_DENIED,
 			       g_strdup_printf("cannot enforce the tier's egress rules (its probe "

@@ -457,6 +457,26 @@ START_TEST(test_governed_rules_enforced)
 }
 END_TEST
 
+/* A governed request never runs where nothing is enforced (the process jail's host
+ * network), rules or not: refused with the reason, as open would. */
+START_TEST(test_governed_needs_enforcement)
+{
+	cordon_context *ctx = open_ctx(
+		"cordon: 1\ntiers:\n"
+		"  open: {driver: tfake, containment: kernel, egress_enforced: "
+		"false}\n"
+		"trust:\n  trusted: {tiers: [open]}\n");
+	cordon_request *req = cordon_request_new("trusted");
+	expect_admitted(ctx, req, "open"); /* deny asked: the tier's own business, as before */
+	cordon_request_set_egress(req, CORDON_EGRESS_GOVERNED, NULL);
+	expect_refused(ctx, req, "sandbox_denied",
+		       "open: cannot govern egress (its probe declares no egress enforcement: the "
+		       "work would have the host's network)");
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 /* The process jail's work shares the host's network: `require: {egress:
  * deny}` refuses it (the real local driver, through policy and admission). */
 START_TEST(test_jail_egress_unenforced)
@@ -859,6 +879,7 @@ static Suite *admission_suite(void)
 	tcase_add_test(tc, test_rule_require_egress);
 	tcase_add_test(tc, test_rule_require_egress_unenforced);
 	tcase_add_test(tc, test_governed_rules_enforced);
+	tcase_add_test(tc, test_governed_needs_enforcement);
 	tcase_add_test(tc, test_jail_egress_unenforced);
 	tcase_add_test(tc, test_rule_require_image);
 	tcase_add_test(tc, test_rule_require_image_declared_key);
