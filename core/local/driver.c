@@ -345,7 +345,7 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 	sb->root_fd = sb->null_fd = -1;
 	sb->priv = (private_root)PRIVATE_ROOT_INIT;
 	int r = spec->workspace ? open_workspace(sb, spec->workspace, err)
-				: open_private_root(sb, t->disk, err);
+				: open_private_root(sb, t->kernel ? 0 : t->disk, err);
 	if (r == 0) {
 		sb->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		r = sb->null_fd < 0 ? fd_fail(err, -errno, "/dev/null") : 0;

@@ -31,8 +31,7 @@ static int open_tmp(void)
 	return open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* Mounts a fresh tmpfs of size bytes on the directory dirfd. */
-static int mount_tmpfs(int dirfd, uint64_t size, const char **what)
+int private_root_tmpfs(uint64_t size, const char **what)
 {
 	char bytes[24];
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, size);
@@ -41,20 +40,32 @@ static int mount_tmpfs(int dirfd, uint64_t size, const char **what)
 		*what = "cannot create the private root's tmpfs";
 		return -errno;
 	}
-	int r = 0, mnt = -1;
+	int mnt = -1;
 	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", bytes, 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
 	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0 ||
-	    syscall(SYS_move_mount, mnt, "", dirfd, "",
+				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0) {
+		mnt = -errno;
+		*what = "cannot create the private root's tmpfs";
+	}
+	close(fs);
+	return mnt;
+}
+
+/* Mounts a fresh tmpfs of size bytes on the directory dirfd. */
+static int mount_tmpfs(int dirfd, uint64_t size, const char **what)
+{
+	int mnt = private_root_tmpfs(size, what);
+	if (mnt < 0)
+		return mnt;
+	int r = 0;
+	if (syscall(SYS_move_mount, mnt, "", dirfd, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
 		r = -errno;
 		*what = "cannot mount the private root's tmpfs";
 	}
-	if (mnt >= 0)
-		close(mnt);
-	close(fs);
+	close(mnt);
 	return r;
 }
 

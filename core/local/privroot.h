@@ -36,6 +36,11 @@ typedef struct private_root {
  * reaches the host's disk. Without that privilege the directory is plain. */
 int private_root_make(private_root *r, uint64_t disk, const char **what) CORDON_INTERNAL;
 
+/* A detached tmpfs of size bytes (nosuid, nodev, mode 0700), as private_root_make mounts
+ * on the directory: its mount fd, or a negative errno with what failed in *what. Root
+ * only. The kernel tier keeps it off the host's mount tree (its sandbox mounts it). */
+int private_root_tmpfs(uint64_t size, const char **what) CORDON_INTERNAL;
+
 /* Removes it (its tmpfs first) and everything in it; 0, or the negative
  * errno of what could not be removed. Safe on an empty one. */
 int private_root_remove(private_root *r) CORDON_INTERNAL;

@@ -1751,6 +1751,18 @@ static void private_root_capped(const char *tier, const char *trust, bool capped
 	if (capped)
 		ck_assert_msg(statfs(big, &fs) < 0 || fs.f_type == TMPFS_MAGIC,
 			      "%s reached the host's disk", big);
+	if (strcmp(tier, "kernel") == 0) {
+		/* Only the sandbox mounts the kernel tier's tmpfs, as root too: the host's
+		 * directory stays an empty one of the host's file system (closing unmounts
+		 * nothing on the host; a host that dies leaves no mount). */
+		g_autofree char *up = g_path_get_dirname(lines[0]);
+		struct stat dir, parent;
+		ck_assert_int_eq(stat(lines[0], &dir), 0);
+		ck_assert_int_eq(stat(up, &parent), 0);
+		ck_assert_msg(dir.st_dev == parent.st_dev, "%s is a mount point on the host",
+			      lines[0]);
+		ck_assert_msg(access(big, F_OK) < 0, "%s is on the host", big);
+	}
 	char **paths = NULL;
 	ck_assert_int_eq(cordon_sandbox_walk(sb, "", &paths, &err), 1);
 	ck_assert_str_eq(paths[0], "big");
