@@ -364,20 +364,18 @@ static int own_private_root(confine_sandbox *s, const identity *id, const struct
 	return 0;
 }
 
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
-			int *ret_root_fd, confine_sandbox **ret, char *why, size_t whylen)
+/* The sandbox's root path: root_fd's (canonical), or private_path without one. */
+static int name_root(confine_sandbox *s, int root_fd, const char *private_path, char *why,
+		     size_t whylen)
 {
-	if (!confine_kernel_has(SYS_open_tree) || !confine_kernel_has(SYS_move_mount)) {
-		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
-		return -ENOSYS;
+	if (root_fd < 0) {
+		if (!private_path || private_path[0] != '/' ||
+		    g_strlcpy(s->ws_path, private_path, sizeof(s->ws_path)) >= sizeof(s->ws_path)) {
+			snprintf(why, whylen, "no directory for the sandbox");
+			return -EINVAL;
+		}
+		return 0;
 	}
-	g_autofree confine_sandbox *s = g_new0(confine_sandbox, 1);
-	int r = limits_plan_make(limits, &s->limits, why, whylen);
-	if (r < 0)
-		return r;
-	g_mutex_init(&s->cg_lock);
-	limits_plan_describe(&s->limits, s->limits_desc, sizeof(s->limits_desc));
-
 	char link[64];
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
 	ssize_t n = readlink(link, s->ws_path, sizeof(s->ws_path) - 1);
@@ -386,6 +384,30 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 		return n < 0 ? -errno : -EINVAL;
 	}
 	s->ws_path[n] = '\0';
+	return 0;
+}
+
+int confine_sandbox_new(int root_fd, const char *private_path, const cordon_plugin_limits *limits,
+			uint64_t private_disk, int *ret_root_fd, confine_sandbox **ret, char *why,
+			size_t whylen)
+{
+	if (!confine_kernel_has(SYS_open_tree) || !confine_kernel_has(SYS_move_mount)) {
+		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
+		return -ENOSYS;
+	}
+	if (root_fd < 0 && !private_disk) {
+		snprintf(why, whylen, "a workspace needs its directory");
+		return -EINVAL;
+	}
+	g_autofree confine_sandbox *s = g_new0(confine_sandbox, 1);
+	int r = limits_plan_make(limits, &s->limits, why, whylen);
+	if (r < 0)
+		return r;
+	g_mutex_init(&s->cg_lock);
+	limits_plan_describe(&s->limits, s->limits_desc, sizeof(s->limits_desc));
+	r = name_root(s, root_fd, private_path, why, whylen);
+	if (r < 0)
+		return r;
 	/* /run is masked in the sandbox (mask_dirs): nothing below it can be
 	 * mounted there. */
 	if (strcmp(s->ws_path, "/") == 0 || strcmp(s->ws_path, "/tmp") == 0 ||
@@ -397,8 +419,9 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 			 "/sys or /run, or deleted");
 		return -EINVAL;
 	}
-	struct stat st;
-	if (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	/* No host directory: nothing of the host to find or check (a tmpfs of our own). */
+	struct stat st = { .st_mode = S_IFDIR };
+	if (root_fd >= 0 && (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
 		snprintf(why, whylen, "the workspace is not a directory");
 		return -ENOTDIR;
 	}

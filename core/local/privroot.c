@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/mount.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -78,6 +79,53 @@ static int unmount_at(int parent_fd, const char *name)
 	return umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
 }
 
+/* "cordon-TOKEN-RANDOM" into name (owner.h: gc can tell when its maker is gone). */
+static int make_name(char *name, size_t len, const char **what)
+{
+	char owner[OWNER_TOKEN_MAX];
+	int tok = owner_token_self(owner);
+	if (tok < 0) {
+		*what = "cannot tell this process's owner token from /proc";
+		return tok;
+	}
+	uint64_t rnd;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		*what = "getrandom";
+		return -errno;
+	}
+	snprintf(name, len, "cordon-%s-%016llx", owner, (unsigned long long)rnd);
+	return 0;
+}
+
+int private_root_path(char *buf, size_t len, const char **what)
+{
+	int tmp = open_tmp();
+	if (tmp < 0) {
+		*what = "cannot open the temporary directory";
+		return -errno;
+	}
+	char link[64], dir[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", tmp);
+	ssize_t n = readlink(link, dir, sizeof(dir) - 1);
+	close(tmp);
+	if (n <= 0) {
+		*what = "cannot name the temporary directory";
+		return n < 0 ? -errno : -EINVAL;
+	}
+	dir[n] = '\0';
+	if (strcmp(dir, "/tmp") != 0 && strncmp(dir, "/tmp/", 5) != 0)
+		return -ENOTDIR;
+	char name[sizeof(((private_root *)0)->name)];
+	int r = make_name(name, sizeof(name), what);
+	if (r < 0)
+		return r;
+	if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len) {
+		*what = "the temporary directory's path is too long";
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 int private_root_make(private_root *r, uint64_t disk, const char **what)
 {
 	r->parent_fd = open_tmp();
@@ -85,20 +133,12 @@ int private_root_make(private_root *r, uint64_t disk, const char **what)
 		*what = "cannot open the temporary directory";
 		return -errno;
 	}
-	char owner[OWNER_TOKEN_MAX];
-	int tok = owner_token_self(owner);
-	if (tok < 0) {
-		*what = "cannot tell this process's owner token from /proc";
-		return tok;
-	}
 	for (int attempt = 0; attempt < 32; attempt++) {
-		uint64_t rnd;
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-			*what = "getrandom";
-			return -errno;
+		int e = make_name(r->name, sizeof(r->name), what);
+		if (e < 0) {
+			r->name[0] = '\0';
+			return e;
 		}
-		snprintf(r->name, sizeof(r->name), "cordon-%s-%016llx", owner,
-			 (unsigned long long)rnd);
 		if (mkdirat(r->parent_fd, r->name, 0700) == 0)
 			break;
 		r->name[0] = '\0';
