@@ -359,8 +359,8 @@ static int make_group(limits_cgroup *cg, const char *base, char *why, size_t why
 
 /* The file a joiner writes "0" to. Every joiner is single-threaded (a run's
  * init, the work before its exec, the process jail's supervisor), so on v1
- * it is `tasks`, which moves the writing thread: that skips the kernel-wide
- * cgroup_threadgroup_rwsem (Linux 6.0+), whose write lock, taken when it
+ * it is `tasks`, which moves the writing thread: the kernel then skips the
+ * kernel-wide cgroup_threadgroup_rwsem (seen on 6.18), whose write lock, taken when it
  * has been idle, waits an RCU grace period (4-21 ms here) that the joiner
  * paid on the run's critical path with cgroup.procs. On v2 `tasks` does not
  * exist (cgroup.threads is for threaded groups only). */
