@@ -328,7 +328,7 @@ static int attach_private_tmpfs(confine_sandbox *s, uint64_t size, int *ret_fd, 
 }
 
 /* As root, our private root: a detached tmpfs of ours that only the sandbox
- * mounts (at the host directory's path), never the host's tree, so closing
+ * mounts (at the sandbox's root path), never the host's tree, so closing
  * has nothing to unmount (an umount waits for an RCU grace period) and a host
  * that dies leaves no mount behind. Given to the work's host ids outright, so
  * no idmapped mount is needed, and the host's writes take those ids too
