@@ -6,6 +6,7 @@
 #include "child.h"
 #include "confine.h"
 #include "nsinit-proto.h"
+#include "privroot.h"
 #include "zygote.h"
 
 #include <errno.h>
@@ -179,9 +180,8 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
 }
 
 /* As root, the detached mount of root_fd the zygote attaches (nosuid,
- * nodev): idmapped so that the work owns the owner's files, or plain for
- * our own private root, whose tmpfs belongs to the work's host ids already
- * (tmpfs has idmapped mounts only from Linux 6.3). Returns it or -errno. */
+ * nodev): idmapped so that the work owns the owner's files, or plain for a
+ * root-owned extra mount (read-only: confine_sandbox_mount). Returns it or -errno. */
 static int host_mount(int root_fd, const struct stat *st, const identity *id, bool idmap,
 		      uint64_t attrs, char *why, size_t whylen)
 {
@@ -215,22 +215,14 @@ static int host_mount(int root_fd, const struct stat *st, const identity *id, bo
 	return r < 0 ? r : mnt;
 }
 
-/* Mounts the workspace in the zygote: as root an idmapped mount we make
- * (the work, the sandbox's own host uid, then owns the owner's files); else the
- * zygote finds the directory by path and checks it is the one we hold. */
-static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
-			    const struct stat *st, bool idmap, char *why, size_t whylen)
+/* Sends the zygote the workspace request for the sandbox's path: with mnt (a
+ * detached mount of ours, as root) or without (the zygote finds the directory st
+ * names). Sent ahead: the zygote mounts it while we return to the host, and the
+ * first run reads the reply (and fails with its error). */
+static int send_workspace(confine_sandbox *s, int mnt, const struct stat *st, char *why,
+			  size_t whylen)
 {
-	int mnt = -1, nfds = 0, r = 0;
 	size_t len = strlen(s->ws_path) + 1;
-	if (id->privileged) {
-		mnt = host_mount(root_fd, st, id, idmap, 0, why, whylen);
-		if (mnt < 0) {
-			r = mnt;
-			goto out;
-		}
-		nfds = 1;
-	}
 	struct nsinit_request req = {
 		.magic = NSINIT_MAGIC,
 		.kind = NSINIT_REQ_WORKSPACE,
@@ -238,15 +230,28 @@ static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
 		.ws_dev = ((uint64_t)major(st->st_dev) << 32) | minor(st->st_dev),
 		.ws_ino = st->st_ino,
 	};
-	/* Sent ahead: the zygote mounts it while we return to the host, and
-	 * the first run reads the reply (and fails with its error). */
 	g_mutex_lock(&s->z->lock);
-	r = zygote_send(s->z, &req, s->ws_path, len, &mnt, nfds);
+	int r = zygote_send(s->z, &req, s->ws_path, len, &mnt, mnt >= 0 ? 1 : 0);
 	g_mutex_unlock(&s->z->lock);
 	if (r < 0)
 		snprintf(why, whylen, "kernel confinement failed mounting the workspace: %s",
 			 g_strerror(-r));
-out:
+	return r;
+}
+
+/* Mounts the workspace in the zygote: as root an idmapped mount we make
+ * (the work, the sandbox's own host uid, then owns the owner's files); else the
+ * zygote finds the directory by path and checks it is the one we hold. */
+static int attach_workspace(confine_sandbox *s, const identity *id, int root_fd,
+			    const struct stat *st, char *why, size_t whylen)
+{
+	int mnt = -1;
+	if (id->privileged) {
+		mnt = host_mount(root_fd, st, id, true, 0, why, whylen);
+		if (mnt < 0)
+			return mnt;
+	}
+	int r = send_workspace(s, mnt, st, why, whylen);
 	confine_close_fd(&mnt);
 	return r;
 }
@@ -322,37 +327,55 @@ static int attach_private_tmpfs(confine_sandbox *s, uint64_t size, int *ret_fd, 
 	return 0;
 }
 
-/* As root, our private root (the tmpfs the caller mounted): given to the
- * work's host ids outright, so no idmapped mount is needed, and the host's
- * writes take those ids too (confine_sandbox_file_ids). */
-static int own_private_root(confine_sandbox *s, const identity *id, int root_fd,
-			    const struct stat *st, char *why, size_t whylen)
+/* As root, our private root: a detached tmpfs of ours that only the sandbox
+ * mounts (at the sandbox's root path), never the host's tree, so closing
+ * has nothing to unmount (an umount waits for an RCU grace period) and a host
+ * that dies leaves no mount behind. Given to the work's host ids outright, so
+ * no idmapped mount is needed, and the host's writes take those ids too
+ * (confine_sandbox_file_ids). *ret_fd: its root, for the host's file operations. */
+static int own_private_root(confine_sandbox *s, const identity *id, const struct stat *st,
+			    uint64_t size, int *ret_fd, char *why, size_t whylen)
 {
-	if (fchown(root_fd, id->out_uid, id->out_gid) < 0) {
-		snprintf(why, whylen, "cannot give the private root to the sandbox's user: %s",
-			 g_strerror(errno));
-		return -errno;
+	const char *what = NULL;
+	int mnt = private_root_tmpfs(size, &what);
+	if (mnt < 0) {
+		snprintf(why, whylen, "%s: %s", what, g_strerror(-mnt));
+		return mnt;
 	}
-	s->file_ids = true;
-	s->file_uid = id->out_uid;
-	s->file_gid = id->out_gid;
-	return attach_workspace(s, id, root_fd, st, false, why, whylen);
+	int fd = openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = fd < 0 ? -errno : 0;
+	if (r == 0 && fchown(fd, id->out_uid, id->out_gid) < 0)
+		r = -errno;
+	if (r < 0) {
+		snprintf(why, whylen, "cannot give the private root to the sandbox's user: %s",
+			 g_strerror(-r));
+	} else {
+		s->file_ids = true;
+		s->file_uid = id->out_uid;
+		s->file_gid = id->out_gid;
+		r = send_workspace(s, mnt, st, why, whylen);
+	}
+	confine_close_fd(&mnt);
+	if (r < 0) {
+		confine_close_fd(&fd);
+		return r;
+	}
+	*ret_fd = fd;
+	return 0;
 }
 
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
-			int *ret_root_fd, confine_sandbox **ret, char *why, size_t whylen)
+/* The sandbox's root path: root_fd's (canonical), or private_path without one. */
+static int name_root(confine_sandbox *s, int root_fd, const char *private_path, char *why,
+		     size_t whylen)
 {
-	if (!confine_kernel_has(SYS_open_tree) || !confine_kernel_has(SYS_move_mount)) {
-		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
-		return -ENOSYS;
+	if (root_fd < 0) {
+		if (!private_path || private_path[0] != '/' ||
+		    g_strlcpy(s->ws_path, private_path, sizeof(s->ws_path)) >= sizeof(s->ws_path)) {
+			snprintf(why, whylen, "no directory for the sandbox");
+			return -EINVAL;
+		}
+		return 0;
 	}
-	g_autofree confine_sandbox *s = g_new0(confine_sandbox, 1);
-	int r = limits_plan_make(limits, &s->limits, why, whylen);
-	if (r < 0)
-		return r;
-	g_mutex_init(&s->cg_lock);
-	limits_plan_describe(&s->limits, s->limits_desc, sizeof(s->limits_desc));
-
 	char link[64];
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", root_fd);
 	ssize_t n = readlink(link, s->ws_path, sizeof(s->ws_path) - 1);
@@ -361,6 +384,30 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 		return n < 0 ? -errno : -EINVAL;
 	}
 	s->ws_path[n] = '\0';
+	return 0;
+}
+
+int confine_sandbox_new(int root_fd, const char *private_path, const cordon_plugin_limits *limits,
+			uint64_t private_disk, int *ret_root_fd, confine_sandbox **ret, char *why,
+			size_t whylen)
+{
+	if (!confine_kernel_has(SYS_open_tree) || !confine_kernel_has(SYS_move_mount)) {
+		snprintf(why, whylen, "the kernel lacks open_tree/move_mount (Linux 5.2)");
+		return -ENOSYS;
+	}
+	if (root_fd < 0 && !private_disk) {
+		snprintf(why, whylen, "a workspace needs its directory");
+		return -EINVAL;
+	}
+	g_autofree confine_sandbox *s = g_new0(confine_sandbox, 1);
+	int r = limits_plan_make(limits, &s->limits, why, whylen);
+	if (r < 0)
+		return r;
+	g_mutex_init(&s->cg_lock);
+	limits_plan_describe(&s->limits, s->limits_desc, sizeof(s->limits_desc));
+	r = name_root(s, root_fd, private_path, why, whylen);
+	if (r < 0)
+		return r;
 	/* /run is masked in the sandbox (mask_dirs): nothing below it can be
 	 * mounted there. */
 	if (strcmp(s->ws_path, "/") == 0 || strcmp(s->ws_path, "/tmp") == 0 ||
@@ -372,8 +419,9 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 			 "/sys or /run, or deleted");
 		return -EINVAL;
 	}
-	struct stat st;
-	if (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	/* No host directory: nothing of the host to find or check (a tmpfs of our own). */
+	struct stat st = { .st_mode = S_IFDIR };
+	if (root_fd >= 0 && (fstat(root_fd, &st) < 0 || !S_ISDIR(st.st_mode))) {
 		snprintf(why, whylen, "the workspace is not a directory");
 		return -ENOTDIR;
 	}
@@ -391,9 +439,9 @@ int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_
 	if (private_disk && !id.privileged)
 		r = attach_private_tmpfs(s, private_disk, ret_root_fd, why, whylen);
 	else if (private_disk)
-		r = own_private_root(s, &id, root_fd, &st, why, whylen);
+		r = own_private_root(s, &id, &st, private_disk, ret_root_fd, why, whylen);
 	else
-		r = attach_workspace(s, &id, root_fd, &st, true, why, whylen);
+		r = attach_workspace(s, &id, root_fd, &st, why, whylen);
 	if (r < 0) {
 		confine_sandbox_free(g_steal_pointer(&s));
 		return r;

@@ -40,13 +40,16 @@ typedef struct confine_sandbox confine_sandbox;
 /* Prepares a sandbox rooted at the directory root_fd (the workspace, which
  * appears inside at its own canonical path). limits: what every run must
  * enforce. private_disk: 0 for a workspace; for a private root its cap in
- * bytes (as root the caller mounted a tmpfs of that size on root_fd; an
- * unprivileged host cannot, so the sandbox mounts one at root_fd's path and
- * *ret_root_fd receives a new fd of it, which replaces root_fd for file
- * operations). Returns 0, or a negative errno with a one-line reason in why
- * (-EPERM: a limit cannot be enforced here). */
-int confine_sandbox_new(int root_fd, const cordon_plugin_limits *limits, uint64_t private_disk,
-			int *ret_root_fd, confine_sandbox **ret, char *why,
+ * bytes: a tmpfs of that size, which only the sandbox mounts (as root a
+ * detached one we make, else one the sandbox makes), at private_path when
+ * root_fd is -1 (below /tmp, where the sandbox has a /tmp of its own: nothing
+ * of it on the host, privroot.h) or at the path of root_fd (then an empty host
+ * directory, its mount point, which stays empty); *ret_root_fd receives a new
+ * fd of it, which replaces root_fd for file operations. Returns 0, or a
+ * negative errno with a one-line reason in why (-EPERM: a limit cannot be
+ * enforced here). */
+int confine_sandbox_new(int root_fd, const char *private_path, const cordon_plugin_limits *limits,
+			uint64_t private_disk, int *ret_root_fd, confine_sandbox **ret, char *why,
 			size_t whylen) CORDON_INTERNAL;
 /* Whether the host directory root_fd may be a workspace of this process's
  * sandboxes: as root the work's files take its owner's ids on the host

@@ -261,10 +261,20 @@ static int open_workspace(local_sandbox *sb, const char *ws, cordon_plugin_error
 	return r;
 }
 
-static int open_private_root(local_sandbox *sb, uint64_t disk, cordon_plugin_error *err)
+/* Without a workspace. The jail's private root is a host directory (as root with a tmpfs
+ * on it). The kernel tier's is a tmpfs only its sandbox mounts: named, not made, below
+ * /tmp, where the sandbox has a /tmp of its own (*path; root_fd stays -1), else on an
+ * empty host directory, its mount point (docs/tiers/local.md, "The private root"). */
+static int open_private_root(local_sandbox *sb, const local_tier *t, char *path, size_t len,
+			     cordon_plugin_error *err)
 {
 	const char *what = NULL;
-	sb->root_fd = private_root_make(&sb->priv, disk, &what);
+	if (t->kernel) {
+		int r = private_root_path(path, len, &what);
+		if (r != -ENOTDIR)
+			return r < 0 ? fd_fail(err, r, what) : 0;
+	}
+	sb->root_fd = private_root_make(&sb->priv, t->kernel ? 0 : t->disk, &what);
 	return sb->root_fd < 0 ? fd_fail(err, sb->root_fd, what) : 0;
 }
 
@@ -335,8 +345,9 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		return -ENOMEM;
 	sb->root_fd = sb->null_fd = -1;
 	sb->priv = (private_root)PRIVATE_ROOT_INIT;
+	char private_path[PATH_MAX] = "";
 	int r = spec->workspace ? open_workspace(sb, spec->workspace, err)
-				: open_private_root(sb, t->disk, err);
+				: open_private_root(sb, t, private_path, sizeof(private_path), err);
 	if (r == 0) {
 		sb->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 		r = sb->null_fd < 0 ? fd_fail(err, -errno, "/dev/null") : 0;
@@ -346,7 +357,7 @@ static int local_open(void *tier, const cordon_plugin_open_spec *spec, void **re
 		       (r = spawn_fd_above_stdio(&sb->null_fd)) < 0))
 		r = fd_fail(err, r, "fcntl");
 	if (r == 0 && t->kernel)
-		r = kernel_open(&sb->root_fd, spec, t->disk, &sb->kernel, err);
+		r = kernel_open(&sb->root_fd, private_path, spec, t->disk, &sb->kernel, err);
 	/* Governed egress is the core's proxy on local_listen (EGRESS_PROXY): the
 	 * namespace has only lo either way. Without the tier's rules there is
 	 * nothing to enforce. */

@@ -141,8 +141,8 @@ static int kernel_mounts(confine_sandbox *k, const cordon_plugin_open_spec *spec
 	return 0;
 }
 
-int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t private_disk,
-		confine_sandbox **ret, cordon_plugin_error *err)
+int kernel_open(int *root_fd, const char *private_path, const cordon_plugin_open_spec *spec,
+		uint64_t private_disk, confine_sandbox **ret, cordon_plugin_error *err)
 {
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY &&
 	    spec->egress != CORDON_PLUGIN_EGRESS_GOVERNED)
@@ -163,10 +163,12 @@ int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t priv
 		return H->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 				    ERRC(limit_unenforceable), "kernel tier: %s", why);
 	int tmpfs_fd = -1;
-	int r = confine_sandbox_new(*root_fd, &spec->limits, spec->workspace ? 0 : private_disk,
-				    &tmpfs_fd, ret, why, sizeof(why));
+	int r = confine_sandbox_new(*root_fd, private_path, &spec->limits,
+				    spec->workspace ? 0 : private_disk, &tmpfs_fd, ret, why,
+				    sizeof(why));
 	if (r == 0 && tmpfs_fd >= 0) {
-		close(*root_fd);
+		if (*root_fd >= 0)
+			close(*root_fd);
 		*root_fd = tmpfs_fd;
 	}
 	if (r < 0)

@@ -33,10 +33,12 @@ int kernel_check_limits(const cordon_plugin_limits *limits, char *why,
  * limits. Egress other than deny is refused: the sandbox has no network
  * until egress governance exists (a later issue), and a request for more
  * is refused rather than silently given less. Without a workspace,
- * private_disk caps the private root (confine_sandbox_new), and *root_fd
- * may be replaced by the sandbox's own tmpfs (the old fd is closed). */
-int kernel_open(int *root_fd, const cordon_plugin_open_spec *spec, uint64_t private_disk,
-		confine_sandbox **ret, cordon_plugin_error *err) CORDON_INTERNAL;
+ * private_disk caps the private root, at private_path when *root_fd is -1
+ * (confine_sandbox_new), and *root_fd is replaced by the sandbox's own tmpfs
+ * (the old fd, if any, is closed). */
+int kernel_open(int *root_fd, const char *private_path, const cordon_plugin_open_spec *spec,
+		uint64_t private_disk, confine_sandbox **ret,
+		cordon_plugin_error *err) CORDON_INTERNAL;
 
 /* Starts one run: argv[0] is searched in the work's PATH inside the
  * sandbox. The stdio fds are the child's ends (borrowed). On success *ret

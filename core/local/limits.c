@@ -357,9 +357,16 @@ static int make_group(limits_cgroup *cg, const char *base, char *why, size_t why
 	return cg->ndirs - 1;
 }
 
-static int open_procs(limits_cgroup *cg, int i)
+/* The file a joiner writes "0" to. Every joiner is single-threaded (a run's
+ * init, the work before its exec, the process jail's supervisor), so on v1
+ * it is `tasks`, which moves the writing thread: the kernel then skips the
+ * kernel-wide cgroup_threadgroup_rwsem (seen on 6.18), whose write lock, taken when it
+ * has been idle, waits an RCU grace period (4-21 ms here) that the joiner
+ * paid on the run's critical path with cgroup.procs. On v2 `tasks` does not
+ * exist (cgroup.threads is for threaded groups only). */
+static int open_procs(limits_cgroup *cg, int i, bool v1)
 {
-	g_autofree char *p = g_build_filename(cg->dirs[i], "cgroup.procs", NULL);
+	g_autofree char *p = g_build_filename(cg->dirs[i], v1 ? "tasks" : "cgroup.procs", NULL);
 	cg->procs_fd[i] = open(p, O_WRONLY | O_CLOEXEC);
 	return cg->procs_fd[i] < 0 ? -errno : 0;
 }
@@ -393,7 +400,7 @@ static int setup_v2(const limits_plan *p, const limits_host *h, limits_cgroup *c
 		r = write_value(cg->dirs[i], "cpu.max", v, false);
 	}
 	if (r >= 0)
-		r = open_procs(cg, i);
+		r = open_procs(cg, i, false);
 	if (r < 0)
 		snprintf(why, whylen, "cannot configure the control group %s: %s", cg->dirs[i],
 			 g_strerror(-r));
@@ -433,7 +440,7 @@ static int setup_v1(const limits_plan *p, const limits_host *h, int c, limits_cg
 		break;
 	}
 	if (r >= 0)
-		r = open_procs(cg, i);
+		r = open_procs(cg, i, true);
 	if (r < 0)
 		snprintf(why, whylen, "cannot configure the control group %s: %s", cg->dirs[i],
 			 g_strerror(-r));
@@ -564,10 +571,10 @@ int limits_jail_group(limits_cgroup *cg, char *why, size_t whylen)
 	}
 	cg->v2 = base == h->v2_dir;
 	int i = make_group(cg, base, why, whylen);
-	int r = i < 0 ? i : open_procs(cg, i);
+	int r = i < 0 ? i : open_procs(cg, i, !cg->v2);
 	if (i >= 0 && r < 0)
-		snprintf(why, whylen, "cannot open %s/cgroup.procs: %s", cg->dirs[i],
-			 g_strerror(-r));
+		snprintf(why, whylen, "cannot open %s/%s: %s", cg->dirs[i],
+			 cg->v2 ? "cgroup.procs" : "tasks", g_strerror(-r));
 	if (r < 0)
 		limits_cgroup_destroy(cg);
 	return r;

@@ -97,14 +97,14 @@ const char *limits_via_name(limit_via v) CORDON_INTERNAL;
 typedef struct limits_cgroup {
 	int ndirs;
 	char dirs[LIMITS_CG_COUNT][PATH_MAX];
-	int procs_fd[LIMITS_CG_COUNT]; /* cgroup.procs, written with the init's pid */
+	int procs_fd[LIMITS_CG_COUNT]; /* "0" joins: cgroup.procs (v2), tasks (v1) */
 	int events_fd;                 /* memory.events (v2) or memory.oom_control (v1), or -1 */
 	uint64_t oom_base;             /* OOM kills counted before this run */
 	bool v2;
 } limits_cgroup;
 
-/* Creates the run's groups with the plan's values and opens their
- * cgroup.procs. Returns 0 or a negative errno with a reason in why. */
+/* Creates the run's groups with the plan's values and opens the files a
+ * single-threaded joiner writes "0" to (cgroup.procs on v2, tasks on v1). Returns 0 or a negative errno with a reason in why. */
 int limits_cgroup_create(const limits_plan *p, limits_cgroup *cg, char *why,
 			 size_t whylen) CORDON_INTERNAL;
 /* A run starts in cg (a new group, or one a finished run left empty):

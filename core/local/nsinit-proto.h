@@ -101,7 +101,7 @@ enum nsinit_request_kind {
 	/* Start a run. Payload: argv strings, envp strings, then the working
 	 * directory relative to the workspace ("" for the workspace), each
 	 * NUL-terminated. fds: [0] stdin [1] stdout [2] stderr [3] status pipe
-	 * [4..] the run's cgroup.procs files, then the payload's memfd when
+	 * [4..] the run's control-group join files (limits.h), then the payload's memfd when
 	 * NSINIT_RUN_PAYLOAD_FD. Reply: its init's pidfd (none for a last run). */
 	NSINIT_REQ_RUN = 2,
 	/* A TCP socket of the sandbox's network namespace, for the host's serve

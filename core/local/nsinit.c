@@ -261,7 +261,8 @@ static long exec_work(const char *file, char **argv, char **envp)
 
 /* The work: the last confinement steps, then execve. fd 3 is the status
  * pipe (close-on-exec), fd 4 the Landlock ruleset when there is one, and
- * from WORK_FD_CGROUPS the ncg cgroup.procs files it joins (a last run). */
+ * from WORK_FD_CGROUPS the ncg control-group files it joins (a last run;
+ * cgroup.procs on v2, tasks on v1: it is single-threaded). */
 static void __attribute__((noreturn))
 work(char **argv, char **envp, bool landlock, const unsigned long *mask, int ncg, bool ctty)
 {

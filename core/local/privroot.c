@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/mount.h>
 #include <sys/mount.h>
 #include <sys/random.h>
@@ -31,8 +32,7 @@ static int open_tmp(void)
 	return open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* Mounts a fresh tmpfs of size bytes on the directory dirfd. */
-static int mount_tmpfs(int dirfd, uint64_t size, const char **what)
+int private_root_tmpfs(uint64_t size, const char **what)
 {
 	char bytes[24];
 	snprintf(bytes, sizeof(bytes), "%" PRIu64, size);
@@ -41,20 +41,32 @@ static int mount_tmpfs(int dirfd, uint64_t size, const char **what)
 		*what = "cannot create the private root's tmpfs";
 		return -errno;
 	}
-	int r = 0, mnt = -1;
+	int mnt = -1;
 	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", bytes, 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
 	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0 ||
-	    syscall(SYS_move_mount, mnt, "", dirfd, "",
+				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0) {
+		mnt = -errno;
+		*what = "cannot create the private root's tmpfs";
+	}
+	close(fs);
+	return mnt;
+}
+
+/* Mounts a fresh tmpfs of size bytes on the directory dirfd. */
+static int mount_tmpfs(int dirfd, uint64_t size, const char **what)
+{
+	int mnt = private_root_tmpfs(size, what);
+	if (mnt < 0)
+		return mnt;
+	int r = 0;
+	if (syscall(SYS_move_mount, mnt, "", dirfd, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
 		r = -errno;
 		*what = "cannot mount the private root's tmpfs";
 	}
-	if (mnt >= 0)
-		close(mnt);
-	close(fs);
+	close(mnt);
 	return r;
 }
 
@@ -67,6 +79,53 @@ static int unmount_at(int parent_fd, const char *name)
 	return umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 ? -errno : 0;
 }
 
+/* "cordon-TOKEN-RANDOM" into name (owner.h: gc can tell when its maker is gone). */
+static int make_name(char *name, size_t len, const char **what)
+{
+	char owner[OWNER_TOKEN_MAX];
+	int tok = owner_token_self(owner);
+	if (tok < 0) {
+		*what = "cannot tell this process's owner token from /proc";
+		return tok;
+	}
+	uint64_t rnd;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		*what = "getrandom";
+		return -errno;
+	}
+	snprintf(name, len, "cordon-%s-%016llx", owner, (unsigned long long)rnd);
+	return 0;
+}
+
+int private_root_path(char *buf, size_t len, const char **what)
+{
+	int tmp = open_tmp();
+	if (tmp < 0) {
+		*what = "cannot open the temporary directory";
+		return -errno;
+	}
+	char link[64], dir[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", tmp);
+	ssize_t n = readlink(link, dir, sizeof(dir) - 1);
+	close(tmp);
+	if (n <= 0) {
+		*what = "cannot name the temporary directory";
+		return n < 0 ? -errno : -EINVAL;
+	}
+	dir[n] = '\0';
+	if (strcmp(dir, "/tmp") != 0 && strncmp(dir, "/tmp/", 5) != 0)
+		return -ENOTDIR;
+	char name[sizeof(((private_root *)0)->name)];
+	int r = make_name(name, sizeof(name), what);
+	if (r < 0)
+		return r;
+	if (snprintf(buf, len, "%s/%s", dir, name) >= (int)len) {
+		*what = "the temporary directory's path is too long";
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 int private_root_make(private_root *r, uint64_t disk, const char **what)
 {
 	r->parent_fd = open_tmp();
@@ -74,20 +133,12 @@ int private_root_make(private_root *r, uint64_t disk, const char **what)
 		*what = "cannot open the temporary directory";
 		return -errno;
 	}
-	char owner[OWNER_TOKEN_MAX];
-	int tok = owner_token_self(owner);
-	if (tok < 0) {
-		*what = "cannot tell this process's owner token from /proc";
-		return tok;
-	}
 	for (int attempt = 0; attempt < 32; attempt++) {
-		uint64_t rnd;
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-			*what = "getrandom";
-			return -errno;
+		int e = make_name(r->name, sizeof(r->name), what);
+		if (e < 0) {
+			r->name[0] = '\0';
+			return e;
 		}
-		snprintf(r->name, sizeof(r->name), "cordon-%s-%016llx", owner,
-			 (unsigned long long)rnd);
 		if (mkdirat(r->parent_fd, r->name, 0700) == 0)
 			break;
 		r->name[0] = '\0';

@@ -218,4 +218,30 @@ if [ "$(cat "$tmp/took")" -le 5 ]; then ok "so does --json work"; else not_ok "s
 check "--json with a closed stdout runs nothing" 141 sh -c '"$1" run --json --trust trusted -- touch "$2" >&-' sh "$cordon" "$tmp/ran"
 if [ -e "$tmp/ran" ]; then not_ok "nothing ran"; else ok "nothing ran"; fi
 
+# `cordon run` on the kernel tier (issue 16 item 1): below /tmp its private root is the
+# sandbox's own tmpfs only, as root too: while the work runs, its path is nothing on the host
+# and nothing is mounted there (the close has nothing to unmount nor remove).
+private_root_case() { # private_root_case DESCRIPTION [WRAPPER...]
+	desc=$1
+	shift
+	: >"$tmp/pr"
+	env -u TMPDIR "$@" "$cordon" run -- sh -c 'pwd; sleep 2' >"$tmp/pr" 2>"$tmp/err" &
+	pid=$!
+	i=0
+	while [ ! -s "$tmp/pr" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+	path=$(head -n 1 "$tmp/pr")
+	case "$path" in
+	/tmp/cordon-*)
+		if [ -e "$path" ] || grep -qF "$path" /proc/self/mountinfo; then
+			not_ok "$desc ($path is on the host)"; else ok "$desc"; fi ;;
+	*) not_ok "$desc (the work ran in '$path')"; sed 's/^/# /' "$tmp/err" ;;
+	esac
+	if wait "$pid"; then ok "$desc: the run succeeds"; else not_ok "$desc: the run succeeds"; sed 's/^/# /' "$tmp/err"; fi
+}
+private_root_case "kernel tier: the private root is not on the host ($(id -un))"
+if [ "$(id -u)" = 0 ]; then
+	private_root_case "kernel tier: the private root is not on the host (nobody)" \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups
+fi
+
 tap_finish

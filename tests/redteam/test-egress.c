@@ -77,7 +77,7 @@ START_TEST(test_listener_inside)
 	confine_sandbox *s = NULL;
 	int tmpfs = -1;
 	char why[512] = "";
-	int r = confine_sandbox_new(root, &lim, 0, &tmpfs, &s, why, sizeof(why));
+	int r = confine_sandbox_new(root, NULL, &lim, 0, &tmpfs, &s, why, sizeof(why));
 	ck_assert_msg(r == 0, "confine_sandbox_new: %s", why);
 	uint16_t port = 0;
 	int lsn = confine_sandbox_listen(s, &port);

@@ -1751,6 +1751,21 @@ static void private_root_capped(const char *tier, const char *trust, bool capped
 	if (capped)
 		ck_assert_msg(statfs(big, &fs) < 0 || fs.f_type == TMPFS_MAGIC,
 			      "%s reached the host's disk", big);
+	if (strcmp(tier, "kernel") == 0) {
+		/* Only the sandbox mounts the kernel tier's tmpfs, as root too: on the host the
+		 * path is nothing (below /tmp, where the sandbox has its own) or an empty
+		 * directory of the host's file system (closing unmounts nothing on the host; a
+		 * host that dies leaves no mount). */
+		g_autofree char *up = g_path_get_dirname(lines[0]);
+		struct stat dir, parent;
+		ck_assert_int_eq(stat(up, &parent), 0);
+		if (stat(lines[0], &dir) == 0)
+			ck_assert_msg(dir.st_dev == parent.st_dev,
+				      "%s is a mount point on the host", lines[0]);
+		else
+			ck_assert(g_str_has_prefix(lines[0], "/tmp/"));
+		ck_assert_msg(access(big, F_OK) < 0, "%s is on the host", big);
+	}
 	char **paths = NULL;
 	ck_assert_int_eq(cordon_sandbox_walk(sb, "", &paths, &err), 1);
 	ck_assert_str_eq(paths[0], "big");
@@ -1769,15 +1784,19 @@ START_TEST(test_private_root_capped)
 }
 END_TEST
 
-/* A host killed with its private root open leaves it (and, as root, its
- * tmpfs mounted): gc detaches and removes it. */
-START_TEST(test_private_root_gc)
+/* A host killed with its private root open, under TMPDIR tmpdir (NULL: unset, /tmp):
+ * returns the path the work saw, after the kill. */
+static char *private_root_of_killed_host(const char *tmpdir)
 {
 	int pipefd[2];
 	ck_assert_int_eq(pipe(pipefd), 0);
 	pid_t host = fork();
 	ck_assert_int_ge(host, 0);
 	if (host == 0) {
+		if (tmpdir)
+			setenv("TMPDIR", tmpdir, 1);
+		else
+			unsetenv("TMPDIR");
 		cordon_context *ctx = NULL;
 		cordon_request *req = cordon_request_new("semi-trusted");
 		cordon_sandbox *sb = NULL;
@@ -1798,15 +1817,46 @@ START_TEST(test_private_root_gc)
 	close(pipefd[0]);
 	kill(host, SIGKILL);
 	waitpid(host, NULL, 0);
+	return g_strdup(dead);
+}
+
+static void assert_not_mounted(const char *path)
+{
+	g_autofree char *mounts = NULL;
+	ck_assert(g_file_get_contents("/proc/self/mountinfo", &mounts, NULL, NULL));
+	ck_assert_msg(!strstr(mounts, path), "%s is still mounted", path);
+}
+
+/* The kernel tier's private root below /tmp (TMPDIR unset) is the sandbox's tmpfs only,
+ * in the sandbox's own /tmp: a host killed with it open leaves nothing on the host. With
+ * TMPDIR elsewhere its mount point is a host directory, which SIGKILL leaves and gc
+ * removes (nothing was mounted on the host either way). */
+START_TEST(test_private_root_gc)
+{
+	g_autofree char *in_tmp = private_root_of_killed_host(NULL);
+	ck_assert_msg(g_str_has_prefix(in_tmp, "/tmp/cordon-"), "%s", in_tmp);
+	ck_assert_msg(access(in_tmp, F_OK) < 0, "%s is on the host", in_tmp);
+	assert_not_mounted(in_tmp);
+
+	g_autofree char *tmpdir = g_strdup("/var/tmp/cordon-rt-gc-XXXXXX");
+	ck_assert(g_mkdtemp(tmpdir));
+	ck_assert_int_eq(chmod(tmpdir, 01777), 0);
+	g_autofree char *dead = private_root_of_killed_host(tmpdir);
+	ck_assert_msg(g_str_has_prefix(dead, tmpdir), "%s", dead);
 	ck_assert_int_eq(access(dead, F_OK), 0); /* SIGKILL left it */
+	assert_not_mounted(dead);
+	g_autofree char *old = g_strdup(g_getenv("TMPDIR"));
+	g_setenv("TMPDIR", tmpdir, TRUE);
 	cordon_context *ctx = NULL;
 	ck_assert_int_eq(cordon_context_new(NULL, &ctx, NULL), 0);
 	ck_assert_int_ge(cordon_context_gc(ctx, NULL), 1);
-	ck_assert_msg(access(dead, F_OK) < 0, "%s is still there", dead);
-	g_autofree char *mounts = NULL;
-	ck_assert(g_file_get_contents("/proc/self/mountinfo", &mounts, NULL, NULL));
-	ck_assert_msg(!strstr(mounts, dead), "%s is still mounted", dead);
 	cordon_context_free(ctx);
+	if (old)
+		g_setenv("TMPDIR", old, TRUE);
+	else
+		g_unsetenv("TMPDIR");
+	ck_assert_msg(access(dead, F_OK) < 0, "%s is still there", dead);
+	ck_assert_int_eq(rmdir(tmpdir), 0);
 }
 END_TEST
 

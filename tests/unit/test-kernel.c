@@ -21,6 +21,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -410,6 +411,68 @@ START_TEST(test_limits_prefer_cgroups)
 }
 END_TEST
 
+/* A run's groups are joined by a single-threaded process writing "0" to the file
+ * limits_cgroup_create opened: on v1 `tasks`, which moves the writer without the
+ * kernel-wide threadgroup lock (whose write side, taken when idle, waits an RCU grace
+ * period: 4-21 ms on every isolated run as root here with cgroup.procs); on v2
+ * cgroup.procs. The joiner is then a member of every group. */
+START_TEST(test_limits_join_file)
+{
+	limits_plan p;
+	char why[256];
+	ck_assert_int_eq(limits_plan_make(NULL, &p, why, sizeof(why)), 0);
+	limits_cgroup cg;
+	ck_assert_msg(limits_cgroup_create(&p, &cg, why, sizeof(why)) == 0, "%s", why);
+	if (cg.ndirs == 0) {
+		/* Unprivileged here: the rlimit floor, no group to join. */
+		ck_assert_msg(geteuid() != 0 || g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") != 0,
+			      "CORDON_REQUIRE=all: root without control groups");
+		printf("# no control groups for this user: nothing to join\n");
+		return;
+	}
+	for (int i = 0; i < cg.ndirs; i++) {
+		g_autofree char *link = g_strdup_printf("/proc/self/fd/%d", cg.procs_fd[i]);
+		g_autofree char *target = g_file_read_link(link, NULL);
+		g_autofree char *tasks = g_build_filename(cg.dirs[i], "tasks", NULL);
+		bool v1 = access(tasks, F_OK) == 0;
+		ck_assert_msg(target && g_str_has_suffix(target, v1 ? "/tasks" : "/cgroup.procs"),
+			      "%s joins through %s", cg.dirs[i], target ? target : "?");
+	}
+	int hold[2];
+	ck_assert_int_eq(pipe2(hold, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		for (int i = 0; i < cg.ndirs; i++)
+			if (write(cg.procs_fd[i], "0", 1) != 1)
+				_exit(1);
+		close(hold[1]);
+		_exit(read(hold[0], &c, 1) < 0 ? 2 : 0);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(hold[0]);
+	for (int i = 0; i < cg.ndirs; i++) {
+		g_autofree char *procs = g_build_filename(cg.dirs[i], "cgroup.procs", NULL);
+		g_autofree char *want = g_strdup_printf("%d\n", (int)pid);
+		g_autofree char *inner = g_strdup_printf("\n%d\n", (int)pid);
+		bool member = false;
+		for (int tries = 0; tries < 2000 && !member; tries++) {
+			g_autofree char *list = NULL;
+			g_file_get_contents(procs, &list, NULL, NULL);
+			member = list && (g_str_has_prefix(list, want) || strstr(list, inner));
+			if (!member)
+				g_usleep(1000);
+		}
+		ck_assert_msg(member, "pid %d is not in %s", (int)pid, cg.dirs[i]);
+	}
+	close(hold[1]);
+	int st = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	limits_cgroup_destroy(&cg);
+}
+END_TEST
+
 /* ---- Landlock ---------------------------------------------------------------------------- */
 
 START_TEST(test_landlock_masks)
@@ -511,6 +574,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_limits_cpu_needs_cgroup);
 	tcase_add_test(tc, test_limits_clamped_to_hard);
 	tcase_add_test(tc, test_limits_prefer_cgroups);
+	tcase_add_test(tc, test_limits_join_file);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("landlock");
 	tcase_add_test(tc, test_landlock_masks);
