@@ -11,7 +11,7 @@
  * The server runs in a child in a new network namespace (root), which hands
  * out sockets made there over SCM_RIGHTS, as the sandbox's init does.
  *
- * usage: bench-sockmap [-n ROUND_TRIPS] [-r ROUNDS] [-s BYTES]
+ * usage: bench-sockmap [-n ROUND_TRIPS] [-r ROUNDS] [-s BYTES] [-t MIB (bulk instead)]
  */
 #include "config.h"
 
@@ -22,7 +22,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -182,7 +182,8 @@ static pid_t server_start(int host_listener)
 		write(ready[1], "x", 1);
 		char fam;
 		while (recv(sp[1], &fam, 1, 0) == 1) {
-			int fd = socket(fam == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			int fd = socket(fam == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC,
+					0);
 			send_fd(sp[1], fd);
 			if (fd >= 0)
 				close(fd);
@@ -243,7 +244,8 @@ struct pair {
 	int fd[2];
 };
 
-/* Each side's FIN is passed on once its bytes are out; errors close both. */
+/* Each side's FIN is passed on once its bytes are out (POLLHUP: both ways
+ * shut, so its FIN came too); errors close both. */
 static void *pair_watch(void *arg)
 {
 	struct pair *p = arg;
@@ -254,12 +256,46 @@ static void *pair_watch(void *arg)
 			pf[i] = (struct pollfd){ p->fd[i], eof[i] ? 0 : POLLRDHUP, 0 };
 		if (poll(pf, 2, -1) < 0)
 			continue;
-		if ((pf[0].revents | pf[1].revents) & (POLLERR | POLLHUP))
+		if ((pf[0].revents | pf[1].revents) & POLLERR) {
+			if (getenv("SM_DEBUG")) {
+				int e[2] = { 0, 0 };
+				socklen_t l = sizeof(int);
+				getsockopt(p->fd[0], SOL_SOCKET, SO_ERROR, &e[0], &l);
+				getsockopt(p->fd[1], SOL_SOCKET, SO_ERROR, &e[1], &l);
+				struct tcp_info a, b;
+				l = sizeof(a);
+				getsockopt(p->fd[0], IPPROTO_TCP, TCP_INFO, &a, &l);
+				l = sizeof(b);
+				getsockopt(p->fd[1], IPPROTO_TCP, TCP_INFO, &b, &l);
+				fprintf(stderr,
+					"pair: revents %#x %#x, so_error %s / %s; A sent %llu "
+					"notsent %u state %u, B rcvd %llu state %u\n",
+					pf[0].revents, pf[1].revents, strerror(e[0]),
+					strerror(e[1]), (unsigned long long)a.tcpi_bytes_sent,
+					a.tcpi_notsent_bytes, a.tcpi_state,
+					(unsigned long long)b.tcpi_bytes_received, b.tcpi_state);
+			}
 			break;
+		}
 		for (int i = 0; i < 2; i++)
-			if (!eof[i] && (pf[i].revents & POLLRDHUP)) {
+			if (!eof[i] && (pf[i].revents & (POLLRDHUP | POLLHUP))) {
+				int spins = 0;
 				while (net_sockmap_flushed(p->fd[i], p->fd[1 - i]) == 0)
-					usleep(200);
+					usleep(200), spins++;
+				if (getenv("SM_DEBUG")) {
+					struct tcp_info a, b;
+					socklen_t l = sizeof(a);
+					getsockopt(p->fd[i], IPPROTO_TCP, TCP_INFO, &a, &l);
+					l = sizeof(b);
+					getsockopt(p->fd[1 - i], IPPROTO_TCP, TCP_INFO, &b, &l);
+					fprintf(stderr,
+						"eof on %d after %d spins: rcvd %llu, peer sent "
+						"%llu retr %llu notsent %u\n",
+						i, spins, (unsigned long long)a.tcpi_bytes_received,
+						(unsigned long long)b.tcpi_bytes_sent,
+						(unsigned long long)b.tcpi_bytes_retrans,
+						b.tcpi_notsent_bytes);
+				}
 				shutdown(p->fd[1 - i], SHUT_WR);
 				eof[i] = true;
 			}
@@ -354,6 +390,66 @@ static double trips(unsigned port, int n)
 	return m;
 }
 
+/* One connection: bytes sent while the echo comes back (both ways at once),
+ * then a half-close and the rest read to EOF, every byte checked. MiB/s of
+ * one direction, or -1 on a short or wrong answer. */
+struct sender {
+	int fd;
+	size_t total;
+};
+
+static char pattern(size_t i) { return (char)(i * 131 + (i >> 12)); }
+
+static void *send_all(void *arg)
+{
+	struct sender *s = arg;
+	char buf[65536];
+	for (size_t off = 0; off < s->total;) {
+		size_t n = s->total - off < sizeof(buf) ? s->total - off : sizeof(buf);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = pattern(off + i);
+		ssize_t w = send(s->fd, buf, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return (void *)1;
+		off += (size_t)w;
+	}
+	shutdown(s->fd, SHUT_WR); /* HTTP/1.0 style: then wait for all of the answer */
+	return NULL;
+}
+
+static double bulk(unsigned port, size_t total)
+{
+	int fd = connect_port(port);
+	struct sender s = { fd, total };
+	pthread_t t;
+	double t0 = now_us();
+	pthread_create(&t, NULL, send_all, &s);
+	char buf[65536];
+	size_t got = 0;
+	bool ok = true;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0) {
+			if (n < 0)
+				fprintf(stderr, "bench-sockmap: bulk recv: %s\n", strerror(errno));
+			break;
+		}
+		for (ssize_t i = 0; i < n && ok; i++)
+			ok = buf[i] == pattern(got + (size_t)i);
+		got += (size_t)n;
+	}
+	void *rv;
+	pthread_join(t, &rv);
+	double dt = now_us() - t0;
+	close(fd);
+	if (!ok || got != total || rv) {
+		fprintf(stderr, "bench-sockmap: bulk to port %u: %zu of %zu bytes back%s\n", port,
+			got, total, ok ? "" : ", some wrong");
+		return -1;
+	}
+	return total / dt * 1e6 / (1 << 20);
+}
+
 static unsigned port_of(const char *address)
 {
 	const char *c = strrchr(address, ':');
@@ -363,15 +459,19 @@ static unsigned port_of(const char *address)
 int main(int argc, char **argv)
 {
 	int n = 2000, rounds = 7, opt;
-	while ((opt = getopt(argc, argv, "n:r:s:")) != -1) {
+	size_t total = 0;
+	while ((opt = getopt(argc, argv, "n:r:s:t:")) != -1) {
 		if (opt == 'n')
 			n = atoi(optarg);
 		else if (opt == 'r')
 			rounds = atoi(optarg);
 		else if (opt == 's')
 			msg = (size_t)atol(optarg);
+		else if (opt == 't')
+			total = (size_t)atol(optarg) << 20;
 		else
-			return fprintf(stderr, "usage: bench-sockmap [-n N] [-r ROUNDS] [-s BYTES]\n"),
+			return fprintf(stderr,
+				       "usage: bench-sockmap [-n N] [-r ROUNDS] [-s BYTES]\n"),
 			       64;
 	}
 	if (rounds > 64)
@@ -397,6 +497,29 @@ int main(int argc, char **argv)
 	pthread_create(&t, NULL, sockmap_accept, (void *)(intptr_t)sl);
 
 	double d[64], rl[64], sm[64];
+	if (total) {
+		for (int i = 0; i < rounds; i++) {
+			d[i] = bulk(direct, total);
+			rl[i] = bulk(relay, total);
+			sm[i] = bulk(smport, total);
+			if (d[i] < 0 || rl[i] < 0 || sm[i] < 0)
+				return fprintf(stderr, "bench-sockmap: bulk failed (%s)\n",
+					       d[i] < 0    ? "direct"
+					       : rl[i] < 0 ? "relay"
+							   : "sockmap"),
+				       1;
+		}
+		double la[3] = { 0 };
+		getloadavg(la, 3);
+		printf("bulk, %zu MiB each way at once, then a half-close, %d rounds, medians "
+		       "(load %.2f): direct %.0f MiB/s, relay %.0f MiB/s, sockmap %.0f MiB/s\n",
+		       total >> 20, rounds, la[0], median(d, rounds), median(rl, rounds),
+		       median(sm, rounds));
+		net_forward_stop(fwd);
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		return 0;
+	}
 	for (int i = 0; i < rounds; i++) {
 		d[i] = trips(direct, n);
 		rl[i] = trips(relay, n);
@@ -408,8 +531,8 @@ int main(int argc, char **argv)
 	printf("round trip, %zu B each way, %d x %d rounds interleaved, medians "
 	       "(load %.2f %.2f %.2f):\n",
 	       msg, n, rounds, la[0], la[1], la[2]);
-	printf("  direct  %7.1f us\n  relay   %7.1f us  %.2fx\n  sockmap %7.1f us  %.2fx\n", md,
-	       mr, mr / md, ms, ms / md);
+	printf("  direct  %7.1f us\n  relay   %7.1f us  %.2fx\n  sockmap %7.1f us  %.2fx\n", md, mr,
+	       mr / md, ms, ms / md);
 	printf("  per round (direct/relay/sockmap):");
 	for (int i = 0; i < rounds; i++)
 		printf(" %.1f/%.1f/%.1f", d[i], rl[i], sm[i]);

@@ -36,7 +36,9 @@ int net_sockmap_new(unsigned max_pairs, net_sockmap **ret, char *why,
 void net_sockmap_free(net_sockmap *m) CORDON_INTERNAL;
 /* From now on what a receives the kernel sends on b, and what b receives on
  * a; bytes already queued on either are carried too. a and b: connected TCP
- * sockets, not joined before. 0 or a negative errno (nothing joined). */
+ * sockets, not joined before. 0, -ECONNABORTED (joined but unusable: close
+ * both), or another negative errno (nothing joined: the sockets are as they
+ * were, for a copy loop of the caller's). */
 int net_sockmap_join(net_sockmap *m, int a, int b) CORDON_INTERNAL;
 /* After from's peer sent its FIN: 1 when every byte from received is on to's
  * send side (the FIN can be passed on), 0 while some is still on the way, or
