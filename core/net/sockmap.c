@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <linux/tcp.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,8 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+static int self_check(net_sockmap *m);
+
 void net_sockmap_free(net_sockmap *m)
 {
 	if (!m)
@@ -140,6 +144,10 @@ int net_sockmap_new(unsigned max_pairs, net_sockmap **ret, char *why, size_t why
 	if (r >= 0) {
 		step = "attaching the program";
 		r = prog_attach(m->prog, m->carried);
+	}
+	if (r >= 0) {
+		step = "the self-check (bytes and a FIN through a joined pair)";
+		r = self_check(m) > 0 ? 0 : -EPROTO;
 	}
 	if (r < 0) {
 		snprintf(why, whylen, "%s: %s", step, strerror(-r));
@@ -232,6 +240,116 @@ int net_sockmap_flushed(int from, int to)
 	uint64_t received = in.tcpi_bytes_received ? in.tcpi_bytes_received - 1 : 0;
 	uint64_t written = out.tcpi_bytes_sent - out.tcpi_bytes_retrans + out.tcpi_notsent_bytes;
 	return written >= received;
+}
+
+/* ---- the self-check: this kernel carries bytes and FINs as relied on ---------------- */
+
+#define CHECK_BYTES 65536
+#define CHECK_MS 1000
+
+static int loopback_pair(int lsn, const struct sockaddr_in *a, int *ret_client)
+{
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c < 0)
+		return -errno;
+	if (connect(c, (const struct sockaddr *)a, sizeof(*a)) < 0) {
+		int e = -errno;
+		close(c);
+		return e;
+	}
+	int s = accept4(lsn, NULL, NULL, SOCK_CLOEXEC);
+	if (s < 0) {
+		int e = -errno;
+		close(c);
+		return e;
+	}
+	*ret_client = c;
+	return s;
+}
+
+/* All of n bytes of value v from fd, then (eof) its EOF, each within CHECK_MS. */
+static bool receive_all(int fd, size_t n, char v, bool eof)
+{
+	char buf[8192];
+	for (size_t got = 0; got < n || eof;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, CHECK_MS) != 1)
+			return false;
+		ssize_t r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r == 0)
+			return got == n;
+		if (r < 0 || got + (size_t)r > n)
+			return false;
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] != v)
+				return false;
+		got += (size_t)r;
+		if (got == n && !eof)
+			return true;
+	}
+	return true;
+}
+
+static bool send_all(int fd, size_t n, char v)
+{
+	char buf[8192];
+	memset(buf, v, sizeof(buf));
+	for (size_t off = 0; off < n;) {
+		ssize_t w = send(fd, buf, n - off < sizeof(buf) ? n - off : sizeof(buf),
+				 MSG_NOSIGNAL);
+		if (w <= 0)
+			return false;
+		off += (size_t)w;
+	}
+	return true;
+}
+
+/* client -> a ~ b -> server and back, then client's FIN passed on as the
+ * forwarder does (POLLRDHUP, then net_sockmap_flushed): every byte arrives,
+ * then the FIN. */
+static bool carries(net_sockmap *m, int lsn, const struct sockaddr_in *addr)
+{
+	int client = -1, server = -1;
+	int a = loopback_pair(lsn, addr, &client);
+	int b = a < 0 ? -1 : loopback_pair(lsn, addr, &server);
+	bool ok = b >= 0 && send_all(client, 100, 'q') && net_sockmap_join(m, a, b) == 0 &&
+		  receive_all(server, 100, 'q', false) && send_all(server, CHECK_BYTES, 'r') &&
+		  receive_all(client, CHECK_BYTES, 'r', false) &&
+		  send_all(client, CHECK_BYTES, 's') && shutdown(client, SHUT_WR) == 0;
+	struct pollfd p = { a, POLLRDHUP, 0 };
+	ok = ok && poll(&p, 1, CHECK_MS) == 1 && !(p.revents & POLLERR);
+	int f = 0;
+	for (int i = 0; ok && i < CHECK_MS && (f = net_sockmap_flushed(a, b)) == 0; i++)
+		poll(NULL, 0, 1);
+	ok = ok && f == 1 && shutdown(b, SHUT_WR) == 0 &&
+	     receive_all(server, CHECK_BYTES, 's', true);
+	int fds[] = { client, server, a, b };
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return ok;
+}
+
+/* Once per process: whether the kernel carries a pair as relied on here
+ * (bytes queued before the join, both ways, the FIN's bookkeeping). A kernel
+ * that does otherwise keeps the relay. */
+static int self_check(net_sockmap *m)
+{
+	static int verdict; /* 0 unknown, 1 good, -1 not */
+	int v = __atomic_load_n(&verdict, __ATOMIC_ACQUIRE);
+	if (v)
+		return v;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lsn < 0)
+		return -1; /* not the kernel's fault: looked at again next time */
+	bool ok = bind(lsn, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(lsn, 4) == 0 &&
+		  getsockname(lsn, (struct sockaddr *)&a, &alen) == 0 && carries(m, lsn, &a);
+	close(lsn);
+	v = ok ? 1 : -1;
+	__atomic_store_n(&verdict, v, __ATOMIC_RELEASE);
+	return v;
 }
 
 unsigned net_sockmap_count(const net_sockmap *m)
