@@ -4,10 +4,13 @@
  * (issue 14; docs/network.md, "Sockmap"). One run, three ways to reach the
  * same C echo server, rounds interleaved, medians:
  *   direct   the server's listener on the host's loopback;
- *   relay    core/net/forward.c's GLib copy loop (net_forward_*) into a
- *            network namespace of its own, as the kernel tier does;
+ *   relay    core/net/forward.c's GLib copy loop (net_forward_* with
+ *            CORDON_SERVE_FORWARD=relay) into a network namespace of its
+ *            own, as the kernel tier does;
  *   sockmap  the same two sockets joined by core/net/sockmap.c: the kernel
- *            moves the bytes, no thread of ours wakes per request.
+ *            moves the bytes, no thread of ours wakes per request (this
+ *            prototype's own accept loop and a watcher thread per pair;
+ *            the forwarder's kernel path does the same on its loop).
  * The server runs in a child in a new network namespace (root), which hands
  * out sockets made there over SCM_RIGHTS, as the sandbox's init does.
  *
@@ -483,9 +486,12 @@ int main(int argc, char **argv)
 
 	char why[256] = "";
 	net_forward *fwd = NULL;
+	setenv("CORDON_SERVE_FORWARD", "relay", 1); /* the library's forwarder, its relay path */
 	if (net_forward_start(PORT, false, inside_socket, on_ready, NULL, &fwd, why, sizeof(why)) <
 	    0)
 		return fprintf(stderr, "bench-sockmap: relay: %s\n", why), 1;
+	if (net_forward_kernel_path(fwd))
+		return fprintf(stderr, "bench-sockmap: the relay took the kernel path\n"), 1;
 	while (!__atomic_load_n(&relay_ready, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	unsigned relay = port_of(relay_address);
