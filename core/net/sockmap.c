@@ -196,7 +196,7 @@ static int kick(int fd)
 
 int net_sockmap_join(net_sockmap *m, int a, int b)
 {
-	uint64_t ka, kb;
+	uint64_t ka = 0, kb = 0;
 	int r = cookie_of(a, &ka);
 	if (r == 0)
 		r = cookie_of(b, &kb);
@@ -231,7 +231,7 @@ static int tcp_info_of(int fd, struct tcp_info *ti)
  * it takes); to's bytes written is what was sent once plus what waits. */
 int net_sockmap_flushed(int from, int to)
 {
-	struct tcp_info in, out;
+	struct tcp_info in = { 0 }, out = { 0 };
 	int r = tcp_info_of(from, &in);
 	if (r == 0)
 		r = tcp_info_of(to, &out);
