@@ -248,7 +248,8 @@ struct pair {
 };
 
 /* Each side's FIN is passed on once its bytes are out (POLLHUP: both ways
- * shut, so its FIN came too); errors close both. */
+ * shut, so its FIN came too); errors close both. A prototype's: a thread
+ * per pair, blocking; the forwarder does the same on its loop. */
 static void *pair_watch(void *arg)
 {
 	struct pair *p = arg;
@@ -259,46 +260,12 @@ static void *pair_watch(void *arg)
 			pf[i] = (struct pollfd){ p->fd[i], eof[i] ? 0 : POLLRDHUP, 0 };
 		if (poll(pf, 2, -1) < 0)
 			continue;
-		if ((pf[0].revents | pf[1].revents) & POLLERR) {
-			if (getenv("SM_DEBUG")) {
-				int e[2] = { 0, 0 };
-				socklen_t l = sizeof(int);
-				getsockopt(p->fd[0], SOL_SOCKET, SO_ERROR, &e[0], &l);
-				getsockopt(p->fd[1], SOL_SOCKET, SO_ERROR, &e[1], &l);
-				struct tcp_info a, b;
-				l = sizeof(a);
-				getsockopt(p->fd[0], IPPROTO_TCP, TCP_INFO, &a, &l);
-				l = sizeof(b);
-				getsockopt(p->fd[1], IPPROTO_TCP, TCP_INFO, &b, &l);
-				fprintf(stderr,
-					"pair: revents %#x %#x, so_error %s / %s; A sent %llu "
-					"notsent %u state %u, B rcvd %llu state %u\n",
-					pf[0].revents, pf[1].revents, strerror(e[0]),
-					strerror(e[1]), (unsigned long long)a.tcpi_bytes_sent,
-					a.tcpi_notsent_bytes, a.tcpi_state,
-					(unsigned long long)b.tcpi_bytes_received, b.tcpi_state);
-			}
+		if ((pf[0].revents | pf[1].revents) & POLLERR)
 			break;
-		}
 		for (int i = 0; i < 2; i++)
 			if (!eof[i] && (pf[i].revents & (POLLRDHUP | POLLHUP))) {
-				int spins = 0;
 				while (net_sockmap_flushed(p->fd[i], p->fd[1 - i]) == 0)
-					usleep(200), spins++;
-				if (getenv("SM_DEBUG")) {
-					struct tcp_info a, b;
-					socklen_t l = sizeof(a);
-					getsockopt(p->fd[i], IPPROTO_TCP, TCP_INFO, &a, &l);
-					l = sizeof(b);
-					getsockopt(p->fd[1 - i], IPPROTO_TCP, TCP_INFO, &b, &l);
-					fprintf(stderr,
-						"eof on %d after %d spins: rcvd %llu, peer sent "
-						"%llu retr %llu notsent %u\n",
-						i, spins, (unsigned long long)a.tcpi_bytes_received,
-						(unsigned long long)b.tcpi_bytes_sent,
-						(unsigned long long)b.tcpi_bytes_retrans,
-						b.tcpi_notsent_bytes);
-				}
+					usleep(200);
 				shutdown(p->fd[1 - i], SHUT_WR);
 				eof[i] = true;
 			}
