@@ -191,7 +191,9 @@ static gboolean kernel_dispatch(fwd_conn *c)
 	}
 	if (c->passed[0] && c->passed[1])
 		return G_SOURCE_REMOVE; /* both sides said all they had */
-	if (waiting) {
+	if (!waiting) {
+		c->flush_us = 0;
+	} else {
 		c->flush_us = c->flush_us ? MIN(2 * c->flush_us, FWD_FLUSH_US_MAX) : FWD_FLUSH_US;
 		g_source_set_ready_time(&c->src, g_source_get_time(&c->src) + c->flush_us);
 	}
