@@ -451,7 +451,7 @@ bool net_forward_kernel_path(const net_forward *f) { return f->sockmap != NULL; 
 
 unsigned net_forward_kernel_pairs(const net_forward *f)
 {
-	return f->sockmap ? net_sockmap_count(f->sockmap) / 2 : 0;
+	return f->sockmap ? (net_sockmap_count(f->sockmap) + 3) / 4 : 0; /* a part counts */
 }
 
 static gboolean quit_loop(gpointer data)

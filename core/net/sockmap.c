@@ -352,13 +352,13 @@ static int self_check(net_sockmap *m)
 	return v;
 }
 
-unsigned net_sockmap_count(const net_sockmap *m)
+static unsigned map_entries(int map)
 {
 	uint64_t key, next;
 	unsigned n = 0;
 	union bpf_attr a;
 	memset(&a, 0, sizeof(a));
-	a.map_fd = (uint32_t)m->carried;
+	a.map_fd = (uint32_t)map;
 	a.key = 0; /* the first key */
 	a.next_key = (uint64_t)(uintptr_t)&next;
 	while (sys_bpf(BPF_MAP_GET_NEXT_KEY, &a) == 0 && n < 1u << 20) {
@@ -367,4 +367,11 @@ unsigned net_sockmap_count(const net_sockmap *m)
 		a.key = (uint64_t)(uintptr_t)&key;
 	}
 	return n;
+}
+
+/* Both maps: a socket closed leaves each (the kernel unlinks every entry
+ * whose value it is), so a pair half gone shows as an odd count here. */
+unsigned net_sockmap_count(const net_sockmap *m)
+{
+	return map_entries(m->peers) + map_entries(m->carried);
 }

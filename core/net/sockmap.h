@@ -44,5 +44,5 @@ int net_sockmap_join(net_sockmap *m, int a, int b) CORDON_INTERNAL;
  * send side (the FIN can be passed on), 0 while some is still on the way, or
  * a negative errno. */
 int net_sockmap_flushed(int from, int to) CORDON_INTERNAL;
-/* The sockets the maps hold now (two per pair joined and not closed). */
+/* The entries both maps hold now (four per pair joined and not closed). */
 unsigned net_sockmap_count(const net_sockmap *m) CORDON_INTERNAL;
