@@ -34,6 +34,8 @@ typedef struct hostjail_spec {
 	bool jail;                  /* confined (else only the parent-death signal) */
 	const char *const *paths;   /* jail: read-only host paths, NULL-terminated, or NULL */
 	const char *const *devices; /* jail: device nodes, read-write */
+	int jail_fd;                /* jail: its fd 4, opened by name at jail_fd_path, or -1 */
+	const char *jail_fd_path;   /* jail: a link to /proc/self/fd/4, or NULL */
 } hostjail_spec;
 
 typedef struct hostjail_proc {
