@@ -243,6 +243,10 @@ int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm, agent_err
 				   ERRC(vm_boot_timeout),
 				   "the guest's agent did not say hello within %llu ms%s%s",
 				   (unsigned long long)boot_ms, line[0] ? ": " : "", line);
+	if (loop < 0 && x.have_error) /* an ERROR where the HELLO was due: its reason */
+		return qemu_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				   "the guest's agent failed before its hello: %s",
+				   x.error.message);
 	if (loop < 0)
 		return qemu_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
 				   "the guest's agent spoke out of turn");

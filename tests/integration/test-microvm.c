@@ -21,6 +21,7 @@
  *                jailed as a cold one is; the template's RAM is a sealed memfd (write(2)
  *                and a shared writable mapping fail) that never changes, its state 0400
  *                in a 0700 directory; close and the tier's end leave no QEMU and no file
+ *   port         the agent waits for the host's end of its port (CK_RUN_CASE=port)
  *   tty          a terminal run: a pty inside the guest of the size asked, resized, typed
  *                input, the exit status (its own case: CK_RUN_CASE=tty)
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
@@ -32,6 +33,9 @@
 #include "testutil.h"
 #include "vmguest.h"
 #include "owner.h"
+#include "qemu/qemu.h"
+#include "protocol.h"
+#include "xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -43,7 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -578,6 +585,69 @@ END_TEST
 /* clone.c's memfd name and the path QEMU finds it at in its jail */
 #define CLONE_RAM_NAME "cordon-template-ram"
 #define CLONE_RAM_PATH "/cordon/template-ram"
+
+/* ---- the agent's port ----------------------------------------------------------------------- */
+
+/* The guest's agent may open its port before the guest kernel knows the host's end is open
+ * (QEMU's PORT_OPEN is handled after the port's name): then a read is EOF and a write
+ * blocks. The agent waits for the host (agent/guest.c, open_port); before, it dropped its
+ * HELLO and ended at its first read, a flake seen under load. Made certain here: the tier's
+ * own argv with the agent's chardev a listening socket the host connects to only once the
+ * guest has long booted; the first frame must be the HELLO. */
+START_TEST(test_agent_waits_for_host)
+{
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *sock = g_build_filename(dir, "agent", NULL);
+	qemu_config c = { .binary = "/usr/bin/qemu-system-x86_64",
+			  .arch = QEMU_ARCH_X86_64,
+			  .accel = QEMU_ACCEL_TCG,
+			  .machine = "microvm",
+			  .memory_mib = 192,
+			  .cpus = 1,
+			  .kernel = guest.kernel,
+			  .initrd = guest.initrd,
+			  .tsc_khz = qemu_host_tsc_khz(),
+			  .scratch_bytes = 1 << 20 };
+	char **argv = qemu_argv(&c);
+	g_autofree char *listen = g_strdup_printf("socket,id=agent,path=%s,server=on,wait=off",
+						  sock);
+	bool swapped = false;
+	for (size_t i = 0; argv[i]; i++)
+		if (strcmp(argv[i], "socket,id=agent,fd=" G_STRINGIFY(QEMU_AGENT_FD)) == 0) {
+			free(argv[i]);
+			argv[i] = strdup(listen);
+			swapped = true;
+		}
+	ck_assert(swapped);
+	GPid qemu;
+	g_autoptr(GError) gerr = NULL;
+	ck_assert_msg(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &qemu,
+				    &gerr),
+		      "%s", gerr ? gerr->message : "?");
+	xstrv_free(argv);
+	g_usleep(10 * G_USEC_PER_SEC); /* booted and at its port: about 2 s quiet, 5 s loaded */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	g_strlcpy(a.sun_path, sock, sizeof(a.sun_path));
+	int cr = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	uint8_t hdr[AGENT_FRAME_HEADER] = { 0 };
+	ssize_t got = 0;
+	if (cr == 0) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 30000) == 1)
+			got = recv(fd, hdr, sizeof(hdr), MSG_WAITALL);
+	}
+	close(fd);
+	kill(qemu, SIGKILL);
+	waitpid(qemu, NULL, 0);
+	g_spawn_close_pid(qemu);
+	unlink(sock);
+	rmdir(dir);
+	ck_assert_msg(cr == 0, "the guest was gone before the host connected: %s", strerror(errno));
+	ck_assert_msg(got == AGENT_FRAME_HEADER && hdr[0] == AGENT_FRAME_HELLO,
+		      "the first frame is not the HELLO (%zd bytes, type 0x%02x)", got, hdr[0]);
+}
+END_TEST
 
 /* ---- the jail around QEMU ------------------------------------------------------------- */
 
@@ -1135,6 +1205,12 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_qemu_jailed);
 	tcase_add_test(tc, test_host_killed_qemu_dies);
 	suite_add_tcase(s, tc);
+	/* CK_RUN_CASE=port: the agent's port race alone */
+	TCase *port = tcase_create("port");
+	tcase_set_timeout(port, 120);
+	tcase_add_unchecked_fixture(port, setup, teardown);
+	tcase_add_test(port, test_agent_waits_for_host);
+	suite_add_tcase(s, port);
 	/* its own case: CK_RUN_CASE=clones runs it alone */
 	TCase *clones = tcase_create("clones");
 	tcase_set_timeout(clones, 300);
