@@ -386,14 +386,18 @@ static int ram_make(const qemu_config *c, agent_error *r)
 }
 
 /* Once the template's QEMU is gone (no mapping of it is left), the RAM never changes again:
- * write(2), a shared writable mapping, truncation and new seals all fail from now on. */
-static int ram_seal(int fd, agent_error *r)
+ * write(2), a shared writable mapping, truncation and new seals all fail from now on. Its
+ * size is checked after the seal: the template's QEMU could have changed it before. */
+static int ram_seal(int fd, const qemu_config *c, agent_error *r)
 {
+	struct stat st;
+	errno = 0;
 	if (fcntl(fd, F_ADD_SEALS, TEMPLATE_SEALS) < 0 ||
-	    (fcntl(fd, F_GET_SEALS) & TEMPLATE_SEALS) != TEMPLATE_SEALS)
+	    (fcntl(fd, F_GET_SEALS) & TEMPLATE_SEALS) != TEMPLATE_SEALS || fstat(fd, &st) < 0 ||
+	    (uint64_t)st.st_size != c->memory_mib << 20)
 		return qemu_refuse(r, errno ? errno : EIO, CORDON_PLUGIN_ERROR_TERMINAL,
 				   ERRC(io_error), "sealing the template's memory: %s",
-				   strerror(errno ? errno : EIO));
+				   errno ? strerror(errno) : "not sealed, or not the guest's size");
 	return 0;
 }
 
@@ -430,7 +434,7 @@ static int template_make(qemu_tier *t, const qemu_config *c, qemu_template **ret
 		qemu_vm_stop(&vm); /* reaped: its shared mapping is gone */
 	}
 	if (e == 0)
-		e = ram_seal(tp->ram, r);
+		e = ram_seal(tp->ram, c, r);
 	if (e == 0 && chmod(tp->state, 0400) < 0)
 		e = qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
 				"the template's state: %s", strerror(errno));
