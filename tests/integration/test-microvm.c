@@ -891,6 +891,8 @@ START_TEST(test_clones)
 	cordon_context *ctx = ctx_vm("    clone: true\n" LIMITS);
 	cordon_probe_report *rep = probe_settled(ctx, "vm"); /* its trial makes the template */
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	/* clones run in the jail: the claim of a cold guest of the tier (tcg: the jail's) */
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
 	cordon_probe_report_free(rep);
 	g_autoptr(GPtrArray) dirs = my_templates();
 	ck_assert_uint_eq(dirs->len, 1);
