@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -706,9 +707,10 @@ static bool jail_may_hold(const char *p, bool is_dir, bool ram)
 /* The jailed QEMU q (docs/tiers/microvm.md, "The jail"): its own unprivileged uid (as root:
  * one of the per-sandbox host ids), no capabilities, no new privileges, two seccomp filters
  * (the kernel tier's and QEMU's -sandbox), five namespaces of its own, a root with only what
- * it was given. With ram >= 0 (a descriptor of the template's memfd) it is a clone: its RAM
- * path links to its fd 4, which is that memfd, through a /proc of the jail's processes. */
-static void assert_jailed(pid_t q, int ram)
+ * it was given. With ram >= 0 (a descriptor of the template's memfd) it is a template
+ * (shared) or a clone: its RAM path links to its fd 4, which is that memfd, through a /proc
+ * of the jail's processes, mapped shared (the template's) or privately (a clone's). */
+static void assert_jailed(pid_t q, int ram, bool shared)
 {
 	g_autofree char *uid = status_field(q, "Uid");
 	unsigned r = 0, e = 0, sv = 0, fs = 0;
@@ -776,15 +778,17 @@ static void assert_jailed(pid_t q, int ram)
 	g_autofree char *maps = NULL;
 	ck_assert(g_file_get_contents(maps_path, &maps, NULL, NULL));
 	g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
-	bool private_map = false;
+	bool mapped = false;
 	for (size_t i = 0; lines[i]; i++) {
 		if (!strstr(lines[i], "memfd:" CLONE_RAM_NAME))
 			continue;
-		ck_assert_msg(!strstr(lines[i], " rw-s ") && !strstr(lines[i], " r--s "),
-			      "a clone maps the template shared: %s", lines[i]);
-		private_map |= strstr(lines[i], " rw-p ") != NULL;
+		bool is_shared = strstr(lines[i], " rw-s ") || strstr(lines[i], " r--s ");
+		ck_assert_msg(shared || !is_shared, "a clone maps the template shared: %s",
+			      lines[i]);
+		mapped |= strstr(lines[i], shared ? " rw-s " : " rw-p ") != NULL;
 	}
-	ck_assert_msg(private_map, "no private mapping of the template in %s", maps_path);
+	ck_assert_msg(mapped, "no %s mapping of the template in %s", shared ? "shared" : "private",
+		      maps_path);
 }
 
 /* ---- copy-on-write clones --------------------------------------------------------------- */
@@ -886,10 +890,85 @@ static char **clone_facts(cordon_sandbox *sb)
 	return f;
 }
 
+typedef struct probe_job {
+	cordon_context *ctx;
+	cordon_probe_report *rep;
+} probe_job;
+
+/* A probe in a thread (no check assertions off the test's own thread). */
+static void *probe_thread(void *arg)
+{
+	probe_job *j = arg;
+	for (int i = 0; i < 60 && !j->rep; i++) {
+		cordon_error *err = NULL;
+		if (cordon_context_probe_tier(j->ctx, testutil_tier_index(j->ctx, "vm"), &j->rep,
+					      &err) < 0) {
+			cordon_error_free(err);
+			return NULL;
+		}
+		if (strstr(cordon_probe_report_reason(j->rep), "the probe timed out")) {
+			cordon_probe_report_free(j->rep);
+			j->rep = NULL;
+			g_usleep(G_USEC_PER_SEC);
+		}
+	}
+	return NULL;
+}
+
+/* Whether QEMU q is past its start: its own -sandbox filter on, its RAM mapped. */
+static bool qemu_set_up(pid_t q)
+{
+	g_autofree char *sp = g_strdup_printf("/proc/%d/status", q);
+	g_autofree char *mp = g_strdup_printf("/proc/%d/maps", q);
+	g_autofree char *status = NULL, *maps = NULL;
+	if (!g_file_get_contents(sp, &status, NULL, NULL) ||
+	    !g_file_get_contents(mp, &maps, NULL, NULL))
+		return false;
+	const char *f = strstr(status, "Seccomp_filters:");
+	return f && atoi(f + strlen("Seccomp_filters:")) >= 2 &&
+	       strstr(maps, "memfd:" CLONE_RAM_NAME);
+}
+
+/* The template's QEMU while it boots (its argv says share=on), once set up, within 60 s, or
+ * -1. */
+static pid_t template_qemu(void)
+{
+	for (int i = 0; i < 3000; i++) {
+		g_autoptr(GArray) pids = my_qemus(getpid());
+		for (guint k = 0; k < pids->len; k++) {
+			pid_t q = g_array_index(pids, pid_t, k);
+			g_autofree char *p = g_strdup_printf("/proc/%d/cmdline", q);
+			g_autofree char *cmd = NULL;
+			gsize n = 0;
+			if (!g_file_get_contents(p, &cmd, &n, NULL))
+				continue;
+			for (gsize j = 0; j + 1 < n; j++)
+				cmd[j] = cmd[j] ? cmd[j] : ' ';
+			if (strstr(cmd, "share=on") && qemu_set_up(q))
+				return q;
+		}
+		g_usleep(20 * 1000);
+	}
+	return -1;
+}
+
 START_TEST(test_clones)
 {
 	cordon_context *ctx = ctx_vm("    clone: true\n" LIMITS);
-	cordon_probe_report *rep = probe_settled(ctx, "vm"); /* its trial makes the template */
+	/* the probe's trial makes the template: its QEMU is jailed too, its RAM the memfd
+	 * (not sealed yet: it is the booting guest's), mapped shared */
+	probe_job job = { .ctx = ctx };
+	pthread_t prober;
+	ck_assert_int_eq(pthread_create(&prober, NULL, probe_thread, &job), 0);
+	pid_t tq = template_qemu();
+	ck_assert_msg(tq > 0, "no template QEMU seen");
+	int boot_ram = template_ram();
+	ck_assert_int_ge(boot_ram, 0);
+	ck_assert_int_eq(fcntl(boot_ram, F_GET_SEALS), 0);
+	assert_jailed(tq, boot_ram, true);
+	pthread_join(prober, NULL);
+	cordon_probe_report *rep = job.rep;
+	ck_assert_ptr_nonnull(rep);
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
 	/* clones run in the jail: the claim of a cold guest of the tier (tcg: the jail's) */
 	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
@@ -925,7 +1004,7 @@ START_TEST(test_clones)
 		ck_assert_msg(strstr(cmd, "share=off") && strstr(cmd, "-incoming defer") &&
 				      strstr(cmd, "mem-path=" CLONE_RAM_PATH ","),
 			      "not a clone: %s", cmd);
-		assert_jailed(g_array_index(qemus, pid_t, i), ram_fd);
+		assert_jailed(g_array_index(qemus, pid_t, i), ram_fd, false);
 	}
 	g_auto(GStrv) fa = clone_facts(a);
 	g_auto(GStrv) fb = clone_facts(b);
@@ -1108,7 +1187,7 @@ START_TEST(test_qemu_jailed)
 	g_autoptr(GArray) pids = my_qemus(getpid());
 	ck_assert_uint_eq(pids->len, 1);
 	pid_t q = g_array_index(pids, pid_t, 0);
-	assert_jailed(q, -1);
+	assert_jailed(q, -1, false);
 	/* and the guest serves */
 	g_autofree char *out = sh_out(sb, "echo jailed");
 	ck_assert_str_eq(out, "jailed\n");
