@@ -558,7 +558,7 @@ int qemu_clones_gc(void)
 				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		unlinkat(fd, "ram", 0);
+		unlinkat(fd, "ram", 0); /* a directory of a version before the memfd */
 		unlinkat(fd, "state", 0);
 		close(fd);
 		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)
