@@ -165,19 +165,34 @@ static int find_port(const char *name, char *dev, size_t len)
 	return r;
 }
 
+/* Whether the kernel knows the host's end is open. QEMU says so (PORT_OPEN) after the
+ * port's name, and the kernel handles it in a work item of its own, so the name can be seen
+ * and the port opened before: until then a read is EOF and a write blocks (poll: POLLHUP
+ * without POLLOUT), so the HELLO would be dropped (guest_port_writable) and the identity's
+ * read would end the session (a race seen under load, as an ERROR where the host awaited the
+ * HELLO). */
+static bool host_connected(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLOUT) && !(p.revents & POLLHUP);
+}
+
 /* The port appears once virtio_console has probed the device, and its /dev node once
- * devtmpfs made it: both asynchronously. */
+ * devtmpfs made it, and the host's end is known open later still: all asynchronously. */
 static int open_port(void)
 {
 	char dev[300];
+	int fd = -1;
 	for (int waited = 0; waited < PORT_WAIT_MS; waited += 2) {
-		int fd;
-		if (find_port(AGENT_GUEST_PORT, dev, sizeof(dev)) == 0 &&
-		    (fd = open(dev, O_RDWR | O_CLOEXEC | O_NOCTTY)) >= 0)
+		if (fd < 0 && find_port(AGENT_GUEST_PORT, dev, sizeof(dev)) == 0)
+			fd = open(dev, O_RDWR | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 && host_connected(fd))
 			return fd;
 		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
 	}
+	if (fd >= 0)
+		close(fd);
 	return -ETIMEDOUT;
 }
 

@@ -157,6 +157,14 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 		tier_free(t);
 		return r;
 	}
+	/* a core before 1.5 cannot hand the jailed QEMU its template's RAM (a memfd) */
+	if (t->clone && qemu_host->abi_minor < 5) {
+		tier_free(t);
+		return qemu_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
+					    ERRC(host_incomplete),
+					    "clone: true needs a core of plugin ABI 1.5 or newer "
+					    "(the template's sealed RAM in QEMU's jail)");
+	}
 	t->limits.size = sizeof(t->limits);
 	qemu_host->config_limits(cfg, &t->limits);
 	if (t->clone)
@@ -330,10 +338,8 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	uint32_t jail = qemu_host->abi_minor >= 4 ? CORDON_PLUGIN_CONTAINMENT_KERNEL
 						  : CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
 	uint32_t want = t->tcg ? jail : CORDON_PLUGIN_CONTAINMENT_MICROVM;
-	/* Clones' QEMUs run unjailed (vm.c: the template's RAM file), under KVM too: the claim
-	 * is the process jail's until the jail can hand QEMU a sealed template. */
-	if (t->clone)
-		want = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
+	/* Templates and clones run in the same jail (clone.c: the sealed RAM memfd handed in
+	 * through jail_fd_path, ABI 1.5; configure refuses clone: true on older cores). */
 	/* A kept answer (the probe cache) is dropped when these change; QEMU itself counts
 	 * through find_program. */
 	if (qemu_host->abi_minor >= 3) {

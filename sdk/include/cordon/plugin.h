@@ -441,6 +441,16 @@ typedef struct cordon_host_process_spec {
 	 * NULL for none. Nothing else of the host's file system exists in the jail. */
 	const char *const *jail_paths;
 	const char *const *jail_devices;
+	/* ABI 1.5 (check host->abi_minor >= 5): CORDON_HOST_PROCESS_JAIL: one descriptor of the
+	 * plugin's that the program opens by name at jail_fd_path (absolute; NULL: none), for a
+	 * file no path can be bound for (a memfd). The program gets it as its fd 4 and
+	 * jail_fd_path is a link to /proc/self/fd/4, through a read-only /proc of the jail's own
+	 * pid namespace (only the program's processes). It may open the file anew with any
+	 * access the file's mode and seals allow, whatever the descriptor's: hand it a memfd
+	 * sealed against writing for a file it must not change. */
+	const char *jail_fd_path;
+	int32_t jail_fd;
+	uint32_t reserved3;
 } cordon_host_process_spec;
 
 /* cordon_host_process_spec.flags (ABI 1.4). */
