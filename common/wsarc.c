@@ -200,6 +200,7 @@ static int pack_dir(packer *p, int dir_fd, size_t len, int depth)
 			close(fd);
 		return -e;
 	}
+	rewinddir(d); /* the duplicate shares dir_fd's offset: a second pack starts over */
 	int r = 0;
 	struct dirent *e;
 	while (r == 0 && (e = readdir(d))) {
