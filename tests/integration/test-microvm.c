@@ -24,7 +24,11 @@
  *                input, the exit status (its own case: CK_RUN_CASE=tty)
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
- *                (bounded), a workspace (refused, not carried yet)
+ *                (bounded)
+ *   workspace    copied in (seen inside; a host link not carried), back at close only when
+ *                writable (the guest's link and FIFO not carried), read-only inside for
+ *                untrusted work, a copy-out over the limit refused whole, a copy-in over it
+ *                refused before the boot (its own case: CK_RUN_CASE=workspace)
  */
 #include "config.h"
 
@@ -814,24 +818,6 @@ START_TEST(test_agent_never_says_hello)
 }
 END_TEST
 
-START_TEST(test_workspace_refused)
-{
-	cordon_context *ctx = ctx_vm(NULL);
-	cordon_probe_report_free(probe_settled(ctx, "vm"));
-	g_autofree char *ws = testutil_tmpdir();
-	cordon_request *req = cordon_request_new("trusted");
-	ck_assert_int_eq(cordon_request_set_tier(req, "vm", NULL), 0);
-	ck_assert_int_eq(cordon_request_set_workspace(req, ws, NULL), 0);
-	cordon_sandbox *sb = NULL;
-	cordon_error *err = NULL;
-	ck_assert_int_lt(cordon_sandbox_open(ctx, req, &sb, &err), 0);
-	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "vm_workspace_unsupported");
-	cordon_request_free(req);
-	testutil_rmtree(ws);
-	cordon_context_free(ctx);
-}
-END_TEST
-
 /* ---- the jail around QEMU (issue 12, item 6) ------------------------------------------ */
 
 /* "Key:\tvalue" of /proc/PID/status. */
@@ -881,6 +867,185 @@ static bool jail_may_hold(const char *p, bool is_dir)
 	return g_str_has_prefix(p, "/usr/share/qemu") || g_str_has_prefix(p, "/lib") ||
 	       g_str_has_prefix(p, "/usr/lib");
 }
+
+/* ---- workspaces, by copy (issue 12, item 4) ------------------------------------------------ */
+
+static gint compare_strings(gconstpointer a, gconstpointer b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+#define WS_TIER_EXTRA "    workspace_max_size: 12MiB\n    workspace_max_files: 200\n" LIMITS
+
+static cordon_context *ctx_ws(const char *extra)
+{
+	g_autofree char *tier = vmguest_tier(&guest, "vm", extra);
+	g_autofree char *p = g_strdup_printf(
+		"cordon: 1\nplugins: {dir: %s, load: [kvm]}\ntiers:\n%s"
+		"trust:\n  trusted: {require: process-jail, tiers: [vm]}\n"
+		"  untrusted: {require: kernel, relax: true, tiers: [vm]}\n",
+		plugin_dir, tier);
+	return testutil_context_from_text(p, "microvm-ws.yaml");
+}
+
+/* A sandbox of trust on ws; NULL with *err when refused. */
+static cordon_sandbox *open_ws(cordon_context *ctx, const char *trust, const char *ws,
+			       cordon_error **err)
+{
+	cordon_request *req = cordon_request_new(trust);
+	ck_assert_int_eq(cordon_request_set_tier(req, "vm", NULL), 0);
+	ck_assert_int_eq(cordon_request_set_workspace(req, ws, NULL), 0);
+	cordon_sandbox *sb = NULL;
+	int r = cordon_sandbox_open(ctx, req, &sb, err);
+	cordon_request_free(req);
+	return r == 0 ? sb : NULL;
+}
+
+static cordon_sandbox *open_ws_ok(cordon_context *ctx, const char *trust, const char *ws)
+{
+	cordon_error *err = NULL;
+	cordon_sandbox *sb = open_ws(ctx, trust, ws, &err);
+	ck_assert_msg(sb, "open %s: %s: %s", trust, err ? cordon_error_get_code(err) : "?",
+		      err ? cordon_error_get_message(err) : "?");
+	return sb;
+}
+
+static char *host_file(const char *ws, const char *rel)
+{
+	g_autofree char *p = g_build_filename(ws, rel, NULL);
+	char *text = NULL;
+	return g_file_get_contents(p, &text, NULL, NULL) ? text : NULL;
+}
+
+static void put_host_file(const char *ws, const char *rel, const char *text)
+{
+	g_autofree char *p = g_build_filename(ws, rel, NULL);
+	ck_assert(g_file_set_contents(p, text, -1, NULL));
+}
+
+/* The names in ws, sorted, space-joined (no staging directory may be left). */
+static char *host_names(const char *ws)
+{
+	g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
+	walk_root(ws, "", all);
+	g_ptr_array_sort(all, compare_strings);
+	g_ptr_array_add(all, NULL);
+	return g_strjoinv(" ", (char **)all->pdata);
+}
+
+static void assert_no_qemu_left(void)
+{
+	g_autoptr(GArray) left = my_qemus(getpid());
+	ck_assert_msg(left->len == 0, "%u QEMU left after close", left->len);
+}
+
+START_TEST(test_workspace_copy)
+{
+	cordon_context *ctx = ctx_ws(WS_TIER_EXTRA);
+	cordon_probe_report *rep = probe_settled(ctx, "vm");
+	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	ck_assert_msg(strstr(cordon_probe_report_reason(rep),
+			     "a workspace is copied in (at most 200 entries, 12582912 bytes)"),
+		      "%s", cordon_probe_report_reason(rep));
+	cordon_probe_report_free(rep);
+	g_autofree char *ws = testutil_tmpdir();
+	put_host_file(ws, "in.txt", "from the host\n");
+	g_autofree char *sub = g_build_filename(ws, "sub", NULL);
+	ck_assert_int_eq(g_mkdir(sub, 0755), 0);
+	put_host_file(ws, "sub/deep.txt", "deep\n");
+	g_autofree char *link = g_build_filename(ws, "etc-link", NULL);
+	ck_assert_int_eq(symlink("/etc", link), 0);
+
+	/* writable (trusted): seen inside; what the guest writes reaches the host at close */
+	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *seen = sh_out(sb, "cat /work/in.txt /work/sub/deep.txt; "
+					   "test -e /work/etc-link || echo no-link; id -u");
+	ck_assert_str_eq(seen, "from the host\ndeep\nno-link\n1000\n");
+	g_autofree char *wrote = sh_out(
+		sb, "echo guest > /work/out.txt && mkdir /work/newd && echo y > /work/newd/y && "
+		    "echo changed > /work/in.txt && ln -s /etc /work/evil && mkfifo /work/fifo && "
+		    "echo ok");
+	ck_assert_str_eq(wrote, "ok\n");
+	g_autofree char *before_close = host_file(ws, "out.txt");
+	ck_assert_ptr_null(before_close); /* copy mode: nothing reaches the host before close */
+	cordon_sandbox_close(sb);
+	g_autofree char *out = host_file(ws, "out.txt"), *y = host_file(ws, "newd/y"),
+			*in = host_file(ws, "in.txt");
+	ck_assert_str_eq(out ? out : "(none)", "guest\n");
+	ck_assert_str_eq(y ? y : "(none)", "y\n");
+	ck_assert_str_eq(in ? in : "(none)", "changed\n");
+	g_autofree char *names = host_names(ws);
+	/* the guest's link and FIFO did not come back; the host's own link is untouched */
+	ck_assert_str_eq(names, "/etc-link /in.txt /newd /newd/y /out.txt /sub /sub/deep.txt");
+	ck_assert(g_file_test(link, G_FILE_TEST_IS_SYMLINK));
+	assert_no_qemu_left();
+
+	/* untrusted: copy-in only, and /work is read-only inside */
+	sb = open_ws_ok(ctx, "untrusted", ws);
+	g_autofree char *ro = sh_out(sb, "cat /work/out.txt; echo x > /work/new 2>/dev/null; "
+					 "echo rc=$?; rm /work/in.txt 2>/dev/null; echo rm=$?");
+	ck_assert_str_eq(ro, "guest\nrc=1\nrm=1\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *names_ro = host_names(ws);
+	ck_assert_str_eq(names_ro, names);
+
+	/* a copy-out over the limit (13 MiB written, 12 MiB allowed) is refused whole: the
+	 * small change beside it does not land either, and nothing on the host is lost */
+	sb = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *big = sh_out(sb, "echo lost > /work/in.txt && dd if=/dev/zero "
+					  "of=/work/big bs=1M count=13 2>/dev/null; echo done");
+	ck_assert_str_eq(big, "done\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *names_big = host_names(ws), *in_big = host_file(ws, "in.txt");
+	ck_assert_str_eq(names_big, names);
+	ck_assert_str_eq(in_big, "changed\n");
+	assert_no_qemu_left();
+
+	/* a copy-in over the limit is refused before any boot */
+	for (int i = 0; i < 200; i++) {
+		g_autofree char *n = g_strdup_printf("many-%03d", i);
+		put_host_file(ws, n, "");
+	}
+	cordon_error *err = NULL;
+	ck_assert_ptr_null(open_ws(ctx, "trusted", ws, &err));
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "vm_workspace_too_large");
+	assert_no_qemu_left();
+	testutil_rmtree(ws);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* What a copy-in costs: 100 files of 100 KiB (about 10 MiB) against an empty workspace,
+ * open + close, one run of each (printed, never asserted). */
+START_TEST(test_workspace_cost)
+{
+	cordon_context *ctx = ctx_ws(WS_TIER_EXTRA);
+	cordon_probe_report_free(probe_settled(ctx, "vm"));
+	g_autofree char *empty = testutil_tmpdir(), *full = testutil_tmpdir();
+	g_autofree char *blob = g_malloc0(100 * 1024);
+	for (int i = 0; i < 100; i++) {
+		g_autofree char *p = g_strdup_printf("%s/f%03d", full, i);
+		ck_assert(g_file_set_contents(p, blob, 100 * 1024, NULL));
+	}
+	for (int round = 0; round < 2; round++) {
+		const char *ws = round ? full : empty;
+		gint64 t0 = g_get_monotonic_time();
+		cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+		gint64 t1 = g_get_monotonic_time();
+		g_autofree char *n = sh_out(sb, "ls /work | wc -l");
+		gint64 t2 = g_get_monotonic_time();
+		cordon_sandbox_close(sb);
+		gint64 t3 = g_get_monotonic_time();
+		printf("# workspace %s: open %lld ms, close (copy-out) %lld ms, %s",
+		       ws == full ? "100 files, 10 MiB" : "empty", (long long)(t1 - t0) / 1000,
+		       (long long)(t3 - t2) / 1000, n);
+		ck_assert_str_eq(n, round ? "100\n" : "0\n");
+	}
+	testutil_rmtree(empty);
+	testutil_rmtree(full);
+	cordon_context_free(ctx);
+}
+END_TEST
 
 START_TEST(test_qemu_jailed)
 {
@@ -1024,10 +1189,16 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_kernel_hash_mismatch);
 	tcase_add_test(tc, test_qemu_missing);
 	tcase_add_test(tc, test_agent_never_says_hello);
-	tcase_add_test(tc, test_workspace_refused);
 	tcase_add_test(tc, test_qemu_jailed);
 	tcase_add_test(tc, test_host_killed_qemu_dies);
 	suite_add_tcase(s, tc);
+	/* its own case: CK_RUN_CASE=workspace runs it alone */
+	TCase *wsc = tcase_create("workspace");
+	tcase_set_timeout(wsc, 600);
+	tcase_add_unchecked_fixture(wsc, setup, teardown);
+	tcase_add_test(wsc, test_workspace_copy);
+	tcase_add_test(wsc, test_workspace_cost);
+	suite_add_tcase(s, wsc);
 	/* its own case: CK_RUN_CASE=clones runs it alone */
 	TCase *clones = tcase_create("clones");
 	tcase_set_timeout(clones, 300);
