@@ -453,17 +453,12 @@ static bool from_pool(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm)
 static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, size_t in_len,
 		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err);
 
-/* The workspace into the guest's /work (workspace.c): read-only inside for untrusted work. */
-static int copy_in(qemu_sandbox *sb, cordon_plugin_error *err)
+/* The workspace's stream (packed before the boot: one over the limits boots nothing) into
+ * the guest's /work: read-only inside for untrusted work. */
+static int copy_in(qemu_sandbox *sb, const char *data, size_t len, cordon_plugin_error *err)
 {
-	char *data = NULL;
-	size_t len = 0;
-	agent_error r;
-	if (qemu_workspace_pack(&sb->ws, &sb->tier->workspace, &data, &len, &r) < 0)
-		return qemu_fail(err, &r);
 	const char *args[] = { "unpack", sb->ws.writable ? "rw" : "ro", NULL };
 	int rc = file_op(sb, args, data, len, 0, NULL, NULL, err);
-	free(data);
 	return rc < 0 ? rc : 0;
 }
 
@@ -537,9 +532,14 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 	bool pooled = !spec->workspace && from_pool(t, &spec->limits, &sb->vm);
 	int ret = spec->workspace ? qemu_workspace_open(spec->workspace, spec->trust, &sb->ws, &r)
 				  : 0;
+	char *stream = NULL;
+	size_t stream_len = 0;
+	if (ret == 0 && spec->workspace)
+		ret = qemu_workspace_pack(&sb->ws, &t->workspace, &stream, &stream_len, &r);
 	if (ret == 0 && !pooled)
 		ret = qemu_boot(t, &spec->limits, &sb->vm, &r);
 	if (ret < 0) {
+		free(stream);
 		qemu_workspace_close(&sb->ws);
 		pthread_mutex_destroy(&sb->lock);
 		free(sb);
@@ -549,7 +549,8 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 			       ? spec->limits.value[CORDON_PLUGIN_LIMIT_OUTPUT]
 			       : DEFAULT_OUTPUT_CAP;
 	sb->out_cap = cap + 1; /* one byte more than the core keeps: it sees the cut */
-	int rc = sb->ws.fd >= 0 ? copy_in(sb, err) : 0;
+	int rc = sb->ws.fd >= 0 ? copy_in(sb, stream, stream_len, err) : 0;
+	free(stream);
 	if (rc < 0) {
 		sb->ws.writable = false; /* nothing of this guest goes back */
 		qemu_op_close(sb);

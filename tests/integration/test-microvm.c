@@ -1041,6 +1041,20 @@ START_TEST(test_workspace_cost)
 		       (long long)(t3 - t2) / 1000, n);
 		ck_assert_str_eq(n, round ? "100\n" : "0\n");
 	}
+	/* the same files one file operation each, and as one, into an open guest */
+	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", empty);
+	g_autofree char *ten = g_malloc0(10u << 20);
+	gint64 t0 = g_get_monotonic_time();
+	for (int i = 0; i < 100; i++) {
+		g_autofree char *p = g_strdup_printf("w%03d", i);
+		ck_assert_int_eq(cordon_sandbox_write_file(sb, p, blob, 100 * 1024, NULL), 0);
+	}
+	gint64 t1 = g_get_monotonic_time();
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "one", ten, 10u << 20, NULL), 0);
+	gint64 t2 = g_get_monotonic_time();
+	printf("# write_file: 100 x 100 KiB %lld ms, 1 x 10 MiB %lld ms\n",
+	       (long long)(t1 - t0) / 1000, (long long)(t2 - t1) / 1000);
+	cordon_sandbox_close(sb);
 	testutil_rmtree(empty);
 	testutil_rmtree(full);
 	cordon_context_free(ctx);
