@@ -17,9 +17,10 @@
  *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
  *   clones       `clone: true`: copy-on-write clones of a template: siblings read other bytes
  *                from the guest RNG and have their own machine id, hostname, boot id and
- *                clock, run as uid 1000; no
- *                file crosses sandboxes; the template's files are 0400 in a 0700 directory
- *                and never change; close and the tier's end leave no QEMU and no file
+ *                clock, run as uid 1000; no file crosses sandboxes; a workspace is
+ *                copied into a clone and back; the template's files are 0400 in a 0700
+ *                directory and never change; close and the tier's end leave no QEMU and no
+ *                file
  *   tty          a terminal run: a pty inside the guest of the size asked, resized, typed
  *                input, the exit status (its own case: CK_RUN_CASE=tty)
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
@@ -633,6 +634,10 @@ static char **clone_facts(cordon_sandbox *sb)
 	return f;
 }
 
+static cordon_sandbox *open_ws_ok(cordon_context *ctx, const char *trust, const char *ws);
+static char *host_file(const char *ws, const char *rel);
+static void put_host_file(const char *ws, const char *rel, const char *text);
+
 START_TEST(test_clones)
 {
 	cordon_context *ctx = ctx_vm("    clone: true\n" LIMITS);
@@ -693,6 +698,16 @@ START_TEST(test_clones)
 	ck_assert_str_eq(fc[7], "none");
 	ck_assert_msg(strcmp(fc[2], fa[2]) != 0 && strcmp(fc[2], fb[2]) != 0, "machine id reused");
 	cordon_sandbox_close(c);
+	/* a clone carries a workspace too: copied in after its identity, back at close */
+	g_autofree char *ws = testutil_tmpdir();
+	put_host_file(ws, "seed", "clone-ws\n");
+	cordon_sandbox *d = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *seed = sh_out(d, "cat /work/seed && echo back > /work/ret");
+	ck_assert_str_eq(seed, "clone-ws\n");
+	cordon_sandbox_close(d);
+	g_autofree char *ret = host_file(ws, "ret");
+	ck_assert_str_eq(ret ? ret : "(none)", "back\n");
+	testutil_rmtree(ws);
 	g_autofree char *ram_after = file_sha256(ram);
 	ck_assert_str_eq(ram_sum, ram_after);
 	g_autoptr(GArray) left = my_qemus(getpid());
