@@ -92,16 +92,18 @@ typedef struct packer {
 	char *buf;
 } packer;
 
+/* A record's header and name; st is NULL for the end. */
 static int emit_record(packer *p, uint8_t type, const struct stat *st, size_t name_len)
 {
 	uint8_t h[WSARC_HEADER];
-	header_encode(&(header){ .type = type,
-				 .mode = st ? (uint16_t)(st->st_mode & 0777) : 0,
-				 .name_len = (uint16_t)name_len,
-				 .size = type == 'f' ? (uint64_t)st->st_size : 0,
-				 .mtime_s = st ? (uint64_t)st->st_mtim.tv_sec : 0,
-				 .mtime_ns = st ? (uint32_t)st->st_mtim.tv_nsec : 0 },
-		      h);
+	header hd = { .type = type, .name_len = (uint16_t)name_len };
+	if (st) {
+		hd.mode = (uint16_t)(st->st_mode & 0777);
+		hd.size = type == 'f' ? (uint64_t)st->st_size : 0;
+		hd.mtime_s = (uint64_t)st->st_mtim.tv_sec;
+		hd.mtime_ns = (uint32_t)st->st_mtim.tv_nsec;
+	}
+	header_encode(&hd, h);
 	int r = p->emit(p->ctx, h, sizeof(h));
 	return r ? r : name_len ? p->emit(p->ctx, p->path, name_len) : 0;
 }
