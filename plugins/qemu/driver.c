@@ -530,8 +530,11 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 	/* a workspace's unpack is the guest's first request after its identity (still root,
 	 * so that /work can be sealed read-only): a pooled guest has served one already */
 	bool pooled = !spec->workspace && from_pool(t, &spec->limits, &sb->vm);
-	int ret = spec->workspace ? qemu_workspace_open(spec->workspace, spec->trust, &sb->ws, &r)
-				  : 0;
+	/* untrusted work, and a `workspace: read-only` rule (ABI 1.5), get copy-in only */
+	bool ro = spec->trust == CORDON_PLUGIN_TRUST_UNTRUSTED ||
+		  (spec->size >= offsetof(cordon_plugin_open_spec, reserved3) &&
+		   (spec->flags & CORDON_PLUGIN_OPEN_WORKSPACE_RO));
+	int ret = spec->workspace ? qemu_workspace_open(spec->workspace, !ro, &sb->ws, &r) : 0;
 	char *stream = NULL;
 	size_t stream_len = 0;
 	if (ret == 0 && spec->workspace)
@@ -796,7 +799,8 @@ int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
 		.close = qemu_op_close,
 		.gc = qemu_gc,
 		/* a 1.2 core knows no flags, and refuses them */
-		.flags = host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_TTY : 0,
+		.flags = (host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_TTY : 0) |
+			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_WORKSPACE_RO : 0),
 	};
 	return host->register_driver(reg, &drv);
 }

@@ -113,13 +113,13 @@ const char *qemu_gc_token(const char *cmdline, size_t len) CORDON_INTERNAL;
  * back at a clean close through its pack when writable. */
 typedef struct qemu_workspace {
 	int fd;        /* the directory, opened with no link on the way (O_RDONLY), or -1 */
-	bool writable; /* not untrusted: the guest's /work comes back at close */
+	bool writable; /* the guest's /work comes back at close (else read-only inside) */
 	uid_t uid;     /* its owner: what copy-out creates takes these as root */
 	gid_t gid;
 } qemu_workspace;
 
-/* Opens path for a sandbox of trust (CORDON_PLUGIN_TRUST_*). */
-int qemu_workspace_open(const char *path, uint32_t trust, qemu_workspace *ws,
+/* Opens path, writable or read-only (copy-in only) for the work. */
+int qemu_workspace_open(const char *path, bool writable, qemu_workspace *ws,
 			agent_error *r) CORDON_INTERNAL;
 /* The workspace as one stream (common/wsarc.h) in *ret (malloc'd), within lim. */
 int qemu_workspace_pack(const qemu_workspace *ws, const wsarc_limits *lim, char **ret,

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int qemu_workspace_open(const char *path, uint32_t trust, qemu_workspace *ws, agent_error *r)
+int qemu_workspace_open(const char *path, bool writable, qemu_workspace *ws, agent_error *r)
 {
 	*ws = (qemu_workspace){ .fd = -1 };
 	if (!path || path[0] != '/')
@@ -46,10 +46,7 @@ int qemu_workspace_open(const char *path, uint32_t trust, qemu_workspace *ws, ag
 		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_INVALID, ERRC(workspace_invalid),
 				   "workspace '%.200s': %s", path, strerror(e));
 	}
-	*ws = (qemu_workspace){ .fd = fd,
-				.writable = trust != CORDON_PLUGIN_TRUST_UNTRUSTED,
-				.uid = st.st_uid,
-				.gid = st.st_gid };
+	*ws = (qemu_workspace){ .fd = fd, .writable = writable, .uid = st.st_uid, .gid = st.st_gid };
 	return 0;
 }
 

@@ -28,7 +28,7 @@
  *                (bounded)
  *   workspace    copied in (seen inside; a host link not carried), back at close only when
  *                writable (the guest's link and FIFO not carried), read-only inside for
- *                untrusted work, a copy-out over the limit refused whole, a copy-in over it
+ *                untrusted work and under a `workspace: read-only` rule, a copy-out over the limit refused whole, a copy-in over it
  *                refused before the boot (its own case: CK_RUN_CASE=workspace)
  */
 #include "config.h"
@@ -898,7 +898,10 @@ static cordon_context *ctx_ws(const char *extra)
 	g_autofree char *p = g_strdup_printf(
 		"cordon: 1\nplugins: {dir: %s, load: [kvm]}\ntiers:\n%s"
 		"trust:\n  trusted: {require: process-jail, tiers: [vm]}\n"
-		"  untrusted: {require: kernel, relax: true, tiers: [vm]}\n",
+		"  untrusted: {require: kernel, relax: true, tiers: [vm]}\n"
+		"  semi-trusted: {require: kernel, relax: true, tiers: [vm]}\n"
+		"rules:\n  - name: ro-workspace\n    when: {trust: semi-trusted}\n"
+		"    require: {workspace: read-only}\n",
 		plugin_dir, tier);
 	return testutil_context_from_text(p, "microvm-ws.yaml");
 }
@@ -1003,6 +1006,16 @@ START_TEST(test_workspace_copy)
 	cordon_sandbox_close(sb);
 	g_autofree char *names_ro = host_names(ws);
 	ck_assert_str_eq(names_ro, names);
+
+	/* a `workspace: read-only` rule (semi-trusted here): admitted, and the same as
+	 * untrusted: copy-in only, read-only inside */
+	sb = open_ws_ok(ctx, "semi-trusted", ws);
+	g_autofree char *rule_ro = sh_out(sb, "cat /work/out.txt; echo x > /work/new 2>/dev/null; "
+					      "echo rc=$?");
+	ck_assert_str_eq(rule_ro, "guest\nrc=1\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *names_rule = host_names(ws);
+	ck_assert_str_eq(names_rule, names);
 
 	/* a copy-out over the limit (13 MiB written, 12 MiB allowed) is refused whole: the
 	 * small change beside it does not land either, and nothing on the host is lost */

@@ -33,7 +33,7 @@ extern "C" {
  * and a MINOR at least as new. A plugin that uses something a later minor
  * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 4
+#define CORDON_PLUGIN_ABI_MINOR 5
 
 /* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
  * the plugin defines an older one to load into older cores too, and then
@@ -203,7 +203,18 @@ typedef struct cordon_plugin_open_spec {
 	const struct cordon_plugin_mount *mounts;
 	uint32_t n_mounts;
 	uint32_t reserved2;
+	/* ABI 1.5, appended: CORDON_PLUGIN_OPEN_*, set only for a driver that declares
+	 * CORDON_PLUGIN_DRIVER_WORKSPACE_RO (0 otherwise). */
+	uint32_t flags;
+	uint32_t reserved3;
 } cordon_plugin_open_spec;
+
+/* cordon_plugin_open_spec.flags (ABI 1.5). */
+enum {
+	/* The work must see the workspace read-only (a `workspace: read-only` rule admitted
+	 * it); untrusted work sees it read-only anyway. */
+	CORDON_PLUGIN_OPEN_WORKSPACE_RO = 1u << 0,
+};
 
 /* cordon_plugin_mount.flags (ABI 1.4). */
 enum {
@@ -334,6 +345,10 @@ enum {
 	 * open_spec.mounts. Without the flag a request with mounts is never admitted on the
 	 * driver's tiers (forbidden, mount_unsupported). */
 	CORDON_PLUGIN_DRIVER_MOUNTS = 1u << 4,
+	/* ABI 1.5: open honours CORDON_PLUGIN_OPEN_WORKSPACE_RO. Without the flag a request with
+	 * a workspace is refused by a `workspace: read-only` rule on the driver's tiers, never
+	 * given write access. */
+	CORDON_PLUGIN_DRIVER_WORKSPACE_RO = 1u << 5,
 };
 
 typedef struct cordon_plugin_driver {
