@@ -156,6 +156,9 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 	/* And SERVE_UNIX with 1.4. */
 	if (!plugin || plugin->abi_minor >= 4)
 		known |= CORDON_PLUGIN_DRIVER_SERVE_UNIX | CORDON_PLUGIN_DRIVER_MOUNTS;
+	/* And WORKSPACE_RO with 1.5. */
+	if (!plugin || plugin->abi_minor >= 5)
+		known |= CORDON_PLUGIN_DRIVER_WORKSPACE_RO;
 	if (drv->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);
