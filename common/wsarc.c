@@ -153,6 +153,9 @@ static int pack_dir(packer *p, int dir_fd, size_t len, int depth);
 /* One entry of dir_fd, named p->path[0..len) from the root. */
 static int pack_entry(packer *p, int dir_fd, const char *name, size_t len, int depth)
 {
+	/* a staging directory an unpack that died left behind is no part of the tree */
+	if (depth == 0 && strncmp(name, WSARC_STAGE_PREFIX, strlen(WSARC_STAGE_PREFIX)) == 0)
+		return 0;
 	struct stat st;
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno; /* gone meanwhile */

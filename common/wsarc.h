@@ -14,7 +14,7 @@
  * Packing walks from a directory descriptor with O_NOFOLLOW and never leaves its file
  * system: symbolic links, devices, FIFOs, sockets and anything on another mount are left
  * out (counted in the report); set-id and sticky bits are dropped; hard links become
- * separate files. More than the limits' files or bytes fails the pack.
+ * separate files. A staging directory at the top (an unpack that died) is left out too. More than the limits' files or bytes fails the pack.
  *
  * Unpacking treats the stream as hostile. A name must be relative, of components neither
  * empty, "." nor "..", at most 4095 bytes; sizes and counts are checked against the limits

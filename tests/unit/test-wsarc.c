@@ -138,6 +138,8 @@ START_TEST(test_round_trip)
 	ck_assert_int_eq(symlink("/etc/passwd", link), 0);
 	g_autofree char *fifo = g_build_filename(src, "fifo", NULL);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	g_autofree char *stale = g_build_filename(src, WSARC_STAGE_PREFIX "0123", NULL);
+	ck_assert_int_eq(g_mkdir(stale, 0700), 0); /* an unpack that died: not carried */
 
 	GByteArray *b = g_byte_array_new();
 	wsarc_report rep;
