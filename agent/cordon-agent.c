@@ -1315,6 +1315,58 @@ static int pack_emit(void *ctx, const void *data, size_t len)
 	return 0;
 }
 
+#ifdef CORDON_AGENT_HOSTILE_PACK
+/* The test build's pack (tests/helpers/vm-hostile-agent, tests/microvm.am): a compromised
+ * guest's copy-out, a valid file then the record /work/hostile names (dotdot, symlink,
+ * big, device), for the host to refuse whole. Never in cordon-agent itself. */
+static void hostile_record(pack_out *o, char type, const char *name, uint64_t size)
+{
+	uint8_t h[WSARC_HEADER] = { (uint8_t)type, 0x01, 0xa4 /* 0644 */ };
+	size_t n = strlen(name);
+	h[3] = (uint8_t)(n >> 8);
+	h[4] = (uint8_t)n;
+	for (int i = 0; i < 8; i++)
+		h[5 + i] = (uint8_t)(size >> (56 - 8 * i));
+	pack_emit(o, h, sizeof(h));
+	pack_emit(o, name, n);
+}
+
+static int cmd_pack(void)
+{
+	char mode[32] = "";
+	int fd = open(AGENT_SANDBOX_ROOT "/hostile", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, mode, sizeof(mode) - 1) : 0;
+	if (fd >= 0)
+		close(fd);
+	mode[n > 0 ? n : 0] = '\0';
+	pack_out *o = calloc(1, sizeof(*o));
+	if (!o)
+		return fail(ERRC(io_error), ENOMEM, "pack");
+	hostile_record(o, 'f', "ok.txt", 3);
+	pack_emit(o, "ok\n", 3);
+	if (strncmp(mode, "dotdot", 6) == 0) {
+		hostile_record(o, 'f', "../escape", 4);
+		pack_emit(o, "evil", 4);
+	} else if (strncmp(mode, "symlink", 7) == 0) {
+		hostile_record(o, 'l', "etc", 4);
+		pack_emit(o, "/etc", 4);
+	} else if (strncmp(mode, "big", 3) == 0) {
+		hostile_record(o, 'f', "big", 10ull << 30); /* 10 GiB claimed, 64 KiB sent */
+		char zero[4096] = { 0 };
+		for (int i = 0; i < 16; i++)
+			pack_emit(o, zero, sizeof(zero));
+	} else {
+		hostile_record(o, 'c', "null", 0); /* a device */
+	}
+	hostile_record(o, 'e', "", 0);
+	bool ok = !o->len || frame(AGENT_FRAME_DATA, o->buf, o->len);
+	free(o);
+	if (!ok)
+		return 1;
+	frame(AGENT_FRAME_DONE, "", 0);
+	return 0;
+}
+#else
 /* pack: /work as a stream in DATA frames (the host bounds it: it trusts none of it); DONE
  * says what was left out. */
 static int cmd_pack(void)
@@ -1341,6 +1393,7 @@ static int cmd_pack(void)
 		   rep.files, rep.dirs, rep.bytes, rep.symlinks, rep.special, rep.other_mounts);
 	return 0;
 }
+#endif
 
 /* ---- probe ---------------------------------------------------------------------------- */
 

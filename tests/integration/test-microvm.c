@@ -28,7 +28,9 @@
  *                (bounded)
  *   workspace    copied in (seen inside; a host link not carried), back at close only when
  *                writable (the guest's link and FIFO not carried), read-only inside for
- *                untrusted work and under a `workspace: read-only` rule, a copy-out over the limit refused whole, a copy-in over it
+ *                untrusted work and under a `workspace: read-only` rule, a compromised
+ *                guest's copy-out (a name with "..", a link to /etc, a 10 GiB claim, a
+ *                device) refused whole, a copy-out over the limit refused whole, a copy-in over it
  *                refused before the boot (its own case: CK_RUN_CASE=workspace)
  */
 #include "config.h"
@@ -1043,6 +1045,49 @@ START_TEST(test_workspace_copy)
 }
 END_TEST
 
+/* A compromised guest's copy-out (the agent built with a hostile pack: a valid file, then
+ * a name with "..", a symbolic link to /etc, a 10 GiB claim or a device): each is refused
+ * whole, and nothing on the host changes or appears, beside the workspace either. */
+START_TEST(test_workspace_hostile_guest)
+{
+	g_autofree char *agent = testutil_build_path("tests/helpers/vm-hostile-agent");
+	vmguest bad = { 0 };
+	g_autofree char *why = vmguest_build(agent, &bad);
+	ck_assert_msg(!why, "%s", why);
+	g_autofree char *tier = vmguest_tier(&bad, "vm", WS_TIER_EXTRA);
+	g_autofree char *p = g_strdup_printf(
+		"cordon: 1\nplugins: {dir: %s, load: [kvm]}\n"
+		"tiers:\n%s"
+		"trust:\n  trusted: {require: process-jail, tiers: [vm]}\n",
+		plugin_dir, tier);
+	cordon_context *ctx = testutil_context_from_text(p, "microvm-hostile.yaml");
+	cordon_probe_report_free(probe_settled(ctx, "vm"));
+	g_autofree char *parent = testutil_tmpdir();
+	g_autofree char *ws = g_build_filename(parent, "ws", NULL);
+	ck_assert_int_eq(g_mkdir(ws, 0755), 0);
+	put_host_file(ws, "in.txt", "host\n");
+	g_autofree char *before = host_names(parent);
+	const char *modes[] = { "dotdot", "symlink", "big", "device" };
+	for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+		cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+		g_autofree char *line = g_strdup_printf(
+			"echo %s > /work/hostile && echo guest > /work/in.txt && echo ok",
+			modes[i]);
+		g_autofree char *out = sh_out(sb, line);
+		ck_assert_str_eq(out, "ok\n");
+		cordon_sandbox_close(sb);
+		g_autofree char *after = host_names(parent), *in = host_file(ws, "in.txt");
+		ck_assert_msg(strcmp(after, before) == 0, "%s: %s, was %s", modes[i], after,
+			      before);
+		ck_assert_str_eq(in, "host\n");
+	}
+	assert_no_qemu_left();
+	testutil_rmtree(parent);
+	cordon_context_free(ctx);
+	vmguest_clear(&bad);
+}
+END_TEST
+
 /* What a copy-in costs: 100 files of 100 KiB (about 10 MiB) against an empty workspace,
  * open + close, one run of each (printed, never asserted). */
 START_TEST(test_workspace_cost)
@@ -1239,6 +1284,7 @@ static Suite *microvm_suite(void)
 	tcase_set_timeout(wsc, 600);
 	tcase_add_unchecked_fixture(wsc, setup, teardown);
 	tcase_add_test(wsc, test_workspace_copy);
+	tcase_add_test(wsc, test_workspace_hostile_guest);
 	tcase_add_test(wsc, test_workspace_cost);
 	suite_add_tcase(s, wsc);
 	/* its own case: CK_RUN_CASE=clones runs it alone */
