@@ -114,7 +114,7 @@ const char *qemu_gc_token(const char *cmdline, size_t len) CORDON_INTERNAL;
 typedef struct qemu_workspace {
 	int fd;        /* the directory, opened with no link on the way (O_RDONLY), or -1 */
 	bool writable; /* the guest's /work comes back at close (else read-only inside) */
-	uid_t uid;     /* its owner: what copy-out creates takes these as root */
+	uid_t uid;     /* its owner: as root a copy runs with these as its file system ids */
 	gid_t gid;
 } qemu_workspace;
 
@@ -130,6 +130,10 @@ wsarc_unpack *qemu_workspace_unpack_begin(const qemu_workspace *ws,
 					  const wsarc_limits *lim) CORDON_INTERNAL;
 int qemu_workspace_unpack_emit(void *unpack, const void *data, size_t len) CORDON_INTERNAL;
 void qemu_workspace_close(qemu_workspace *ws) CORDON_INTERNAL;
+/* As root, this thread's file system ids become the workspace owner's (on) or root's again
+ * (off), so that a copy reads only what the owner may read and creates files of the
+ * owner's, as the kernel tier's work would; a no-op otherwise. */
+int qemu_workspace_as_owner(const qemu_workspace *ws, bool on) CORDON_INTERNAL;
 
 #define qemu_refuse agent_refuse
 int qemu_fail(cordon_plugin_error *err, const agent_error *r) CORDON_INTERNAL;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 int qemu_workspace_open(const char *path, bool writable, qemu_workspace *ws, agent_error *r)
@@ -50,6 +51,22 @@ int qemu_workspace_open(const char *path, bool writable, qemu_workspace *ws, age
 	return 0;
 }
 
+int qemu_workspace_as_owner(const qemu_workspace *ws, bool on)
+{
+	/* The file system ids are the calling thread's own (setfsuid is not broadcast to the
+	 * process's other threads), and with a non-zero one its DAC-overriding capabilities
+	 * are off until it is 0 again. */
+	if (geteuid() != 0 || ws->uid == 0)
+		return 0;
+	uid_t uid = on ? ws->uid : 0;
+	gid_t gid = on ? ws->gid : 0;
+	syscall(SYS_setfsgid, gid);
+	syscall(SYS_setfsuid, uid);
+	bool took = (uid_t)syscall(SYS_setfsuid, -1) == uid &&
+		    (gid_t)syscall(SYS_setfsgid, -1) == gid;
+	return took ? 0 : -EPERM;
+}
+
 typedef struct growbuf {
 	char *data;
 	size_t len, cap;
@@ -77,8 +94,12 @@ int qemu_workspace_pack(const qemu_workspace *ws, const wsarc_limits *lim, char 
 			size_t *ret_len, agent_error *r)
 {
 	growbuf b = { 0 };
-	wsarc_report rep;
-	int e = wsarc_pack(ws->fd, lim, grow_emit, &b, &rep);
+	wsarc_report rep = { 0 };
+	int e = qemu_workspace_as_owner(ws, true);
+	if (e == 0)
+		e = wsarc_pack(ws->fd, lim, grow_emit, &b, &rep);
+	if (qemu_workspace_as_owner(ws, false) < 0)
+		abort(); /* a thread left with another's ids: nothing after it could be trusted */
 	if (e == -EFBIG || e == -E2BIG) {
 		free(b.data);
 		return qemu_refuse(r, -e, CORDON_PLUGIN_ERROR_FORBIDDEN,
@@ -91,7 +112,11 @@ int qemu_workspace_pack(const qemu_workspace *ws, const wsarc_limits *lim, char 
 	if (e < 0) {
 		free(b.data);
 		return qemu_refuse(r, -e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
-				   "could not read the workspace to copy it in: %s", strerror(-e));
+				   "could not read the workspace to copy it in: %s%s", strerror(-e),
+				   e == -EACCES && geteuid() == 0
+					   ? " (as root it is read as its owner: a file its owner "
+					     "cannot read refuses the copy)"
+					   : "");
 	}
 	if (rep.symlinks || rep.special || rep.other_mounts || rep.setid)
 		qemu_host->log(CORDON_PLUGIN_LOG_DEBUG, "qemu",
@@ -107,13 +132,9 @@ int qemu_workspace_pack(const qemu_workspace *ws, const wsarc_limits *lim, char 
 
 wsarc_unpack *qemu_workspace_unpack_begin(const qemu_workspace *ws, const wsarc_limits *lim)
 {
-	/* As root what we create takes the workspace owner's ids, as the work's files do on
-	 * the kernel tier; group and others never get write (the guest claims the modes). */
-	wsarc_unpack_opts o = { .limits = *lim,
-				.mode_mask = 0755,
-				.chown = geteuid() == 0,
-				.uid = ws->uid,
-				.gid = ws->gid };
+	/* Group and others never get write (the guest claims the modes). The caller runs this
+	 * as the owner (qemu_workspace_as_owner): what is created is the owner's. */
+	wsarc_unpack_opts o = { .limits = *lim, .mode_mask = 0755 };
 	return wsarc_unpack_new(ws->fd, &o);
 }
 

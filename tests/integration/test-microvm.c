@@ -30,7 +30,7 @@
  *                writable (the guest's link and FIFO not carried), read-only inside for
  *                untrusted work and under a `workspace: read-only` rule, a compromised
  *                guest's copy-out (a name with "..", a link to /etc, a 10 GiB claim, a
- *                device) refused whole, a copy-out over the limit refused whole, a copy-in over it
+ *                device) refused whole, as root the copy runs as the workspace's owner, a copy-out over the limit refused whole, a copy-in over it
  *                refused before the boot (its own case: CK_RUN_CASE=workspace)
  */
 #include "config.h"
@@ -1088,6 +1088,46 @@ START_TEST(test_workspace_hostile_guest)
 }
 END_TEST
 
+/* As root a copy runs as the workspace's owner (nobody here): a file the owner cannot read
+ * refuses the copy-in before any boot; what comes back is the owner's. */
+START_TEST(test_workspace_owner)
+{
+	if (geteuid() != 0) {
+		printf("# not root: the copy runs as the caller, no owner to take\n");
+		return;
+	}
+	cordon_context *ctx = ctx_ws(WS_TIER_EXTRA);
+	cordon_probe_report_free(probe_settled(ctx, "vm"));
+	g_autofree char *ws = testutil_tmpdir();
+	put_host_file(ws, "mine", "nobody's\n");
+	g_autofree char *mine = g_build_filename(ws, "mine", NULL);
+	g_autofree char *secret = g_build_filename(ws, "secret", NULL);
+	put_host_file(ws, "secret", "root's\n");
+	ck_assert_int_eq(chmod(secret, 0600), 0);
+	ck_assert_int_eq(chown(ws, 65534, 65534), 0);
+	ck_assert_int_eq(chown(mine, 65534, 65534), 0);
+	cordon_error *err = NULL;
+	ck_assert_ptr_null(open_ws(ctx, "trusted", ws, &err));
+	ck_assert_msg(
+		err && strstr(cordon_error_get_message(err), "as root it is read as its owner"),
+		"%s", err ? cordon_error_get_message(err) : "?");
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "io_error");
+	assert_no_qemu_left();
+	ck_assert_int_eq(unlink(secret), 0);
+	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *out = sh_out(sb, "cat /work/mine && echo new > /work/made && echo ok");
+	ck_assert_str_eq(out, "nobody's\nok\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *made = g_build_filename(ws, "made", NULL);
+	struct stat st;
+	ck_assert_int_eq(stat(made, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 65534);
+	ck_assert_uint_eq(st.st_gid, 65534);
+	testutil_rmtree(ws);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 /* What a copy-in costs: 100 files of 100 KiB (about 10 MiB) against an empty workspace,
  * open + close, one run of each (printed, never asserted). */
 START_TEST(test_workspace_cost)
@@ -1285,6 +1325,7 @@ static Suite *microvm_suite(void)
 	tcase_add_unchecked_fixture(wsc, setup, teardown);
 	tcase_add_test(wsc, test_workspace_copy);
 	tcase_add_test(wsc, test_workspace_hostile_guest);
+	tcase_add_test(wsc, test_workspace_owner);
 	tcase_add_test(wsc, test_workspace_cost);
 	suite_add_tcase(s, wsc);
 	/* its own case: CK_RUN_CASE=clones runs it alone */
