@@ -17,6 +17,9 @@
  *                                    A clone restored from a template shares the template's
  *                                    RNG state and clock until then; so the agent serves
  *                                    nothing before it
+ *   the workspace                    a host workspace's files, if the next request is
+ *                                    `unpack` (still root: /work is then remounted
+ *                                    read-only when the host says so)
  *   the work's uid                   then the agent drops to AGENT_GUEST_UID for good, so
  *                                    the work can neither load modules nor keep the guest
  *                                    alive when the host is gone: EOF on the port ends the
@@ -345,9 +348,17 @@ int guest_identity(const char *payload, size_t len, const char **ret_what)
 	/* a clone's clock is the template's until now */
 	if (r == 0 && (r = errno_or_zero(clock_settime(CLOCK_REALTIME, &id.now))) < 0)
 		*ret_what = "setting the clock";
-	if (r == 0 && (r = drop_to_work_uid(work_pids)) < 0)
-		*ret_what = "dropping to the work's uid";
 	return r;
+}
+
+int guest_drop(void) { return drop_to_work_uid(work_pids); }
+
+int guest_seal_work(void)
+{
+	return mount(NULL, AGENT_SANDBOX_ROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		     NULL) < 0
+		       ? -errno
+		       : 0;
 }
 
 bool guest_is_init(int argc, char **argv)

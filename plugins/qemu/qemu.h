@@ -133,6 +133,8 @@ typedef struct qemu_family {
 		{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
 		{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 }, \
 		{ "clone", CORDON_PLUGIN_CONFIG_BOOL, 0 }, \
+		{ "workspace_max_size", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
+		{ "workspace_max_files", CORDON_PLUGIN_CONFIG_INT, 0 }, \
 	{ \
 		"pool", CORDON_PLUGIN_CONFIG_INT, 0 \
 	}

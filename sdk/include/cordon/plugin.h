@@ -203,7 +203,18 @@ typedef struct cordon_plugin_open_spec {
 	const struct cordon_plugin_mount *mounts;
 	uint32_t n_mounts;
 	uint32_t reserved2;
+	/* ABI 1.5, appended: CORDON_PLUGIN_OPEN_*, set only for a driver that declares
+	 * CORDON_PLUGIN_DRIVER_WORKSPACE_RO (0 otherwise). */
+	uint32_t flags;
+	uint32_t reserved3;
 } cordon_plugin_open_spec;
+
+/* cordon_plugin_open_spec.flags (ABI 1.5). */
+enum {
+	/* The work must see the workspace read-only (a `workspace: read-only` rule admitted
+	 * it); untrusted work sees it read-only anyway. */
+	CORDON_PLUGIN_OPEN_WORKSPACE_RO = 1u << 0,
+};
 
 /* cordon_plugin_mount.flags (ABI 1.4). */
 enum {
@@ -341,6 +352,10 @@ enum {
 	 * route out but its own loopback (the rules still come in open_spec; the driver
 	 * needs no set_egress). Needs the listen op. */
 	CORDON_PLUGIN_DRIVER_EGRESS_PROXY = 1u << 5,
+	/* ABI 1.5: open honours CORDON_PLUGIN_OPEN_WORKSPACE_RO. Without the flag a request with
+	 * a workspace is refused by a `workspace: read-only` rule on the driver's tiers, never
+	 * given write access. */
+	CORDON_PLUGIN_DRIVER_WORKSPACE_RO = 1u << 6,
 };
 
 typedef struct cordon_plugin_driver {
