@@ -122,6 +122,18 @@ def case_typed(cmd):
     want(t.restored(), "the terminal's modes were not restored")
 
 
+def case_typeahead(cmd):
+    # Typed at once, before the sandbox exists (a microVM boots for seconds): the line waits
+    # and reaches the work when it starts, as at a local shell. Only its execution prints
+    # "ahead-42" ($((6*7)) is what is typed).
+    t = Term(cmd + ["--", "sh", "-c", "read l; eval \"$l\"; echo READY"])
+    t.send(b"echo ahead-$((6*7))\n")
+    t.expect(b"ahead-42")
+    t.expect(b"READY")
+    want(t.wait() == 0, "exit %s" % t.p.returncode)
+    want(t.restored(), "the terminal's modes were not restored")
+
+
 def case_shell(cmd):
     t = Term(cmd)  # cordon shell [options]: /bin/sh on a terminal
     t.send(b"[ -t 0 ] && echo shell-$((1+1))-has-a-tty\n")
