@@ -126,27 +126,6 @@ def case_typeahead_slow(cmd):
     want(t.restored(), "the terminal's modes were not restored")
 
 
-def case_interrupt_once(cmd):
-    # a work that counts its SIGINTs: one ^C is one signal, wherever the line discipline is
-    t = Term(cmd + ["--", "sh", "-c", 'n=0; trap "n=$((n+1))" INT; echo READY; sleep 2; '
-                    'echo "ints=$n"'])
-    t.expect(b"READY")
-    t.send(b"\x03")
-    t.expect(b"ints=")
-    want(t.wait() == 0, "exit %s" % t.p.returncode)
-    want(b"ints=1" in t.out, "one ^C was not one SIGINT: %r" % t.out)
-
-
-def case_resize_once(cmd):
-    t = Term(cmd + ["--", "sh", "-c", 'n=0; trap "n=$((n+1))" WINCH; echo READY; sleep 3; '
-                    'echo "winches=$n"'])
-    t.expect(b"READY")
-    t.resize(41, 121)
-    t.expect(b"winches=")
-    want(t.wait() == 0, "exit %s" % t.p.returncode)
-    want(b"winches=1" in t.out, "one resize was not one SIGWINCH: %r" % t.out)
-
-
 def case_typed(cmd):
     # Type once the work is up, as a person would: a microVM boots for seconds, and what is
     # typed before cordon puts the terminal in raw mode is the caller's line discipline's.
