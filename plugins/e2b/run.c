@@ -12,6 +12,8 @@
  * A serve (spec->port) asks cordon server to serve the port (Cordon-Serve-Port);
  * its start event means the port accepts, and serve.c's listener is then the
  * address the core is told, until the run ends.
+ * A terminal run (spec->tty_fd) starts with a pty of the terminal's size; its relay
+ * (tty.c) begins at the start event and its "pty" data goes into the terminal.
  */
 #include "config.h"
 
@@ -162,7 +164,7 @@ static bool on_data(run_ctx *x, json_object *d)
 	if (pty)
 		b = pty;
 	else if (!b)
-		return true; /* a pty's without one here, or a newer kind: not ours */
+		return true; /* pty data of a run without a terminal, or a newer kind */
 	unsigned char *raw = e2b_host->alloc(strlen(b) * 3 / 4 + 3);
 	ssize_t n = b64decode(b, raw);
 	if (n < 0) {
