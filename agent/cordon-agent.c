@@ -611,7 +611,8 @@ static struct {
  * foreground group (TIOCGPGRP: ENOTTY). That is how it is told apart from Linux's, which does
  * both itself (doing it again would signal twice): on such a terminal the agent signals the
  * work's process group, the one it made foreground (a job-control shell inside that moves the
- * foreground to another group is not followed: its own group gets the signal). */
+ * foreground to another group is not followed: its own group gets the signal; gVisor's
+ * /proc/PID/stat has no tpgid to follow it by). */
 static struct {
 	bool emulate;
 	pid_t pgrp;
@@ -623,12 +624,15 @@ static void tty_job_begin(int master, pid_t work)
 	tty_job.emulate = tcgetpgrp(master) < 0;
 }
 
-/* The signal a typed byte stands for on terminal t, or 0. */
+/* The signal a typed byte stands for on terminal t, 0 for none, -1 for a byte that is only
+ * consumed: ^Z. The work's group is orphaned (the agent is in another session), where Linux
+ * ignores a terminal stop by default and gVisor stops the group (measured: a setsid'd shell's
+ * kill -TSTP $$ stops it under runsc, not under runc), which would hang the run. */
 static int tty_signal_char(const struct termios *t, unsigned char c)
 {
 	static const struct {
 		int cc, sig;
-	} chars[] = { { VINTR, SIGINT }, { VQUIT, SIGQUIT }, { VSUSP, SIGTSTP } };
+	} chars[] = { { VINTR, SIGINT }, { VQUIT, SIGQUIT }, { VSUSP, -1 } };
 	for (size_t i = 0; i < sizeof(chars) / sizeof(chars[0]); i++)
 		if (t->c_cc[chars[i].cc] != _POSIX_VDISABLE && c == t->c_cc[chars[i].cc])
 			return chars[i].sig;
@@ -644,9 +648,9 @@ static void tty_input_take(int master, const char *data, uint32_t len)
 	size_t n = 0;
 	for (uint32_t i = 0; i < len; i++) {
 		int sig = signals ? tty_signal_char(&t, (unsigned char)data[i]) : 0;
-		if (sig)
+		if (sig > 0)
 			kill(-tty_job.pgrp, sig);
-		else
+		else if (sig == 0)
 			tty_in.data[n++] = data[i];
 	}
 	tty_in.len = n;

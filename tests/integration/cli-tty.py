@@ -126,6 +126,17 @@ def case_typeahead_slow(cmd):
     want(t.restored(), "the terminal's modes were not restored")
 
 
+def case_suspend(cmd):
+    # ^Z: the work's group has no job-control parent in the sandbox (orphaned), where Linux
+    # ignores a terminal stop; the work must go on, never be left stopped (a hung run)
+    t = Term(cmd + ["--", "sh", "-c", "echo READY; sleep 2; echo went-on"])
+    t.expect(b"READY")
+    t.send(b"\x1a")
+    t.expect(b"went-on", timeout=30)
+    want(t.wait() == 0, "exit %s" % t.p.returncode)
+    want(t.restored(), "the terminal's modes were not restored")
+
+
 def case_typed(cmd):
     # Type once the work is up, as a person would: a microVM boots for seconds, and what is
     # typed before cordon puts the terminal in raw mode is the caller's line discipline's.

@@ -85,6 +85,7 @@ if [ "$(id -u)" = 0 ] && [ -r /var/lib/cordon-ci/image-ref ] && command -v podma
 		check "$t: the work's control bytes reach the terminal as they are, as on the kernel tier" 0 timeout 90 "$py" "$drv" passthrough "$cordon" run -t $a
 		check "$t: a resize reaches the work as SIGWINCH with the new size" 0 timeout 90 "$py" "$drv" resize "$cordon" run -t $a
 		check "$t: ^C interrupts the work (exit 130)" 0 timeout 90 "$py" "$drv" interrupt "$cordon" run -t $a
+		check "$t: ^Z leaves the work running, never stopped" 0 timeout 90 "$py" "$drv" suspend "$cordon" run -t $a
 		}
 	done
 elif [ "${CORDON_REQUIRE:-}" = all ]; then
