@@ -27,6 +27,7 @@ for t in jail kernel; do
 	check "$t: typed input reaches the work through its terminal" 0 timeout 90 "$py" "$drv" typed "$cordon" run --tty $a
 	check "$t: input typed before the work starts reaches it" 0 timeout 90 "$py" "$drv" typeahead "$cordon" run -t $a
 	check "$t: ^C interrupts the work (exit 130)" 0 timeout 90 "$py" "$drv" interrupt "$cordon" run -t $a
+	check "$t: ^Z leaves the work running, never stopped" 0 timeout 90 "$py" "$drv" suspend "$cordon" run -t $a
 	check "$t: SIGTERM to cordon: exit 143, the terminal restored" 0 timeout 90 "$py" "$drv" sigterm "$cordon" run -t $a
 	check "$t: a program that cannot run: exit 203, the terminal restored" 0 timeout 90 "$py" "$drv" error "$cordon" run -t $a
 	check "$t: cordon shell is an interactive shell on a terminal" 0 timeout 90 "$py" "$drv" shell "$cordon" shell $a
@@ -136,6 +137,7 @@ EOF2
 	check "e2b: typed input reaches the work through its terminal (SendInput pty)" 0 timeout 90 "$py" "$drv" typed "$cordon" run -t $a
 	check "e2b: input typed before the work starts reaches it" 0 timeout 90 "$py" "$drv" typeahead "$cordon" run -t $a
 	check "e2b: ^C interrupts the work (exit 130)" 0 timeout 90 "$py" "$drv" interrupt "$cordon" run -t $a
+	check "e2b: ^Z leaves the work running, never stopped" 0 timeout 90 "$py" "$drv" suspend "$cordon" run -t $a
 	check "e2b: SIGTERM to cordon: exit 143, the terminal restored" 0 timeout 90 "$py" "$drv" sigterm "$cordon" run -t $a
 	check "e2b: a program that cannot run: exit 203, the terminal restored" 0 timeout 90 "$py" "$drv" error "$cordon" run -t $a
 	check "e2b: cordon shell is an interactive shell on a terminal" 0 timeout 90 "$py" "$drv" shell "$cordon" shell $a
