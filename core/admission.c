@@ -22,7 +22,7 @@ typedef struct judge_ctx {
 	const cordon_request *req;
 	cordon_trust trust; /* effective */
 	cordon_containment need;
-	gint64 probe_deadline;   /* monotonic µs: for every candidate's probe together */
+	gint64 probe_start;      /* monotonic µs: every candidate's probe bound counts from here */
 	const GPtrArray *failed; /* admission_failure*: tiers whose open failed, or NULL */
 } judge_ctx;
 
@@ -382,7 +382,7 @@ static bool judge(judge_ctx *j, decision_candidate *c, tier_runtime *t)
 			       g_strdup_printf("unavailable: the open failed (%s); fallback: next",
 					       failed));
 	cordon_plugin_probe pr;
-	context_probe(j->ctx, t, PROBE_MAX_AGE_US, j->probe_deadline, &pr);
+	context_probe(j->ctx, t, PROBE_MAX_AGE_US, j->probe_start + context_probe_bound_us(t), &pr);
 	c->probed = true;
 	c->available = pr.available;
 	take_claim(c, t, pr.containment);
@@ -599,12 +599,7 @@ static int decide(cordon_context *ctx, const cordon_request *req, const GPtrArra
 		  cordon_decision *d, cordon_error **reterr)
 {
 	const policy_trust *pt = &ctx->policy->trust[d->trust];
-	judge_ctx j = { ctx,
-			req,
-			d->trust,
-			d->requirement,
-			g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US,
-			failed };
+	judge_ctx j = { ctx, req, d->trust, d->requirement, g_get_monotonic_time(), failed };
 	bool tier_ok = !req->tier || tier_is_candidate(pt, req->tier);
 	g_autofree tier_runtime **tiers = tier_ok ? start_probes(ctx, req, pt) : NULL;
 	for (guint i = 0; i < pt->tiers->len; i++) {

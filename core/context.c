@@ -416,6 +416,12 @@ bool context_probe_forget_cached(cordon_context *ctx, tier_runtime *t)
 	return cached;
 }
 
+gint64 context_probe_bound_us(const tier_runtime *t)
+{
+	return t->cfg->probe_timeout_ms ? (gint64)t->cfg->probe_timeout_ms * 1000
+					: CONTEXT_PROBE_BOUND_US;
+}
+
 void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint64 deadline,
 		   cordon_plugin_probe *ret)
 {
@@ -438,7 +444,7 @@ void context_probe(cordon_context *ctx, tier_runtime *t, gint64 max_age_us, gint
 			};
 			g_snprintf(ret->reason, sizeof(ret->reason),
 				   "the probe timed out: no answer within %d s",
-				   (int)(CONTEXT_PROBE_BOUND_US / G_USEC_PER_SEC));
+				   (int)(context_probe_bound_us(t) / G_USEC_PER_SEC));
 			g_mutex_unlock(&t->lock);
 			return;
 		}
@@ -681,7 +687,7 @@ int cordon_context_probe_tier(cordon_context *ctx, size_t i, cordon_probe_report
 		rep->probe.containment = CORDON_CONTAINMENT_PROCESS_JAIL;
 		g_strlcpy(rep->probe.reason, t->unusable, sizeof(rep->probe.reason));
 	} else {
-		context_probe(ctx, t, 0, g_get_monotonic_time() + CONTEXT_PROBE_BOUND_US,
+		context_probe(ctx, t, 0, g_get_monotonic_time() + context_probe_bound_us(t),
 			      &rep->probe);
 	}
 	*ret = rep;

@@ -104,6 +104,8 @@ tier_runtime *context_find_tier(const cordon_context *ctx, const char *name) COR
 /* How long probing may take, however many tiers (an engine that hangs
  * must not hold up `cordon probe` or an admission for its own timeout). */
 #define CONTEXT_PROBE_BOUND_US (5 * (gint64)G_USEC_PER_SEC)
+/* t's bound: its probe_timeout: when the policy sets one, else CONTEXT_PROBE_BOUND_US. */
+gint64 context_probe_bound_us(const tier_runtime *t) CORDON_INTERNAL;
 /* Starts probing t in a thread of its own, unless its cached probe is younger
  * than max_age_us (0: never young enough) or a probe of it is running. */
 void context_probe_start(cordon_context *ctx, tier_runtime *t, gint64 max_age_us) CORDON_INTERNAL;

@@ -84,8 +84,13 @@ static const char *const containment_names[] = {
 };
 
 /* The keys of a tier the core reads itself; the rest are its driver's. */
-static const char *const tier_core_keys[] = { "driver",          "limits", "fallback",
-					      "max_containment", "egress", NULL };
+static const char *const tier_core_keys[] = {
+	"driver", "limits", "fallback", "max_containment", "egress", "probe_timeout", NULL
+};
+
+/* The longest probe_timeout: a probe that boots a guest under emulation on a loaded
+ * host takes seconds; one that takes minutes is a hang. */
+#define PROBE_TIMEOUT_MAX_MS (300 * 1000)
 
 /* One list of egress rules, each checked by the proxy's own parser (net/egress.h), so
  * that a rule the proxy would refuse is an error here, at its position. */
@@ -127,7 +132,22 @@ static void read_tier_egress(pctx *c, policy_tier *t, const cfg_node *n)
 	t->egress_deny = read_egress_list(c, cfg_map_get(n, "deny"), "deny");
 }
 
-/* fallback and max_containment (docs/policy.md, "Tiers"). */
+/* probe_timeout: how long admission and `cordon probe` wait for the tier's probe
+ * (docs/policy.md, "Tiers"): 1 s to 5 min. */
+static void read_probe_timeout(pctx *c, policy_tier *t, const cfg_node *n)
+{
+	const char *why = NULL;
+	uint64_t ms = 0;
+	if (policy_read_u64(n, CORDON_PLUGIN_CONFIG_DURATION, &ms, &why) < 0)
+		policy_err(c, ERRC(policy_type), n, n->path, "not a duration such as 30s: %s", why);
+	else if (ms < 1000 || ms > PROBE_TIMEOUT_MAX_MS)
+		policy_err(c, ERRC(policy_invalid), n, n->path, "%s is outside 1s to 5m",
+			   n->scalar);
+	else
+		t->probe_timeout_ms = ms;
+}
+
+/* fallback, max_containment, egress and probe_timeout (docs/policy.md, "Tiers"). */
 static void read_tier_core(pctx *c, policy_tier *t, const cfg_node *sec)
 {
 	static const char *const fallbacks[] = { "refuse", "next", NULL };
@@ -143,6 +163,8 @@ static void read_tier_core(pctx *c, policy_tier *t, const cfg_node *sec)
 	}
 	if ((v = cfg_map_get(sec, "egress")))
 		read_tier_egress(c, t, v);
+	if ((v = cfg_map_get(sec, "probe_timeout")))
+		read_probe_timeout(c, t, v);
 }
 
 static void read_tier(pctx *c, const cfg_node *key, cfg_node *sec)

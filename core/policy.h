@@ -20,6 +20,7 @@ typedef struct policy_tier {
 	const char *image;  /* the driver's image key, read by policy_check_section; NULL: none */
 	bool fallback_next; /* fallback: next (default refuse) */
 	cordon_containment max_containment; /* max_containment:, 0 when absent */
+	uint64_t probe_timeout_ms;          /* probe_timeout:, 0 when absent (the core's 5 s) */
 	const cfg_node *at;                 /* the tier's key, for positions */
 	/* egress: {allow: [...], deny: [...]}: governed egress's rules (docs/network.md),
 	 * NULL-terminated (empty when the list is absent); egress_set: the key is there. */

@@ -129,7 +129,9 @@ static char *build(const char *const *extra, vmguest *ret)
 
 char *vmguest_tier(const vmguest *g, const char *name, const char *extra)
 {
-	return g_strdup_printf("  %s:\n    driver: kvm\n    accel: tcg\n    kernel: %s\n"
+	/* probe_timeout: the trial boot under emulation outlasts the core's 5 s on a loaded host */
+	return g_strdup_printf("  %s:\n    driver: kvm\n    accel: tcg\n    probe_timeout: 60s\n"
+			       "    kernel: %s\n"
 			       "    kernel_sha256: %s\n    initrd: %s\n    initrd_sha256: %s\n%s",
 			       name, g->kernel, g->kernel_sha256, g->initrd, g->initrd_sha256,
 			       extra ? extra : "");

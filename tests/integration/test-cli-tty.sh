@@ -167,6 +167,7 @@ tiers:
   vm:
     driver: kvm
     accel: tcg
+    probe_timeout: 60s
     kernel: $(pin kernel)
     kernel_sha256: $(pin kernel_sha256)
     initrd: $(pin initrd)

@@ -794,6 +794,33 @@ START_TEST(test_every_error_reported)
 }
 END_TEST
 
+/* probe_timeout: a duration from 1 s to 5 min, read by the core for any driver. */
+START_TEST(test_probe_timeout)
+{
+	cordon_policy *p = NULL;
+	cordon_error *err = NULL;
+	const char *ok = V1 "tiers: {a: {driver: local, probe_timeout: 90s}}\n"
+			    "trust: {trusted: {tiers: [a]}}\n";
+	ck_assert_int_eq(policy_parse(ok, strlen(ok), "t.yaml", &p, &err), 0);
+	ck_assert_uint_eq(((policy_tier *)p->tiers->pdata[0])->probe_timeout_ms, 90000);
+	policy_free(p);
+	p = NULL;
+	const char *bad = V1 "tiers:\n  a: {driver: local, probe_timeout: 500ms}\n"
+			     "  b: {driver: local, probe_timeout: 6m}\n"
+			     "  c: {driver: local, probe_timeout: soon}\n"
+			     "trust: {trusted: {tiers: [a, b, c]}}\n";
+	ck_assert_int_lt(policy_parse(bad, strlen(bad), "t.yaml", &p, &err), 0);
+	g_auto(GStrv) lines = g_strsplit(err->message, "\n", -1);
+	ck_assert_int_eq(g_strv_length(lines), 3);
+	ck_assert_str_eq(lines[0], "t.yaml:3:37: tiers.a.probe_timeout: 500ms is outside 1s to 5m");
+	ck_assert_str_eq(lines[1], "t.yaml:4:37: tiers.b.probe_timeout: 6m is outside 1s to 5m");
+	ck_assert_msg(g_str_has_prefix(lines[2], "t.yaml:5:37: tiers.c.probe_timeout: not a "
+						 "duration such as 30s: "),
+		      "%s", lines[2]);
+	cordon_error_free(err);
+}
+END_TEST
+
 /* Errors come in file order, whatever order the sections are read in (rules and audit
  * before tiers and trust here; the allow_ keys are read first but come last). */
 START_TEST(test_errors_in_file_order)
@@ -1170,6 +1197,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tc, test_references_and_names);
 	tcase_add_test(tc, test_every_error_reported);
 	tcase_add_test(tc, test_errors_in_file_order);
+	tcase_add_test(tc, test_probe_timeout);
 	tcase_add_test(tc, test_driver_section);
 	tcase_add_loop_test(tc, test_untrusted_on_jail, 0, G_N_ELEMENTS(on_jail));
 	tcase_add_test(tc, test_load_file);

@@ -758,12 +758,14 @@ static const cordon_plugin_driver hung_driver = {
 };
 
 /* Two candidates whose probes hang: probed at once, and admission gives up on
- * both after the 5 s bound in all, not each after its engine's timeout; the
- * context outlives cordon_context_free until the abandoned probes end. */
+ * both after the 5 s bound in all (h2 after its own probe_timeout, 1 s), not each
+ * after its engine's timeout; the context outlives cordon_context_free until the
+ * abandoned probes end. */
 START_TEST(test_hung_probes_are_bounded)
 {
 	static const cordon_plugin_driver *const drivers[] = { &hung_driver, NULL };
-	static const char text[] = "cordon: 1\ntiers: {h1: {driver: hung}, h2: {driver: hung}}\n"
+	static const char text[] = "cordon: 1\ntiers: {h1: {driver: hung}, h2: {driver: hung, "
+				   "probe_timeout: 1s}}\n"
 				   "trust: {untrusted: {tiers: [h1, h2]}}\n";
 	cordon_options *o = cordon_options_new();
 	o->builtin_drivers = drivers;
@@ -784,9 +786,10 @@ START_TEST(test_hung_probes_are_bounded)
 	int most = hung_most;
 	g_mutex_unlock(&hung_lock);
 	ck_assert_int_eq(most, 2);
-	for (size_t i = 0; i < 2; i++)
-		ck_assert_str_eq(cordon_decision_candidate_reason(d, i),
-				 "unavailable: the probe timed out: no answer within 5 s");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
+			 "unavailable: the probe timed out: no answer within 5 s");
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 1),
+			 "unavailable: the probe timed out: no answer within 1 s");
 	cordon_error_free(err);
 	cordon_decision_free(d);
 	cordon_request_free(req);
