@@ -32,6 +32,7 @@
 #include "fsops.h"
 #include "pathres.h"
 #include "protocol.h"
+#include "relay.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1255,6 +1256,20 @@ static int cmd_probe(void)
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* relay SOCKET: the port of a listener on our loopback whose connections go to the host's
+ * unix socket SOCKET (agent/relay.c), one DATA frame (decimal), then DONE. */
+static int cmd_relay(const char *path)
+{
+	uint16_t port = 0;
+	pid_t pid;
+	int r = agent_relay_start(path, &port, &pid);
+	if (r < 0)
+		return fail(r == -EINVAL ? ERRC(invalid_argument) : ERRC(io_error), -r, "relay");
+	frame_text(AGENT_FRAME_DATA, "%u", (unsigned)port);
+	frame(AGENT_FRAME_DONE, "", 0);
+	return 0;
+}
+
 /* The file operations, as `exec` and the session channel name them. */
 static int file_command(int argc, char **argv)
 {
@@ -1267,6 +1282,8 @@ static int file_command(int argc, char **argv)
 		return cmd_list(argv[2], true);
 	if (strcmp(cmd, "walk") == 0 && argc == 3)
 		return cmd_list(argv[2], false);
+	if (strcmp(cmd, "relay") == 0 && argc == 3)
+		return cmd_relay(argv[2]);
 	return fail(ERRC(invalid_argument), EINVAL, cmd);
 }
 
@@ -1278,8 +1295,8 @@ int main(int argc, char **argv)
 		return guest_init() < 0 ? 1 : cmd_session();
 	}
 	if (argc < 2) {
-		fprintf(stderr,
-			"usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
+		fprintf(stderr, "usage: cordon-agent "
+				"idle|session|run|kill|read|write|glob|walk|relay|probe\n");
 		return 2;
 	}
 	const char *cmd = argv[1];
