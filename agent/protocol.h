@@ -56,6 +56,8 @@
 #define AGENT_PATH "/.cordon-agent"
 #define AGENT_SANDBOX_ROOT "/work"
 #define AGENT_SCRATCH_PATH "/tmp"
+/* gVisor: the host's unix sockets the agent's relays connect to (agent/relay.c) */
+#define AGENT_RELAY_DIR "/.cordon-relay"
 
 #define AGENT_FRAME_HEADER 5
 #define AGENT_FRAME_MAX (64u * 1024) /* largest payload the agent sends */

@@ -88,6 +88,7 @@ typedef struct oci_spec {
 	bool egress_proxied;
 	const oci_mount *mounts;
 	size_t n_mounts;
+	const char *relay_dir;  /* gVisor: bound read-only at AGENT_RELAY_DIR; NULL: none */
 	const char *const *env; /* container-level "KEY=VALUE", any order; may be NULL */
 	cordon_plugin_limits limits;
 	const char *user;    /* numeric "uid:gid"; NULL: 65534:65534 */
