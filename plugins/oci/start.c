@@ -99,7 +99,7 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	s->interactive = true;
 	b->command[0] = xstrdup("session");
 	s->command = (const char *const *)b->command;
-	if (oci_relay_wanted(t)) {
+	if (name && oci_relay_wanted(t)) { /* a session's, not the probe's trial */
 		b->relay_dir = oci_relay_dir(name);
 		s->relay_dir = b->relay_dir;
 	}
