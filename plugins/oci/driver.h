@@ -47,11 +47,12 @@ typedef struct oci_tier {
 	char *owner; /* cordon.owner label of this process */
 	oci_health *health;
 
-	pthread_mutex_t lock; /* guards what follows */
-	char *engine;         /* resolved CLI path (cached) */
-	bool runtime_ok;      /* `info` found the runtime once */
-	int trial;            /* gVisor trial run: 0 not yet, 1 passed */
-	bool trial_seccomp;   /* ... and the work met cordon's seccomp profile */
+	pthread_mutex_t lock;  /* guards what follows */
+	char *engine;          /* resolved CLI path (cached) */
+	bool runtime_ok;       /* `info` found the runtime once */
+	bool runtime_host_uds; /* and its runtimeArgs give runsc --host-uds (docker) */
+	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
+	bool trial_seccomp;    /* ... and the work met cordon's seccomp profile */
 	char trial_kernel[128];
 	oci_pool *pool;
 	char **reap;   /* closed (killed) containers the engine's --rm removes; */

@@ -9,8 +9,8 @@
  * read-only at AGENT_RELAY_DIR: the work can connect to what is there and
  * create nothing. runsc reaches a host socket only with --host-uds=open (or
  * all): a podman tier gives it in its runtime_flags (per container, no
- * daemon); without it (and on docker, whose daemon registers runsc's flags:
- * not done) gVisor tiers do not listen.
+ * daemon); docker's daemon registers a runtime's flags, which its probe reads
+ * from `info` (runtime_host_uds). Without it gVisor tiers do not listen.
  * The directory goes with the container.
  */
 #include "config.h"
@@ -29,21 +29,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-static bool host_uds_flag(const char *flag)
-{
-	while (*flag == '-')
-		flag++;
-	return strcmp(flag, "host-uds=open") == 0 || strcmp(flag, "host-uds=all") == 0;
-}
-
 bool oci_relay_wanted(const oci_tier *t)
 {
 	if (!oci_runtime_is_gvisor(t->runtime) || geteuid() != 0)
 		return false;
 	for (size_t i = 0; t->runtime_flags && t->runtime_flags[i]; i++)
-		if (host_uds_flag(t->runtime_flags[i]))
+		if (oci_runsc_host_uds_flag(t->runtime_flags[i]))
 			return true;
-	return false;
+	return __atomic_load_n(&t->runtime_host_uds, __ATOMIC_RELAXED); /* docker's probe's */
 }
 
 char *oci_relay_dir(const char *name) { return xasprintf(OCI_PRIVATE_DIR "/%s.relay", name); }
