@@ -1791,11 +1791,6 @@ static unsigned count_dir(const char *dir)
 	return n;
 }
 
-/* podman's gVisor tiers here give runsc host-uds=open per container (runtime_flags): the
- * agent's relay carries governed egress and services; docker's daemon registers runsc
- * without it (.ci/engines.sh), so its gVisor tier declares neither. */
-static bool gvisor_relays(const engine_case *e) { return strcmp(e->engine, "podman") == 0; }
-
 /* The lines of text that hold needle (owned). */
 static char *lines_with(const char *text, const char *needle)
 {
@@ -1821,21 +1816,29 @@ static unsigned count_relay_dirs(void)
 
 static void add_egress_tiers(GString *p, const engine_case *e, const char *rules)
 {
+	bool podman = strcmp(e->engine, "podman") == 0;
 	g_autofree char *runc = g_strdup_printf("%s-egress", e->engine);
 	g_autofree char *runsc = g_strdup_printf("%s-gvisor-egress", e->engine);
-	g_autofree char *extra = g_strdup_printf(
-		"%s%s", strcmp(e->engine, "podman") == 0 ? "    runtime: runc\n" : "", rules);
+	g_autofree char *nouds = g_strdup_printf("%s-gvisor-nouds-egress", e->engine);
+	g_autofree char *extra = g_strdup_printf("%s%s", podman ? "    runtime: runc\n" : "",
+						 rules);
 	add_tier(p, runc, e->engine, extra, true);
+	/* gVisor with host-uds=open: podman's per container, docker's runsc-uds (engines.sh) */
 	g_autofree char *gextra = g_strdup_printf(
-		"    runtime: runsc\n%s%s",
-		strcmp(e->engine, "podman") == 0
-			? "    runtime_flags: [network=none, oci-seccomp, host-uds=open]\n"
-			: "",
+		"%s%s",
+		podman ? "    runtime: runsc\n"
+			 "    runtime_flags: [network=none, oci-seccomp, host-uds=open]\n"
+		       : "    runtime: runsc-uds\n",
 		rules);
 	add_tier(p, runsc, e->engine, gextra, true);
+	/* and without it: no relay, so neither governed egress nor services */
+	g_autofree char *nextra = g_strdup_printf(
+		"    runtime: runsc\n%s%s",
+		podman ? "    runtime_flags: [network=none, oci-seccomp]\n" : "", rules);
+	add_tier(p, nouds, e->engine, nextra, true);
 	g_string_append_printf(
-		p, "trust:\n  untrusted: {require: container, relax: true, tiers: [%s, %s]}\n",
-		runc, runsc);
+		p, "trust:\n  untrusted: {require: container, relax: true, tiers: [%s, %s, %s]}\n",
+		runc, runsc, nouds);
 }
 
 /* An HTTPS request through the proxy with what busybox has: CONNECT from the shell on
@@ -2003,9 +2006,9 @@ static void governed_egress_checks(const egress_env *g, const char *tier)
 }
 
 /* Governed egress on runc (docker, rootful podman: a listener made from the host inside the
- * container's network namespace) and on podman's gVisor (runsc given host-uds=open: the
- * agent's relay inside to a host unix socket). docker's gVisor, whose daemon registers
- * runsc without host-uds, declares no governed egress and is refused. */
+ * container's network namespace) and on gVisor given host-uds=open (podman's runtime_flags,
+ * docker's runsc-uds: the agent's relay inside to a host unix socket). gVisor without it
+ * declares no governed egress and is refused. */
 START_TEST(test_governed_egress)
 {
 	const engine_case *e = &engines[_i];
@@ -2013,20 +2016,19 @@ START_TEST(test_governed_egress)
 	egress_env_start(&g, e);
 	g_autofree char *tier = g_strdup_printf("%s-egress", e->engine);
 	g_autofree char *gtier = g_strdup_printf("%s-gvisor-egress", e->engine);
+	g_autofree char *nouds = g_strdup_printf("%s-gvisor-nouds-egress", e->engine);
 	governed_egress_checks(&g, tier);
-	if (gvisor_relays(e)) {
-		governed_egress_checks(&g, gtier);
-	} else {
-		/* its rules would go unenforced, so it is refused */
-		open_args a = { .egress = CORDON_EGRESS_GOVERNED };
-		cordon_sandbox *gsb = NULL;
-		cordon_error *err = NULL;
-		ck_assert_int_lt(try_open(g.ctx, gtier, &a, &gsb, &err), 0);
-		ck_assert_msg(strstr(cordon_error_get_message(err),
-				     "cannot enforce the tier's egress rules"),
-			      "%s", cordon_error_get_message(err));
-		cordon_error_free(err);
-	}
+	governed_egress_checks(&g, gtier);
+	/* gVisor without host-uds has no relay: its rules would go unenforced, so it is
+	 * refused */
+	open_args a = { .egress = CORDON_EGRESS_GOVERNED };
+	cordon_sandbox *gsb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_lt(try_open(g.ctx, nouds, &a, &gsb, &err), 0);
+	ck_assert_msg(
+		strstr(cordon_error_get_message(err), "cannot enforce the tier's egress rules"),
+		"%s", cordon_error_get_message(err));
+	cordon_error_free(err);
 	egress_env_stop(&g);
 	assert_nothing_left(e->engine);
 }
@@ -2039,8 +2041,8 @@ static void services_checks(cordon_context *ctx, const char *tier, const char *h
  * cordon-proxy (on the host) adds the credential and verifies the upstream's certificate;
  * the secret is nowhere in the container (its processes' environments and command lines,
  * every file), while a decoy granted into its environment is found by the same search.
- * The same on podman's gVisor (the agent's relay); docker's gVisor cannot carry services
- * (its runsc has no host-uds) and is refused. */
+ * The same on gVisor given host-uds=open (the agent's relay); without it gVisor cannot
+ * carry services and is refused. */
 START_TEST(test_services)
 {
 	const engine_case *e = &engines[_i];
@@ -2085,15 +2087,13 @@ START_TEST(test_services)
 	cordon_context *ctx = testutil_context_from_text(text, "services.yaml");
 	g_autofree char *tier = g_strdup_printf("%s-egress", e->engine);
 	g_autofree char *gtier = g_strdup_printf("%s-gvisor-egress", e->engine);
+	g_autofree char *nouds = g_strdup_printf("%s-gvisor-nouds-egress", e->engine);
 	services_checks(ctx, tier, heads, secret);
-	if (gvisor_relays(e)) {
-		services_checks(ctx, gtier, heads, secret);
-	} else {
-		cordon_sandbox *gsb = NULL;
-		cordon_error *err = NULL;
-		ck_assert_int_lt(try_open(ctx, gtier, NULL, &gsb, &err), 0);
-		ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "services_unsupported");
-	}
+	services_checks(ctx, gtier, heads, secret);
+	cordon_sandbox *gsb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_lt(try_open(ctx, nouds, NULL, &gsb, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "services_unsupported");
 	cordon_context_free(ctx);
 	stop_bg(upstream);
 	close(port_fd);
