@@ -29,6 +29,7 @@
 #include "errcodes.h"
 #include "fserror.h"
 #include "guest.h"
+#include "wsarc.h"
 #include "fsops.h"
 #include "pathres.h"
 #include "protocol.h"
@@ -37,6 +38,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <limits.h>
 #include <signal.h>
@@ -67,6 +69,8 @@ extern char **environ;
 
 /* pid 1 of a microVM guest (agent/guest.c): the channel is a virtio port */
 static bool in_guest;
+/* The guest's first request after its identity is the workspace's unpack, run as root. */
+static bool unpack_allowed;
 
 /* ---- frames ------------------------------------------------------------------- */
 
@@ -1148,6 +1152,7 @@ static int cmd_session(void)
 	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
 	if (in_guest && !session_identity())
 		return 1;
+	bool dropped = !in_guest;
 	for (;;) {
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -1167,6 +1172,15 @@ static int cmd_session(void)
 		int q = read_request(STDIN_FILENO, &type, &payload, &len, AGENT_REQUEST_MAX);
 		if (q <= 0)
 			return q == 0 ? 0 : 1; /* EOF: the host closed the session */
+		/* A guest is root until its first request after the identity, which may be the
+		 * workspace's unpack; it drops before any other, and after that one. */
+		if (!dropped) {
+			unpack_allowed = type == AGENT_REQ_FILE && len >= 7 &&
+					 memcmp(payload, "unpack", 7) == 0;
+			if (!unpack_allowed && guest_drop() < 0)
+				return fail(ERRC(io_error), errno, "dropping to the work's uid");
+			dropped = !unpack_allowed;
+		}
 		bool more = true;
 		if (type == AGENT_REQ_RUN)
 			more = session_run(payload, len, sfd, NULL);
@@ -1180,6 +1194,12 @@ static int cmd_session(void)
 		free(payload);
 		if (!more)
 			return 0;
+		if (!dropped) {
+			unpack_allowed = false;
+			if (guest_drop() < 0)
+				return fail(ERRC(io_error), errno, "dropping to the work's uid");
+			dropped = true;
+		}
 	}
 }
 
@@ -1283,6 +1303,153 @@ static int cmd_list(const char *arg, bool glob)
 	return 0;
 }
 
+/* ---- the workspace stream (common/wsarc.h) ---------------------------------------------- */
+
+/* unpack ro|rw: the host's workspace, a stream on our stdin, into /work, owned by the
+ * work's uid (set-id bits are not in the stream); ro then remounts /work read-only. Only
+ * in a guest, as its first request after the identity (still root). */
+static int cmd_unpack(const char *mode)
+{
+	bool ro = strcmp(mode, "ro") == 0;
+	if (!unpack_allowed || (!ro && strcmp(mode, "rw") != 0)) {
+		drain_stdin();
+		return fail(ERRC(invalid_argument), EPERM, "unpack");
+	}
+	int rootfd = open_root();
+	wsarc_unpack_opts o = { .limits = { UINT64_MAX, UINT64_MAX },
+				.mode_mask = 0777,
+				.chown = true,
+				.uid = AGENT_GUEST_UID,
+				.gid = AGENT_GUEST_UID };
+	wsarc_unpack *u = rootfd >= 0 ? wsarc_unpack_new(rootfd, &o) : NULL;
+	int r = u ? 0 : -errno;
+	char *buf = malloc(AGENT_FRAME_MAX);
+	ssize_t n;
+	while (r == 0 && buf && (n = read(STDIN_FILENO, buf, AGENT_FRAME_MAX)) != 0)
+		r = n < 0 ? (errno == EINTR ? 0 : -errno) : wsarc_unpack_feed(u, buf, (size_t)n);
+	wsarc_report rep = { 0 };
+	if (r == 0)
+		r = buf ? wsarc_unpack_finish(u, &rep) : -ENOMEM;
+	wsarc_unpack_free(u);
+	free(buf);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (r == 0 && ro)
+		r = guest_seal_work();
+	if (r < 0) {
+		drain_stdin();
+		return fail_fs(r, "unpack", ".");
+	}
+	frame_text(AGENT_FRAME_DONE, "files %" PRIu64 " dirs %" PRIu64 " bytes %" PRIu64, rep.files,
+		   rep.dirs, rep.bytes);
+	return 0;
+}
+
+/* What pack emits, gathered into DATA frames of up to AGENT_FRAME_MAX bytes. */
+typedef struct pack_out {
+	char buf[AGENT_FRAME_MAX];
+	size_t len;
+} pack_out;
+
+static int pack_emit(void *ctx, const void *data, size_t len)
+{
+	pack_out *o = ctx;
+	const char *p = data;
+	while (len > 0) {
+		size_t k = sizeof(o->buf) - o->len < len ? sizeof(o->buf) - o->len : len;
+		memcpy(o->buf + o->len, p, k);
+		o->len += k;
+		p += k;
+		len -= k;
+		if (o->len == sizeof(o->buf)) {
+			if (!frame(AGENT_FRAME_DATA, o->buf, o->len))
+				return -EPIPE;
+			o->len = 0;
+		}
+	}
+	return 0;
+}
+
+#ifdef CORDON_AGENT_HOSTILE_PACK
+/* The test build's pack (tests/helpers/vm-hostile-agent, tests/microvm.am): a compromised
+ * guest's copy-out, a valid file then the record /work/hostile names (dotdot, symlink,
+ * big, device), for the host to refuse whole. Never in cordon-agent itself. */
+static void hostile_record(pack_out *o, char type, const char *name, uint64_t size)
+{
+	uint8_t h[WSARC_HEADER] = { (uint8_t)type, 0x01, 0xa4 /* 0644 */ };
+	size_t n = strlen(name);
+	h[3] = (uint8_t)(n >> 8);
+	h[4] = (uint8_t)n;
+	for (int i = 0; i < 8; i++)
+		h[5 + i] = (uint8_t)(size >> (56 - 8 * i));
+	pack_emit(o, h, sizeof(h));
+	pack_emit(o, name, n);
+}
+
+static int cmd_pack(void)
+{
+	char mode[32] = "";
+	int fd = open(AGENT_SANDBOX_ROOT "/hostile", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, mode, sizeof(mode) - 1) : 0;
+	if (fd >= 0)
+		close(fd);
+	mode[n > 0 ? n : 0] = '\0';
+	pack_out *o = calloc(1, sizeof(*o));
+	if (!o)
+		return fail(ERRC(io_error), ENOMEM, "pack");
+	hostile_record(o, 'f', "ok.txt", 3);
+	pack_emit(o, "ok\n", 3);
+	if (strncmp(mode, "dotdot", 6) == 0) {
+		hostile_record(o, 'f', "../escape", 4);
+		pack_emit(o, "evil", 4);
+	} else if (strncmp(mode, "symlink", 7) == 0) {
+		hostile_record(o, 'l', "etc", 4);
+		pack_emit(o, "/etc", 4);
+	} else if (strncmp(mode, "big", 3) == 0) {
+		hostile_record(o, 'f', "big", 10ull << 30); /* 10 GiB claimed, 64 KiB sent */
+		char zero[4096] = { 0 };
+		for (int i = 0; i < 16; i++)
+			pack_emit(o, zero, sizeof(zero));
+	} else {
+		hostile_record(o, 'c', "null", 0); /* a device */
+	}
+	hostile_record(o, 'e', "", 0);
+	bool ok = !o->len || frame(AGENT_FRAME_DATA, o->buf, o->len);
+	free(o);
+	if (!ok)
+		return 1;
+	frame(AGENT_FRAME_DONE, "", 0);
+	return 0;
+}
+#else
+/* pack: /work as a stream in DATA frames (the host bounds it: it trusts none of it); DONE
+ * says what was left out. */
+static int cmd_pack(void)
+{
+	int rootfd = open_root();
+	if (rootfd < 0)
+		return fail(ERRC(io_error), errno, AGENT_SANDBOX_ROOT);
+	pack_out *o = calloc(1, sizeof(*o));
+	wsarc_report rep;
+	int r = o ? wsarc_pack(rootfd, &(wsarc_limits){ UINT64_MAX, UINT64_MAX }, pack_emit, o,
+			       &rep)
+		  : -ENOMEM;
+	close(rootfd);
+	if (r == 0 && o->len && !frame(AGENT_FRAME_DATA, o->buf, o->len))
+		r = -EPIPE;
+	free(o);
+	if (r == -EPIPE)
+		return 1;
+	if (r < 0)
+		return fail_fs(r, "pack", ".");
+	frame_text(AGENT_FRAME_DONE,
+		   "files %" PRIu64 " dirs %" PRIu64 " bytes %" PRIu64 " symlinks %" PRIu64
+		   " special %" PRIu64 " mounts %" PRIu64,
+		   rep.files, rep.dirs, rep.bytes, rep.symlinks, rep.special, rep.other_mounts);
+	return 0;
+}
+#endif
+
 /* ---- probe ---------------------------------------------------------------------------- */
 
 /* Whether the seccomp profile the container was started with is in force
@@ -1322,6 +1489,10 @@ static int file_command(int argc, char **argv)
 		return cmd_list(argv[2], true);
 	if (strcmp(cmd, "walk") == 0 && argc == 3)
 		return cmd_list(argv[2], false);
+	if (strcmp(cmd, "unpack") == 0 && argc == 3)
+		return cmd_unpack(argv[2]);
+	if (strcmp(cmd, "pack") == 0 && argc == 3)
+		return cmd_pack();
 	return fail(ERRC(invalid_argument), EINVAL, cmd);
 }
 

@@ -17,6 +17,9 @@
  *                                    A clone restored from a template shares the template's
  *                                    RNG state and clock until then; so the agent serves
  *                                    nothing before it
+ *   the workspace                    a host workspace's files, if the next request is
+ *                                    `unpack` (still root: /work is then remounted
+ *                                    read-only when the host says so)
  *   the work's uid                   then the agent drops to AGENT_GUEST_UID for good, so
  *                                    the work can neither load modules nor keep the guest
  *                                    alive when the host is gone: EOF on the port ends the
@@ -165,19 +168,34 @@ static int find_port(const char *name, char *dev, size_t len)
 	return r;
 }
 
+/* Whether the kernel knows the host's end is open. QEMU says so (PORT_OPEN) after the
+ * port's name, and the kernel handles it in a work item of its own, so the name can be seen
+ * and the port opened before: until then a read is EOF and a write blocks (poll: POLLHUP
+ * without POLLOUT), so the HELLO would be dropped (guest_port_writable) and the identity's
+ * read would end the session (a race seen under load, as an ERROR where the host awaited the
+ * HELLO). */
+static bool host_connected(int fd)
+{
+	struct pollfd p = { fd, POLLOUT, 0 };
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLOUT) && !(p.revents & POLLHUP);
+}
+
 /* The port appears once virtio_console has probed the device, and its /dev node once
- * devtmpfs made it: both asynchronously. */
+ * devtmpfs made it, and the host's end is known open later still: all asynchronously. */
 static int open_port(void)
 {
 	char dev[300];
+	int fd = -1;
 	for (int waited = 0; waited < PORT_WAIT_MS; waited += 2) {
-		int fd;
-		if (find_port(AGENT_GUEST_PORT, dev, sizeof(dev)) == 0 &&
-		    (fd = open(dev, O_RDWR | O_CLOEXEC | O_NOCTTY)) >= 0)
+		if (fd < 0 && find_port(AGENT_GUEST_PORT, dev, sizeof(dev)) == 0)
+			fd = open(dev, O_RDWR | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 && host_connected(fd))
 			return fd;
 		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
 	}
+	if (fd >= 0)
+		close(fd);
 	return -ETIMEDOUT;
 }
 
@@ -330,9 +348,17 @@ int guest_identity(const char *payload, size_t len, const char **ret_what)
 	/* a clone's clock is the template's until now */
 	if (r == 0 && (r = errno_or_zero(clock_settime(CLOCK_REALTIME, &id.now))) < 0)
 		*ret_what = "setting the clock";
-	if (r == 0 && (r = drop_to_work_uid(work_pids)) < 0)
-		*ret_what = "dropping to the work's uid";
 	return r;
+}
+
+int guest_drop(void) { return drop_to_work_uid(work_pids); }
+
+int guest_seal_work(void)
+{
+	return mount(NULL, AGENT_SANDBOX_ROOT, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+		     NULL) < 0
+		       ? -errno
+		       : 0;
 }
 
 bool guest_is_init(int argc, char **argv)

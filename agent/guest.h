@@ -21,9 +21,14 @@ bool guest_is_init(int argc, char **argv);
 int guest_init(void);
 
 /* The host's IDENTITY request (agent/protocol.h), as root: reseed, machine id, hostname,
- * clock; then the drop to the work's uid for good. -errno and what failed otherwise (the
- * session must then end: the guest is not fit to serve). */
+ * clock. -errno and what failed otherwise (the session must then end: the guest is not fit
+ * to serve). The agent stays root for one more request only when it is the workspace's
+ * `unpack` (guest_drop follows it); any other drops first. */
 int guest_identity(const char *payload, size_t len, const char **ret_what);
+/* The drop to the work's uid for good, with NoNewPrivs and the pids limit. */
+int guest_drop(void);
+/* /work remounted read-only (a read-only workspace, once unpacked; as root). */
+int guest_seal_work(void);
 
 /* Waits until the port takes a write; false once the host side is gone. virtio_console
  * blocks a write for ever while the host is not connected (its poll says POLLHUP), so a

@@ -11,8 +11,9 @@
  *   files   write_file (4 KiB), read_file in an open sandbox
  *   pooled  open + run /bin/true with `pool: 1` (a guest booted ahead)
  *   clone   `clone: true`: open + first run of /bin/true (a copy-on-write clone restored from
- *           the tier's template, its identity given) vs raw QEMU restoring the same template
- *           (the same argv, QMP pipelined, one IDENTITY and one RUN on the raw channel);
+ *           the tier's template, its identity given, QEMU jailed) vs raw QEMU restoring the
+ *           same template unjailed (the same argv and sealed memfd, QMP pipelined, one
+ *           IDENTITY and one RUN on the raw channel): the difference is cordon's and the jail's;
  *           `clone: true, pool: 1` open + run; the memory of two idle sibling clones
  *           (/proc/PID/smaps_rollup of their QEMU: Pss, Private_Dirty, Pss_Anon)
  *
@@ -342,11 +343,31 @@ static void qmp_write(int fd, const char *cmd, int pass)
 		die("QMP write");
 }
 
-/* Raw QEMU restoring the tier's template: the clone's argv, the QMP commands written at once
- * (replies left unread), the identity the agent waits for, up to its answer. */
+/* The template's RAM: our descriptor of the tier's sealed memfd (clone.c). */
+static int template_ram(void)
+{
+	int found = -1;
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	const char *name;
+	while (d && found < 0 && (name = g_dir_read_name(d))) {
+		g_autofree char *p = g_build_filename("/proc/self/fd", name, NULL);
+		g_autofree char *l = g_file_read_link(p, NULL);
+		if (l && g_str_has_prefix(l, "/memfd:cordon-template-ram "))
+			found = atoi(name);
+	}
+	if (d)
+		g_dir_close(d);
+	if (found < 0)
+		die("no template memfd");
+	return found;
+}
+
+/* Raw QEMU restoring the tier's template: the clone's argv on the same sealed memfd, but
+ * unjailed (its fd 4, opened as /proc/self/fd/4), the QMP commands written at once (replies
+ * left unread), the identity the agent waits for, up to its answer. */
 static void raw_clone_start(raw_vm *vm, const char *dir, int *ret_qmp)
 {
-	g_autofree char *ram = g_build_filename(dir, "ram", NULL);
+	int ram = template_ram();
 	g_autofree char *state = g_build_filename(dir, "state", NULL);
 	qemu_config c = {
 		.binary = "/usr/bin/qemu-system-x86_64",
@@ -359,7 +380,7 @@ static void raw_clone_start(raw_vm *vm, const char *dir, int *ret_qmp)
 		.initrd = initrd,
 		.tsc_khz = hw ? 0 : qemu_host_tsc_khz(),
 		.scratch_bytes = 64 << 20,
-		.mem_path = ram,
+		.mem_path = "/proc/self/fd/4",
 		.qmp = true,
 		.incoming = true,
 	};
@@ -371,8 +392,10 @@ static void raw_clone_start(raw_vm *vm, const char *dir, int *ret_qmp)
 	*vm = (raw_vm){ .chan = sp[0] };
 	vm->pid = fork();
 	if (vm->pid == 0) {
+		int high = fcntl(ram, F_DUPFD, 10); /* above what the dup2s below overwrite */
 		dup2(qp[1], QEMU_QMP_FD);
 		dup2(sp[1], QEMU_AGENT_FD);
+		dup2(high, 4);
 		execv(argv[0], argv);
 		_exit(127);
 	}

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * bench-serve: a served port on the kernel tier, reached through cordon's
- * forwarder (core/net/forward.c), against the same server reached
- * directly on the host's loopback, side by side in one run.
+ * forwarder (core/net/forward.c) on both of its paths, against the same
+ * server reached directly on the host's loopback, side by side in one run:
+ * the forwarder's default (the kernel's sockmap as root, else the relay;
+ * which one it took is read from the library's debug log) and a second
+ * serve of the same sandbox forced onto the relay (CORDON_SERVE_FORWARD=relay).
  *
  *  1. Round trip on one open connection: 64 bytes out, 64 bytes back,
- *     rounds alternating between the two. Target: forwarder <= 1.2 x direct.
+ *     rounds alternating between the three. Target: forwarder <= 1.2 x direct.
  *  2. A new connection each time: connect, one round trip, close (the
  *     connection latency the forwarder adds; target under 1 ms added).
  * Wall time is the median per operation; CPU is this process's (the client,
- * and for the forwarder also its thread) per operation, from getrusage.
- * The server is the same Python echo server in both (/usr/bin/python3).
+ * and for the relay also its thread; the kernel path's copies run on kernel
+ * workers, not counted) per operation, from getrusage.
+ * The server is the same Python echo server in all (/usr/bin/python3).
  *
  * usage: bench-serve [-n OPERATIONS] [-r ROUNDS]
  */
@@ -172,6 +176,19 @@ static pid_t host_server(unsigned *ret_port)
 	return pid;
 }
 
+/* The path each serve's forwarder took, from its debug line. */
+static char default_path[16] = "?";
+
+static void on_log(void *user, cordon_log_level level, const char *message)
+{
+	(void)user;
+	(void)level;
+	if (strstr(message, "serve forwarder: port 8000: connections carried by the kernel"))
+		snprintf(default_path, sizeof(default_path), "sockmap");
+	else if (strstr(message, "serve forwarder: port 8000: connections carried by the relay"))
+		snprintf(default_path, sizeof(default_path), "relay");
+}
+
 static unsigned port_of(const char *address)
 {
 	const char *c = address ? strrchr(address, ':') : NULL;
@@ -192,45 +209,65 @@ int main(int argc, char **argv)
 	}
 	cordon_context *ctx = NULL;
 	cordon_sandbox *sb = NULL;
-	cordon_serve *sv = NULL;
+	cordon_serve *sv = NULL, *sv_relay = NULL;
 	cordon_error *err = NULL;
 	cordon_request *req = cordon_request_new("semi-trusted");
 	cordon_request_set_tier(req, "kernel", NULL);
+	cordon_set_log_handler(on_log, NULL, CORDON_LOG_DEBUG);
 	const char *sargv[] = { PYTHON, "-c", server, "8000", NULL };
+	const char *rargv[] = { PYTHON, "-c", server, "8001", NULL };
 	if (cordon_context_new(NULL, &ctx, &err) < 0 ||
 	    cordon_sandbox_open(ctx, req, &sb, &err) < 0 ||
-	    cordon_sandbox_serve(sb, sargv, 8000, NULL, &sv, &err) < 0) {
+	    cordon_sandbox_serve(sb, sargv, 8000, NULL, &sv, &err) < 0 ||
+	    setenv("CORDON_SERVE_FORWARD", "relay", 1) < 0 ||
+	    cordon_sandbox_serve(sb, rargv, 8001, NULL, &sv_relay, &err) < 0) {
 		fprintf(stderr, "bench-serve: %s\n", cordon_error_get_message(err));
 		return 1;
 	}
-	char *address = cordon_serve_address(sv);
-	unsigned fwd = port_of(address), direct = 0;
+	unsetenv("CORDON_SERVE_FORWARD");
+	char *address = cordon_serve_address(sv), *raddress = cordon_serve_address(sv_relay);
+	unsigned fwd = port_of(address), relay = port_of(raddress), direct = 0;
 	pid_t host = host_server(&direct);
-	if (!fwd || !direct)
+	if (!fwd || !relay || !direct)
 		return fprintf(stderr, "bench-serve: no server\n"), 1;
 
-	double tw[64], tc[64], dw[64], dc[64], cw[64], cc[64], ew[64], ec[64];
+	enum { FWD, RELAY, DIRECT, PATHS };
+	double tw[PATHS][64], tc[PATHS][64], cw[PATHS][64], cc[PATHS][64];
+	unsigned ports[PATHS] = { fwd, relay, direct };
 	if (rounds > 64)
 		rounds = 64;
-	for (int r = 0; r < rounds; r++) {
-		bench_trips(fwd, n, &tw[r], &tc[r]);
-		bench_trips(direct, n, &dw[r], &dc[r]);
-		bench_connects(fwd, n / 10, &cw[r], &cc[r]);
-		bench_connects(direct, n / 10, &ew[r], &ec[r]);
+	for (int r = 0; r < rounds; r++)
+		for (int p = 0; p < PATHS; p++) {
+			bench_trips(ports[p], n, &tw[p][r], &tc[p][r]);
+			bench_connects(ports[p], n / 10, &cw[p][r], &cc[p][r]);
+		}
+	double mtw[PATHS], mtc[PATHS], mcw[PATHS], mcc[PATHS];
+	for (int p = 0; p < PATHS; p++) {
+		mtw[p] = median(tw[p], rounds);
+		mtc[p] = median(tc[p], rounds);
+		mcw[p] = median(cw[p], rounds);
+		mcc[p] = median(cc[p], rounds);
 	}
-	double mtw = median(tw, rounds), mdw = median(dw, rounds), mtc = median(tc, rounds),
-	       mdc = median(dc, rounds), mcw = median(cw, rounds), mew = median(ew, rounds),
-	       mcc = median(cc, rounds), mec = median(ec, rounds);
-	printf("serve forward (%s -> sandbox 127.0.0.1:8000) vs direct (127.0.0.1:%u), "
-	       "medians of %d rounds:\n",
-	       address, direct, rounds);
-	printf("  round trip, one connection (%d x 64 B):  forward %7.1f us (cpu %6.1f)  "
-	       "direct %7.1f us (cpu %6.1f)  ratio %5.2f (target <= 1.20)\n",
-	       n, mtw, mtc, mdw, mdc, mtw / mdw);
-	printf("  connect + round trip + close (%d):       forward %7.1f us (cpu %6.1f)  "
-	       "direct %7.1f us (cpu %6.1f)  added %6.1f us (target < 1000)\n",
-	       n / 10, mcw, mcc, mew, mec, mcw - mew);
+	double la[3] = { 0 };
+	getloadavg(la, 3);
+	printf("serve forward (%s, path: %s; relay forced: %s) -> sandbox vs direct "
+	       "(127.0.0.1:%u), medians of %d rounds, load average %.2f %.2f %.2f:\n",
+	       address, default_path, raddress, direct, rounds, la[0], la[1], la[2]);
+	printf("  round trip, one connection (%d x 64 B): %s %6.1f us (cpu %5.1f)  "
+	       "relay %6.1f us (cpu %5.1f)  direct %6.1f us (cpu %5.1f)\n",
+	       n, default_path, mtw[FWD], mtc[FWD], mtw[RELAY], mtc[RELAY], mtw[DIRECT],
+	       mtc[DIRECT]);
+	printf("    ratio to direct: %s %.2f, relay %.2f (target <= 1.20)\n", default_path,
+	       mtw[FWD] / mtw[DIRECT], mtw[RELAY] / mtw[DIRECT]);
+	printf("  connect + round trip + close (%d): %s %6.1f us (cpu %5.1f)  "
+	       "relay %6.1f us (cpu %5.1f)  direct %6.1f us (cpu %5.1f)\n",
+	       n / 10, default_path, mcw[FWD], mcc[FWD], mcw[RELAY], mcc[RELAY], mcw[DIRECT],
+	       mcc[DIRECT]);
+	printf("    added to direct: %s %.1f us, relay %.1f us (target < 1000)\n", default_path,
+	       mcw[FWD] - mcw[DIRECT], mcw[RELAY] - mcw[DIRECT]);
 	free(address);
+	free(raddress);
+	cordon_serve_free(sv_relay);
 	cordon_serve_free(sv);
 	cordon_sandbox_close(sb);
 	cordon_request_free(req);

@@ -494,3 +494,32 @@ int fsops_rmtree(int parent_fd, const char *name)
 	close(fd);
 	return r;
 }
+
+/* ---- open a directory by an absolute path, no link on the way ---------------------------- */
+
+/* (fsops.h) */
+int fsops_open_dir_nofollow(const char *path)
+{
+	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int ret = fd < 0 ? -errno : 0;
+	char *copy = strdup(path), *save = NULL;
+	if (ret == 0 && !copy)
+		ret = -ENOMEM;
+	for (char *c = copy ? strtok_r(copy, "/", &save) : NULL; ret == 0 && c;
+	     c = strtok_r(NULL, "/", &save)) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		/* ".." would climb back out of what was checked so far */
+		int next = strcmp(c, "..") == 0
+				   ? -1
+				   : openat(fd, c, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0)
+			ret = strcmp(c, "..") == 0 ? -EINVAL : -errno;
+		close(fd);
+		fd = next;
+	}
+	free(copy);
+	if (ret < 0 && fd >= 0)
+		close(fd);
+	return ret < 0 ? ret : fd;
+}

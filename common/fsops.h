@@ -53,3 +53,9 @@ int fsops_walk(int root_fd, const char *dir, fsops_emit_fn emit, void *ctx) CORD
 /* Removes name under parent_fd and everything below it, never following a
  * symlink (links are unlinked, not their targets). */
 int fsops_rmtree(int parent_fd, const char *name) CORDON_INTERNAL;
+
+/* Opens the absolute path (O_PATH | O_DIRECTORY | O_CLOEXEC) one component at a time from
+ * "/" with O_NOFOLLOW: a symbolic link anywhere on it fails (-ELOOP, or -ENOTDIR for
+ * O_PATH's view of a link), so does a ".." (-EINVAL). A workspace a driver copies or
+ * stages is opened so. */
+int fsops_open_dir_nofollow(const char *path) CORDON_INTERNAL;

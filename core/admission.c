@@ -116,8 +116,14 @@ static const char *first_rw_mount(const cordon_request *req)
 /* Why rule r refuses the request on tier t, or NULL. egress_enforced: the
  * modes the tier's probe says it enforces (CORDON_PLUGIN_EGRESS_BIT): a rule
  * on egress holds only where the tier enforces the mode asked for. */
+/* Whether tier t's driver gives a workspace read-only when asked (ABI 1.5). */
+static bool gives_workspace_ro(const tier_runtime *t)
+{
+	return t && t->driver && (t->driver->ops.flags & CORDON_PLUGIN_DRIVER_WORKSPACE_RO);
+}
+
 static char *rule_refusal(const policy_rule *r, const cordon_request *req, const policy_tier *t,
-			  uint32_t egress_enforced, cordon_plugin_limits *eff)
+			  uint32_t egress_enforced, bool workspace_ro_ok, cordon_plugin_limits *eff)
 {
 	static const char *const egress_names[] = { "deny", "governed", "allow" };
 	if (r->deny)
@@ -136,10 +142,10 @@ static char *rule_refusal(const policy_rule *r, const cordon_request *req, const
 		return g_strdup_printf("rule %s: requires a pinned image (name@sha256:<64 hex>), "
 				       "'%s' is not",
 				       r->name, image);
-	if (r->require_workspace_ro && req->workspace)
-		return g_strdup_printf("rule %s: requires a read-only workspace, and a host "
-				       "workspace cannot be opened read-only yet",
-				       r->name);
+	if (r->require_workspace_ro && req->workspace && !workspace_ro_ok)
+		return g_strdup_printf("rule %s: requires a read-only workspace, and tier %s "
+				       "cannot give a host workspace read-only",
+				       r->name, t->name);
 	const char *rw = r->require_workspace_ro ? first_rw_mount(req) : NULL;
 	if (rw)
 		return g_strdup_printf("rule %s: requires a read-only workspace, and the mount at "
@@ -160,7 +166,8 @@ static void note_rule(judge_ctx *j, const policy_rule *r, const policy_tier *t,
 		      uint32_t egress_enforced, decision_candidate *c)
 {
 	cordon_plugin_limits scratch = c->limits;
-	char *why = rule_refusal(r, j->req, t, egress_enforced, &scratch);
+	char *why = rule_refusal(r, j->req, t, egress_enforced, gives_workspace_ro(c->runtime),
+				 &scratch);
 	if (!why && scratch.set == c->limits.set &&
 	    memcmp(scratch.value, c->limits.value, sizeof(scratch.value)) == 0)
 		return;
@@ -195,13 +202,16 @@ static bool judge_rules(judge_ctx *j, const policy_tier *t, uint32_t egress_enfo
 			note_rule(j, r, t, egress_enforced, c);
 			continue;
 		}
-		char *why = rule_refusal(r, j->req, t, egress_enforced, &c->limits);
+		char *why = rule_refusal(r, j->req, t, egress_enforced,
+					 gives_workspace_ro(c->runtime), &c->limits);
 		if (why) {
 			c->rule = g_strdup(r->name);
 			c->writable_mount = r->require_workspace_ro && !j->req->workspace &&
 					    first_rw_mount(j->req);
 			return verdict(c, VERDICT_DENIED, why);
 		}
+		if (r->require_workspace_ro && j->req->workspace)
+			c->workspace_ro = true; /* admitted so: the driver is told */
 	}
 	return true;
 }
@@ -482,6 +492,7 @@ static void mark_chosen(const cordon_context *ctx, const cordon_request *req, co
 	d->driver = g_strdup(b->driver);
 	d->containment = b->containment;
 	d->limits = b->limits;
+	d->workspace_ro = b->workspace_ro;
 	d->hits = b->hits;
 	const char *how = ctx->policy->select == POLICY_SELECT_FIRST ? "first" : "strongest";
 	for (guint i = 0; i < d->candidates->len; i++) {

@@ -159,6 +159,9 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 	/* EGRESS_PROXY with 1.5, and only with the listen op it serves. */
 	if ((!plugin || plugin->abi_minor >= 5) && drv->listen)
 		known |= CORDON_PLUGIN_DRIVER_EGRESS_PROXY;
+	/* And WORKSPACE_RO with 1.5. */
+	if (!plugin || plugin->abi_minor >= 5)
+		known |= CORDON_PLUGIN_DRIVER_WORKSPACE_RO;
 	if (drv->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(plugin_invalid),
 				 "%s: unknown driver flags 0x%x", who, drv->flags);

@@ -44,6 +44,7 @@ typedef struct decision_candidate {
 	char *rule;   /* the rule that denied it, or NULL */
 	bool writable_mount; /* denied for a writable mount (untrusted, or a read-only rule) */
 	bool no_mounts;      /* unsupported: the tier cannot give the request's mounts */
+	bool workspace_ro;   /* a rule admitted the workspace read-only (the driver can) */
 	cordon_plugin_limits limits; /* what open would enforce on this tier */
 	tier_runtime *runtime;       /* the tier, resolved once (NULL: not in the policy) */
 } decision_candidate;
@@ -63,6 +64,7 @@ struct cordon_decision {
 	cordon_containment containment;
 	GPtrArray *candidates;       /* decision_candidate* */
 	cordon_plugin_limits limits; /* the request's limits after rules (what open enforces) */
+	bool workspace_ro;           /* the chosen tier gives the workspace read-only */
 	const GPtrArray *hits;       /* the chosen candidate's (borrowed), NULL when refused */
 	const char *code;            /* static: NULL when admitted */
 	char *refusal;               /* the forbidden message when refused */

@@ -160,21 +160,22 @@ static void process_release(cordon_host_process *p)
 /* A plugin's descriptor for the program's slot, or /dev/null. */
 static int plugin_fd(int32_t fd) { return fd >= 0 ? fd : HOSTPROC_DEVNULL; }
 
-/* The launcher's descriptors for a program's 0-3: copies above 3 (a dup2 onto 0-3 then never
- * overwrites another source), /dev/null for -1 in 0-2; src[3] stays -1 without an extra. */
-static int launch_fds(const cordon_host_process_spec *spec, int src[4])
+/* The launcher's descriptors for a program's 0-4: copies above 4 (a dup2 onto 0-4 then never
+ * overwrites another source), /dev/null for -1 in 0-2; src[3] and src[4] stay -1 without an
+ * extra one or a jail descriptor. */
+static int launch_fds(const cordon_host_process_spec *spec, int src[5])
 {
-	const int32_t want[4] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd,
-				  spec->extra_fd };
-	for (int i = 0; i < 4; i++)
+	const int32_t want[5] = { spec->stdin_fd, spec->stdout_fd, spec->stderr_fd, spec->extra_fd,
+				  spec->jail_fd_path ? spec->jail_fd : -1 };
+	for (int i = 0; i < 5; i++)
 		src[i] = -1;
-	for (int i = 0; i < 4; i++) {
-		if (want[i] < 0 && i == 3)
+	for (int i = 0; i < 5; i++) {
+		if (want[i] < 0 && i >= 3)
 			continue;
-		int fd = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 4)
+		int fd = want[i] >= 0 ? fcntl(want[i], F_DUPFD_CLOEXEC, 5)
 				      : open("/dev/null", (i ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-		if (fd >= 0 && fd < 4) {
-			int high = fcntl(fd, F_DUPFD_CLOEXEC, 4);
+		if (fd >= 0 && fd < 5) {
+			int high = fcntl(fd, F_DUPFD_CLOEXEC, 5);
 			close(fd);
 			fd = high;
 		}
@@ -194,7 +195,7 @@ static int launch_fds(const cordon_host_process_spec *spec, int src[4])
 static int start_launched(const cordon_host_process_spec *spec, const char *path, host_process *h,
 			  cordon_plugin_error *err)
 {
-	int src[4];
+	int src[5];
 	int r = launch_fds(spec, src);
 	if (r < 0)
 		return spawn_failed(err, path, r);
@@ -207,11 +208,13 @@ static int start_launched(const cordon_host_process_spec *spec, const char *path
 		.jail = (spec->flags & CORDON_HOST_PROCESS_JAIL) != 0,
 		.paths = spec->jail_paths,
 		.devices = spec->jail_devices,
+		.jail_fd = src[4],
+		.jail_fd_path = spec->jail_fd_path,
 	};
 	char why[512] = "";
 	hostjail_proc jp;
 	r = hostjail_start(&js, &jp, why, sizeof(why));
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (src[i] >= 0)
 			close(src[i]);
 	if (r < 0) {
@@ -224,7 +227,8 @@ static int start_launched(const cordon_host_process_spec *spec, const char *path
 	return 0;
 }
 
-/* The plugin's spec, its ABI 1.4 fields zero when it was built against 1.2 or 1.3. */
+/* The plugin's spec, its newer fields zero when it was built against an older minor (1.4's
+ * from 1.2 or 1.3, 1.5's jail_fd_path from 1.4: none). */
 static bool read_spec(const cordon_host_process_spec *in, cordon_host_process_spec *out)
 {
 	const size_t v1_2 = offsetof(cordon_host_process_spec, flags);
@@ -247,6 +251,10 @@ int hostspawn_process(const cordon_host_process_spec *plugin_spec, cordon_host_p
 	if (spec->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "process_spawn: unknown flags 0x%x", spec->flags & ~known);
+	if (spec->jail_fd_path && (!(spec->flags & CORDON_HOST_PROCESS_JAIL) || spec->jail_fd < 0))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "process_spawn: jail_fd_path needs CORDON_HOST_PROCESS_JAIL and "
+				 "a descriptor");
 	g_autofree char *path = NULL;
 	int r = resolve_program(spec->argv, err, &path);
 	if (r < 0)

@@ -67,6 +67,7 @@ static int decide_and_open(cordon_context *ctx, const cordon_request *req, const
 		.limits = d->limits,
 		.mounts = mounts->m,
 		.n_mounts = mounts->n,
+		.flags = d->workspace_ro ? CORDON_PLUGIN_OPEN_WORKSPACE_RO : 0,
 	};
 	/* Governed egress: the tier's rules, and where its connections are audited. */
 	if (req->egress == CORDON_EGRESS_GOVERNED && t->cfg->egress_set) {

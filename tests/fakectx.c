@@ -178,9 +178,10 @@ static const cordon_plugin_driver fake_driver = {
 	.listen = fake_listen, /* the template driver has none: a driver without the op */
 };
 
+/* ...which also gives a workspace read-only when a rule asks (ABI 1.5). */
 static const cordon_plugin_driver fake_template_driver = {
 	.size = sizeof(cordon_plugin_driver),
-	.flags = CORDON_PLUGIN_DRIVER_LIMITS,
+	.flags = CORDON_PLUGIN_DRIVER_LIMITS | CORDON_PLUGIN_DRIVER_WORKSPACE_RO,
 	.name = FAKECTX_TEMPLATE_DRIVER,
 	.config_keys = fake_template_keys,
 	FAKE_OPS,

@@ -37,6 +37,9 @@
 #define JAIL_HOSTNAME "cordon-jail"
 /* The root's own tmpfs: directories and mount points only. */
 #define ROOT_OPTS "size=64k,nr_inodes=4096,mode=0755"
+/* A jail descriptor's number in the program and the link its path becomes. */
+#define JAIL_FD_LINK "/proc/self/fd/4"
+_Static_assert(SPAWN_EXTRA_FD + 1 == 4, "JAIL_FD_LINK names spawn's extra_fd2");
 
 #if defined(__x86_64__)
 #define MULTIARCH "x86_64-linux-gnu"
@@ -136,6 +139,7 @@ typedef struct jail_plan {
 	jail_entry *e;
 	size_t n;
 	bool devices_in_root; /* mknod'ed into the root tmpfs (root only) */
+	char *fd_link;        /* STAGE + jail_fd_path (a link to JAIL_FD_LINK), or NULL */
 	int parent_pidfd;
 	int ll_abi; /* Landlock's ABI on this kernel, 0: none */
 	struct ll_masks ll;
@@ -189,12 +193,46 @@ static RAWSYS_CHILD long bind_entry(const jail_plan *j, const jail_entry *e)
 	return rsys5(SYS_mount, NULL, e->target, NULL, e->remount, NULL);
 }
 
+/* A read-only /proc of the jail's pid namespace with its processes only (subset=pid), made
+ * while the host's /proc is still visible (a user namespace may mount a proc only then),
+ * detached until it is moved into the root. */
+static RAWSYS_CHILD long proc_make(void)
+{
+	long fs = rsys2(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return fs;
+	long r = rsys5(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "subset", "pid", 0);
+	if (r >= 0)
+		r = rsys5(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+	if (r >= 0)
+		r = rsys3(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+			  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+				  MOUNT_ATTR_NOEXEC);
+	rsys1(SYS_close, fs);
+	return r;
+}
+
+/* The jail descriptor's path: a link into that /proc. */
+static RAWSYS_CHILD long fd_link_make(const jail_plan *j, long proc)
+{
+	long r = rsys3(SYS_mkdirat, AT_FDCWD, STAGE "/proc", 0555);
+	if (r >= 0)
+		r = rsys5(SYS_move_mount, proc, "", AT_FDCWD, STAGE "/proc",
+			  MOVE_MOUNT_F_EMPTY_PATH);
+	if (r >= 0)
+		r = rsys3(SYS_symlinkat, JAIL_FD_LINK, AT_FDCWD, j->fd_link);
+	return r;
+}
+
 /* The root: our tmpfs on STAGE, the entries bound into it, pivot_root, the host's tree
  * detached, the root read-only. */
 static RAWSYS_CHILD int step_root(const spawn_plan *p, const void *arg)
 {
 	const jail_plan *j = arg;
+	long proc = -1;
 	long r = rsys5(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	if (r >= 0 && j->fd_link)
+		r = proc = proc_make();
 	if (r >= 0)
 		r = rsys5(SYS_mount, "tmpfs", STAGE, "tmpfs",
 			  MS_NOSUID | MS_NOEXEC | (j->devices_in_root ? 0 : MS_NODEV), ROOT_OPTS);
@@ -205,6 +243,10 @@ static RAWSYS_CHILD int step_root(const spawn_plan *p, const void *arg)
 	}
 	for (size_t i = 0; r >= 0 && i < j->n; i++)
 		r = bind_entry(j, &j->e[i]);
+	if (r >= 0 && j->fd_link)
+		r = fd_link_make(j, proc);
+	if (proc >= 0)
+		rsys1(SYS_close, proc);
 	if (r >= 0)
 		r = rsys3(SYS_mkdirat, AT_FDCWD, STAGE_OLD, 0700);
 	if (r >= 0)
@@ -438,7 +480,20 @@ static int add_libraries(builder *b, const char *path)
 	return 0;
 }
 
-static int build_entries(builder *b, const hostjail_spec *s)
+/* The jail descriptor's path: clean, outside /proc, no entry's, its parents made. */
+static int add_fd_link(builder *b, const char *path, char **ret)
+{
+	if (!clean_path(path) || strcmp(path, "/") == 0 || strncmp(path, "/proc", 5) == 0)
+		return fail(b, EINVAL, "jail: '%s' cannot hold the jail's descriptor", path);
+	if (g_hash_table_contains(b->seen, path))
+		return fail(b, EEXIST, "jail: '%s' is both a path and the descriptor's", path);
+	add_parents(b, path);
+	g_hash_table_add(b->seen, g_strdup(path));
+	*ret = g_strconcat(STAGE, path, NULL);
+	return 0;
+}
+
+static int build_entries(builder *b, const hostjail_spec *s, char **fd_link)
 {
 	int r = add_path(b, s->path, false);
 	for (size_t i = 0; r >= 0 && s->paths && s->paths[i]; i++)
@@ -449,6 +504,8 @@ static int build_entries(builder *b, const hostjail_spec *s)
 		g_autofree char *p = g_ptr_array_steal_index(b->pending, b->pending->len - 1);
 		r = add_libraries(b, p);
 	}
+	if (r >= 0 && s->jail_fd_path) /* last: no library may hide behind it */
+		r = add_fd_link(b, s->jail_fd_path, fd_link);
 	return r;
 }
 
@@ -462,6 +519,7 @@ static void jail_plan_clear(jail_plan *j)
 		g_free(j->e[i].target);
 	}
 	g_free(j->e);
+	g_free(j->fd_link);
 	if (j->parent_pidfd >= 0)
 		close(j->parent_pidfd);
 }
@@ -478,7 +536,7 @@ static int jail_plan_make(const hostjail_spec *s, const hostids *ids, jail_plan 
 		.why = why,
 		.whylen = whylen,
 	};
-	int r = build_entries(&b, s);
+	int r = build_entries(&b, s, &j->fd_link);
 	j->n_dirs = b.dirs->len;
 	j->dirs = (char **)g_ptr_array_free(b.dirs, FALSE);
 	j->n = b.entries->len;
@@ -597,6 +655,7 @@ int hostjail_start(const hostjail_spec *s, hostjail_proc *ret, char *why, size_t
 	for (int i = 0; i < 3; i++)
 		p.stdio[i] = s->fd[i];
 	p.extra_fd = s->extra_fd;
+	p.extra_fd2 = s->jail && s->jail_fd_path ? s->jail_fd : -1;
 	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	p.cwd_fd = s->jail ? -1 : root;
 	spawn_plan_add_rlimit(&p, RLIMIT_CORE, 0);

@@ -12,7 +12,9 @@
  * own: new mount, pid, network, IPC and UTS namespaces (and a user namespace when the host
  * is not root, mapping only the caller's ids); a tmpfs root that holds the named paths
  * read-only, the named device nodes, the program and the libraries its ELF headers ask for,
- * and nothing else (no /proc, no /dev but the named nodes, no /tmp); an unprivileged uid (as
+ * and nothing else (no /dev but the named nodes, no /tmp, no /proc unless a descriptor is
+ * given: then its path is a link to /proc/self/fd/4 through a read-only proc of the jail's
+ * own processes, since no bind can carry a memfd); an unprivileged uid (as
  * root, one of the kernel tier's per-sandbox host ids, hostids.h; the caller's otherwise);
  * no new privileges and the kernel tier's seccomp filter; SIGKILL when the host dies.
  */
@@ -34,6 +36,8 @@ typedef struct hostjail_spec {
 	bool jail;                  /* confined (else only the parent-death signal) */
 	const char *const *paths;   /* jail: read-only host paths, NULL-terminated, or NULL */
 	const char *const *devices; /* jail: device nodes, read-write */
+	int jail_fd;                /* jail: its fd 4, opened by name at jail_fd_path, or -1 */
+	const char *jail_fd_path;   /* jail: a link to /proc/self/fd/4, or NULL */
 } hostjail_spec;
 
 typedef struct hostjail_proc {

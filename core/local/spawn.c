@@ -110,8 +110,14 @@ static SPAWN_CHILD int step_stdio(const spawn_plan *p, const void *arg)
 			return -errno;
 	if (p->extra_fd >= 0 && syscall(SYS_dup2, p->extra_fd, SPAWN_EXTRA_FD) < 0)
 		return -errno;
-	/* spawn_start put the report pipe above SPAWN_EXTRA_FD when there is an extra one */
-	unsigned first = p->extra_fd >= 0 ? SPAWN_EXTRA_FD + 1 : 3u;
+	if (p->extra_fd2 >= 0 && syscall(SYS_dup2, p->extra_fd2, SPAWN_EXTRA_FD + 1) < 0)
+		return -errno;
+	/* spawn_start put the report pipe above the extra ones */
+	unsigned first = p->extra_fd2 >= 0  ? SPAWN_EXTRA_FD + 2
+			 : p->extra_fd >= 0 ? SPAWN_EXTRA_FD + 1
+					    : 3u;
+	if (p->extra_fd2 >= 0 && p->extra_fd < 0)
+		syscall(SYS_close, SPAWN_EXTRA_FD);
 	unsigned rfd = (unsigned)p->report_fd;
 	if (syscall(SYS_close_range, first, rfd - 1, 0u) < 0 ||
 	    syscall(SYS_close_range, rfd + 1, ~0u, 0u) < 0) {
@@ -340,6 +346,7 @@ void spawn_plan_init(spawn_plan *p)
 	memset(p, 0, sizeof(*p));
 	p->stdio[0] = p->stdio[1] = p->stdio[2] = -1;
 	p->extra_fd = -1;
+	p->extra_fd2 = -1;
 	p->cwd_fd = -1;
 	p->report_fd = -1;
 	p->n_steps = sizeof(default_steps) / sizeof(default_steps[0]);
@@ -440,8 +447,9 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
 	if (pipe2(rp, O_CLOEXEC) < 0)
 		return -errno;
 	int r = spawn_fd_above_stdio(&rp[1]);
-	if (r >= 0 && p->extra_fd >= 0 && rp[1] <= SPAWN_EXTRA_FD) {
-		int n = fcntl(rp[1], F_DUPFD_CLOEXEC, SPAWN_EXTRA_FD + 1);
+	int above = p->extra_fd2 >= 0 ? SPAWN_EXTRA_FD + 1 : SPAWN_EXTRA_FD;
+	if (r >= 0 && (p->extra_fd >= 0 || p->extra_fd2 >= 0) && rp[1] <= above) {
+		int n = fcntl(rp[1], F_DUPFD_CLOEXEC, above + 1);
 		r = n < 0 ? -errno : 0;
 		if (n >= 0) {
 			close(rp[1]);

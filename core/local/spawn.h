@@ -79,9 +79,10 @@ struct spawn_plan {
 	const char *path; /* the executable, resolved before the fork */
 	char *const *argv;
 	char *const *envp;
-	int stdio[3]; /* become the child's 0, 1, 2 */
-	int extra_fd; /* becomes its SPAWN_EXTRA_FD, or -1 (above 3 itself, like stdio's) */
-	int cwd_fd;   /* fchdir target, or -1 to stay */
+	int stdio[3];  /* become the child's 0, 1, 2 */
+	int extra_fd;  /* becomes its SPAWN_EXTRA_FD, or -1 (above 3 itself, like stdio's) */
+	int extra_fd2; /* becomes its SPAWN_EXTRA_FD + 1, or -1 (above 4 itself) */
+	int cwd_fd;    /* fchdir target, or -1 to stay */
 	spawn_rlimit rlimits[SPAWN_MAX_RLIMITS];
 	size_t n_rlimits;
 	unsigned long clone_flags;        /* extra clone flags (CLONE_NEW*) */

@@ -2,11 +2,14 @@
 /* A served port's forwarder (forward.h). Every descriptor is non-blocking
  * and close-on-exec, polled by GLib's main loop only while the connection
  * wants something of it (so a peer's hang-up never spins the loop). What
- * the work sends is copied as bytes and never interpreted. */
+ * the work sends is carried as bytes and never interpreted: by the kernel
+ * where a sockmap can be made (sockmap.h: root), else by the relay, a copy
+ * loop on this thread (carry.h). */
 #include "config.h"
 
 #include "net/forward.h"
 #include "net/carry.h"
+#include "net/sockmap.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +17,7 @@
 #include <glib.h>
 #include <glib-unix.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +29,8 @@
 
 #define FWD_PROBE_MS 10 /* readiness probes' interval */
 #define FWD_BACKLOG 128
+#define FWD_FLUSH_US 1000      /* a FIN waiting for the kernel's copy: first look again */
+#define FWD_FLUSH_US_MAX 50000 /* and at most this far apart */
 
 struct net_forward {
 	GMainContext *ctx;
@@ -44,6 +50,7 @@ struct net_forward {
 	int family;       /* where the port accepted: AF_INET (127.0.0.1) or AF_INET6 (::1) */
 	GList *conns;     /* fwd_conn*, on the forwarder's thread only */
 	unsigned nconns;
+	net_sockmap *sockmap; /* the kernel path, or NULL: the relay carries every connection */
 };
 
 /* One carried connection: fd[0] the host's client, fd[1] the socket inside
@@ -56,6 +63,10 @@ typedef struct fwd_conn {
 	gpointer tag[2];
 	GIOCondition watched[2]; /* what fd[i] is polled for now */
 	bool connecting;         /* fd[1]'s connect not finished */
+	bool kernel;             /* joined in f->sockmap: the kernel moves the bytes */
+	bool fin[2];             /* kernel: fd[i]'s peer sent its FIN */
+	bool passed[2];          /* kernel: and it was passed on (fd[1 - i] shut for writing) */
+	gint64 flush_us;         /* kernel: the wait before looking again at a FIN not passed on */
 } fwd_conn;
 
 static void close_fd(int *fd)
@@ -134,6 +145,81 @@ static void conn_rewatch(fwd_conn *c)
 		conn_watch(c, i, net_carry_wants(&c->k, i));
 }
 
+/* ---- a connection the kernel carries ---------------------------------------------- */
+
+/* What fd[i] is polled for on the kernel path (raw poll(2) bits: GLib
+ * passes them through): its peer's FIN (POLLRDHUP: never a wake-up for the
+ * bytes themselves, which the kernel moves), then errors while bytes still
+ * go to it, then nothing (both ways shut: a hang-up would be level). */
+static GIOCondition kernel_wants(const fwd_conn *c, int i)
+{
+	if (!c->fin[i])
+		return (GIOCondition)POLLRDHUP;
+	return c->passed[1 - i] ? 0 : G_IO_ERR;
+}
+
+static void kernel_rewatch(fwd_conn *c)
+{
+	for (int i = 0; i < 2; i++)
+		conn_watch(c, i, kernel_wants(c, i));
+}
+
+/* A FIN is passed on only once every byte before it is on the other
+ * side's send queue (the kernel's copy runs on a worker of its own):
+ * looked at again after 1, 2, 4... ms while it is not. */
+static gboolean kernel_dispatch(fwd_conn *c)
+{
+	g_source_set_ready_time(&c->src, -1);
+	for (int i = 0; i < 2; i++) {
+		GIOCondition ev = c->tag[i] ? g_source_query_unix_fd(&c->src, c->tag[i]) : 0;
+		if (ev & G_IO_ERR)
+			return G_SOURCE_REMOVE; /* a reset, or the kernel's send failed */
+		if (ev & (POLLRDHUP | G_IO_HUP))
+			c->fin[i] = true;
+	}
+	bool waiting = false;
+	for (int i = 0; i < 2; i++) {
+		if (!c->fin[i] || c->passed[i])
+			continue;
+		int r = net_sockmap_flushed(c->k.fd[i], c->k.fd[1 - i]);
+		if (r < 0)
+			return G_SOURCE_REMOVE;
+		if (r == 1 && shutdown(c->k.fd[1 - i], SHUT_WR) < 0)
+			return G_SOURCE_REMOVE;
+		c->passed[i] = r == 1;
+		waiting |= r == 0;
+	}
+	if (c->passed[0] && c->passed[1])
+		return G_SOURCE_REMOVE; /* both sides said all they had */
+	if (!waiting) {
+		c->flush_us = 0;
+	} else {
+		c->flush_us = c->flush_us ? MIN(2 * c->flush_us, FWD_FLUSH_US_MAX) : FWD_FLUSH_US;
+		g_source_set_ready_time(&c->src, g_source_get_time(&c->src) + c->flush_us);
+	}
+	kernel_rewatch(c);
+	return G_SOURCE_CONTINUE;
+}
+
+/* The inside socket is connected: the kernel carries the pair where it can.
+ * false when the connection cannot go on. */
+static bool conn_begin(fwd_conn *c)
+{
+	net_forward *f = c->f;
+	int r = f->sockmap ? net_sockmap_join(f->sockmap, c->k.fd[0], c->k.fd[1]) : -ENOTSUP;
+	if (r == -ECONNABORTED)
+		return false;
+	c->kernel = r == 0;
+	if (f->sockmap && r < 0)
+		g_debug("serve forwarder: port %u: a connection carried by the relay: %s",
+			(unsigned)f->port, g_strerror(-r));
+	if (c->kernel)
+		kernel_rewatch(c);
+	else
+		conn_rewatch(c);
+	return true;
+}
+
 static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 {
 	(void)cb;
@@ -145,7 +231,10 @@ static gboolean conn_dispatch(GSource *src, GSourceFunc cb, gpointer data)
 		if (socket_error(c->k.fd[1]) < 0)
 			return G_SOURCE_REMOVE; /* nothing listens inside: the client is closed */
 		c->connecting = false;
+		return conn_begin(c) ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 	}
+	if (c->kernel)
+		return kernel_dispatch(c);
 	/* Only the directions this wake-up concerns: fd[i] readable, or the
 	 * other side writable for what fd[i] sent. */
 	GIOCondition ev[2];
@@ -188,6 +277,10 @@ static void conn_new(net_forward *f, int client)
 	c->f = f;
 	c->k.fd[0] = client;
 	c->k.fd[1] = inside;
+	/* A forwarder adds no delay of its own: what a peer flushed goes at once. */
+	int one = 1;
+	setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(inside, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c->connecting = in_progress;
 	f->conns = g_list_prepend(f->conns, c);
 	c->link = f->conns;
@@ -196,12 +289,15 @@ static void conn_new(net_forward *f, int client)
 	 * both fds out of its poll set and back around every dispatch, which
 	 * wakes the loop four times per wake-up. */
 	g_source_set_can_recurse(&c->src, TRUE);
+	bool ok = true;
 	if (in_progress)
 		conn_watch(c, 1, G_IO_OUT);
 	else
-		conn_rewatch(c);
+		ok = conn_begin(c);
 	g_source_attach(&c->src, f->ctx);
 	g_source_unref(&c->src); /* the context's reference is the connection's life */
+	if (!ok)
+		g_source_destroy(&c->src);
 }
 
 /* ---- the listener and the readiness probe --------------------------------------------- */
@@ -331,6 +427,33 @@ static void unix_cleanup(net_forward *f)
 	g_clear_pointer(&f->unix_dir, g_free);
 }
 
+/* The kernel path where it can be had: a TCP listener (what a unix
+ * client sends the kernel could carry, but the FIN's bookkeeping is
+ * TCP's, net_sockmap_flushed), and a sockmap this process may make (root).
+ * CORDON_SERVE_FORWARD=relay keeps the relay (benchmarks, tests). Which
+ * path was taken, and why, is in the debug log. */
+static void choose_path(net_forward *f, bool unix_socket)
+{
+	char why[160] = "a unix socket's listener";
+	if (!unix_socket && g_strcmp0(g_getenv("CORDON_SERVE_FORWARD"), "relay") == 0)
+		snprintf(why, sizeof(why), "CORDON_SERVE_FORWARD=relay");
+	else if (!unix_socket)
+		net_sockmap_new(NET_FORWARD_MAX_CONNS, &f->sockmap, why, sizeof(why));
+	if (f->sockmap)
+		g_debug("serve forwarder: port %u: connections carried by the kernel (sockmap)",
+			(unsigned)f->port);
+	else
+		g_debug("serve forwarder: port %u: connections carried by the relay (%s)",
+			(unsigned)f->port, why);
+}
+
+bool net_forward_kernel_path(const net_forward *f) { return f->sockmap != NULL; }
+
+unsigned net_forward_kernel_pairs(const net_forward *f)
+{
+	return f->sockmap ? (net_sockmap_count(f->sockmap) + 3) / 4 : 0; /* a part counts */
+}
+
 static gboolean quit_loop(gpointer data)
 {
 	g_main_loop_quit(data);
@@ -359,6 +482,7 @@ int net_forward_start(uint16_t port, bool unix_socket, net_forward_socket_fn soc
 		g_free(f);
 		return r;
 	}
+	choose_path(f, unix_socket);
 	f->ctx = g_main_context_new();
 	f->loop = g_main_loop_new(f->ctx, FALSE);
 	f->listen_src = g_unix_fd_source_new(f->listen_fd, G_IO_IN);
@@ -401,6 +525,7 @@ void net_forward_stop(net_forward *f)
 	g_source_unref(f->listen_src);
 	close_fd(&f->listen_fd);
 	unix_cleanup(f);
+	net_sockmap_free(f->sockmap); /* after every connection closed: the maps are empty */
 	g_main_loop_unref(f->loop);
 	g_main_context_unref(f->ctx);
 	g_free(f);

@@ -10,6 +10,8 @@
  *
  * Runs on a thread of its own around GLib's main loop (one GMainContext per
  * forwarder): nothing of it runs on the caller's threads but start and stop.
+ * The bytes are moved by the kernel (sockmap.h) where this process may make
+ * a sockmap (root) and the listener is TCP, else by a copy loop there.
  */
 #pragma once
 
@@ -44,6 +46,11 @@ typedef void (*net_forward_ready_fn)(void *user, const char *address);
 int net_forward_start(uint16_t port, bool unix_socket, net_forward_socket_fn socket_fn,
 		      net_forward_ready_fn ready_fn, void *user, net_forward **ret, char *why,
 		      size_t whylen) CORDON_INTERNAL;
+/* Whether the kernel carries f's connections (a BPF sockmap, root, a TCP
+ * listener: docs/network.md), else the relay, a copy loop on f's thread. */
+bool net_forward_kernel_path(const net_forward *f) CORDON_INTERNAL;
+/* The connection pairs the kernel carries now (0 on the relay). */
+unsigned net_forward_kernel_pairs(const net_forward *f) CORDON_INTERNAL;
 /* The host listener's address ("127.0.0.1:PORT" or "unix:/path"; borrowed from f). */
 const char *net_forward_address(const net_forward *f) CORDON_INTERNAL;
 /* Closes the listener and every connection, ends the thread, frees f.

@@ -20,6 +20,7 @@
 
 #include "driver.h"
 #include "protocol.h"
+#include "fsops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,29 +37,6 @@
 
 #define FORBID(r, code, ...) \
 	oci_refuse((r), EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, (code), __VA_ARGS__)
-
-/* Walks path from "/" with O_NOFOLLOW on every component: a symbolic link
- * anywhere fails (ELOOP, or ENOTDIR for O_PATH's view of a link). */
-static int open_nofollow(const char *path)
-{
-	int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int ret = fd < 0 ? -errno : 0;
-	char *copy = xstrdup(path), *save = NULL;
-	for (char *c = strtok_r(copy, "/", &save); ret == 0 && c; c = strtok_r(NULL, "/", &save)) {
-		if (strcmp(c, ".") == 0)
-			continue;
-		/* ".." would climb back out of what was checked so far */
-		int next = strcmp(c, "..") == 0
-				   ? -1
-				   : openat(fd, c, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-		if (next < 0)
-			ret = strcmp(c, "..") == 0 ? -EINVAL : -errno;
-		close(fd);
-		fd = next;
-	}
-	free(copy);
-	return ret < 0 ? ret : fd;
-}
 
 /* fd's canonical path and identity into *ret, which then owns fd; fd is closed on failure. */
 static int adopt_fd(int fd, const char *path, oci_workspace *ret, oci_refusal *r)
@@ -97,7 +75,7 @@ int oci_workspace_open(const char *path, oci_workspace *ret, oci_refusal *r)
 	if (!path || path[0] != '/')
 		return FORBID(r, ERRC(container_mount_path_invalid),
 			      "the workspace must be an absolute path");
-	int fd = open_nofollow(path);
+	int fd = fsops_open_dir_nofollow(path);
 	if (fd == -ELOOP || fd == -ENOTDIR)
 		return FORBID(r, ERRC(workspace_symlink),
 			      "workspace '%.200s' is, or passes through, a symbolic link or a "

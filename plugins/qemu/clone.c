@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Copy-on-write clones (`clone: true`): a tier boots one template guest per guest shape
- * (memory, vCPUs, the limits on the kernel command line) with its RAM in a file, shared
- * (memory-backend-file,share=on), waits for the agent's HELLO, and saves the device state
- * with x-ignore-shared (RAM is left out: it is the file). The template then ends; its RAM
- * file and state stay in a directory made 0700 on tmpfs (/dev/shm), both 0400, until the
- * tier ends (or gc finds its host dead).
+ * (memory, vCPUs, the limits on the kernel command line) with its RAM in a memfd of ours,
+ * shared (memory-backend-file,share=on), waits for the agent's HELLO, and saves the device
+ * state with x-ignore-shared (RAM is left out: it is the file). The template then ends and
+ * the memfd is sealed (F_SEAL_WRITE, GROW, SHRINK, SEAL): nothing can change it again, while
+ * a private mapping of it stays writable. The state stays in a directory made 0700 on tmpfs
+ * (/dev/shm), 0400, until the tier ends (or gc finds its host dead); the memfd dies with us.
+ *
+ * Template and clones run in QEMU's jail (vm.c): QEMU 7.2 opens its RAM file by name and
+ * read-write, and no bind mount can carry a memfd, so the jail gives QEMU the descriptor and
+ * links TEMPLATE_RAM_PATH to it (process_spawn's jail_fd_path, ABI 1.5).
  *
  * Each open restores a clone from it: the same command line with share=off (the file
  * mapped MAP_PRIVATE: the guest's writes are copy-on-write pages of its own QEMU, never the
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -46,6 +52,9 @@
 #define QMP_TIMEOUT_MS 10000 /* a save or a restore; TCG on a loaded host */
 #define IDENTITY_ENTROPY 64
 #define TEMPLATE_ROOT "/dev/shm"
+/* Where QEMU finds the template's RAM in its jail (a link to the memfd) */
+#define TEMPLATE_RAM_PATH "/cordon/template-ram"
+#define TEMPLATE_SEALS (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL)
 
 /* ---- QMP: strict, bounded, over the socket pair ------------------------------------- */
 
@@ -268,8 +277,9 @@ int qemu_vm_warm(qemu_vm *vm, uint64_t ms)
 /* ---- templates ------------------------------------------------------------------------ */
 
 typedef struct qemu_template {
-	qemu_config c; /* the template's own (binary, kernel, initrd: copies) */
-	char dir[200], ram[256], state[256]; /* TEMPLATE_ROOT/prefix-token-XXXXXX[/name] */
+	qemu_config c;             /* the template's own (binary, kernel, initrd: copies) */
+	int ram;                   /* the guest's RAM: a memfd, sealed once the template ended */
+	char dir[200], state[256]; /* TEMPLATE_ROOT/prefix-token-XXXXXX[/state] */
 } qemu_template;
 
 struct qemu_clones {
@@ -290,10 +300,11 @@ static void template_free(qemu_template *tp)
 	if (!tp)
 		return;
 	if (tp->dir[0]) {
-		unlink(tp->ram);
 		unlink(tp->state);
 		rmdir(tp->dir);
 	}
+	if (tp->ram >= 0)
+		close(tp->ram);
 	free((char *)tp->c.binary);
 	free((char *)tp->c.kernel);
 	free((char *)tp->c.initrd);
@@ -359,10 +370,42 @@ static int save(qemu_vm *vm, qemu_template *tp, agent_error *r)
 	return ret;
 }
 
+/* The template's RAM: a memfd of the guest's size that can be sealed, not executable. */
+static int ram_make(const qemu_config *c, agent_error *r)
+{
+	int fd = memfd_create("cordon-template-ram", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd >= 0 && (fchmod(fd, 0666) < 0 || ftruncate(fd, (off_t)(c->memory_mib << 20)) < 0)) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		fd = -1;
+	}
+	return fd >= 0 ? fd
+		       : qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
+				     "the template's memory (memfd): %s", strerror(errno));
+}
+
+/* Once the template's QEMU is gone (no mapping of it is left), the RAM never changes again:
+ * write(2), a shared writable mapping, truncation and new seals all fail from now on. Its
+ * size is checked after the seal: the template's QEMU could have changed it before. */
+static int ram_seal(int fd, const qemu_config *c, agent_error *r)
+{
+	struct stat st;
+	errno = 0;
+	if (fcntl(fd, F_ADD_SEALS, TEMPLATE_SEALS) < 0 ||
+	    (fcntl(fd, F_GET_SEALS) & TEMPLATE_SEALS) != TEMPLATE_SEALS || fstat(fd, &st) < 0 ||
+	    (uint64_t)st.st_size != c->memory_mib << 20)
+		return qemu_refuse(r, errno ? errno : EIO, CORDON_PLUGIN_ERROR_TERMINAL,
+				   ERRC(io_error), "sealing the template's memory: %s",
+				   errno ? strerror(errno) : "not sealed, or not the guest's size");
+	return 0;
+}
+
 /* Boots the template of cold config c and saves it. */
 static int template_make(qemu_tier *t, const qemu_config *c, qemu_template **ret, agent_error *r)
 {
 	qemu_template *tp = xmalloc0(sizeof(*tp));
+	tp->ram = -1;
 	tp->c = *c;
 	tp->c.binary = qemu_xstrdup(c->binary);
 	tp->c.kernel = qemu_xstrdup(c->kernel);
@@ -376,22 +419,25 @@ static int template_make(qemu_tier *t, const qemu_config *c, qemu_template **ret
 		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
 				   "a template directory in " TEMPLATE_ROOT ": %s", strerror(e));
 	}
-	snprintf(tp->ram, sizeof(tp->ram), "%s/ram", tp->dir);
 	snprintf(tp->state, sizeof(tp->state), "%s/state", tp->dir);
+	int64_t t0 = agent_now_ms();
+	tp->ram = ram_make(c, r);
 	qemu_config tc = tp->c;
-	tc.mem_path = tp->ram;
+	tc.mem_path = TEMPLATE_RAM_PATH;
+	tc.mem_fd = tp->ram;
 	tc.mem_shared = true;
 	tc.qmp = true;
 	qemu_vm vm;
-	int64_t t0 = agent_now_ms();
-	int e = qemu_vm_start(&tc, t->boot_timeout_ms, &vm, r);
+	int e = tp->ram < 0 ? tp->ram : qemu_vm_start(&tc, t->boot_timeout_ms, &vm, r);
 	if (e == 0) {
 		e = save(&vm, tp, r);
-		qemu_vm_stop(&vm);
+		qemu_vm_stop(&vm); /* reaped: its shared mapping is gone */
 	}
-	if (e == 0 && (chmod(tp->ram, 0400) < 0 || chmod(tp->state, 0400) < 0))
+	if (e == 0)
+		e = ram_seal(tp->ram, c, r);
+	if (e == 0 && chmod(tp->state, 0400) < 0)
 		e = qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
-				"the template's files: %s", strerror(errno));
+				"the template's state: %s", strerror(errno));
 	if (e < 0) {
 		template_free(tp);
 		return e;
@@ -450,7 +496,8 @@ static int restore_state(qemu_vm *vm, const char *state, int64_t deadline_ms, ag
 static int restore(const qemu_template *tp, uint64_t ms, qemu_vm *vm, agent_error *r)
 {
 	qemu_config c = tp->c;
-	c.mem_path = tp->ram;
+	c.mem_path = TEMPLATE_RAM_PATH;
+	c.mem_fd = tp->ram;
 	c.mem_shared = false;
 	c.qmp = true;
 	c.incoming = true;
@@ -511,7 +558,7 @@ int qemu_clones_gc(void)
 				O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		unlinkat(fd, "ram", 0);
+		unlinkat(fd, "ram", 0); /* a directory of a version before the memfd */
 		unlinkat(fd, "state", 0);
 		close(fd);
 		if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) == 0)

@@ -32,6 +32,8 @@ const cordon_host *qemu_host;
 #define RUN_GRACE_MS 5000 /* past a run's timeout: the agent's own kill */
 #define FILE_OP_TIMEOUT_MS 60000
 #define PROBE_TIMEOUT_MS 10000
+#define DEFAULT_WORKSPACE_FILES 10000
+#define MAX_WORKSPACE_FILES 1000000
 
 typedef struct qemu_sandbox {
 	qemu_tier *tier;
@@ -39,6 +41,7 @@ typedef struct qemu_sandbox {
 	qemu_vm vm;
 	uint64_t out_cap;
 	bool broken; /* the channel failed: the guest is gone */
+	qemu_workspace ws;
 } qemu_sandbox;
 
 /* ---- configure ------------------------------------------------------------------------ */
@@ -85,6 +88,28 @@ static int read_pin(const cordon_plugin_config *cfg, const char *key, const char
 	return 0;
 }
 
+/* What a workspace's copy may carry: by default what the guest's /work (a tmpfs of
+ * `scratch`) holds, and 10000 entries. */
+static int read_workspace_limits(const cordon_plugin_config *cfg, qemu_tier *t,
+				 cordon_plugin_error *err)
+{
+	int64_t files = DEFAULT_WORKSPACE_FILES;
+	if (qemu_host->config_int(cfg, "workspace_max_files", &files) == 1 &&
+	    (files < 1 || files > MAX_WORKSPACE_FILES))
+		return qemu_host->config_error(cfg, "workspace_max_files", err, "must be 1 to %d",
+					       MAX_WORKSPACE_FILES);
+	uint64_t bytes = 0;
+	qemu_host->config_u64(cfg, "workspace_max_size", &bytes);
+	if (bytes > t->scratch)
+		return qemu_host->config_error(cfg, "workspace_max_size", err,
+					       "must be at most scratch (%llu bytes): the guest's "
+					       "/work is a tmpfs of that size",
+					       (unsigned long long)t->scratch);
+	t->workspace = (wsarc_limits){ .max_bytes = bytes ? bytes : t->scratch,
+				       .max_files = (uint64_t)files };
+	return 0;
+}
+
 static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_plugin_error *err)
 {
 	const char *s = NULL;
@@ -124,7 +149,7 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 		t->boot_timeout_ms = DEFAULT_BOOT_TIMEOUT_MS;
 	if (t->scratch == 0)
 		t->scratch = DEFAULT_SCRATCH;
-	return 0;
+	return read_workspace_limits(cfg, t, err);
 }
 
 static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
@@ -156,6 +181,14 @@ static int qemu_configure(void *data, const cordon_plugin_config *cfg, void **re
 	if (r < 0) {
 		tier_free(t);
 		return r;
+	}
+	/* a core before 1.5 cannot hand the jailed QEMU its template's RAM (a memfd) */
+	if (t->clone && qemu_host->abi_minor < 5) {
+		tier_free(t);
+		return qemu_host->error_set(err, ENOSYS, CORDON_PLUGIN_ERROR_TERMINAL,
+					    ERRC(host_incomplete),
+					    "clone: true needs a core of plugin ABI 1.5 or newer "
+					    "(the template's sealed RAM in QEMU's jail)");
 	}
 	t->limits.size = sizeof(t->limits);
 	qemu_host->config_limits(cfg, &t->limits);
@@ -330,10 +363,8 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	uint32_t jail = qemu_host->abi_minor >= 4 ? CORDON_PLUGIN_CONTAINMENT_KERNEL
 						  : CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
 	uint32_t want = t->tcg ? jail : CORDON_PLUGIN_CONTAINMENT_MICROVM;
-	/* Clones' QEMUs run unjailed (vm.c: the template's RAM file), under KVM too: the claim
-	 * is the process jail's until the jail can hand QEMU a sealed template. */
-	if (t->clone)
-		want = CORDON_PLUGIN_CONTAINMENT_PROCESS_JAIL;
+	/* Templates and clones run in the same jail (clone.c: the sealed RAM memfd handed in
+	 * through jail_fd_path, ABI 1.5; configure refuses clone: true on older cores). */
 	/* A kept answer (the probe cache) is dropped when these change; QEMU itself counts
 	 * through find_program. */
 	if (qemu_host->abi_minor >= 3) {
@@ -393,9 +424,11 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "%s machine, %.200s; kernel and initrd match their pins; a trial boot reached "
-		 "the agent in %lld ms",
+		 "the agent in %lld ms; a workspace is copied in (at most %llu entries, %llu "
+		 "bytes) and, writable, back at a clean close",
 		 machine, t->tcg ? "emulated (accel: tcg), not a hardware boundary" : a.reason,
-		 (long long)ms);
+		 (long long)ms, (unsigned long long)t->workspace.max_files,
+		 (unsigned long long)t->workspace.max_bytes);
 	return 0;
 }
 
@@ -423,32 +456,107 @@ static bool from_pool(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm)
 
 /* ---- open and close ----------------------------------------------------------------------- */
 
+static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, size_t in_len,
+		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err);
+
+/* The workspace's stream (packed before the boot: one over the limits boots nothing) into
+ * the guest's /work: read-only inside for untrusted work. */
+static int copy_in(qemu_sandbox *sb, const char *data, size_t len, cordon_plugin_error *err)
+{
+	const char *args[] = { "unpack", sb->ws.writable ? "rw" : "ro", NULL };
+	int rc = file_op(sb, args, data, len, 0, NULL, NULL, err);
+	return rc < 0 ? rc : 0;
+}
+
+/* The guest's /work back into a writable workspace, at a clean close only: a guest that
+ * broke the channel, or was killed, gives nothing back. A stream that is refused (cut
+ * short, over the limits, a name that climbs out) changes nothing on the host. close has
+ * no error to return: what happened is logged. */
+static void copy_out(qemu_sandbox *sb)
+{
+	if (sb->ws.fd < 0 || !sb->ws.writable || sb->broken)
+		return;
+	wsarc_unpack *u = qemu_workspace_as_owner(&sb->ws, true) == 0
+				  ? qemu_workspace_unpack_begin(&sb->ws, &sb->tier->workspace)
+				  : NULL;
+	if (!u) {
+		int e = errno;
+		if (qemu_workspace_as_owner(&sb->ws, false) < 0)
+			abort(); /* a thread left with another's ids */
+		qemu_host->log(CORDON_PLUGIN_LOG_WARNING, "qemu",
+			       "%s: the workspace's copy-out could not start: %s", sb->tier->name,
+			       strerror(e));
+		return;
+	}
+	const char *args[] = { "pack", ".", NULL };
+	cordon_plugin_error *err = NULL;
+	int rc = file_op(sb, args, NULL, 0, AGENT_FRAME_DATA, qemu_workspace_unpack_emit, u, err);
+	wsarc_report rep = { 0 };
+	if (rc == 0)
+		rc = wsarc_unpack_finish(u, &rep);
+	else
+		wsarc_unpack_finish(u, &rep); /* its own error, if it has one, says more */
+	wsarc_unpack_free(u);
+	if (qemu_workspace_as_owner(&sb->ws, false) < 0)
+		abort(); /* a thread left with another's ids */
+	if (rc < 0)
+		qemu_host->log(CORDON_PLUGIN_LOG_WARNING, "qemu",
+			       "%s: the guest's /work was not copied back%s%s: %s "
+			       "(%llu files, %llu conflicts)",
+			       sb->tier->name, rep.over ? ", over the limit of " : "",
+			       rep.over ? rep.over : "", strerror(rc < 0 ? -rc : EIO),
+			       (unsigned long long)rep.files, (unsigned long long)rep.conflicts);
+	else
+		qemu_host->log(CORDON_PLUGIN_LOG_DEBUG, "qemu",
+			       "%s: copied back %llu files, %llu directories, %llu bytes "
+			       "(%llu unchanged)",
+			       sb->tier->name, (unsigned long long)rep.files,
+			       (unsigned long long)rep.dirs, (unsigned long long)rep.bytes,
+			       (unsigned long long)rep.unchanged);
+}
+
+static void qemu_op_close(void *sandbox)
+{
+	qemu_sandbox *sb = sandbox;
+	if (!sb)
+		return;
+	copy_out(sb);
+	qemu_vm_stop(&sb->vm);
+	qemu_workspace_close(&sb->ws);
+	pthread_mutex_destroy(&sb->lock);
+	free(sb);
+}
+
 static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **ret_sandbox,
 			cordon_plugin_error *err)
 {
 	qemu_tier *t = tier;
-	/* virtio-fs needs the guest's RAM shared with virtiofsd; a clone's is a private copy */
-	if (spec->workspace && t->clone)
-		return qemu_host->error_set(
-			err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(vm_workspace_unsupported),
-			"the %s tier restores copy-on-write clones (clone: true), "
-			"which carry no host workspace: use a tier without clone",
-			t->name);
-	if (spec->workspace)
-		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-					    ERRC(vm_workspace_unsupported),
-					    "the %s tier does not carry a host workspace into the "
-					    "guest yet (its /work is the guest's own)",
-					    t->name);
 	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
 		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					    ERRC(egress_unsupported),
 					    "the guest has no network device: egress deny only");
 	qemu_sandbox *sb = xmalloc0(sizeof(*sb));
 	sb->tier = t;
+	sb->ws.fd = -1;
 	pthread_mutex_init(&sb->lock, NULL);
 	agent_error r;
-	if (!from_pool(t, &spec->limits, &sb->vm) && qemu_boot(t, &spec->limits, &sb->vm, &r) < 0) {
+	/* a workspace's unpack is the guest's first request after its identity (still root,
+	 * so that /work can be sealed read-only): a pooled guest has served one already */
+	bool pooled = !spec->workspace && from_pool(t, &spec->limits, &sb->vm);
+	/* untrusted work, and a `workspace: read-only` rule (ABI 1.5), get copy-in only */
+	bool ro = spec->trust == CORDON_PLUGIN_TRUST_UNTRUSTED ||
+		  (spec->size >= offsetof(cordon_plugin_open_spec, reserved3) &&
+		   (spec->flags & CORDON_PLUGIN_OPEN_WORKSPACE_RO));
+	int ret = spec->workspace ? qemu_workspace_open(spec->workspace, !ro, &sb->ws, &r) : 0;
+	char *stream = NULL;
+	size_t stream_len = 0;
+	if (ret == 0 && spec->workspace)
+		ret = qemu_workspace_pack(&sb->ws, &t->workspace, &stream, &stream_len, &r);
+	if (ret == 0 && !pooled)
+		ret = qemu_boot(t, &spec->limits, &sb->vm, &r);
+	if (ret < 0) {
+		free(stream);
+		qemu_workspace_close(&sb->ws);
 		pthread_mutex_destroy(&sb->lock);
 		free(sb);
 		return qemu_fail(err, &r);
@@ -457,18 +565,15 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 			       ? spec->limits.value[CORDON_PLUGIN_LIMIT_OUTPUT]
 			       : DEFAULT_OUTPUT_CAP;
 	sb->out_cap = cap + 1; /* one byte more than the core keeps: it sees the cut */
+	int rc = sb->ws.fd >= 0 ? copy_in(sb, stream, stream_len, err) : 0;
+	free(stream);
+	if (rc < 0) {
+		sb->ws.writable = false; /* nothing of this guest goes back */
+		qemu_op_close(sb);
+		return rc;
+	}
 	*ret_sandbox = sb;
 	return 0;
-}
-
-static void qemu_op_close(void *sandbox)
-{
-	qemu_sandbox *sb = sandbox;
-	if (!sb)
-		return;
-	qemu_vm_stop(&sb->vm);
-	pthread_mutex_destroy(&sb->lock);
-	free(sb);
 }
 
 /* ---- runs and file operations ------------------------------------------------------------- */
@@ -707,7 +812,8 @@ int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
 		.close = qemu_op_close,
 		.gc = qemu_gc,
 		/* a 1.2 core knows no flags, and refuses them */
-		.flags = host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_TTY : 0,
+		.flags = (host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_TTY : 0) |
+			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_WORKSPACE_RO : 0),
 	};
 	return host->register_driver(reg, &drv);
 }

@@ -67,8 +67,10 @@ typedef struct qemu_config {
 	const char *owner;      /* the host's owner token (-name), or NULL */
 	/* Copy-on-write clones (clone.c): guest RAM in the file mem_path (no ','), shared
 	 * (a template's) or private (a clone's); QMP on fd 0 (QEMU_QMP_FD), a socket; the
-	 * device state awaited over QMP (-incoming defer). */
+	 * device state awaited over QMP (-incoming defer). The file is mem_fd (a memfd), which
+	 * the jail makes mem_path (vm.c); mem_fd is read only when mem_path is set. */
 	const char *mem_path;
+	int mem_fd;
 	bool mem_shared;
 	bool qmp;
 	bool incoming;
@@ -131,6 +133,8 @@ typedef struct qemu_family {
 		{ "scratch", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
 		{ "cpus", CORDON_PLUGIN_CONFIG_INT, 0 }, \
 		{ "clone", CORDON_PLUGIN_CONFIG_BOOL, 0 }, \
+		{ "workspace_max_size", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
+		{ "workspace_max_files", CORDON_PLUGIN_CONFIG_INT, 0 }, \
 	{ \
 		"pool", CORDON_PLUGIN_CONFIG_INT, 0 \
 	}

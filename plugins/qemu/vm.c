@@ -170,14 +170,15 @@ static int spawn(const qemu_config *c, int stdin_fd, qemu_vm *vm, agent_error *r
 		.stdout_fd = -1,
 		.stderr_fd = ep[1],
 		.extra_fd = sp[1],
-		/* jailed (docs/tiers/microvm.md, "The jail"), and dead with us. A template or a
-		 * clone (mem_path) is not jailed: QEMU 7.2 opens the RAM file read-write, which
-		 * the jail's read-only binds refuse, and a writable template would let one clone's
-		 * QEMU change what the next starts from; such tiers claim process-jail. */
-		.flags = (c->mem_path ? 0 : CORDON_HOST_PROCESS_JAIL) |
-			 CORDON_HOST_PROCESS_PDEATHSIG,
+		/* jailed (docs/tiers/microvm.md, "The jail"), and dead with us */
+		.flags = CORDON_HOST_PROCESS_JAIL | CORDON_HOST_PROCESS_PDEATHSIG,
 		.jail_paths = jail.paths_v,
 		.jail_devices = jail.devices,
+		/* A template's or a clone's RAM (clone.c): QEMU 7.2 opens mem_path read-write and
+		 * no bind can carry a memfd, so the jail links the path to the descriptor; a
+		 * clone's is sealed, so QEMU maps it privately and cannot change it. */
+		.jail_fd_path = c->mem_path,
+		.jail_fd = c->mem_path ? c->mem_fd : -1,
 	};
 	int ret = argv ? qemu_host->process_spawn(&spec, &vm->proc, NULL) : -EINVAL;
 	xstrv_free(argv);
@@ -242,6 +243,10 @@ int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm, agent_err
 				   ERRC(vm_boot_timeout),
 				   "the guest's agent did not say hello within %llu ms%s%s",
 				   (unsigned long long)boot_ms, line[0] ? ": " : "", line);
+	if (loop < 0 && x.have_error) /* an ERROR where the HELLO was due: its reason */
+		return qemu_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				   "the guest's agent failed before its hello: %s",
+				   x.error.message);
 	if (loop < 0)
 		return qemu_refuse(r, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
 				   "the guest's agent spoke out of turn");

@@ -4,6 +4,7 @@
 #define CORDON_QEMU_VM_H
 
 #include "qemu.h"
+#include "wsarc.h"
 
 #include "owner.h"
 
@@ -41,6 +42,7 @@ typedef struct qemu_tier {
 	bool clone;          /* clone: opens restore copy-on-write clones (clone.c) */
 	qemu_clones *clones; /* their templates, when clone */
 	cordon_plugin_limits limits;
+	wsarc_limits workspace;      /* what a workspace's copy in and out may carry */
 	char owner[OWNER_TOKEN_MAX]; /* this host's, in every QEMU's -name */
 	pthread_mutex_t lock;        /* guards the pins' cache and what follows */
 	qemu_pin kernel, initrd;
@@ -106,6 +108,32 @@ int qemu_clones_gc(void) CORDON_INTERNAL;
 int qemu_gc(void *tier, cordon_plugin_error *err) CORDON_INTERNAL;
 /* The owner token in a QEMU's command line (NUL-separated, len bytes), or NULL. */
 const char *qemu_gc_token(const char *cmdline, size_t len) CORDON_INTERNAL;
+
+/* A host workspace, carried by copy (workspace.c): in at open through the agent's unpack,
+ * back at a clean close through its pack when writable. */
+typedef struct qemu_workspace {
+	int fd;        /* the directory, opened with no link on the way (O_RDONLY), or -1 */
+	bool writable; /* the guest's /work comes back at close (else read-only inside) */
+	uid_t uid;     /* its owner: as root a copy runs with these as its file system ids */
+	gid_t gid;
+} qemu_workspace;
+
+/* Opens path, writable or read-only (copy-in only) for the work. */
+int qemu_workspace_open(const char *path, bool writable, qemu_workspace *ws,
+			agent_error *r) CORDON_INTERNAL;
+/* The workspace as one stream (common/wsarc.h) in *ret (malloc'd), within lim. */
+int qemu_workspace_pack(const qemu_workspace *ws, const wsarc_limits *lim, char **ret,
+			size_t *ret_len, agent_error *r) CORDON_INTERNAL;
+/* The guest's stream into the workspace: begin, feed what the agent sends (an emit
+ * callback: non-zero stops), end (commits only a stream that ended well within lim). */
+wsarc_unpack *qemu_workspace_unpack_begin(const qemu_workspace *ws,
+					  const wsarc_limits *lim) CORDON_INTERNAL;
+int qemu_workspace_unpack_emit(void *unpack, const void *data, size_t len) CORDON_INTERNAL;
+void qemu_workspace_close(qemu_workspace *ws) CORDON_INTERNAL;
+/* As root, this thread's file system ids become the workspace owner's (on) or root's again
+ * (off), so that a copy reads only what the owner may read and creates files of the
+ * owner's, as the kernel tier's work would; a no-op otherwise. */
+int qemu_workspace_as_owner(const qemu_workspace *ws, bool on) CORDON_INTERNAL;
 
 #define qemu_refuse agent_refuse
 int qemu_fail(cordon_plugin_error *err, const agent_error *r) CORDON_INTERNAL;

@@ -14,6 +14,14 @@
  *   fd3 0|1            whether descriptor 3 is open
  *   kvm API ERRNO      with $PROBE_KVM (a device node): KVM_GET_API_VERSION's answer (or
  *                      -errno of the open) and KVM_CREATE_VM's errno (0: it made a VM)
+ *   proc NAMES         what /proc holds (not descended into by root), ':'-separated
+ *   procwrite ERRNO    a write open of /proc/self/comm
+ *   fdpath OPEN PRIVATE SHARED WRITE TRUNCATE FIRST
+ *                      with $PROBE_FD_PATH (the jail's descriptor, by name), as QEMU uses its
+ *                      RAM file: the errno of an O_RDWR open, of a write into a MAP_PRIVATE
+ *                      writable mapping (0: it took), of a MAP_SHARED writable mapping (0:
+ *                      it mapped, and "X" was written through it), of write(2) and of
+ *                      ftruncate; then the file's first 8 bytes (hex) read back after them
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -27,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -47,13 +56,59 @@ static void walk(const char *dir, int depth)
 		char p[4096];
 		snprintf(p, sizeof(p), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir, de->d_name);
 		printf("%s:", p);
-		if (de->d_type == DT_DIR)
+		if (de->d_type == DT_DIR && strcmp(p, "/proc") != 0)
 			walk(p, depth + 1);
 	}
 	closedir(d);
 }
 
 static int err_of(int r) { return r < 0 ? errno : 0; }
+
+static void list_proc(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	printf("proc ");
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			printf("%s:", de->d_name);
+	printf("\n");
+	if (d)
+		closedir(d);
+	int fd = open("/proc/self/comm", O_WRONLY | O_CLOEXEC);
+	printf("procwrite %d\n", fd < 0 ? errno : 0);
+}
+
+/* As QEMU 7.2 treats its RAM file: opened read-write by name, mapped. */
+static void probe_fd_path(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	int open_err = fd < 0 ? errno : 0, priv = -1, shared = -1, wr = -1, tr = -1;
+	unsigned char first[8] = { 0 };
+	if (fd >= 0) {
+		unsigned char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		priv = m == MAP_FAILED ? errno : 0;
+		if (m != MAP_FAILED) {
+			m[0] = 'P';
+			munmap(m, 4096);
+		}
+		m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		shared = m == MAP_FAILED ? errno : 0;
+		if (m != MAP_FAILED) {
+			m[1] = 'X';
+			munmap(m, 4096);
+		}
+		wr = pwrite(fd, "W", 1, 2) == 1 ? 0 : errno;
+		tr = err_of(ftruncate(fd, 0));
+		if (pread(fd, first, sizeof(first), 0) < 0)
+			memset(first, 0xff, sizeof(first));
+		close(fd);
+	}
+	printf("fdpath %d %d %d %d %d ", open_err, priv, shared, wr, tr);
+	for (size_t i = 0; i < sizeof(first); i++)
+		printf("%02x", first[i]);
+	printf("\n");
+}
 
 int main(int argc, char **argv)
 {
@@ -65,6 +120,7 @@ int main(int argc, char **argv)
 	printf("root ");
 	walk("/", 0);
 	printf("\n");
+	list_proc();
 	for (int i = 1; i < argc; i++) {
 		int fd = open(argv[i], O_RDONLY | O_CLOEXEC);
 		printf("open %s %d\n", argv[i], fd < 0 ? errno : 0);
@@ -86,6 +142,9 @@ int main(int argc, char **argv)
 	printf("unshare %d\n", err_of(unshare(CLONE_NEWUSER)));
 	printf("chroot %d\n", err_of(chroot("/")));
 	printf("fd3 %d\n", fcntl(3, F_GETFD) >= 0);
+	const char *fd_path = getenv("PROBE_FD_PATH");
+	if (fd_path)
+		probe_fd_path(fd_path);
 	const char *kvm = getenv("PROBE_KVM");
 	if (kvm) {
 		int fd = open(kvm, O_RDWR | O_CLOEXEC);

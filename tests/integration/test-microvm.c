@@ -17,21 +17,33 @@
  *   pool         a guest booted ahead opens fast, serves one sandbox only, ends with the tier
  *   clones       `clone: true`: copy-on-write clones of a template: siblings read other bytes
  *                from the guest RNG and have their own machine id, hostname, boot id and
- *                clock, run as uid 1000; no
- *                file crosses sandboxes; the template's files are 0400 in a 0700 directory
- *                and never change; close and the tier's end leave no QEMU and no file
+ *                clock, run as uid 1000; no file crosses sandboxes; each clone's QEMU is
+ *                jailed as a cold one is; the template's RAM is a sealed memfd (write(2)
+ *                and a shared writable mapping fail) that never changes, its state 0400
+ *                in a 0700 directory; a workspace is copied into a clone and back;
+ *                close and the tier's end leave no QEMU and no file
+ *   port         the agent waits for the host's end of its port (CK_RUN_CASE=port)
  *   tty          a terminal run: a pty inside the guest of the size asked, resized, typed
  *                input, the exit status (its own case: CK_RUN_CASE=tty)
  *   aarch64      the hvf family's guest end to end under qemu-system-aarch64 -accel tcg
  *   failures     a kernel whose hash differs, QEMU missing, an agent that never says hello
  *                (bounded), a guest that panics at boot, the VM killed from outside,
- *                /dev/kvm the caller may not open, a workspace (refused, not carried yet)
+ *                /dev/kvm the caller may not open
+ *   workspace    copied in (seen inside; a host link not carried), back at close only when
+ *                writable (the guest's link and FIFO not carried), read-only inside for
+ *                untrusted work and under a `workspace: read-only` rule, a compromised
+ *                guest's copy-out (a name with "..", a link to /etc, a 10 GiB claim, a
+ *                device) refused whole, as root the copy runs as the workspace's owner, a copy-out over the limit refused whole, a copy-in over it
+ *                refused before the boot (its own case: CK_RUN_CASE=workspace)
  */
 #include "config.h"
 
 #include "testutil.h"
 #include "vmguest.h"
 #include "owner.h"
+#include "qemu/qemu.h"
+#include "protocol.h"
+#include "xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,6 +56,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -575,7 +592,258 @@ START_TEST(test_pool)
 }
 END_TEST
 
+/* clone.c's memfd name and the path QEMU finds it at in its jail */
+#define CLONE_RAM_NAME "cordon-template-ram"
+#define CLONE_RAM_PATH "/cordon/template-ram"
+
+/* ---- the agent's port ----------------------------------------------------------------------- */
+
+/* The guest's agent may open its port before the guest kernel knows the host's end is open
+ * (QEMU's PORT_OPEN is handled after the port's name): then a read is EOF and a write
+ * blocks. The agent waits for the host (agent/guest.c, open_port); before, it dropped its
+ * HELLO and ended at its first read, a flake seen under load. Made certain here: the tier's
+ * own argv with the agent's chardev a listening socket the host connects to only once the
+ * guest has long booted; the first frame must be the HELLO. */
+START_TEST(test_agent_waits_for_host)
+{
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *sock = g_build_filename(dir, "agent", NULL);
+	qemu_config c = { .binary = "/usr/bin/qemu-system-x86_64",
+			  .arch = QEMU_ARCH_X86_64,
+			  .accel = QEMU_ACCEL_TCG,
+			  .machine = "microvm",
+			  .memory_mib = 192,
+			  .cpus = 1,
+			  .kernel = guest.kernel,
+			  .initrd = guest.initrd,
+			  .tsc_khz = qemu_host_tsc_khz(),
+			  .scratch_bytes = 1 << 20 };
+	char **argv = qemu_argv(&c);
+	g_autofree char *listen = g_strdup_printf("socket,id=agent,path=%s,server=on,wait=off",
+						  sock);
+	bool swapped = false;
+	for (size_t i = 0; argv[i]; i++)
+		if (strcmp(argv[i], "socket,id=agent,fd=" G_STRINGIFY(QEMU_AGENT_FD)) == 0) {
+			free(argv[i]);
+			argv[i] = strdup(listen);
+			swapped = true;
+		}
+	ck_assert(swapped);
+	GPid qemu;
+	g_autoptr(GError) gerr = NULL;
+	ck_assert_msg(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &qemu,
+				    &gerr),
+		      "%s", gerr ? gerr->message : "?");
+	xstrv_free(argv);
+	g_usleep(10 * G_USEC_PER_SEC); /* booted and at its port: about 2 s quiet, 5 s loaded */
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	g_strlcpy(a.sun_path, sock, sizeof(a.sun_path));
+	int cr = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	uint8_t hdr[AGENT_FRAME_HEADER] = { 0 };
+	ssize_t got = 0;
+	if (cr == 0) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 30000) == 1)
+			got = recv(fd, hdr, sizeof(hdr), MSG_WAITALL);
+	}
+	close(fd);
+	kill(qemu, SIGKILL);
+	waitpid(qemu, NULL, 0);
+	g_spawn_close_pid(qemu);
+	unlink(sock);
+	rmdir(dir);
+	ck_assert_msg(cr == 0, "the guest was gone before the host connected: %s", strerror(errno));
+	ck_assert_msg(got == AGENT_FRAME_HEADER && hdr[0] == AGENT_FRAME_HELLO,
+		      "the first frame is not the HELLO (%zd bytes, type 0x%02x)", got, hdr[0]);
+}
+END_TEST
+
+/* ---- the jail around QEMU ------------------------------------------------------------- */
+
+/* "Key:\tvalue" of /proc/PID/status. */
+static char *status_field(pid_t pid, const char *key)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/status", pid);
+	g_autofree char *text = NULL;
+	ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	g_autofree char *prefix = g_strconcat(key, ":", NULL);
+	for (size_t i = 0; lines[i]; i++)
+		if (g_str_has_prefix(lines[i], prefix))
+			return g_strstrip(g_strdup(lines[i] + strlen(prefix)));
+	ck_abort_msg("no %s in %s", key, path);
+	return NULL;
+}
+
+/* Every path under dir (the jailed QEMU's root seen from the host), relative to it. */
+static void walk_root(const char *dir, const char *rel, GPtrArray *ret)
+{
+	g_autofree char *path = g_strconcat(dir, rel, NULL);
+	GDir *d = g_dir_open(path, 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d))) {
+		char *r = g_strconcat(rel, "/", name, NULL);
+		g_ptr_array_add(ret, r);
+		g_autofree char *full = g_strconcat(dir, r, NULL);
+		if (g_file_test(full, G_FILE_TEST_IS_DIR) &&
+		    !g_file_test(full, G_FILE_TEST_IS_SYMLINK) && strcmp(r, "/proc") != 0)
+			walk_root(dir, r, ret);
+	}
+	if (d)
+		g_dir_close(d);
+}
+
+/* What may be in the jail: the guest's two files, QEMU, its firmware, libraries; and the
+ * directories that lead to them; a clone's (or template's) RAM link and the /proc it goes
+ * through. */
+static bool jail_may_hold(const char *p, bool is_dir, bool ram)
+{
+	if (ram && (strcmp(p, "/proc") == 0 || strcmp(p, "/cordon") == 0 ||
+		    strcmp(p, CLONE_RAM_PATH) == 0))
+		return true;
+	const char *allowed[] = { guest.kernel, guest.initrd, "/usr/bin/qemu-system-x86_64",
+				  "/usr/share/qemu" };
+	for (size_t i = 0; i < G_N_ELEMENTS(allowed); i++) {
+		g_autofree char *dir = g_strconcat(p, "/", NULL);
+		if (strcmp(p, allowed[i]) == 0 || (is_dir && g_str_has_prefix(allowed[i], dir)))
+			return true;
+	}
+	return g_str_has_prefix(p, "/usr/share/qemu") || g_str_has_prefix(p, "/lib") ||
+	       g_str_has_prefix(p, "/usr/lib");
+}
+
+/* The jailed QEMU q (docs/tiers/microvm.md, "The jail"): its own unprivileged uid (as root:
+ * one of the per-sandbox host ids), no capabilities, no new privileges, two seccomp filters
+ * (the kernel tier's and QEMU's -sandbox), five namespaces of its own, a root with only what
+ * it was given. With ram >= 0 (a descriptor of the template's memfd) it is a template
+ * (shared) or a clone: its RAM path links to its fd 4, which is that memfd, through a /proc
+ * of the jail's processes, mapped shared (the template's) or privately (a clone's). */
+static void assert_jailed(pid_t q, int ram, bool shared)
+{
+	g_autofree char *uid = status_field(q, "Uid");
+	unsigned r = 0, e = 0, sv = 0, fs = 0;
+	ck_assert_int_eq(sscanf(uid, "%u %u %u %u", &r, &e, &sv, &fs), 4);
+	ck_assert(r == e && e == sv && sv == fs);
+	if (geteuid() == 0)
+		ck_assert_msg(r >= 0x7fff0000u && r < 0x7ffffffeu, "QEMU runs as uid %u", r);
+	else
+		ck_assert_uint_eq(r, geteuid());
+	g_autofree char *capeff = status_field(q, "CapEff");
+	ck_assert_str_eq(capeff, "0000000000000000");
+	g_autofree char *nnp = status_field(q, "NoNewPrivs");
+	ck_assert_str_eq(nnp, "1");
+	g_autofree char *seccomp = status_field(q, "Seccomp");
+	ck_assert_str_eq(seccomp, "2");
+	g_autofree char *filters = status_field(q, "Seccomp_filters");
+	ck_assert_int_ge(atoi(filters), 2);
+	const char *ns[] = { "mnt", "pid", "net", "ipc", "uts" };
+	for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
+		g_autofree char *mine = g_strdup_printf("/proc/self/ns/%s", ns[i]);
+		g_autofree char *its = g_strdup_printf("/proc/%d/ns/%s", q, ns[i]);
+		g_autofree char *a = g_file_read_link(mine, NULL);
+		g_autofree char *b = g_file_read_link(its, NULL);
+		ck_assert_ptr_nonnull(b);
+		ck_assert_msg(strcmp(a, b) != 0, "QEMU shares our %s namespace", ns[i]);
+	}
+	g_autofree char *root = g_strdup_printf("/proc/%d/root", q);
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	walk_root(root, "", names);
+	ck_assert_uint_gt(names->len, 3);
+	bool kernel_seen = false, ram_seen = false;
+	for (guint i = 0; i < names->len; i++) {
+		const char *n = names->pdata[i];
+		g_autofree char *full = g_strconcat(root, n, NULL);
+		bool is_dir = g_file_test(full, G_FILE_TEST_IS_DIR) &&
+			      !g_file_test(full, G_FILE_TEST_IS_SYMLINK);
+		ck_assert_msg(jail_may_hold(n, is_dir, ram >= 0), "the jail holds %s", n);
+		kernel_seen |= strcmp(n, guest.kernel) == 0;
+		ram_seen |= strcmp(n, CLONE_RAM_PATH) == 0;
+	}
+	ck_assert(kernel_seen);
+	ck_assert(ram_seen == (ram >= 0));
+	if (ram < 0)
+		return;
+	g_autofree char *link_path = g_strconcat(root, CLONE_RAM_PATH, NULL);
+	g_autofree char *link = g_file_read_link(link_path, NULL);
+	ck_assert_str_eq(link, "/proc/self/fd/4");
+	/* its /proc: its own processes and the self links only */
+	g_autofree char *proc = g_strconcat(root, "/proc", NULL);
+	GDir *d = g_dir_open(proc, 0, NULL);
+	ck_assert_ptr_nonnull(d);
+	const char *name;
+	while ((name = g_dir_read_name(d)))
+		ck_assert_msg(strspn(name, "0123456789") == strlen(name) ||
+				      strcmp(name, "self") == 0 || strcmp(name, "thread-self") == 0,
+			      "the jail's /proc holds %s", name);
+	g_dir_close(d);
+	/* its fd 4 is the template's memfd, mapped privately (copy-on-write), never shared */
+	g_autofree char *fd4 = g_strdup_printf("/proc/%d/fd/4", q);
+	struct stat a, b;
+	ck_assert_int_eq(stat(fd4, &a), 0);
+	ck_assert_int_eq(fstat(ram, &b), 0);
+	ck_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	g_autofree char *maps_path = g_strdup_printf("/proc/%d/maps", q);
+	g_autofree char *maps = NULL;
+	ck_assert(g_file_get_contents(maps_path, &maps, NULL, NULL));
+	g_auto(GStrv) lines = g_strsplit(maps, "\n", -1);
+	bool mapped = false;
+	for (size_t i = 0; lines[i]; i++) {
+		if (!strstr(lines[i], "memfd:" CLONE_RAM_NAME))
+			continue;
+		bool is_shared = strstr(lines[i], " rw-s ") || strstr(lines[i], " r--s ");
+		ck_assert_msg(shared || !is_shared, "a clone maps the template shared: %s",
+			      lines[i]);
+		mapped |= strstr(lines[i], shared ? " rw-s " : " rw-p ") != NULL;
+	}
+	ck_assert_msg(mapped, "no %s mapping of the template in %s", shared ? "shared" : "private",
+		      maps_path);
+}
+
 /* ---- copy-on-write clones --------------------------------------------------------------- */
+
+/* The template's RAM: our descriptor of clone.c's memfd (the only one), or -1. */
+static int template_ram(void)
+{
+	int found = -1;
+	GDir *d = g_dir_open("/proc/self/fd", 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree char *p = g_build_filename("/proc/self/fd", name, NULL);
+		g_autofree char *l = g_file_read_link(p, NULL);
+		if (l && g_str_has_prefix(l, "/memfd:" CLONE_RAM_NAME " ")) {
+			ck_assert_msg(found < 0, "two template memfds");
+			found = atoi(name);
+		}
+	}
+	if (d)
+		g_dir_close(d);
+	return found;
+}
+
+/* The sealed template: what QEMU does with it (an O_RDWR open, a private writable mapping)
+ * works, and nothing can change it: write(2), a shared writable mapping, truncation,
+ * another seal. */
+static void assert_sealed(int ram)
+{
+	int seals = fcntl(ram, F_GET_SEALS);
+	int want = F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL;
+	ck_assert_msg((seals & want) == want, "seals 0x%x", seals);
+	g_autofree char *p = g_strdup_printf("/proc/self/fd/%d", ram);
+	int fd = open(p, O_RDWR | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	errno = 0;
+	ck_assert_int_eq(pwrite(fd, "x", 1, 0), -1);
+	ck_assert_int_eq(errno, EPERM);
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_msg(m == MAP_FAILED && errno == EPERM, "a shared writable mapping");
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	ck_assert(m != MAP_FAILED);
+	munmap(m, 4096);
+	ck_assert_int_eq(ftruncate(fd, 4096), -1);
+	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE), -1);
+	close(fd);
+}
 
 /* The template directories of this process in /dev/shm (clone.c names them by our token). */
 static GPtrArray *my_templates(void)
@@ -631,20 +899,104 @@ static char **clone_facts(cordon_sandbox *sb)
 	return f;
 }
 
+typedef struct probe_job {
+	cordon_context *ctx;
+	cordon_probe_report *rep;
+} probe_job;
+
+/* A probe in a thread (no check assertions off the test's own thread). */
+static void *probe_thread(void *arg)
+{
+	probe_job *j = arg;
+	for (int i = 0; i < 60 && !j->rep; i++) {
+		cordon_error *err = NULL;
+		if (cordon_context_probe_tier(j->ctx, testutil_tier_index(j->ctx, "vm"), &j->rep,
+					      &err) < 0) {
+			cordon_error_free(err);
+			return NULL;
+		}
+		if (strstr(cordon_probe_report_reason(j->rep), "the probe timed out")) {
+			cordon_probe_report_free(j->rep);
+			j->rep = NULL;
+			g_usleep(G_USEC_PER_SEC);
+		}
+	}
+	return NULL;
+}
+
+/* Whether QEMU q is past its start: its own -sandbox filter on, its RAM mapped. */
+static bool qemu_set_up(pid_t q)
+{
+	g_autofree char *sp = g_strdup_printf("/proc/%d/status", q);
+	g_autofree char *mp = g_strdup_printf("/proc/%d/maps", q);
+	g_autofree char *status = NULL, *maps = NULL;
+	if (!g_file_get_contents(sp, &status, NULL, NULL) ||
+	    !g_file_get_contents(mp, &maps, NULL, NULL))
+		return false;
+	const char *f = strstr(status, "Seccomp_filters:");
+	return f && atoi(f + strlen("Seccomp_filters:")) >= 2 &&
+	       strstr(maps, "memfd:" CLONE_RAM_NAME);
+}
+
+/* The template's QEMU while it boots (its argv says share=on), once set up, within 60 s, or
+ * -1. */
+static pid_t template_qemu(void)
+{
+	for (int i = 0; i < 3000; i++) {
+		g_autoptr(GArray) pids = my_qemus(getpid());
+		for (guint k = 0; k < pids->len; k++) {
+			pid_t q = g_array_index(pids, pid_t, k);
+			g_autofree char *p = g_strdup_printf("/proc/%d/cmdline", q);
+			g_autofree char *cmd = NULL;
+			gsize n = 0;
+			if (!g_file_get_contents(p, &cmd, &n, NULL))
+				continue;
+			for (gsize j = 0; j + 1 < n; j++)
+				cmd[j] = cmd[j] ? cmd[j] : ' ';
+			if (strstr(cmd, "share=on") && qemu_set_up(q))
+				return q;
+		}
+		g_usleep(20 * 1000);
+	}
+	return -1;
+}
+static cordon_sandbox *open_ws_ok(cordon_context *ctx, const char *trust, const char *ws);
+static char *host_file(const char *ws, const char *rel);
+static void put_host_file(const char *ws, const char *rel, const char *text);
+
 START_TEST(test_clones)
 {
 	cordon_context *ctx = ctx_vm("    clone: true\n" LIMITS);
-	cordon_probe_report *rep = probe_settled(ctx, "vm"); /* its trial makes the template */
+	/* the probe's trial makes the template: its QEMU is jailed too, its RAM the memfd
+	 * (not sealed yet: it is the booting guest's), mapped shared */
+	probe_job job = { .ctx = ctx };
+	pthread_t prober;
+	ck_assert_int_eq(pthread_create(&prober, NULL, probe_thread, &job), 0);
+	pid_t tq = template_qemu();
+	ck_assert_msg(tq > 0, "no template QEMU seen");
+	int boot_ram = template_ram();
+	ck_assert_int_ge(boot_ram, 0);
+	ck_assert_int_eq(fcntl(boot_ram, F_GET_SEALS), 0);
+	assert_jailed(tq, boot_ram, true);
+	pthread_join(prober, NULL);
+	cordon_probe_report *rep = job.rep;
+	ck_assert_ptr_nonnull(rep);
 	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	/* clones run in the jail: the claim of a cold guest of the tier (tcg: the jail's) */
+	ck_assert_int_eq(cordon_probe_report_containment(rep), CORDON_CONTAINMENT_KERNEL);
 	cordon_probe_report_free(rep);
 	g_autoptr(GPtrArray) dirs = my_templates();
 	ck_assert_uint_eq(dirs->len, 1);
 	const char *dir = g_ptr_array_index(dirs, 0);
-	g_autofree char *ram = g_build_filename(dir, "ram", NULL);
 	g_autofree char *state = g_build_filename(dir, "state", NULL);
+	g_autofree char *no_ram = g_build_filename(dir, "ram", NULL);
 	assert_mode(dir, 0700);
-	assert_mode(ram, 0400);
 	assert_mode(state, 0400);
+	ck_assert(!g_file_test(no_ram, G_FILE_TEST_EXISTS)); /* RAM is a memfd now */
+	int ram_fd = template_ram();
+	ck_assert_msg(ram_fd >= 0, "no template memfd");
+	g_autofree char *ram = g_strdup_printf("/proc/self/fd/%d", ram_fd);
+	assert_sealed(ram_fd);
 	g_autofree char *ram_sum = file_sha256(ram);
 
 	gint64 t0 = g_get_monotonic_time();
@@ -661,8 +1013,10 @@ START_TEST(test_clones)
 		ck_assert(g_file_get_contents(p, &cmd, &n, NULL));
 		for (gsize j = 0; j + 1 < n; j++)
 			cmd[j] = cmd[j] ? cmd[j] : ' ';
-		ck_assert_msg(strstr(cmd, "share=off") && strstr(cmd, "-incoming defer"),
+		ck_assert_msg(strstr(cmd, "share=off") && strstr(cmd, "-incoming defer") &&
+				      strstr(cmd, "mem-path=" CLONE_RAM_PATH ","),
 			      "not a clone: %s", cmd);
+		assert_jailed(g_array_index(qemus, pid_t, i), ram_fd, false);
 	}
 	g_auto(GStrv) fa = clone_facts(a);
 	g_auto(GStrv) fb = clone_facts(b);
@@ -691,12 +1045,24 @@ START_TEST(test_clones)
 	ck_assert_str_eq(fc[7], "none");
 	ck_assert_msg(strcmp(fc[2], fa[2]) != 0 && strcmp(fc[2], fb[2]) != 0, "machine id reused");
 	cordon_sandbox_close(c);
+	/* a clone carries a workspace too: copied in after its identity, back at close */
+	g_autofree char *ws = testutil_tmpdir();
+	put_host_file(ws, "seed", "clone-ws\n");
+	cordon_sandbox *d = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *seed = sh_out(d, "cat /work/seed && echo back > /work/ret");
+	ck_assert_str_eq(seed, "clone-ws\n");
+	cordon_sandbox_close(d);
+	g_autofree char *ret = host_file(ws, "ret");
+	ck_assert_str_eq(ret ? ret : "(none)", "back\n");
+	testutil_rmtree(ws);
 	g_autofree char *ram_after = file_sha256(ram);
 	ck_assert_str_eq(ram_sum, ram_after);
+	assert_sealed(ram_fd);
 	g_autoptr(GArray) left = my_qemus(getpid());
 	ck_assert_msg(left->len == 0, "%u QEMU left after close", left->len);
 	cordon_context_free(ctx);
 	ck_assert(!g_file_test(dir, G_FILE_TEST_EXISTS));
+	ck_assert_int_eq(template_ram(), -1); /* the tier's end closed it */
 }
 END_TEST
 
@@ -919,73 +1285,296 @@ START_TEST(test_kvm_not_permitted)
 }
 END_TEST
 
-START_TEST(test_workspace_refused)
+/* ---- workspaces, by copy (issue 12, item 4) ------------------------------------------------ */
+
+static gint compare_strings(gconstpointer a, gconstpointer b)
 {
-	cordon_context *ctx = ctx_vm(NULL);
-	cordon_probe_report_free(probe_settled(ctx, "vm"));
-	g_autofree char *ws = testutil_tmpdir();
-	cordon_request *req = cordon_request_new("trusted");
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+#define WS_TIER_EXTRA "    workspace_max_size: 12MiB\n    workspace_max_files: 200\n" LIMITS
+
+static cordon_context *ctx_ws(const char *extra)
+{
+	g_autofree char *tier = vmguest_tier(&guest, "vm", extra);
+	g_autofree char *p = g_strdup_printf(
+		"cordon: 1\nplugins: {dir: %s, load: [kvm]}\ntiers:\n%s"
+		"trust:\n  trusted: {require: process-jail, tiers: [vm]}\n"
+		"  untrusted: {require: kernel, relax: true, tiers: [vm]}\n"
+		"  semi-trusted: {require: kernel, relax: true, tiers: [vm]}\n"
+		"rules:\n  - name: ro-workspace\n    when: {trust: semi-trusted}\n"
+		"    require: {workspace: read-only}\n",
+		plugin_dir, tier);
+	return testutil_context_from_text(p, "microvm-ws.yaml");
+}
+
+/* A sandbox of trust on ws; NULL with *err when refused. */
+static cordon_sandbox *open_ws(cordon_context *ctx, const char *trust, const char *ws,
+			       cordon_error **err)
+{
+	cordon_request *req = cordon_request_new(trust);
 	ck_assert_int_eq(cordon_request_set_tier(req, "vm", NULL), 0);
 	ck_assert_int_eq(cordon_request_set_workspace(req, ws, NULL), 0);
 	cordon_sandbox *sb = NULL;
-	cordon_error *err = NULL;
-	ck_assert_int_lt(cordon_sandbox_open(ctx, req, &sb, &err), 0);
-	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "vm_workspace_unsupported");
+	int r = cordon_sandbox_open(ctx, req, &sb, err);
 	cordon_request_free(req);
+	return r == 0 ? sb : NULL;
+}
+
+static cordon_sandbox *open_ws_ok(cordon_context *ctx, const char *trust, const char *ws)
+{
+	cordon_error *err = NULL;
+	cordon_sandbox *sb = open_ws(ctx, trust, ws, &err);
+	ck_assert_msg(sb, "open %s: %s: %s", trust, err ? cordon_error_get_code(err) : "?",
+		      err ? cordon_error_get_message(err) : "?");
+	return sb;
+}
+
+static char *host_file(const char *ws, const char *rel)
+{
+	g_autofree char *p = g_build_filename(ws, rel, NULL);
+	char *text = NULL;
+	return g_file_get_contents(p, &text, NULL, NULL) ? text : NULL;
+}
+
+static void put_host_file(const char *ws, const char *rel, const char *text)
+{
+	g_autofree char *p = g_build_filename(ws, rel, NULL);
+	ck_assert(g_file_set_contents(p, text, -1, NULL));
+}
+
+/* The names in ws, sorted, space-joined (no staging directory may be left). */
+static char *host_names(const char *ws)
+{
+	g_autoptr(GPtrArray) all = g_ptr_array_new_with_free_func(g_free);
+	walk_root(ws, "", all);
+	g_ptr_array_sort(all, compare_strings);
+	g_ptr_array_add(all, NULL);
+	return g_strjoinv(" ", (char **)all->pdata);
+}
+
+static void assert_no_qemu_left(void)
+{
+	g_autoptr(GArray) left = my_qemus(getpid());
+	ck_assert_msg(left->len == 0, "%u QEMU left after close", left->len);
+}
+
+START_TEST(test_workspace_copy)
+{
+	cordon_context *ctx = ctx_ws(WS_TIER_EXTRA);
+	cordon_probe_report *rep = probe_settled(ctx, "vm");
+	ck_assert_msg(cordon_probe_report_available(rep), "%s", cordon_probe_report_reason(rep));
+	ck_assert_msg(strstr(cordon_probe_report_reason(rep),
+			     "a workspace is copied in (at most 200 entries, 12582912 bytes)"),
+		      "%s", cordon_probe_report_reason(rep));
+	cordon_probe_report_free(rep);
+	g_autofree char *ws = testutil_tmpdir();
+	put_host_file(ws, "in.txt", "from the host\n");
+	g_autofree char *sub = g_build_filename(ws, "sub", NULL);
+	ck_assert_int_eq(g_mkdir(sub, 0755), 0);
+	put_host_file(ws, "sub/deep.txt", "deep\n");
+	g_autofree char *link = g_build_filename(ws, "etc-link", NULL);
+	ck_assert_int_eq(symlink("/etc", link), 0);
+
+	/* writable (trusted): seen inside; what the guest writes reaches the host at close */
+	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *seen = sh_out(sb, "cat /work/in.txt /work/sub/deep.txt; "
+					   "test -e /work/etc-link || echo no-link; id -u");
+	ck_assert_str_eq(seen, "from the host\ndeep\nno-link\n1000\n");
+	g_autofree char *wrote = sh_out(
+		sb, "echo guest > /work/out.txt && mkdir /work/newd && echo y > /work/newd/y && "
+		    "echo changed > /work/in.txt && ln -s /etc /work/evil && mkfifo /work/fifo && "
+		    "echo ok");
+	ck_assert_str_eq(wrote, "ok\n");
+	g_autofree char *before_close = host_file(ws, "out.txt");
+	ck_assert_ptr_null(before_close); /* copy mode: nothing reaches the host before close */
+	cordon_sandbox_close(sb);
+	g_autofree char *out = host_file(ws, "out.txt"), *y = host_file(ws, "newd/y"),
+			*in = host_file(ws, "in.txt");
+	ck_assert_str_eq(out ? out : "(none)", "guest\n");
+	ck_assert_str_eq(y ? y : "(none)", "y\n");
+	ck_assert_str_eq(in ? in : "(none)", "changed\n");
+	g_autofree char *names = host_names(ws);
+	/* the guest's link and FIFO did not come back; the host's own link is untouched */
+	ck_assert_str_eq(names, "/etc-link /in.txt /newd /newd/y /out.txt /sub /sub/deep.txt");
+	ck_assert(g_file_test(link, G_FILE_TEST_IS_SYMLINK));
+	assert_no_qemu_left();
+
+	/* untrusted: copy-in only, and /work is read-only inside */
+	sb = open_ws_ok(ctx, "untrusted", ws);
+	g_autofree char *ro = sh_out(sb, "cat /work/out.txt; echo x > /work/new 2>/dev/null; "
+					 "echo rc=$?; rm /work/in.txt 2>/dev/null; echo rm=$?");
+	ck_assert_str_eq(ro, "guest\nrc=1\nrm=1\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *names_ro = host_names(ws);
+	ck_assert_str_eq(names_ro, names);
+
+	/* a `workspace: read-only` rule (semi-trusted here): admitted, and the same as
+	 * untrusted: copy-in only, read-only inside */
+	sb = open_ws_ok(ctx, "semi-trusted", ws);
+	g_autofree char *rule_ro = sh_out(sb, "cat /work/out.txt; echo x > /work/new 2>/dev/null; "
+					      "echo rc=$?");
+	ck_assert_str_eq(rule_ro, "guest\nrc=1\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *names_rule = host_names(ws);
+	ck_assert_str_eq(names_rule, names);
+
+	/* a copy-out over the limit (13 MiB written, 12 MiB allowed) is refused whole: the
+	 * small change beside it does not land either, and nothing on the host is lost */
+	sb = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *big = sh_out(sb, "echo lost > /work/in.txt && dd if=/dev/zero "
+					  "of=/work/big bs=1M count=13 2>/dev/null; echo done");
+	ck_assert_str_eq(big, "done\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *names_big = host_names(ws), *in_big = host_file(ws, "in.txt");
+	ck_assert_str_eq(names_big, names);
+	ck_assert_str_eq(in_big, "changed\n");
+	assert_no_qemu_left();
+
+	/* a copy-in over the limit is refused before any boot */
+	for (int i = 0; i < 200; i++) {
+		g_autofree char *n = g_strdup_printf("many-%03d", i);
+		put_host_file(ws, n, "");
+	}
+	cordon_error *err = NULL;
+	ck_assert_ptr_null(open_ws(ctx, "trusted", ws, &err));
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "vm_workspace_too_large");
+	assert_no_qemu_left();
 	testutil_rmtree(ws);
 	cordon_context_free(ctx);
 }
 END_TEST
 
+/* A compromised guest's copy-out (the agent built with a hostile pack: a valid file, then
+ * a name with "..", a symbolic link to /etc, a 10 GiB claim or a device): each is refused
+ * whole, and nothing on the host changes or appears, beside the workspace either. */
+START_TEST(test_workspace_hostile_guest)
+{
+	g_autofree char *agent = testutil_build_path("tests/helpers/vm-hostile-agent");
+	vmguest bad = { 0 };
+	g_autofree char *why = vmguest_build(agent, &bad);
+	ck_assert_msg(!why, "%s", why);
+	g_autofree char *tier = vmguest_tier(&bad, "vm", WS_TIER_EXTRA);
+	g_autofree char *p = g_strdup_printf(
+		"cordon: 1\nplugins: {dir: %s, load: [kvm]}\n"
+		"tiers:\n%s"
+		"trust:\n  trusted: {require: process-jail, tiers: [vm]}\n",
+		plugin_dir, tier);
+	cordon_context *ctx = testutil_context_from_text(p, "microvm-hostile.yaml");
+	cordon_probe_report_free(probe_settled(ctx, "vm"));
+	g_autofree char *parent = testutil_tmpdir();
+	g_autofree char *ws = g_build_filename(parent, "ws", NULL);
+	ck_assert_int_eq(g_mkdir(ws, 0755), 0);
+	put_host_file(ws, "in.txt", "host\n");
+	g_autofree char *before = host_names(parent);
+	const char *modes[] = { "dotdot", "symlink", "big", "device" };
+	for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+		cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+		g_autofree char *line = g_strdup_printf(
+			"echo %s > /work/hostile && echo guest > /work/in.txt && echo ok",
+			modes[i]);
+		g_autofree char *out = sh_out(sb, line);
+		ck_assert_str_eq(out, "ok\n");
+		cordon_sandbox_close(sb);
+		g_autofree char *after = host_names(parent), *in = host_file(ws, "in.txt");
+		ck_assert_msg(strcmp(after, before) == 0, "%s: %s, was %s", modes[i], after,
+			      before);
+		ck_assert_str_eq(in, "host\n");
+	}
+	assert_no_qemu_left();
+	testutil_rmtree(parent);
+	cordon_context_free(ctx);
+	vmguest_clear(&bad);
+}
+END_TEST
+
+/* As root a copy runs as the workspace's owner (nobody here): a file the owner cannot read
+ * refuses the copy-in before any boot; what comes back is the owner's. */
+START_TEST(test_workspace_owner)
+{
+	if (geteuid() != 0) {
+		printf("# not root: the copy runs as the caller, no owner to take\n");
+		return;
+	}
+	cordon_context *ctx = ctx_ws(WS_TIER_EXTRA);
+	cordon_probe_report_free(probe_settled(ctx, "vm"));
+	g_autofree char *ws = testutil_tmpdir();
+	put_host_file(ws, "mine", "nobody's\n");
+	g_autofree char *mine = g_build_filename(ws, "mine", NULL);
+	g_autofree char *secret = g_build_filename(ws, "secret", NULL);
+	put_host_file(ws, "secret", "root's\n");
+	ck_assert_int_eq(chmod(secret, 0600), 0);
+	ck_assert_int_eq(chown(ws, 65534, 65534), 0);
+	ck_assert_int_eq(chown(mine, 65534, 65534), 0);
+	cordon_error *err = NULL;
+	ck_assert_ptr_null(open_ws(ctx, "trusted", ws, &err));
+	ck_assert_msg(
+		err && strstr(cordon_error_get_message(err), "as root it is read as its owner"),
+		"%s", err ? cordon_error_get_message(err) : "?");
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "io_error");
+	assert_no_qemu_left();
+	ck_assert_int_eq(unlink(secret), 0);
+	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+	g_autofree char *out = sh_out(sb, "cat /work/mine && echo new > /work/made && echo ok");
+	ck_assert_str_eq(out, "nobody's\nok\n");
+	cordon_sandbox_close(sb);
+	g_autofree char *made = g_build_filename(ws, "made", NULL);
+	struct stat st;
+	ck_assert_int_eq(stat(made, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 65534);
+	ck_assert_uint_eq(st.st_gid, 65534);
+	testutil_rmtree(ws);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* What a copy-in costs: 100 files of 100 KiB (about 10 MiB) against an empty workspace,
+ * open + close, one run of each (printed, never asserted). */
+START_TEST(test_workspace_cost)
+{
+	cordon_context *ctx = ctx_ws(WS_TIER_EXTRA);
+	cordon_probe_report_free(probe_settled(ctx, "vm"));
+	g_autofree char *empty = testutil_tmpdir(), *full = testutil_tmpdir();
+	g_autofree char *blob = g_malloc0(100 * 1024);
+	for (int i = 0; i < 100; i++) {
+		g_autofree char *p = g_strdup_printf("%s/f%03d", full, i);
+		ck_assert(g_file_set_contents(p, blob, 100 * 1024, NULL));
+	}
+	for (int round = 0; round < 2; round++) {
+		const char *ws = round ? full : empty;
+		gint64 t0 = g_get_monotonic_time();
+		cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+		gint64 t1 = g_get_monotonic_time();
+		g_autofree char *n = sh_out(sb, "ls /work | wc -l");
+		gint64 t2 = g_get_monotonic_time();
+		cordon_sandbox_close(sb);
+		gint64 t3 = g_get_monotonic_time();
+		printf("# workspace %s: open %lld ms, close (copy-out) %lld ms, %s",
+		       ws == full ? "100 files, 10 MiB" : "empty", (long long)(t1 - t0) / 1000,
+		       (long long)(t3 - t2) / 1000, n);
+		ck_assert_str_eq(n, round ? "100\n" : "0\n");
+	}
+	/* the same files one file operation each, and as one, into an open guest */
+	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", empty);
+	g_autofree char *ten = g_malloc0(10u << 20);
+	gint64 t0 = g_get_monotonic_time();
+	for (int i = 0; i < 100; i++) {
+		g_autofree char *p = g_strdup_printf("w%03d", i);
+		ck_assert_int_eq(cordon_sandbox_write_file(sb, p, blob, 100 * 1024, NULL), 0);
+	}
+	gint64 t1 = g_get_monotonic_time();
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "one", ten, 10u << 20, NULL), 0);
+	gint64 t2 = g_get_monotonic_time();
+	printf("# write_file: 100 x 100 KiB %lld ms, 1 x 10 MiB %lld ms\n",
+	       (long long)(t1 - t0) / 1000, (long long)(t2 - t1) / 1000);
+	cordon_sandbox_close(sb);
+	testutil_rmtree(empty);
+	testutil_rmtree(full);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 /* ---- the jail around QEMU (issue 12, item 6) ------------------------------------------ */
-
-/* "Key:\tvalue" of /proc/PID/status. */
-static char *status_field(pid_t pid, const char *key)
-{
-	g_autofree char *path = g_strdup_printf("/proc/%d/status", pid);
-	g_autofree char *text = NULL;
-	ck_assert(g_file_get_contents(path, &text, NULL, NULL));
-	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-	g_autofree char *prefix = g_strconcat(key, ":", NULL);
-	for (size_t i = 0; lines[i]; i++)
-		if (g_str_has_prefix(lines[i], prefix))
-			return g_strstrip(g_strdup(lines[i] + strlen(prefix)));
-	ck_abort_msg("no %s in %s", key, path);
-	return NULL;
-}
-
-/* Every path under dir (the jailed QEMU's root seen from the host), relative to it. */
-static void walk_root(const char *dir, const char *rel, GPtrArray *ret)
-{
-	g_autofree char *path = g_strconcat(dir, rel, NULL);
-	GDir *d = g_dir_open(path, 0, NULL);
-	const char *name;
-	while (d && (name = g_dir_read_name(d))) {
-		char *r = g_strconcat(rel, "/", name, NULL);
-		g_ptr_array_add(ret, r);
-		g_autofree char *full = g_strconcat(dir, r, NULL);
-		if (g_file_test(full, G_FILE_TEST_IS_DIR) &&
-		    !g_file_test(full, G_FILE_TEST_IS_SYMLINK))
-			walk_root(dir, r, ret);
-	}
-	if (d)
-		g_dir_close(d);
-}
-
-/* What may be in the jail: the guest's two files, QEMU, its firmware, libraries; and the
- * directories that lead to them. */
-static bool jail_may_hold(const char *p, bool is_dir)
-{
-	const char *allowed[] = { guest.kernel, guest.initrd, "/usr/bin/qemu-system-x86_64",
-				  "/usr/share/qemu" };
-	for (size_t i = 0; i < G_N_ELEMENTS(allowed); i++) {
-		g_autofree char *dir = g_strconcat(p, "/", NULL);
-		if (strcmp(p, allowed[i]) == 0 || (is_dir && g_str_has_prefix(allowed[i], dir)))
-			return true;
-	}
-	return g_str_has_prefix(p, "/usr/share/qemu") || g_str_has_prefix(p, "/lib") ||
-	       g_str_has_prefix(p, "/usr/lib");
-}
 
 START_TEST(test_qemu_jailed)
 {
@@ -994,47 +1583,7 @@ START_TEST(test_qemu_jailed)
 	g_autoptr(GArray) pids = my_qemus(getpid());
 	ck_assert_uint_eq(pids->len, 1);
 	pid_t q = g_array_index(pids, pid_t, 0);
-	/* its own unprivileged uid (as root: one of the per-sandbox host ids) */
-	g_autofree char *uid = status_field(q, "Uid");
-	unsigned r = 0, e = 0, sv = 0, fs = 0;
-	ck_assert_int_eq(sscanf(uid, "%u %u %u %u", &r, &e, &sv, &fs), 4);
-	ck_assert(r == e && e == sv && sv == fs);
-	if (geteuid() == 0)
-		ck_assert_msg(r >= 0x7fff0000u && r < 0x7ffffffeu, "QEMU runs as uid %u", r);
-	else
-		ck_assert_uint_eq(r, geteuid());
-	g_autofree char *capeff = status_field(q, "CapEff");
-	ck_assert_str_eq(capeff, "0000000000000000");
-	g_autofree char *nnp = status_field(q, "NoNewPrivs");
-	ck_assert_str_eq(nnp, "1");
-	g_autofree char *seccomp = status_field(q, "Seccomp");
-	ck_assert_str_eq(seccomp, "2");
-	/* the kernel tier's filter and QEMU's own -sandbox: two filters at least */
-	g_autofree char *filters = status_field(q, "Seccomp_filters");
-	ck_assert_int_ge(atoi(filters), 2);
-	const char *ns[] = { "mnt", "pid", "net", "ipc", "uts" };
-	for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
-		g_autofree char *mine = g_strdup_printf("/proc/self/ns/%s", ns[i]);
-		g_autofree char *its = g_strdup_printf("/proc/%d/ns/%s", q, ns[i]);
-		g_autofree char *a = g_file_read_link(mine, NULL);
-		g_autofree char *b = g_file_read_link(its, NULL);
-		ck_assert_ptr_nonnull(b);
-		ck_assert_msg(strcmp(a, b) != 0, "QEMU shares our %s namespace", ns[i]);
-	}
-	/* its root holds only what it was given */
-	g_autofree char *root = g_strdup_printf("/proc/%d/root", q);
-	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-	walk_root(root, "", names);
-	ck_assert_uint_gt(names->len, 3);
-	bool kernel_seen = false;
-	for (guint i = 0; i < names->len; i++) {
-		const char *n = names->pdata[i];
-		g_autofree char *full = g_strconcat(root, n, NULL);
-		bool is_dir = g_file_test(full, G_FILE_TEST_IS_DIR);
-		ck_assert_msg(jail_may_hold(n, is_dir), "the jail holds %s", n);
-		kernel_seen |= strcmp(n, guest.kernel) == 0;
-	}
-	ck_assert(kernel_seen);
+	assert_jailed(q, -1, false);
 	/* and the guest serves */
 	g_autofree char *out = sh_out(sb, "echo jailed");
 	ck_assert_str_eq(out, "jailed\n");
@@ -1129,10 +1678,24 @@ static Suite *microvm_suite(void)
 	tcase_add_test(tc, test_kernel_hash_mismatch);
 	tcase_add_test(tc, test_qemu_missing);
 	tcase_add_test(tc, test_agent_never_says_hello);
-	tcase_add_test(tc, test_workspace_refused);
 	tcase_add_test(tc, test_qemu_jailed);
 	tcase_add_test(tc, test_host_killed_qemu_dies);
 	suite_add_tcase(s, tc);
+	/* CK_RUN_CASE=port: the agent's port race alone */
+	TCase *port = tcase_create("port");
+	tcase_set_timeout(port, 120);
+	tcase_add_unchecked_fixture(port, setup, teardown);
+	tcase_add_test(port, test_agent_waits_for_host);
+	suite_add_tcase(s, port);
+	/* its own case: CK_RUN_CASE=workspace runs it alone */
+	TCase *wsc = tcase_create("workspace");
+	tcase_set_timeout(wsc, 600);
+	tcase_add_unchecked_fixture(wsc, setup, teardown);
+	tcase_add_test(wsc, test_workspace_copy);
+	tcase_add_test(wsc, test_workspace_hostile_guest);
+	tcase_add_test(wsc, test_workspace_owner);
+	tcase_add_test(wsc, test_workspace_cost);
+	suite_add_tcase(s, wsc);
 	/* its own case: CK_RUN_CASE=clones runs it alone */
 	TCase *clones = tcase_create("clones");
 	tcase_set_timeout(clones, 300);

@@ -307,14 +307,29 @@ static unsigned count_threads(const char *name)
 	return n;
 }
 
+/* The forwarder's path, from its debug line: "kernel" (a sockmap), "relay", or "". */
+static char forward_path[8];
+
+static void on_log(void *user, cordon_log_level level, const char *message)
+{
+	(void)user;
+	(void)level;
+	if (strstr(message, "serve forwarder: port") && strstr(message, "carried by the kernel"))
+		g_strlcpy(forward_path, "kernel", sizeof(forward_path));
+	else if (strstr(message, "serve forwarder: port") && strstr(message, "by the relay ("))
+		g_strlcpy(forward_path, "relay", sizeof(forward_path));
+}
+
 /* The issue's bug: serve returned the host's 127.0.0.1:PORT, and with a host
  * program on that port the host reached that program. Now the work's port
  * is reached only through cordon's listener; the host program on the same
- * port number never sees a connection. */
+ * port number never sees a connection. As root the kernel carries the bytes
+ * (a sockmap), as nobody the relay: the same checks hold on both. */
 START_TEST(test_serve_through_forwarder)
 {
 	nt t = { 0 };
 	nt_start(&t);
+	cordon_set_log_handler(on_log, NULL, CORDON_LOG_DEBUG);
 	uint16_t port;
 	int host = host_listener(&port); /* an unrelated host program's port */
 	unsigned fds_before = count_fds();
@@ -354,6 +369,9 @@ START_TEST(test_serve_through_forwarder)
 	ck_assert(memcmp(a2->data, "inside:second", 13) == 0);
 	ck_assert_uint_eq(a3->len, big + 7);
 	ck_assert(memcmp(a3->data + 7, data, big) == 0);
+
+	ck_assert_str_eq(forward_path, geteuid() == 0 ? "kernel" : "relay");
+	cordon_set_log_handler(NULL, NULL, CORDON_LOG_DEBUG);
 
 	/* The host program on the same port number was never reached. */
 	ck_assert_int_lt(accept(host, NULL, NULL), 0);

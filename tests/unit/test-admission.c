@@ -571,6 +571,34 @@ START_TEST(test_rule_require_workspace)
 }
 END_TEST
 
+/* A driver that gives a workspace read-only (ABI 1.5) is admitted under the rule, and told;
+ * one that cannot is still refused, by name. */
+START_TEST(test_rule_require_workspace_ro_driver)
+{
+	cordon_context *ctx = open_ctx("cordon: 1\ntiers:\n"
+				       "  plain: {driver: tfake, containment: microvm}\n"
+				       "  ro: {driver: tfake-template, containment: microvm}\n"
+				       "trust:\n  trusted: {tiers: [plain, ro]}\n"
+				       "rules:\n  - {name: ro, require: {workspace: read-only}}\n");
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_request_set_workspace(req, "/srv/work", NULL);
+	cordon_error *err = NULL;
+	g_autoptr(cordon_decision) d = decide(ctx, req, &err);
+	ck_assert_str_eq(cordon_decision_tier(d), "ro");
+	ck_assert(d->workspace_ro);
+	ck_assert_str_eq(cordon_decision_candidate_reason(d, 0),
+			 "rule ro: requires a read-only workspace, and tier plain cannot give a "
+			 "host workspace read-only");
+	cordon_request_free(req);
+	/* without a workspace nothing is read-only to tell */
+	req = cordon_request_new("trusted");
+	g_autoptr(cordon_decision) d2 = decide(ctx, req, &err);
+	ck_assert(!d2->workspace_ro);
+	cordon_request_free(req);
+	cordon_context_free(ctx);
+}
+END_TEST
+
 START_TEST(test_rule_limit)
 {
 	cordon_context *ctx = rules_ctx(
@@ -884,6 +912,7 @@ static Suite *admission_suite(void)
 	tcase_add_test(tc, test_rule_require_image);
 	tcase_add_test(tc, test_rule_require_image_declared_key);
 	tcase_add_test(tc, test_rule_require_workspace);
+	tcase_add_test(tc, test_rule_require_workspace_ro_driver);
 	tcase_add_test(tc, test_rule_limit);
 	tcase_add_test(tc, test_tier_limits);
 	tcase_add_test(tc, test_probe_cache);

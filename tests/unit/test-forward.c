@@ -5,7 +5,13 @@
  * a thread of this test. Readiness only once the port accepts, bytes and
  * half-closes carried both ways, a server that closes first, a port where
  * nothing listens, the connection cap, and nothing left after a stop with
- * connections open. Also run under ThreadSanitizer and ASan in CI.
+ * connections open. Every test runs twice: on the kernel path (a sockmap:
+ * root; elsewhere the forwarder must fall back to the relay, and under
+ * CORDON_REQUIRE=all the tests fail instead) and on the relay
+ * (CORDON_SERVE_FORWARD=relay). The kernel path's own: MiBs both ways at
+ * once, bytes sent before the pair is joined, resets each way, many
+ * connections at once, no pair left in the maps, the maps' descriptors
+ * close-on-exec. Also run under ThreadSanitizer and ASan in CI.
  */
 #include "config.h"
 
@@ -18,13 +24,15 @@
 #include <glib.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum mode { ECHO, GREET, HOLD };
+enum mode { ECHO, GREET, HOLD, STREAM };
 
 typedef struct server {
 	int lsn;
@@ -33,6 +41,7 @@ typedef struct server {
 	GThread *thread;
 	GMutex lock;
 	GArray *held; /* HOLD: the connections kept open */
+	gint second;  /* HOLD: the second one (after the readiness probe's), or -1 */
 } server;
 
 static void write_all(int fd, const void *p, size_t n)
@@ -55,6 +64,18 @@ static GByteArray *read_all(int fd)
 	return b;
 }
 
+/* STREAM: each connection echoed as it comes, until EOF, on a thread of its own. */
+static gpointer stream_thread(gpointer data)
+{
+	int c = GPOINTER_TO_INT(data);
+	char buf[65536];
+	ssize_t n;
+	while ((n = recv(c, buf, sizeof(buf), 0)) > 0)
+		write_all(c, buf, (size_t)n);
+	close(c);
+	return NULL;
+}
+
 static gpointer server_thread(gpointer data)
 {
 	server *s = data;
@@ -68,9 +89,14 @@ static gpointer server_thread(gpointer data)
 		} else if (s->mode == GREET) {
 			write_all(c, "hi", 2);
 			close(c);
+		} else if (s->mode == STREAM) {
+			g_thread_unref(
+				g_thread_new("test-stream", stream_thread, GINT_TO_POINTER(c)));
 		} else {
 			g_mutex_lock(&s->lock);
 			g_array_append_val(s->held, c);
+			if (s->held->len == 2) /* an atomic: TSan does not see GLib's mutex */
+				g_atomic_int_set(&s->second, c);
 			g_mutex_unlock(&s->lock);
 		}
 	}
@@ -80,7 +106,7 @@ static gpointer server_thread(gpointer data)
 /* A port nobody uses (bound, not listening, until server_listen). */
 static void server_init(server *s, enum mode mode)
 {
-	*s = (server){ .mode = mode };
+	*s = (server){ .mode = mode, .second = -1 };
 	g_mutex_init(&s->lock);
 	s->held = g_array_new(FALSE, FALSE, sizeof(int));
 	s->lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -94,7 +120,7 @@ static void server_init(server *s, enum mode mode)
 /* The same on [::1] only (IPV6_V6ONLY: 127.0.0.1 refuses that port). */
 static void server_init6(server *s, enum mode mode)
 {
-	*s = (server){ .mode = mode };
+	*s = (server){ .mode = mode, .second = -1 };
 	g_mutex_init(&s->lock);
 	s->held = g_array_new(FALSE, FALSE, sizeof(int));
 	s->lsn = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -146,15 +172,68 @@ static void on_ready(void *user, const char *address)
 	g_atomic_int_inc(&r->calls);
 }
 
-static net_forward *start(uint16_t port, readiness *r)
+/* The same, handed out after 100 ms: what the client sent is queued on the
+ * host side before the pair is joined. */
+static int slow_socket(void *user, int family)
+{
+	g_usleep(100000);
+	return plain_socket(user, family);
+}
+
+static bool kernel_case; /* this test runs on the kernel path (the "kernel" case) */
+
+static void on_kernel_path(void)
+{
+	kernel_case = true;
+	g_unsetenv("CORDON_SERVE_FORWARD");
+}
+
+static void on_relay(void)
+{
+	kernel_case = false;
+	g_setenv("CORDON_SERVE_FORWARD", "relay", TRUE);
+}
+
+static void no_teardown(void) {}
+
+/* The kernel case takes the kernel path as root; unprivileged it falls
+ * back to the relay (what is checked there), and under CORDON_REQUIRE=all
+ * that fails: the kernel path went untested. */
+static void check_path(net_forward *f)
+{
+	if (!kernel_case) {
+		ck_assert(!net_forward_kernel_path(f));
+		return;
+	}
+	if (geteuid() == 0) {
+		ck_assert_msg(net_forward_kernel_path(f), "root, and no sockmap (debug log: why)");
+		return;
+	}
+	ck_assert_msg(g_strcmp0(g_getenv("CORDON_REQUIRE"), "all") != 0,
+		      "CORDON_REQUIRE=all: the kernel path (a sockmap) needs root");
+	ck_assert(!net_forward_kernel_path(f));
+}
+
+static net_forward *start_with(uint16_t port, net_forward_socket_fn fn, readiness *r)
 {
 	net_forward *f = NULL;
 	char why[256] = "";
-	ck_assert_msg(net_forward_start(port, false, plain_socket, on_ready, r, &f, why,
-					sizeof(why)) == 0,
+	ck_assert_msg(net_forward_start(port, false, fn, on_ready, r, &f, why, sizeof(why)) == 0,
 		      "%s", why);
 	ck_assert(g_str_has_prefix(net_forward_address(f), "127.0.0.1:"));
+	check_path(f);
 	return f;
+}
+
+static net_forward *start(uint16_t port, readiness *r) { return start_with(port, plain_socket, r); }
+
+/* The pairs in the maps drop to 0 once the connections end (close takes a
+ * socket out). */
+static void wait_no_pairs(net_forward *f)
+{
+	for (int i = 0; i < 500 && net_forward_kernel_pairs(f) != 0; i++)
+		g_usleep(10000);
+	ck_assert_uint_eq(net_forward_kernel_pairs(f), 0);
 }
 
 static int connect_to(const char *address)
@@ -234,10 +313,233 @@ START_TEST(test_bytes_and_half_close)
 	ck_assert_uint_eq(got->len, big + 5);
 	ck_assert(memcmp(got->data, "echo:", 5) == 0);
 	ck_assert(memcmp(got->data + 5, data, big) == 0);
+	wait_no_pairs(f);
 	net_forward_stop(f);
 	server_stop(&s);
 }
 END_TEST
+
+static char pattern(size_t i) { return (char)(i * 131 + (i >> 12)); }
+
+typedef struct sender {
+	int fd;
+	size_t total;
+} sender;
+
+static gpointer send_then_shut(gpointer data)
+{
+	sender *sd = data;
+	char buf[65536];
+	for (size_t off = 0; off < sd->total;) {
+		size_t n = MIN(sd->total - off, sizeof(buf));
+		for (size_t i = 0; i < n; i++)
+			buf[i] = pattern(off + i);
+		ssize_t w = send(sd->fd, buf, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return GINT_TO_POINTER(1);
+		off += (size_t)w;
+	}
+	shutdown(sd->fd, SHUT_WR);
+	return NULL;
+}
+
+/* total bytes up while the echo comes down, then a half-close and the rest
+ * to EOF: every byte back in order. */
+static void echo_both_ways(const char *address, size_t total)
+{
+	int c = connect_to(address);
+	sender sd = { c, total };
+	GThread *t = g_thread_new("test-send", send_then_shut, &sd);
+	char buf[65536];
+	size_t got = 0, wrong = 0;
+	ssize_t n;
+	while ((n = recv(c, buf, sizeof(buf), 0)) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			wrong += buf[i] != pattern(got + (size_t)i);
+		got += (size_t)n;
+	}
+	ck_assert_ptr_null(g_thread_join(t));
+	close(c);
+	ck_assert_uint_eq(got, total);
+	ck_assert_uint_eq(wrong, 0);
+}
+
+START_TEST(test_mib_both_ways_at_once)
+{
+	server s;
+	server_init(&s, STREAM);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	echo_both_ways(r.address, 16u << 20);
+	wait_no_pairs(f);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+typedef struct client_job {
+	const char *address;
+	size_t total;
+} client_job;
+
+static gpointer client_thread(gpointer data)
+{
+	client_job *j = data;
+	echo_both_ways(j->address, j->total);
+	return NULL;
+}
+
+START_TEST(test_many_connections_at_once)
+{
+	server s;
+	server_init(&s, STREAM);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	enum { N = 48 };
+	GThread *t[N];
+	client_job j = { r.address, 256u << 10 };
+	for (int i = 0; i < N; i++)
+		t[i] = g_thread_new("test-client", client_thread, &j);
+	for (int i = 0; i < N; i++)
+		g_thread_join(t[i]);
+	wait_no_pairs(f);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_bytes_before_the_join)
+{
+	/* The request is on the host side's queue before the inside socket
+	 * exists; nothing more comes until the answer: it must still go, and
+	 * (kernel path) through the joined pair. No FIN yet: a socket that has
+	 * one is no longer established, which the kernel refuses to join (that
+	 * connection goes to the relay). */
+	server s;
+	server_init(&s, STREAM);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start_with(s.port, slow_socket, &r);
+	wait_ready(&r);
+	int c = connect_to(r.address);
+	write_all(c, "early", 5);
+	char got[5];
+	for (size_t n = 0; n < sizeof(got);) {
+		ssize_t k = recv(c, got + n, sizeof(got) - n, 0);
+		ck_assert_msg(k > 0, "no answer: %s", k < 0 ? g_strerror(errno) : "EOF");
+		n += (size_t)k;
+	}
+	ck_assert(memcmp(got, "early", 5) == 0);
+	ck_assert_uint_eq(net_forward_kernel_pairs(f), net_forward_kernel_path(f) ? 1 : 0);
+	ck_assert_int_eq(shutdown(c, SHUT_WR), 0);
+	g_autoptr(GByteArray) rest = read_all(c);
+	close(c);
+	ck_assert_uint_eq(rest->len, 0);
+	wait_no_pairs(f);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+static void reset_close(int fd)
+{
+	struct linger l = { 1, 0 }; /* close sends RST */
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+	close(fd);
+}
+
+/* The server's side of the one connection held (after the readiness probe's). */
+static int held_connection(server *s)
+{
+	for (int i = 0; i < 500; i++) {
+		int fd = g_atomic_int_get(&s->second);
+		if (fd >= 0)
+			return fd;
+		g_usleep(10000);
+	}
+	ck_abort_msg("the connection never reached the server");
+	return -1;
+}
+
+/* fd ends (EOF or a reset) within 5 s, having got want bytes before. */
+static void ends_within(int fd, size_t want)
+{
+	size_t got = 0;
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		ck_assert_int_eq(poll(&p, 1, 5000), 1);
+		char buf[4096];
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	ck_assert_uint_eq(got, want);
+}
+
+START_TEST(test_client_resets_mid_stream)
+{
+	server s;
+	server_init(&s, HOLD);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	int c = connect_to(r.address);
+	write_all(c, "partial", 7);
+	int inside = held_connection(&s);
+	reset_close(c);
+	ends_within(inside, 7); /* the bytes, then the connection ends */
+	wait_no_pairs(f);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+START_TEST(test_server_resets_mid_stream)
+{
+	server s;
+	server_init(&s, HOLD);
+	server_listen(&s);
+	readiness r = { 0 };
+	net_forward *f = start(s.port, &r);
+	wait_ready(&r);
+	int c = connect_to(r.address);
+	int inside = held_connection(&s);
+	write_all(inside, "half an answer", 14);
+	g_usleep(50000);
+	g_mutex_lock(&s.lock);
+	g_array_remove_index(s.held, 1);
+	g_mutex_unlock(&s.lock);
+	reset_close(inside);
+	ends_within(c, 14);
+	close(c);
+	wait_no_pairs(f);
+	net_forward_stop(f);
+	server_stop(&s);
+}
+END_TEST
+
+/* The maps' and the program's descriptors (anon_inode:bpf-*) are this
+ * process's alone: close-on-exec. */
+static unsigned bpf_fds(void)
+{
+	unsigned n = 0;
+	for (int fd = 0; fd < 4096; fd++) {
+		char link[64], target[128] = "";
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0 || !g_str_has_prefix(target, "anon_inode:bpf"))
+			continue;
+		ck_assert_msg(fcntl(fd, F_GETFD) & FD_CLOEXEC, "%s without close-on-exec", target);
+		n++;
+	}
+	return n;
+}
 
 START_TEST(test_ipv6_only_server)
 {
@@ -307,6 +609,7 @@ START_TEST(test_cap_and_stop_with_connections)
 	readiness r = { 0 };
 	net_forward *f = start(s.port, &r);
 	wait_ready(&r);
+	ck_assert_uint_eq(bpf_fds(), net_forward_kernel_path(f) ? 3 : 0); /* 2 maps, 1 program */
 	int c[NET_FORWARD_MAX_CONNS + 1];
 	for (int i = 0; i < NET_FORWARD_MAX_CONNS; i++)
 		c[i] = connect_to(r.address);
@@ -326,6 +629,8 @@ START_TEST(test_cap_and_stop_with_connections)
 	char ob;
 	ck_assert_int_eq(recv(c[NET_FORWARD_MAX_CONNS], &ob, 1, 0), 0);
 	ck_assert_uint_eq(count("/proc/self/task", "cordon-forward"), 1);
+	if (net_forward_kernel_path(f))
+		ck_assert_uint_eq(net_forward_kernel_pairs(f), NET_FORWARD_MAX_CONNS);
 	net_forward_stop(f);
 	/* Joined: the thread is gone, though its /proc entry can outlive the join by a moment
 	 * (the kernel wakes the joiner before it releases the task). */
@@ -342,21 +647,32 @@ START_TEST(test_cap_and_stop_with_connections)
 	close(c[NET_FORWARD_MAX_CONNS]);
 	server_stop(&s);
 	ck_assert_uint_eq(count("/proc/self/fd", NULL), fds0);
+	ck_assert_uint_eq(bpf_fds(), 0);
 }
 END_TEST
 
 static Suite *forward_suite(void)
 {
 	Suite *s = suite_create("forward");
-	TCase *tc = tcase_create("forward");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_ready_only_once_listening);
-	tcase_add_test(tc, test_bytes_and_half_close);
-	tcase_add_test(tc, test_server_closes_first);
-	tcase_add_test(tc, test_ipv6_only_server);
-	tcase_add_test(tc, test_nothing_listens_inside);
-	tcase_add_test(tc, test_cap_and_stop_with_connections);
-	suite_add_tcase(s, tc);
+	const char *names[] = { "kernel", "relay" };
+	void (*setups[])(void) = { on_kernel_path, on_relay };
+	for (int i = 0; i < 2; i++) {
+		TCase *tc = tcase_create(names[i]);
+		tcase_set_timeout(tc, 120);
+		tcase_add_checked_fixture(tc, setups[i], no_teardown);
+		tcase_add_test(tc, test_ready_only_once_listening);
+		tcase_add_test(tc, test_bytes_and_half_close);
+		tcase_add_test(tc, test_server_closes_first);
+		tcase_add_test(tc, test_ipv6_only_server);
+		tcase_add_test(tc, test_nothing_listens_inside);
+		tcase_add_test(tc, test_cap_and_stop_with_connections);
+		tcase_add_test(tc, test_mib_both_ways_at_once);
+		tcase_add_test(tc, test_many_connections_at_once);
+		tcase_add_test(tc, test_bytes_before_the_join);
+		tcase_add_test(tc, test_client_resets_mid_stream);
+		tcase_add_test(tc, test_server_resets_mid_stream);
+		suite_add_tcase(s, tc);
+	}
 	return s;
 }
 

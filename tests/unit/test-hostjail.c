@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * host->process_spawn's ABI 1.4 flags (core/hostspawn.c, core/local/hostjail.c):
+ * host->process_spawn's ABI 1.4 flags and 1.5's jail_fd_path (core/hostspawn.c,
+ * core/local/hostjail.c):
  * CORDON_HOST_PROCESS_PDEATHSIG (the program dies with the host, not with the thread that
  * asked for it) and CORDON_HOST_PROCESS_JAIL, red-teamed from the VMM's side: a probe
  * program (tests/helpers/vmm-probe) started exactly as QEMU is reports what it sees.
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -343,6 +345,136 @@ START_TEST(test_jail_device)
 }
 END_TEST
 
+/* The probe with a memfd as the jail's descriptor at /cordon/ram (jail_fd_path, ABI 1.5):
+ * its output's lines. */
+static GStrv run_with_fd(int memfd, const char *fd_path)
+{
+	g_autofree char *probe = testutil_build_path("tests/helpers/vmm-probe");
+	g_autofree char *env = g_strdup_printf("PROBE_FD_PATH=%s", fd_path);
+	const char *envp[] = { env, NULL };
+	const char *argv[] = { probe, NULL };
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	cordon_host_process_spec spec = {
+		.size = sizeof(spec),
+		.argv = argv,
+		.envp = envp,
+		.stdin_fd = -1,
+		.stdout_fd = p[1],
+		.stderr_fd = p[1],
+		.extra_fd = -1,
+		.flags = CORDON_HOST_PROCESS_JAIL,
+		.jail_fd_path = "/cordon/ram",
+		.jail_fd = memfd,
+	};
+	cordon_host_process *h = NULL;
+	cordon_plugin_error err = { 0 };
+	int r = host->process_spawn(&spec, &h, &err);
+	close(p[1]);
+	ck_assert_msg(r == 0, "jail: %s", err.err ? cordon_error_get_message(err.err) : "?");
+	g_autofree char *text = read_all(p[0]);
+	int32_t st = -1;
+	ck_assert_int_eq(h->wait(h, 10000, CORDON_HOST_WAIT_KILL_GROUP, &st), 0);
+	h->release(h);
+	ck_assert_msg(st == 0, "probe: %d: %s", st, text);
+	return g_strsplit(text, "\n", -1);
+}
+
+static int template_memfd(void)
+{
+	int fd = memfd_create("test-template", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fchmod(fd, 0666), 0); /* as root the probe runs as a uid of its own */
+	ck_assert_int_eq(pwrite(fd, "template", 8, 0), 8);
+	ck_assert_int_eq(ftruncate(fd, 4096), 0);
+	return fd;
+}
+
+/* What a template's and a clone's QEMU get: the memfd by name in the jail, through a
+ * read-only /proc of the jail's pid namespace that shows nothing but the jail's processes.
+ * Unsealed (a template's), the program's shared writes reach it; sealed, only its private
+ * copy changes: write(2), a shared writable mapping and truncation fail, the bytes stay. */
+START_TEST(test_jail_fd)
+{
+	int fd = template_memfd();
+	g_auto(GStrv) l = run_with_fd(fd, "/cordon/ram");
+	ck_assert_str_eq(value(l, "pid"), "1");
+	/* MAP_SHARED took "X" at 1, pwrite "W" at 2, ftruncate emptied it */
+	ck_assert_str_eq(value(l, "fdpath"), "0 0 0 0 0 0000000000000000");
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	close(fd);
+
+	fd = template_memfd();
+	ck_assert_int_eq(
+		fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL),
+		0);
+	g_auto(GStrv) s = run_with_fd(fd, "/cordon/ram");
+	/* opened read-write, privately writable; shared map, write, truncate refused (EPERM) */
+	ck_assert_str_eq(value(s, "fdpath"), "0 0 1 1 1 74656d706c617465");
+	char back[9] = { 0 };
+	ck_assert_int_eq(pread(fd, back, 8, 0), 8);
+	ck_assert_str_eq(back, "template");
+	/* the root: the link and the /proc it goes through, the probe and its libraries */
+	g_autofree char *root = g_strdup_printf(":%s", value(s, "root"));
+	ck_assert_msg(strstr(root, ":/cordon:") && strstr(root, ":/cordon/ram:") &&
+			      strstr(root, ":/proc:"),
+		      "%s", root);
+	/* /proc: the jail's own processes (the probe is 1) and the self links, nothing else */
+	g_auto(GStrv) procs = g_strsplit(value(s, "proc"), ":", -1);
+	for (size_t i = 0; procs[i] && *procs[i]; i++)
+		ck_assert_msg(strcmp(procs[i], "1") == 0 || strcmp(procs[i], "self") == 0 ||
+				      strcmp(procs[i], "thread-self") == 0,
+			      "the jail's /proc holds %s", procs[i]);
+	ck_assert_str_eq(value(s, "procwrite"), "30"); /* EROFS: mounted read-only */
+	close(fd);
+}
+END_TEST
+
+/* jail_fd_path only in a jail, with a descriptor, at a clean path no other entry takes. */
+START_TEST(test_jail_fd_checked)
+{
+	int fd = template_memfd();
+	const char *argv[] = { "true", NULL };
+	const char *given[] = { "/etc/hostname", NULL };
+	struct {
+		uint32_t flags;
+		const char *path;
+		int fd;
+		const char *const *paths;
+	} bad[] = {
+		{ 0, "/cordon/ram", fd, NULL },
+		{ CORDON_HOST_PROCESS_PDEATHSIG, "/cordon/ram", fd, NULL },
+		{ CORDON_HOST_PROCESS_JAIL, "/cordon/ram", -1, NULL },
+		{ CORDON_HOST_PROCESS_JAIL, "cordon/ram", fd, NULL },
+		{ CORDON_HOST_PROCESS_JAIL, "/proc/ram", fd, NULL },
+		{ CORDON_HOST_PROCESS_JAIL, "/", fd, NULL },
+		{ CORDON_HOST_PROCESS_JAIL, "/etc/hostname", fd, given },
+		{ CORDON_HOST_PROCESS_JAIL, "/etc", fd, given },
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		cordon_host_process_spec spec = {
+			.size = sizeof(spec),
+			.argv = argv,
+			.stdin_fd = -1,
+			.stdout_fd = -1,
+			.stderr_fd = -1,
+			.extra_fd = -1,
+			.flags = bad[i].flags,
+			.jail_paths = bad[i].paths,
+			.jail_fd_path = bad[i].path,
+			.jail_fd = bad[i].fd,
+		};
+		cordon_host_process *h = NULL;
+		cordon_plugin_error e = { 0 };
+		ck_assert_msg(host->process_spawn(&spec, &h, &e) < 0, "case %zu started", i);
+		cordon_error_free(e.err);
+	}
+	close(fd);
+}
+END_TEST
+
 /* The jail is built or nothing runs: a path that does not exist refuses the launch. */
 START_TEST(test_jail_fails_closed)
 {
@@ -373,6 +505,8 @@ static Suite *hostjail_suite(void)
 	tcase_add_test(tc, test_jail_dies_with_host);
 	tcase_add_test(tc, test_jail_fails_closed);
 	tcase_add_test(tc, test_jail_device);
+	tcase_add_test(tc, test_jail_fd);
+	tcase_add_test(tc, test_jail_fd_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -203,7 +203,18 @@ typedef struct cordon_plugin_open_spec {
 	const struct cordon_plugin_mount *mounts;
 	uint32_t n_mounts;
 	uint32_t reserved2;
+	/* ABI 1.5, appended: CORDON_PLUGIN_OPEN_*, set only for a driver that declares
+	 * CORDON_PLUGIN_DRIVER_WORKSPACE_RO (0 otherwise). */
+	uint32_t flags;
+	uint32_t reserved3;
 } cordon_plugin_open_spec;
+
+/* cordon_plugin_open_spec.flags (ABI 1.5). */
+enum {
+	/* The work must see the workspace read-only (a `workspace: read-only` rule admitted
+	 * it); untrusted work sees it read-only anyway. */
+	CORDON_PLUGIN_OPEN_WORKSPACE_RO = 1u << 0,
+};
 
 /* cordon_plugin_mount.flags (ABI 1.4). */
 enum {
@@ -341,6 +352,10 @@ enum {
 	 * route out but its own loopback (the rules still come in open_spec; the driver
 	 * needs no set_egress). Needs the listen op. */
 	CORDON_PLUGIN_DRIVER_EGRESS_PROXY = 1u << 5,
+	/* ABI 1.5: open honours CORDON_PLUGIN_OPEN_WORKSPACE_RO. Without the flag a request with
+	 * a workspace is refused by a `workspace: read-only` rule on the driver's tiers, never
+	 * given write access. */
+	CORDON_PLUGIN_DRIVER_WORKSPACE_RO = 1u << 6,
 };
 
 typedef struct cordon_plugin_driver {
@@ -443,6 +458,16 @@ typedef struct cordon_host_process_spec {
 	 * NULL for none. Nothing else of the host's file system exists in the jail. */
 	const char *const *jail_paths;
 	const char *const *jail_devices;
+	/* ABI 1.5 (check host->abi_minor >= 5): CORDON_HOST_PROCESS_JAIL: one descriptor of the
+	 * plugin's that the program opens by name at jail_fd_path (absolute; NULL: none), for a
+	 * file no path can be bound for (a memfd). The program gets it as its fd 4 and
+	 * jail_fd_path is a link to /proc/self/fd/4, through a read-only /proc of the jail's own
+	 * pid namespace (only the program's processes). It may open the file anew with any
+	 * access the file's mode and seals allow, whatever the descriptor's: hand it a memfd
+	 * sealed against writing for a file it must not change. */
+	const char *jail_fd_path;
+	int32_t jail_fd;
+	uint32_t reserved3;
 } cordon_host_process_spec;
 
 /* cordon_host_process_spec.flags (ABI 1.4). */
