@@ -305,22 +305,6 @@ char *agent_tty_run_request(const char *const *argv, const char *const *envp, ui
 			   workdir, NULL, 0, ret_len);
 }
 
-int agent_tty_prepare(int fd, uint16_t *ret_rows, uint16_t *ret_cols)
-{
-	struct termios t;
-	struct winsize ws = { 0 };
-	if (tcgetattr(fd, &t) < 0)
-		return -errno;
-	cfmakeraw(&t);
-	if (tcsetattr(fd, TCSANOW, &t) < 0 ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
-		return -errno;
-	ioctl(fd, TIOCGWINSZ, &ws);
-	*ret_rows = ws.ws_row ? ws.ws_row : 24;
-	*ret_cols = ws.ws_col ? ws.ws_col : 80;
-	return 0;
-}
-
 char *agent_file_request(const char *const *args, const void *in, size_t in_len, size_t *ret_len)
 {
 	size_t argc = strv_length(args);

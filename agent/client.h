@@ -86,11 +86,6 @@ char *agent_run_request(const char *const *argv, const char *const *envp, uint64
 char *agent_tty_run_request(const char *const *argv, const char *const *envp, uint64_t timeout_ms,
 			    uint64_t cap, const char *workdir, uint16_t rows, uint16_t cols,
 			    size_t *ret_len) CORDON_INTERNAL;
-/* Readies the host's end of a terminal run (run_spec.tty_fd, the peer of the core's
- * pseudo-terminal): raw (the sandbox's terminal has the line discipline: echo, ^C, CR/LF
- * are its), non-blocking; its size now in *ret_rows, *ret_cols (24x80 when it has none).
- * Returns 0 or -errno. */
-int agent_tty_prepare(int fd, uint16_t *ret_rows, uint16_t *ret_cols) CORDON_INTERNAL;
 /* A file operation for the session agent: a FILE frame of args (the op and its 1..2
  * arguments, as the one-shot command line gives them), the data as STDIN frames, one
  * STDIN_END. NULL when args are not 2..3 strings or exceed AGENT_FILE_REQUEST_MAX. */
@@ -124,7 +119,7 @@ typedef struct agent_link {
 	void (*cancel)(void *ctx, long agent_pid);
 	/* stop the transport: the deadline passed, or the cancel went unanswered */
 	void (*kill)(void *ctx);
-	/* session, a TTY_RUN request: tty_fd (agent_tty_prepare'd) is the work's terminal on
+	/* session, a TTY_RUN request: tty_fd (tty_peer_prepare'd, common/ttypeer.h) is the work's terminal on
 	 * the host. What is typed into it goes to the agent as TTY_IN frames, its size changes
 	 * as TTY_RESIZE (it is looked at every turn: a peer gets no SIGWINCH), and the answer's
 	 * STDOUT frames are written into it, not to the sink. */

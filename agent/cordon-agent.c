@@ -640,6 +640,58 @@ static struct {
 	size_t len, off;
 } tty_in;
 
+/* The job control a terminal's line discipline does, where the agent has to do it: gVisor's
+ * (runsc 20221219, measured) neither signals the foreground group for a typed signal
+ * character (ISIG: ^C, ^\, ^Z) nor sends SIGWINCH on a resize, and its master cannot tell the
+ * foreground group (TIOCGPGRP: ENOTTY). That is how it is told apart from Linux's, which does
+ * both itself (doing it again would signal twice): on such a terminal the agent signals the
+ * work's process group, the one it made foreground (a job-control shell inside that moves the
+ * foreground to another group is not followed: its own group gets the signal; gVisor's
+ * /proc/PID/stat has no tpgid to follow it by). */
+static struct {
+	bool emulate;
+	pid_t pgrp;
+} tty_job;
+
+static void tty_job_begin(int master, pid_t work)
+{
+	tty_job.pgrp = work;
+	tty_job.emulate = tcgetpgrp(master) < 0;
+}
+
+/* The signal a typed byte stands for on terminal t, 0 for none, -1 for a byte that is only
+ * consumed: ^Z. The work's group is orphaned (the agent is in another session), where Linux
+ * ignores a terminal stop by default and gVisor stops the group (measured: a setsid'd shell's
+ * kill -TSTP $$ stops it under runsc, not under runc), which would hang the run. */
+static int tty_signal_char(const struct termios *t, unsigned char c)
+{
+	static const struct {
+		int cc, sig;
+	} chars[] = { { VINTR, SIGINT }, { VQUIT, SIGQUIT }, { VSUSP, -1 } };
+	for (size_t i = 0; i < sizeof(chars) / sizeof(chars[0]); i++)
+		if (t->c_cc[chars[i].cc] != _POSIX_VDISABLE && c == t->c_cc[chars[i].cc])
+			return chars[i].sig;
+	return 0;
+}
+
+/* Typed bytes into tty_in: where the agent does the job control, a signal character signals
+ * the work's group instead of reaching the terminal (as Linux's line discipline consumes it). */
+static void tty_input_take(int master, const char *data, uint32_t len)
+{
+	struct termios t;
+	bool signals = tty_job.emulate && tcgetattr(master, &t) == 0 && (t.c_lflag & ISIG);
+	size_t n = 0;
+	for (uint32_t i = 0; i < len; i++) {
+		int sig = signals ? tty_signal_char(&t, (unsigned char)data[i]) : 0;
+		if (sig > 0)
+			kill(-tty_job.pgrp, sig);
+		else if (sig == 0)
+			tty_in.data[n++] = data[i];
+	}
+	tty_in.len = n;
+	tty_in.off = 0;
+}
+
 static void tty_input_flush(int master)
 {
 	ssize_t w = write(master, tty_in.data + tty_in.off, tty_in.len - tty_in.off);
@@ -656,8 +708,13 @@ static bool tty_resize(int master, const char *text)
 	if (sscanf(text, "%u %u", &rows, &cols) != 2 || !rows || !cols || rows > 0xffff ||
 	    cols > 0xffff)
 		return false;
-	struct winsize ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	struct winsize old = { 0 },
+		       ws = { .ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols };
+	ioctl(master, TIOCGWINSZ, &old);
 	ioctl(master, TIOCSWINSZ, &ws);
+	/* Linux's terminal sends SIGWINCH on a change of size; where it does not, we do */
+	if (tty_job.emulate && (old.ws_row != ws.ws_row || old.ws_col != ws.ws_col))
+		kill(-tty_job.pgrp, SIGWINCH);
 	return true;
 }
 
@@ -672,9 +729,7 @@ static int ctl_request(const run_opts *o, int ctl_fd)
 	int q = read_request(ctl_fd, &type, &payload, &len, tty ? AGENT_FRAME_MAX : 0);
 	int r = q > 0 && type == AGENT_REQ_CANCEL ? 1 : -1;
 	if (q > 0 && tty && type == AGENT_REQ_TTY_IN) {
-		memcpy(tty_in.data, payload, len);
-		tty_in.len = len;
-		tty_in.off = 0;
+		tty_input_take(o->tty_master, payload, len);
 		r = 0;
 	} else if (q > 0 && tty && type == AGENT_REQ_TTY_RESIZE) {
 		r = tty_resize(o->tty_master, payload) ? 0 : -1;
@@ -738,6 +793,8 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 	if (err[0] >= 0)
 		fcntl(err[0], F_SETFL, O_NONBLOCK);
 	tty_in.len = tty_in.off = 0;
+	if (o->tty_master > 0)
+		tty_job_begin(o->tty_master, pid);
 
 	stream st[2] = { { out[0], AGENT_FRAME_STDOUT, 0, false },
 			 { err[0], AGENT_FRAME_STDERR, 0, false } };

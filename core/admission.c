@@ -287,6 +287,10 @@ static bool judge_enforceable(const tier_runtime *t, const cordon_plugin_probe *
 	uint32_t missing = t->driver->ops.flags & CORDON_PLUGIN_DRIVER_LIMITS
 				   ? c->limits.set & ~pr->limits
 				   : 0;
+	char why[512];
+	if (!missing && t->driver->check_limits &&
+	    t->driver->check_limits(t->state, &c->limits, why, sizeof(why)) < 0)
+		return verdict(c, VERDICT_UNENFORCEABLE, g_strdup(why));
 	if (!missing) {
 		c->verdict = VERDICT_PASSED_OVER;
 		return true;

@@ -174,6 +174,8 @@ int context_register_driver(cordon_context *ctx, const plugin_record *plugin,
 	e->ops.size = sizeof(e->ops);
 	e->plugin = plugin;
 	e->image_key = image_key;
+	if (drv == &local_driver)
+		e->check_limits = local_check_limits;
 	g_ptr_array_add(ctx->drivers, e);
 	return 0;
 }

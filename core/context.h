@@ -26,6 +26,10 @@ typedef struct driver_entry {
 	cordon_plugin_driver ops;    /* normalised copy: unknown tail refused, missing ops NULL */
 	const plugin_record *plugin; /* NULL for built-in drivers */
 	const char *image_key;       /* the key naming a tier's image (borrowed), or NULL */
+	/* Built-in drivers only: whether a tier can run with a request's limits (values, not
+	 * just which ones), as its open judges them; NULL: every value is taken. */
+	int (*check_limits)(const void *tier, const cordon_plugin_limits *limits, char *why,
+			    size_t whylen);
 } driver_entry;
 
 /* What a plugin's configure reads: the tier's section checked against the

@@ -120,10 +120,10 @@ static json_object *end_event(const cordon_result *res, int killed_by)
 		sig = killed_by ? killed_by : SIGKILL;
 	char *status;
 	if (sig) {
+		/* Go's names are the C library's, in lower case ("signal: interrupt") */
+		g_autofree char *name = g_ascii_strdown(g_strsignal(sig), -1);
 		json_object_object_add(end, "exitCode", json_object_new_int(-1));
-		status = g_strdup_printf("signal: %s", sig == SIGKILL   ? "killed"
-						       : sig == SIGTERM ? "terminated"
-									: g_strsignal(sig));
+		status = g_strdup_printf("signal: %s", name);
 	} else {
 		int code = cordon_result_exit_code(res);
 		if (code)

@@ -124,6 +124,13 @@ static const char *jail_unenforceable(const cordon_plugin_limits *l)
 	return pids && cpu ? "pids and cpus" : pids ? "pids" : cpu ? "cpus" : NULL;
 }
 
+int local_check_limits(const void *tier, const cordon_plugin_limits *limits, char *why,
+		       size_t whylen)
+{
+	const local_tier *t = tier;
+	return t && t->kernel ? kernel_check_limits(limits, why, whylen) : 0;
+}
+
 static int local_configure(void *data, const cordon_plugin_config *cfg, void **ret_tier,
 			   cordon_plugin_error *err)
 {

@@ -371,6 +371,7 @@ static int e2b_resume(void *sandbox, cordon_plugin_error *err)
 
 static const cordon_plugin_driver e2b_driver = {
 	.size = sizeof(cordon_plugin_driver),
+	.flags = CORDON_PLUGIN_DRIVER_TTY,
 	.name = "e2b",
 	.config_keys = e2b_keys,
 	.configure = e2b_configure,

@@ -122,6 +122,30 @@ int e2b_serve_begin(e2b_serve *sv, const e2b_sandbox *s, uint16_t port, char *ad
 /* Stops accepting, ends every connection and waits for them. Idempotent. */
 void e2b_serve_end(e2b_serve *sv);
 
+/* ---- a terminal run (tty.c) ---------------------------------------------------------- */
+
+/* The relay of a terminal run: fd (run_spec.tty_fd, raw) to envd's pty and back. */
+typedef struct e2b_tty {
+	int fd;
+	uint16_t rows, cols; /* the size envd last heard */
+	const e2b_sandbox *sbx;
+	int64_t pid;
+	int stop[2]; /* [1] closed: the relay ends */
+	pthread_t thread;
+	bool running;
+} e2b_tty;
+
+/* StartRequest's and UpdateRequest's pty: {size: {cols, rows}}. */
+json_object *e2b_pty_object(uint16_t rows, uint16_t cols);
+/* SendInput's input: {KIND: base64 of data}, KIND stdin or pty. */
+json_object *e2b_input_object(const char *kind, const void *data, size_t len);
+/* Starts relaying what is typed into t->fd (and its size) to process pid of s; -errno. */
+int e2b_tty_begin(e2b_tty *t, const e2b_sandbox *s, int64_t pid);
+/* Stops the relay and waits for it. Idempotent. */
+void e2b_tty_end(e2b_tty *t);
+/* Writes the pty's output into t->fd, waiting while the core catches up (not past a cancel). */
+void e2b_tty_write(const e2b_tty *t, const unsigned char *data, size_t len, int cancel_fd);
+
 /* ---- a sandbox's life (e2b.c) and what a crashed host left (gc.c) ------------------- */
 
 /* DELETE /sandboxes/{id}; a failure is logged (the time to live ends it). */

@@ -12,11 +12,14 @@
  * A serve (spec->port) asks cordon server to serve the port (Cordon-Serve-Port);
  * its start event means the port accepts, and serve.c's listener is then the
  * address the core is told, until the run ends.
+ * A terminal run (spec->tty_fd) starts with a pty of the terminal's size; its relay
+ * (tty.c) begins at the start event and its "pty" data goes into the terminal.
  */
 #include "config.h"
 
 #include "e2b.h"
 #include "errcodes.h"
+#include "ttypeer.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -39,6 +42,7 @@ typedef struct run_ctx {
 	char end_code[48];
 	char end_message[300];
 	e2b_serve serve;
+	e2b_tty tty; /* a terminal run's relay; tty.fd -1 otherwise */
 } run_ctx;
 
 static int b64val(unsigned char c)
@@ -77,6 +81,34 @@ static ssize_t b64decode(const char *in, unsigned char *out)
 	return (ssize_t)o;
 }
 
+/* Standard base64 with padding, NUL-terminated (host->free). */
+static char *b64encode(const unsigned char *d, size_t n)
+{
+	static const char tbl[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *b64 = e2b_host->alloc(4 * ((n + 2) / 3) + 1);
+	size_t o = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
+			     (i + 2 < n ? d[i + 2] : 0);
+		b64[o++] = tbl[v >> 18 & 63];
+		b64[o++] = tbl[v >> 12 & 63];
+		b64[o++] = i + 1 < n ? tbl[v >> 6 & 63] : '=';
+		b64[o++] = i + 2 < n ? tbl[v & 63] : '=';
+	}
+	b64[o] = '\0';
+	return b64;
+}
+
+json_object *e2b_input_object(const char *kind, const void *data, size_t len)
+{
+	char *b64 = b64encode(data, len);
+	json_object *in = json_object_new_object();
+	json_object_object_add(in, kind, json_object_new_string(b64));
+	e2b_host->free(b64);
+	return in;
+}
+
 static bool fail(run_ctx *x, const char *what)
 {
 	if (!x->failed)
@@ -91,25 +123,9 @@ static bool send_stdin(run_ctx *x)
 	json_object_object_add(sel, "pid", json_object_new_int64(x->pid));
 	json_object_object_add(req, "process", json_object_get(sel));
 	if (x->spec->stdin_len) {
-		size_t n = (size_t)x->spec->stdin_len, m = 4 * ((n + 2) / 3) + 1;
-		char *b64 = e2b_host->alloc(m);
-		static const char tbl[] =
-			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-		const unsigned char *d = x->spec->stdin_data;
-		size_t o = 0;
-		for (size_t i = 0; i < n; i += 3) {
-			unsigned v = (unsigned)d[i] << 16 |
-				     (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) |
-				     (i + 2 < n ? d[i + 2] : 0);
-			b64[o++] = tbl[v >> 18 & 63];
-			b64[o++] = tbl[v >> 12 & 63];
-			b64[o++] = i + 1 < n ? tbl[v >> 6 & 63] : '=';
-			b64[o++] = i + 2 < n ? tbl[v & 63] : '=';
-		}
-		json_object *in = json_object_new_object();
-		json_object_object_add(in, "stdin", json_object_new_string(b64));
-		json_object_object_add(req, "input", in);
-		e2b_host->free(b64);
+		json_object_object_add(
+			req, "input",
+			e2b_input_object("stdin", x->spec->stdin_data, (size_t)x->spec->stdin_len));
 		int r = e2b_unary(x->s, "/process.Process/SendInput", req, &ans, x->err);
 		json_object_put(ans);
 		json_object_object_del(req, "input");
@@ -142,17 +158,49 @@ static bool on_data(run_ctx *x, json_object *d)
 	const char *b = out ? out : errs;
 	if (bad)
 		return fail(x, "a data event is malformed");
-	if (!b)
-		return true; /* pty, or a newer kind: not ours */
+	const char *pty = b || x->tty.fd < 0 ? NULL : e2b_string(d, "pty", &bad);
+	if (bad)
+		return fail(x, "a data event is malformed");
+	if (pty)
+		b = pty;
+	else if (!b)
+		return true; /* pty data of a run without a terminal, or a newer kind */
 	unsigned char *raw = e2b_host->alloc(strlen(b) * 3 / 4 + 3);
 	ssize_t n = b64decode(b, raw);
 	if (n < 0) {
 		e2b_host->free(raw);
 		return fail(x, "a data event is not base64");
 	}
-	x->sink->output(x->sink->ctx, out ? 1 : 2, raw, (size_t)n);
+	if (pty)
+		e2b_tty_write(&x->tty, raw, (size_t)n, x->spec->cancel_fd);
+	else
+		x->sink->output(x->sink->ctx, out ? 1 : 2, raw, (size_t)n);
 	e2b_host->free(raw);
 	return true;
+}
+
+/* The signal of an end event's status, as Go's ProcessState words it ("signal: interrupt");
+ * one not named here (or no status) is taken as SIGKILL. */
+static int signal_of(const char *status)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {
+		{ "hangup", SIGHUP },
+		{ "interrupt", SIGINT },
+		{ "quit", SIGQUIT },
+		{ "aborted", SIGABRT },
+		{ "segmentation fault", SIGSEGV },
+		{ "broken pipe", SIGPIPE },
+		{ "terminated", SIGTERM },
+		{ "killed", SIGKILL },
+	};
+	const char *name = status && strncmp(status, "signal: ", 8) == 0 ? status + 8 : "";
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(name, names[i].name) == 0)
+			return names[i].sig;
+	return SIGKILL;
 }
 
 static bool on_end(run_ctx *x, json_object *e)
@@ -165,13 +213,8 @@ static bool on_end(run_ctx *x, json_object *e)
 	x->got_end = true;
 	x->exit_code = json_object_object_get_ex(e, "exitCode", &v) ? json_object_get_int(v) : 0;
 	x->exited = json_object_object_get_ex(e, "exited", &v) && json_object_get_boolean(v);
-	if (!x->exited) {
-		x->sig = SIGKILL;
-		if (status && strcmp(status, "signal: terminated") == 0)
-			x->sig = SIGTERM;
-		else if (status && strcmp(status, "signal: interrupt") == 0)
-			x->sig = SIGINT;
-	}
+	if (!x->exited)
+		x->sig = signal_of(status);
 	return true;
 }
 
@@ -223,6 +266,10 @@ static bool on_message(run_ctx *x, json_object *m)
 			return fail(x, "the start event's pid is out of range");
 		if (x->spec->port)
 			return begin_serve(x, v);
+		if (x->tty.fd >= 0 && e2b_tty_begin(&x->tty, x->s, x->pid) < 0) {
+			kill_process(x);
+			return fail(x, "cannot start the terminal's relay");
+		}
 		return x->spec->stdin_data ? send_stdin(x) : true;
 	}
 	if (!x->started)
@@ -304,7 +351,7 @@ static bool on_bytes(void *ctx, const char *data, size_t len)
 }
 
 static char *start_body(const e2b_sandbox *s, const cordon_plugin_run_spec *spec,
-			const char *workdir)
+			const char *workdir, const e2b_tty *tty)
 {
 	json_object *proc = json_object_new_object(), *args = json_object_new_array(),
 		    *envs = json_object_new_object(), *req = json_object_new_object();
@@ -332,6 +379,8 @@ static char *start_body(const e2b_sandbox *s, const cordon_plugin_run_spec *spec
 	}
 	json_object_object_add(req, "process", proc);
 	json_object_object_add(req, "stdin", json_object_new_boolean(spec->stdin_data != NULL));
+	if (tty->fd >= 0) /* its input is the terminal's */
+		json_object_object_add(req, "pty", e2b_pty_object(tty->rows, tty->cols));
 	const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 	size_t n = strlen(text);
 	char *env = e2b_host->alloc(n + 6);
@@ -424,12 +473,22 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 	snprintf(serve, sizeof(serve), "Cordon-Serve-Port: %u", (unsigned)spec->port);
 	const char *extra[] = { "Connect-Protocol-Version: 1", "Keepalive-Ping-Interval: 10",
 				timeout, spec->port ? serve : NULL, NULL };
-	char *body = start_body(s, spec, workdir);
+	run_ctx x = { .s = s, .spec = spec, .sink = sink, .err = err, .tty.fd = -1 };
+	if (spec->tty_fd >= 0) {
+		int r = tty_peer_prepare(spec->tty_fd, &x.tty.rows, &x.tty.cols);
+		if (r < 0) {
+			e2b_host->free(workdir);
+			return e2b_host->error_set(
+				err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(driver_failed),
+				"e2b: cannot ready the terminal: %s", strerror(-r));
+		}
+		x.tty.fd = spec->tty_fd;
+	}
+	char *body = start_body(s, spec, workdir, &x.tty);
 	e2b_host->free(workdir);
 	size_t blen = 5 + ((size_t)(unsigned char)body[1] << 24 |
 			   (size_t)(unsigned char)body[2] << 16 |
 			   (size_t)(unsigned char)body[3] << 8 | (unsigned char)body[4]);
-	run_ctx x = { .s = s, .spec = spec, .sink = sink, .err = err };
 	x.buf = e2b_host->alloc(5 + E2B_FRAME_MAX);
 	/* Not idempotent: a retried Start would run the work twice. */
 	e2b_call c = { .method = "POST",
@@ -446,6 +505,7 @@ int e2b_run(void *sandbox, const cordon_plugin_run_spec *spec, const cordon_plug
 	c.url = e2b_url(s->envd, "/process.Process/Start", NULL, NULL);
 	int r = e2b_http(s->tier, &c, err);
 	e2b_serve_end(&x.serve); /* the run is over: so is its port */
+	e2b_tty_end(&x.tty);     /* and its terminal's relay */
 	if (r == -ETIMEDOUT && !x.failed) {
 		/* Our deadline, past envd's: the process is killed and the run timed out. */
 		kill_process(&x);

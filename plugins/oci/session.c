@@ -16,6 +16,7 @@
 #include "driver.h"
 #include "proc.h"
 #include "client.h"
+#include "ttypeer.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -363,7 +364,7 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 		return false;
 	size_t len;
 	uint16_t rows = 0, cols = 0;
-	bool tty = spec->tty_fd >= 0 && agent_tty_prepare(spec->tty_fd, &rows, &cols) == 0;
+	bool tty = spec->tty_fd >= 0 && tty_peer_prepare(spec->tty_fd, &rows, &cols) == 0;
 	char *req = tty ? agent_tty_run_request(spec->argv, spec->envp, spec->timeout_ms,
 						sb->out_cap, spec->workdir, rows, cols, &len)
 		    : spec->tty_fd >= 0

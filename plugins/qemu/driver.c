@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include "ttypeer.h"
 #include "vm.h"
 
 #include <errno.h>
@@ -650,7 +651,7 @@ static char *run_request(const qemu_sandbox *sb, const cordon_plugin_run_spec *s
 		return agent_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
 					 spec->workdir, spec->stdin_data, (size_t)spec->stdin_len,
 					 ret_len);
-	if (agent_tty_prepare(spec->tty_fd, &rows, &cols) < 0)
+	if (tty_peer_prepare(spec->tty_fd, &rows, &cols) < 0)
 		return NULL;
 	return agent_tty_run_request(spec->argv, spec->envp, spec->timeout_ms, sb->out_cap,
 				     spec->workdir, rows, cols, ret_len);

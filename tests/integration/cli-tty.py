@@ -110,6 +110,33 @@ def case_interrupt(cmd):
     want(t.restored(), "the terminal's modes were not restored")
 
 
+def case_typeahead_slow(cmd):
+    # A key every 0.3 s from the start, through the sandbox's making (a guest's boot, which
+    # takes seconds under TCG) and the switch to raw mode, the line ended by a CR (what a
+    # terminal sends for Enter): every key reaches the work, in order.
+    t = Term(cmd + ["--", "sh", "-c", "read l; eval \"$l\"; echo READY"])
+    for ch in b"echo slow-$((6*7))":
+        time.sleep(0.3)
+        t.send(bytes([ch]))
+    time.sleep(0.5)
+    t.send(b"\r")
+    t.expect(b"slow-42")
+    t.expect(b"READY")
+    want(t.wait() == 0, "exit %s" % t.p.returncode)
+    want(t.restored(), "the terminal's modes were not restored")
+
+
+def case_suspend(cmd):
+    # ^Z: the work's group has no job-control parent in the sandbox (orphaned), where Linux
+    # ignores a terminal stop; the work must go on, never be left stopped (a hung run)
+    t = Term(cmd + ["--", "sh", "-c", "echo READY; sleep 2; echo went-on"])
+    t.expect(b"READY")
+    t.send(b"\x1a")
+    t.expect(b"went-on", timeout=30)
+    want(t.wait() == 0, "exit %s" % t.p.returncode)
+    want(t.restored(), "the terminal's modes were not restored")
+
+
 def case_typed(cmd):
     # Type once the work is up, as a person would: a microVM boots for seconds, and what is
     # typed before cordon puts the terminal in raw mode is the caller's line discipline's.
@@ -119,6 +146,18 @@ def case_typed(cmd):
     t.expect(b"typed-42")
     t.send(b"exit 4\n")
     want(t.wait() == 4, "exit %s, wanted 4" % t.p.returncode)
+    want(t.restored(), "the terminal's modes were not restored")
+
+
+def case_typeahead(cmd):
+    # Typed at once, before the sandbox exists (a microVM boots for seconds): the line waits
+    # and reaches the work when it starts, as at a local shell. Only its execution prints
+    # "ahead-42" ($((6*7)) is what is typed).
+    t = Term(cmd + ["--", "sh", "-c", "read l; eval \"$l\"; echo READY"])
+    t.send(b"echo ahead-$((6*7))\n")
+    t.expect(b"ahead-42")
+    t.expect(b"READY")
+    want(t.wait() == 0, "exit %s" % t.p.returncode)
     want(t.restored(), "the terminal's modes were not restored")
 
 
