@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -119,9 +120,14 @@ static void accept_loop(int lsn, const char *path)
 }
 
 /* Our own session, the default signal state (children reaped by the kernel), and only
- * the listener open: nothing of the channel or of the session agent's stays with us. */
-static void detach(int lsn)
+ * the listener open: nothing of the channel or of the session agent's stays with us. We
+ * end with the agent (pid 1 in a container, where everything ends with it anyway; a
+ * session agent on a host, as in the tests, leaves no relay behind). */
+static void detach(int lsn, pid_t agent)
 {
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != agent)
+		_exit(0); /* the agent ended before the line above */
 	setsid();
 	sigset_t none;
 	sigemptyset(&none);
@@ -155,6 +161,7 @@ int agent_relay_start(const char *path, uint16_t *ret_port, pid_t *ret_pid)
 		close(lsn);
 		return -e;
 	}
+	pid_t agent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -162,7 +169,7 @@ int agent_relay_start(const char *path, uint16_t *ret_port, pid_t *ret_pid)
 		return -e;
 	}
 	if (pid == 0) {
-		detach(lsn);
+		detach(lsn, agent);
 		accept_loop(lsn, path);
 	}
 	close(lsn);
