@@ -55,15 +55,39 @@ configure_podman_registry() {
 
 docker_up() { docker --host "unix://$DOCKER_SOCK" version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
-start_dockerd() {
-	docker_up && return 0
-	mkdir -p "$STATE/docker"
-	# runsc is registered with --oci-seccomp (the seccomp profile also applies to the work
-	# inside gVisor's kernel, as under runc) and --network=none (gVisor's own netstack stays
-	# off: the container tier denies egress, and runsc refuses docker's netns here anyway).
+# runsc is registered with --oci-seccomp (the seccomp profile also applies to the work
+# inside gVisor's kernel, as under runc) and --network=none (gVisor's own netstack stays
+# off: the container tier denies egress, and runsc refuses docker's netns here anyway).
+# runsc-uds is the same runsc with --host-uds=open as well: the sandbox may connect to a
+# host unix socket visible in its mounts, which cordon's governed egress and services use
+# (the agent's relay, docs/network.md); a second name, so that runsc stays as it was.
+write_daemon_json() {
+	local runsc; runsc=$(command -v runsc)
 	cat >"$STATE/docker/daemon.json" <<-EOF
-		{"runtimes": {"runsc": {"path": "$(command -v runsc)", "runtimeArgs": ["--oci-seccomp", "--network=none"]}}}
+		{"runtimes": {"runsc": {"path": "$runsc", "runtimeArgs": ["--oci-seccomp", "--network=none"]},
+		 "runsc-uds": {"path": "$runsc", "runtimeArgs": ["--oci-seccomp", "--network=none", "--host-uds=open"]}}}
 	EOF
+}
+
+# A running dockerd started from an older daemon.json gets runsc-uds without a restart:
+# the daemon reloads its runtimes on SIGHUP (its containers keep running).
+reload_dockerd_runtimes() {
+	docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc-uds"' && return 0
+	pid_alive "$STATE/dockerd.pid" || return 0
+	write_daemon_json
+	log "reloading dockerd's runtimes (runsc-uds)"
+	kill -HUP "$(cat "$STATE/dockerd.pid")"
+	for _ in $(seq 1 40); do
+		docker info --format '{{json .Runtimes}}' 2>/dev/null | grep -q '"runsc-uds"' && return 0
+		sleep 0.25
+	done
+	die "dockerd did not take runsc-uds"
+}
+
+start_dockerd() {
+	docker_up && { reload_dockerd_runtimes; return 0; }
+	mkdir -p "$STATE/docker"
+	write_daemon_json
 	log "starting dockerd (log: $STATE/dockerd.log)"
 	# setsid: dockerd must not belong to the caller's process group or session (a test
 	# runner killing its group must not take the daemon down with it).

@@ -33,6 +33,7 @@
 #include "fsops.h"
 #include "pathres.h"
 #include "protocol.h"
+#include "relay.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -234,9 +235,37 @@ static size_t scan_procs(proc_entry *out, size_t max)
 	return n;
 }
 
-/* SIGKILLs every live descendant of this process until none is left. As a
- * subreaper we inherit orphans, so a daemonising grandchild (double fork,
- * setsid) is still our descendant; a process group kill alone would miss it. */
+/* The session's relays (agent/relay.c): our children that outlive every run. */
+#define RELAYS_MAX 16
+static pid_t relay_pids[RELAYS_MAX];
+
+static bool is_relay(pid_t pid)
+{
+	for (size_t i = 0; i < RELAYS_MAX; i++)
+		if (relay_pids[i] == pid)
+			return pid > 0;
+	return false;
+}
+
+/* A relay that ended: its pid may be the work's next, which must not be spared. */
+static void relay_reaped(pid_t pid)
+{
+	for (size_t i = 0; i < RELAYS_MAX; i++)
+		if (relay_pids[i] == pid)
+			relay_pids[i] = 0;
+}
+
+static void reap_children(void)
+{
+	pid_t w;
+	while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
+		relay_reaped(w);
+}
+
+/* SIGKILLs every live descendant of this process until none is left, except the
+ * session's relays and their connections. As a subreaper we inherit orphans, so a
+ * daemonising grandchild (double fork, setsid) is still our descendant; a process group
+ * kill alone would miss it. */
 static void kill_tree(pid_t pgid)
 {
 	static proc_entry procs[KILL_MAX_PROCS];
@@ -252,6 +281,8 @@ static void kill_tree(pid_t pgid)
 			grew = false;
 			for (size_t i = 0; i < n; i++) {
 				if (desc[i])
+					continue;
+				if (is_relay(procs[i].pid))
 					continue;
 				bool d = procs[i].ppid == self;
 				for (size_t j = 0; !d && j < n; j++)
@@ -826,6 +857,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 			int ws;
 			pid_t w;
 			while ((w = waitpid(-1, &ws, WNOHANG)) > 0) {
+				relay_reaped(w);
 				if (w == pid) {
 					exited = true;
 					status = ws;
@@ -850,8 +882,7 @@ static int run_job(const run_opts *o, char **envp, int in_fd, int ctl_fd, int sf
 	for (int i = 0; i < 2; i++)
 		if (open_[i])
 			close(st[i].fd);
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	reap_children();
 	if (!exited) {
 		kill_tree(pid);
 		waitpid(pid, &status, 0);
@@ -1082,6 +1113,27 @@ static int parse_file_request(char *payload, uint32_t len, char *argv[5])
 	return argc;
 }
 
+/* relay SOCKET (session only): the port of a listener on our loopback whose connections
+ * go to the host's unix socket SOCKET (agent/relay.c), one DATA frame (decimal), then
+ * DONE. The relay is our own child, which no run's end kills (kill_tree); over `exec` it
+ * would be an orphan of the exec'd process, which the next run's end would kill, so exec
+ * refuses it (file_command). */
+static int session_relay(const char *path)
+{
+	size_t slot = 0;
+	while (slot < RELAYS_MAX && relay_pids[slot] > 0)
+		slot++;
+	if (slot == RELAYS_MAX)
+		return fail(ERRC(resource), EMFILE, "relay");
+	uint16_t port = 0;
+	int r = agent_relay_start(path, &port, &relay_pids[slot]);
+	if (r < 0)
+		return fail(r == -EINVAL ? ERRC(invalid_argument) : ERRC(io_error), -r, "relay");
+	frame_text(AGENT_FRAME_DATA, "%u", (unsigned)port);
+	frame(AGENT_FRAME_DONE, "", 0);
+	return 0;
+}
+
 /* One FILE request: its data (write) follows as stdin frames. The operation
  * is the one `exec` runs (file_command), in a child whose stdin holds the
  * data and whose stdout is ours: its frames go to the host as they would
@@ -1096,8 +1148,11 @@ static bool session_file(char *payload, uint32_t len)
 	char *argv[5];
 	int argc = parse_file_request(payload, len, argv);
 	pid_t pid = -1;
+	int status_rc = 1;
 	if (argc < 0)
 		fail(ERRC(invalid_argument), EPROTO, "file request");
+	else if (ok && argc == 3 && strcmp(argv[1], "relay") == 0)
+		status_rc = session_relay(argv[2]);
 	else if (!ok)
 		fail(ERRC(io_error), in < 0 ? EMFILE : EIO, "the operation's data");
 	else if ((pid = fork()) < 0)
@@ -1114,7 +1169,8 @@ static bool session_file(char *payload, uint32_t len)
 	if (pid > 0 && WIFSIGNALED(status))
 		frame_text(AGENT_FRAME_STATUS, "signal %d", WTERMSIG(status));
 	else
-		frame_text(AGENT_FRAME_STATUS, "exit %d", pid > 0 ? WEXITSTATUS(status) : 1);
+		frame_text(AGENT_FRAME_STATUS, "exit %d",
+			   pid > 0 ? WEXITSTATUS(status) : status_rc);
 	return true;
 }
 
@@ -1163,8 +1219,7 @@ static int cmd_session(void)
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
 				if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGUSR1)
 					return 0;
-			while (waitpid(-1, NULL, WNOHANG) > 0)
-				;
+			reap_children();
 		}
 		if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			continue;
@@ -1506,8 +1561,8 @@ int main(int argc, char **argv)
 		return guest_init() < 0 ? 1 : cmd_session();
 	}
 	if (argc < 2) {
-		fprintf(stderr,
-			"usage: cordon-agent idle|session|run|kill|read|write|glob|walk|probe\n");
+		fprintf(stderr, "usage: cordon-agent "
+				"idle|session|run|kill|read|write|glob|walk|relay|probe\n");
 		return 2;
 	}
 	const char *cmd = argv[1];

@@ -30,6 +30,10 @@
  * data a write stores, and one STDIN_END. The answers are those of the exec
  * path (DATA or PATH frames, then DONE or ERROR), and always a last STATUS
  * frame that ends the answer.
+ * `relay SOCKET` is a FILE request of the session alone (gVisor's listen op,
+ * agent/relay.c): the agent listens on 127.0.0.1:0 inside, answers the port as one
+ * DATA frame (decimal), DONE and STATUS, and a process of its own carries each
+ * connection to the host's unix socket SOCKET (under AGENT_RELAY_DIR). `exec` refuses it.
  * A microVM guest's agent (agent/guest.c) takes one IDENTITY frame first, before
  * any other request, and stays root until it: "<machine-id>\0<hostname>\0<realtime
  * ns>\0" then AGENT_IDENTITY_ENTROPY_MIN..MAX bytes of the host's randomness to the end.
@@ -56,6 +60,8 @@
 #define AGENT_PATH "/.cordon-agent"
 #define AGENT_SANDBOX_ROOT "/work"
 #define AGENT_SCRATCH_PATH "/tmp"
+/* gVisor: the host's unix sockets the agent's relays connect to (agent/relay.c) */
+#define AGENT_RELAY_DIR "/.cordon-relay"
 
 #define AGENT_FRAME_HEADER 5
 #define AGENT_FRAME_MAX (64u * 1024) /* largest payload the agent sends */

@@ -357,10 +357,13 @@ static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *r
 		bad = unavailable(ret, "runtime %s is not registered with the %s daemon",
 				  t->runtime, t->kind->name) -
 		      1;
+	bool host_uds = !bad && t->runtime &&
+			oci_runtimes_json_arg(res.out, t->runtime, oci_runsc_host_uds_flag);
 	oci_cli_result_clear(&res);
 	if (!bad) {
 		pthread_mutex_lock(&t->lock);
 		t->runtime_ok = true;
+		__atomic_store_n(&t->runtime_host_uds, host_uds, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&t->lock);
 	}
 	return bad;

@@ -47,11 +47,12 @@ typedef struct oci_tier {
 	char *owner; /* cordon.owner label of this process */
 	oci_health *health;
 
-	pthread_mutex_t lock; /* guards what follows */
-	char *engine;         /* resolved CLI path (cached) */
-	bool runtime_ok;      /* `info` found the runtime once */
-	int trial;            /* gVisor trial run: 0 not yet, 1 passed */
-	bool trial_seccomp;   /* ... and the work met cordon's seccomp profile */
+	pthread_mutex_t lock;  /* guards what follows */
+	char *engine;          /* resolved CLI path (cached) */
+	bool runtime_ok;       /* `info` found the runtime once */
+	bool runtime_host_uds; /* and its runtimeArgs give runsc --host-uds (docker) */
+	int trial;             /* gVisor trial run: 0 not yet, 1 passed */
+	bool trial_seccomp;    /* ... and the work met cordon's seccomp profile */
 	char trial_kernel[128];
 	oci_pool *pool;
 	char **reap;   /* closed (killed) containers the engine's --rm removes; */
@@ -81,6 +82,7 @@ typedef struct oci_sandbox {
 	uint64_t chan_data_max; /* largest stdin or write data the channel carries */
 	oci_oom_watch oom;      /* gVisor: whether the host's OOM killer ended it */
 	char cid[65];           /* gVisor as root: the container's id (--cidfile), or "" */
+	unsigned relays;        /* gVisor: relays started (each one's host socket's name) */
 } oci_sandbox;
 
 /* ---- engine CLI (engine.c) ------------------------------------------------------ */
@@ -241,6 +243,7 @@ int oci_chan_drop(oci_sandbox *sb) CORDON_INTERNAL;
 typedef struct oci_spec_buf {
 	oci_spec spec;
 	oci_mount mounts[2 + OCI_MAX_MOUNTS];
+	char *relay_dir; /* gVisor's relay directory, or NULL */
 	char *labels[5];
 	char *command[2];
 	char *tmpfs_owner;
@@ -274,6 +277,22 @@ bool oci_can_listen(const oci_tier *t) CORDON_INTERNAL;
 /* The listen op: a socket listening on 127.0.0.1:*ret_port of the container's own
  * network namespace (close-on-exec, the caller's), or a negative errno with err set. */
 int oci_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err) CORDON_INTERNAL;
+
+/* ---- gVisor's relay (relay.c) ----------------------------------------------------- */
+
+/* The tier's containers get a relay directory (gVisor as root, runsc given host-uds). */
+bool oci_relay_wanted(const oci_tier *t) CORDON_INTERNAL;
+/* OCI_PRIVATE_DIR/NAME.relay (malloc'ed), bind-mounted read-only at AGENT_RELAY_DIR. */
+char *oci_relay_dir(const char *name) CORDON_INTERNAL;
+int oci_relay_prepare(const oci_tier *t, const char *name, oci_refusal *r) CORDON_INTERNAL;
+/* Removes the directory and its sockets, where the tier makes them. */
+void oci_relay_remove(const oci_tier *t, const char *name) CORDON_INTERNAL;
+/* The listen op on gVisor: the host's unix listener, the agent's port inside. */
+int oci_relay_listen(oci_sandbox *sb, uint16_t *ret_port, cordon_plugin_error *err) CORDON_INTERNAL;
+/* One agent file operation (session.c): its frames of type want go to emit. */
+int oci_agent_file_op(oci_sandbox *sb, const char *const *args, uint8_t want,
+		      cordon_plugin_emit_fn emit, void *ctx,
+		      cordon_plugin_error *err) CORDON_INTERNAL;
 
 /* ---- pools (pool.c) ----------------------------------------------------------- */
 

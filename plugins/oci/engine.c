@@ -258,6 +258,7 @@ void oci_container_remove(const oci_tier *t, const char *engine, const char *nam
 	oci_cli_result res;
 	int r = oci_cli(t, engine, (const char *const *)args, NULL, 0, 0, 64 << 10, &res);
 	xstrv_free(args);
+	oci_relay_remove(t, name); /* a pooled or failed container's, where there is one */
 	if (r < 0 || (res.exit_code != 0 && !oci_output_says_no_container(res.err))) {
 		char line[300];
 		oci_first_line(res.err, line, sizeof(line));

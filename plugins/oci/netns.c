@@ -9,8 +9,9 @@
  * while every thread of cordon stays in the host's. Nothing is left in the
  * container: the socket is the core's, closed at the sandbox's close.
  *
- * runc only (docker, rootful podman): gVisor's work talks to the Sentry's own
- * network stack, where a socket of the namespace is not seen. setns(2) on a
+ * runc (docker, rootful podman); gVisor's work talks to the Sentry's own
+ * network stack, where a socket of the namespace is not seen: its listener is
+ * the agent's relay to a host unix socket (relay.c). setns(2) on a
  * pidfd takes Linux 5.8; an older kernel fails the listen (EINVAL), and the
  * open with it.
  */
@@ -66,7 +67,9 @@ bool oci_can_listen(const oci_tier *t)
 {
 	/* joining a container's network namespace takes CAP_SYS_ADMIN over it: rootful
 	 * engines' containers, as root */
-	return !oci_runtime_is_gvisor(t->runtime) && geteuid() == 0;
+	if (oci_runtime_is_gvisor(t->runtime))
+		return oci_relay_wanted(t);
+	return geteuid() == 0;
 }
 
 int oci_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
@@ -76,10 +79,13 @@ int oci_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
 		return oci_host->error_set(
 			err, EOPNOTSUPP, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(unsupported), "%s",
 			oci_runtime_is_gvisor(sb->tier->runtime)
-				? "gVisor's work uses the Sentry's own network stack: no "
-				  "listener of the host's is seen there"
+				? "gVisor's work uses the Sentry's own network stack: its "
+				  "listener is the agent's relay to a host socket, which "
+				  "needs root and runsc's host-uds=open (runtime_flags)"
 				: "a listener inside a container needs root (its network "
 				  "namespace is joined from the host)");
+	if (oci_runtime_is_gvisor(sb->tier->runtime))
+		return oci_relay_listen(sb, ret_port, err);
 	inside_listen l = { .ns_fd = sb->pidfd >= 0 ? fcntl(sb->pidfd, F_DUPFD_CLOEXEC, 3) : -1,
 			    .fd = -1 };
 	if (l.ns_fd < 0)

@@ -88,6 +88,7 @@ typedef struct oci_spec {
 	bool egress_proxied;
 	const oci_mount *mounts;
 	size_t n_mounts;
+	const char *relay_dir;  /* gVisor: bound read-only at AGENT_RELAY_DIR; NULL: none */
 	const char *const *env; /* container-level "KEY=VALUE", any order; may be NULL */
 	cordon_plugin_limits limits;
 	const char *user;    /* numeric "uid:gid"; NULL: 65534:65534 */
@@ -134,9 +135,14 @@ bool oci_output_says_no_image(const char *stderr_text) CORDON_INTERNAL;
 bool oci_output_says_no_container(const char *stderr_text) CORDON_INTERNAL;
 /* Whether `docker info --format '{{json .Runtimes}}'` output lists runtime. */
 bool oci_runtimes_json_has(const char *json, const char *runtime) CORDON_INTERNAL;
+/* Whether a string of that runtime's entry (its path, its runtimeArgs) matches. */
+bool oci_runtimes_json_arg(const char *json, const char *runtime,
+			   bool (*match)(const char *)) CORDON_INTERNAL;
+/* Whether a runsc flag is --host-uds=open or =all (any number of leading dashes). */
+bool oci_runsc_host_uds_flag(const char *flag) CORDON_INTERNAL;
 /* First line, trimmed, at most max-1 bytes, for messages. */
 void oci_first_line(const char *text, char *out, size_t max) CORDON_INTERNAL;
-/* Whether the runtime (a name or a path) is gVisor's runsc. */
+/* Whether the runtime (a name or a path) is gVisor's runsc (or docker's runsc-uds). */
 bool oci_runtime_is_gvisor(const char *runtime) CORDON_INTERNAL;
 /* gVisor's host side in the pids cgroup: its own threads (about 44 here),
  * and about 10 host threads per task of the work (measured, runsc 2022). */

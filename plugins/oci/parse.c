@@ -57,11 +57,12 @@ bool oci_output_says_no_container(const char *text)
 }
 
 /* `docker info --format '{{json .Runtimes}}'`: {"runc":{...},"runsc":{...}}.
- * A key is a quoted name followed by a colon at the top level. */
-bool oci_runtimes_json_has(const char *json, const char *runtime)
+ * A key is a quoted name followed by a colon at the top level: what follows its colon,
+ * or NULL. */
+static const char *runtime_entry(const char *json, const char *runtime)
 {
 	if (!json || !runtime || !*runtime)
-		return false;
+		return NULL;
 	size_t n = strlen(runtime);
 	int depth = 0;
 	for (const char *p = json; *p; p++) {
@@ -72,13 +73,50 @@ bool oci_runtimes_json_has(const char *json, const char *runtime)
 		} else if (*p == '"') {
 			const char *end = strchr(p + 1, '"');
 			if (!end)
-				return false;
+				return NULL;
 			const char *after = end + 1;
 			while (*after == ' ')
 				after++;
 			if (depth == 1 && *after == ':' && (size_t)(end - p - 1) == n &&
 			    strncmp(p + 1, runtime, n) == 0)
-				return true;
+				return after + 1;
+			p = end;
+		}
+	}
+	return NULL;
+}
+
+bool oci_runtimes_json_has(const char *json, const char *runtime)
+{
+	return runtime_entry(json, runtime) != NULL;
+}
+
+bool oci_runtimes_json_arg(const char *json, const char *runtime, bool (*match)(const char *))
+{
+	const char *p = runtime_entry(json, runtime);
+	while (p && *p == ' ')
+		p++;
+	if (!p || *p != '{')
+		return false;
+	/* the strings of the runtime's object (no escapes: runsc's flags have none) */
+	for (int depth = 0; *p; p++) {
+		if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (--depth == 0)
+				return false;
+		} else if (*p == '"') {
+			const char *end = strchr(p + 1, '"');
+			if (!end || memchr(p + 1, '\\', (size_t)(end - p - 1)))
+				return false;
+			char tok[128];
+			size_t len = (size_t)(end - p - 1);
+			if (len < sizeof(tok)) {
+				memcpy(tok, p + 1, len);
+				tok[len] = '\0';
+				if (match(tok))
+					return true;
+			}
 			p = end;
 		}
 	}
@@ -123,10 +161,20 @@ bool oci_owner_is_dead(const char *owner)
 	return st == OWNER_DEAD;
 }
 
+bool oci_runsc_host_uds_flag(const char *flag)
+{
+	while (*flag == '-')
+		flag++;
+	return strcmp(flag, "host-uds=open") == 0 || strcmp(flag, "host-uds=all") == 0;
+}
+
 bool oci_runtime_is_gvisor(const char *runtime)
 {
 	if (!runtime)
 		return false;
 	const char *base = strrchr(runtime, '/');
-	return strcmp(base ? base + 1 : runtime, "runsc") == 0;
+	base = base ? base + 1 : runtime;
+	/* runsc-uds: docker's second name for runsc, given --host-uds=open (.ci/engines.sh,
+	 * docs/tiers/containers.md); any other name is not taken for gVisor */
+	return strcmp(base, "runsc") == 0 || strcmp(base, "runsc-uds") == 0;
 }

@@ -104,6 +104,7 @@ void oci_op_close(void *sandbox)
 	} else {
 		oci_container_end(sb->tier, sb->engine, sb->name, sb->pidfd);
 	}
+	oci_relay_remove(sb->tier, sb->name);
 	oci_oom_watch_clear(&sb->oom);
 	pthread_mutex_destroy(&sb->chan_lock);
 	free(sb->engine);
@@ -594,6 +595,12 @@ static int file_op(oci_sandbox *sb, const char *const *args, const void *in, siz
 					   ERRC(engine_failed), "could not start %s exec: %s",
 					   sb->tier->kind->name, strerror(-code));
 	return file_finish(&s, false, code, deadline, loop, err);
+}
+
+int oci_agent_file_op(oci_sandbox *sb, const char *const *args, uint8_t want,
+		      cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+{
+	return file_op(sb, args, NULL, 0, want, emit, ctx, err);
 }
 
 /* The paths and patterns go to the agent as they came: it confines and refuses them with

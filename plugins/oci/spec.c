@@ -522,7 +522,7 @@ static void add_env(oci_strv *a, const char *const *env)
  *   --memory M --memory-swap M [--cpus C] --pids-limit P(+overhead) --network none|NAME
  *   [--runtime R] [--ulimit U]... --tmpfs /tmp:... [--tmpfs ROOT:...] (mode 1777 and
  *   owned by the user: an image's own directory there would lend its mode)
- *   [--mount type=bind,...]... [--env K=V]... (sorted by name)
+ *   [--mount type=bind,...]... [--mount ...relay...] [--env K=V]... (sorted by name)
  *   [--publish 127.0.0.1::PORT] [--workdir W] [--entrypoint E] [engine extras]...
  *   -- IMAGE@sha256:DIGEST [command...]
  * `--` ends the options, so nothing after it is ever read as a flag.
@@ -579,6 +579,11 @@ char **oci_run_argv(const oci_spec *s)
 		oci_strv_add(&a, "--mount");
 		oci_strv_addf(&a, "type=bind,source=%s,target=%s%s", m->source, m->target,
 			      m->readonly ? ",readonly" : "");
+	}
+	if (s->relay_dir) {
+		oci_strv_add(&a, "--mount");
+		oci_strv_addf(&a, "type=bind,source=%s,target=" AGENT_RELAY_DIR ",readonly",
+			      s->relay_dir);
 	}
 	add_env(&a, s->env);
 	if (s->publish_port) {

@@ -99,6 +99,10 @@ void oci_session_spec(const oci_tier *t, const oci_start *st, const char *name, 
 	s->interactive = true;
 	b->command[0] = xstrdup("session");
 	s->command = (const char *const *)b->command;
+	if (name && oci_relay_wanted(t)) { /* a session's, not the probe's trial */
+		b->relay_dir = oci_relay_dir(name);
+		s->relay_dir = b->relay_dir;
+	}
 }
 
 void oci_spec_clear(oci_spec_buf *b)
@@ -108,6 +112,7 @@ void oci_spec_clear(oci_spec_buf *b)
 	for (size_t i = 0; i < sizeof(b->command) / sizeof(b->command[0]); i++)
 		free(b->command[i]);
 	free(b->tmpfs_owner);
+	free(b->relay_dir);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -344,11 +349,14 @@ int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 	for (size_t i = 0; i < 1 + OCI_MAX_MOUNTS; i++)
 		ws[i] = (oci_workspace){ .fd = -1 };
 	char **args = NULL;
+	if (oci_relay_wanted(t) && oci_relay_prepare(t, sb->name, r) < 0)
+		return -r->errnum;
 	char *cidfile = cid_path(sb);
 	int ret = prepare(sb, st, ws, cidfile, &args, r);
 	if (ret < 0) {
 		close_all(ws);
 		free(cidfile);
+		oci_relay_remove(t, sb->name);
 		return ret;
 	}
 	ret = attach_or_pull(sb, st, args, cidfile, r);

@@ -1749,14 +1749,29 @@ static void make_ca(const char *dir)
 	ck_assert_msg(st == 0, "openssl could not make the test CA");
 }
 
-/* Every connection is audited when it ends: the trail once it holds needle. */
-static char *audit_holding(const char *path, const char *needle)
+/* Whether a line of text holds both needle and also (NULL: needle alone). */
+static bool line_holds(const char *text, const char *needle, const char *also)
+{
+	for (const char *p = text; (p = strstr(p, needle)); p++) {
+		const char *b = p, *e = strchr(p, '\n');
+		while (b > text && b[-1] != '\n')
+			b--;
+		g_autofree char *line = e ? g_strndup(b, (gsize)(e - b)) : g_strdup(b);
+		if (!also || strstr(line, also))
+			return true;
+	}
+	return false;
+}
+
+/* Every connection is audited when it ends: the trail once a line holds needle (and also,
+ * where not NULL). */
+static char *audit_holding(const char *path, const char *needle, const char *also)
 {
 	char *all = NULL;
 	for (int i = 0; i < 500; i++) {
 		g_free(all);
 		all = NULL;
-		if (g_file_get_contents(path, &all, NULL, NULL) && strstr(all, needle))
+		if (g_file_get_contents(path, &all, NULL, NULL) && line_holds(all, needle, also))
 			return all;
 		g_usleep(10000);
 	}
@@ -1776,23 +1791,54 @@ static unsigned count_dir(const char *dir)
 	return n;
 }
 
+/* The lines of text that hold needle (owned). */
+static char *lines_with(const char *text, const char *needle)
+{
+	GString *o = g_string_new(NULL);
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+	for (size_t i = 0; lines[i]; i++)
+		if (strstr(lines[i], needle))
+			g_string_append_printf(o, "%s\n", lines[i]);
+	return g_string_free(o, FALSE);
+}
+
+/* The relay directories gVisor's containers had (plugins/oci/relay.c): none after close. */
+static unsigned count_relay_dirs(void)
+{
+	unsigned n = 0;
+	GDir *d = g_dir_open("/run/cordon/oci", 0, NULL);
+	for (const char *name; d && (name = g_dir_read_name(d));)
+		n += g_str_has_suffix(name, ".relay");
+	if (d)
+		g_dir_close(d);
+	return n;
+}
+
 static void add_egress_tiers(GString *p, const engine_case *e, const char *rules)
 {
+	bool podman = strcmp(e->engine, "podman") == 0;
 	g_autofree char *runc = g_strdup_printf("%s-egress", e->engine);
 	g_autofree char *runsc = g_strdup_printf("%s-gvisor-egress", e->engine);
-	g_autofree char *extra = g_strdup_printf(
-		"%s%s", strcmp(e->engine, "podman") == 0 ? "    runtime: runc\n" : "", rules);
+	g_autofree char *nouds = g_strdup_printf("%s-gvisor-nouds-egress", e->engine);
+	g_autofree char *extra = g_strdup_printf("%s%s", podman ? "    runtime: runc\n" : "",
+						 rules);
 	add_tier(p, runc, e->engine, extra, true);
+	/* gVisor with host-uds=open: podman's per container, docker's runsc-uds (engines.sh) */
 	g_autofree char *gextra = g_strdup_printf(
-		"    runtime: runsc\n%s%s",
-		strcmp(e->engine, "podman") == 0
-			? "    runtime_flags: [network=none, oci-seccomp]\n"
-			: "",
+		"%s%s",
+		podman ? "    runtime: runsc\n"
+			 "    runtime_flags: [network=none, oci-seccomp, host-uds=open]\n"
+		       : "    runtime: runsc-uds\n",
 		rules);
 	add_tier(p, runsc, e->engine, gextra, true);
+	/* and without it: no relay, so neither governed egress nor services */
+	g_autofree char *nextra = g_strdup_printf(
+		"    runtime: runsc\n%s%s",
+		podman ? "    runtime_flags: [network=none, oci-seccomp]\n" : "", rules);
+	add_tier(p, nouds, e->engine, nextra, true);
 	g_string_append_printf(
-		p, "trust:\n  untrusted: {require: container, relax: true, tiers: [%s, %s]}\n",
-		runc, runsc);
+		p, "trust:\n  untrusted: {require: container, relax: true, tiers: [%s, %s, %s]}\n",
+		runc, runsc, nouds);
 }
 
 /* An HTTPS request through the proxy with what busybox has: CONNECT from the shell on
@@ -1876,20 +1922,15 @@ static void set_egress(cordon_sandbox *sb, const char *allow)
 		      err ? cordon_error_get_message(err) : "");
 }
 
-/* Governed egress on runc (docker, rootful podman): the container keeps --network none; the
- * work reaches cordon's proxy on its own loopback (a listener made from the host inside the
- * container's network namespace), HTTPS through CONNECT with the SNI checked, plain HTTP;
- * everything else is refused and audited, runtime narrowing holds, and nothing of the proxy
- * is left after close. gVisor, whose Sentry has its own network stack, is refused. */
-START_TEST(test_governed_egress)
+/* Governed egress on one tier: the container keeps --network none; the work reaches
+ * cordon's proxy on its own loopback, HTTPS through CONNECT with the SNI checked, plain
+ * HTTP; everything else is refused and audited, runtime narrowing holds, and nothing of the
+ * proxy is left after close. */
+static void governed_egress_checks(const egress_env *g, const char *tier)
 {
-	const engine_case *e = &engines[_i];
-	egress_env g = { 0 };
-	egress_env_start(&g, e);
-	g_autofree char *tier = g_strdup_printf("%s-egress", e->engine);
-	g_autofree char *gtier = g_strdup_printf("%s-gvisor-egress", e->engine);
+	unsigned relays = count_relay_dirs();
 	open_args a = { .egress = CORDON_EGRESS_GOVERNED };
-	cordon_sandbox *sb = open_tier(g.ctx, tier, &a);
+	cordon_sandbox *sb = open_tier(g->ctx, tier, &a);
 	int code = -1;
 
 	g_autofree char *env = sh_out(sb, "env | grep -i _proxy= | sort");
@@ -1898,16 +1939,16 @@ START_TEST(test_governed_egress)
 			      strstr(env, "NO_PROXY=localhost,127.0.0.1"),
 		      "%s", env);
 	g_autofree char *plain_cmd = g_strdup_printf("wget -q -O- http://localhost:%u/",
-						     (unsigned)g.http);
+						     (unsigned)g->http);
 	g_autofree char *plain = sh_all(sb, plain_cmd, &code);
 	ck_assert_msg(code == 0 && strstr(plain, "plain upstream page"), "%d: %s", code, plain);
-	g_autofree char *tls_cmd = g_strdup_printf(CONNECT_SCRIPT, "localhost", (unsigned)g.https,
+	g_autofree char *tls_cmd = g_strdup_printf(CONNECT_SCRIPT, "localhost", (unsigned)g->https,
 						   "localhost");
 	g_autofree char *tls = sh_all(sb, tls_cmd, &code);
 	ck_assert_msg(strstr(tls, "200 Connection established") && strstr(tls, "HTTP/1.0 200 ok"),
 		      "%d: %s", code, tls);
 	/* a ClientHello naming another host than the CONNECT: the tunnel is closed */
-	g_autofree char *sni_cmd = g_strdup_printf(CONNECT_SCRIPT, "localhost", (unsigned)g.https,
+	g_autofree char *sni_cmd = g_strdup_printf(CONNECT_SCRIPT, "localhost", (unsigned)g->https,
 						   "other.example.com");
 	g_autofree char *sni = sh_all(sb, sni_cmd, &code);
 	ck_assert_msg(!strstr(sni, "HTTP/1.0 200 ok"), "%s", sni);
@@ -1925,13 +1966,13 @@ START_TEST(test_governed_egress)
 		"nc -w 3 127.0.0.1 %u </dev/null && echo reached-loopback; "
 		"nc -w 3 192.0.2.1 80 </dev/null && echo reached-outside; "
 		"timeout 5 nslookup example.com >/dev/null 2>&1 && echo resolved; echo done",
-		(unsigned)g.http);
+		(unsigned)g->http);
 	g_autofree char *direct = sh_out(sb, direct_cmd);
 	ck_assert_msg(strstr(direct, "done") && !strstr(direct, "reached") &&
 			      !strstr(direct, "resolved"),
 		      "%s", direct);
 	/* narrowed at run time to the HTTPS upstream alone: plain HTTP refused, then back */
-	g_autofree char *https_rule = g_strdup_printf("localhost:%u", (unsigned)g.https);
+	g_autofree char *https_rule = g_strdup_printf("localhost:%u", (unsigned)g->https);
 	set_egress(sb, https_rule);
 	g_autofree char *narrowed = sh_all(sb, plain_cmd, &code);
 	ck_assert_msg(code != 0 && strstr(narrowed, "403"), "%d: %s", code, narrowed);
@@ -1939,33 +1980,51 @@ START_TEST(test_governed_egress)
 	g_free(sh_all(sb, plain_cmd, &code));
 	ck_assert_int_eq(code, 0);
 
-	g_autofree char *trail = audit_holding(g.audit, "\"egress_change\"");
+	g_autofree char *tier_field = g_strdup_printf("\"tier\":\"%s\"", tier);
+	g_autofree char *all = audit_holding(g->audit, "\"egress_change\"", tier_field);
+	g_autofree char *trail = lines_with(all, tier_field);
 	g_autofree char *allowed = g_strdup_printf("\"host\":\"localhost\",\"port\":%u",
-						   (unsigned)g.https);
+						   (unsigned)g->https);
 	ck_assert_msg(strstr(trail, allowed) && strstr(trail, "\"verdict\":\"allowed\""), "%s",
 		      trail);
 	ck_assert_msg(strstr(trail, "\"host\":\"blocked.example.com\"") &&
 			      strstr(trail, "\"host\":\"pypi.org\"") &&
 			      strstr(trail, "\"verdict\":\"refused\""),
 		      "%s", trail);
-	g_autofree char *tier_field = g_strdup_printf("\"tier\":\"%s\"", tier);
-	ck_assert_msg(strstr(trail, tier_field), "%s", trail);
 	cordon_sandbox_close(sb);
 	/* a second sandbox, one connection, closed: its listener, its connections and the
 	 * proxy's thread are gone (the first one warmed what a process keeps: the engine's
 	 * seccomp memfd, GLib's resolver) */
 	unsigned fds = count_dir("/proc/self/fd"), threads = count_dir("/proc/self/task");
-	sb = open_tier(g.ctx, tier, &a);
+	sb = open_tier(g->ctx, tier, &a);
 	g_free(sh_all(sb, plain_cmd, &code));
 	ck_assert_int_eq(code, 0);
 	cordon_sandbox_close(sb);
 	ck_assert_uint_eq(count_dir("/proc/self/fd"), fds);
 	ck_assert_uint_eq(count_dir("/proc/self/task"), threads);
+	ck_assert_uint_eq(count_relay_dirs(), relays);
+}
 
-	/* gVisor declares no governed egress: its rules would go unenforced, so it is refused */
+/* Governed egress on runc (docker, rootful podman: a listener made from the host inside the
+ * container's network namespace) and on gVisor given host-uds=open (podman's runtime_flags,
+ * docker's runsc-uds: the agent's relay inside to a host unix socket). gVisor without it
+ * declares no governed egress and is refused. */
+START_TEST(test_governed_egress)
+{
+	const engine_case *e = &engines[_i];
+	egress_env g = { 0 };
+	egress_env_start(&g, e);
+	g_autofree char *tier = g_strdup_printf("%s-egress", e->engine);
+	g_autofree char *gtier = g_strdup_printf("%s-gvisor-egress", e->engine);
+	g_autofree char *nouds = g_strdup_printf("%s-gvisor-nouds-egress", e->engine);
+	governed_egress_checks(&g, tier);
+	governed_egress_checks(&g, gtier);
+	/* gVisor without host-uds has no relay: its rules would go unenforced, so it is
+	 * refused */
+	open_args a = { .egress = CORDON_EGRESS_GOVERNED };
 	cordon_sandbox *gsb = NULL;
 	cordon_error *err = NULL;
-	ck_assert_int_lt(try_open(g.ctx, gtier, &a, &gsb, &err), 0);
+	ck_assert_int_lt(try_open(g.ctx, nouds, &a, &gsb, &err), 0);
 	ck_assert_msg(
 		strstr(cordon_error_get_message(err), "cannot enforce the tier's egress rules"),
 		"%s", cordon_error_get_message(err));
@@ -1975,11 +2034,15 @@ START_TEST(test_governed_egress)
 }
 END_TEST
 
+static void services_checks(cordon_context *ctx, const char *tier, const char *heads,
+			    const char *secret);
+
 /* A policy's services on runc: the work calls its plain-HTTP base URL on its own loopback,
  * cordon-proxy (on the host) adds the credential and verifies the upstream's certificate;
  * the secret is nowhere in the container (its processes' environments and command lines,
  * every file), while a decoy granted into its environment is found by the same search.
- * gVisor cannot carry services and is passed over. */
+ * The same on gVisor given host-uds=open (the agent's relay); without it gVisor cannot
+ * carry services and is refused. */
 START_TEST(test_services)
 {
 	const engine_case *e = &engines[_i];
@@ -2024,6 +2087,28 @@ START_TEST(test_services)
 	cordon_context *ctx = testutil_context_from_text(text, "services.yaml");
 	g_autofree char *tier = g_strdup_printf("%s-egress", e->engine);
 	g_autofree char *gtier = g_strdup_printf("%s-gvisor-egress", e->engine);
+	g_autofree char *nouds = g_strdup_printf("%s-gvisor-nouds-egress", e->engine);
+	services_checks(ctx, tier, heads, secret);
+	services_checks(ctx, gtier, heads, secret);
+	cordon_sandbox *gsb = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_lt(try_open(ctx, nouds, NULL, &gsb, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "services_unsupported");
+	cordon_context_free(ctx);
+	stop_bg(upstream);
+	close(port_fd);
+	testutil_rmtree(dir);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+/* One tier's service: the work's call reaches the upstream with the credential added, and
+ * the secret is nowhere the work can read. */
+static void services_checks(cordon_context *ctx, const char *tier, const char *heads,
+			    const char *secret)
+{
+	ck_assert(g_file_set_contents(heads, "", 0, NULL)); /* this tier's requests alone */
+	unsigned relays = count_relay_dirs();
 	open_args a = { .grant = true };
 	cordon_sandbox *sb = open_tier(ctx, tier, &a);
 	int code = -1;
@@ -2055,18 +2140,8 @@ START_TEST(test_services)
 		      "the search does not find the granted decoy");
 	cordon_result_free(r);
 	cordon_sandbox_close(sb);
-
-	cordon_sandbox *gsb = NULL;
-	cordon_error *err = NULL;
-	ck_assert_int_lt(try_open(ctx, gtier, NULL, &gsb, &err), 0);
-	ck_assert_cordon_error(err, CORDON_ERROR_FORBIDDEN, "services_unsupported");
-	cordon_context_free(ctx);
-	stop_bg(upstream);
-	close(port_fd);
-	testutil_rmtree(dir);
-	assert_nothing_left(e->engine);
+	ck_assert_uint_eq(count_relay_dirs(), relays);
 }
-END_TEST
 
 /* ---- the engine calls of `cordon run` (issue 16) -------------------------------------- */
 

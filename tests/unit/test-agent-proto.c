@@ -21,7 +21,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -626,6 +628,97 @@ START_TEST(test_agent_malformed_run)
 }
 END_TEST
 
+/* ---- the relay (gVisor's listen op, agent/relay.c) ------------------------------------- */
+
+static int collect_text(void *ctx, const void *data, size_t len)
+{
+	g_string_append_len(ctx, data, (gssize)len);
+	return 0;
+}
+
+/* `relay PATH` over the session: the port of the agent's loopback listener. */
+static unsigned session_relay(session *s, const char *path)
+{
+	const char *args[] = { "relay", path, NULL };
+	size_t len;
+	char *req = agent_file_request(args, NULL, 0, &len);
+	g_autoptr(GString) port = g_string_new(NULL);
+	agent_sink k = { .ctx = port, .emit = collect_text };
+	agent_exchange x = { .kind = AGENT_ANSWER_FILE, .want = AGENT_FRAME_DATA, .sink = &k };
+	agent_link link = { .in = &s->in, .out = s->out, .err = -1, .session = true };
+	bool deadline;
+	ck_assert_int_eq(agent_exchange_run(&x, &link, 10000, -1, req, len, &deadline), 0);
+	free(req);
+	ck_assert_msg(x.done && x.file_done && !x.have_error, "%s", x.error.message);
+	return (unsigned)atoi(port->str);
+}
+
+/* One connection to the relay's port, accepted on the unix listener: bytes both ways and
+ * the half-close passed on. */
+static void relay_carries(int unix_lsn, unsigned port)
+{
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	int h = accept4(unix_lsn, NULL, NULL, SOCK_CLOEXEC);
+	ck_assert_int_ge(h, 0);
+	char buf[16] = { 0 };
+	ck_assert_int_eq(write(c, "up", 2), 2);
+	ck_assert_int_eq(shutdown(c, SHUT_WR), 0);
+	ck_assert_int_eq(read(h, buf, sizeof(buf)), 2);
+	ck_assert_int_eq(read(h, buf + 2, sizeof(buf) - 2), 0); /* the half-close */
+	ck_assert_int_eq(write(h, "down", 4), 4);
+	close(h);
+	ck_assert_int_eq(read(c, buf, sizeof(buf)), 4);
+	ck_assert(memcmp(buf, "down", 4) == 0);
+	close(c);
+}
+
+/* The relay carries a connection to the host's unix socket, lives on past a run's end
+ * (which kills everything else the agent started), and is refused over `exec`. */
+START_TEST(test_agent_relay)
+{
+	g_autofree char *dir = testutil_tmpdir();
+	g_autofree char *path = g_build_filename(dir, "s", NULL);
+	int lsn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	ck_assert_uint_lt(strlen(path), sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	ck_assert_int_eq(bind(lsn, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(lsn, 8), 0);
+	session s;
+	session_start(&s);
+	unsigned port = session_relay(&s, path);
+	ck_assert_uint_gt(port, 0);
+	relay_carries(lsn, port);
+	/* a run, whose end kills every other descendant of the agent */
+	const char *argv[] = { "/bin/true", NULL };
+	const char *envp[] = { NULL };
+	size_t len;
+	char *req = agent_run_request(argv, envp, 10000, 1024, NULL, NULL, 0, &len);
+	agent_exchange x;
+	ck_assert_int_eq(session_send(&s, AGENT_ANSWER_RUN, req, len, &x), 0);
+	free(req);
+	ck_assert_msg(x.done && x.have_status, "%d %d %s %s", x.done, x.have_error, x.error.code,
+		      x.error.message);
+	relay_carries(lsn, port);
+	session_end(&s); /* the relay ends with it (PR_SET_PDEATHSIG) */
+	/* over exec: refused (an orphan there would not outlive the next run) */
+	g_autofree char *agent = testutil_build_path("agent/cordon-agent");
+	const char *exec_argv[] = { agent, "relay", path, NULL };
+	gint st = -1;
+	g_autofree char *out = NULL;
+	ck_assert(g_spawn_sync(NULL, (char **)exec_argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL,
+			       NULL, &out, NULL, &st, NULL));
+	ck_assert(!g_spawn_check_wait_status(st, NULL));
+	ck_assert_int_eq(out[0], AGENT_FRAME_ERROR); /* its one answer: an ERROR frame */
+	close(lsn);
+	testutil_rmtree(dir);
+}
+END_TEST
+
 static Suite *agent_proto_suite(void)
 {
 	Suite *s = suite_create("agent-proto");
@@ -652,6 +745,7 @@ static Suite *agent_proto_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_agent_stray_cancel);
 	tcase_add_test(tc, test_agent_malformed_run);
+	tcase_add_test(tc, test_agent_relay);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -793,6 +793,21 @@ START_TEST(test_parse_runtimes_json)
 	ck_assert(!oci_runtimes_json_has(j, "crun"));
 	ck_assert(!oci_runtimes_json_has("{", "runc"));
 	ck_assert(!oci_runtimes_json_has(NULL, "runc"));
+	/* a runtime's flags: runsc-uds's host-uds, none of runsc's nor a key's */
+	const char *u = "{\"runsc\":{\"path\":\"runsc\",\"runtimeArgs\":[\"--network=none\"]},"
+			"\"runsc-uds\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":"
+			"[\"--oci-seccomp\",\"--host-uds=open\"]},\"x\":{\"host-uds=all\":1}}";
+	ck_assert(oci_runtimes_json_arg(u, "runsc-uds", oci_runsc_host_uds_flag));
+	ck_assert(!oci_runtimes_json_arg(u, "runsc", oci_runsc_host_uds_flag));
+	ck_assert(!oci_runtimes_json_arg(u, "crun", oci_runsc_host_uds_flag));
+	ck_assert(!oci_runtimes_json_arg("{\"runsc\":{\"a\":\"\\\"--host-uds=open\"}}", "runsc",
+					 oci_runsc_host_uds_flag));
+	ck_assert(oci_runsc_host_uds_flag("host-uds=all") &&
+		  oci_runsc_host_uds_flag("-host-uds=open"));
+	ck_assert(!oci_runsc_host_uds_flag("host-uds=create") &&
+		  !oci_runsc_host_uds_flag("host-uds"));
+	ck_assert(oci_runtime_is_gvisor("runsc-uds") && oci_runtime_is_gvisor("/usr/bin/runsc"));
+	ck_assert(!oci_runtime_is_gvisor("runscx") && !oci_runtime_is_gvisor("runc"));
 }
 END_TEST
 

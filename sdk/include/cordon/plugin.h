@@ -391,10 +391,12 @@ typedef struct cordon_plugin_driver {
 	void (*close)(void *sandbox);
 	/* Removes what a crashed host left behind (containers, guests). */
 	int (*gc)(void *tier, cordon_plugin_error *err);
-	/* ABI 1.4: a TCP socket listening on 127.0.0.1:*ret_port of the sandbox's
-	 * own network, reachable by its work and by nothing else of the host's,
-	 * that the core accepts on (a service's base URL, docs/network.md; with
-	 * CORDON_PLUGIN_DRIVER_EGRESS_PROXY, ABI 1.5, governed egress's proxy too).
+	/* ABI 1.4: a stream socket the core accepts on (a service's base URL,
+	 * docs/network.md; with CORDON_PLUGIN_DRIVER_EGRESS_PROXY, ABI 1.5, governed
+	 * egress's proxy too), whose connections are the work's to 127.0.0.1:*ret_port
+	 * of the sandbox's own network, reachable by its work and by nothing else of
+	 * the host's: a TCP listener in that network, or a unix socket that a relay
+	 * inside connects to (gVisor).
 	 * Returns the socket (close-on-exec; the core owns it) or a negative
 	 * errno. NULL: the tier cannot carry services, and a policy with
 	 * `services:` is refused on it. */
