@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -198,4 +201,32 @@ char *testutil_server_start(const char *dir, const char *key, GPid *ret_pid, uns
 		return g_strdup_printf("cordon server did not start: %s", line);
 	/* its later lines are left unread: it writes only one more, at the end */
 	return NULL;
+}
+
+uint16_t testutil_free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof(a);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+void testutil_wait_port(uint16_t port)
+{
+	for (int i = 0; i < 1000; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct sockaddr_in a = { .sin_family = AF_INET,
+					 .sin_port = htons(port),
+					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+		int r = connect(fd, (struct sockaddr *)&a, sizeof(a));
+		close(fd);
+		if (r == 0)
+			return;
+		g_usleep(10000);
+	}
+	ck_abort_msg("nothing listens on port %u", (unsigned)port);
 }

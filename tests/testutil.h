@@ -5,6 +5,7 @@
 #include <check.h>
 #include <cordon/cordon.h>
 #include <glib.h>
+#include <stdint.h>
 
 /* Runs one suite with TAP output (automake's tap driver); returns the exit code. */
 int testutil_run(Suite *s);
@@ -18,6 +19,10 @@ char *testutil_tmpdir(void);
  * listens. NULL when it runs, else why not (newly allocated). */
 char *testutil_server_start(const char *dir, const char *key, GPid *ret_pid, unsigned *ret_port);
 void testutil_rmtree(const char *dir);
+/* A port of the host's 127.0.0.1 that nothing listened on a moment ago. */
+uint16_t testutil_free_port(void);
+/* Waits (10 s at most, else fails the test) until something accepts on 127.0.0.1:port. */
+void testutil_wait_port(uint16_t port);
 /* A fresh private plugin directory (mode 0700) holding copies (mode 0644) of
  * the named in-tree plugins, e.g. "test" for the fake driver (plugins/test)
  * or "alpha" for a corpus plugin (tests/plugins). NULL-terminated; the build

@@ -1684,34 +1684,6 @@ END_TEST
 static void add_tier(GString *p, const char *name, const char *engine, const char *extra,
 		     bool limits);
 
-/* A host port nothing listens on now. */
-static uint16_t free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t l = sizeof(a);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static void wait_port(uint16_t port)
-{
-	for (int i = 0; i < 1000; i++) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		struct sockaddr_in a = { .sin_family = AF_INET,
-					 .sin_port = htons(port),
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		int r = connect(fd, (struct sockaddr *)&a, sizeof(a));
-		close(fd);
-		if (r == 0)
-			return;
-		g_usleep(10000);
-	}
-	ck_abort_msg("nothing listens on port %u", (unsigned)port);
-}
-
 static GPid spawn_bg(const char *const *argv, const char *cwd, int *ret_stdout)
 {
 	GPid pid = 0;
@@ -1866,8 +1838,8 @@ static void egress_env_start(egress_env *g, const engine_case *e)
 	g_autofree char *page = g_build_filename(www, "index.html", NULL);
 	ck_assert(g_file_set_contents(page, "plain upstream page\n", -1, NULL));
 	make_ca(g->dir);
-	g->http = free_port();
-	g->https = free_port();
+	g->http = testutil_free_port();
+	g->https = testutil_free_port();
 	g_autofree char *hp = g_strdup_printf("%u", (unsigned)g->http);
 	const char *http[] = { "python3", "-m", "http.server", "--bind", "127.0.0.1", hp, NULL };
 	g->http_pid = spawn_bg(http, www, NULL);
@@ -1878,8 +1850,8 @@ static void egress_env_start(egress_env *g, const engine_case *e)
 				"srv.key", "-www",     "-cipher", "DEFAULT:@SECLEVEL=0",
 				NULL };
 	g->https_pid = spawn_bg(https, g->dir, NULL);
-	wait_port(g->http);
-	wait_port(g->https);
+	testutil_wait_port(g->http);
+	testutil_wait_port(g->https);
 	g->audit = g_build_filename(g->dir, "audit.jsonl", NULL);
 	GString *p = g_string_new(NULL);
 	g_string_append_printf(

@@ -143,33 +143,6 @@ END_TEST
 
 /* ---- governed egress through the public API ---------------------------------------------- */
 
-static uint16_t free_port(void)
-{
-	int fd = host_listen(0);
-	ck_assert_int_ge(fd, 0);
-	struct sockaddr_in a;
-	socklen_t l = sizeof(a);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &l), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static void wait_port(uint16_t port)
-{
-	for (int i = 0; i < 1000; i++) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		struct sockaddr_in a = { .sin_family = AF_INET,
-					 .sin_port = htons(port),
-					 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-		int r = connect(fd, (struct sockaddr *)&a, sizeof(a));
-		close(fd);
-		if (r == 0)
-			return;
-		g_usleep(10000);
-	}
-	ck_abort_msg("nothing listens on port %u", (unsigned)port);
-}
-
 static GPid spawn_bg(const char *const *argv, const char *cwd)
 {
 	GPid pid = 0;
@@ -235,8 +208,8 @@ static void upstreams_start(gov *g)
 			       NULL, NULL, NULL, NULL, &st, NULL));
 	ck_assert_int_eq(st, 0);
 	ck_assert_int_eq(chmod(g->ca, 0644), 0);
-	g->http = free_port();
-	g->https = free_port();
+	g->http = testutil_free_port();
+	g->https = testutil_free_port();
 	g_autofree char *hp = g_strdup_printf("%u", (unsigned)g->http);
 	/* http.server's files, and /redirect: a 302 to a host the rules deny. */
 	static const char redirector[] =
@@ -255,8 +228,8 @@ static void upstreams_start(gov *g)
 	const char *https[] = { "openssl", "s_server", "-quiet", "-accept", acc, "-cert",
 				g->ca,     "-key",     key,      "-www",    NULL };
 	g->https_pid = spawn_bg(https, NULL);
-	wait_port(g->http);
-	wait_port(g->https);
+	testutil_wait_port(g->http);
+	testutil_wait_port(g->https);
 }
 
 static void gov_start(gov *g)
