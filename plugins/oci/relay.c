@@ -84,7 +84,7 @@ void oci_relay_remove(const oci_tier *t, const char *name)
 	if (!d && fd >= 0)
 		close(fd);
 	for (struct dirent *e; d && (e = readdir(d));)
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, ".."))
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 			unlinkat(dirfd(d), e->d_name, 0);
 	if (d)
 		closedir(d);
