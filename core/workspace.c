@@ -344,46 +344,49 @@ static int check_held(const char *what, const char *path, const struct stat *ws,
 	return 0;
 }
 
+/* The workspace's directory itself, never a link: a descriptor, or the error that says why
+ * not. Every check after it works on that one descriptor, so a swap during the checks
+ * cannot make them judge two different directories. */
+static int workspace_open(const char *path, cordon_error **reterr)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	int e = errno;
+	struct stat lst;
+	/* A link refuses O_DIRECTORY|O_NOFOLLOW with ENOTDIR (ELOOP without O_PATH); a
+	 * directory seen now was swapped in since. The same code as a container tier's
+	 * refusal of a link on the way. */
+	bool swapped = (e == ENOTDIR || e == ELOOP) && lstat(path, &lst) == 0 &&
+		       (S_ISLNK(lst.st_mode) || S_ISDIR(lst.st_mode));
+	if (swapped)
+		return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN, ERRC(workspace_symlink),
+				 "the workspace %s is a symbolic link, or was replaced by "
+				 "one while it was opened (name the directory itself)",
+				 path);
+	return error_set(reterr, e, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
+			 "cannot open the workspace %s: %s", path, g_strerror(e));
+}
+
 int workspace_check_held(const char *path, const char *const *held, cordon_error **reterr)
 {
-	int r = workspace_check(path, reterr);
-	if (r < 0 || !held)
-		return r;
-	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = workspace_open(path, reterr);
 	if (fd < 0)
-		return workspace_check(path, reterr); /* gone since: its error */
+		return fd;
+	int r = workspace_check_fd(fd, path, reterr);
 	struct stat ws;
-	r = fstat(fd, &ws) < 0 ? -errno : 0;
+	if (r == 0 && held && fstat(fd, &ws) < 0)
+		r = error_set(reterr, errno, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
+			      "cannot examine the workspace %s", path);
+	else if (r == 0 && held)
+		r = check_held("workspace", path, &ws, held, reterr);
 	close(fd);
-	if (r < 0)
-		return error_set(reterr, -r, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
-				 "cannot examine the workspace %s", path);
-	return check_held("workspace", path, &ws, held, reterr);
+	return r;
 }
 
 int workspace_check(const char *path, cordon_error **reterr)
 {
-	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		struct stat lst;
-		/* A link refuses O_DIRECTORY|O_NOFOLLOW with ENOTDIR (ELOOP without O_PATH); a
-		 * directory seen now was swapped in since. The same code as a container tier's
-		 * refusal of a link on the way. */
-		bool swapped = (e == ENOTDIR || e == ELOOP) && lstat(path, &lst) == 0 &&
-			       (S_ISLNK(lst.st_mode) || S_ISDIR(lst.st_mode));
-		if (swapped)
-			return error_set(reterr, EPERM, CORDON_ERROR_FORBIDDEN,
-					 ERRC(workspace_symlink),
-					 "the workspace %s is a symbolic link, or was replaced by "
-					 "one while it was opened (name the directory itself)",
-					 path);
-		return error_set(reterr, e, CORDON_ERROR_INVALID, ERRC(workspace_invalid),
-				 "cannot open the workspace %s: %s", path, g_strerror(e));
-	}
-	int r = workspace_check_fd(fd, path, reterr);
-	close(fd);
-	return r;
+	return workspace_check_held(path, NULL, reterr);
 }
 
 static int check_dir_fd(const char *what, int fd, const char *path, cordon_error **reterr)

@@ -869,12 +869,14 @@ typedef struct swapper {
 static gpointer swap_loop(gpointer data)
 {
 	swapper *w = data;
-	/* a pause between exchanges: opens meet the directory about half the
-	 * time, and the engine's later lookup often meets the other state */
+	/* A pause after each exchange, longer with the directory in place: an open
+	 * meets the directory most of the time, and the engine's later lookup often
+	 * meets the other state. (Even phases left a loaded machine's opens, which
+	 * look more than once, refused nearly every time.) */
 	while (!w->stop) {
 		if (syscall(SYS_renameat2, AT_FDCWD, w->a, AT_FDCWD, w->b, RENAME_EXCHANGE) == 0)
 			w->swaps++;
-		g_usleep(2000);
+		g_usleep(w->swaps % 2 ? 1000 : 4000);
 	}
 	return NULL;
 }
@@ -890,8 +892,10 @@ static void swap_race(cordon_context *ctx, const char *tier, const char *ws, con
 	swapper w = { .a = ws, .b = link };
 	GThread *th = g_thread_new("swap", swap_loop, &w);
 	int opened = 0, refused = 0;
-	/* a refusal is quick: the next try waits for the other phase */
-	for (int i = 0; i < 400 && opened < 20; i++) {
+	/* a refusal is quick: the next try waits for the other phase; a time bound,
+	 * not a count, as opens are slower on a loaded machine and under ASan */
+	gint64 deadline = g_get_monotonic_time() + 100 * G_USEC_PER_SEC;
+	while (opened < 20 && g_get_monotonic_time() < deadline) {
 		open_args a = { .trust = "trusted", .workspace = ws };
 		cordon_sandbox *sb = NULL;
 		cordon_error *err = NULL;
