@@ -1522,8 +1522,9 @@ START_TEST(test_workspace_hostile_guest)
 }
 END_TEST
 
-/* As root a copy runs as the workspace's owner (nobody here): a file the owner cannot read
- * refuses the copy-in before any boot; what comes back is the owner's. */
+/* As root a copy runs as the workspace's owner (nobody here) with none of root's groups: a
+ * file the owner cannot read refuses the copy-in before any boot; what comes back is the
+ * owner's. */
 START_TEST(test_workspace_owner)
 {
 	if (geteuid() != 0) {
@@ -1547,6 +1548,16 @@ START_TEST(test_workspace_owner)
 		"%s", err ? cordon_error_get_message(err) : "?");
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "io_error");
 	assert_no_qemu_left();
+	/* a group of root's may read it (0640): the copy has none of root's groups (the test
+	 * gives itself one; glibc's setgroups sets every thread's) */
+	const gid_t roots = 4242;
+	ck_assert_int_eq(setgroups(1, &roots), 0);
+	ck_assert_int_eq(chown(secret, 0, roots), 0);
+	ck_assert_int_eq(chmod(secret, 0640), 0);
+	ck_assert_ptr_null(open_ws(ctx, "trusted", ws, &err));
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "io_error");
+	assert_no_qemu_left();
+	ck_assert_int_eq(setgroups(0, NULL), 0);
 	ck_assert_int_eq(unlink(secret), 0);
 	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
 	g_autofree char *out = sh_out(sb, "cat /work/mine && echo new > /work/made && echo ok");
