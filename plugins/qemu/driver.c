@@ -477,12 +477,13 @@ static void copy_out(qemu_sandbox *sb)
 {
 	if (sb->ws.fd < 0 || !sb->ws.writable || sb->broken)
 		return;
-	wsarc_unpack *u = qemu_workspace_as_owner(&sb->ws, true) == 0
-				  ? qemu_workspace_unpack_begin(&sb->ws, &sb->tier->workspace)
-				  : NULL;
+	qemu_owner_ids saved;
+	int owner = qemu_workspace_as_owner(&sb->ws, &saved);
+	wsarc_unpack *u = owner == 0 ? qemu_workspace_unpack_begin(&sb->ws, &sb->tier->workspace)
+				     : NULL;
 	if (!u) {
-		int e = errno;
-		if (qemu_workspace_as_owner(&sb->ws, false) < 0)
+		int e = owner < 0 ? -owner : errno;
+		if (qemu_workspace_as_root(&saved) < 0)
 			abort(); /* a thread left with another's ids */
 		qemu_host->log(CORDON_PLUGIN_LOG_WARNING, "qemu",
 			       "%s: the workspace's copy-out could not start: %s", sb->tier->name,
@@ -498,7 +499,7 @@ static void copy_out(qemu_sandbox *sb)
 	else
 		wsarc_unpack_finish(u, &rep); /* its own error, if it has one, says more */
 	wsarc_unpack_free(u);
-	if (qemu_workspace_as_owner(&sb->ws, false) < 0)
+	if (qemu_workspace_as_root(&saved) < 0)
 		abort(); /* a thread left with another's ids */
 	if (rc < 0)
 		qemu_host->log(CORDON_PLUGIN_LOG_WARNING, "qemu",

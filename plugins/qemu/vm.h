@@ -130,10 +130,17 @@ wsarc_unpack *qemu_workspace_unpack_begin(const qemu_workspace *ws,
 					  const wsarc_limits *lim) CORDON_INTERNAL;
 int qemu_workspace_unpack_emit(void *unpack, const void *data, size_t len) CORDON_INTERNAL;
 void qemu_workspace_close(qemu_workspace *ws) CORDON_INTERNAL;
-/* As root, this thread's file system ids become the workspace owner's (on) or root's again
- * (off), so that a copy reads only what the owner may read and creates files of the
- * owner's, as the kernel tier's work would; a no-op otherwise. */
-int qemu_workspace_as_owner(const qemu_workspace *ws, bool on) CORDON_INTERNAL;
+/* As root, this thread's file system ids and supplementary groups become the workspace
+ * owner's (as_owner, keeping root's in *saved) and root's again (as_root), so that a copy
+ * reads only what the owner may read and creates files of the owner's, as the kernel
+ * tier's work would; a no-op otherwise. as_root follows every as_owner, even a failed one. */
+typedef struct qemu_owner_ids {
+	bool taken;
+	int n_groups;
+	gid_t *groups; /* root's supplementary groups, to put back */
+} qemu_owner_ids;
+int qemu_workspace_as_owner(const qemu_workspace *ws, qemu_owner_ids *saved) CORDON_INTERNAL;
+int qemu_workspace_as_root(qemu_owner_ids *saved) CORDON_INTERNAL;
 
 #define qemu_refuse agent_refuse
 int qemu_fail(cordon_plugin_error *err, const agent_error *r) CORDON_INTERNAL;

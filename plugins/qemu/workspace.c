@@ -47,24 +47,60 @@ int qemu_workspace_open(const char *path, bool writable, qemu_workspace *ws, age
 		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_INVALID, ERRC(workspace_invalid),
 				   "workspace '%.200s': %s", path, strerror(e));
 	}
+	/* As the kernel tier: as root a copy-out runs as the workspace's owner, and into root's
+	 * directory it would plant root's files. Copy-in only (read-only work) is harmless. */
+	if (writable && geteuid() == 0 && (st.st_uid == 0 || st.st_gid == 0)) {
+		close(fd);
+		return qemu_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				   ERRC(workspace_forbidden),
+				   "workspace '%.200s' is owned by %s (uid %u, gid %u): as root the "
+				   "work's files come back as the workspace owner's, and into a "
+				   "root-owned one the work would plant root's files; give the "
+				   "directory to an unprivileged user and group (chown) first",
+				   path, st.st_uid == 0 ? "root" : "root's group",
+				   (unsigned)st.st_uid, (unsigned)st.st_gid);
+	}
 	*ws = (qemu_workspace){ .fd = fd, .writable = writable, .uid = st.st_uid, .gid = st.st_gid };
 	return 0;
 }
 
-int qemu_workspace_as_owner(const qemu_workspace *ws, bool on)
+/* Every id here is the calling thread's own: setfsuid, setfsgid and the raw setgroups
+ * call are not broadcast to the process's other threads (glibc's setgroups() would be).
+ * With a non-zero file system uid the thread's DAC-overriding capabilities are off until it
+ * is 0 again; CAP_SETGID is not among them, so the groups are set first and put back last. */
+int qemu_workspace_as_owner(const qemu_workspace *ws, qemu_owner_ids *saved)
 {
-	/* The file system ids are the calling thread's own (setfsuid is not broadcast to the
-	 * process's other threads), and with a non-zero one its DAC-overriding capabilities
-	 * are off until it is 0 again. */
+	*saved = (qemu_owner_ids){ 0 };
 	if (geteuid() != 0 || ws->uid == 0)
 		return 0;
-	uid_t uid = on ? ws->uid : 0;
-	gid_t gid = on ? ws->gid : 0;
-	syscall(SYS_setfsgid, gid);
-	syscall(SYS_setfsuid, uid);
-	bool took = (uid_t)syscall(SYS_setfsuid, -1) == uid &&
-		    (gid_t)syscall(SYS_setfsgid, -1) == gid;
+	int n = getgroups(0, NULL);
+	gid_t *groups = n > 0 ? calloc((size_t)n, sizeof(*groups)) : NULL;
+	if (n < 0 || (n > 0 && (!groups || getgroups(n, groups) != n))) {
+		free(groups);
+		return -EPERM;
+	}
+	*saved = (qemu_owner_ids){ .taken = true, .groups = groups, .n_groups = n };
+	/* root's supplementary groups would let the copy read what only they may */
+	if (syscall(SYS_setgroups, 1, &ws->gid) < 0)
+		return -errno;
+	syscall(SYS_setfsgid, ws->gid);
+	syscall(SYS_setfsuid, ws->uid);
+	bool took = (uid_t)syscall(SYS_setfsuid, -1) == ws->uid &&
+		    (gid_t)syscall(SYS_setfsgid, -1) == ws->gid;
 	return took ? 0 : -EPERM;
+}
+
+int qemu_workspace_as_root(qemu_owner_ids *saved)
+{
+	if (!saved->taken)
+		return 0;
+	syscall(SYS_setfsgid, 0);
+	syscall(SYS_setfsuid, 0);
+	bool back = syscall(SYS_setfsuid, -1) == 0 && syscall(SYS_setfsgid, -1) == 0 &&
+		    syscall(SYS_setgroups, (size_t)saved->n_groups, saved->groups) == 0;
+	free(saved->groups);
+	*saved = (qemu_owner_ids){ 0 };
+	return back ? 0 : -EPERM;
 }
 
 typedef struct growbuf {
@@ -95,10 +131,11 @@ int qemu_workspace_pack(const qemu_workspace *ws, const wsarc_limits *lim, char 
 {
 	growbuf b = { 0 };
 	wsarc_report rep = { 0 };
-	int e = qemu_workspace_as_owner(ws, true);
+	qemu_owner_ids saved;
+	int e = qemu_workspace_as_owner(ws, &saved);
 	if (e == 0)
 		e = wsarc_pack(ws->fd, lim, grow_emit, &b, &rep);
-	if (qemu_workspace_as_owner(ws, false) < 0)
+	if (qemu_workspace_as_root(&saved) < 0)
 		abort(); /* a thread left with another's ids: nothing after it could be trusted */
 	if (e == -EFBIG || e == -E2BIG) {
 		free(b.data);

@@ -963,6 +963,7 @@ static pid_t template_qemu(void)
 static cordon_sandbox *open_ws_ok(cordon_context *ctx, const char *trust, const char *ws);
 static char *host_file(const char *ws, const char *rel);
 static void put_host_file(const char *ws, const char *rel, const char *text);
+static char *ws_tmpdir(void);
 
 START_TEST(test_clones)
 {
@@ -1046,7 +1047,7 @@ START_TEST(test_clones)
 	ck_assert_msg(strcmp(fc[2], fa[2]) != 0 && strcmp(fc[2], fb[2]) != 0, "machine id reused");
 	cordon_sandbox_close(c);
 	/* a clone carries a workspace too: copied in after its identity, back at close */
-	g_autofree char *ws = testutil_tmpdir();
+	g_autofree char *ws = ws_tmpdir();
 	put_host_file(ws, "seed", "clone-ws\n");
 	cordon_sandbox *d = open_ws_ok(ctx, "trusted", ws);
 	g_autofree char *seed = sh_out(d, "cat /work/seed && echo back > /work/ret");
@@ -1337,10 +1338,23 @@ static char *host_file(const char *ws, const char *rel)
 	return g_file_get_contents(p, &text, NULL, NULL) ? text : NULL;
 }
 
+/* A file in ws, its owner's (as root a copy runs as the workspace's owner). */
 static void put_host_file(const char *ws, const char *rel, const char *text)
 {
 	g_autofree char *p = g_build_filename(ws, rel, NULL);
 	ck_assert(g_file_set_contents(p, text, -1, NULL));
+	struct stat st;
+	ck_assert_int_eq(stat(ws, &st), 0);
+	ck_assert_int_eq(chown(p, st.st_uid, st.st_gid), 0);
+}
+
+/* A writable workspace: as root, nobody's (a root-owned one is refused, workspace_forbidden). */
+static char *ws_tmpdir(void)
+{
+	char *ws = testutil_tmpdir();
+	if (geteuid() == 0)
+		ck_assert_int_eq(chown(ws, 65534, 65534), 0);
+	return ws;
 }
 
 /* The names in ws, sorted, space-joined (no staging directory may be left). */
@@ -1368,10 +1382,11 @@ START_TEST(test_workspace_copy)
 			     "a workspace is copied in (at most 200 entries, 12582912 bytes)"),
 		      "%s", cordon_probe_report_reason(rep));
 	cordon_probe_report_free(rep);
-	g_autofree char *ws = testutil_tmpdir();
+	g_autofree char *ws = ws_tmpdir();
 	put_host_file(ws, "in.txt", "from the host\n");
 	g_autofree char *sub = g_build_filename(ws, "sub", NULL);
 	ck_assert_int_eq(g_mkdir(sub, 0755), 0);
+	ck_assert_int_eq(geteuid() == 0 ? chown(sub, 65534, 65534) : 0, 0);
 	put_host_file(ws, "sub/deep.txt", "deep\n");
 	g_autofree char *link = g_build_filename(ws, "etc-link", NULL);
 	ck_assert_int_eq(symlink("/etc", link), 0);
@@ -1431,6 +1446,24 @@ START_TEST(test_workspace_copy)
 	ck_assert_str_eq(in_big, "changed\n");
 	assert_no_qemu_left();
 
+	/* as root, a workspace of root's or root's group is refused writable before any boot
+	 * (the copy-out would plant root's files, as on the kernel tier); copy-in only is not */
+	if (geteuid() == 0) {
+		const uid_t owners[][2] = { { 0, 65534 }, { 65534, 0 } };
+		for (size_t i = 0; i < G_N_ELEMENTS(owners); i++) {
+			cordon_error *e = NULL;
+			ck_assert_int_eq(chown(ws, owners[i][0], owners[i][1]), 0);
+			ck_assert_ptr_null(open_ws(ctx, "trusted", ws, &e));
+			ck_assert_cordon_error(e, CORDON_ERROR_FORBIDDEN, "workspace_forbidden");
+			assert_no_qemu_left();
+		}
+		sb = open_ws_ok(ctx, "untrusted", ws);
+		g_autofree char *root_ro = sh_out(sb, "cat /work/in.txt");
+		ck_assert_str_eq(root_ro, "changed\n");
+		cordon_sandbox_close(sb);
+		ck_assert_int_eq(chown(ws, 65534, 65534), 0);
+	}
+
 	/* a copy-in over the limit is refused before any boot */
 	for (int i = 0; i < 200; i++) {
 		g_autofree char *n = g_strdup_printf("many-%03d", i);
@@ -1465,6 +1498,7 @@ START_TEST(test_workspace_hostile_guest)
 	g_autofree char *parent = testutil_tmpdir();
 	g_autofree char *ws = g_build_filename(parent, "ws", NULL);
 	ck_assert_int_eq(g_mkdir(ws, 0755), 0);
+	ck_assert_int_eq(geteuid() == 0 ? chown(ws, 65534, 65534) : 0, 0);
 	put_host_file(ws, "in.txt", "host\n");
 	g_autofree char *before = host_names(parent);
 	const char *modes[] = { "dotdot", "symlink", "big", "device" };
@@ -1488,8 +1522,9 @@ START_TEST(test_workspace_hostile_guest)
 }
 END_TEST
 
-/* As root a copy runs as the workspace's owner (nobody here): a file the owner cannot read
- * refuses the copy-in before any boot; what comes back is the owner's. */
+/* As root a copy runs as the workspace's owner (nobody here) with none of root's groups: a
+ * file the owner cannot read refuses the copy-in before any boot; what comes back is the
+ * owner's. */
 START_TEST(test_workspace_owner)
 {
 	if (geteuid() != 0) {
@@ -1513,6 +1548,16 @@ START_TEST(test_workspace_owner)
 		"%s", err ? cordon_error_get_message(err) : "?");
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "io_error");
 	assert_no_qemu_left();
+	/* a group of root's may read it (0640): the copy has none of root's groups (the test
+	 * gives itself one; glibc's setgroups sets every thread's) */
+	const gid_t roots = 4242;
+	ck_assert_int_eq(setgroups(1, &roots), 0);
+	ck_assert_int_eq(chown(secret, 0, roots), 0);
+	ck_assert_int_eq(chmod(secret, 0640), 0);
+	ck_assert_ptr_null(open_ws(ctx, "trusted", ws, &err));
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "io_error");
+	assert_no_qemu_left();
+	ck_assert_int_eq(setgroups(0, NULL), 0);
 	ck_assert_int_eq(unlink(secret), 0);
 	cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
 	g_autofree char *out = sh_out(sb, "cat /work/mine && echo new > /work/made && echo ok");
@@ -1534,11 +1579,12 @@ START_TEST(test_workspace_cost)
 {
 	cordon_context *ctx = ctx_ws(WS_TIER_EXTRA);
 	cordon_probe_report_free(probe_settled(ctx, "vm"));
-	g_autofree char *empty = testutil_tmpdir(), *full = testutil_tmpdir();
+	g_autofree char *empty = ws_tmpdir(), *full = ws_tmpdir();
 	g_autofree char *blob = g_malloc0(100 * 1024);
 	for (int i = 0; i < 100; i++) {
 		g_autofree char *p = g_strdup_printf("%s/f%03d", full, i);
 		ck_assert(g_file_set_contents(p, blob, 100 * 1024, NULL));
+		ck_assert_int_eq(geteuid() == 0 ? chown(p, 65534, 65534) : 0, 0);
 	}
 	for (int round = 0; round < 2; round++) {
 		const char *ws = round ? full : empty;
