@@ -1,0 +1,898 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The stream multiplexer (netmux.h): one poll loop over the transport, the wake pipe, the
+ * control socket, the listeners and the streams' local sockets. */
+#include "config.h"
+
+#include "netmux.h"
+#include "nosigpipe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FRAME_SPACE (NETMUX_HEADER + NETMUX_FRAME_MAX)
+/* Local sockets are not read, nor connections accepted, while this much output waits: the
+ * output holds at most one more frame of data beyond it. */
+#define OUT_HIGH (1u << 20)
+/* Room for one frame left over plus one read of the transport. */
+#define IN_CAP (2 * FRAME_SPACE)
+#define ACCEPT_BURST 16
+#define ACCEPT_PAUSE_MS 100
+#define WINDOW_MAX (1u << 30)
+#define STREAMS_MAX (1u << 20)
+#define END 1 /* a step's "the transport ended": run returns 0 */
+
+enum { F_OPEN = 'O', F_DATA = 'D', F_FIN = 'F', F_RST = 'R', F_CREDIT = 'C' };
+
+/* A byte queue: data[off, off + len) holds the bytes. */
+typedef struct buf {
+	uint8_t *data;
+	size_t off, len, cap;
+} buf;
+
+typedef struct stream {
+	uint32_t id;
+	int fd;
+	uint32_t credit;     /* bytes we may still send */
+	uint32_t granted;    /* bytes the peer may still send */
+	uint32_t credit_due; /* written to fd, not credited yet */
+	bool fin_sent, peer_fin, wr_shut, dead;
+	buf q; /* the peer's bytes, for fd */
+} stream;
+
+typedef struct listener {
+	int fd;
+	uint32_t id;
+	int64_t paused_until; /* CLOCK_MONOTONIC ms: accept ran out of descriptors or memory */
+} listener;
+
+typedef struct lsn_array {
+	listener *v;
+	size_t n, cap;
+} lsn_array;
+
+struct netmux {
+	netmux_config c;
+	size_t out_hard; /* the transport is not read while this much output waits */
+	bool transport_sock;
+	int wake[2];
+	int ctl;
+	bool ctl_dgram; /* SOCK_DGRAM: an empty message is no EOF */
+	buf in, out;
+	stream **streams; /* dead ones until the end of the loop's turn */
+	size_t nstreams, streams_cap;
+	uint32_t nlive;
+	lsn_array lsn;
+	struct pollfd *pfd;
+	size_t pfd_cap;
+	uint32_t next_id;
+
+	pthread_mutex_t lock; /* guards what follows */
+	lsn_array pending;    /* from netmux_add_listener, for the loop to take */
+	bool stop, running, finished;
+	uint32_t live; /* nlive, for netmux_streams */
+};
+
+/* ---- bytes -------------------------------------------------------------------------------- */
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Room for n more bytes at the end (not counted in len yet), NULL on ENOMEM. Past limit the
+ * queue is compacted rather than grown, so a stream's queue never takes more than window. */
+static uint8_t *buf_reserve(buf *b, size_t n, size_t limit)
+{
+	if (b->off + b->len + n <= b->cap)
+		return b->data + b->off + b->len;
+	size_t want = b->len + n;
+	if (b->off) {
+		memmove(b->data, b->data + b->off, b->len);
+		b->off = 0;
+	}
+	if (want <= b->cap && (b->cap >= limit || b->len <= b->cap / 2))
+		return b->data + b->len;
+	size_t cap = b->cap ? 2 * b->cap : 4096;
+	if (cap > limit)
+		cap = limit;
+	if (cap < want)
+		cap = want;
+	uint8_t *d = realloc(b->data, cap);
+	if (!d)
+		return NULL;
+	b->data = d;
+	b->cap = cap;
+	return d + b->len;
+}
+
+static void buf_consume(buf *b, size_t n)
+{
+	b->off += n;
+	b->len -= n;
+	if (b->len == 0)
+		b->off = 0;
+}
+
+static void buf_free(buf *b)
+{
+	free(b->data);
+	*b = (buf){ 0 };
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static int fd_own(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -errno;
+	return 0;
+}
+
+/* A reset local socket: its peer sees ECONNRESET, not an EOF it could take for the end. */
+static void close_abort(int fd)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+	close(fd);
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* ---- frames out --------------------------------------------------------------------------- */
+
+static void header_put(uint8_t *p, uint8_t type, uint32_t id, uint32_t len)
+{
+	p[0] = type;
+	put_be32(p + 1, id);
+	put_be32(p + 5, len);
+}
+
+static int frame_put(netmux *m, uint8_t type, uint32_t id, const uint8_t *p, uint32_t len)
+{
+	uint8_t *d = buf_reserve(&m->out, NETMUX_HEADER + len, m->out_hard);
+	if (!d)
+		return -ENOMEM;
+	header_put(d, type, id, len);
+	if (len)
+		memcpy(d + NETMUX_HEADER, p, len);
+	m->out.len += NETMUX_HEADER + len;
+	return 0;
+}
+
+static int frame_u32(netmux *m, uint8_t type, uint32_t id, uint32_t v)
+{
+	uint8_t p[4];
+	put_be32(p, v);
+	return frame_put(m, type, id, p, sizeof p);
+}
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+static void live_set(netmux *m, uint32_t n)
+{
+	m->nlive = n;
+	pthread_mutex_lock(&m->lock);
+	m->live = n;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static stream *stream_find(netmux *m, uint32_t id)
+{
+	for (size_t i = 0; i < m->nstreams; i++)
+		if (!m->streams[i]->dead && m->streams[i]->id == id)
+			return m->streams[i];
+	return NULL;
+}
+
+/* NULL on ENOMEM (fd is left to the caller). */
+static stream *stream_add(netmux *m, uint32_t id, int fd)
+{
+	if (m->nstreams == m->streams_cap) {
+		size_t cap = m->streams_cap ? 2 * m->streams_cap : 16;
+		stream **v = realloc(m->streams, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		m->streams = v;
+		m->streams_cap = cap;
+	}
+	stream *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	*s = (stream){ .id = id, .fd = fd, .credit = m->c.window, .granted = m->c.window };
+	m->streams[m->nstreams++] = s;
+	live_set(m, m->nlive + 1);
+	return s;
+}
+
+/* Forgets s at once; its memory goes at the end of the loop's turn (poll slots point at it). */
+static void stream_close(netmux *m, stream *s, bool abort)
+{
+	if (abort)
+		close_abort(s->fd);
+	else
+		close(s->fd);
+	s->fd = -1;
+	s->dead = true;
+	buf_free(&s->q);
+	live_set(m, m->nlive - 1);
+}
+
+static int stream_reset(netmux *m, stream *s)
+{
+	uint32_t id = s->id;
+	stream_close(m, s, true);
+	return frame_put(m, F_RST, id, NULL, 0);
+}
+
+/* Both ways finished: closed without a reset. */
+static void stream_maybe_done(netmux *m, stream *s)
+{
+	if (s->fin_sent && s->peer_fin && s->wr_shut)
+		stream_close(m, s, false);
+}
+
+/* The queue is empty: after the peer's FIN, pass the half-close on. */
+static void stream_drained(netmux *m, stream *s)
+{
+	if (s->q.cap > NETMUX_FRAME_MAX)
+		buf_free(&s->q); /* an idle stream keeps no window's worth */
+	if (s->peer_fin && !s->wr_shut) {
+		(void)shutdown(s->fd, SHUT_WR); /* a local peer gone already shows on read */
+		s->wr_shut = true;
+		stream_maybe_done(m, s);
+	}
+}
+
+static int stream_read(netmux *m, stream *s)
+{
+	uint32_t want = s->credit < NETMUX_FRAME_MAX ? s->credit : NETMUX_FRAME_MAX;
+	if (want == 0)
+		return 0; /* a read of 0 bytes would look like EOF */
+	uint8_t *d = buf_reserve(&m->out, NETMUX_HEADER + want, m->out_hard);
+	if (!d)
+		return -ENOMEM;
+	ssize_t n = read(s->fd, d + NETMUX_HEADER, want);
+	if (n > 0) {
+		header_put(d, F_DATA, s->id, (uint32_t)n);
+		m->out.len += NETMUX_HEADER + (size_t)n;
+		s->credit -= (uint32_t)n;
+		return 0;
+	}
+	if (n == 0) {
+		s->fin_sent = true;
+		int r = frame_put(m, F_FIN, s->id, NULL, 0);
+		stream_maybe_done(m, s);
+		return r;
+	}
+	if (errno == EAGAIN || errno == EINTR)
+		return 0;
+	return stream_reset(m, s);
+}
+
+static int stream_write(netmux *m, stream *s)
+{
+	ssize_t n = send(s->fd, s->q.data + s->q.off, s->q.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : stream_reset(m, s);
+	buf_consume(&s->q, (size_t)n);
+	s->credit_due += (uint32_t)n;
+	if (s->q.len == 0)
+		stream_drained(m, s);
+	return 0;
+}
+
+/* Credit goes back in quarters of the window, or when the queue is empty; never while the
+ * output is full (it is only a count until then). */
+static int credits_send(netmux *m)
+{
+	uint32_t quarter = m->c.window / 4 ? m->c.window / 4 : 1;
+	for (size_t i = 0; i < m->nstreams && m->out.len < OUT_HIGH; i++) {
+		stream *s = m->streams[i];
+		if (s->dead || s->peer_fin || !s->credit_due ||
+		    (s->credit_due < quarter && s->q.len))
+			continue;
+		int r = frame_u32(m, F_CREDIT, s->id, s->credit_due);
+		if (r < 0)
+			return r;
+		s->granted += s->credit_due;
+		s->credit_due = 0;
+	}
+	return 0;
+}
+
+/* ---- frames in ---------------------------------------------------------------------------- */
+
+static int on_open(netmux *m, uint32_t id, const uint8_t *p, uint32_t len)
+{
+	if (!m->c.host || len != 4 || stream_find(m, id))
+		return -EPROTO;
+	if (m->nlive >= m->c.max_streams)
+		return frame_put(m, F_RST, id, NULL, 0);
+	int fd = m->c.open_stream(m->c.ctx, get_be32(p));
+	if (fd < 0)
+		return frame_put(m, F_RST, id, NULL, 0);
+	if (fd_own(fd) < 0 || !stream_add(m, id, fd)) {
+		close(fd);
+		return frame_put(m, F_RST, id, NULL, 0);
+	}
+	return 0;
+}
+
+static int on_data(netmux *m, uint32_t id, const uint8_t *p, uint32_t len)
+{
+	if (len == 0)
+		return -EPROTO;
+	stream *s = stream_find(m, id);
+	if (!s)
+		return 0; /* reset a moment ago */
+	if (s->peer_fin || len > s->granted)
+		return -EPROTO;
+	uint8_t *d = buf_reserve(&s->q, len, m->c.window);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, p, len);
+	s->q.len += len;
+	s->granted -= len;
+	return 0;
+}
+
+static int on_fin(netmux *m, uint32_t id, uint32_t len)
+{
+	stream *s = stream_find(m, id);
+	if (len != 0 || (s && s->peer_fin))
+		return -EPROTO;
+	if (s) {
+		s->peer_fin = true;
+		if (s->q.len == 0)
+			stream_drained(m, s);
+	}
+	return 0;
+}
+
+static int on_rst(netmux *m, uint32_t id, uint32_t len)
+{
+	if (len != 0)
+		return -EPROTO;
+	stream *s = stream_find(m, id);
+	if (s)
+		stream_close(m, s, true);
+	return 0;
+}
+
+static int on_credit(netmux *m, uint32_t id, const uint8_t *p, uint32_t len)
+{
+	if (len != 4)
+		return -EPROTO;
+	stream *s = stream_find(m, id);
+	if (!s)
+		return 0;
+	uint64_t credit = (uint64_t)s->credit + get_be32(p);
+	if (credit > m->c.window)
+		return -EPROTO;
+	s->credit = (uint32_t)credit;
+	return 0;
+}
+
+static int frame_in(netmux *m, uint8_t type, uint32_t id, const uint8_t *p, uint32_t len)
+{
+	if (id == 0)
+		return -EPROTO;
+	switch (type) {
+	case F_OPEN: return on_open(m, id, p, len);
+	case F_DATA: return on_data(m, id, p, len);
+	case F_FIN: return on_fin(m, id, len);
+	case F_RST: return on_rst(m, id, len);
+	case F_CREDIT: return on_credit(m, id, p, len);
+	default: return -EPROTO;
+	}
+}
+
+/* Every whole frame in the input; an oversized length fails at its header, before any of
+ * its payload is waited for. */
+static int frames_parse(netmux *m)
+{
+	buf *b = &m->in;
+	while (b->len >= NETMUX_HEADER) {
+		const uint8_t *h = b->data + b->off;
+		uint32_t len = get_be32(h + 5);
+		if (len > NETMUX_FRAME_MAX)
+			return -EPROTO;
+		if (b->len < NETMUX_HEADER + (size_t)len)
+			break;
+		int r = frame_in(m, h[0], get_be32(h + 1), h + NETMUX_HEADER, len);
+		if (r < 0)
+			return r;
+		buf_consume(b, NETMUX_HEADER + (size_t)len);
+	}
+	return 0;
+}
+
+/* ---- the transport ------------------------------------------------------------------------ */
+
+static int transport_read(netmux *m)
+{
+	/* less than a frame is left after a parse: this compacts, it never grows */
+	uint8_t *d = buf_reserve(&m->in, FRAME_SPACE, IN_CAP);
+	if (!d)
+		return -ENOMEM;
+	ssize_t n = read(m->c.transport, d, m->in.cap - m->in.off - m->in.len);
+	if (n > 0) {
+		m->in.len += (size_t)n;
+		return frames_parse(m);
+	}
+	if (n == 0)
+		return m->in.len ? -EPROTO : END; /* EOF inside a frame: cut short */
+	return errno == EAGAIN || errno == EINTR ? 0 : END;
+}
+
+static int transport_write(netmux *m)
+{
+	while (m->out.len) {
+		const uint8_t *p = m->out.data + m->out.off;
+		ssize_t n = m->transport_sock ? send(m->c.transport, p, m->out.len, MSG_NOSIGNAL)
+					      : write_nosigpipe(m->c.transport, p, m->out.len);
+		if (n > 0) {
+			buf_consume(&m->out, (size_t)n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		return n < 0 && errno == EAGAIN ? 0 : END;
+	}
+	return 0;
+}
+
+/* ---- listeners ---------------------------------------------------------------------------- */
+
+static int lsn_push(lsn_array *a, int fd, uint32_t id)
+{
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 4;
+		listener *v = realloc(a->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->n++] = (listener){ .fd = fd, .id = id };
+	return 0;
+}
+
+static void lsn_close_all(lsn_array *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		close_fd(&a->v[i].fd);
+	a->n = 0;
+}
+
+/* Takes the listeners netmux_add_listener left (closed if there is no memory for them). */
+static void listeners_adopt(netmux *m)
+{
+	pthread_mutex_lock(&m->lock);
+	for (size_t i = 0; i < m->pending.n; i++)
+		if (lsn_push(&m->lsn, m->pending.v[i].fd, m->pending.v[i].id) < 0)
+			close(m->pending.v[i].fd);
+	m->pending.n = 0;
+	pthread_mutex_unlock(&m->lock);
+}
+
+static uint32_t id_next(netmux *m)
+{
+	do
+		m->next_id++;
+	while (m->next_id == 0 || stream_find(m, m->next_id));
+	return m->next_id;
+}
+
+/* Whether to stop accepting for this turn (a broken listener is closed, dropped at reap). */
+static bool accept_failed(listener *l, int e)
+{
+	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
+		l->paused_until = now_ms() + ACCEPT_PAUSE_MS; /* it stays readable: no busy loop */
+		return true;
+	}
+	if (e == EAGAIN || e == EINTR || e == ECONNABORTED || e == EPROTO || e == EPERM)
+		return e == EAGAIN;
+	close_fd(&l->fd);
+	return true;
+}
+
+/* Over max_streams a connection is closed at once: its client learns now, not at a timeout. */
+static int listener_accept(netmux *m, listener *l)
+{
+	for (int i = 0; i < ACCEPT_BURST && l->fd >= 0 && m->out.len < OUT_HIGH; i++) {
+		int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (accept_failed(l, errno))
+				return 0;
+			continue;
+		}
+		if (m->nlive >= m->c.max_streams) {
+			close(fd);
+			continue;
+		}
+		uint32_t id = id_next(m);
+		if (!stream_add(m, id, fd)) {
+			close(fd);
+			continue;
+		}
+		int r = frame_u32(m, F_OPEN, id, l->id);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static bool is_listening(int fd)
+{
+	int on = 0;
+	socklen_t len = sizeof on;
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+/* One message of the control socket: exactly one listening socket and a 4-byte id, or it is
+ * dropped with whatever descriptors it carried. */
+static void control_read(netmux *m)
+{
+	uint8_t id[4];
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} cm;
+	struct iovec iov = { .iov_base = id, .iov_len = sizeof id };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof cm.b
+	};
+	ssize_t n = recvmsg(m->ctl, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	int fds[4], nfds = 0;
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t j = 0; j < k && nfds < 4; j++)
+			memcpy(&fds[nfds++], CMSG_DATA(c) + j * sizeof(int), sizeof(int));
+	}
+	bool ok = n == sizeof id && nfds == 1 && !(msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) &&
+		  is_listening(fds[0]) && fd_own(fds[0]) == 0 &&
+		  lsn_push(&m->lsn, fds[0], get_be32(id)) == 0;
+	for (int j = ok ? 1 : 0; j < nfds; j++)
+		close(fds[j]);
+	if (n < 0 || (n == 0 && !m->ctl_dgram))
+		close_fd(&m->ctl); /* EOF: no more listeners; an error: none either */
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+enum { P_WAKE, P_TRANSPORT, P_CTL, P_FIXED };
+
+static int pfd_room(netmux *m, size_t n)
+{
+	if (n <= m->pfd_cap)
+		return 0;
+	struct pollfd *p = realloc(m->pfd, n * sizeof *p);
+	if (!p)
+		return -ENOMEM;
+	m->pfd = p;
+	m->pfd_cap = n;
+	return 0;
+}
+
+static short stream_events(const netmux *m, const stream *s)
+{
+	if (s->dead)
+		return 0;
+	bool rd = !s->fin_sent && s->credit && m->out.len < OUT_HIGH;
+	return (short)((rd ? POLLIN : 0) | (s->q.len ? POLLOUT : 0));
+}
+
+/* Slots for everything; a descriptor with nothing to wait for gets -1, so that its POLLHUP
+ * cannot spin the loop. The timeout: the first paused listener's end, or none. */
+static int poll_build(netmux *m, size_t *ret_n, int *ret_timeout)
+{
+	size_t n = P_FIXED + m->lsn.n + m->nstreams;
+	if (pfd_room(m, n) < 0)
+		return -ENOMEM;
+	struct pollfd *p = m->pfd;
+	short tev = (short)((m->out.len < m->out_hard ? POLLIN : 0) | (m->out.len ? POLLOUT : 0));
+	p[P_WAKE] = (struct pollfd){ .fd = m->wake[0], .events = POLLIN };
+	p[P_TRANSPORT] = (struct pollfd){ .fd = m->c.transport, .events = tev };
+	p[P_CTL] = (struct pollfd){ .fd = m->ctl, .events = POLLIN };
+	int64_t now = now_ms(), wait = -1;
+	for (size_t i = 0; i < m->lsn.n; i++) {
+		listener *l = &m->lsn.v[i];
+		bool paused = l->paused_until > now;
+		if (paused && (wait < 0 || l->paused_until - now < wait))
+			wait = l->paused_until - now;
+		bool on = !paused && m->out.len < OUT_HIGH;
+		p[P_FIXED + i] = (struct pollfd){ .fd = on ? l->fd : -1, .events = POLLIN };
+	}
+	for (size_t i = 0; i < m->nstreams; i++) {
+		short ev = stream_events(m, m->streams[i]);
+		p[P_FIXED + m->lsn.n + i] = (struct pollfd){ .fd = ev ? m->streams[i]->fd : -1,
+							     .events = ev };
+	}
+	*ret_n = n;
+	*ret_timeout = (int)wait;
+	return 0;
+}
+
+static int stream_io(netmux *m, stream *s, const struct pollfd *p)
+{
+	const short gone = POLLHUP | POLLERR;
+	int r = 0;
+	if ((p->events & POLLOUT) && (p->revents & (POLLOUT | gone)))
+		r = stream_write(m, s);
+	/* the output may have filled during this turn: read only while it has room */
+	if (r == 0 && !s->dead && (p->events & POLLIN) && (p->revents & (POLLIN | gone)) &&
+	    m->out.len < OUT_HIGH)
+		r = stream_read(m, s);
+	return r;
+}
+
+static int dispatch(netmux *m, size_t nlsn, size_t nstreams)
+{
+	const struct pollfd *p = m->pfd;
+	char drain[64];
+	if (p[P_WAKE].revents)
+		while (read(m->wake[0], drain, sizeof drain) > 0)
+			;
+	int r = 0;
+	if (p[P_TRANSPORT].revents & (POLLOUT | POLLERR | POLLHUP | POLLNVAL))
+		r = transport_write(m);
+	if (r == 0 && (p[P_TRANSPORT].revents & (POLLIN | POLLERR | POLLHUP | POLLNVAL)))
+		r = transport_read(m);
+	if (r == 0 && m->ctl >= 0 && p[P_CTL].revents)
+		control_read(m);
+	for (size_t i = 0; r == 0 && i < nlsn; i++)
+		if (p[P_FIXED + i].revents)
+			r = listener_accept(m, &m->lsn.v[i]);
+	for (size_t i = 0; r == 0 && i < nstreams; i++)
+		if (p[P_FIXED + nlsn + i].revents && !m->streams[i]->dead)
+			r = stream_io(m, m->streams[i], &p[P_FIXED + nlsn + i]);
+	return r;
+}
+
+/* Frees the streams closed during the turn and drops broken listeners. */
+static void reap(netmux *m)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < m->nstreams; i++) {
+		if (m->streams[i]->dead)
+			free(m->streams[i]);
+		else
+			m->streams[k++] = m->streams[i];
+	}
+	m->nstreams = k;
+	k = 0;
+	for (size_t i = 0; i < m->lsn.n; i++)
+		if (m->lsn.v[i].fd >= 0)
+			m->lsn.v[k++] = m->lsn.v[i];
+	m->lsn.n = k;
+}
+
+static bool stopping(netmux *m)
+{
+	pthread_mutex_lock(&m->lock);
+	bool stop = m->stop;
+	pthread_mutex_unlock(&m->lock);
+	return stop;
+}
+
+/* Closes everything run owned; the streams reset (cut, not finished). */
+static void run_end(netmux *m)
+{
+	for (size_t i = 0; i < m->nstreams; i++) {
+		if (!m->streams[i]->dead)
+			stream_close(m, m->streams[i], true);
+		free(m->streams[i]);
+	}
+	m->nstreams = 0;
+	lsn_close_all(&m->lsn);
+	close_fd(&m->ctl);
+	close_fd(&m->c.transport);
+	pthread_mutex_lock(&m->lock);
+	lsn_close_all(&m->pending);
+	m->finished = true;
+	pthread_mutex_unlock(&m->lock);
+}
+
+int netmux_run(netmux *m)
+{
+	pthread_mutex_lock(&m->lock);
+	bool again = m->running || m->finished;
+	m->running = true;
+	pthread_mutex_unlock(&m->lock);
+	if (again)
+		return -EALREADY;
+	int r = 0;
+	while (r == 0 && !stopping(m)) {
+		listeners_adopt(m);
+		size_t n;
+		int timeout;
+		r = credits_send(m);
+		if (r == 0)
+			r = poll_build(m, &n, &timeout);
+		if (r < 0)
+			break;
+		size_t nlsn = m->lsn.n, nstreams = m->nstreams;
+		if (poll(m->pfd, (nfds_t)n, timeout) < 0) {
+			if (errno != EINTR)
+				r = -errno;
+			continue;
+		}
+		r = dispatch(m, nlsn, nstreams);
+		reap(m);
+	}
+	run_end(m);
+	return r == END ? 0 : r;
+}
+
+/* ---- the handle --------------------------------------------------------------------------- */
+
+static bool config_ok(const netmux_config *c)
+{
+	return c->transport >= 0 && (!c->host || c->open_stream) && c->window <= WINDOW_MAX &&
+	       c->max_streams <= STREAMS_MAX;
+}
+
+netmux *netmux_new(const netmux_config *c)
+{
+	if (!config_ok(c)) {
+		if (c->transport >= 0)
+			close(c->transport);
+		errno = EINVAL;
+		return NULL;
+	}
+	netmux *m = calloc(1, sizeof *m);
+	int e = ENOMEM;
+	if (!m)
+		goto fail;
+	m->c = *c;
+	m->c.max_streams = c->max_streams ? c->max_streams : 256;
+	m->c.window = c->window ? c->window : 256u << 10;
+	/* one frame beyond OUT_HIGH, and one reset per stream at most on the guest: an honest
+	 * pair never reaches it both at once, so neither stops reading the other */
+	m->out_hard = OUT_HIGH + 2 * FRAME_SPACE + 16 * (size_t)m->c.max_streams;
+	m->ctl = -1;
+	m->wake[0] = m->wake[1] = -1;
+	struct stat st;
+	m->transport_sock = fstat(c->transport, &st) == 0 && S_ISSOCK(st.st_mode);
+	if ((e = -fd_own(c->transport)) || pipe2(m->wake, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    (e = pthread_mutex_init(&m->lock, NULL))) {
+		e = e ? e : errno;
+		goto fail;
+	}
+	m->in.data = malloc(IN_CAP);
+	if (!m->in.data) {
+		pthread_mutex_destroy(&m->lock);
+		e = ENOMEM;
+		goto fail;
+	}
+	m->in.cap = IN_CAP;
+	return m;
+fail:
+	close(c->transport);
+	if (m) {
+		close_fd(&m->wake[0]);
+		close_fd(&m->wake[1]);
+		free(m);
+	}
+	errno = e;
+	return NULL;
+}
+
+static void wake(netmux *m)
+{
+	ssize_t n = write(m->wake[1], "", 1); /* full: a wake is pending anyway */
+	(void)n;
+}
+
+int netmux_add_listener(netmux *m, uint32_t id, int lsn)
+{
+	int r = m->c.host ? -EINVAL : fd_own(lsn);
+	if (r == 0) {
+		pthread_mutex_lock(&m->lock);
+		r = m->finished ? -ESHUTDOWN : lsn_push(&m->pending, lsn, id);
+		pthread_mutex_unlock(&m->lock);
+	}
+	if (r < 0) {
+		close(lsn);
+		return r;
+	}
+	wake(m);
+	return 0;
+}
+
+int netmux_set_control(netmux *m, int ctl)
+{
+	int type = 0;
+	socklen_t len = sizeof type;
+	pthread_mutex_lock(&m->lock);
+	bool busy = m->running || m->ctl >= 0;
+	pthread_mutex_unlock(&m->lock);
+	int r = m->c.host ? -EINVAL : busy ? -EBUSY : 0;
+	if (r == 0 && getsockopt(ctl, SOL_SOCKET, SO_TYPE, &type, &len) < 0)
+		r = -errno;
+	if (r == 0 && type != SOCK_SEQPACKET && type != SOCK_DGRAM)
+		r = -EINVAL; /* a byte stream has no message boundaries to keep ids apart */
+	if (r == 0)
+		r = fd_own(ctl);
+	if (r < 0) {
+		close(ctl);
+		return r;
+	}
+	m->ctl = ctl;
+	m->ctl_dgram = type == SOCK_DGRAM;
+	return 0;
+}
+
+void netmux_stop(netmux *m)
+{
+	pthread_mutex_lock(&m->lock);
+	m->stop = true;
+	pthread_mutex_unlock(&m->lock);
+	wake(m);
+}
+
+uint32_t netmux_streams(netmux *m)
+{
+	pthread_mutex_lock(&m->lock);
+	uint32_t n = m->live;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+void netmux_free(netmux *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nstreams; i++) {
+		if (!m->streams[i]->dead)
+			close_abort(m->streams[i]->fd);
+		buf_free(&m->streams[i]->q);
+		free(m->streams[i]);
+	}
+	free(m->streams);
+	lsn_close_all(&m->lsn);
+	lsn_close_all(&m->pending);
+	free(m->lsn.v);
+	free(m->pending.v);
+	close_fd(&m->ctl);
+	close_fd(&m->c.transport);
+	close_fd(&m->wake[0]);
+	close_fd(&m->wake[1]);
+	buf_free(&m->in);
+	buf_free(&m->out);
+	free(m->pfd);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Many stream connections over one byte stream: a microVM guest has no network device, so
+ * its connections to host-side services (the egress proxy) travel over a second
+ * virtio-serial port. The guest side accepts on listening sockets and opens one stream per
+ * accepted connection; the host side connects each stream to a local endpoint
+ * (open_stream) and pumps bytes. libc only: linked into libcommon and into cordon-agent.
+ *
+ * Frames, both ways: a 9-byte header (type u8, stream id u32, payload length u32, all
+ * big-endian), then the payload, at most NETMUX_FRAME_MAX bytes. Types:
+ *   'O' OPEN   guest to host only; a new non-zero id; payload: the listener id (u32)
+ *   'D' DATA   at least one byte, within the credit the receiver granted
+ *   'F' FIN    no more DATA from the sender on this stream (half-close); empty
+ *   'R' RST    abort the stream; empty
+ *   'C' CREDIT payload u32: that many more bytes were written to the local socket
+ * Each stream starts with `window` bytes of credit each way; the receiver's queue of a
+ * stream is thus at most `window` bytes, and a stalled reader stalls only its own stream.
+ * DATA, FIN, RST or CREDIT for an unknown stream is dropped (it may just have been reset).
+ *
+ * The host treats the guest as hostile: any other frame (an unknown type, a wrong payload
+ * length, stream id 0, an OPEN of a live id, DATA beyond the credit or after a FIN, credit
+ * above the window) ends the whole mux with -EPROTO, every descriptor closed. The guest
+ * checks the host's frames the same way. Memory stays within max_streams * window plus the
+ * output bound, whatever the peer claims.
+ *
+ * Ownership: every descriptor passed in belongs to the mux from the call on, also when the
+ * call fails (it is closed then). netmux_add_listener, netmux_stop and netmux_streams may
+ * be called from any thread while netmux_run runs on another; the rest from one thread.
+ */
+#pragma once
+
+#include "visibility.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NETMUX_HEADER 9
+#define NETMUX_FRAME_MAX 65536u
+
+typedef struct netmux netmux;
+
+typedef struct netmux_config {
+	/* A connected stream (socket or character device); made O_NONBLOCK and close-on-exec. */
+	int transport;
+	bool host; /* the host side: the peer is hostile */
+	/* Host side (required there): the peer opened a stream on listener: a connected
+	 * stream socket (the mux owns it and makes it O_NONBLOCK, close-on-exec), or a
+	 * negative errno (the stream is reset). Called on netmux_run's thread, which it
+	 * blocks while it runs. */
+	int (*open_stream)(void *ctx, uint32_t listener);
+	void *ctx;
+	uint32_t max_streams; /* streams open at once; 0: 256 */
+	uint32_t window;      /* credit per stream and direction, in bytes; 0: 256 KiB */
+} netmux_config;
+
+/* NULL with errno set: EINVAL (no transport; a host without open_stream; a window above
+ * 1 GiB or max_streams above 1 Mi), ENOMEM. */
+netmux *netmux_new(const netmux_config *c) CORDON_INTERNAL;
+/* Guest side: each connection accepted on lsn (a listening socket) opens a stream on
+ * listener id. Over max_streams a connection is accepted and closed at once (its client
+ * sees the close rather than a hang). 0, -EINVAL (the host side), -ESHUTDOWN (run has
+ * returned), -ENOMEM. */
+int netmux_add_listener(netmux *m, uint32_t id, int lsn) CORDON_INTERNAL;
+/* Guest side, before netmux_run: listeners may also arrive on ctl, a unix socket with
+ * message boundaries (SOCK_SEQPACKET or SOCK_DGRAM): each message one listening socket
+ * (SCM_RIGHTS) and its listener id, 4 bytes big-endian, as data. A message that is not
+ * exactly that is dropped, its descriptors closed. EOF on ctl only means no more
+ * listeners. 0, -EINVAL (the host side), -EBUSY (a control socket is set). */
+int netmux_set_control(netmux *m, int ctl) CORDON_INTERNAL;
+/* Pumps until the transport ends (EOF or an error: 0; EOF inside a frame: -EPROTO), the
+ * peer breaks the protocol (-EPROTO), netmux_stop (0), or memory runs out (-ENOMEM). Every
+ * descriptor the mux owns is closed by then. Once per mux (-EALREADY after). */
+int netmux_run(netmux *m) CORDON_INTERNAL;
+/* Makes netmux_run return soon (or at once, if it has not started yet). Any thread. */
+void netmux_stop(netmux *m) CORDON_INTERNAL;
+/* After netmux_run returned, or when it never ran: closes what is left, frees m. NULL is
+ * fine. */
+void netmux_free(netmux *m) CORDON_INTERNAL;
+/* Streams open now (for tests and audit). Any thread. */
+uint32_t netmux_streams(netmux *m) CORDON_INTERNAL;
