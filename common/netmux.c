@@ -29,7 +29,7 @@
 #define STREAMS_MAX (1u << 20)
 #define END 1 /* a step's "the transport ended": run returns 0 */
 
-enum { F_OPEN = 'O', F_DATA = 'D', F_FIN = 'F', F_RST = 'R', F_CREDIT = 'C' };
+enum { F_OPEN = 'O', F_ACCEPT = 'A', F_DATA = 'D', F_FIN = 'F', F_RST = 'R', F_CREDIT = 'C' };
 
 /* A byte queue: data[off, off + len) holds the bytes. */
 typedef struct buf {
@@ -37,9 +37,21 @@ typedef struct buf {
 	size_t off, len, cap;
 } buf;
 
+/* A netmux_open waiting for the peer's answer (under the mux's lock once posted). */
+typedef struct open_req {
+	uint32_t target;
+	int fd;
+	int result;
+	bool done, abandoned; /* answered; its caller stopped waiting (the loop frees it) */
+	pthread_cond_t cond;
+	struct open_req *next;
+} open_req;
+
 typedef struct stream {
 	uint32_t id;
 	int fd;
+	bool opening;        /* ours, not accepted yet: its socket is not read until ACCEPT */
+	open_req *req;       /* the netmux_open that waits for the answer, or NULL */
 	uint32_t credit;     /* bytes we may still send */
 	uint32_t granted;    /* bytes the peer may still send */
 	uint32_t credit_due; /* written to fd, not credited yet */
@@ -76,6 +88,7 @@ struct netmux {
 
 	pthread_mutex_t lock; /* guards what follows */
 	lsn_array pending;    /* from netmux_add_listener, for the loop to take */
+	open_req *opens;      /* from netmux_open, for the loop to take */
 	bool stop, running, finished;
 	uint32_t live; /* nlive, for netmux_streams */
 };
@@ -231,7 +244,24 @@ static stream *stream_add(netmux *m, uint32_t id, int fd)
 	return s;
 }
 
-/* Forgets s at once; its memory goes at the end of the loop's turn (poll slots point at it). */
+/* The answer to a netmux_open: its caller wakes, or, gone, leaves it to us to free. */
+static void open_done(netmux *m, open_req *q, int result)
+{
+	pthread_mutex_lock(&m->lock);
+	bool gone = q->abandoned;
+	q->done = true;
+	q->result = result;
+	if (!gone)
+		pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&m->lock);
+	if (gone) {
+		pthread_cond_destroy(&q->cond);
+		free(q);
+	}
+}
+
+/* Forgets s at once; its memory goes at the end of the loop's turn (poll slots point at it).
+ * A stream of ours closed before the peer accepted it was refused. */
 static void stream_close(netmux *m, stream *s, bool abort)
 {
 	if (abort)
@@ -239,6 +269,10 @@ static void stream_close(netmux *m, stream *s, bool abort)
 	else
 		close(s->fd);
 	s->fd = -1;
+	if (s->req) { /* after the close: its caller may look at the other end */
+		open_done(m, s->req, -ECONNREFUSED);
+		s->req = NULL;
+	}
 	s->dead = true;
 	buf_free(&s->q);
 	live_set(m, m->nlive - 1);
@@ -329,11 +363,14 @@ static int credits_send(netmux *m)
 
 /* ---- frames in ---------------------------------------------------------------------------- */
 
+/* Whether id is one the peer may open: the guest's are odd, the host's even. */
+static bool peer_id(const netmux *m, uint32_t id) { return (id & 1) == (m->c.host ? 1u : 0u); }
+
 static int on_open(netmux *m, uint32_t id, const uint8_t *p, uint32_t len)
 {
-	if (!m->c.host || len != 4 || stream_find(m, id))
+	if (len != 4 || !peer_id(m, id) || stream_find(m, id))
 		return -EPROTO;
-	if (m->nlive >= m->c.max_streams)
+	if (m->nlive >= m->c.max_streams || !m->c.open_stream)
 		return frame_put(m, F_RST, id, NULL, 0);
 	int fd = m->c.open_stream(m->c.ctx, get_be32(p));
 	if (fd < 0)
@@ -341,6 +378,22 @@ static int on_open(netmux *m, uint32_t id, const uint8_t *p, uint32_t len)
 	if (fd_own(fd) < 0 || !stream_add(m, id, fd)) {
 		close(fd);
 		return frame_put(m, F_RST, id, NULL, 0);
+	}
+	return frame_put(m, F_ACCEPT, id, NULL, 0);
+}
+
+/* The peer took a stream of ours: its socket is read from now on. */
+static int on_accept(netmux *m, uint32_t id, uint32_t len)
+{
+	stream *s = stream_find(m, id);
+	if (len != 0 || peer_id(m, id) || (s && !s->opening))
+		return -EPROTO;
+	if (s) {
+		s->opening = false;
+		if (s->req) {
+			open_done(m, s->req, 0);
+			s->req = NULL;
+		}
 	}
 	return 0;
 }
@@ -406,6 +459,7 @@ static int frame_in(netmux *m, uint8_t type, uint32_t id, const uint8_t *p, uint
 		return -EPROTO;
 	switch (type) {
 	case F_OPEN: return on_open(m, id, p, len);
+	case F_ACCEPT: return on_accept(m, id, len);
 	case F_DATA: return on_data(m, id, p, len);
 	case F_FIN: return on_fin(m, id, len);
 	case F_RST: return on_rst(m, id, len);
@@ -503,10 +557,38 @@ static void listeners_adopt(netmux *m)
 	pthread_mutex_unlock(&m->lock);
 }
 
+static uint32_t id_next(netmux *m);
+
+/* Takes the streams netmux_open posted: each an OPEN, answered when the peer's answer
+ * comes (refused at once when there is no room). */
+static int opens_adopt(netmux *m)
+{
+	pthread_mutex_lock(&m->lock);
+	open_req *q = m->opens;
+	m->opens = NULL;
+	pthread_mutex_unlock(&m->lock);
+	int r = 0;
+	while (q) {
+		open_req *next = q->next;
+		stream *s = r == 0 && m->nlive < m->c.max_streams ? stream_add(m, id_next(m), q->fd)
+								  : NULL;
+		if (s) {
+			s->opening = true;
+			s->req = q;
+			r = frame_u32(m, F_OPEN, s->id, q->target);
+		} else {
+			close_abort(q->fd);
+			open_done(m, q, r < 0 ? r : -EAGAIN);
+		}
+		q = next;
+	}
+	return r;
+}
+
 static uint32_t id_next(netmux *m)
 {
 	do
-		m->next_id++;
+		m->next_id += 2; /* the guest's odd, the host's even (netmux_new) */
 	while (m->next_id == 0 || stream_find(m, m->next_id));
 	return m->next_id;
 }
@@ -539,10 +621,12 @@ static int listener_accept(netmux *m, listener *l)
 			continue;
 		}
 		uint32_t id = id_next(m);
-		if (!stream_add(m, id, fd)) {
+		stream *s = stream_add(m, id, fd);
+		if (!s) {
 			close(fd);
 			continue;
 		}
+		s->opening = true;
 		int r = frame_u32(m, F_OPEN, id, l->id);
 		if (r < 0)
 			return r;
@@ -610,7 +694,7 @@ static short stream_events(const netmux *m, const stream *s)
 {
 	if (s->dead)
 		return 0;
-	bool rd = !s->fin_sent && s->credit && m->out.len < OUT_HIGH;
+	bool rd = !s->opening && !s->fin_sent && s->credit && m->out.len < OUT_HIGH;
 	return (short)((rd ? POLLIN : 0) | (s->q.len ? POLLOUT : 0));
 }
 
@@ -721,8 +805,15 @@ static void run_end(netmux *m)
 	close_fd(&m->c.transport);
 	pthread_mutex_lock(&m->lock);
 	lsn_close_all(&m->pending);
+	open_req *q = m->opens;
+	m->opens = NULL;
 	m->finished = true;
 	pthread_mutex_unlock(&m->lock);
+	for (open_req *next; q; q = next) {
+		next = q->next;
+		close(q->fd);
+		open_done(m, q, -ESHUTDOWN);
+	}
 }
 
 int netmux_run(netmux *m)
@@ -736,9 +827,11 @@ int netmux_run(netmux *m)
 	int r = 0;
 	while (r == 0 && !stopping(m)) {
 		listeners_adopt(m);
-		size_t n;
-		int timeout;
-		r = credits_send(m);
+		size_t n = 0;
+		int timeout = -1;
+		r = opens_adopt(m);
+		if (r == 0)
+			r = credits_send(m);
 		if (r == 0)
 			r = poll_build(m, &n, &timeout);
 		if (r < 0)
@@ -783,6 +876,7 @@ netmux *netmux_new(const netmux_config *c)
 	 * pair never reaches it both at once, so neither stops reading the other */
 	m->out_hard = OUT_HIGH + 2 * FRAME_SPACE + 16 * (size_t)m->c.max_streams;
 	m->ctl = -1;
+	m->next_id = c->host ? 0 : UINT32_MAX; /* first ids: 2 (the host's), 1 (the guest's) */
 	m->wake[0] = m->wake[1] = -1;
 	struct stat st;
 	m->transport_sock = fstat(c->transport, &st) == 0 && S_ISSOCK(st.st_mode);
@@ -863,6 +957,52 @@ void netmux_stop(netmux *m)
 	wake(m);
 }
 
+int netmux_open(netmux *m, uint32_t target, int local, int timeout_ms)
+{
+	open_req *q = calloc(1, sizeof *q);
+	int r = q ? fd_own(local) : -ENOMEM;
+	if (r == 0 && (r = -pthread_cond_init(&q->cond, NULL)) == 0) {
+		q->target = target;
+		q->fd = local;
+		pthread_mutex_lock(&m->lock);
+		if (m->finished) {
+			r = -ESHUTDOWN;
+		} else {
+			q->next = m->opens;
+			m->opens = q;
+		}
+		pthread_mutex_unlock(&m->lock);
+		if (r < 0)
+			pthread_cond_destroy(&q->cond);
+	}
+	if (r < 0) {
+		free(q);
+		close(local);
+		return r;
+	}
+	wake(m);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&m->lock);
+	while (!q->done && pthread_cond_timedwait(&q->cond, &m->lock, &until) != ETIMEDOUT)
+		;
+	bool done = q->done;
+	r = done ? q->result : -ETIMEDOUT;
+	q->abandoned = !done; /* the loop frees it when the answer comes */
+	pthread_mutex_unlock(&m->lock);
+	if (done) {
+		pthread_cond_destroy(&q->cond);
+		free(q);
+	}
+	return r;
+}
+
 uint32_t netmux_streams(netmux *m)
 {
 	pthread_mutex_lock(&m->lock);
@@ -882,6 +1022,12 @@ void netmux_free(netmux *m)
 		free(m->streams[i]);
 	}
 	free(m->streams);
+	for (open_req *q = m->opens, *next; q; q = next) { /* a run that never ran: no waiter */
+		next = q->next;
+		close(q->fd);
+		pthread_cond_destroy(&q->cond);
+		free(q);
+	}
 	lsn_close_all(&m->lsn);
 	lsn_close_all(&m->pending);
 	free(m->lsn.v);

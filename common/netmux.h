@@ -8,7 +8,12 @@
  *
  * Frames, both ways: a 9-byte header (type u8, stream id u32, payload length u32, all
  * big-endian), then the payload, at most NETMUX_FRAME_MAX bytes. Types:
- *   'O' OPEN   guest to host only; a new non-zero id; payload: the listener id (u32)
+ *   'O' OPEN   a new stream: a new non-zero id, odd when the guest opens it, even when the
+ *              host does; payload: what it is for (u32): the host's listener id (the guest's
+ *              listeners' streams), or a target of the guest's (netmux_open)
+ *   'A' ACCEPT the receiver of an OPEN took the stream (open_stream gave a socket); empty.
+ *              The opener reads nothing of its local socket before it: a refused stream
+ *              (RST) loses no byte
  *   'D' DATA   at least one byte, within the credit the receiver granted
  *   'F' FIN    no more DATA from the sender on this stream (half-close); empty
  *   'R' RST    abort the stream; empty
@@ -18,14 +23,16 @@
  * DATA, FIN, RST or CREDIT for an unknown stream is dropped (it may just have been reset).
  *
  * The host treats the guest as hostile: any other frame (an unknown type, a wrong payload
- * length, stream id 0, an OPEN of a live id, DATA beyond the credit or after a FIN, credit
+ * length, stream id 0, an OPEN of a live id or of the other side's parity, an ACCEPT of a
+ * stream the host did not open or twice, DATA beyond the credit or after a FIN, credit
  * above the window) ends the whole mux with -EPROTO, every descriptor closed. The guest
  * checks the host's frames the same way. Memory stays within max_streams * window plus the
  * output bound, whatever the peer claims.
  *
  * Ownership: every descriptor passed in belongs to the mux from the call on, also when the
- * call fails (it is closed then). netmux_add_listener, netmux_stop and netmux_streams may
- * be called from any thread while netmux_run runs on another; the rest from one thread.
+ * call fails (it is closed then). netmux_add_listener, netmux_open, netmux_stop and
+ * netmux_streams may be called from any thread while netmux_run runs on another; the rest
+ * from one thread.
  */
 #pragma once
 
@@ -43,10 +50,11 @@ typedef struct netmux_config {
 	/* A connected stream (socket or character device); made O_NONBLOCK and close-on-exec. */
 	int transport;
 	bool host; /* the host side: the peer is hostile */
-	/* Host side (required there): the peer opened a stream on listener: a connected
-	 * stream socket (the mux owns it and makes it O_NONBLOCK, close-on-exec), or a
-	 * negative errno (the stream is reset). Called on netmux_run's thread, which it
-	 * blocks while it runs. */
+	/* The peer opened a stream for listener (the host's listener id, or the guest's
+	 * target): a connected stream socket (the mux owns it and makes it O_NONBLOCK,
+	 * close-on-exec), or a negative errno (the stream is reset). Called on netmux_run's
+	 * thread, which it blocks while it runs. Required on the host; NULL on the guest:
+	 * every stream the host opens is reset. */
 	int (*open_stream)(void *ctx, uint32_t listener);
 	void *ctx;
 	uint32_t max_streams; /* streams open at once; 0: 256 */
@@ -71,6 +79,12 @@ int netmux_set_control(netmux *m, int ctl) CORDON_INTERNAL;
  * peer breaks the protocol (-EPROTO), netmux_stop (0), or memory runs out (-ENOMEM). Every
  * descriptor the mux owns is closed by then. Once per mux (-EALREADY after). */
 int netmux_run(netmux *m) CORDON_INTERNAL;
+/* A stream of ours to the peer's target, carried from local (the mux's from the call on,
+ * also when it fails), once the peer accepts it. Any thread, while netmux_run runs; waits
+ * up to timeout_ms for the answer: 0 (accepted), -ECONNREFUSED (refused, or the mux ended
+ * first), -EAGAIN (max_streams open), -ETIMEDOUT (no answer yet: the stream goes on if it
+ * comes), -ESHUTDOWN (run has returned), -ENOMEM. */
+int netmux_open(netmux *m, uint32_t target, int local, int timeout_ms) CORDON_INTERNAL;
 /* Makes netmux_run return soon (or at once, if it has not started yet). Any thread. */
 void netmux_stop(netmux *m) CORDON_INTERNAL;
 /* After netmux_run returned, or when it never ran: closes what is left, frees m. NULL is

@@ -750,6 +750,9 @@ START_TEST(test_hostile)
 		{ "a FIN with a payload", 'F', 1, 1, four, 1 },
 		{ "an RST with a payload", 'R', 1, 1, four, 1 },
 		{ "DATA on stream 0", 'D', 0, 1, four, 1 },
+		{ "an OPEN of a host's (even) id", 'O', 2, 4, four, 4 },
+		{ "an ACCEPT of a stream the host did not open", 'A', 1, 0, NULL, 0 },
+		{ "an ACCEPT with a payload", 'A', 3, 1, four, 1 },
 	};
 	int fds = fd_count();
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -818,6 +821,98 @@ START_TEST(test_hostile_tolerated)
 	ck_assert_int_eq(runner_wait(&r, WAIT_MS), 0);
 	ck_assert(peer_closed(kept));
 	close(kept);
+	netmux_free(m);
+	close(peer);
+	pthread_mutex_destroy(&h.lock);
+}
+END_TEST
+
+/* ---- 6b: streams the host opens (netmux_open) ---------------------------------------------- */
+
+/* The guest's side of a host-opened stream: target i is a connection to rig port i. */
+static int guest_target(void *ctx, uint32_t target)
+{
+	rig *g = ctx;
+	if (target >= G_N_ELEMENTS(g->gports) || !g->gports[target])
+		return -ECONNREFUSED;
+	return tcp_connect(g->gports[target], 0);
+}
+
+/* A host-opened stream to a guest target: accepted, bytes both ways and the half-close; a
+ * target the guest refuses: -ECONNREFUSED, and the local socket closed. */
+START_TEST(test_host_open)
+{
+	server echo;
+	server_start(&echo, ECHO, 0);
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	rig g = { 0 };
+	g.gports[1] = echo.port;
+	g.guest = netmux_new(
+		&(netmux_config){ .transport = sv[0], .open_stream = guest_target, .ctx = &g });
+	g.host = netmux_new(&(netmux_config){
+		.transport = sv[1], .host = true, .open_stream = rig_open, .ctx = &g });
+	runner_start(&g.gr, g.guest);
+	runner_start(&g.hr, g.host);
+	int lp[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp), 0);
+	ck_assert_int_eq(netmux_open(g.host, 1, lp[1], WAIT_MS), 0);
+	set_timeouts(lp[0], WAIT_MS);
+	round_trip(lp[0], "through a stream the host opened");
+	ck_assert_int_eq(shutdown(lp[0], SHUT_WR), 0);
+	g_autoptr(GByteArray) rest = g_byte_array_new();
+	ck_assert_int_eq(recv_to_eof(lp[0], rest), 0);
+	ck_assert(rest->len == 3 && memcmp(rest->data, "BYE", 3) == 0);
+	close(lp[0]);
+	int rp[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, rp), 0);
+	ck_assert_int_eq(netmux_open(g.host, 5, rp[1], WAIT_MS), -ECONNREFUSED);
+	ck_assert(peer_closed(rp[0]));
+	close(rp[0]);
+	wait_streams(g.host, 0);
+	rig_down(&g);
+	server_stop(&echo);
+}
+END_TEST
+
+/* Nothing of the local socket is read before the peer's ACCEPT (a refused stream loses no
+ * byte); a peer that never answers times the open out, and the mux goes on. */
+START_TEST(test_host_open_waits)
+{
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	hostile h = { .nkept = 0 };
+	pthread_mutex_init(&h.lock, NULL);
+	netmux *m = netmux_new(&(netmux_config){
+		.transport = sv[1], .host = true, .open_stream = hostile_open, .ctx = &h });
+	int peer = sv[0];
+	set_timeouts(peer, WAIT_MS);
+	runner r;
+	runner_start(&r, m);
+	int lp[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp), 0);
+	ck_assert(send_all(lp[0], "early", 5));
+	ck_assert_int_eq(netmux_open(m, 7, lp[1], 200), -ETIMEDOUT);
+	uint8_t f[NETMUX_HEADER + 4];
+	ck_assert(recv_all(peer, f, sizeof f));
+	ck_assert_int_eq(f[0], 'O');
+	ck_assert_int_eq(f[4] & 1, 0); /* the host's ids are even */
+	ck_assert_int_eq(f[12], 7);
+	set_timeouts(peer, 300);
+	uint8_t more;
+	ck_assert_int_lt(recv(peer, &more, 1, 0), 0); /* no DATA before the ACCEPT */
+	g_autoptr(GByteArray) b = g_byte_array_new();
+	frame(b, 'A', (uint32_t)f[1] << 24 | f[2] << 16 | f[3] << 8 | f[4], 0, NULL, 0);
+	ck_assert(send_all(peer, b->data, b->len));
+	set_timeouts(peer, WAIT_MS);
+	uint8_t d[NETMUX_HEADER + 5];
+	ck_assert(recv_all(peer, d, sizeof d));
+	ck_assert(d[0] == 'D' && memcmp(d + NETMUX_HEADER, "early", 5) == 0);
+	netmux_stop(m);
+	ck_assert_int_eq(runner_wait(&r, WAIT_MS), 0);
+	ck_assert(peer_closed(lp[0]));
+	close(lp[0]);
+	ck_assert_int_eq(netmux_open(m, 7, dup(peer), WAIT_MS), -ESHUTDOWN);
 	netmux_free(m);
 	close(peer);
 	pthread_mutex_destroy(&h.lock);
@@ -1006,6 +1101,8 @@ static Suite *netmux_suite(void)
 	tcase_add_test(tc, test_max_streams);
 	tcase_add_test(tc, test_hostile);
 	tcase_add_test(tc, test_hostile_tolerated);
+	tcase_add_test(tc, test_host_open);
+	tcase_add_test(tc, test_host_open_waits);
 	tcase_add_test(tc, test_ends);
 	tcase_add_test(tc, test_control);
 	suite_add_tcase(s, tc);
