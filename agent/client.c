@@ -773,3 +773,23 @@ int agent_exchange_run(agent_exchange *x, const agent_link *link, uint64_t limit
 	free(s.tout);
 	return s.ret;
 }
+
+int agent_port_collect(void *ctx, const void *data, size_t len)
+{
+	agent_port_answer *p = ctx;
+	if (p->len + len >= sizeof(p->text))
+		return -EPROTO;
+	memcpy(p->text + p->len, data, len);
+	p->len += len;
+	p->text[p->len] = '\0';
+	return 0;
+}
+
+uint16_t agent_port_value(const agent_port_answer *p)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long port = p->len ? strtoul(p->text, &end, 10) : 0;
+	bool digits = p->len && p->text[0] >= '0' && p->text[0] <= '9';
+	return digits && !errno && end && !*end && port > 0 && port <= 65535 ? (uint16_t)port : 0;
+}

@@ -174,4 +174,14 @@ void agent_end_frame(uint8_t out[AGENT_FRAME_HEADER]) CORDON_INTERNAL;
 
 int64_t agent_now_ms(void) CORDON_INTERNAL;
 
+/* The answer to a `relay` request (agent/protocol.h): one DATA frame, a port in decimal.
+ * agent_port_collect is its emit callback (ctx: an agent_port_answer, zeroed). */
+typedef struct agent_port_answer {
+	char text[16];
+	size_t len;
+} agent_port_answer;
+int agent_port_collect(void *ctx, const void *data, size_t len) CORDON_INTERNAL;
+/* The port it holds (1 to 65535), or 0: none. */
+uint16_t agent_port_value(const agent_port_answer *p) CORDON_INTERNAL;
+
 #endif /* CORDON_AGENT_CLIENT_H */

@@ -69,6 +69,8 @@ extern char **environ;
 
 /* pid 1 of a microVM guest (agent/guest.c): the channel is a virtio port */
 static bool in_guest;
+/* A second session of a guest's (extra_session_serve): no identity, no relays. */
+static bool extra_session;
 /* The guest's first request after its identity is the workspace's unpack, run as root. */
 static bool unpack_allowed;
 
@@ -1128,7 +1130,13 @@ static int session_relay(const char *path)
 	if (slot == RELAYS_MAX)
 		return fail(ERRC(resource), EMFILE, "relay");
 	uint16_t port = 0;
-	int r = agent_relay_start(path, &port, &relay_pids[slot]);
+	bool channel = strncmp(path, AGENT_RELAY_CHANNEL, strlen(AGENT_RELAY_CHANNEL)) == 0;
+	int r = !channel        ? agent_relay_start(path, &port, &relay_pids[slot])
+		: extra_session ? -EPERM /* the first session's, which started the channel */
+				: agent_relay_channel(path, &port);
+	if (r == -ENODEV)
+		return fail(ERRC(unsupported), ENODEV,
+			    "relay: this sandbox has no network channel");
 	if (r < 0)
 		return fail(r == -EINVAL ? ERRC(invalid_argument) : ERRC(io_error), -r, "relay");
 	frame_text(AGENT_FRAME_DATA, "%u", (unsigned)port);
@@ -1199,6 +1207,23 @@ static bool session_identity(void)
 	return r == 0;
 }
 
+static void extra_session_serve(int fd);
+
+/* A guest's network channel (agent/relay.c), once the agent runs as the work's uid: the
+ * multiplexer is one of our relays, which no run's end kills. Without it relays and a second
+ * session fail, each with the reason. */
+static void channel_start(void)
+{
+	size_t slot = 0;
+	while (slot < RELAYS_MAX && relay_pids[slot] > 0)
+		slot++;
+	if (!in_guest || extra_session || slot == RELAYS_MAX)
+		return;
+	int r = agent_channel_start(guest_net_port_take(), extra_session_serve, &relay_pids[slot]);
+	if (r < 0 && r != -ENODEV)
+		fprintf(stderr, "cordon-agent: the network channel: %s\n", strerror(-r));
+}
+
 static int cmd_session(void)
 {
 	/* The work runs as our uid: undumpable, our /proc/1/fd (the channel,
@@ -1209,9 +1234,9 @@ static int cmd_session(void)
 	if (sfd < 0)
 		return fail(ERRC(io_error), errno, "signalfd");
 	frame_text(AGENT_FRAME_HELLO, "%d", (int)getpid());
-	if (in_guest && !session_identity())
+	if (in_guest && !extra_session && !session_identity())
 		return 1;
-	bool dropped = !in_guest;
+	bool dropped = !in_guest || extra_session;
 	for (;;) {
 		struct pollfd pfd[2] = { { STDIN_FILENO, POLLIN, 0 }, { sfd, POLLIN, 0 } };
 		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
@@ -1239,6 +1264,8 @@ static int cmd_session(void)
 			if (!unpack_allowed && guest_drop() < 0)
 				return fail(ERRC(io_error), errno, "dropping to the work's uid");
 			dropped = !unpack_allowed;
+			if (dropped)
+				channel_start();
 		}
 		bool more = true;
 		if (type == AGENT_REQ_RUN)
@@ -1258,8 +1285,24 @@ static int cmd_session(void)
 			if (guest_drop() < 0)
 				return fail(ERRC(io_error), errno, "dropping to the work's uid");
 			dropped = true;
+			channel_start();
 		}
 	}
+}
+
+/* One more session, on a stream the host opened on the network channel (in a child of the
+ * multiplexer's, already the work's uid): the same protocol, no identity (the guest has
+ * it), no relay (the first session's). Its own reaper: the work's orphans are its own. */
+static void extra_session_serve(int fd)
+{
+	signal(SIGCHLD, SIG_DFL); /* the multiplexer's is SIG_IGN: waitpid needs it back */
+	if (dup2(fd, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0)
+		_exit(1);
+	close(fd);
+	for (int i = 3; i < 1024; i++)
+		close(i); /* nothing of the multiplexer's: its channel, its other streams */
+	extra_session = true;
+	_exit(cmd_session());
 }
 
 /* ---- kill ---------------------------------------------------------------------------- */

@@ -9,8 +9,11 @@
  *                                    has no disk, and its RAM is the VM's memory limit
  *   /lib/cordon/modules/NN-name.ko   loaded with finit_module in name order (the image
  *                                    builder numbers them in dependency order)
+ *   the loopback                     up, for the work's own servers and for the relays
  *   the agent's port                 found by name (QEMU's virtserialport name=) in
  *                                    /sys/class/virtio-ports/<port>/name, opened as 0 and 1
+ *   the network channel's port       the second one, kept open (close-on-exec) for the
+ *                                    relay's multiplexer (agent/relay.c), never the work's
  *   the identity                     the host's first request (guest_identity): its random
  *                                    bytes mixed into the kernel's pool and the CRNG
  *                                    reseeded, /etc/machine-id, the hostname, the clock.
@@ -43,10 +46,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/random.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -199,6 +204,50 @@ static int open_port(void)
 	return -ETIMEDOUT;
 }
 
+/* The network channel's port, once found, opened without waiting for the host's end (no
+ * stream comes before the identity, and a template's never carries any). It appears with
+ * the agent's, on the same device: a short wait covers its /dev node. */
+#define NET_PORT_WAIT_MS 2000
+static int net_port = -1;
+
+static void open_net_port(void)
+{
+	char dev[300];
+	for (int waited = 0; waited < NET_PORT_WAIT_MS; waited += 2) {
+		if (find_port(AGENT_GUEST_NET_PORT, dev, sizeof(dev)) == 0) {
+			net_port = open(dev, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+			return;
+		}
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+int guest_net_port_take(void)
+{
+	int fd = net_port;
+	net_port = -1;
+	return fd;
+}
+
+/* lo up: the kernel gives it 127.0.0.1 then (the only interface the guest has). */
+static int loopback_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	int r = 0;
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+		r = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (r == 0 && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+		r = -errno;
+	if (s >= 0)
+		close(s);
+	return r;
+}
+
 static int drop_to_work_uid(uint64_t pids)
 {
 	gid_t g = AGENT_GUEST_UID;
@@ -241,12 +290,15 @@ int guest_init(void)
 		return fail("mounting the scratch tmpfs", r);
 	if ((r = load_modules()) < 0)
 		return fail("loading the virtio modules", r);
+	if ((r = loopback_up()) < 0)
+		return fail("bringing up lo", r);
 	int port = open_port();
 	if (port < 0)
 		return fail("opening the agent's port " AGENT_GUEST_PORT, port);
 	if (dup2(port, STDIN_FILENO) < 0 || dup2(port, STDOUT_FILENO) < 0)
 		return fail("the agent's port as stdio", -errno);
 	close(port);
+	open_net_port(); /* without it only relays fail, with the reason */
 	work_nofile = cmdline_u64(cmdline, "cordon.nofile=", 0);
 	work_fsize = cmdline_u64(cmdline, "cordon.fsize=", 0);
 	work_pids = cmdline_u64(cmdline, "cordon.pids=", 0);

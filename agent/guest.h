@@ -9,6 +9,8 @@
 
 /* The virtio-serial port's name (plugins/qemu's QEMU_AGENT_PORT). */
 #define AGENT_GUEST_PORT "org.cordon.agent"
+/* The network channel's port (plugins/qemu's QEMU_NET_PORT). */
+#define AGENT_GUEST_NET_PORT "org.cordon.net"
 /* Where the image builder puts the kernel modules the guest loads, NN-name.ko. */
 #define AGENT_GUEST_MODULES "/lib/cordon/modules"
 /* The uid and gid the guest's agent and work run as, never root. */
@@ -19,6 +21,10 @@ bool guest_is_init(int argc, char **argv);
 /* Mounts, modules, the port as stdin and stdout: the session follows (still root: the
  * identity request drops to the work's uid). */
 int guest_init(void);
+
+/* The network channel's port (open, non-blocking, close-on-exec), the caller's from now
+ * on, or -1: the guest has none (a host without it), or it was taken. */
+int guest_net_port_take(void);
 
 /* The host's IDENTITY request (agent/protocol.h), as root: reseed, machine id, hostname,
  * clock. -errno and what failed otherwise (the session must then end: the guest is not fit

@@ -34,6 +34,9 @@
  * agent/relay.c): the agent listens on 127.0.0.1:0 inside, answers the port as one
  * DATA frame (decimal), DONE and STATUS, and a process of its own carries each
  * connection to the host's unix socket SOCKET (under AGENT_RELAY_DIR). `exec` refuses it.
+ * In a microVM guest SOCKET is AGENT_RELAY_CHANNEL "N": the connections become streams on
+ * listener N of the guest's network channel (common/netmux.h), one process of the
+ * agent's carrying them all.
  * A microVM guest's agent (agent/guest.c) takes one IDENTITY frame first, before
  * any other request, and stays root until it: "<machine-id>\0<hostname>\0<realtime
  * ns>\0" then AGENT_IDENTITY_ENTROPY_MIN..MAX bytes of the host's randomness to the end.
@@ -62,6 +65,13 @@
 #define AGENT_SCRATCH_PATH "/tmp"
 /* gVisor: the host's unix sockets the agent's relays connect to (agent/relay.c) */
 #define AGENT_RELAY_DIR "/.cordon-relay"
+/* A microVM guest: `relay channel:N` carries each connection as a stream on the guest's
+ * network channel (its second port), to the host's listener N (plugins/qemu/net.c) */
+#define AGENT_RELAY_CHANNEL "channel:"
+/* What a stream the host opens on that channel is for: a port of the guest's loopback (1
+ * to 65535: a served port's connections), or AGENT_CHANNEL_SESSION, one more session of the
+ * agent's protocol (a run while another holds the first: serve). */
+#define AGENT_CHANNEL_SESSION 0x10000u
 
 #define AGENT_FRAME_HEADER 5
 #define AGENT_FRAME_MAX (64u * 1024) /* largest payload the agent sends */

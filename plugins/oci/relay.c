@@ -118,22 +118,6 @@ static int host_listener(const oci_sandbox *sb, unsigned n, cordon_plugin_error 
 				   strerror(e));
 }
 
-typedef struct port_answer {
-	char text[16];
-	size_t len;
-} port_answer;
-
-static int collect_port(void *ctx, const void *data, size_t len)
-{
-	port_answer *p = ctx;
-	if (p->len + len >= sizeof(p->text))
-		return -EPROTO;
-	memcpy(p->text + p->len, data, len);
-	p->len += len;
-	p->text[p->len] = '\0';
-	return 0;
-}
-
 int oci_relay_listen(oci_sandbox *sb, uint16_t *ret_port, cordon_plugin_error *err)
 {
 	unsigned n = __atomic_fetch_add(&sb->relays, 1, __ATOMIC_RELAXED);
@@ -143,11 +127,10 @@ int oci_relay_listen(oci_sandbox *sb, uint16_t *ret_port, cordon_plugin_error *e
 	char inside[64];
 	snprintf(inside, sizeof(inside), AGENT_RELAY_DIR "/%u", n);
 	const char *args[] = { "relay", inside, NULL };
-	port_answer p = { 0 };
-	int r = oci_agent_file_op(sb, args, AGENT_FRAME_DATA, collect_port, &p, err);
-	char *end = NULL;
-	unsigned long port = r == 0 ? strtoul(p.text, &end, 10) : 0;
-	if (r == 0 && (!end || *end || port == 0 || port > 65535))
+	agent_port_answer p = { 0 };
+	int r = oci_agent_file_op(sb, args, AGENT_FRAME_DATA, agent_port_collect, &p, err);
+	uint16_t port = r == 0 ? agent_port_value(&p) : 0;
+	if (r == 0 && !port)
 		r = oci_host->error_set(
 			err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(engine_failed),
 			"container %s: the agent's relay answered no port", sb->name);
@@ -155,6 +138,6 @@ int oci_relay_listen(oci_sandbox *sb, uint16_t *ret_port, cordon_plugin_error *e
 		close(fd);
 		return r;
 	}
-	*ret_port = (uint16_t)port;
+	*ret_port = port;
 	return fd;
 }

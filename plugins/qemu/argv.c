@@ -6,13 +6,16 @@
  *                                 file read from the host: every device is named here
  *   -nographic, -serial none       no display, no console: the guest's only way out is the
  *                                 agent's port (the kernel is told `quiet`)
- *   no -netdev / -nic              no network device at all (egress comes later, through
- *                                 the agent's channel)
+ *   no -netdev / -nic              no network device at all: the work reaches cordon's
+ *                                 proxy and services only through the network channel
+ *                                 below (net.c), never a route of its own
  *   -sandbox on,...               QEMU's own seccomp filter: no obsolete calls, no privilege
  *                                 changes, no exec/fork, no affinity/priority changes
  *   -chardev socket,fd=3          the agent's channel: a socket pair the plugin made, so no
  *                                 socket file exists on the host (nothing to race, nothing
  *                                 to clean up)
+ *   -chardev socket,fd=1          the network channel: a second port on a second socket
+ *                                 pair, streams multiplexed (common/netmux.h)
  *   -no-reboot                    a guest reboot ends QEMU (the sandbox is over)
  *   -name cordon-vm-<owner>       the host's owner token, for gc (gc.c)
  */
@@ -180,6 +183,8 @@ char **qemu_argv(const qemu_config *c)
 	add2(&b, "-device", qemu_xstrdup(mmio ? "virtio-serial-device" : "virtio-serial-pci"));
 	add2(&b, "-chardev", xasprintf("socket,id=agent,fd=%d", QEMU_AGENT_FD));
 	add2(&b, "-device", qemu_xstrdup("virtserialport,chardev=agent,name=" QEMU_AGENT_PORT));
+	add2(&b, "-chardev", xasprintf("socket,id=net,fd=%d", QEMU_NET_FD));
+	add2(&b, "-device", qemu_xstrdup("virtserialport,chardev=net,name=" QEMU_NET_PORT));
 	if (c->owner)
 		add2(&b, "-name", xasprintf(QEMU_NAME_PREFIX "%s", c->owner));
 	add2(&b, "-sandbox",

@@ -12,15 +12,18 @@
  */
 #include "config.h"
 
+#include "net.h"
 #include "ttypeer.h"
 #include "vm.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 const cordon_host *qemu_host;
@@ -43,6 +46,8 @@ typedef struct qemu_sandbox {
 	uint64_t out_cap;
 	bool broken; /* the channel failed: the guest is gone */
 	qemu_workspace ws;
+	pthread_mutex_t net_lock; /* guards net's making */
+	qemu_net *net; /* the network channel's host end (net.c), made by its first user */
 } qemu_sandbox;
 
 /* ---- configure ------------------------------------------------------------------------ */
@@ -421,12 +426,19 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 		qemu_pool_start(t->pool);
 	ret->available = 1;
 	ret->containment = want;
-	/* The guest has no network device: nothing leaves but the agent channel. */
+	/* The guest has no network device: nothing leaves but the agent's channels, and
+	 * governed egress is cordon's proxy on a listener whose connections come over the
+	 * network channel (net.c), a 1.5 core's (CORDON_PLUGIN_DRIVER_EGRESS_PROXY). */
 	ret->egress_enforced = CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_DENY);
+	if (qemu_host->abi_minor >= 4)
+		ret->features |= CORDON_PLUGIN_PROBE_LISTEN;
+	if (qemu_host->abi_minor >= 5)
+		ret->egress_enforced |= CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "%s machine, %.200s; kernel and initrd match their pins; a trial boot reached "
-		 "the agent in %lld ms; a workspace is copied in (at most %llu entries, %llu "
-		 "bytes) and, writable, back at a clean close",
+		 "the agent in %lld ms; no network device (cordon's proxy, services and serve "
+		 "over the guest's network channel); a workspace is copied in (at most %llu "
+		 "entries, %llu bytes) and, writable, back at a clean close",
 		 machine, t->tcg ? "emulated (accel: tcg), not a hardware boundary" : a.reason,
 		 (long long)ms, (unsigned long long)t->workspace.max_files,
 		 (unsigned long long)t->workspace.max_bytes);
@@ -458,14 +470,15 @@ static bool from_pool(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm)
 /* ---- open and close ----------------------------------------------------------------------- */
 
 static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, size_t in_len,
-		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err);
+		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, bool first_only,
+		   cordon_plugin_error *err);
 
 /* The workspace's stream (packed before the boot: one over the limits boots nothing) into
  * the guest's /work: read-only inside for untrusted work. */
 static int copy_in(qemu_sandbox *sb, const char *data, size_t len, cordon_plugin_error *err)
 {
 	const char *args[] = { "unpack", sb->ws.writable ? "rw" : "ro", NULL };
-	int rc = file_op(sb, args, data, len, 0, NULL, NULL, err);
+	int rc = file_op(sb, args, data, len, 0, NULL, NULL, true, err);
 	return rc < 0 ? rc : 0;
 }
 
@@ -492,7 +505,8 @@ static void copy_out(qemu_sandbox *sb)
 	}
 	const char *args[] = { "pack", ".", NULL };
 	cordon_plugin_error *err = NULL;
-	int rc = file_op(sb, args, NULL, 0, AGENT_FRAME_DATA, qemu_workspace_unpack_emit, u, err);
+	int rc = file_op(sb, args, NULL, 0, AGENT_FRAME_DATA, qemu_workspace_unpack_emit, u, true,
+			 err);
 	wsarc_report rep = { 0 };
 	if (rc == 0)
 		rc = wsarc_unpack_finish(u, &rep);
@@ -523,9 +537,11 @@ static void qemu_op_close(void *sandbox)
 	if (!sb)
 		return;
 	copy_out(sb);
+	qemu_net_free(sb->net); /* every stream closed before the guest ends */
 	qemu_vm_stop(&sb->vm);
 	qemu_workspace_close(&sb->ws);
 	pthread_mutex_destroy(&sb->lock);
+	pthread_mutex_destroy(&sb->net_lock);
 	free(sb);
 }
 
@@ -533,14 +549,21 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 			cordon_plugin_error *err)
 {
 	qemu_tier *t = tier;
-	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY)
+	/* governed: the core's proxy on the listen op, with the tier's rules (ABI 1.5) */
+	bool proxied = spec->egress == CORDON_PLUGIN_EGRESS_GOVERNED && qemu_host->abi_minor >= 5 &&
+		       spec->size >=
+			       offsetof(cordon_plugin_open_spec, egress_audit) + sizeof(void *) &&
+		       spec->egress_allow;
+	if (spec->egress != CORDON_PLUGIN_EGRESS_DENY && !proxied)
 		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
 					    ERRC(egress_unsupported),
-					    "the guest has no network device: egress deny only");
+					    "the guest has no network device: egress is denied, or "
+					    "governed by cordon's proxy under the tier's rules");
 	qemu_sandbox *sb = xmalloc0(sizeof(*sb));
 	sb->tier = t;
 	sb->ws.fd = -1;
 	pthread_mutex_init(&sb->lock, NULL);
+	pthread_mutex_init(&sb->net_lock, NULL);
 	agent_error r;
 	/* a workspace's unpack is the guest's first request after its identity (still root,
 	 * so that /work can be sealed read-only): a pooled guest has served one already */
@@ -560,6 +583,7 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 		free(stream);
 		qemu_workspace_close(&sb->ws);
 		pthread_mutex_destroy(&sb->lock);
+		pthread_mutex_destroy(&sb->net_lock);
 		free(sb);
 		return qemu_fail(err, &r);
 	}
@@ -600,14 +624,133 @@ static void kill_vm(void *ctx)
 	qemu_vm_kill(&s->sb->vm);
 }
 
-/* One request on the channel; the caller holds sb->lock. A deadline kills the guest. */
-static int exchange(exchange_state *s, const char *req, size_t len, uint64_t limit_ms,
-		    int cancel_fd, int tty_fd, bool *ret_deadline)
+/* ---- sessions ------------------------------------------------------------------------------ */
+
+static int gone(qemu_sandbox *sb, cordon_plugin_error *err)
+{
+	return qemu_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				    "the %s guest is gone (QEMU ended or was killed)",
+				    sb->tier->name);
+}
+
+/* The session an exchange runs on: the first one (the agent's port, sb->lock held) when it
+ * is free, else one more, a stream on the network channel to a session of the agent's own
+ * (net.c, agent/relay.c): a run or file operation beside a run that goes on, a server's
+ * above all. Without the channel (a guest image without it) the first is waited for. */
+typedef struct session_lease {
+	bool first;
+	int fd;    /* the session's channel (the first's is sb->vm.chan) */
+	int extra; /* an extra session's: ours to close */
+} session_lease;
+
+#define EXTRA_SESSION_WAIT_MS 10000
+
+static int await_hello(int *fd, agent_error *r)
+{
+	agent_exchange x = { .kind = AGENT_ANSWER_HELLO };
+	agent_sink k = { 0 };
+	x.sink = &k;
+	agent_link link = { .in = fd, .out = *fd, .err = -1, .session = true };
+	bool deadline = false;
+	int loop = agent_exchange_run(&x, &link, EXTRA_SESSION_WAIT_MS, -1, NULL, 0, &deadline);
+	if (x.done && loop == 0)
+		return 0;
+	return qemu_refuse(r, deadline ? ETIMEDOUT : EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+			   ERRC(vm_failed), "the guest's second session did not say hello%s",
+			   deadline ? " in time" : "");
+}
+
+static bool is_broken(qemu_sandbox *sb) { return __atomic_load_n(&sb->broken, __ATOMIC_ACQUIRE); }
+
+/* The sandbox's network channel (net.c), made by its first user. */
+static qemu_net *sandbox_net(qemu_sandbox *sb, agent_error *r)
+{
+	pthread_mutex_lock(&sb->net_lock);
+	if (!sb->net)
+		sb->net = qemu_net_new(sb->tier->owner, r);
+	qemu_net *net = sb->net;
+	pthread_mutex_unlock(&sb->net_lock);
+	return net;
+}
+
+/* serve: the host's listener for the work's port, the address given once it accepts. */
+static void serve_ready(void *ctx, const char *address)
+{
+	const cordon_plugin_run_sink *sink = ctx;
+	if (sink && sink->address)
+		sink->address(sink->ctx, address);
+}
+
+static int serve_forward(qemu_sandbox *sb, uint16_t port, const cordon_plugin_run_sink *sink,
+			 qemu_forward **ret, cordon_plugin_error *err)
+{
+	agent_error r;
+	qemu_net *net = sandbox_net(sb, &r);
+	*ret = net ? qemu_forward_start(net, &sb->vm, port, serve_ready, (void *)sink, &r) : NULL;
+	return *ret ? 0 : qemu_fail(err, &r);
+}
+
+/* One more session: a socket pair whose far end the mux carries to the guest. */
+static int extra_session(qemu_sandbox *sb, session_lease *l, agent_error *r)
+{
+	qemu_net *net = sandbox_net(sb, r);
+	if (!net)
+		return -1;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+				   "socketpair: %s", strerror(errno));
+	int rc = qemu_net_open(net, &sb->vm, AGENT_CHANNEL_SESSION, sp[1], EXTRA_SESSION_WAIT_MS,
+			       r);
+	fcntl(sp[0], F_SETFL, O_NONBLOCK);
+	if (rc == 0)
+		rc = await_hello(&sp[0], r);
+	if (rc < 0) {
+		if (sp[0] >= 0)
+			close(sp[0]);
+		return rc;
+	}
+	*l = (session_lease){ .first = false, .fd = sp[0], .extra = sp[0] };
+	return 0;
+}
+
+static int lease_session(qemu_sandbox *sb, session_lease *l, cordon_plugin_error *err)
+{
+	if (pthread_mutex_trylock(&sb->lock) == 0) {
+		*l = (session_lease){ .first = true, .fd = sb->vm.chan, .extra = -1 };
+		return 0;
+	}
+	agent_error r;
+	pthread_mutex_lock(&sb->net_lock);
+	bool channel = sb->vm.net >= 0 || sb->net;
+	pthread_mutex_unlock(&sb->net_lock);
+	if (!is_broken(sb) && !channel) {
+		/* no channel at all: wait for the first */
+		pthread_mutex_lock(&sb->lock);
+		*l = (session_lease){ .first = true, .fd = sb->vm.chan, .extra = -1 };
+		return 0;
+	}
+	if (is_broken(sb))
+		return gone(sb, err);
+	return extra_session(sb, l, &r) < 0 ? qemu_fail(err, &r) : 0;
+}
+
+static void release_session(qemu_sandbox *sb, session_lease *l)
+{
+	if (l->first)
+		pthread_mutex_unlock(&sb->lock);
+	else if (l->extra >= 0)
+		close(l->extra); /* the guest's session ends at EOF */
+}
+
+/* One request on the leased session. A deadline kills the guest. */
+static int exchange(exchange_state *s, session_lease *l, const char *req, size_t len,
+		    uint64_t limit_ms, int cancel_fd, int tty_fd, bool *ret_deadline)
 {
 	qemu_sandbox *sb = s->sb;
-	agent_link link = { .in = &sb->vm.chan,
-			    .out = sb->vm.chan,
-			    .err = sb->vm.err,
+	agent_link link = { .in = l->first ? &sb->vm.chan : &l->fd,
+			    .out = l->first ? sb->vm.chan : l->fd,
+			    .err = l->first ? sb->vm.err : -1,
 			    .session = true,
 			    .ctx = s,
 			    .kill = kill_vm,
@@ -615,15 +758,9 @@ static int exchange(exchange_state *s, const char *req, size_t len, uint64_t lim
 			    .tty_fd = tty_fd };
 	int loop = agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, req, len, ret_deadline);
 	if (!s->x.done || loop < 0)
-		sb->broken = true; /* the guest is gone, killed, or spoke out of turn */
+		/* the guest is gone, killed, or spoke out of turn */
+		__atomic_store_n(&sb->broken, true, __ATOMIC_RELEASE);
 	return loop;
-}
-
-static int gone(qemu_sandbox *sb, cordon_plugin_error *err)
-{
-	return qemu_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
-				    "the %s guest is gone (QEMU ended or was killed)",
-				    sb->tier->name);
 }
 
 static void fill_status(const agent_exchange *x, cordon_plugin_run_status *ret)
@@ -663,10 +800,6 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 		       cordon_plugin_error *err)
 {
 	qemu_sandbox *sb = sandbox;
-	if (spec->port)
-		return qemu_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-					    ERRC(egress_unsupported),
-					    "the guest has no network device: nothing to serve on");
 	size_t len;
 	char *req = run_request(sb, spec, &len);
 	if (!req && spec->tty_fd >= 0)
@@ -684,14 +817,19 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	s.x.kind = AGENT_ANSWER_RUN;
 	s.k = (agent_sink){ .ctx = &s, .output = on_output };
 	s.x.sink = &s.k;
-	pthread_mutex_lock(&sb->lock);
-	int rc;
+	session_lease l = { .first = false, .extra = -1 };
+	int rc = lease_session(sb, &l, err);
+	qemu_forward *fwd = NULL;
+	if (rc == 0 && spec->port)
+		rc = serve_forward(sb, spec->port, sink, &fwd, err);
 	bool deadline = false;
-	if (sb->broken) {
+	if (rc < 0) {
+		/* said */
+	} else if (is_broken(sb)) {
 		rc = gone(sb, err);
 	} else {
-		int loop = exchange(&s, req, len, spec->timeout_ms + RUN_GRACE_MS, spec->cancel_fd,
-				    spec->tty_fd, &deadline);
+		int loop = exchange(&s, &l, req, len, spec->timeout_ms + RUN_GRACE_MS,
+				    spec->cancel_fd, spec->tty_fd, &deadline);
 		if (s.x.have_status && loop == 0) {
 			fill_status(&s.x, ret);
 			rc = 0;
@@ -711,14 +849,16 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 				      : gone(sb, err);
 		}
 	}
-	pthread_mutex_unlock(&sb->lock);
+	qemu_forward_stop(fwd);
+	release_session(sb, &l);
 	explicit_bzero(req, len); /* granted secrets */
 	free(req);
 	return rc;
 }
 
 static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, size_t in_len,
-		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, cordon_plugin_error *err)
+		   uint8_t want, cordon_plugin_emit_fn emit, void *ctx, bool first_only,
+		   cordon_plugin_error *err)
 {
 	size_t len;
 	char *req = agent_file_request(args, in, in_len, &len);
@@ -731,13 +871,21 @@ static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, si
 	s.x.want = want;
 	s.k = (agent_sink){ .ctx = ctx, .emit = emit };
 	s.x.sink = &s.k;
-	pthread_mutex_lock(&sb->lock);
-	int rc;
+	session_lease l = { .first = false, .extra = -1 };
+	int rc = 0;
+	if (first_only) { /* the workspace's copies and relays: the first session's requests */
+		pthread_mutex_lock(&sb->lock);
+		l = (session_lease){ .first = true, .fd = sb->vm.chan, .extra = -1 };
+	} else {
+		rc = lease_session(sb, &l, err);
+	}
 	bool deadline = false;
-	if (sb->broken) {
+	if (rc < 0) {
+		/* said */
+	} else if (is_broken(sb)) {
 		rc = gone(sb, err);
 	} else {
-		int loop = exchange(&s, req, len, FILE_OP_TIMEOUT_MS, -1, -1, &deadline);
+		int loop = exchange(&s, &l, req, len, FILE_OP_TIMEOUT_MS, -1, -1, &deadline);
 		if (s.x.emit_rc)
 			rc = s.x.emit_rc;
 		else if (s.x.have_error && loop == 0 && want == AGENT_FRAME_DATA &&
@@ -756,7 +904,7 @@ static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, si
 		else
 			rc = gone(sb, err);
 	}
-	pthread_mutex_unlock(&sb->lock);
+	release_session(sb, &l);
 	free(req);
 	return rc;
 }
@@ -767,28 +915,60 @@ static int qemu_op_read_file(void *sandbox, const char *path, uint64_t max_len,
 	char max[32];
 	snprintf(max, sizeof(max), "%" PRIu64, max_len);
 	const char *args[] = { "read", path, max, NULL };
-	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_DATA, emit, ctx, err);
+	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_DATA, emit, ctx, false, err);
 }
 
 static int qemu_op_write_file(void *sandbox, const char *path, const void *data, uint64_t len,
 			      cordon_plugin_error *err)
 {
 	const char *args[] = { "write", path, NULL };
-	return file_op(sandbox, args, len ? data : "", (size_t)len, 0, NULL, NULL, err);
+	return file_op(sandbox, args, len ? data : "", (size_t)len, 0, NULL, NULL, false, err);
 }
 
 static int qemu_op_glob(void *sandbox, const char *pattern, cordon_plugin_emit_fn emit, void *ctx,
 			cordon_plugin_error *err)
 {
 	const char *args[] = { "glob", pattern, NULL };
-	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, err);
+	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, false, err);
 }
 
 static int qemu_op_walk(void *sandbox, const char *dir, cordon_plugin_emit_fn emit, void *ctx,
 			cordon_plugin_error *err)
 {
 	const char *args[] = { "walk", dir && *dir ? dir : ".", NULL };
-	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, err);
+	return file_op(sandbox, args, NULL, 0, AGENT_FRAME_PATH, emit, ctx, false, err);
+}
+
+/* ---- the listen op (net.c) ---------------------------------------------------------------- */
+
+/* A listener on the guest's 127.0.0.1 whose connections are the returned unix listener's:
+ * the agent's relay over the network channel. */
+static int qemu_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err)
+{
+	qemu_sandbox *sb = sandbox;
+	agent_error r;
+	uint32_t id = 0;
+	qemu_net *net = is_broken(sb) ? NULL : sandbox_net(sb, &r);
+	int fd = is_broken(sb) ? -EIO : net ? qemu_net_listener(net, &sb->vm, &id, &r) : -1;
+	if (fd == -EIO)
+		return gone(sb, err);
+	if (fd < 0)
+		return qemu_fail(err, &r);
+	char target[32];
+	snprintf(target, sizeof(target), AGENT_RELAY_CHANNEL "%u", (unsigned)id);
+	const char *args[] = { "relay", target, NULL };
+	agent_port_answer p = { 0 };
+	int rc = file_op(sb, args, NULL, 0, AGENT_FRAME_DATA, agent_port_collect, &p, true, err);
+	uint16_t port = rc == 0 ? agent_port_value(&p) : 0;
+	if (rc == 0 && !port)
+		rc = qemu_host->error_set(err, EPROTO, CORDON_PLUGIN_ERROR_TERMINAL,
+					  ERRC(vm_failed), "the guest's relay answered no port");
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	*ret_port = port;
+	return fd;
 }
 
 int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
@@ -815,7 +995,11 @@ int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
 		.gc = qemu_gc,
 		/* a 1.2 core knows no flags, and refuses them */
 		.flags = (host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_TTY : 0) |
-			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_WORKSPACE_RO : 0),
+			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_WORKSPACE_RO |
+							 CORDON_PLUGIN_DRIVER_EGRESS_PROXY
+					       : 0),
+		/* a 1.3 core's driver table ends before listen */
+		.listen = host->abi_minor >= 4 ? qemu_op_listen : NULL,
 	};
 	return host->register_driver(reg, &drv);
 }

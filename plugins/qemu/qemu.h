@@ -46,6 +46,11 @@ typedef enum qemu_accel {
 #define QEMU_AGENT_FD 3
 /* The descriptor QEMU finds its end of the QMP socket pair on, when it has one (its stdin). */
 #define QEMU_QMP_FD 0
+/* The second port: the guest's network channel (plugins/qemu/net.c, common/netmux.h), on a
+ * socket pair whose QEMU end is its stdout. QEMU writes nothing to stdout here (-nographic,
+ * -serial none, -monitor none): its diagnostics go to stderr. */
+#define QEMU_NET_PORT "org.cordon.net"
+#define QEMU_NET_FD 1
 /* The id of the memory backend that holds guest RAM in a file. */
 #define QEMU_RAM_ID "cordon.ram"
 

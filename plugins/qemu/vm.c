@@ -148,16 +148,17 @@ static int qmp_pair(const qemu_config *c, qemu_vm *vm, int *peer, agent_error *r
 /* QEMU on c; stdin_fd (or -1: /dev/null) as its stdin. */
 static int spawn(const qemu_config *c, int stdin_fd, qemu_vm *vm, agent_error *r)
 {
-	int sp[2], ep[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
-		return qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
-				   "socketpair: %s", strerror(errno));
-	if (pipe2(ep, O_CLOEXEC) < 0) {
+	int sp[2] = { -1, -1 }, np[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, np) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0) {
 		int e = errno;
-		close(sp[0]);
-		close(sp[1]);
-		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error), "pipe: %s",
-				   strerror(e));
+		for (int i = 0; i < 2; i++) {
+			close_fd(&sp[i]);
+			close_fd(&np[i]);
+		}
+		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
+				   "socketpair or pipe: %s", strerror(e));
 	}
 	char **argv = qemu_argv(c);
 	qemu_jail jail;
@@ -167,7 +168,7 @@ static int spawn(const qemu_config *c, int stdin_fd, qemu_vm *vm, agent_error *r
 		.argv = (const char *const *)argv,
 		.envp = NULL,
 		.stdin_fd = stdin_fd,
-		.stdout_fd = -1,
+		.stdout_fd = np[1], /* QEMU_NET_FD */
 		.stderr_fd = ep[1],
 		.extra_fd = sp[1],
 		/* jailed (docs/tiers/microvm.md, "The jail"), and dead with us */
@@ -184,14 +185,17 @@ static int spawn(const qemu_config *c, int stdin_fd, qemu_vm *vm, agent_error *r
 	xstrv_free(argv);
 	jail_free(&jail);
 	close(sp[1]);
+	close(np[1]);
 	close(ep[1]);
 	if (ret < 0) {
 		close(sp[0]);
+		close(np[0]);
 		close(ep[0]);
 		return qemu_refuse(r, -ret, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
 				   "could not start %s: %s", c->binary, strerror(-ret));
 	}
 	vm->chan = sp[0];
+	vm->net = np[0];
 	vm->err = ep[0];
 	fcntl(vm->chan, F_SETFL, O_NONBLOCK);
 	fcntl(vm->err, F_SETFL, O_NONBLOCK);
@@ -200,7 +204,7 @@ static int spawn(const qemu_config *c, int stdin_fd, qemu_vm *vm, agent_error *r
 
 int qemu_vm_spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 {
-	*vm = (qemu_vm){ .chan = -1, .err = -1, .qmp = -1 };
+	*vm = (qemu_vm){ .chan = -1, .err = -1, .qmp = -1, .net = -1 };
 	int qmp_peer;
 	int ret = qmp_pair(c, vm, &qmp_peer, r);
 	if (ret == 0)
@@ -259,6 +263,7 @@ int qemu_vm_start(const qemu_config *c, uint64_t boot_ms, qemu_vm *vm, agent_err
 void qemu_vm_stop(qemu_vm *vm)
 {
 	close_fd(&vm->qmp); /* a clone's: QEMU goes on without its monitor */
+	close_fd(&vm->net);
 	if (!vm->proc) {
 		close_fd(&vm->chan);
 		close_fd(&vm->err);

@@ -55,6 +55,7 @@ typedef struct qemu_vm {
 	int chan;         /* our end of the socket pair, non-blocking; -1 once closed */
 	int err;          /* QEMU's stderr, non-blocking; -1 once closed */
 	int qmp;          /* a clone's QMP socket (clone.c), non-blocking, or -1 */
+	int net;          /* our end of the network channel's socket pair (net.c), or -1 */
 	int64_t hello_ms; /* from QEMU's start to the agent's HELLO */
 } qemu_vm;
 

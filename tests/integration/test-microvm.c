@@ -38,6 +38,7 @@
  */
 #include "config.h"
 
+#include "netcheck.h"
 #include "testutil.h"
 #include "vmguest.h"
 #include "owner.h"
@@ -58,6 +59,8 @@
 #include <string.h>
 #include <poll.h>
 #include <pthread.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -279,9 +282,14 @@ START_TEST(test_redteam_in_guest)
 	ck_assert_msg(!strstr(dev, "kvm") && !strstr(dev, "sda") && !strstr(dev, "nvme") &&
 			      !strstr(dev, "vda") && !strstr(dev, "vhost") && !strstr(dev, "pts/"),
 		      "%s", dev);
-	/* the one virtio device is the agent's port */
+	/* the one virtio device holds the agent's port and the network channel's, which the
+	 * work cannot open (the agent's multiplexer holds it, as root opened it) */
 	g_autofree char *ports = sh_out(sb, "cat /sys/class/virtio-ports/*/name");
-	ck_assert_str_eq(ports, "org.cordon.agent\n");
+	ck_assert_str_eq(ports, "org.cordon.agent\norg.cordon.net\n");
+	g_autofree char *vport = sh_out(sb, "for d in /sys/class/virtio-ports/*; do "
+					    "grep -q net $d/name && cat /dev/${d##*/} </dev/null; "
+					    "done 2>&1; echo end");
+	ck_assert_msg(strstr(vport, "Permission denied") || strstr(vport, "busy"), "%s", vport);
 
 	/* never root, no new privileges, no modules */
 	g_autofree char *id = sh_out(sb, "id -u; grep NoNewPrivs /proc/self/status");
@@ -622,12 +630,15 @@ START_TEST(test_agent_waits_for_host)
 	g_autofree char *listen = g_strdup_printf("socket,id=agent,path=%s,server=on,wait=off",
 						  sock);
 	bool swapped = false;
-	for (size_t i = 0; argv[i]; i++)
-		if (strcmp(argv[i], "socket,id=agent,fd=" G_STRINGIFY(QEMU_AGENT_FD)) == 0) {
+	for (size_t i = 0; argv[i]; i++) {
+		bool agent = strcmp(argv[i], "socket,id=agent,fd=" G_STRINGIFY(QEMU_AGENT_FD)) == 0;
+		bool net = strcmp(argv[i], "socket,id=net,fd=" G_STRINGIFY(QEMU_NET_FD)) == 0;
+		if (agent || net) { /* the network channel unused here: no socket behind it */
 			free(argv[i]);
-			argv[i] = strdup(listen);
-			swapped = true;
+			argv[i] = strdup(agent ? listen : "null,id=net");
+			swapped |= agent;
 		}
+	}
 	ck_assert(swapped);
 	GPid qemu;
 	g_autoptr(GError) gerr = NULL;
@@ -1698,6 +1709,184 @@ START_TEST(test_host_killed_qemu_dies)
 }
 END_TEST
 
+/* ---- the network: loopback, serve, governed egress and services (issue 14) ---------------- */
+
+/* Untrusted work's own servers: lo is up, a second process reaches the first. */
+START_TEST(test_loopback_inside)
+{
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_sandbox *sb = open_vm(ctx);
+	g_autofree char *o = sh_out(sb, "nc -l -p 8080 >/tmp/got 2>&1 & sleep 1; "
+					"echo over-loopback | nc -w 2 127.0.0.1 8080 2>&1; wait; "
+					"cat /tmp/got");
+	ck_assert_msg(strstr(o, "over-loopback"), "%s", o);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+/* An HTTP GET of / from address, the whole answer. */
+static char *http_get(const char *address)
+{
+	const char *colon = strrchr(address, ':');
+	ck_assert(g_str_has_prefix(address, "127.0.0.1:") && colon);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(colon + 1)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	struct timeval tv = { 20, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	const char get[] = "GET / HTTP/1.0\r\n\r\n";
+	ck_assert_int_eq(write(fd, get, sizeof(get) - 1), (ssize_t)sizeof(get) - 1);
+	char buf[1024];
+	size_t n = 0;
+	for (ssize_t got;
+	     n < sizeof(buf) - 1 && (got = read(fd, buf + n, sizeof(buf) - 1 - n)) > 0;)
+		n += (size_t)got;
+	close(fd);
+	return g_strndup(buf, n);
+}
+
+/* serve: the work's port reaches the host only through cordon's listener, never a host
+ * program on the same port number; runs and file operations go on beside the server (a
+ * second session over the network channel); the server's end closes the listener. */
+START_TEST(test_serve)
+{
+	/* a host program on the port the work will use: never what cordon's address reaches */
+	int decoy = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons(8081),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int one = 1;
+	setsockopt(decoy, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ck_assert_int_eq(bind(decoy, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(decoy, 8), 0);
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_sandbox *sb = open_vm(ctx);
+	const char *argv[] = { "sh", "-c",
+			       "mkdir -p /tmp/www && echo from-the-guest >/tmp/www/index.html && "
+			       "exec httpd -f -p 8081 -h /tmp/www",
+			       NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.timeout_ms = 120000;
+	cordon_serve *srv = NULL;
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_serve(sb, argv, 8081, &o, &srv, &err) == 0, "serve: %s",
+		      err ? cordon_error_get_message(err) : "?");
+	g_autofree char *addr = cordon_serve_address(srv);
+	ck_assert_msg(addr && strcmp(addr, "127.0.0.1:8081") != 0, "%s", addr ? addr : "(none)");
+	for (int i = 0; i < 3; i++) {
+		g_autofree char *page = http_get(addr);
+		ck_assert_msg(strstr(page, "200 OK") && strstr(page, "from-the-guest"),
+			      "connection %d: '%s'", i, page);
+	}
+	struct pollfd p = { decoy, POLLIN, 0 };
+	ck_assert_int_eq(poll(&p, 1, 0), 0); /* the host's program on 8081 saw nothing */
+	/* beside the server: a run and a file operation */
+	g_autofree char *beside = sh_out(sb, "echo beside-the-server");
+	ck_assert_str_eq(beside, "beside-the-server\n");
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "note", "n", 1, &err), 0);
+	ck_assert(cordon_serve_running(srv));
+	ck_assert_int_eq(cordon_serve_stop(srv, &err), 0);
+	cordon_serve_free(srv);
+	/* the listener went with the server */
+	const char *colon = strrchr(addr, ':');
+	struct sockaddr_in b = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(colon + 1)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_lt(connect(fd, (struct sockaddr *)&b, sizeof(b)), 0);
+	close(fd);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	close(decoy);
+}
+END_TEST
+
+/* A port nothing listens on: serve fails with the reason once the server ends. */
+START_TEST(test_serve_not_ready)
+{
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_sandbox *sb = open_vm(ctx);
+	const char *argv[] = { "sh", "-c", "sleep 2", NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.timeout_ms = 60000;
+	cordon_serve *srv = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_lt(cordon_sandbox_serve(sb, argv, 8082, &o, &srv, &err), 0);
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "serve_not_ready");
+	cordon_error_free(err);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+}
+END_TEST
+
+static cordon_sandbox *open_vm_for_netcheck(cordon_context *ctx, const char *tier,
+					    cordon_egress egress, bool grant)
+{
+	cordon_probe_report_free(probe_settled(ctx, tier));
+	cordon_request *req = cordon_request_new("untrusted");
+	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
+	if (egress)
+		ck_assert_int_eq(cordon_request_set_egress(req, egress, NULL), 0);
+	if (grant)
+		ck_assert_int_eq(cordon_request_grant_env(req, "TOKEN", NETCHECK_GRANT, NULL), 0);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_open(ctx, req, &sb, &err);
+	cordon_request_free(req);
+	ck_assert_msg(r == 0, "open %s: %s: %s", tier, err ? cordon_error_get_code(err) : "?",
+		      err ? cordon_error_get_message(err) : "?");
+	return sb;
+}
+
+static char *policy_untrusted_vm(const char *head, const char *tier_extra, const char *tail)
+{
+	/* the services' search reads the whole guest: more output than LIMITS gives */
+	g_autofree char *extra = g_strdup_printf(
+		"    limits: {memory: 192MiB, pids: 64, output: 64MiB, wall: 120s}\n%s",
+		tier_extra);
+	g_autofree char *tier = vmguest_tier(&guest, "vm", extra);
+	return g_strdup_printf(
+		"cordon: 1\n%splugins: {dir: %s, load: [kvm, hvf, hyperv]}\n"
+		"tiers:\n%s"
+		"trust:\n  untrusted: {require: kernel, relax: true, tiers: [vm]}\n%s",
+		head, plugin_dir, tier, tail);
+}
+
+/* Governed egress: cordon's proxy, reached through the agent's relay over the network
+ * channel (tests/netcheck.c's checks, as on the container tiers). */
+START_TEST(test_governed_egress)
+{
+	netcheck_egress_env g = { 0 };
+	netcheck_egress_start(&g);
+	g_autofree char *rules = netcheck_egress_rules(&g);
+	g_autofree char *head = g_strdup_printf("audit: {path: %s}\n", g.audit);
+	g_autofree char *text = policy_untrusted_vm(head, rules, "");
+	cordon_context *ctx = testutil_context_from_text(text, "egress.yaml");
+	netcheck_egress(&g, ctx, "vm", open_vm_for_netcheck);
+	cordon_context_free(ctx);
+	netcheck_egress_stop(&g);
+	assert_no_qemu_left();
+}
+END_TEST
+
+/* Services: the credential added on the host, never in the guest. */
+START_TEST(test_services)
+{
+	netcheck_service_env sv = { 0 };
+	netcheck_service_start(&sv);
+	g_autofree char *svc = netcheck_service_policy(&sv);
+	g_autofree char *text = policy_untrusted_vm("", "", svc);
+	cordon_context *ctx = testutil_context_from_text(text, "services.yaml");
+	netcheck_services(&sv, ctx, "vm", open_vm_for_netcheck);
+	cordon_context_free(ctx);
+	netcheck_service_stop(&sv);
+	assert_no_qemu_left();
+}
+END_TEST
+
 static void setup(void) { plugin_dir = testutil_plugin_dir("kvm", "hvf", "hyperv", NULL); }
 
 static void teardown(void)
@@ -1756,6 +1945,16 @@ static Suite *microvm_suite(void)
 	tcase_add_test(fail, test_vm_killed_from_outside);
 	tcase_add_test(fail, test_kvm_not_permitted);
 	suite_add_tcase(s, fail);
+	/* CK_RUN_CASE=network */
+	TCase *net = tcase_create("network");
+	tcase_set_timeout(net, 600);
+	tcase_add_unchecked_fixture(net, setup, teardown);
+	tcase_add_test(net, test_loopback_inside);
+	tcase_add_test(net, test_serve);
+	tcase_add_test(net, test_serve_not_ready);
+	tcase_add_test(net, test_governed_egress);
+	tcase_add_test(net, test_services);
+	suite_add_tcase(s, net);
 	TCase *tty = tcase_create("tty");
 	tcase_set_timeout(tty, 300);
 	tcase_add_unchecked_fixture(tty, setup, teardown);

@@ -17,9 +17,11 @@
 
 #define SANDBOX \
 	"-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+/* the agent's port, then the network channel's (plugins/qemu/net.c), on QEMU's stdout */
 #define AGENT_CHAN \
 	"-chardev", "socket,id=agent,fd=3", "-device", \
-		"virtserialport,chardev=agent,name=org.cordon.agent"
+		"virtserialport,chardev=agent,name=org.cordon.agent", "-chardev", \
+		"socket,id=net,fd=1", "-device", "virtserialport,chardev=net,name=org.cordon.net"
 #define COMMON \
 	"-nodefaults", "-no-user-config", "-nographic", "-serial", "none", "-monitor", "none", \
 		"-no-reboot", "-kernel", "/k", "-initrd", "/i"

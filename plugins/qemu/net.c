@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A guest's network, such as it is (docs/tiers/microvm.md, "Network"). The guest has no
+ * network device. The listen op, for cordon's egress proxy and services, works as the gVisor
+ * relay does (plugins/oci/relay.c), over the guest's second virtio-serial port instead of a
+ * shared socket: the host binds a unix listener of its own (the core accepts on it), asks
+ * the agent to `relay channel:N`, and the agent listens on the guest's 127.0.0.1 and hands
+ * the listener to its multiplexer (agent/relay.c), which opens one stream per connection on
+ * the channel. Here the host side of the multiplexer (common/netmux.h, the peer hostile)
+ * connects each stream the guest opens on listener N to that unix listener, and nothing
+ * else: a guest can reach only the listeners the core asked for, with as many streams as
+ * the mux bounds.
+ *
+ * The listeners' sockets live in a directory of mode 0700 under /dev/shm named after this
+ * host's owner token (QEMU_NAME_PREFIX<token>-net-XXXXXX), so gc removes a dead host's
+ * (qemu_net_gc). One thread per sandbox runs the mux, started by its first listen.
+ */
+#include "config.h"
+
+#include "net.h"
+
+#include "netmux.h"
+#include "vm.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define NET_ROOT "/dev/shm"
+
+struct qemu_net {
+	netmux *mux;
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock; /* guards running (the start) and n */
+	uint32_t n;           /* listeners made: 1..n */
+	char dir[200];        /* NET_ROOT/prefix-token-net-XXXXXX */
+};
+
+/* A listener's socket: the directory, at most NET_DIR_MAX long (qemu_net_new checks), and
+ * the listener's number, so a name is never cut short. */
+#define NET_DIR_MAX 95
+_Static_assert(NET_DIR_MAX + sizeof("/4294967295") <= sizeof(((struct sockaddr_un *)0)->sun_path),
+	       "a listener's name fits a unix socket's");
+
+static void listener_addr(const qemu_net *net, uint32_t id, struct sockaddr_un *a)
+{
+	*a = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	snprintf(a->sun_path, sizeof(a->sun_path), "%.*s/%u", NET_DIR_MAX, net->dir, (unsigned)id);
+}
+
+/* The guest opened a stream on listener id: a connection to that listener alone. */
+static int open_stream(void *ctx, uint32_t id)
+{
+	qemu_net *net = ctx;
+	pthread_mutex_lock(&net->lock);
+	bool known = id >= 1 && id <= net->n;
+	pthread_mutex_unlock(&net->lock);
+	if (!known)
+		return -ENOENT;
+	struct sockaddr_un a;
+	listener_addr(net, id, &a);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	/* a unix connect to a listener with room in its backlog completes at once */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 && errno != EINPROGRESS) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static void *run_mux(void *arg)
+{
+	qemu_net *net = arg;
+	int r = netmux_run(net->mux);
+	if (r < 0)
+		qemu_host->log(CORDON_PLUGIN_LOG_WARNING, "qemu",
+			       "the guest's network channel ended: %s (every stream on it closed)",
+			       r == -EPROTO ? "the guest broke its protocol" : strerror(-r));
+	return NULL;
+}
+
+/* The mux on the VM's channel (taken from vm), and its thread. */
+static int net_start(qemu_net *net, qemu_vm *vm)
+{
+	netmux_config c = {
+		.transport = vm->net, .host = true, .open_stream = open_stream, .ctx = net
+	};
+	net->mux = netmux_new(&c);
+	if (!net->mux)
+		return -errno;
+	vm->net = -1; /* the mux's now */
+	int r = pthread_create(&net->thread, NULL, run_mux, net);
+	if (r != 0) {
+		netmux_free(net->mux);
+		net->mux = NULL;
+		return -r;
+	}
+	net->running = true;
+	return 0;
+}
+
+qemu_net *qemu_net_new(const char *owner, agent_error *r)
+{
+	qemu_net *net = xmalloc0(sizeof(*net));
+	pthread_mutex_init(&net->lock, NULL);
+	snprintf(net->dir, sizeof(net->dir), NET_ROOT "/" QEMU_NAME_PREFIX "%s-net-XXXXXX", owner);
+	bool fits = strlen(net->dir) <= NET_DIR_MAX;
+	if (!fits || !mkdtemp(net->dir)) { /* 0700 */
+		int e = fits ? errno : ENAMETOOLONG;
+		pthread_mutex_destroy(&net->lock);
+		free(net);
+		qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
+			    "a directory for the guest's listeners in " NET_ROOT ": %s",
+			    strerror(e));
+		return NULL;
+	}
+	return net;
+}
+
+/* The mux running on vm's channel (started by the first caller; the caller holds what
+ * serialises the sandbox's first use of it). */
+static int net_ensure(qemu_net *net, qemu_vm *vm, agent_error *r)
+{
+	pthread_mutex_lock(&net->lock);
+	int e = net->running ? 0 : vm->net < 0 ? ENOTCONN : -net_start(net, vm);
+	pthread_mutex_unlock(&net->lock);
+	if (e == ENOTCONN)
+		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(unsupported),
+				   "the guest has no network channel");
+	if (e)
+		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+				   "the guest's network channel: %s", strerror(e));
+	return 0;
+}
+
+int qemu_net_open(qemu_net *net, qemu_vm *vm, uint32_t target, int local, int timeout_ms,
+		  agent_error *r)
+{
+	int e = net_ensure(net, vm, r);
+	if (e < 0) {
+		close(local);
+		return e;
+	}
+	e = netmux_open(net->mux, target, local, timeout_ms);
+	if (e == -ECONNREFUSED)
+		return qemu_refuse(r, -e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(serve_not_ready),
+				   "the guest refused the stream");
+	if (e < 0)
+		return qemu_refuse(r, -e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				   "a stream on the guest's network channel: %s", strerror(-e));
+	return 0;
+}
+
+int qemu_net_listener(qemu_net *net, qemu_vm *vm, uint32_t *ret_id, agent_error *r)
+{
+	int e = net_ensure(net, vm, r);
+	if (e < 0)
+		return e;
+	pthread_mutex_lock(&net->lock);
+	uint32_t id = net->n + 1;
+	pthread_mutex_unlock(&net->lock);
+	struct sockaddr_un a;
+	listener_addr(net, id, &a);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, SOMAXCONN) < 0) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		unlink(a.sun_path);
+		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+				   "a listener for the guest: %s", strerror(e));
+	}
+	pthread_mutex_lock(&net->lock);
+	net->n = id;
+	pthread_mutex_unlock(&net->lock);
+	*ret_id = id;
+	return fd;
+}
+
+/* Removes the directory's sockets (names of digits only) and the directory. */
+static int remove_dir(int parent, const char *name)
+{
+	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.' && strspn(e->d_name, "0123456789") == strlen(e->d_name))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+void qemu_net_free(qemu_net *net)
+{
+	if (!net)
+		return;
+	if (net->running) {
+		netmux_stop(net->mux);
+		pthread_join(net->thread, NULL);
+	}
+	netmux_free(net->mux);
+	const char *slash = strrchr(net->dir, '/');
+	int root = open(NET_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root >= 0) {
+		remove_dir(root, slash + 1);
+		close(root);
+	}
+	pthread_mutex_destroy(&net->lock);
+	free(net);
+}
+
+uint32_t qemu_net_streams(qemu_net *net) { return net && net->mux ? netmux_streams(net->mux) : 0; }
+
+int qemu_net_gc(void)
+{
+	DIR *d = opendir(NET_ROOT);
+	if (!d)
+		return 0;
+	int removed = 0;
+	size_t plen = strlen(QEMU_NAME_PREFIX);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t tlen = 0;
+		struct stat st;
+		if (strncmp(e->d_name, QEMU_NAME_PREFIX, plen) != 0 ||
+		    owner_token_state(e->d_name + plen, &tlen) != OWNER_DEAD ||
+		    strncmp(e->d_name + plen + tlen, "-net-", 5) != 0 ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		removed += remove_dir(dirfd(d), e->d_name) == 0;
+	}
+	closedir(d);
+	return removed;
+}
+
+/* ---- serve: the host's listener for a port of the guest's ----------------------------------- */
+
+#define FORWARD_PROBE_MS 25  /* between tries of a port that does not accept yet */
+#define FORWARD_OPEN_MS 5000 /* the guest's answer to one connection's stream */
+
+struct qemu_forward {
+	qemu_net *net;
+	qemu_vm *vm;
+	uint16_t port;
+	int lsn;     /* 127.0.0.1:0 */
+	int stop[2]; /* a pipe: readable once the run ended */
+	void (*ready)(void *ctx, const char *address);
+	void *ctx;
+	char address[32];
+	pthread_t thread;
+};
+
+/* Whether the guest's port accepts now: a stream opened and closed (the server sees a
+ * connection with no bytes). */
+static bool port_accepts(qemu_forward *f)
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+		return false;
+	agent_error r;
+	bool ok = qemu_net_open(f->net, f->vm, f->port, sp[1], FORWARD_OPEN_MS, &r) == 0;
+	close(sp[0]);
+	return ok;
+}
+
+static bool stopped(qemu_forward *f, int wait_ms, bool *ret_client)
+{
+	struct pollfd p[2] = { { f->stop[0], POLLIN, 0 }, { f->lsn, POLLIN, 0 } };
+	int n = poll(p, ret_client ? 2 : 1, wait_ms);
+	if (ret_client)
+		*ret_client = n > 0 && (p[1].revents & POLLIN);
+	return n > 0 && (p[0].revents & (POLLIN | POLLHUP));
+}
+
+static void *forward_thread(void *arg)
+{
+	qemu_forward *f = arg;
+	while (!port_accepts(f))
+		if (stopped(f, FORWARD_PROBE_MS, NULL))
+			return NULL;
+	f->ready(f->ctx, f->address);
+	for (bool client = false; !stopped(f, -1, &client);) {
+		if (!client)
+			continue;
+		int c = accept4(f->lsn, NULL, NULL, SOCK_CLOEXEC);
+		agent_error r;
+		if (c >= 0 && qemu_net_open(f->net, f->vm, f->port, c, FORWARD_OPEN_MS, &r) < 0)
+			qemu_host->log(CORDON_PLUGIN_LOG_DEBUG, "qemu", "serve: %s", r.message);
+	}
+	return NULL;
+}
+
+qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port,
+				 void (*ready)(void *ctx, const char *address), void *ctx,
+				 agent_error *r)
+{
+	if (net_ensure(net, vm, r) < 0)
+		return NULL;
+	qemu_forward *f = xmalloc0(sizeof(*f));
+	*f = (qemu_forward){
+		.net = net, .vm = vm, .port = port, .ready = ready, .ctx = ctx, .stop = { -1, -1 }
+	};
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	f->lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int e = f->lsn < 0 ? errno : 0;
+	if (!e &&
+	    (bind(f->lsn, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(f->lsn, SOMAXCONN) < 0 ||
+	     getsockname(f->lsn, (struct sockaddr *)&a, &len) < 0 || pipe2(f->stop, O_CLOEXEC) < 0))
+		e = errno;
+	snprintf(f->address, sizeof(f->address), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	if (!e)
+		e = pthread_create(&f->thread, NULL, forward_thread, f);
+	if (e) {
+		if (f->lsn >= 0)
+			close(f->lsn);
+		for (int i = 0; i < 2; i++)
+			if (f->stop[i] >= 0)
+				close(f->stop[i]);
+		free(f);
+		qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+			    "the served port's host listener: %s", strerror(e));
+		return NULL;
+	}
+	return f;
+}
+
+void qemu_forward_stop(qemu_forward *f)
+{
+	if (!f)
+		return;
+	close(f->stop[1]);
+	pthread_join(f->thread, NULL);
+	close(f->stop[0]);
+	close(f->lsn); /* streams already carried go on until the guest ends */
+	free(f);
+}

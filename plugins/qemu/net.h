@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A guest's network channel, host side (net.c). */
+#ifndef CORDON_QEMU_NET_H
+#define CORDON_QEMU_NET_H
+
+#include "qemu.h"
+
+#include <stdint.h>
+
+typedef struct qemu_vm qemu_vm;
+typedef struct qemu_net qemu_net;
+
+/* A sandbox's: the directory of its listeners, named after owner (this host's token). */
+qemu_net *qemu_net_new(const char *owner, agent_error *r) CORDON_INTERNAL;
+/* A new unix listener whose connections the guest's streams on *ret_id come from (the mux
+ * started on vm's channel first, once): the listening socket (close-on-exec), or what
+ * qemu_refuse returned. */
+int qemu_net_listener(qemu_net *net, qemu_vm *vm, uint32_t *ret_id, agent_error *r) CORDON_INTERNAL;
+/* A stream of ours on the channel to the guest's target (agent/protocol.h: a port of its
+ * loopback, or AGENT_CHANNEL_SESSION), carried from local (taken, even on failure) once the
+ * guest accepted it, within timeout_ms. 0, or what qemu_refuse returned. */
+int qemu_net_open(qemu_net *net, qemu_vm *vm, uint32_t target, int local, int timeout_ms,
+		  agent_error *r) CORDON_INTERNAL;
+/* serve: a listener on the host's 127.0.0.1:0 whose connections are streams to the guest's
+ * port; ready(ctx, "127.0.0.1:P") once the port accepts (from the forwarder's thread). NULL
+ * with r when it cannot start. */
+typedef struct qemu_forward qemu_forward;
+qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port,
+				 void (*ready)(void *ctx, const char *address), void *ctx,
+				 agent_error *r) CORDON_INTERNAL;
+/* The listener closed (connections carried go on), the thread joined. */
+void qemu_forward_stop(qemu_forward *f) CORDON_INTERNAL;
+/* Stops the mux (every stream closed), removes the listeners' sockets and directory. */
+void qemu_net_free(qemu_net *net) CORDON_INTERNAL;
+/* Streams open now (tests). */
+uint32_t qemu_net_streams(qemu_net *net) CORDON_INTERNAL;
+/* Removes the listener directories of hosts that died; the count. */
+int qemu_net_gc(void) CORDON_INTERNAL;
+
+#endif
