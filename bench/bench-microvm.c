@@ -38,6 +38,8 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,6 +48,8 @@ static char *kernel, *initrd;
 static char *built; /* the guest this run built, removed at the end */
 static bool hw;
 static bool clones_only; /* --clones: the clone figures alone */
+static bool network_only; /* --network: the network channel's figures alone */
+static const char *egress_rules; /* the tier's egress: keys, or NULL */
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
@@ -126,10 +130,10 @@ static cordon_context *context_with(int pool, bool clone)
 	g_autofree char *policy = g_strdup_printf(
 		"cordon: 1\nplugins: {dir: %s, load: [kvm]}\ntiers:\n  vm:\n    driver: kvm\n%s"
 		"    kernel: %s\n    kernel_sha256: %s\n    initrd: %s\n    initrd_sha256: %s\n"
-		"    limits: {memory: 256MiB, wall: 60s}\n    pool: %d\n    clone: %s\n"
+		"    limits: {memory: 256MiB, wall: 60s}\n    pool: %d\n    clone: %s\n%s"
 		"trust:\n  trusted: {require: process-jail, tiers: [vm]}\n",
 		dir, hw ? "" : "    accel: tcg\n", kernel, ks, initrd, is, pool,
-		clone ? "true" : "false");
+		clone ? "true" : "false", egress_rules ? egress_rules : "");
 	cordon_options *o = cordon_options_new();
 	cordon_context *ctx = NULL;
 	cordon_error *err = NULL;
@@ -141,6 +145,124 @@ static cordon_context *context_with(int pool, bool clone)
 }
 
 static cordon_context *context(int pool) { return context_with(pool, false); }
+
+/* ---- the network channel (--network) ------------------------------------------------------ */
+
+static cordon_sandbox *open_vm(cordon_context *ctx);
+
+static char *sh_out(cordon_sandbox *sb, const char *line)
+{
+	cordon_result *res = NULL;
+	cordon_error *err = NULL;
+	if (cordon_sandbox_exec(sb, line, NULL, &res, &err) < 0)
+		die("exec: %s", cordon_error_get_message(err));
+	char *o = g_strdup(cordon_result_output(res, 1, NULL));
+	cordon_result_free(res);
+	return o;
+}
+
+/* One HTTP GET of / through address, connect to EOF, in ms. */
+static double http_get_ms(const char *address)
+{
+	const char *colon = strrchr(address, ':');
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)atoi(colon + 1)),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	double t = wall_now_ms();
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	const char get[] = "GET / HTTP/1.0\r\n\r\n";
+	char buf[4096];
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    write(fd, get, sizeof(get) - 1) != (ssize_t)sizeof(get) - 1)
+		die("serve: connect");
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+	return wall_now_ms() - t;
+}
+
+/* Per request, ms, of n wgets of url inside the guest, one run timed from the host (its own
+ * cost, about a run of /bin/true, spread over the n). */
+static double guest_wget_ms(cordon_sandbox *sb, const char *url, int n)
+{
+	g_autofree char *line = g_strdup_printf(
+		"i=0; while [ $i -lt %d ]; do wget -q -O /dev/null %s || exit 1; i=$((i+1)); done",
+		n, url);
+	double t = wall_now_ms();
+	g_free(sh_out(sb, line));
+	return (wall_now_ms() - t) / n;
+}
+
+/* serve through the channel: GETs from the host through cordon's listener, and the guest's
+ * own wget of the same page over its loopback (exec included); governed egress: a guest
+ * wget of 16 MiB through cordon's proxy over the channel, and of the same file from its
+ * own httpd (loopback in the guest). */
+static void bench_network(int n)
+{
+	g_autofree char *www = g_dir_make_tmp("cordon-bench-www-XXXXXX", NULL);
+	g_autofree char *big = g_build_filename(www, "big", NULL);
+	g_autofree char *zeros = g_malloc0(16 << 20);
+	if (!g_file_set_contents(big, zeros, 16 << 20, NULL))
+		die("%s", big);
+	int port = 18000 + (int)(getpid() % 1000);
+	g_autofree char *ps = g_strdup_printf("%d", port);
+	const char *http[] = { "python3", "-m", "http.server", "--bind", "127.0.0.1", ps, NULL };
+	GPid hpid;
+	if (!g_spawn_async(www, (char **)http, NULL,
+			   G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL |
+				   G_SPAWN_STDERR_TO_DEV_NULL | G_SPAWN_DO_NOT_REAP_CHILD,
+			   NULL, NULL, &hpid, NULL))
+		die("python3 http.server");
+	g_usleep(G_USEC_PER_SEC);
+	g_autofree char *rules = g_strdup_printf("    egress: {allow: [\"localhost:%d\"]}\n", port);
+	egress_rules = rules;
+	cordon_context *ctx = context(0);
+	cordon_request *req = cordon_request_new("trusted");
+	cordon_request_set_tier(req, "vm", NULL);
+	cordon_request_set_egress(req, CORDON_EGRESS_GOVERNED, NULL);
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	cordon_sandbox_close(open_vm(ctx)); /* the probe's trial boot, out of the figures */
+	if (cordon_sandbox_open(ctx, req, &sb, &err) < 0)
+		die("open: %s", cordon_error_get_message(err));
+	cordon_request_free(req);
+	const char *argv[] = { "sh", "-c",
+			       "mkdir -p /tmp/www && echo page >/tmp/www/index.html && "
+			       "head -c 16777216 /dev/zero >/tmp/www/big && exec httpd -f -p 8081 -h "
+			       "/tmp/www",
+			       NULL };
+	cordon_serve *srv = NULL;
+	if (cordon_sandbox_serve(sb, argv, 8081, NULL, &srv, &err) < 0)
+		die("serve: %s", cordon_error_get_message(err));
+	g_autofree char *addr = cordon_serve_address(srv);
+	int m = 10 * n;
+	g_autofree double *get = g_new(double, m);
+	for (int i = 0; i < m; i++)
+		get[i] = http_get_ms(addr);
+	printf("%-22s %-8s %9.2f ms\n", "serve GET via channel", "cordon", median(get, (size_t)m));
+	printf("%-22s %-8s %9.2f ms\n", "  guest wget, own lo", "guest",
+	       guest_wget_ms(sb, "http://127.0.0.1:8081/", 20));
+	g_autofree char *via = g_strdup_printf("http://localhost:%d/big", port);
+	g_autofree double *t_proxy = g_new(double, n), *t_lo = g_new(double, n);
+	for (int i = 0; i < n; i++) {
+		t_proxy[i] = guest_wget_ms(sb, via, 1);
+		t_lo[i] = guest_wget_ms(sb, "http://127.0.0.1:8081/big", 1);
+	}
+	double a = median(t_proxy, (size_t)n), b = median(t_lo, (size_t)n);
+	printf("%-22s %-8s %9.2f ms (%.1f MiB/s)\n", "egress 16 MiB, proxy", "cordon", a,
+	       16 / (a / 1000));
+	printf("%-22s %-8s %9.2f ms (%.1f MiB/s; proxy %.2fx)\n", "  the same, own lo", "guest", b,
+	       16 / (b / 1000), b / a);
+	cordon_serve_stop(srv, NULL);
+	cordon_serve_free(srv);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	egress_rules = NULL;
+	kill(hpid, SIGTERM);
+	waitpid(hpid, NULL, 0);
+	g_unlink(big);
+	g_rmdir(www);
+}
 
 static cordon_sandbox *open_vm(cordon_context *ctx)
 {
@@ -566,19 +688,25 @@ int main(int argc, char **argv)
 			hw = true;
 		else if (strcmp(argv[i], "--clones") == 0)
 			clones_only = true;
+		else if (strcmp(argv[i], "--network") == 0)
+			network_only = true;
 		else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc)
 			kernel = g_strdup(argv[++i]);
 		else if (strcmp(argv[i], "--initrd") == 0 && i + 1 < argc)
 			initrd = g_strdup(argv[++i]);
 		else
-			die("usage: bench-microvm [-n N] [--hw] [--clones] [--kernel K --initrd "
-			    "I]");
+			die("usage: bench-microvm [-n N] [--hw] [--clones|--network] [--kernel K "
+			    "--initrd I]");
 	}
 	if (n < 1)
 		n = 1;
 	if (!kernel || !initrd)
 		build_guest();
 	printf("# %s, %d rounds, medians\n", hw ? "kvm" : "tcg (emulated)", n);
+	if (network_only) {
+		bench_network(n);
+		return 0;
+	}
 	bench_clones(n);
 	if (clones_only)
 		return 0;
