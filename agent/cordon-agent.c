@@ -1185,6 +1185,25 @@ static bool session_file(char *payload, uint32_t len)
 }
 
 /* A guest's first request: its identity (agent/guest.c), or the session ends. */
+static void extra_session_serve(int fd);
+
+/* A guest's network channel (agent/relay.c), started once the identity is taken (the host
+ * waits for the multiplexer's HELLO before its first stream, and may ask for a relay as the
+ * first request): the multiplexer drops to the work's uid itself and is one of our relays,
+ * which no run's end kills. Without it relays and a second session fail, with the reason. */
+static void channel_start(void)
+{
+	size_t slot = 0;
+	while (slot < RELAYS_MAX && relay_pids[slot] > 0)
+		slot++;
+	if (!in_guest || extra_session || slot == RELAYS_MAX)
+		return;
+	int r = agent_channel_start(guest_net_port_take(), guest_drop, extra_session_serve,
+				    &relay_pids[slot]);
+	if (r < 0 && r != -ENODEV)
+		fprintf(stderr, "cordon-agent: the network channel: %s\n", strerror(-r));
+}
+
 static bool session_identity(void)
 {
 	uint8_t type = 0;
@@ -1199,29 +1218,14 @@ static bool session_identity(void)
 	if (payload)
 		explicit_bzero(payload, len);
 	free(payload);
-	if (r < 0)
+	if (r < 0) {
 		fail(r == -EPROTO ? ERRC(invalid_argument) : ERRC(io_error), -r, what);
-	else
+	} else {
+		channel_start();
 		frame(AGENT_FRAME_DONE, "", 0);
+	}
 	frame_text(AGENT_FRAME_STATUS, "exit %d", r < 0);
 	return r == 0;
-}
-
-static void extra_session_serve(int fd);
-
-/* A guest's network channel (agent/relay.c), once the agent runs as the work's uid: the
- * multiplexer is one of our relays, which no run's end kills. Without it relays and a second
- * session fail, each with the reason. */
-static void channel_start(void)
-{
-	size_t slot = 0;
-	while (slot < RELAYS_MAX && relay_pids[slot] > 0)
-		slot++;
-	if (!in_guest || extra_session || slot == RELAYS_MAX)
-		return;
-	int r = agent_channel_start(guest_net_port_take(), extra_session_serve, &relay_pids[slot]);
-	if (r < 0 && r != -ENODEV)
-		fprintf(stderr, "cordon-agent: the network channel: %s\n", strerror(-r));
 }
 
 static int cmd_session(void)
@@ -1264,8 +1268,6 @@ static int cmd_session(void)
 			if (!unpack_allowed && guest_drop() < 0)
 				return fail(ERRC(io_error), errno, "dropping to the work's uid");
 			dropped = !unpack_allowed;
-			if (dropped)
-				channel_start();
 		}
 		bool more = true;
 		if (type == AGENT_REQ_RUN)
@@ -1285,7 +1287,6 @@ static int cmd_session(void)
 			if (guest_drop() < 0)
 				return fail(ERRC(io_error), errno, "dropping to the work's uid");
 			dropped = true;
-			channel_start();
 		}
 	}
 }

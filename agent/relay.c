@@ -12,7 +12,7 @@
  * with the container; a host socket that went away refuses its connections.
  *
  * A microVM guest shares no socket with the host. Its network channel (the second
- * virtio-serial port) is one process of the agent's, started once the agent has dropped to
+ * virtio-serial port) is one process of the agent's, started with the identity and at once
  * the work's uid (agent_channel_start), which multiplexes streams onto it
  * (common/netmux.h). `relay channel:N` hands it a listener on 127.0.0.1:0 (over a unix
  * socket pair, the descriptor with its id: netmux_set_control), whose connections become
@@ -215,6 +215,7 @@ static int mux_ctl = -1; /* our end of the multiplexer's control socket pair */
  * waits for it, so a connect is bounded. */
 #define CONNECT_WAIT_MS 1000
 static agent_session_fn start_session;
+static int (*drop_privileges)(void);
 
 static int connect_loopback(uint16_t port)
 {
@@ -288,6 +289,8 @@ static int mux_start(int channel, pid_t *ret_pid)
 	if (pid == 0) {
 		int keep[] = { channel, sp[1] };
 		detach(keep, 2, agent);
+		if (drop_privileges && drop_privileges() < 0)
+			_exit(1); /* never a multiplexer as root */
 		netmux_config c = { .transport = channel,
 				    .host = false,
 				    .open_stream = open_stream };
@@ -326,7 +329,7 @@ static int send_listener(int lsn, uint32_t id)
 	return sendmsg(mux_ctl, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(be) ? 0 : -errno;
 }
 
-int agent_channel_start(int channel, agent_session_fn session, pid_t *ret_pid)
+int agent_channel_start(int channel, int (*drop)(void), agent_session_fn session, pid_t *ret_pid)
 {
 	if (channel < 0)
 		return -ENODEV;
@@ -335,6 +338,7 @@ int agent_channel_start(int channel, agent_session_fn session, pid_t *ret_pid)
 		return -EALREADY;
 	}
 	start_session = session;
+	drop_privileges = drop;
 	int r = mux_start(channel, ret_pid);
 	if (r < 0)
 		close(channel);

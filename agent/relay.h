@@ -17,9 +17,10 @@ int agent_relay_start(const char *path, uint16_t *ret_port, pid_t *ret_pid);
 typedef void (*agent_session_fn)(int fd);
 
 /* A microVM guest's network channel (the port's descriptor, taken): its multiplexer's
- * process (*ret_pid), started once. The streams the host opens on it reach a port of the guest's
- * loopback, or a session (session). 0, or a negative errno (-ENODEV: no channel). */
-int agent_channel_start(int channel, agent_session_fn session, pid_t *ret_pid);
+ * process (*ret_pid), started once, which first calls drop (the work's uid) and ends if
+ * that fails. The streams the host opens on it reach a port of the guest's loopback, or a
+ * session (session). 0, or a negative errno (-ENODEV: no channel). */
+int agent_channel_start(int channel, int (*drop)(void), agent_session_fn session, pid_t *ret_pid);
 /* `relay channel:N` (target): listens on 127.0.0.1:*ret_port and hands the listener to the
  * multiplexer, whose streams of listener N carry its connections. 0, or a negative errno
  * (-ENODEV: no multiplexer). */

@@ -47,8 +47,8 @@
 static char *kernel, *initrd;
 static char *built; /* the guest this run built, removed at the end */
 static bool hw;
-static bool clones_only; /* --clones: the clone figures alone */
-static bool network_only; /* --network: the network channel's figures alone */
+static bool clones_only;         /* --clones: the clone figures alone */
+static bool network_only;        /* --network: the network channel's figures alone */
 static const char *egress_rules; /* the tier's egress: keys, or NULL */
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -226,11 +226,13 @@ static void bench_network(int n)
 	if (cordon_sandbox_open(ctx, req, &sb, &err) < 0)
 		die("open: %s", cordon_error_get_message(err));
 	cordon_request_free(req);
-	const char *argv[] = { "sh", "-c",
-			       "mkdir -p /tmp/www && echo page >/tmp/www/index.html && "
-			       "head -c 16777216 /dev/zero >/tmp/www/big && exec httpd -f -p 8081 -h "
-			       "/tmp/www",
-			       NULL };
+	const char *argv[] = {
+		"sh", "-c",
+		"mkdir -p /tmp/www && echo page >/tmp/www/index.html && "
+		"head -c 16777216 /dev/zero >/tmp/www/big && exec httpd -f -p 8081 -h "
+		"/tmp/www",
+		NULL
+	};
 	cordon_serve *srv = NULL;
 	if (cordon_sandbox_serve(sb, argv, 8081, NULL, &srv, &err) < 0)
 		die("serve: %s", cordon_error_get_message(err));

@@ -205,7 +205,8 @@ int main(int argc, char **argv)
 	printf("netmux vs a direct loopback connection to the same echo server, %d rounds\n",
 	       rounds);
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		double *d = calloc((size_t)n, sizeof(double)), *m = calloc((size_t)n, sizeof(double));
+		double *d = calloc((size_t)n, sizeof(double)),
+		       *m = calloc((size_t)n, sizeof(double));
 		double dm[16], mm[16], dc[16], mc[16];
 		for (int r = 0; r < rounds && r < 16; r++) {
 			int direct = connect_to(echo_port), mux = connect_to(gport);

@@ -29,7 +29,18 @@
 #define STREAMS_MAX (1u << 20)
 #define END 1 /* a step's "the transport ended": run returns 0 */
 
-enum { F_OPEN = 'O', F_ACCEPT = 'A', F_DATA = 'D', F_FIN = 'F', F_RST = 'R', F_CREDIT = 'C' };
+enum {
+	F_HELLO = 'H',
+	F_OPEN = 'O',
+	F_ACCEPT = 'A',
+	F_DATA = 'D',
+	F_FIN = 'F',
+	F_RST = 'R',
+	F_CREDIT = 'C'
+};
+/* Streams the guest opens leave a sixteenth of max_streams to the host's (16 of 256): work
+ * that holds every connection it can still leaves the host its runs and served ports. */
+#define HOST_RESERVE(max) ((max) / 16)
 
 /* A byte queue: data[off, off + len) holds the bytes. */
 typedef struct buf {
@@ -43,6 +54,7 @@ typedef struct open_req {
 	int fd;
 	int result;
 	bool done, abandoned; /* answered; its caller stopped waiting (the loop frees it) */
+	bool detached;        /* nobody waits: the loop frees it, the stream goes on */
 	pthread_cond_t cond;
 	struct open_req *next;
 } open_req;
@@ -81,12 +93,15 @@ struct netmux {
 	stream **streams; /* dead ones until the end of the loop's turn */
 	size_t nstreams, streams_cap;
 	uint32_t nlive;
+	uint32_t nguest; /* live streams the guest opened (odd ids) */
 	lsn_array lsn;
 	struct pollfd *pfd;
 	size_t pfd_cap;
 	uint32_t next_id;
 
 	pthread_mutex_t lock; /* guards what follows */
+	pthread_cond_t hello; /* peer_hello became true */
+	bool peer_hello;      /* the guest's HELLO came (host side) */
 	lsn_array pending;    /* from netmux_add_listener, for the loop to take */
 	open_req *opens;      /* from netmux_open, for the loop to take */
 	bool stop, running, finished;
@@ -153,6 +168,36 @@ static int64_t now_ms(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* A condition variable on CLOCK_MONOTONIC: a step of the wall clock moves no bound. */
+static int cond_init(pthread_cond_t *c)
+{
+	pthread_condattr_t a;
+	int r = pthread_condattr_init(&a);
+	if (r == 0 && (r = pthread_condattr_setclock(&a, CLOCK_MONOTONIC)) == 0)
+		r = pthread_cond_init(c, &a);
+	pthread_condattr_destroy(&a);
+	return r;
+}
+
+/* Waits on c (m->lock held) until done or ms from start; false once the bound passed. */
+static bool cond_wait_until(pthread_cond_t *c, pthread_mutex_t *lock, const struct timespec *until)
+{
+	return pthread_cond_timedwait(c, lock, until) != ETIMEDOUT;
+}
+
+static struct timespec deadline_in(int ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
 }
 
 static int fd_own(int fd)
@@ -240,6 +285,7 @@ static stream *stream_add(netmux *m, uint32_t id, int fd)
 		return NULL;
 	*s = (stream){ .id = id, .fd = fd, .credit = m->c.window, .granted = m->c.window };
 	m->streams[m->nstreams++] = s;
+	m->nguest += id & 1;
 	live_set(m, m->nlive + 1);
 	return s;
 }
@@ -248,7 +294,7 @@ static stream *stream_add(netmux *m, uint32_t id, int fd)
 static void open_done(netmux *m, open_req *q, int result)
 {
 	pthread_mutex_lock(&m->lock);
-	bool gone = q->abandoned;
+	bool gone = q->abandoned || q->detached;
 	q->done = true;
 	q->result = result;
 	if (!gone)
@@ -275,6 +321,7 @@ static void stream_close(netmux *m, stream *s, bool abort)
 	}
 	s->dead = true;
 	buf_free(&s->q);
+	m->nguest -= s->id & 1;
 	live_set(m, m->nlive - 1);
 }
 
@@ -363,6 +410,13 @@ static int credits_send(netmux *m)
 
 /* ---- frames in ---------------------------------------------------------------------------- */
 
+/* Whether one more stream may open: the guest's leave HOST_RESERVE to the host's. */
+static bool room_for(const netmux *m, bool guest_opens)
+{
+	uint32_t max = m->c.max_streams;
+	return m->nlive < max && (!guest_opens || m->nguest < max - HOST_RESERVE(max));
+}
+
 /* Whether id is one the peer may open: the guest's are odd, the host's even. */
 static bool peer_id(const netmux *m, uint32_t id) { return (id & 1) == (m->c.host ? 1u : 0u); }
 
@@ -370,7 +424,7 @@ static int on_open(netmux *m, uint32_t id, const uint8_t *p, uint32_t len)
 {
 	if (len != 4 || !peer_id(m, id) || stream_find(m, id))
 		return -EPROTO;
-	if (m->nlive >= m->c.max_streams || !m->c.open_stream)
+	if (!room_for(m, m->c.host) || !m->c.open_stream)
 		return frame_put(m, F_RST, id, NULL, 0);
 	int fd = m->c.open_stream(m->c.ctx, get_be32(p));
 	if (fd < 0)
@@ -453,8 +507,24 @@ static int on_credit(netmux *m, uint32_t id, const uint8_t *p, uint32_t len)
 	return 0;
 }
 
+/* The guest's first frame, once: its end of the channel runs (the host waits for it before
+ * it opens a stream: a guest without a multiplexer would never answer). */
+static int on_hello(netmux *m, uint32_t len)
+{
+	if (len != 0 || !m->c.host)
+		return -EPROTO;
+	pthread_mutex_lock(&m->lock);
+	bool again = m->peer_hello;
+	m->peer_hello = true;
+	pthread_cond_broadcast(&m->hello);
+	pthread_mutex_unlock(&m->lock);
+	return again ? -EPROTO : 0;
+}
+
 static int frame_in(netmux *m, uint8_t type, uint32_t id, const uint8_t *p, uint32_t len)
 {
+	if (type == F_HELLO && id == 0)
+		return on_hello(m, len);
 	if (id == 0)
 		return -EPROTO;
 	switch (type) {
@@ -559,6 +629,27 @@ static void listeners_adopt(netmux *m)
 
 static uint32_t id_next(netmux *m);
 
+static bool opens_cancelled(netmux *m, open_req *q)
+{
+	pthread_mutex_lock(&m->lock);
+	bool gone = q->abandoned;
+	pthread_mutex_unlock(&m->lock);
+	return gone;
+}
+
+/* Streams whose opener stopped waiting before the peer answered: reset, their local socket
+ * closed (its client learns now), never left open half made. */
+static int opens_reap(netmux *m)
+{
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < m->nstreams; i++) {
+		stream *s = m->streams[i];
+		if (!s->dead && s->opening && s->req && opens_cancelled(m, s->req))
+			r = stream_reset(m, s);
+	}
+	return r;
+}
+
 /* Takes the streams netmux_open posted: each an OPEN, answered when the peer's answer
  * comes (refused at once when there is no room). */
 static int opens_adopt(netmux *m)
@@ -570,15 +661,17 @@ static int opens_adopt(netmux *m)
 	int r = 0;
 	while (q) {
 		open_req *next = q->next;
-		stream *s = r == 0 && m->nlive < m->c.max_streams ? stream_add(m, id_next(m), q->fd)
-								  : NULL;
+		bool cancelled = opens_cancelled(m, q);
+		stream *s = r == 0 && !cancelled && room_for(m, !m->c.host)
+				    ? stream_add(m, id_next(m), q->fd)
+				    : NULL;
 		if (s) {
 			s->opening = true;
 			s->req = q;
 			r = frame_u32(m, F_OPEN, s->id, q->target);
 		} else {
 			close_abort(q->fd);
-			open_done(m, q, r < 0 ? r : -EAGAIN);
+			open_done(m, q, r < 0 ? r : cancelled ? -ETIMEDOUT : -EAGAIN);
 		}
 		q = next;
 	}
@@ -616,7 +709,7 @@ static int listener_accept(netmux *m, listener *l)
 				return 0;
 			continue;
 		}
-		if (m->nlive >= m->c.max_streams) {
+		if (!room_for(m, true)) {
 			close(fd);
 			continue;
 		}
@@ -808,6 +901,7 @@ static void run_end(netmux *m)
 	open_req *q = m->opens;
 	m->opens = NULL;
 	m->finished = true;
+	pthread_cond_broadcast(&m->hello);
 	pthread_mutex_unlock(&m->lock);
 	for (open_req *next; q; q = next) {
 		next = q->next;
@@ -824,12 +918,15 @@ int netmux_run(netmux *m)
 	pthread_mutex_unlock(&m->lock);
 	if (again)
 		return -EALREADY;
-	int r = 0;
+	/* the guest says it runs before anything else (netmux_wait_peer) */
+	int r = m->c.host ? 0 : frame_put(m, F_HELLO, 0, NULL, 0);
 	while (r == 0 && !stopping(m)) {
 		listeners_adopt(m);
 		size_t n = 0;
 		int timeout = -1;
 		r = opens_adopt(m);
+		if (r == 0)
+			r = opens_reap(m);
 		if (r == 0)
 			r = credits_send(m);
 		if (r == 0)
@@ -885,8 +982,13 @@ netmux *netmux_new(const netmux_config *c)
 		e = e ? e : errno;
 		goto fail;
 	}
+	if ((e = cond_init(&m->hello))) {
+		pthread_mutex_destroy(&m->lock);
+		goto fail;
+	}
 	m->in.data = malloc(IN_CAP);
 	if (!m->in.data) {
+		pthread_cond_destroy(&m->hello);
 		pthread_mutex_destroy(&m->lock);
 		e = ENOMEM;
 		goto fail;
@@ -961,9 +1063,10 @@ int netmux_open(netmux *m, uint32_t target, int local, int timeout_ms)
 {
 	open_req *q = calloc(1, sizeof *q);
 	int r = q ? fd_own(local) : -ENOMEM;
-	if (r == 0 && (r = -pthread_cond_init(&q->cond, NULL)) == 0) {
+	if (r == 0 && (r = -cond_init(&q->cond)) == 0) {
 		q->target = target;
 		q->fd = local;
+		q->detached = timeout_ms < 0;
 		pthread_mutex_lock(&m->lock);
 		if (m->finished) {
 			r = -ESHUTDOWN;
@@ -981,25 +1084,33 @@ int netmux_open(netmux *m, uint32_t target, int local, int timeout_ms)
 		return r;
 	}
 	wake(m);
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	if (timeout_ms < 0)
+		return 0; /* the loop's now, q included */
+	struct timespec until = deadline_in(timeout_ms);
 	pthread_mutex_lock(&m->lock);
-	while (!q->done && pthread_cond_timedwait(&q->cond, &m->lock, &until) != ETIMEDOUT)
+	while (!q->done && cond_wait_until(&q->cond, &m->lock, &until))
 		;
 	bool done = q->done;
 	r = done ? q->result : -ETIMEDOUT;
-	q->abandoned = !done; /* the loop frees it when the answer comes */
+	q->abandoned = !done; /* the loop resets the stream and frees it */
 	pthread_mutex_unlock(&m->lock);
 	if (done) {
 		pthread_cond_destroy(&q->cond);
 		free(q);
+	} else {
+		wake(m);
 	}
+	return r;
+}
+
+int netmux_wait_peer(netmux *m, int timeout_ms)
+{
+	struct timespec until = deadline_in(timeout_ms);
+	pthread_mutex_lock(&m->lock);
+	while (!m->peer_hello && !m->finished && cond_wait_until(&m->hello, &m->lock, &until))
+		;
+	int r = m->peer_hello ? 0 : m->finished ? -ESHUTDOWN : -ETIMEDOUT;
+	pthread_mutex_unlock(&m->lock);
 	return r;
 }
 
@@ -1039,6 +1150,7 @@ void netmux_free(netmux *m)
 	buf_free(&m->in);
 	buf_free(&m->out);
 	free(m->pfd);
+	pthread_cond_destroy(&m->hello);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

@@ -11,6 +11,7 @@
  *   'O' OPEN   a new stream: a new non-zero id, odd when the guest opens it, even when the
  *              host does; payload: what it is for (u32): the host's listener id (the guest's
  *              listeners' streams), or a target of the guest's (netmux_open)
+ *   'H' HELLO  the guest's first frame, stream id 0, empty: its end runs (netmux_wait_peer)
  *   'A' ACCEPT the receiver of an OPEN took the stream (open_stream gave a socket); empty.
  *              The opener reads nothing of its local socket before it: a refused stream
  *              (RST) loses no byte
@@ -20,11 +21,13 @@
  *   'C' CREDIT payload u32: that many more bytes were written to the local socket
  * Each stream starts with `window` bytes of credit each way; the receiver's queue of a
  * stream is thus at most `window` bytes, and a stalled reader stalls only its own stream.
- * DATA, FIN, RST or CREDIT for an unknown stream is dropped (it may just have been reset).
+ * DATA, FIN, RST, CREDIT or ACCEPT for an unknown stream is dropped (it may just have been
+ * reset). Streams the guest opens leave a sixteenth of max_streams to the host's (work that
+ * holds every connection it can does not stop the host's runs and served connections).
  *
  * The host treats the guest as hostile: any other frame (an unknown type, a wrong payload
  * length, stream id 0, an OPEN of a live id or of the other side's parity, an ACCEPT of a
- * stream the host did not open or twice, DATA beyond the credit or after a FIN, credit
+ * live stream the host did not open or twice, a second HELLO, DATA beyond the credit or after a FIN, credit
  * above the window) ends the whole mux with -EPROTO, every descriptor closed. The guest
  * checks the host's frames the same way. Memory stays within max_streams * window plus the
  * output bound, whatever the peer claims.
@@ -82,9 +85,13 @@ int netmux_run(netmux *m) CORDON_INTERNAL;
 /* A stream of ours to the peer's target, carried from local (the mux's from the call on,
  * also when it fails), once the peer accepts it. Any thread, while netmux_run runs; waits
  * up to timeout_ms for the answer: 0 (accepted), -ECONNREFUSED (refused, or the mux ended
- * first), -EAGAIN (max_streams open), -ETIMEDOUT (no answer yet: the stream goes on if it
- * comes), -ESHUTDOWN (run has returned), -ENOMEM. */
+ * first), -EAGAIN (max_streams open), -ETIMEDOUT (no answer in time: the stream is reset
+ * and local closed), -ESHUTDOWN (run has returned), -ENOMEM. timeout_ms < 0: no wait, 0
+ * once posted; the stream goes on when accepted, local is closed when it is not. */
 int netmux_open(netmux *m, uint32_t target, int local, int timeout_ms) CORDON_INTERNAL;
+/* Host side: waits up to timeout_ms for the guest's HELLO: 0, -ETIMEDOUT (a guest without
+ * a multiplexer never sends it), -ESHUTDOWN (run has returned). Any thread. */
+int netmux_wait_peer(netmux *m, int timeout_ms) CORDON_INTERNAL;
 /* Makes netmux_run return soon (or at once, if it has not started yet). Any thread. */
 void netmux_stop(netmux *m) CORDON_INTERNAL;
 /* After netmux_run returned, or when it never ran: closes what is left, frees m. NULL is

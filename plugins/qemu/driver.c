@@ -663,11 +663,11 @@ static int await_hello(int *fd, agent_error *r)
 static bool is_broken(qemu_sandbox *sb) { return __atomic_load_n(&sb->broken, __ATOMIC_ACQUIRE); }
 
 /* The sandbox's network channel (net.c), made by its first user. */
-static qemu_net *sandbox_net(qemu_sandbox *sb, agent_error *r)
+static qemu_net *sandbox_net(qemu_sandbox *sb)
 {
 	pthread_mutex_lock(&sb->net_lock);
 	if (!sb->net)
-		sb->net = qemu_net_new(sb->tier->owner, r);
+		sb->net = qemu_net_new(sb->tier->owner);
 	qemu_net *net = sb->net;
 	pthread_mutex_unlock(&sb->net_lock);
 	return net;
@@ -685,17 +685,25 @@ static int serve_forward(qemu_sandbox *sb, uint16_t port, const cordon_plugin_ru
 			 qemu_forward **ret, cordon_plugin_error *err)
 {
 	agent_error r;
-	qemu_net *net = sandbox_net(sb, &r);
-	*ret = net ? qemu_forward_start(net, &sb->vm, port, serve_ready, (void *)sink, &r) : NULL;
+	*ret = qemu_forward_start(sandbox_net(sb), &sb->vm, port, serve_ready, (void *)sink, &r);
 	return *ret ? 0 : qemu_fail(err, &r);
+}
+
+/* An exchange that ended without its answer: the guest is gone when it was the first
+ * session's, else only that second session ended. */
+static int lost(qemu_sandbox *sb, const session_lease *l, cordon_plugin_error *err)
+{
+	if (l->first)
+		return gone(sb, err);
+	return qemu_host->error_set(err, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),
+				    "the guest's second session ended before its answer (killed "
+				    "inside the guest?); the sandbox goes on");
 }
 
 /* One more session: a socket pair whose far end the mux carries to the guest. */
 static int extra_session(qemu_sandbox *sb, session_lease *l, agent_error *r)
 {
-	qemu_net *net = sandbox_net(sb, r);
-	if (!net)
-		return -1;
+	qemu_net *net = sandbox_net(sb);
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return qemu_refuse(r, errno, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
@@ -720,18 +728,15 @@ static int lease_session(qemu_sandbox *sb, session_lease *l, cordon_plugin_error
 		*l = (session_lease){ .first = true, .fd = sb->vm.chan, .extra = -1 };
 		return 0;
 	}
+	if (is_broken(sb))
+		return gone(sb, err);
 	agent_error r;
-	pthread_mutex_lock(&sb->net_lock);
-	bool channel = sb->vm.net >= 0 || sb->net;
-	pthread_mutex_unlock(&sb->net_lock);
-	if (!is_broken(sb) && !channel) {
-		/* no channel at all: wait for the first */
+	if (!qemu_net_usable(sandbox_net(sb), &sb->vm)) {
+		/* a guest image without the channel: wait for the first */
 		pthread_mutex_lock(&sb->lock);
 		*l = (session_lease){ .first = true, .fd = sb->vm.chan, .extra = -1 };
 		return 0;
 	}
-	if (is_broken(sb))
-		return gone(sb, err);
 	return extra_session(sb, l, &r) < 0 ? qemu_fail(err, &r) : 0;
 }
 
@@ -757,8 +762,9 @@ static int exchange(exchange_state *s, session_lease *l, const char *req, size_t
 			    .tty = tty_fd >= 0,
 			    .tty_fd = tty_fd };
 	int loop = agent_exchange_run(&s->x, &link, limit_ms, cancel_fd, req, len, ret_deadline);
-	if (!s->x.done || loop < 0)
-		/* the guest is gone, killed, or spoke out of turn */
+	/* the guest is gone, killed, or spoke out of turn; a second session that did is the
+	 * work's to kill (its uid), and fails its own operation alone */
+	if (l->first && (!s->x.done || loop < 0))
 		__atomic_store_n(&sb->broken, true, __ATOMIC_RELEASE);
 	return loop;
 }
@@ -846,7 +852,7 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 							     CORDON_PLUGIN_ERROR_TERMINAL,
 							     ERRC(vm_failed),
 							     "the guest's agent spoke out of turn")
-				      : gone(sb, err);
+				      : lost(sb, &l, err);
 		}
 	}
 	qemu_forward_stop(fwd);
@@ -902,7 +908,7 @@ static int file_op(qemu_sandbox *sb, const char *const *args, const void *in, si
 				"(the VM was killed)",
 				FILE_OP_TIMEOUT_MS / 1000);
 		else
-			rc = gone(sb, err);
+			rc = lost(sb, &l, err);
 	}
 	release_session(sb, &l);
 	free(req);
@@ -948,7 +954,7 @@ static int qemu_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error
 	qemu_sandbox *sb = sandbox;
 	agent_error r;
 	uint32_t id = 0;
-	qemu_net *net = is_broken(sb) ? NULL : sandbox_net(sb, &r);
+	qemu_net *net = is_broken(sb) ? NULL : sandbox_net(sb);
 	int fd = is_broken(sb) ? -EIO : net ? qemu_net_listener(net, &sb->vm, &id, &r) : -1;
 	if (fd == -EIO)
 		return gone(sb, err);

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include "net.h"
 #include "vm.h"
 #include "owner.h"
 
@@ -98,6 +99,7 @@ int qemu_gc(void *tier, cordon_plugin_error *err)
 	closedir(d);
 	free(buf);
 	removed += qemu_clones_gc();
+	removed += qemu_net_gc(); /* the listener directories of hosts that died */
 	if (removed)
 		qemu_host->log(CORDON_PLUGIN_LOG_INFO, "qemu",
 			       "gc: removed %d orphaned QEMUs or templates", removed);

@@ -20,6 +20,7 @@
 #include "net.h"
 
 #include "netmux.h"
+#include "owner.h"
 #include "vm.h"
 
 #include <dirent.h>
@@ -38,16 +39,22 @@
 
 #define NET_ROOT "/dev/shm"
 
+/* How long the guest's multiplexer has to say it runs, once: a guest without one (an image
+ * built before the channel) never does, and is then waited for on its first session. */
+#define NET_HELLO_MS 3000
+
 struct qemu_net {
 	netmux *mux;
 	pthread_t thread;
 	bool running;
-	pthread_mutex_t lock; /* guards running (the start) and n */
-	uint32_t n;           /* listeners made: 1..n */
-	char dir[200];        /* NET_ROOT/prefix-token-net-XXXXXX */
+	int peer;             /* the guest's HELLO: 0 not yet asked, 1 came, -errno not */
+	pthread_mutex_t lock; /* guards running (the start), peer, n and dir */
+	uint32_t n;           /* listeners made or being made: 1..n */
+	char owner[OWNER_TOKEN_MAX];
+	char dir[200]; /* NET_ROOT/prefix-token-net-XXXXXX, made by the first listener */
 };
 
-/* A listener's socket: the directory, at most NET_DIR_MAX long (qemu_net_new checks), and
+/* A listener's socket: the directory, at most NET_DIR_MAX long (listener_dir checks), and
  * the listener's number, so a name is never cut short. */
 #define NET_DIR_MAX 95
 _Static_assert(NET_DIR_MAX + sizeof("/4294967295") <= sizeof(((struct sockaddr_un *)0)->sun_path),
@@ -59,12 +66,13 @@ static void listener_addr(const qemu_net *net, uint32_t id, struct sockaddr_un *
 	snprintf(a->sun_path, sizeof(a->sun_path), "%.*s/%u", NET_DIR_MAX, net->dir, (unsigned)id);
 }
 
-/* The guest opened a stream on listener id: a connection to that listener alone. */
+/* The guest opened a stream on listener id: a connection to that listener alone (one whose
+ * socket is made: a connect to a name not bound yet fails). */
 static int open_stream(void *ctx, uint32_t id)
 {
 	qemu_net *net = ctx;
 	pthread_mutex_lock(&net->lock);
-	bool known = id >= 1 && id <= net->n;
+	bool known = id >= 1 && id <= net->n && net->dir[0];
 	pthread_mutex_unlock(&net->lock);
 	if (!known)
 		return -ENOENT;
@@ -113,38 +121,61 @@ static int net_start(qemu_net *net, qemu_vm *vm)
 	return 0;
 }
 
-qemu_net *qemu_net_new(const char *owner, agent_error *r)
+qemu_net *qemu_net_new(const char *owner)
 {
 	qemu_net *net = xmalloc0(sizeof(*net));
 	pthread_mutex_init(&net->lock, NULL);
-	snprintf(net->dir, sizeof(net->dir), NET_ROOT "/" QEMU_NAME_PREFIX "%s-net-XXXXXX", owner);
-	bool fits = strlen(net->dir) <= NET_DIR_MAX;
-	if (!fits || !mkdtemp(net->dir)) { /* 0700 */
-		int e = fits ? errno : ENAMETOOLONG;
-		pthread_mutex_destroy(&net->lock);
-		free(net);
-		qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
-			    "a directory for the guest's listeners in " NET_ROOT ": %s",
-			    strerror(e));
-		return NULL;
-	}
+	snprintf(net->owner, sizeof(net->owner), "%s", owner);
 	return net;
 }
 
-/* The mux running on vm's channel (started by the first caller; the caller holds what
- * serialises the sandbox's first use of it). */
+/* The listeners' directory, made once (net->lock held): mode 0700, the name never cut. */
+static int listener_dir(qemu_net *net)
+{
+	if (net->dir[0])
+		return 0;
+	char dir[sizeof(net->dir)];
+	snprintf(dir, sizeof(dir), NET_ROOT "/" QEMU_NAME_PREFIX "%s-net-XXXXXX", net->owner);
+	if (strlen(dir) > NET_DIR_MAX)
+		return -ENAMETOOLONG;
+	if (!mkdtemp(dir))
+		return -errno;
+	memcpy(net->dir, dir, sizeof(dir));
+	return 0;
+}
+
+/* The mux running on vm's channel (started by the first caller) and the guest's end
+ * known to run (its HELLO, within NET_HELLO_MS, asked once). */
 static int net_ensure(qemu_net *net, qemu_vm *vm, agent_error *r)
 {
 	pthread_mutex_lock(&net->lock);
 	int e = net->running ? 0 : vm->net < 0 ? ENOTCONN : -net_start(net, vm);
+	bool ask = e == 0 && net->peer == 0;
+	pthread_mutex_unlock(&net->lock);
+	if (ask) {
+		int p = netmux_wait_peer(net->mux, NET_HELLO_MS);
+		pthread_mutex_lock(&net->lock);
+		net->peer = p == 0 ? 1 : p;
+		pthread_mutex_unlock(&net->lock);
+	}
+	pthread_mutex_lock(&net->lock);
+	if (e == 0 && net->peer < 0)
+		e = ENOTCONN;
 	pthread_mutex_unlock(&net->lock);
 	if (e == ENOTCONN)
 		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(unsupported),
-				   "the guest has no network channel");
+				   "the guest has no network channel (its image was built "
+				   "before it, or its channel ended: `cordon vm build` anew)");
 	if (e)
 		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
 				   "the guest's network channel: %s", strerror(e));
 	return 0;
+}
+
+bool qemu_net_usable(qemu_net *net, qemu_vm *vm)
+{
+	agent_error r;
+	return net_ensure(net, vm, &r) == 0;
 }
 
 int qemu_net_open(qemu_net *net, qemu_vm *vm, uint32_t target, int local, int timeout_ms,
@@ -171,22 +202,26 @@ int qemu_net_listener(qemu_net *net, qemu_vm *vm, uint32_t *ret_id, agent_error 
 	if (e < 0)
 		return e;
 	pthread_mutex_lock(&net->lock);
-	uint32_t id = net->n + 1;
+	e = -listener_dir(net);
+	uint32_t id = e ? 0 : ++net->n; /* reserved: a second caller binds another name */
 	pthread_mutex_unlock(&net->lock);
+	if (e)
+		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(io_error),
+				   "a directory for the guest's listeners in " NET_ROOT ": %s",
+				   strerror(e));
 	struct sockaddr_un a;
 	listener_addr(net, id, &a);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, SOMAXCONN) < 0) {
+	bool bound = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (!bound || listen(fd, SOMAXCONN) < 0) {
 		e = errno;
 		if (fd >= 0)
 			close(fd);
-		unlink(a.sun_path);
+		if (bound)
+			unlink(a.sun_path); /* ours: never a name another bound */
 		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
 				   "a listener for the guest: %s", strerror(e));
 	}
-	pthread_mutex_lock(&net->lock);
-	net->n = id;
-	pthread_mutex_unlock(&net->lock);
 	*ret_id = id;
 	return fd;
 }
@@ -219,7 +254,7 @@ void qemu_net_free(qemu_net *net)
 	}
 	netmux_free(net->mux);
 	const char *slash = strrchr(net->dir, '/');
-	int root = open(NET_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int root = slash ? open(NET_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (root >= 0) {
 		remove_dir(root, slash + 1);
 		close(root);
@@ -254,8 +289,9 @@ int qemu_net_gc(void)
 
 /* ---- serve: the host's listener for a port of the guest's ----------------------------------- */
 
-#define FORWARD_PROBE_MS 25  /* between tries of a port that does not accept yet */
-#define FORWARD_OPEN_MS 5000 /* the guest's answer to one connection's stream */
+#define FORWARD_PROBE_MS 25    /* between tries of a port that does not accept yet */
+#define FORWARD_ANSWER_MS 1000 /* the guest's answer to a probe's stream */
+#define FORWARD_BACKOFF_MS 100 /* out of descriptors: the listener stays readable */
 
 struct qemu_forward {
 	qemu_net *net;
@@ -277,7 +313,7 @@ static bool port_accepts(qemu_forward *f)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
 		return false;
 	agent_error r;
-	bool ok = qemu_net_open(f->net, f->vm, f->port, sp[1], FORWARD_OPEN_MS, &r) == 0;
+	bool ok = qemu_net_open(f->net, f->vm, f->port, sp[1], FORWARD_ANSWER_MS, &r) == 0;
 	close(sp[0]);
 	return ok;
 }
@@ -298,12 +334,18 @@ static void *forward_thread(void *arg)
 		if (stopped(f, FORWARD_PROBE_MS, NULL))
 			return NULL;
 	f->ready(f->ctx, f->address);
+	/* each connection a stream nobody waits for: a guest slow to answer one holds up no
+	 * other (a refused one's client sees its connection closed) */
 	for (bool client = false; !stopped(f, -1, &client);) {
 		if (!client)
 			continue;
 		int c = accept4(f->lsn, NULL, NULL, SOCK_CLOEXEC);
 		agent_error r;
-		if (c >= 0 && qemu_net_open(f->net, f->vm, f->port, c, FORWARD_OPEN_MS, &r) < 0)
+		bool out_of_fds = c < 0 && (errno == EMFILE || errno == ENFILE ||
+					    errno == ENOBUFS || errno == ENOMEM);
+		if (out_of_fds && stopped(f, FORWARD_BACKOFF_MS, NULL))
+			break;
+		if (c >= 0 && qemu_net_open(f->net, f->vm, f->port, c, -1, &r) < 0)
 			qemu_host->log(CORDON_PLUGIN_LOG_DEBUG, "qemu", "serve: %s", r.message);
 	}
 	return NULL;

@@ -10,15 +10,19 @@
 typedef struct qemu_vm qemu_vm;
 typedef struct qemu_net qemu_net;
 
-/* A sandbox's: the directory of its listeners, named after owner (this host's token). */
-qemu_net *qemu_net_new(const char *owner, agent_error *r) CORDON_INTERNAL;
+/* A sandbox's: its listeners' directory is named after owner (this host's token). */
+qemu_net *qemu_net_new(const char *owner) CORDON_INTERNAL;
+/* Whether the guest's end of the channel runs (started, and its HELLO seen: asked once,
+ * within 3 s): a guest image built before the channel has none. */
+bool qemu_net_usable(qemu_net *net, qemu_vm *vm) CORDON_INTERNAL;
 /* A new unix listener whose connections the guest's streams on *ret_id come from (the mux
  * started on vm's channel first, once): the listening socket (close-on-exec), or what
  * qemu_refuse returned. */
 int qemu_net_listener(qemu_net *net, qemu_vm *vm, uint32_t *ret_id, agent_error *r) CORDON_INTERNAL;
 /* A stream of ours on the channel to the guest's target (agent/protocol.h: a port of its
  * loopback, or AGENT_CHANNEL_SESSION), carried from local (taken, even on failure) once the
- * guest accepted it, within timeout_ms. 0, or what qemu_refuse returned. */
+ * guest accepted it, within timeout_ms (< 0: not waited for; local is closed if refused).
+ * 0, or what qemu_refuse returned. */
 int qemu_net_open(qemu_net *net, qemu_vm *vm, uint32_t target, int local, int timeout_ms,
 		  agent_error *r) CORDON_INTERNAL;
 /* serve: a listener on the host's 127.0.0.1:0 whose connections are streams to the guest's

@@ -546,6 +546,18 @@ START_TEST(test_gc_kills_orphans_only)
 		ck_assert(g_file_set_contents(ram, "r", 1, NULL));
 		ck_assert(g_file_set_contents(state, "s", 1, NULL));
 	}
+	/* the network channel's listener directories (net.c), a socket in each */
+	g_autofree char *dead_net = g_strdup_printf("/dev/shm/cordon-vm-%s-net-gctest", dead);
+	g_autofree char *live_net = g_strdup_printf("/dev/shm/cordon-vm-%s-net-gctest", live);
+	const char *nets[] = { dead_net, live_net };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(g_mkdir(nets[i], 0700), 0);
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		snprintf(a.sun_path, sizeof(a.sun_path), "%s/1", nets[i]);
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+		close(fd);
+	}
 	g_usleep(500 * 1000); /* both exec'd */
 	cordon_context *ctx = ctx_vm(NULL);
 	cordon_error *err = NULL;
@@ -559,7 +571,10 @@ START_TEST(test_gc_kills_orphans_only)
 	waitpid(ours, NULL, 0);
 	ck_assert_msg(!g_file_test(dead_tmpl, G_FILE_TEST_EXISTS), "a dead host's template stays");
 	ck_assert_msg(g_file_test(live_tmpl, G_FILE_TEST_IS_DIR), "gc removed a live template");
+	ck_assert_msg(!g_file_test(dead_net, G_FILE_TEST_EXISTS), "a dead host's listeners stay");
+	ck_assert_msg(g_file_test(live_net, G_FILE_TEST_IS_DIR), "gc removed live listeners");
 	testutil_rmtree(live_tmpl);
+	testutil_rmtree(live_net);
 	cordon_context_free(ctx);
 }
 END_TEST
@@ -1787,6 +1802,18 @@ START_TEST(test_serve)
 	g_autofree char *beside = sh_out(sb, "echo beside-the-server");
 	ck_assert_str_eq(beside, "beside-the-server\n");
 	ck_assert_int_eq(cordon_sandbox_write_file(sb, "note", "n", 1, &err), 0);
+	/* the work may kill the second session it runs in (its uid): that run fails, nothing
+	 * else does */
+	cordon_result *res = NULL;
+	ck_assert_int_lt(cordon_sandbox_exec(sb, "kill -9 $PPID; sleep 30", NULL, &res, &err), 0);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "second session ended"), "%s",
+		      cordon_error_get_message(err));
+	cordon_error_free(err);
+	err = NULL;
+	g_autofree char *after = sh_out(sb, "echo after-the-kill");
+	ck_assert_str_eq(after, "after-the-kill\n");
+	g_autofree char *still = http_get(addr);
+	ck_assert_msg(strstr(still, "from-the-guest"), "'%s'", still);
 	ck_assert(cordon_serve_running(srv));
 	ck_assert_int_eq(cordon_serve_stop(srv, &err), 0);
 	cordon_serve_free(srv);

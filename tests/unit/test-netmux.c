@@ -875,8 +875,9 @@ START_TEST(test_host_open)
 }
 END_TEST
 
-/* Nothing of the local socket is read before the peer's ACCEPT (a refused stream loses no
- * byte); a peer that never answers times the open out, and the mux goes on. */
+/* A peer that never answers times the open out: the stream is reset, the local socket
+ * closed. Nothing of a local socket is read before the peer's ACCEPT (a refused stream
+ * loses no byte): an open that does not wait (-1) goes on once the answer comes. */
 START_TEST(test_host_open_waits)
 {
 	int sv[2];
@@ -891,13 +892,21 @@ START_TEST(test_host_open_waits)
 	runner_start(&r, m);
 	int lp[2];
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp), 0);
-	ck_assert(send_all(lp[0], "early", 5));
 	ck_assert_int_eq(netmux_open(m, 7, lp[1], 200), -ETIMEDOUT);
 	uint8_t f[NETMUX_HEADER + 4];
 	ck_assert(recv_all(peer, f, sizeof f));
-	ck_assert_int_eq(f[0], 'O');
-	ck_assert_int_eq(f[4] & 1, 0); /* the host's ids are even */
-	ck_assert_int_eq(f[12], 7);
+	ck_assert(f[0] == 'O' && (f[4] & 1) == 0 && f[12] == 7); /* the host's ids are even */
+	uint8_t rst[NETMUX_HEADER];
+	ck_assert(recv_all(peer, rst, sizeof rst));
+	ck_assert(rst[0] == 'R' && memcmp(rst + 1, f + 1, 4) == 0);
+	ck_assert(peer_closed(lp[0]));
+	close(lp[0]);
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp), 0);
+	ck_assert(send_all(lp[0], "early", 5));
+	ck_assert_int_eq(netmux_open(m, 8, lp[1], -1), 0);
+	ck_assert(recv_all(peer, f, sizeof f));
+	ck_assert(f[0] == 'O' && f[12] == 8);
 	set_timeouts(peer, 300);
 	uint8_t more;
 	ck_assert_int_lt(recv(peer, &more, 1, 0), 0); /* no DATA before the ACCEPT */
@@ -916,6 +925,52 @@ START_TEST(test_host_open_waits)
 	netmux_free(m);
 	close(peer);
 	pthread_mutex_destroy(&h.lock);
+}
+END_TEST
+
+/* Work that holds every connection it can leaves the host a sixteenth of max_streams for
+ * its own streams; the guest's HELLO comes first, and netmux_wait_peer sees it. */
+START_TEST(test_host_reserve)
+{
+	server echo;
+	server_start(&echo, ECHO, 0);
+	int sv[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	rig g = { 0 };
+	g.ports[1] = echo.port;
+	g.gports[2] = echo.port;
+	g.guest = netmux_new(&(netmux_config){
+		.transport = sv[0], .open_stream = guest_target, .ctx = &g, .max_streams = 32 });
+	g.host = netmux_new(&(netmux_config){ .transport = sv[1],
+					      .host = true,
+					      .open_stream = rig_open,
+					      .ctx = &g,
+					      .max_streams = 32 });
+	runner_start(&g.gr, g.guest);
+	runner_start(&g.hr, g.host);
+	ck_assert_int_eq(netmux_wait_peer(g.host, WAIT_MS), 0);
+	uint16_t lport;
+	ck_assert_int_eq(netmux_add_listener(g.guest, 1, tcp_listen(&lport, 0)), 0);
+	int held[30];
+	for (int i = 0; i < 30; i++) {
+		held[i] = client(lport, 0);
+		set_timeouts(held[i], WAIT_MS);
+		round_trip(held[i], "held");
+	}
+	int over = client(lport, 0); /* the guest's 31st: cut */
+	assert_cut(over);
+	close(over);
+	int lp[2];
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp), 0);
+	ck_assert_int_eq(netmux_open(g.host, 2, lp[1], WAIT_MS), 0);
+	set_timeouts(lp[0], WAIT_MS);
+	round_trip(lp[0], "the host's own");
+	close(lp[0]);
+	for (int i = 0; i < 30; i++)
+		close(held[i]);
+	wait_streams(g.host, 0);
+	rig_down(&g);
+	server_stop(&echo);
 }
 END_TEST
 
@@ -1103,6 +1158,7 @@ static Suite *netmux_suite(void)
 	tcase_add_test(tc, test_hostile_tolerated);
 	tcase_add_test(tc, test_host_open);
 	tcase_add_test(tc, test_host_open_waits);
+	tcase_add_test(tc, test_host_reserve);
 	tcase_add_test(tc, test_ends);
 	tcase_add_test(tc, test_control);
 	suite_add_tcase(s, tc);
