@@ -263,7 +263,6 @@ void qemu_net_free(qemu_net *net)
 	free(net);
 }
 
-uint32_t qemu_net_streams(qemu_net *net) { return net && net->mux ? netmux_streams(net->mux) : 0; }
 
 int qemu_net_gc(void)
 {

@@ -36,8 +36,6 @@ qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port,
 void qemu_forward_stop(qemu_forward *f) CORDON_INTERNAL;
 /* Stops the mux (every stream closed), removes the listeners' sockets and directory. */
 void qemu_net_free(qemu_net *net) CORDON_INTERNAL;
-/* Streams open now (tests). */
-uint32_t qemu_net_streams(qemu_net *net) CORDON_INTERNAL;
 /* Removes the listener directories of hosts that died; the count. */
 int qemu_net_gc(void) CORDON_INTERNAL;
 
