@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A guest's network, such as it is (docs/tiers/microvm.md, "Network"). The guest has no
- * network device. The listen op, for cordon's egress proxy and services, works as the gVisor
+ * A guest's network, such as it is (docs/network.md, "The microVM tiers' network channel").
+ * The guest has no network device. The listen op, for cordon's egress proxy and services, works as the gVisor
  * relay does (plugins/oci/relay.c), over the guest's second virtio-serial port instead of a
  * shared socket: the host binds a unix listener of its own (the core accepts on it), asks
  * the agent to `relay channel:N`, and the agent listens on the guest's 127.0.0.1 and hands
@@ -13,7 +13,9 @@
  *
  * The listeners' sockets live in a directory of mode 0700 under /dev/shm named after this
  * host's owner token (QEMU_NAME_PREFIX<token>-net-XXXXXX), so gc removes a dead host's
- * (qemu_net_gc). One thread per sandbox runs the mux, started by its first listen.
+ * (qemu_net_gc). The host's own streams go the other way: a served port's connections
+ * (qemu_forward_*) and second sessions of the agent's (driver.c). One thread per sandbox
+ * runs the mux, started by its first user.
  */
 #include "config.h"
 
@@ -108,9 +110,9 @@ static int net_start(qemu_net *net, qemu_vm *vm)
 		.transport = vm->net, .host = true, .open_stream = open_stream, .ctx = net
 	};
 	net->mux = netmux_new(&c);
+	vm->net = -1; /* the mux's now, closed by it even when it could not start */
 	if (!net->mux)
 		return -errno;
-	vm->net = -1; /* the mux's now */
 	int r = pthread_create(&net->thread, NULL, run_mux, net);
 	if (r != 0) {
 		netmux_free(net->mux);
@@ -262,7 +264,6 @@ void qemu_net_free(qemu_net *net)
 	pthread_mutex_destroy(&net->lock);
 	free(net);
 }
-
 
 int qemu_net_gc(void)
 {
