@@ -312,6 +312,7 @@ static sample cordon_cold(cordon_context *ctx)
 typedef struct raw_vm {
 	pid_t pid;
 	int chan;
+	int net; /* the network channel's socket pair: held, never read (as cordon's when idle) */
 	agent_decoder dec;
 	uint8_t last;
 } raw_vm;
@@ -353,17 +354,20 @@ static void raw_start(raw_vm *vm)
 		.scratch_bytes = 64 << 20,
 	};
 	char **argv = qemu_argv(&c);
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+	int sp[2], np[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, np) < 0)
 		die("socketpair");
-	*vm = (raw_vm){ .chan = sp[0] };
+	*vm = (raw_vm){ .chan = sp[0], .net = np[0] };
 	vm->pid = fork();
 	if (vm->pid == 0) {
 		dup2(sp[1], QEMU_AGENT_FD); /* dup2 clears close-on-exec */
+		dup2(np[1], QEMU_NET_FD);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	close(sp[1]);
+	close(np[1]);
 	xstrv_free(argv);
 }
 
@@ -401,6 +405,7 @@ static void raw_stop(raw_vm *vm)
 		die("END");
 	waitpid(vm->pid, NULL, 0);
 	close(vm->chan);
+	close(vm->net);
 	agent_decoder_clear(&vm->dec);
 }
 
@@ -509,15 +514,17 @@ static void raw_clone_start(raw_vm *vm, const char *dir, int *ret_qmp)
 		.incoming = true,
 	};
 	char **argv = qemu_argv(&c);
-	int sp[2], qp[2];
+	int sp[2], qp[2], np[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qp) < 0)
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, qp) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, np) < 0)
 		die("socketpair");
-	*vm = (raw_vm){ .chan = sp[0] };
+	*vm = (raw_vm){ .chan = sp[0], .net = np[0] };
 	vm->pid = fork();
 	if (vm->pid == 0) {
 		int high = fcntl(ram, F_DUPFD, 10); /* above what the dup2s below overwrite */
 		dup2(qp[1], QEMU_QMP_FD);
+		dup2(np[1], QEMU_NET_FD);
 		dup2(sp[1], QEMU_AGENT_FD);
 		dup2(high, 4);
 		execv(argv[0], argv);
@@ -525,6 +532,7 @@ static void raw_clone_start(raw_vm *vm, const char *dir, int *ret_qmp)
 	}
 	close(sp[1]);
 	close(qp[1]);
+	close(np[1]);
 	xstrv_free(argv);
 	int fd = open(state, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
