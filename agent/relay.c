@@ -241,10 +241,11 @@ static int connect_loopback(uint16_t port)
 	return fd;
 }
 
-static int fork_session(void)
+/* A socket pair of type and a child: the parent keeps sp[0], the child sp[1] (each closes
+ * the other's end here). The child's pid, 0 in the child, or a negative errno. */
+static pid_t fork_with_pair(int type, int sp[2])
 {
-	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0)
+	if (socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno;
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -253,12 +254,20 @@ static int fork_session(void)
 		close(sp[1]);
 		return -e;
 	}
+	close(sp[pid == 0 ? 0 : 1]);
+	return pid;
+}
+
+static int fork_session(void)
+{
+	int sp[2];
+	pid_t pid = fork_with_pair(SOCK_STREAM, sp);
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
-		close(sp[0]);
 		start_session(sp[1]);
 		_exit(1);
 	}
-	close(sp[1]);
 	return sp[0];
 }
 
@@ -276,16 +285,10 @@ static int open_stream(void *ctx, uint32_t target)
 static int mux_start(int channel, pid_t *ret_pid)
 {
 	int sp[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return -errno;
 	pid_t agent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(sp[0]);
-		close(sp[1]);
-		return -e;
-	}
+	pid_t pid = fork_with_pair(SOCK_SEQPACKET, sp);
+	if (pid < 0)
+		return pid;
 	if (pid == 0) {
 		int keep[] = { channel, sp[1] };
 		detach(keep, 2, agent);
@@ -299,7 +302,6 @@ static int mux_start(int channel, pid_t *ret_pid)
 			_exit(1);
 		_exit(netmux_run(m) < 0 ? 1 : 0);
 	}
-	close(sp[1]);
 	close(channel); /* the multiplexer's alone */
 	mux_ctl = sp[0];
 	*ret_pid = pid;
