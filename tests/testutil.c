@@ -126,6 +126,17 @@ cordon_context *testutil_context_from_text(const char *policy, const char *name)
 	return ctx;
 }
 
+cordon_sandbox *testutil_open(cordon_context *ctx, cordon_request *req, const char *what)
+{
+	cordon_sandbox *sb = NULL;
+	cordon_error *err = NULL;
+	int r = cordon_sandbox_open(ctx, req, &sb, &err);
+	cordon_request_free(req);
+	ck_assert_msg(r == 0, "open %s: %s: %s", what, err ? cordon_error_get_code(err) : "?",
+		      err ? cordon_error_get_message(err) : "?");
+	return sb;
+}
+
 bool testutil_tier_available(const char *name, char **ret_why)
 {
 	cordon_context *ctx = NULL;

@@ -33,6 +33,9 @@ char *testutil_plugin_dir(const char *first, ...) __attribute__((sentinel));
 size_t testutil_tier_index(cordon_context *ctx, const char *name);
 /* A context from a policy text (named name in messages); fails the test if it does not open. */
 cordon_context *testutil_context_from_text(const char *policy, const char *name);
+/* Opens req (taken) in ctx, or fails the test with the error's code and message (what
+ * names the open in the message). */
+cordon_sandbox *testutil_open(cordon_context *ctx, cordon_request *req, const char *what);
 /* Whether the default policy's tier name is available here; its probe's
  * reason (or why there is none) in *ret_why (g_free). */
 bool testutil_tier_available(const char *name, char **ret_why);

@@ -275,12 +275,8 @@ static char **answers_of(cordon_context *ctx, const char *tier)
 {
 	cordon_request *req = cordon_request_new("trusted");
 	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
-	cordon_sandbox *sb = NULL;
+	cordon_sandbox *sb = testutil_open(ctx, req, tier);
 	cordon_error *err = NULL;
-	int r = cordon_sandbox_open(ctx, req, &sb, &err);
-	cordon_request_free(req);
-	ck_assert_msg(r == 0, "open %s: %s: %s", tier, err ? cordon_error_get_code(err) : "?",
-		      err ? cordon_error_get_message(err) : "?");
 	cordon_result *res = NULL;
 	ck_assert_int_eq(cordon_sandbox_exec(sb, fixture, NULL, &res, &err), 0);
 	ck_assert_msg(cordon_result_exit_code(res) == 0, "%s: the fixture failed: %s", tier,

@@ -109,18 +109,24 @@ static cordon_probe_report *probe_settled(cordon_context *ctx, const char *tier)
 	return NULL;
 }
 
+/* A sandbox of tier at trust, once its probe has settled; egress and a granted decoy
+ * (netcheck.h) when asked. */
+static cordon_sandbox *open_vm_as(cordon_context *ctx, const char *tier, const char *trust,
+				  cordon_egress egress, bool grant)
+{
+	cordon_probe_report_free(probe_settled(ctx, tier));
+	cordon_request *req = cordon_request_new(trust);
+	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
+	if (egress)
+		ck_assert_int_eq(cordon_request_set_egress(req, egress, NULL), 0);
+	if (grant)
+		ck_assert_int_eq(cordon_request_grant_env(req, "TOKEN", NETCHECK_GRANT, NULL), 0);
+	return testutil_open(ctx, req, tier);
+}
+
 static cordon_sandbox *open_vm(cordon_context *ctx)
 {
-	cordon_probe_report_free(probe_settled(ctx, "vm"));
-	cordon_request *req = cordon_request_new("trusted");
-	ck_assert_int_eq(cordon_request_set_tier(req, "vm", NULL), 0);
-	cordon_sandbox *sb = NULL;
-	cordon_error *err = NULL;
-	int r = cordon_sandbox_open(ctx, req, &sb, &err);
-	cordon_request_free(req);
-	ck_assert_msg(r == 0, "open: %s: %s", err ? cordon_error_get_code(err) : "?",
-		      err ? cordon_error_get_message(err) : "?");
-	return sb;
+	return open_vm_as(ctx, "vm", "trusted", CORDON_EGRESS_DENY, false);
 }
 
 static cordon_result *sh(cordon_sandbox *sb, const char *line, uint64_t timeout_ms)
@@ -1852,20 +1858,7 @@ END_TEST
 static cordon_sandbox *open_vm_for_netcheck(cordon_context *ctx, const char *tier,
 					    cordon_egress egress, bool grant)
 {
-	cordon_probe_report_free(probe_settled(ctx, tier));
-	cordon_request *req = cordon_request_new("untrusted");
-	ck_assert_int_eq(cordon_request_set_tier(req, tier, NULL), 0);
-	if (egress)
-		ck_assert_int_eq(cordon_request_set_egress(req, egress, NULL), 0);
-	if (grant)
-		ck_assert_int_eq(cordon_request_grant_env(req, "TOKEN", NETCHECK_GRANT, NULL), 0);
-	cordon_sandbox *sb = NULL;
-	cordon_error *err = NULL;
-	int r = cordon_sandbox_open(ctx, req, &sb, &err);
-	cordon_request_free(req);
-	ck_assert_msg(r == 0, "open %s: %s: %s", tier, err ? cordon_error_get_code(err) : "?",
-		      err ? cordon_error_get_message(err) : "?");
-	return sb;
+	return open_vm_as(ctx, tier, "untrusted", egress, grant);
 }
 
 static char *policy_untrusted_vm(const char *head, const char *tier_extra, const char *tail)

@@ -352,6 +352,7 @@ static void wait_streams(netmux *m, uint32_t n)
 typedef struct rig {
 	uint16_t ports[8];  /* host: the server of listener id i (set before rig_up) */
 	uint16_t gports[8]; /* guest: the port of listener id i */
+	uint16_t targets[8]; /* guest: the server a host stream to target i reaches */
 	int bufsize;        /* of the host's connections to the servers */
 	netmux *guest, *host;
 	runner gr, hr;
@@ -365,11 +366,21 @@ static int rig_open(void *ctx, uint32_t listener)
 	return tcp_connect(g->ports[listener], g->bufsize);
 }
 
+/* The guest's side of a host-opened stream: target i is a connection to targets[i]. */
+static int guest_target(void *ctx, uint32_t target)
+{
+	rig *g = ctx;
+	if (target >= G_N_ELEMENTS(g->targets) || !g->targets[target])
+		return -ECONNREFUSED;
+	return tcp_connect(g->targets[target], 0);
+}
+
 static void rig_up(rig *g, uint32_t host_max_streams, uint32_t window)
 {
 	int sv[2];
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	g->guest = netmux_new(&(netmux_config){ .transport = sv[0], .window = window });
+	g->guest = netmux_new(&(netmux_config){
+		.transport = sv[0], .open_stream = guest_target, .ctx = g, .window = window });
 	g->host = netmux_new(&(netmux_config){ .transport = sv[1],
 					       .host = true,
 					       .open_stream = rig_open,
@@ -829,31 +840,15 @@ END_TEST
 
 /* ---- 6b: streams the host opens (netmux_open) ---------------------------------------------- */
 
-/* The guest's side of a host-opened stream: target i is a connection to rig port i. */
-static int guest_target(void *ctx, uint32_t target)
-{
-	rig *g = ctx;
-	if (target >= G_N_ELEMENTS(g->gports) || !g->gports[target])
-		return -ECONNREFUSED;
-	return tcp_connect(g->gports[target], 0);
-}
-
 /* A host-opened stream to a guest target: accepted, bytes both ways and the half-close; a
  * target the guest refuses: -ECONNREFUSED, and the local socket closed. */
 START_TEST(test_host_open)
 {
 	server echo;
 	server_start(&echo, ECHO, 0);
-	int sv[2];
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	rig g = { 0 };
-	g.gports[1] = echo.port;
-	g.guest = netmux_new(
-		&(netmux_config){ .transport = sv[0], .open_stream = guest_target, .ctx = &g });
-	g.host = netmux_new(&(netmux_config){
-		.transport = sv[1], .host = true, .open_stream = rig_open, .ctx = &g });
-	runner_start(&g.gr, g.guest);
-	runner_start(&g.hr, g.host);
+	g.targets[1] = echo.port;
+	rig_up(&g, 0, 0);
 	int lp[2];
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, lp), 0);
 	ck_assert_int_eq(netmux_open(g.host, 1, lp[1], WAIT_MS), 0);
@@ -934,20 +929,10 @@ START_TEST(test_host_reserve)
 {
 	server echo;
 	server_start(&echo, ECHO, 0);
-	int sv[2];
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
 	rig g = { 0 };
 	g.ports[1] = echo.port;
-	g.gports[2] = echo.port;
-	g.guest = netmux_new(&(netmux_config){
-		.transport = sv[0], .open_stream = guest_target, .ctx = &g, .max_streams = 32 });
-	g.host = netmux_new(&(netmux_config){ .transport = sv[1],
-					      .host = true,
-					      .open_stream = rig_open,
-					      .ctx = &g,
-					      .max_streams = 32 });
-	runner_start(&g.gr, g.guest);
-	runner_start(&g.hr, g.host);
+	g.targets[2] = echo.port;
+	rig_up(&g, 32, 0);
 	ck_assert_int_eq(netmux_wait_peer(g.host, WAIT_MS), 0);
 	uint16_t lport;
 	ck_assert_int_eq(netmux_add_listener(g.guest, 1, tcp_listen(&lport, 0)), 0);
