@@ -23,6 +23,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include "net/proxy.h"
 
 #include <arpa/inet.h>
@@ -194,18 +196,6 @@ static size_t get(uint16_t port, const char *host, uint16_t up, const char *path
 	return total;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
-}
-
 static void on_audit(void *user, const net_proxy_event *ev)
 {
 	(void)user;
@@ -268,8 +258,8 @@ int main(int argc, char **argv)
 			}
 		}
 	double mib = (double)body_size / (1 << 20);
-	double pw = median(tw[0], rounds), dw = median(tw[1], rounds);
-	double pc = median(tc[0], rounds), dc = median(tc[1], rounds);
+	double pw = bench_median(tw[0], rounds), dw = bench_median(tw[1], rounds);
+	double pc = bench_median(tc[0], rounds), dc = bench_median(tc[1], rounds);
 	printf("throughput, %.0f MiB GET, median of %d:\n", mib, rounds);
 	printf("  proxy  %8.0f MiB/s  (wall %.3f s, CPU %.3f s)\n", mib / pw, pw, pc);
 	printf("  relay  %8.0f MiB/s  (wall %.3f s, CPU %.3f s)\n", mib / dw, dw, dc);
@@ -293,9 +283,9 @@ int main(int argc, char **argv)
 			lc[i][n] = cpu() - c0;
 		}
 	printf("connection: connect, 1-byte GET, close; median of %d:\n", conns);
-	double base = median(lw[2], conns);
+	double base = bench_median(lw[2], conns);
 	for (int i = 0; i < 3; i++) {
-		double w = median(lw[i], conns), c = median(lc[i], conns);
+		double w = bench_median(lw[i], conns), c = bench_median(lc[i], conns);
 		printf("  %-24s %7.1f us  (CPU %6.1f us)", names[i], w * 1e6, c * 1e6);
 		if (i < 2)
 			printf("  added %+.1f us (target < 1000 us)", (w - base) * 1e6);

@@ -24,6 +24,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include <cordon/cordon.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -39,25 +41,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n ? v[n / 2] : 0;
-}
 
 static double children_cpu_us(void)
 {
@@ -78,7 +61,7 @@ static bool time_process(char *const *argv, bool quiet, double *ret_wall, double
 		posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
 	}
 	double c0 = children_cpu_us();
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	pid_t pid;
 	int r = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
@@ -88,7 +71,7 @@ static bool time_process(char *const *argv, bool quiet, double *ret_wall, double
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return false;
-	*ret_wall = now_us() - t0;
+	*ret_wall = bench_now_us() - t0;
 	/* The sandbox's teardown goes on after the command: reap it all. */
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
 		;
@@ -152,8 +135,8 @@ static int whole_process(const char *label, const char *const *prefix, const cha
 			}
 		}
 	for (int p = 0; p < P_COUNT; p++) {
-		mw[p] = median(wall[p], total);
-		mc[p] = median(cpu[p], total);
+		mw[p] = bench_median(wall[p], total);
+		mc[p] = bench_median(cpu[p], total);
 		free(wall[p]);
 		free(cpu[p]);
 	}
@@ -227,17 +210,17 @@ static double library_loop(cordon_sandbox *sb, int n)
 	for (int i = 0; i < n; i++) {
 		cordon_result *res = NULL;
 		cordon_error *err = NULL;
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		if (cordon_sandbox_run(sb, argv, NULL, &res, &err) < 0 ||
 		    cordon_result_exit_code(res) != 0) {
 			fprintf(stderr, "run failed: %s\n",
 				err ? cordon_error_get_message(err) : "exit status");
 			exit(1);
 		}
-		v[i] = now_us() - t0;
+		v[i] = bench_now_us() - t0;
 		cordon_result_free(res);
 	}
-	double m = median(v, n);
+	double m = bench_median(v, n);
 	free(v);
 	return m;
 }
@@ -299,7 +282,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	double mf = median(lf, rounds), ml = median(ll, rounds);
+	double mf = bench_median(lf, rounds), ml = bench_median(ll, rounds);
 	printf("per launch in a loop (%d rounds of %d, medians):\n", rounds, n);
 	printf("  confine_floor -V (raw namespaces+Landlock+seccomp) %8.0f us\n", mf);
 	printf("  cordon_sandbox_run (kernel tier)                   %8.0f us\n", ml);

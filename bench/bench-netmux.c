@@ -11,6 +11,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include "netmux.h"
 
 #include <arpa/inet.h>
@@ -25,33 +27,6 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static double cpu_us(void)
-{
-	struct rusage u;
-	getrusage(RUSAGE_SELF, &u);
-	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e6 +
-	       (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return v[n / 2];
-}
 
 static int listen_any(uint16_t *port)
 {
@@ -124,7 +99,7 @@ static void round_trips(int fd, size_t len, int n, double *v)
 {
 	char *buf = calloc(1, len);
 	for (int i = 0; i < n; i++) {
-		double t0 = now_us();
+		double t0 = bench_now_us();
 		if (write(fd, buf, len) != (ssize_t)len)
 			abort();
 		for (size_t got = 0; got < len;) {
@@ -133,7 +108,7 @@ static void round_trips(int fd, size_t len, int n, double *v)
 				abort();
 			got += (size_t)r;
 		}
-		v[i] = now_us() - t0;
+		v[i] = bench_now_us() - t0;
 	}
 	free(buf);
 }
@@ -162,7 +137,7 @@ static void bulk(int fd, size_t total, double *ret_mibs, double *ret_cpu)
 	static char buf[1 << 16];
 	bulk_reader b = { fd, total };
 	pthread_t t;
-	double c0 = cpu_us(), t0 = now_us();
+	double c0 = bench_cpu_us(), t0 = bench_now_us();
 	pthread_create(&t, NULL, drain, &b);
 	for (size_t sent = 0; sent < total;) {
 		ssize_t w = write(fd, buf, sizeof(buf) < total - sent ? sizeof(buf) : total - sent);
@@ -171,9 +146,9 @@ static void bulk(int fd, size_t total, double *ret_mibs, double *ret_cpu)
 		sent += (size_t)w;
 	}
 	pthread_join(t, NULL);
-	double s = (now_us() - t0) / 1e6, mib = (double)total / (1 << 20);
+	double s = (bench_now_us() - t0) / 1e6, mib = (double)total / (1 << 20);
 	*ret_mibs = mib / s;
-	*ret_cpu = (cpu_us() - c0) / mib;
+	*ret_cpu = (bench_cpu_us() - c0) / mib;
 }
 
 int main(int argc, char **argv)
@@ -210,20 +185,20 @@ int main(int argc, char **argv)
 		double dm[16], mm[16], dc[16], mc[16];
 		for (int r = 0; r < rounds && r < 16; r++) {
 			int direct = connect_to(echo_port), mux = connect_to(gport);
-			double c0 = cpu_us();
+			double c0 = bench_cpu_us();
 			round_trips(direct, sizes[k], n, d);
-			dc[r] = (cpu_us() - c0) / n;
-			c0 = cpu_us();
+			dc[r] = (bench_cpu_us() - c0) / n;
+			c0 = bench_cpu_us();
 			round_trips(mux, sizes[k], n, m);
-			mc[r] = (cpu_us() - c0) / n;
-			dm[r] = median(d, n);
-			mm[r] = median(m, n);
+			mc[r] = (bench_cpu_us() - c0) / n;
+			dm[r] = bench_median(d, n);
+			mm[r] = bench_median(m, n);
 			close(direct);
 			close(mux);
 		}
 		int rr = rounds < 16 ? rounds : 16;
-		double a = median(dm, rr), b = median(mm, rr), ca = median(dc, rr),
-		       cb = median(mc, rr);
+		double a = bench_median(dm, rr), b = bench_median(mm, rr),
+		       ca = bench_median(dc, rr), cb = bench_median(mc, rr);
 		printf("round trip %6zu B: direct %7.1f us, netmux %7.1f us (%.2fx); CPU per "
 		       "trip %6.1f / %6.1f us (%.2fx)\n",
 		       sizes[k], a, b, b / a, ca, cb, cb / ca);
@@ -239,10 +214,10 @@ int main(int argc, char **argv)
 		close(direct);
 		close(mux);
 	}
-	double a = median(dt, rr), b = median(mt, rr);
+	double a = bench_median(dt, rr), b = bench_median(mt, rr);
 	printf("bulk %d MiB through the echo: direct %.0f MiB/s, netmux %.0f MiB/s (%.2fx); CPU "
 	       "%.0f / %.0f us per MiB\n",
-	       mib, a, b, b / a, median(dcpu, rr), median(mcpu, rr));
+	       mib, a, b, b / a, bench_median(dcpu, rr), bench_median(mcpu, rr));
 	netmux_stop(guest);
 	netmux_stop(host);
 	pthread_join(gt, NULL);

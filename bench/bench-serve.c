@@ -20,6 +20,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include <arpa/inet.h>
 #include <cordon/cordon.h>
 #include <netinet/in.h>
@@ -55,33 +57,6 @@ static const char server[] =
 	"print(s.getsockname()[1], flush=True)\n"
 	"while True:\n"
 	"  c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
-
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static double cpu_us(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec +
-	       ru.ru_stime.tv_usec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n ? v[n / 2] : 0;
-}
 
 static int connect_port(unsigned port)
 {
@@ -119,18 +94,18 @@ static void bench_trips(unsigned port, int n, double *wall, double *cpu)
 {
 	double *v = malloc(sizeof(double) * (size_t)n);
 	int fd = connect_port(port);
-	double c0 = cpu_us();
+	double c0 = bench_cpu_us();
 	for (int i = 0; i < n; i++) {
-		double t = now_us();
+		double t = bench_now_us();
 		if (fd < 0 || !round_trip(fd)) {
 			fprintf(stderr, "bench-serve: a round trip to port %u failed\n", port);
 			exit(1);
 		}
-		v[i] = now_us() - t;
+		v[i] = bench_now_us() - t;
 	}
-	*cpu = (cpu_us() - c0) / n;
+	*cpu = (bench_cpu_us() - c0) / n;
 	close(fd);
-	*wall = median(v, n);
+	*wall = bench_median(v, n);
 	free(v);
 }
 
@@ -138,19 +113,19 @@ static void bench_trips(unsigned port, int n, double *wall, double *cpu)
 static void bench_connects(unsigned port, int n, double *wall, double *cpu)
 {
 	double *v = malloc(sizeof(double) * (size_t)n);
-	double c0 = cpu_us();
+	double c0 = bench_cpu_us();
 	for (int i = 0; i < n; i++) {
-		double t = now_us();
+		double t = bench_now_us();
 		int fd = connect_port(port);
 		if (fd < 0 || !round_trip(fd)) {
 			fprintf(stderr, "bench-serve: a connection to port %u failed\n", port);
 			exit(1);
 		}
 		close(fd);
-		v[i] = now_us() - t;
+		v[i] = bench_now_us() - t;
 	}
-	*cpu = (cpu_us() - c0) / n;
-	*wall = median(v, n);
+	*cpu = (bench_cpu_us() - c0) / n;
+	*wall = bench_median(v, n);
 	free(v);
 }
 
@@ -243,10 +218,10 @@ int main(int argc, char **argv)
 		}
 	double mtw[PATHS], mtc[PATHS], mcw[PATHS], mcc[PATHS];
 	for (int p = 0; p < PATHS; p++) {
-		mtw[p] = median(tw[p], rounds);
-		mtc[p] = median(tc[p], rounds);
-		mcw[p] = median(cw[p], rounds);
-		mcc[p] = median(cc[p], rounds);
+		mtw[p] = bench_median(tw[p], rounds);
+		mtc[p] = bench_median(tc[p], rounds);
+		mcw[p] = bench_median(cw[p], rounds);
+		mcc[p] = bench_median(cc[p], rounds);
 	}
 	double la[3] = { 0 };
 	getloadavg(la, 3);

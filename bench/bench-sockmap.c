@@ -18,6 +18,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include "net/forward.h"
 #include "net/sockmap.h"
 
@@ -45,25 +47,6 @@
 static size_t msg = 64;
 static int sockets_fd = -1; /* to the child: one byte asks for a socket of that family */
 static pthread_mutex_t sockets_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n ? v[n / 2] : 0;
-}
 
 static void nodelay(int fd)
 {
@@ -345,15 +328,15 @@ static double trips(unsigned port, int n)
 		out[i] = (char)('a' + i % 26);
 	int fd = connect_port(port);
 	for (int i = 0; i < n; i++) {
-		double t = now_us();
+		double t = bench_now_us();
 		if (fd < 0 || !round_trip(fd, out, in)) {
 			fprintf(stderr, "bench-sockmap: a round trip to port %u failed\n", port);
 			exit(1);
 		}
-		v[i] = now_us() - t;
+		v[i] = bench_now_us() - t;
 	}
 	close(fd);
-	double m = median(v, n);
+	double m = bench_median(v, n);
 	free(v);
 	free(out);
 	free(in);
@@ -392,7 +375,7 @@ static double bulk(unsigned port, size_t total)
 	int fd = connect_port(port);
 	struct sender s = { fd, total };
 	pthread_t t;
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	pthread_create(&t, NULL, send_all, &s);
 	char buf[65536];
 	size_t got = 0;
@@ -410,7 +393,7 @@ static double bulk(unsigned port, size_t total)
 	}
 	void *rv;
 	pthread_join(t, &rv);
-	double dt = now_us() - t0;
+	double dt = bench_now_us() - t0;
 	close(fd);
 	if (!ok || got != total || rv) {
 		fprintf(stderr, "bench-sockmap: bulk to port %u: %zu of %zu bytes back%s\n", port,
@@ -486,8 +469,8 @@ int main(int argc, char **argv)
 		getloadavg(la, 3);
 		printf("bulk, %zu MiB each way at once, then a half-close, %d rounds, medians "
 		       "(load %.2f): direct %.0f MiB/s, relay %.0f MiB/s, sockmap %.0f MiB/s\n",
-		       total >> 20, rounds, la[0], median(d, rounds), median(rl, rounds),
-		       median(sm, rounds));
+		       total >> 20, rounds, la[0], bench_median(d, rounds),
+		       bench_median(rl, rounds), bench_median(sm, rounds));
 		net_forward_stop(fwd);
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
@@ -498,7 +481,8 @@ int main(int argc, char **argv)
 		rl[i] = trips(relay, n);
 		sm[i] = trips(smport, n);
 	}
-	double md = median(d, rounds), mr = median(rl, rounds), ms = median(sm, rounds);
+	double md = bench_median(d, rounds), mr = bench_median(rl, rounds),
+	       ms = bench_median(sm, rounds);
 	double la[3] = { 0 };
 	getloadavg(la, 3);
 	printf("round trip, %zu B each way, %d x %d rounds interleaved, medians "
