@@ -7,6 +7,7 @@
 #include "confine.h"
 #include "nsinit-proto.h"
 #include "privroot.h"
+#include "wsowner.h"
 #include "zygote.h"
 
 #include <errno.h>
@@ -166,17 +167,7 @@ int confine_workspace_owner_check(int root_fd, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot examine the workspace: %s", g_strerror(errno));
 		return -errno;
 	}
-	/* Unprivileged, the work's files are the caller's: nothing to decide. */
-	if (!our_identity().privileged || (st.st_uid != 0 && st.st_gid != 0))
-		return 0;
-	snprintf(why, whylen,
-		 "the workspace is owned by %s (uid %u, gid %u): as root the work's "
-		 "files take the workspace owner's ids on the host, and a root-owned one would "
-		 "let the work plant root's files; give the directory to an unprivileged user "
-		 "and group (chown) first",
-		 st.st_uid == 0 ? "root" : "root's group", (unsigned)st.st_uid,
-		 (unsigned)st.st_gid);
-	return -EPERM;
+	return wsowner_check(&st, our_identity().privileged, why, whylen);
 }
 
 /* As root, the detached mount of root_fd the zygote attaches (nosuid,

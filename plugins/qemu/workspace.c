@@ -13,6 +13,7 @@
 #include "vm.h"
 
 #include "fsops.h"
+#include "wsowner.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,18 +48,13 @@ int qemu_workspace_open(const char *path, bool writable, qemu_workspace *ws, age
 		return qemu_refuse(r, e, CORDON_PLUGIN_ERROR_INVALID, ERRC(workspace_invalid),
 				   "workspace '%.200s': %s", path, strerror(e));
 	}
-	/* As the kernel tier: as root a copy-out runs as the workspace's owner, and into root's
-	 * directory it would plant root's files. Copy-in only (read-only work) is harmless. */
-	if (writable && geteuid() == 0 && (st.st_uid == 0 || st.st_gid == 0)) {
+	/* As the kernel tier: as root a copy-out runs as the workspace's owner (wsowner.h).
+	 * Copy-in only (read-only work) is harmless. */
+	char why[400];
+	if (writable && wsowner_check(&st, geteuid() == 0, why, sizeof(why)) < 0) {
 		close(fd);
-		return qemu_refuse(
-			r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN, ERRC(workspace_forbidden),
-			"workspace '%.200s' is owned by %s (uid %u, gid %u): as root the "
-			"work's files come back as the workspace owner's, and into a "
-			"root-owned one the work would plant root's files; give the "
-			"directory to an unprivileged user and group (chown) first",
-			path, st.st_uid == 0 ? "root" : "root's group", (unsigned)st.st_uid,
-			(unsigned)st.st_gid);
+		return qemu_refuse(r, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+				   ERRC(workspace_forbidden), "workspace '%.200s': %s", path, why);
 	}
 	*ws = (qemu_workspace){ .fd = fd, .writable = writable, .uid = st.st_uid, .gid = st.st_gid };
 	return 0;
