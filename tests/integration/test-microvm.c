@@ -1849,9 +1849,38 @@ START_TEST(test_serve_not_ready)
 	cordon_error *err = NULL;
 	ck_assert_int_lt(cordon_sandbox_serve(sb, argv, 8082, &o, &srv, &err), 0);
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "serve_not_ready");
-	cordon_error_free(err);
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
+}
+END_TEST
+
+/* A guest whose agent never starts the network channel (an image built before it, or a
+ * compromised one: tests/helpers/vm-hostile-agent): serve is refused with the reason, within
+ * the host's bound on the multiplexer's HELLO, and runs go on as before. */
+START_TEST(test_guest_without_channel)
+{
+	g_autofree char *agent = testutil_build_path("tests/helpers/vm-hostile-agent");
+	vmguest bad = { 0 };
+	g_autofree char *why = vmguest_build(agent, &bad);
+	ck_assert_msg(!why, "%s", why);
+	g_autofree char *tier = vmguest_tier(&bad, "vm", LIMITS);
+	g_autofree char *p = policy_with(tier);
+	cordon_context *ctx = testutil_context_from_text(p, "microvm-nochannel.yaml");
+	cordon_sandbox *sb = open_vm(ctx);
+	const char *argv[] = { "sh", "-c", "exec httpd -f -p 8083 -h /tmp", NULL };
+	cordon_serve *srv = NULL;
+	cordon_error *err = NULL;
+	gint64 t0 = g_get_monotonic_time();
+	ck_assert_int_lt(cordon_sandbox_serve(sb, argv, 8083, NULL, &srv, &err), 0);
+	ck_assert_msg(err && strstr(cordon_error_get_message(err), "no network channel"), "%s",
+		      err ? cordon_error_get_message(err) : "(no error)");
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
+	ck_assert_int_lt(g_get_monotonic_time() - t0, 30 * G_USEC_PER_SEC);
+	g_autofree char *o = sh_out(sb, "echo still-serves");
+	ck_assert_str_eq(o, "still-serves\n");
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	vmguest_clear(&bad);
 }
 END_TEST
 
@@ -1972,6 +2001,7 @@ static Suite *microvm_suite(void)
 	tcase_add_test(net, test_loopback_inside);
 	tcase_add_test(net, test_serve);
 	tcase_add_test(net, test_serve_not_ready);
+	tcase_add_test(net, test_guest_without_channel);
 	tcase_add_test(net, test_governed_egress);
 	tcase_add_test(net, test_services);
 	suite_add_tcase(s, net);
