@@ -17,5 +17,4 @@
 /* 0, or -EPERM with the reason in why (it names the owner and says to chown): st is the
  * workspace's, privileged whether the host runs as root (unprivileged, the work's files are
  * the caller's: nothing to decide). */
-int wsowner_check(const struct stat *st, bool privileged, char *why, size_t whylen)
-	CORDON_INTERNAL;
+int wsowner_check(const struct stat *st, bool privileged, char *why, size_t whylen) CORDON_INTERNAL;

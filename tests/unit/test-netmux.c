@@ -350,10 +350,10 @@ static void wait_streams(netmux *m, uint32_t n)
 #define REFUSED 99 /* a listener id the host refuses (-ECONNREFUSED) */
 
 typedef struct rig {
-	uint16_t ports[8];  /* host: the server of listener id i (set before rig_up) */
-	uint16_t gports[8]; /* guest: the port of listener id i */
+	uint16_t ports[8];   /* host: the server of listener id i (set before rig_up) */
+	uint16_t gports[8];  /* guest: the port of listener id i */
 	uint16_t targets[8]; /* guest: the server a host stream to target i reaches */
-	int bufsize;        /* of the host's connections to the servers */
+	int bufsize;         /* of the host's connections to the servers */
 	netmux *guest, *host;
 	runner gr, hr;
 } rig;
