@@ -12,6 +12,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include <cordon/cordon.h>
 #include <curl/curl.h>
 #include <glib.h>
@@ -29,18 +31,6 @@ static GPid server;
 static char *dir;
 
 static double now_ms(void) { return (double)g_get_monotonic_time() / 1000.0; }
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp_double);
-	return v[n / 2];
-}
 
 static void start_server(void)
 {
@@ -201,7 +191,7 @@ static void bench_per_call(int n)
 			tr[i] = now_ms() - t0;
 			g_free(b.data);
 		}
-	double mp = median(tp, n), mr = median(tr, n);
+	double mp = bench_median(tp, n), mr = bench_median(tr, n);
 	printf("per call (read 16 B, %d calls): plugin %.3f ms, raw libcurl %.3f ms, ratio %.2fx "
 	       "(target <= 1.10x)\n",
 	       n, mp, mr, mp / mr);
@@ -271,7 +261,7 @@ static void bench_cycle(int n)
 			ts[i] = server_cycle();
 			tl[i] = library_cycle(ctx);
 		}
-	double ms = median(ts, n), ml = median(tl, n);
+	double ms = bench_median(ts, n), ml = bench_median(tl, n);
 	printf("create + run echo + kill (%d each, kernel tier): server %.2f ms, library %.2f ms, "
 	       "difference %.2f ms (target < 5 ms)\n",
 	       n, ms, ml, ms - ml);

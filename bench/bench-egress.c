@@ -44,20 +44,9 @@
 
 static size_t body_size = 256u << 20;
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
+/* Seconds, from the shared microsecond clocks. */
+static double now(void) { return bench_now_us() / 1e6; }
+static double cpu(void) { return bench_cpu_us() / 1e6; }
 
 static int listen_lo(uint16_t *port)
 {

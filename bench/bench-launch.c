@@ -15,6 +15,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include <cordon/cordon.h>
 #include <glib.h>
 #include <spawn.h>
@@ -26,25 +28,6 @@
 #include <unistd.h>
 
 extern char **environ;
-
-static double now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void spawn_wait(char *const argv[])
 {
@@ -64,16 +47,16 @@ static void spawn_wait(char *const argv[])
 /* Per-launch µs of n launches of argv by posix_spawn. */
 static double loop_spawn(char *const argv[], int n)
 {
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	for (int i = 0; i < n; i++)
 		spawn_wait(argv);
-	return (now_us() - t0) / n;
+	return (bench_now_us() - t0) / n;
 }
 
 static double loop_cordon(cordon_sandbox *sb, int n)
 {
 	const char *argv[] = { "/bin/true", NULL };
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	for (int i = 0; i < n; i++) {
 		cordon_result *res = NULL;
 		cordon_error *err = NULL;
@@ -85,13 +68,13 @@ static double loop_cordon(cordon_sandbox *sb, int n)
 		}
 		cordon_result_free(res);
 	}
-	return (now_us() - t0) / n;
+	return (bench_now_us() - t0) / n;
 }
 
 static void report(const char *what, const char *a, double *va, const char *b, double *vb,
 		   int rounds)
 {
-	double ma = median(va, rounds), mb = median(vb, rounds);
+	double ma = bench_median(va, (int)rounds), mb = bench_median(vb, (int)rounds);
 	printf("%-40s %-34s %9.1f us\n", what, a, ma);
 	printf("%-40s %-34s %9.1f us\n", "", b, mb);
 	printf("%-40s %-34s %9.2fx\n", "", "ratio", ma / mb);
@@ -105,12 +88,12 @@ static int child_context(const char *dir)
 	cordon_options_set_load_all_plugins(o, true);
 	cordon_context *c = NULL;
 	cordon_error *err = NULL;
-	double t0 = now_us();
+	double t0 = bench_now_us();
 	if (cordon_context_new(o, &c, &err) < 0) {
 		fprintf(stderr, "context: %s\n", cordon_error_get_message(err));
 		return 1;
 	}
-	double t = now_us() - t0;
+	double t = bench_now_us() - t0;
 	size_t loaded = 0;
 	for (size_t p = 0; p < cordon_context_plugin_count(c); p++)
 		loaded += cordon_context_plugin_loaded(c, p);
@@ -205,7 +188,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < m; i++)
 			vc[i] = first_context_us(plugin_dir);
 		printf("%-40s %-34s %9.1f us\n", "context creation (fresh process)",
-		       "cordon_context_new, all plugins", median(vc, m));
+		       "cordon_context_new, all plugins", bench_median(vc, (int)m));
 		free(vc);
 	}
 	free(va);

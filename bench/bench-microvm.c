@@ -24,6 +24,8 @@
  */
 #include "config.h"
 
+#include "benchutil.h"
+
 #include "qemu/qemu.h"
 #include "client.h"
 #include "owner.h"
@@ -80,18 +82,6 @@ static double cpu_now_ms(void)
 }
 
 static double wall_now_ms(void) { return (double)g_get_monotonic_time() / 1000.0; }
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static char *sha256_of(const char *path)
 {
@@ -241,7 +231,7 @@ static void bench_network(int n)
 	g_autofree double *get = g_new(double, m);
 	for (int i = 0; i < m; i++)
 		get[i] = http_get_ms(addr);
-	printf("%-22s %-8s %9.2f ms\n", "serve GET via channel", "cordon", median(get, (size_t)m));
+	printf("%-22s %-8s %9.2f ms\n", "serve GET via channel", "cordon", bench_median(get, m));
 	printf("%-22s %-8s %9.2f ms\n", "  guest wget, own lo", "guest",
 	       guest_wget_ms(sb, "http://127.0.0.1:8081/", 20));
 	g_autofree char *via = g_strdup_printf("http://localhost:%d/big", port);
@@ -250,7 +240,7 @@ static void bench_network(int n)
 		t_proxy[i] = guest_wget_ms(sb, via, 1);
 		t_lo[i] = guest_wget_ms(sb, "http://127.0.0.1:8081/big", 1);
 	}
-	double a = median(t_proxy, (size_t)n), b = median(t_lo, (size_t)n);
+	double a = bench_median(t_proxy, n), b = bench_median(t_lo, n);
 	printf("%-22s %-8s %9.2f ms (%.1f MiB/s)\n", "egress 16 MiB, proxy", "cordon", a,
 	       16 / (a / 1000));
 	printf("%-22s %-8s %9.2f ms (%.1f MiB/s; proxy %.2fx)\n", "  the same, own lo", "guest", b,
@@ -424,7 +414,7 @@ static sample raw_cold(double *hello_ms)
 
 static void report(const char *what, double *a, double *b, size_t n, const char *an, const char *bn)
 {
-	double ma = median(a, n), mb = median(b, n);
+	double ma = bench_median(a, (int)n), mb = bench_median(b, (int)n);
 	printf("%-22s %-8s %9.2f ms   %-8s %9.2f ms   ratio %.3f\n", what, an, ma, bn, mb,
 	       mb > 0 ? ma / mb : 0);
 }
@@ -680,7 +670,7 @@ static void bench_clones(int n)
 		po[i] = wall_now_ms() - t;
 		cordon_sandbox_close(p);
 	}
-	printf("%-22s %-8s %9.2f ms\n", "pooled clone open+run", "cordon", median(po, (size_t)n));
+	printf("%-22s %-8s %9.2f ms\n", "pooled clone open+run", "cordon", bench_median(po, n));
 	cordon_context_free(ctx);
 }
 
@@ -733,7 +723,7 @@ int main(int argc, char **argv)
 	}
 	report("cold open+run+close", cw, rw, (size_t)n, "cordon", "raw");
 	report("  cpu", cc, rc, (size_t)n, "cordon", "raw");
-	printf("%-22s %-8s %9.2f ms\n", "raw start to hello", "raw", median(hello, (size_t)n));
+	printf("%-22s %-8s %9.2f ms\n", "raw start to hello", "raw", bench_median(hello, n));
 
 	int m = 20;
 	g_autofree double *run_c = g_new(double, m), *run_r = g_new(double, m);
@@ -767,8 +757,8 @@ int main(int argc, char **argv)
 	raw_stop(&vm);
 	cordon_sandbox_close(sb);
 	report("run /bin/true (open)", run_c, run_r, (size_t)m, "cordon", "raw");
-	printf("%-22s %-8s %9.2f ms\n", "write_file 4 KiB", "cordon", median(wr, (size_t)m));
-	printf("%-22s %-8s %9.2f ms\n", "read_file 4 KiB", "cordon", median(rd, (size_t)m));
+	printf("%-22s %-8s %9.2f ms\n", "write_file 4 KiB", "cordon", bench_median(wr, m));
+	printf("%-22s %-8s %9.2f ms\n", "read_file 4 KiB", "cordon", bench_median(rd, m));
 	cordon_context_free(ctx);
 
 	/* pool: 1, a guest booted ahead: open to the first run's end, after a refill's time */
@@ -783,7 +773,7 @@ int main(int argc, char **argv)
 		po[i] = wall_now_ms() - t;
 		cordon_sandbox_close(p);
 	}
-	printf("%-22s %-8s %9.2f ms\n", "pooled open+run", "cordon", median(po, (size_t)n));
+	printf("%-22s %-8s %9.2f ms\n", "pooled open+run", "cordon", bench_median(po, n));
 	cordon_context_free(ctx);
 	if (built) {
 		g_unlink(kernel);

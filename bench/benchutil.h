@@ -33,13 +33,13 @@ static inline int bench_cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Sorts v in place; 0 for an empty sample. */
+/* Sorts v in place; the mean of the middle two for an even n; 0 for an empty sample. */
 static inline double bench_median(double *v, int n)
 {
 	if (n <= 0)
 		return 0;
 	qsort(v, (size_t)n, sizeof(*v), bench_cmp_double);
-	return v[n / 2];
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 #endif
