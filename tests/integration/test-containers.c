@@ -1960,22 +1960,33 @@ START_TEST(test_image_pin)
 	int st;
 	g_free(engine_run(e->engine, &st, "tag", image_ref, tag, NULL));
 	ck_assert_int_eq(st, 0);
+	/* The engine may know the image by several digests (docker: podman's push and its own;
+	 * podman: the pull and the local build's). --all lists them; the registry's is among. */
+	const char *by_tag_all[] = { cordon,  "image",    "pin",     tag,
+				     "--all", "--engine", e->engine, NULL };
+	g_autofree char *pins = host_cmd(&st, by_tag_all);
+	int st_one;
 	const char *by_tag[] = { cordon, "image", "pin", tag, "--engine", e->engine, NULL };
-	g_autofree char *pins = host_cmd(&st, by_tag);
+	g_autofree char *one = host_cmd(&st_one, by_tag);
 	/* only that name goes (podman's untag without a name would drop them all) */
 	if (strcmp(e->engine, "podman") == 0)
 		g_free(engine_run(e->engine, NULL, "untag", tag, tag, NULL));
 	else
 		g_free(engine_run(e->engine, NULL, "rmi", tag, NULL));
 	ck_assert_int_eq(st, 0);
+	ck_assert_int_eq(st_one, 0);
 	g_auto(GStrv) lines = g_strsplit(g_strstrip(pins), "\n", -1);
-	bool found = false;
+	bool found = false, one_found = false;
+	g_strstrip(one);
+	ck_assert_msg(*one && !strchr(one, '\n'), "not one pinned reference: '%s'", one);
 	for (size_t i = 0; lines[i]; i++) {
 		ck_assert_msg(g_str_has_prefix(lines[i], repo) && strstr(lines[i], "@sha256:"),
 			      "not a pinned reference: %s", lines[i]);
 		found |= strcmp(lines[i], image_ref) == 0;
+		one_found |= strcmp(lines[i], one) == 0;
 	}
 	ck_assert_msg(found, "the registry's digest is not among '%s'", pins);
+	ck_assert_msg(one_found, "'%s' (without --all) is not among '%s'", one, pins);
 	const char *pinned[] = { cordon, "image", "pin", image_ref, "--engine", e->engine, NULL };
 	g_autofree char *same = host_cmd(&st, pinned);
 	ck_assert_int_eq(st, 0);
