@@ -50,6 +50,26 @@ refused "--api-keys is required" "--api-keys FILE is required" "$top_builddir/co
 refused "a bad listen address is refused" "expected [IPv4:]PORT" \
 	"$top_builddir/cordon" server --listen nowhere:x --api-keys "$tmp/keys"
 
+# Starts "$server" ARGS... in the background; $pid and $port once it prints its port (up to
+# 30 s: a loaded host), else a Bail out with what it said and whether it is still alive.
+# The old output goes first: the background child truncates it only when it gets to run,
+# and a loaded host let the loop read the previous server's port (a dead one) before that.
+start_server() {
+	rm -f "$tmp/out" "$tmp/err"
+	"$server" "$@" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	port=
+	for _ in $(seq 1 300); do
+		port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$tmp/out" 2>/dev/null)
+		[ -n "$port" ] && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	alive=exited; kill -0 "$pid" 2>/dev/null && alive="still running"
+	echo "Bail out! the server printed no port ($alive): $(cat "$tmp/out" "$tmp/err" 2>&1)"
+	exit 1
+}
+
 policy() { printf 'cordon: 1\nserver:\n%s\n' "$1" >"$tmp/p.yaml"; }
 policy '  templates: {base: {trust: semi-trusted}}
   bogus: 1'
@@ -70,14 +90,7 @@ refused "server: must be a mapping (the library refuses the policy)" "expected a
 
 # a running server: the body cap and the envd token
 printf 'cordon: 1\ntiers:\n  kernel: {driver: local, confine: kernel}\ntrust:\n  semi-trusted: {require: kernel, tiers: [kernel]}\nserver:\n  templates: {base: {trust: semi-trusted}}\n  max_body: 4KiB\n' >"$tmp/p.yaml"
-"$server" --policy "$tmp/p.yaml" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-port=
-for _ in $(seq 1 100); do
-	port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$tmp/out")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
+start_server --policy "$tmp/p.yaml"
 url=http://127.0.0.1:$port
 head -c 8192 /dev/zero | tr '\0' x >"$tmp/big"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-API-Key: $key" --data-binary @"$tmp/big" "$url/sandboxes")
@@ -107,19 +120,14 @@ if ! command -v openssl >/dev/null 2>&1; then
 fi
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$tmp/tls.key" -out "$tmp/tls.crt" -days 1 \
 	-subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1
-"$server" --policy "$tmp/p.yaml" --tls-cert "$tmp/tls.crt" --tls-key "$tmp/tls.key" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-port=
-for _ in $(seq 1 100); do
-	port=$(sed -n 's/.* port \([0-9]*\) .*/\1/p' "$tmp/out")
-	[ -n "$port" ] && break
-	sleep 0.1
-done
+start_server --policy "$tmp/p.yaml" --tls-cert "$tmp/tls.crt" --tls-key "$tmp/tls.key"
 # The port is printed when the listener exists; its TLS side may take a moment longer on a
 # loaded host (ASan): ask for up to 30 s before calling it broken.
 code=$(curl -s -o /dev/null -w '%{http_code}' --retry 30 --retry-connrefused --retry-delay 1 \
 	--max-time 60 --cacert "$tmp/tls.crt" -H "X-API-Key: $key" "https://127.0.0.1:$port/sandboxes")
-[ "$code" = 200 ] && ok "TLS: the API answers over https" || not_ok "TLS: $code $(cat "$tmp/err")"
+alive=exited; kill -0 "$pid" 2>/dev/null && alive="running"
+[ "$code" = 200 ] && ok "TLS: the API answers over https" ||
+	not_ok "TLS: $code on port $port (server $alive): $(cat "$tmp/out" "$tmp/err")"
 echo "$key" >"$tmp/key"
 plugins=$tmp/plugins
 mkdir -m 700 "$plugins" && cp "$top_builddir/plugins/e2b/.libs/e2b.so" "$plugins/" && chmod 644 "$plugins/e2b.so"
