@@ -673,7 +673,8 @@ static qemu_net *sandbox_net(qemu_sandbox *sb)
 	return net;
 }
 
-/* serve: the host's listener for the work's port, the address given once it accepts. */
+/* serve: the host's listener for the work's port (a unix socket when the run asks for one),
+ * the address given once it accepts. */
 static void serve_ready(void *ctx, const char *address)
 {
 	const cordon_plugin_run_sink *sink = ctx;
@@ -681,11 +682,14 @@ static void serve_ready(void *ctx, const char *address)
 		sink->address(sink->ctx, address);
 }
 
-static int serve_forward(qemu_sandbox *sb, uint16_t port, const cordon_plugin_run_sink *sink,
-			 qemu_forward **ret, cordon_plugin_error *err)
+static int serve_forward(qemu_sandbox *sb, const cordon_plugin_run_spec *spec,
+			 const cordon_plugin_run_sink *sink, qemu_forward **ret,
+			 cordon_plugin_error *err)
 {
 	agent_error r;
-	*ret = qemu_forward_start(sandbox_net(sb), &sb->vm, port, serve_ready, (void *)sink, &r);
+	bool unix_socket = spec->flags & CORDON_PLUGIN_RUNREQ_SERVE_UNIX;
+	*ret = qemu_forward_start(sandbox_net(sb), &sb->vm, spec->port, unix_socket, serve_ready,
+				  (void *)sink, &r);
 	return *ret ? 0 : qemu_fail(err, &r);
 }
 
@@ -827,7 +831,7 @@ static int qemu_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	int rc = lease_session(sb, &l, err);
 	qemu_forward *fwd = NULL;
 	if (rc == 0 && spec->port)
-		rc = serve_forward(sb, spec->port, sink, &fwd, err);
+		rc = serve_forward(sb, spec, sink, &fwd, err);
 	bool deadline = false;
 	if (rc < 0) {
 		/* said */
@@ -1001,6 +1005,7 @@ int qemu_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg,
 		.gc = qemu_gc,
 		/* a 1.2 core knows no flags, and refuses them */
 		.flags = (host->abi_minor >= 3 ? CORDON_PLUGIN_DRIVER_TTY : 0) |
+			 (host->abi_minor >= 4 ? CORDON_PLUGIN_DRIVER_SERVE_UNIX : 0) |
 			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_WORKSPACE_RO |
 							 CORDON_PLUGIN_DRIVER_EGRESS_PROXY
 					       : 0),

@@ -50,8 +50,9 @@ struct qemu_net {
 	pthread_t thread;
 	bool running;
 	int peer;             /* the guest's HELLO: 0 not yet asked, 1 came, -errno not */
-	pthread_mutex_t lock; /* guards running (the start), peer, n and dir */
+	pthread_mutex_t lock; /* guards running (the start), peer, n, serves and dir */
 	uint32_t n;           /* listeners made or being made: 1..n */
+	uint32_t serves;      /* serve sockets made: SERVE_NAME 1..serves */
 	char owner[OWNER_TOKEN_MAX];
 	char dir[200]; /* NET_ROOT/prefix-token-net-XXXXXX, made by the first listener */
 };
@@ -59,7 +60,11 @@ struct qemu_net {
 /* A listener's socket: the directory, at most NET_DIR_MAX long (listener_dir checks), and
  * the listener's number, so a name is never cut short. */
 #define NET_DIR_MAX 95
-_Static_assert(NET_DIR_MAX + sizeof("/4294967295") <= sizeof(((struct sockaddr_un *)0)->sun_path),
+/* A serve socket's name in that directory (a unix listener the host's clients connect to):
+ * never a name open_stream resolves, so no stream of the guest's reaches it. */
+#define SERVE_NAME "s"
+_Static_assert(NET_DIR_MAX + sizeof("/" SERVE_NAME "4294967295") <=
+		       sizeof(((struct sockaddr_un *)0)->sun_path),
 	       "a listener's name fits a unix socket's");
 
 static void listener_addr(const qemu_net *net, uint32_t id, struct sockaddr_un *a)
@@ -228,7 +233,16 @@ int qemu_net_listener(qemu_net *net, qemu_vm *vm, uint32_t *ret_id, agent_error 
 	return fd;
 }
 
-/* Removes the directory's sockets (names of digits only) and the directory. */
+static bool digits(const char *s) { return *s && strspn(s, "0123456789") == strlen(s); }
+
+/* The names this file binds: the guest's listeners' ("N") and serve sockets' ("sN"). */
+static bool our_socket_name(const char *name)
+{
+	return digits(name) || (strncmp(name, SERVE_NAME, strlen(SERVE_NAME)) == 0 &&
+				digits(name + strlen(SERVE_NAME)));
+}
+
+/* Removes the directory's sockets (our_socket_name) and the directory. */
 static int remove_dir(int parent, const char *name)
 {
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -240,7 +254,7 @@ static int remove_dir(int parent, const char *name)
 		return -errno;
 	}
 	for (struct dirent *e; (e = readdir(d));)
-		if (e->d_name[0] != '.' && strspn(e->d_name, "0123456789") == strlen(e->d_name))
+		if (our_socket_name(e->d_name))
 			unlinkat(dirfd(d), e->d_name, 0);
 	closedir(d);
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 0;
@@ -297,13 +311,27 @@ struct qemu_forward {
 	qemu_net *net;
 	qemu_vm *vm;
 	uint16_t port;
-	int lsn;     /* 127.0.0.1:0 */
+	int lsn;     /* 127.0.0.1:0, or a unix socket at path */
 	int stop[2]; /* a pipe: readable once the run ended */
 	void (*ready)(void *ctx, const char *address);
 	void *ctx;
-	char address[32];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)]; /* the unix listener's, or "" */
+	char address[sizeof("unix:") + sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
 };
+
+/* The listener closed (its socket's name removed), the pipe's ends closed; f freed. */
+static void forward_free(qemu_forward *f)
+{
+	if (f->lsn >= 0)
+		close(f->lsn);
+	if (f->path[0])
+		unlink(f->path);
+	for (int i = 0; i < 2; i++)
+		if (f->stop[i] >= 0)
+			close(f->stop[i]);
+	free(f);
+}
 
 /* Whether the guest's port accepts now: a stream opened and closed (the server sees a
  * connection with no bytes). */
@@ -351,7 +379,54 @@ static void *forward_thread(void *arg)
 	return NULL;
 }
 
-qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port,
+/* A serve socket of the host's in the listeners' directory (mode 0700: only this user,
+ * and root, can connect), its path in f->path. */
+static int serve_unix_listener(qemu_forward *f)
+{
+	qemu_net *net = f->net;
+	pthread_mutex_lock(&net->lock);
+	int e = -listener_dir(net);
+	uint32_t id = e ? 0 : ++net->serves;
+	pthread_mutex_unlock(&net->lock);
+	if (e)
+		return -e;
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	snprintf(a.sun_path, sizeof(a.sun_path), "%.*s/" SERVE_NAME "%u", NET_DIR_MAX, net->dir,
+		 (unsigned)id);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	bool bound = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (!bound || listen(fd, SOMAXCONN) < 0) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		if (bound)
+			unlink(a.sun_path);
+		return -e;
+	}
+	snprintf(f->path, sizeof(f->path), "%s", a.sun_path);
+	snprintf(f->address, sizeof(f->address), "unix:%s", a.sun_path);
+	return fd;
+}
+
+/* The host's 127.0.0.1:0, the port the kernel picked in f->address. */
+static int serve_tcp_listener(qemu_forward *f)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, SOMAXCONN) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	snprintf(f->address, sizeof(f->address), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+	return fd;
+}
+
+qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port, bool unix_socket,
 				 void (*ready)(void *ctx, const char *address), void *ctx,
 				 agent_error *r)
 {
@@ -361,26 +436,17 @@ qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port,
 	*f = (qemu_forward){
 		.net = net, .vm = vm, .port = port, .ready = ready, .ctx = ctx, .stop = { -1, -1 }
 	};
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	f->lsn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	int e = f->lsn < 0 ? errno : 0;
-	if (!e &&
-	    (bind(f->lsn, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(f->lsn, SOMAXCONN) < 0 ||
-	     getsockname(f->lsn, (struct sockaddr *)&a, &len) < 0 || pipe2(f->stop, O_CLOEXEC) < 0))
+	f->lsn = unix_socket ? serve_unix_listener(f) : serve_tcp_listener(f);
+	int e = f->lsn < 0 ? -f->lsn : 0;
+	if (!e && pipe2(f->stop, O_CLOEXEC) < 0)
 		e = errno;
-	snprintf(f->address, sizeof(f->address), "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
 	if (!e)
 		e = pthread_create(&f->thread, NULL, forward_thread, f);
 	if (e) {
-		if (f->lsn >= 0)
-			close(f->lsn);
-		for (int i = 0; i < 2; i++)
-			if (f->stop[i] >= 0)
-				close(f->stop[i]);
-		free(f);
+		forward_free(f);
 		qemu_refuse(r, e, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
-			    "the served port's host listener: %s", strerror(e));
+			    "the served port's host listener (%s): %s",
+			    unix_socket ? "a unix socket" : "127.0.0.1", strerror(e));
 		return NULL;
 	}
 	return f;
@@ -391,8 +457,7 @@ void qemu_forward_stop(qemu_forward *f)
 	if (!f)
 		return;
 	close(f->stop[1]);
+	f->stop[1] = -1;
 	pthread_join(f->thread, NULL);
-	close(f->stop[0]);
-	close(f->lsn); /* streams already carried go on until the guest ends */
-	free(f);
+	forward_free(f); /* streams already carried go on until the guest ends */
 }

@@ -25,14 +25,16 @@ int qemu_net_listener(qemu_net *net, qemu_vm *vm, uint32_t *ret_id, agent_error 
  * 0, or what qemu_refuse returned. */
 int qemu_net_open(qemu_net *net, qemu_vm *vm, uint32_t target, int local, int timeout_ms,
 		  agent_error *r) CORDON_INTERNAL;
-/* serve: a listener on the host's 127.0.0.1:0 whose connections are streams to the guest's
- * port; ready(ctx, "127.0.0.1:P") once the port accepts (from the forwarder's thread). NULL
+/* serve: a listener on the host's 127.0.0.1:0 (unix_socket: a unix socket in the listeners'
+ * directory, mode 0700) whose connections are streams to the guest's port; ready(ctx,
+ * "127.0.0.1:P" or "unix:/path") once the port accepts (from the forwarder's thread). NULL
  * with r when it cannot start. */
 typedef struct qemu_forward qemu_forward;
-qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port,
+qemu_forward *qemu_forward_start(qemu_net *net, qemu_vm *vm, uint16_t port, bool unix_socket,
 				 void (*ready)(void *ctx, const char *address), void *ctx,
 				 agent_error *r) CORDON_INTERNAL;
-/* The listener closed (connections carried go on), the thread joined. */
+/* The listener closed and its socket's name removed (connections carried go on), the thread
+ * joined. */
 void qemu_forward_stop(qemu_forward *f) CORDON_INTERNAL;
 /* Stops the mux (every stream closed), removes the listeners' sockets and directory. */
 void qemu_net_free(qemu_net *net) CORDON_INTERNAL;

@@ -552,17 +552,20 @@ START_TEST(test_gc_kills_orphans_only)
 		ck_assert(g_file_set_contents(ram, "r", 1, NULL));
 		ck_assert(g_file_set_contents(state, "s", 1, NULL));
 	}
-	/* the network channel's listener directories (net.c), a socket in each */
+	/* the network channel's listener directories (net.c), in each a listener's socket and a
+	 * serve socket's */
 	g_autofree char *dead_net = g_strdup_printf("/dev/shm/cordon-vm-%s-net-gctest", dead);
 	g_autofree char *live_net = g_strdup_printf("/dev/shm/cordon-vm-%s-net-gctest", live);
 	const char *nets[] = { dead_net, live_net };
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(g_mkdir(nets[i], 0700), 0);
-		struct sockaddr_un a = { .sun_family = AF_UNIX };
-		snprintf(a.sun_path, sizeof(a.sun_path), "%s/1", nets[i]);
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-		close(fd);
+		for (int k = 0; k < 2; k++) {
+			struct sockaddr_un a = { .sun_family = AF_UNIX };
+			snprintf(a.sun_path, sizeof(a.sun_path), "%s/%s", nets[i], k ? "s1" : "1");
+			int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+			close(fd);
+		}
 	}
 	g_usleep(500 * 1000); /* both exec'd */
 	cordon_context *ctx = ctx_vm(NULL);
@@ -1746,9 +1749,17 @@ START_TEST(test_loopback_inside)
 }
 END_TEST
 
-/* An HTTP GET of / from address, the whole answer. */
-static char *http_get(const char *address)
+/* A connection to a serve's address: "127.0.0.1:PORT" or "unix:/path". */
+static int connect_to(const char *address)
 {
+	if (g_str_has_prefix(address, "unix:")) {
+		struct sockaddr_un u = { .sun_family = AF_UNIX };
+		ck_assert(g_strlcpy(u.sun_path, address + 5, sizeof(u.sun_path)) <
+			  sizeof(u.sun_path));
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		ck_assert_int_eq(connect(fd, (struct sockaddr *)&u, sizeof(u)), 0);
+		return fd;
+	}
 	const char *colon = strrchr(address, ':');
 	ck_assert(g_str_has_prefix(address, "127.0.0.1:") && colon);
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -1756,6 +1767,13 @@ static char *http_get(const char *address)
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* An HTTP GET of / from address, the whole answer. */
+static char *http_get(const char *address)
+{
+	int fd = connect_to(address);
 	struct timeval tv = { 20, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	const char get[] = "GET / HTTP/1.0\r\n\r\n";
@@ -1796,7 +1814,9 @@ START_TEST(test_serve)
 	ck_assert_msg(cordon_sandbox_serve(sb, argv, 8081, &o, &srv, &err) == 0, "serve: %s",
 		      err ? cordon_error_get_message(err) : "?");
 	g_autofree char *addr = cordon_serve_address(srv);
-	ck_assert_msg(addr && strcmp(addr, "127.0.0.1:8081") != 0, "%s", addr ? addr : "(none)");
+	ck_assert_msg(addr && g_str_has_prefix(addr, "127.0.0.1:") &&
+			      strcmp(addr, "127.0.0.1:8081"),
+		      "%s", addr ? addr : "(none)");
 	for (int i = 0; i < 3; i++) {
 		g_autofree char *page = http_get(addr);
 		ck_assert_msg(strstr(page, "200 OK") && strstr(page, "from-the-guest"),
@@ -1834,6 +1854,47 @@ START_TEST(test_serve)
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
 	close(decoy);
+}
+END_TEST
+
+/* serve on a unix socket on request (issue 14, item 2): "unix:/path" in a directory of mode
+ * 0700 that only this user can enter, no TCP listener; the socket goes with the server. */
+START_TEST(test_serve_unix)
+{
+	cordon_context *ctx = ctx_vm(NULL);
+	cordon_sandbox *sb = open_vm(ctx);
+	const char *argv[] = { "sh", "-c",
+			       "mkdir -p /tmp/www && echo over-unix >/tmp/www/index.html && "
+			       "exec httpd -f -p 8084 -h /tmp/www",
+			       NULL };
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.timeout_ms = 120000;
+	o.flags = CORDON_RUN_SERVE_UNIX;
+	cordon_serve *srv = NULL;
+	cordon_error *err = NULL;
+	ck_assert_msg(cordon_sandbox_serve(sb, argv, 8084, &o, &srv, &err) == 0, "serve: %s",
+		      err ? cordon_error_get_message(err) : "?");
+	g_autofree char *addr = cordon_serve_address(srv);
+	ck_assert_msg(addr && g_str_has_prefix(addr, "unix:/"), "%s", addr ? addr : "(none)");
+	const char *path = addr + 5;
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	for (int i = 0; i < 2; i++) {
+		g_autofree char *page = http_get(addr);
+		ck_assert_msg(strstr(page, "200 OK") && strstr(page, "over-unix"),
+			      "connection %d: '%s'", i, page);
+	}
+	ck_assert_int_eq(cordon_serve_stop(srv, &err), 0);
+	cordon_serve_free(srv);
+	ck_assert_int_lt(lstat(path, &st), 0); /* the socket went with the server */
+	cordon_sandbox_close(sb);
+	ck_assert_int_lt(stat(dir, &st), 0); /* and the directory with the sandbox */
+	cordon_context_free(ctx);
 }
 END_TEST
 
@@ -2000,6 +2061,7 @@ static Suite *microvm_suite(void)
 	tcase_add_unchecked_fixture(net, setup, teardown);
 	tcase_add_test(net, test_loopback_inside);
 	tcase_add_test(net, test_serve);
+	tcase_add_test(net, test_serve_unix);
 	tcase_add_test(net, test_serve_not_ready);
 	tcase_add_test(net, test_guest_without_channel);
 	tcase_add_test(net, test_governed_egress);
