@@ -6,6 +6,7 @@
 
 #include "context.h"
 #include "hostspawn.h"
+#include "net/forward.h"
 #include "probecache.h"
 #include "secret.h"
 #include "units.h"
@@ -323,6 +324,43 @@ static char *host_find_program(const char *name)
 
 static void host_probe_depends(const char *path) { probecache_note(path); }
 
+/* ---- serve forwarders (ABI 1.6) ------------------------------------------------------ */
+
+/* The core's forwarder (net/forward.h), for a driver that can make sockets in its
+ * sandbox's network namespace. */
+struct cordon_host_forward {
+	net_forward *fwd;
+};
+
+static int host_forward_start(const cordon_host_forward_spec *spec, cordon_host_forward **ret,
+			      cordon_plugin_error *err)
+{
+	if (!spec || !ret || spec->size < sizeof(*spec) || !spec->port || !spec->socket ||
+	    !spec->ready || (spec->flags & ~(uint32_t)CORDON_HOST_FORWARD_UNIX))
+		return host_error_set(err, EINVAL, CORDON_PLUGIN_ERROR_INVALID,
+				      ERRC(invalid_argument),
+				      "forward_start: a whole spec (ABI 1.6) with a port, a socket "
+				      "and a ready callback, and no unknown flag");
+	char why[256];
+	net_forward *f = NULL;
+	int r = net_forward_start(spec->port, spec->flags & CORDON_HOST_FORWARD_UNIX, spec->socket,
+				  spec->ready, spec->ctx, &f, why, sizeof(why));
+	if (r < 0)
+		return host_error_set(err, -r, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(resource),
+				      "serving port %u: %s", (unsigned)spec->port, why);
+	*ret = g_new0(cordon_host_forward, 1);
+	(*ret)->fwd = f;
+	return 0;
+}
+
+static void host_forward_stop(cordon_host_forward *f)
+{
+	if (!f)
+		return;
+	net_forward_stop(f->fwd);
+	g_free(f);
+}
+
 /* ---- the table --------------------------------------------------------------- */
 
 /* Field order is plugin.h's, so that a misplaced entry shows up in review. */
@@ -352,4 +390,6 @@ const cordon_host cordon_host_services = {
 	.process_spawn = hostspawn_process,  /* ABI 1.2 */
 	.probe_depends = host_probe_depends, /* ABI 1.3 */
 	.egress_audit = audit_egress,        /* ABI 1.4 */
+	.forward_start = host_forward_start, /* ABI 1.6 */
+	.forward_stop = host_forward_stop,
 };

@@ -671,7 +671,9 @@ int oci_plugin_init(const cordon_host *host, cordon_plugin_registrar *reg, cordo
 				  ? CORDON_PLUGIN_DRIVER_STDIN_FD | CORDON_PLUGIN_DRIVER_TTY
 				  : 0) |
 			 (host->abi_minor >= 4 ? CORDON_PLUGIN_DRIVER_MOUNTS : 0) |
-			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_EGRESS_PROXY : 0),
+			 (host->abi_minor >= 5 ? CORDON_PLUGIN_DRIVER_EGRESS_PROXY : 0) |
+			 /* runc as root only: other tiers refuse it at the serve, saying why */
+			 (host->abi_minor >= 6 ? CORDON_PLUGIN_DRIVER_SERVE_UNIX : 0),
 		.name = kind->name,
 		.config_keys = kind->config_keys,
 		.data = (void *)kind,

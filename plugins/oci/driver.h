@@ -277,6 +277,16 @@ bool oci_can_listen(const oci_tier *t) CORDON_INTERNAL;
 /* The listen op: a socket listening on 127.0.0.1:*ret_port of the container's own
  * network namespace (close-on-exec, the caller's), or a negative errno with err set. */
 int oci_op_listen(void *sandbox, uint16_t *ret_port, cordon_plugin_error *err) CORDON_INTERNAL;
+/* Whether a serve on a unix socket can be had (a 1.6 core's forwarder, each connection a
+ * socket made in the container's network namespace): runc, as root. */
+bool oci_can_forward(const oci_tier *t) CORDON_INTERNAL;
+/* serve with CORDON_PLUGIN_RUNREQ_SERVE_UNIX: the core's forwarder on a unix socket to port
+ * on the container's loopback, sink->address once it accepts; stopped with oci_serve_stop
+ * (NULL is fine) before the run returns. */
+typedef struct oci_serve oci_serve;
+int oci_serve_start(oci_sandbox *sb, uint16_t port, const cordon_plugin_run_sink *sink,
+		    oci_serve **ret, cordon_plugin_error *err) CORDON_INTERNAL;
+void oci_serve_stop(oci_serve *sv) CORDON_INTERNAL;
 
 /* ---- gVisor's relay (relay.c) ----------------------------------------------------- */
 

@@ -356,7 +356,7 @@ static bool chan_usable(oci_sandbox *sb, uint64_t in_len)
 /* A run over the session channel. False when it did not reach the agent (channel busy,
  * gone, or the request too large): the caller runs it through `engine exec`, which also
  * says why a container is gone. */
-static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
+static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec, uint16_t port,
 		     const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
 		     cordon_plugin_error *err, int *ret_rc)
 {
@@ -377,7 +377,7 @@ static bool chan_run(oci_sandbox *sb, const cordon_plugin_run_spec *spec,
 	run_state s;
 	run_state_init(&s, sb, AGENT_ANSWER_RUN);
 	s.sink = sink;
-	s.port = spec->port;
+	s.port = port;
 	s.tty_fd = tty ? spec->tty_fd : -1;
 	bool deadline = false;
 	int loop = exchange(&s, &sb->chan, true, spec->timeout_ms + RUN_GRACE_MS, spec->cancel_fd,
@@ -418,23 +418,17 @@ static char **run_args(const oci_sandbox *sb, const cordon_plugin_run_spec *spec
 	return oci_strv_steal(&a);
 }
 
-int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
-	       const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
-	       cordon_plugin_error *err)
+/* The work, on the session channel or by exec; port: a published port to report, or 0. */
+static int run_work(oci_sandbox *sb, const cordon_plugin_run_spec *spec, uint16_t port,
+		    const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+		    cordon_plugin_error *err)
 {
-	oci_sandbox *sb = sandbox;
-	if (spec->port && spec->port != sb->published)
-		return oci_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
-					   ERRC(container_publish_invalid),
-					   "port %u is not published by this tier (publish: needs "
-					   "governed egress and network:)",
-					   spec->port);
 	/* the session channel when it is free; a concurrent run takes exec, and so does a
 	 * streamed stdin (the session agent holds a run's stdin until the work starts) */
 	bool streamed = spec->stdin_fd >= 0;
 	if (!streamed && pthread_mutex_trylock(&sb->chan_lock) == 0) {
 		int rc = 0;
-		bool done = chan_run(sb, spec, sink, ret, err, &rc);
+		bool done = chan_run(sb, spec, port, sink, ret, err, &rc);
 		pthread_mutex_unlock(&sb->chan_lock);
 		if (done)
 			return rc;
@@ -462,7 +456,7 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 	run_state s;
 	run_state_init(&s, sb, AGENT_ANSWER_RUN);
 	s.sink = sink;
-	s.port = spec->port;
+	s.port = port;
 	s.in_src = streamed ? spec->stdin_fd : -1;
 	bool deadline = false;
 	int loop = 0;
@@ -476,6 +470,29 @@ int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
 					   ERRC(engine_failed), "could not start %s exec: %s",
 					   sb->tier->kind->name, strerror(-code));
 	return finish_run(&s, code, deadline, loop, ret, err);
+}
+
+/* A serve's port: the tier's published one (reported from the engine's port mapping), or
+ * any port on a unix socket, through the core's forwarder into the container's network. */
+int oci_op_run(void *sandbox, const cordon_plugin_run_spec *spec,
+	       const cordon_plugin_run_sink *sink, cordon_plugin_run_status *ret,
+	       cordon_plugin_error *err)
+{
+	oci_sandbox *sb = sandbox;
+	bool unix_serve = spec->port && (spec->flags & CORDON_PLUGIN_RUNREQ_SERVE_UNIX);
+	if (spec->port && !unix_serve && spec->port != sb->published)
+		return oci_host->error_set(err, EPERM, CORDON_PLUGIN_ERROR_FORBIDDEN,
+					   ERRC(container_publish_invalid),
+					   "port %u is not published by this tier (publish: needs "
+					   "governed egress and network:)",
+					   spec->port);
+	oci_serve *fwd = NULL;
+	int r = unix_serve ? oci_serve_start(sb, spec->port, sink, &fwd, err) : 0;
+	if (r < 0)
+		return r;
+	int rc = run_work(sb, spec, unix_serve ? 0 : spec->port, sink, ret, err);
+	oci_serve_stop(fwd);
+	return rc;
 }
 
 /* What a run's answer (or its absence) means. */

@@ -38,6 +38,7 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -1606,22 +1607,43 @@ END_TEST
 
 /* ---- serve: a published port on the host's loopback ----------------------------------------- */
 
-/* A bare HTTP/1.0 GET to "127.0.0.1:PORT" (no GIO in the build). */
-static char *http_get(const char *host_port, const char *path)
+/* A connection to a serve's address, "127.0.0.1:PORT" or "unix:/path"; -1 if refused. */
+static int connect_address(const char *address)
 {
-	const char *colon = strrchr(host_port, ':');
-	struct sockaddr_in sin = { .sin_family = AF_INET,
-				   .sin_port = htons((uint16_t)atoi(colon + 1)) };
-	g_autofree char *host = g_strndup(host_port, colon - host_port);
-	if (inet_pton(AF_INET, host, &sin.sin_addr) != 1)
-		return NULL;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	if (g_str_has_prefix(address, "unix:")) {
+		struct sockaddr_un *u = (struct sockaddr_un *)&ss;
+		u->sun_family = AF_UNIX;
+		if (g_strlcpy(u->sun_path, address + 5, sizeof(u->sun_path)) >= sizeof(u->sun_path))
+			return -1;
+		len = sizeof(*u);
+	} else {
+		const char *colon = strrchr(address, ':');
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)atoi(colon + 1));
+		g_autofree char *host = g_strndup(address, colon - address);
+		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+			return -1;
+		len = sizeof(*sin);
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct timeval tv = { 5, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0) {
 		close(fd);
-		return NULL;
+		return -1;
 	}
+	return fd;
+}
+
+/* A bare HTTP/1.0 GET to a serve's address (no GIO in the build). */
+static char *http_get(const char *address, const char *path)
+{
+	int fd = connect_address(address);
+	if (fd < 0)
+		return NULL;
 	g_autofree char *req = g_strdup_printf("GET %s HTTP/1.0\r\n\r\n", path);
 	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
 		close(fd);
@@ -1678,6 +1700,63 @@ START_TEST(test_serve_published)
 	ck_assert_int_eq(cordon_serve_stop(s, &err), 0);
 	ck_assert(!cordon_serve_running(s));
 	cordon_serve_free(s);
+	cordon_sandbox_close(sb);
+	cordon_context_free(ctx);
+	assert_nothing_left(e->engine);
+}
+END_TEST
+
+/* serve on a unix socket (issue 14, item 2), runc as root: the core's forwarder, each
+ * connection a socket made in the container's network namespace, so no network and no
+ * publish are needed and no host port exists; the socket and its 0700 directory go with the
+ * server. gVisor's Sentry has its own network stack: refused there, saying why. */
+START_TEST(test_serve_unix)
+{
+	const engine_case *e = &engines[_i];
+	cordon_context *ctx = ctx_new();
+	cordon_error *err = NULL;
+	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
+	o.flags = CORDON_RUN_SERVE_UNIX;
+	const char *httpd[] = { "httpd", "-f", "-p", "8080", "-h", "/work", NULL };
+	cordon_serve *s = NULL;
+
+	cordon_sandbox *sb = open_tier(ctx, e->engine, NULL); /* egress denied: no network */
+	ck_assert_int_eq(cordon_sandbox_write_file(sb, "index.html", "served on unix", 14, &err),
+			 0);
+	ck_assert_msg(cordon_sandbox_serve(sb, httpd, 8080, &o, &s, &err) == 0, "serve: %s",
+		      err ? cordon_error_get_message(err) : "?");
+	g_autofree char *addr = cordon_serve_address(s);
+	ck_assert_msg(addr && g_str_has_prefix(addr, "unix:/"), "%s", addr ? addr : "(none)");
+	const char *path = addr + 5;
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	for (int i = 0; i < 3; i++) {
+		g_autofree char *body = http_get(addr, "/index.html");
+		ck_assert_msg(body && strstr(body, "200 OK") && strstr(body, "served on unix"),
+			      "GET %d on %s: %s", i, addr, body ? body : "(no answer)");
+	}
+	/* beside the server, the sandbox goes on */
+	g_autofree char *beside = sh_out(sb, "echo beside");
+	ck_assert_str_eq(beside, "beside\n");
+	ck_assert_int_eq(cordon_serve_stop(s, &err), 0);
+	cordon_serve_free(s);
+	s = NULL;
+	ck_assert_int_lt(lstat(path, &st), 0);
+	ck_assert_int_lt(stat(dir, &st), 0);
+	cordon_sandbox_close(sb);
+
+	g_autofree char *gvisor = g_strdup_printf("%s-gvisor", e->engine);
+	sb = open_tier(ctx, gvisor, NULL);
+	ck_assert_int_lt(cordon_sandbox_serve(sb, httpd, 8080, &o, &s, &err), 0);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(cordon_error_get_message(err), "gVisor"), "%s",
+		      cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "unsupported");
 	cordon_sandbox_close(sb);
 	cordon_context_free(ctx);
 	assert_nothing_left(e->engine);
@@ -2209,6 +2288,7 @@ static Suite *containers_suite(void)
 	add_case(s, "cli-calls", test_cli_engine_calls, 2);
 	add_case(s, "run-no-image", test_run_says_no_image, 2);
 	add_case(s, "serve", test_serve_published, 2);
+	add_case(s, "serve-unix", test_serve_unix, 2);
 	add_case(s, "egress", test_governed_egress, 2);
 	add_case(s, "services", test_services, 2);
 	add_case(s, "channel", test_session_channel, 2);

@@ -18,8 +18,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static const cordon_host *host = &cordon_host_services;
@@ -802,6 +806,130 @@ START_TEST(test_path_is_confined)
 }
 END_TEST
 
+/* ---- serve forwarders (ABI 1.6) ------------------------------------------------------------ */
+
+/* The "sandbox's network" here is the host's own: the forwarder cannot tell. */
+static int plain_socket(void *ctx, int family)
+{
+	(void)ctx;
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+static void note_ready(void *ctx, const char *address)
+{
+	g_atomic_pointer_set((gpointer *)ctx, g_strdup(address));
+}
+
+static int forward_start(const cordon_host_forward_spec *spec, cordon_host_forward **f,
+			 cordon_error **ret_err)
+{
+	struct cordon_plugin_error perr = { 0 };
+	int r = host->forward_start(spec, f, &perr);
+	*ret_err = perr.err;
+	return r;
+}
+
+START_TEST(test_forward_start_refuses_bad_specs)
+{
+	char *address = NULL;
+	const cordon_host_forward_spec good = { .size = sizeof(good),
+						.port = 9,
+						.socket = plain_socket,
+						.ready = note_ready,
+						.ctx = &address };
+	cordon_host_forward_spec bad[5] = { good, good, good, good, good };
+	bad[0].size = offsetof(cordon_host_forward_spec, ctx);
+	bad[1].port = 0;
+	bad[2].flags = 1u << 7;
+	bad[3].socket = NULL;
+	bad[4].ready = NULL;
+	for (size_t i = 0; i <= G_N_ELEMENTS(bad); i++) {
+		cordon_host_forward *f = (cordon_host_forward *)&address; /* left alone */
+		cordon_error *err = NULL;
+		int r = forward_start(i < G_N_ELEMENTS(bad) ? &bad[i] : NULL, &f, &err);
+		ck_assert_msg(r == -EINVAL, "spec %zu: %d", i, r);
+		ck_assert_cordon_error(err, CORDON_ERROR_INVALID, "invalid_argument");
+		ck_assert_ptr_eq(f, (cordon_host_forward *)&address);
+	}
+	host->forward_stop(NULL);
+}
+END_TEST
+
+/* A one-reply server on 127.0.0.1 that the forwarder's readiness probes (connections
+ * that send nothing) do not end. */
+static gpointer echo_once(gpointer data)
+{
+	int lfd = GPOINTER_TO_INT(data);
+	for (;;) {
+		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			return NULL;
+		char buf[64];
+		ssize_t n = read(c, buf, sizeof(buf));
+		if (n > 0) {
+			ck_assert_int_eq(write(c, "pong:", 5), 5);
+			ck_assert_int_eq(write(c, buf, (size_t)n), n);
+		}
+		close(c);
+		if (n > 0)
+			return NULL;
+	}
+}
+
+START_TEST(test_forward_unix_round_trip)
+{
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in in = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(in);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&in, sizeof(in)), 0);
+	ck_assert_int_eq(listen(lfd, 16), 0);
+	ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&in, &len), 0);
+	GThread *server = g_thread_new("echo", echo_once, GINT_TO_POINTER(lfd));
+
+	char *address = NULL;
+	const cordon_host_forward_spec spec = { .size = sizeof(spec),
+						.flags = CORDON_HOST_FORWARD_UNIX,
+						.port = ntohs(in.sin_port),
+						.socket = plain_socket,
+						.ready = note_ready,
+						.ctx = &address };
+	cordon_host_forward *f = NULL;
+	cordon_error *err = NULL;
+	ck_assert_int_eq(forward_start(&spec, &f, &err), 0);
+	ck_assert_ptr_null(err);
+	for (int i = 0; i < 500 && !g_atomic_pointer_get((gpointer *)&address); i++)
+		g_usleep(10000);
+	ck_assert_ptr_nonnull(address);
+	ck_assert_msg(g_str_has_prefix(address, "unix:/"), "%s", address);
+	const char *path = address + strlen("unix:");
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+
+	int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	g_strlcpy(un.sun_path, path, sizeof(un.sun_path));
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&un, sizeof(un)), 0);
+	ck_assert_int_eq(write(c, "ping", 4), 4);
+	char reply[16] = { 0 };
+	size_t got = 0;
+	for (ssize_t n; got < 9 && (n = read(c, reply + got, sizeof(reply) - 1 - got)) > 0;)
+		got += (size_t)n;
+	ck_assert_str_eq(reply, "pong:ping");
+	close(c);
+	g_thread_join(server);
+
+	host->forward_stop(f);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	ck_assert_int_eq(access(dir, F_OK), -1);
+	g_free(address);
+	close(lfd);
+}
+END_TEST
+
 static Suite *hostservices_suite(void)
 {
 	Suite *s = suite_create("hostservices");
@@ -832,6 +960,11 @@ static Suite *hostservices_suite(void)
 	tcase_add_test(tc, test_process_release_and_errors);
 	tcase_add_test(tc, test_find_program);
 	tcase_add_test(tc, test_path_is_confined);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("forward");
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_forward_start_refuses_bad_specs);
+	tcase_add_test(tc, test_forward_unix_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }

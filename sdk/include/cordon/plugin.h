@@ -33,7 +33,7 @@ extern "C" {
  * and a MINOR at least as new. A plugin that uses something a later minor
  * added checks host->abi_minor first (docs/plugin-guide.md, "ABI rules"). */
 #define CORDON_PLUGIN_ABI_MAJOR 1
-#define CORDON_PLUGIN_ABI_MINOR 5
+#define CORDON_PLUGIN_ABI_MINOR 6
 
 /* The minor a plugin declares (CORDON_PLUGIN_DEFINE): this header's, unless
  * the plugin defines an older one to load into older cores too, and then
@@ -512,6 +512,35 @@ struct cordon_host_process {
 	void (*release)(cordon_host_process *p);
 };
 
+/* ABI 1.6: a served port's forwarder that the core runs (docs/network.md, "serve"), for a
+ * driver whose sandbox has a network namespace of its own that the host can make sockets in:
+ * a listener of the host's (127.0.0.1, on a port the host's kernel picks, or a unix socket
+ * in a directory of mode 0700 with CORDON_HOST_FORWARD_UNIX), each connection carried to a
+ * socket that the driver's socket callback makes in the sandbox's network and the core
+ * connects to port there (127.0.0.1, else ::1). The kernel tier serves this way. */
+typedef struct cordon_host_forward cordon_host_forward;
+
+enum {
+	CORDON_HOST_FORWARD_UNIX = 1u << 0,
+};
+
+typedef struct cordon_host_forward_spec {
+	uint32_t size;
+	uint32_t flags; /* CORDON_HOST_FORWARD_* */
+	uint16_t port;  /* the port inside the sandbox's network */
+	uint16_t reserved;
+	uint32_t reserved2;
+	/* A new TCP socket of family (AF_INET or AF_INET6; close-on-exec, not connected) made
+	 * in the sandbox's network namespace, or a negative errno. Called on the forwarder's
+	 * thread, once per connection and per readiness probe (every 10 ms until the port
+	 * accepts). */
+	int (*socket)(void *ctx, int family);
+	/* Called once, on the forwarder's thread, when the port first accepts: the host
+	 * listener's address, "127.0.0.1:PORT" or "unix:/path" (a run's sink->address). */
+	void (*ready)(void *ctx, const char *address);
+	void *ctx;
+} cordon_host_forward_spec;
+
 typedef struct cordon_host {
 	uint32_t size;
 	uint32_t abi_major;
@@ -584,6 +613,15 @@ typedef struct cordon_host {
 	void (*egress_audit)(void *handle, const char *method, const char *host, uint32_t port,
 			     const char *address, int allowed, const char *reason,
 			     uint64_t bytes_up, uint64_t bytes_down);
+
+	/* ABI 1.6 (check host->abi_minor >= 6): starts a forwarder (cordon_host_forward_spec;
+	 * spec is read during the call only, its ctx kept): 0 and *ret, or a negative errno
+	 * with the reason in err. */
+	int (*forward_start)(const cordon_host_forward_spec *spec, cordon_host_forward **ret,
+			     cordon_plugin_error *err);
+	/* Ends it: its listener (a unix socket and its directory removed), every connection,
+	 * its thread; no callback runs after it returns. NULL is fine. */
+	void (*forward_stop)(cordon_host_forward *f);
 } cordon_host;
 
 /* ---- the plugin itself ---------------------------------------------------- */
