@@ -210,6 +210,8 @@ static int start_launched(const cordon_host_process_spec *spec, const char *path
 		.devices = spec->jail_devices,
 		.jail_fd = src[4],
 		.jail_fd_path = spec->jail_fd_path,
+		.file_server = (spec->flags & CORDON_HOST_PROCESS_FILE_SERVER) != 0,
+		.read_only = (spec->flags & CORDON_HOST_PROCESS_READ_ONLY) != 0,
 	};
 	char why[512] = "";
 	hostjail_proc jp;
@@ -247,14 +249,29 @@ int hostspawn_process(const cordon_host_process_spec *plugin_spec, cordon_host_p
 	if (!read_spec(plugin_spec, spec) || !ret)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "process_spawn: spec is missing or smaller than the ABI's");
-	const uint32_t known = CORDON_HOST_PROCESS_PDEATHSIG | CORDON_HOST_PROCESS_JAIL;
+	const uint32_t known = CORDON_HOST_PROCESS_PDEATHSIG | CORDON_HOST_PROCESS_JAIL |
+			       CORDON_HOST_PROCESS_FILE_SERVER | CORDON_HOST_PROCESS_READ_ONLY;
+	const uint32_t server = CORDON_HOST_PROCESS_FILE_SERVER;
 	if (spec->flags & ~known)
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
 				 "process_spawn: unknown flags 0x%x", spec->flags & ~known);
-	if (spec->jail_fd_path && (!(spec->flags & CORDON_HOST_PROCESS_JAIL) || spec->jail_fd < 0))
+	if ((spec->flags & server) && (spec->flags & CORDON_HOST_PROCESS_JAIL))
 		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
-				 "process_spawn: jail_fd_path needs CORDON_HOST_PROCESS_JAIL and "
-				 "a descriptor");
+				 "process_spawn: FILE_SERVER and JAIL are exclusive");
+	if ((spec->flags & CORDON_HOST_PROCESS_READ_ONLY) && !(spec->flags & server))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "process_spawn: READ_ONLY needs FILE_SERVER");
+	if ((spec->flags & server) && (!spec->jail_fd_path || spec->jail_fd < 0))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "process_spawn: FILE_SERVER needs a directory (jail_fd) and "
+				 "where to mount it (jail_fd_path)");
+	if (spec->jail_fd_path && !(spec->flags & (CORDON_HOST_PROCESS_JAIL | server)))
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "process_spawn: jail_fd_path needs CORDON_HOST_PROCESS_JAIL or "
+				 "FILE_SERVER");
+	if (spec->jail_fd_path && spec->jail_fd < 0)
+		return error_set(reterr, EINVAL, CORDON_ERROR_INVALID, ERRC(invalid_argument),
+				 "process_spawn: jail_fd_path needs a descriptor");
 	g_autofree char *path = NULL;
 	int r = resolve_program(spec->argv, err, &path);
 	if (r < 0)

@@ -326,16 +326,23 @@ static RAWSYS_CHILD int step_landlock(const spawn_plan *p, const void *arg)
 /* After the id change, which clears it. The parent is outside our pid namespace (getppid is
  * 0), so whether the host died before the signal was armed is asked of its pidfd: a host
  * that was gone already is readable; one that dies after this reparents us and signals. */
-static RAWSYS_CHILD int step_deathsig(const spawn_plan *p, const void *arg)
+/* The parent-death signal, set again after an id change cleared it, and the parent checked
+ * once more: it may have died before. */
+static RAWSYS_CHILD int deathsig_after_ids(int parent_pidfd)
 {
-	const jail_plan *j = arg;
 	long r = rsys5(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (r < 0)
 		return (int)r;
-	struct pollfd pf = { .fd = j->parent_pidfd, .events = POLLIN };
+	struct pollfd pf = { .fd = parent_pidfd, .events = POLLIN };
 	struct timespec zero = { 0, 0 };
 	r = rsys5(SYS_ppoll, &pf, 1, &zero, NULL, 8);
 	return r != 0 ? -ESRCH : 0;
+}
+
+static RAWSYS_CHILD int step_deathsig(const spawn_plan *p, const void *arg)
+{
+	const jail_plan *j = arg;
+	return deathsig_after_ids(j->parent_pidfd);
 }
 
 /* ---- building the plan (before the launch) ----------------------------------------- */
@@ -644,6 +651,129 @@ static int start_jailed(const hostjail_spec *s, spawn_plan *p, hostjail_proc *re
 	return 0;
 }
 
+/* ---- a file server (CORDON_HOST_PROCESS_FILE_SERVER) ----------------------------------- */
+
+typedef struct server_plan {
+	unsigned uid, gid; /* the directory's owner */
+	char uid_map[32], gid_map[32];
+	const char *mount_at;
+	bool read_only;
+	int parent_pidfd;
+} server_plan;
+
+/* As the host's root: the directory's mount, cloned from fd 4 (never from a path), moved over
+ * mount_at in a mount namespace of the program's (read-only on request: the mount's own
+ * flag, which the program's later namespaces inherit locked). */
+static RAWSYS_CHILD int step_server_mount(const spawn_plan *p, const void *arg)
+{
+	const server_plan *sp = arg;
+	long tree = rsys3(SYS_open_tree, p->extra_fd2, "", /* before "stdio" numbers it 4 */
+			  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (tree < 0)
+		return (int)tree;
+	struct mount_attr ma = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					     (sp->read_only ? MOUNT_ATTR_RDONLY : 0) };
+	long r = rsys5(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &ma, sizeof(ma));
+	if (r >= 0)
+		r = rsys1(SYS_unshare, CLONE_NEWNS);
+	if (r >= 0)
+		r = rsys5(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	if (r >= 0)
+		r = rsys5(SYS_move_mount, tree, "", AT_FDCWD, sp->mount_at,
+			  MOVE_MOUNT_F_EMPTY_PATH);
+	rsys1(SYS_close, tree);
+	return r < 0 ? (int)r : 0;
+}
+
+/* The owner's ids, then a user namespace of the owner's with only the owner mapped, as its
+ * root: capabilities there reach only the owner's files. Dumpable again after the id change,
+ * or /proc/self's maps would be root's and not writable. */
+static RAWSYS_CHILD int step_server_ids(const spawn_plan *p, const void *arg)
+{
+	const server_plan *sp = arg;
+	long r = rsys2(SYS_setgroups, 0, NULL);
+	if (r >= 0)
+		r = rsys3(SYS_setresgid, sp->gid, sp->gid, sp->gid);
+	if (r >= 0)
+		r = rsys3(SYS_setresuid, sp->uid, sp->uid, sp->uid);
+	if (r >= 0)
+		r = rsys5(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
+	if (r >= 0)
+		r = rsys1(SYS_unshare, CLONE_NEWUSER);
+	if (r >= 0)
+		r = child_write_file("/proc/self/setgroups", "deny");
+	if (r >= 0)
+		r = child_write_file("/proc/self/uid_map", sp->uid_map);
+	if (r >= 0)
+		r = child_write_file("/proc/self/gid_map", sp->gid_map);
+	if (r >= 0)
+		r = rsys5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	return r < 0 ? (int)r : 0;
+}
+
+static RAWSYS_CHILD int step_server_deathsig(const spawn_plan *p, const void *arg)
+{
+	const server_plan *sp = arg;
+	return deathsig_after_ids(sp->parent_pidfd);
+}
+
+static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_proc *ret, char *why,
+			     size_t whylen)
+{
+	struct stat st, at;
+	if (geteuid() != 0) {
+		snprintf(why, whylen, "a file server is started as root only");
+		return -EPERM;
+	}
+	if (s->jail_fd < 0 || fstat(s->jail_fd, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "a file server's descriptor is not a directory");
+		return -ENOTDIR;
+	}
+	if (st.st_uid == 0 || st.st_gid == 0) {
+		snprintf(why, whylen,
+			 "the directory is root's (uid %u, gid %u): a file server runs as its "
+			 "owner, and root's ids are never mapped",
+			 (unsigned)st.st_uid, (unsigned)st.st_gid);
+		return -EPERM;
+	}
+	if (!clean_path(s->jail_fd_path) || lstat(s->jail_fd_path, &at) < 0 ||
+	    !S_ISDIR(at.st_mode)) {
+		snprintf(why, whylen, "a file server's mount point %s is not a directory",
+			 s->jail_fd_path ? s->jail_fd_path : "(none)");
+		return -EINVAL;
+	}
+	server_plan sp = { .uid = (unsigned)st.st_uid,
+			   .gid = (unsigned)st.st_gid,
+			   .mount_at = s->jail_fd_path,
+			   .read_only = s->read_only,
+			   .parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0) };
+	if (sp.parent_pidfd < 0) {
+		snprintf(why, whylen, "pidfd_open: %s", g_strerror(errno));
+		return -errno;
+	}
+	snprintf(sp.uid_map, sizeof(sp.uid_map), "0 %u 1", sp.uid);
+	snprintf(sp.gid_map, sizeof(sp.gid_map), "0 %u 1", sp.gid);
+	for (size_t i = 0; i < p->n_steps; i++) /* as in insert_steps: ours follows the ids */
+		if (strcmp(p->steps[i].name, "deathsig") == 0)
+			p->steps[i].fn = step_nop;
+	const spawn_step steps[] = { { "server-mount", step_server_mount, &sp },
+				     { "server-ids", step_server_ids, &sp },
+				     { "server-deathsig", step_server_deathsig, &sp } };
+	int r = 0;
+	for (size_t i = 0; r >= 0 && i < G_N_ELEMENTS(steps); i++)
+		r = spawn_plan_insert(p, "cwd", &steps[i]);
+	spawn_failure f = { NULL, 0 };
+	spawn_child c;
+	if (r >= 0)
+		r = launch(p, &c, &f);
+	close(sp.parent_pidfd);
+	if (r < 0)
+		return launch_failed(r, &f, s->path, why, whylen);
+	ret->pid = c.pid;
+	ret->pidfd = c.pidfd;
+	return 0;
+}
+
 int hostjail_start(const hostjail_spec *s, hostjail_proc *ret, char *why, size_t whylen)
 {
 	*ret = (hostjail_proc){ .pid = 0, .pidfd = -1, .ids = { .lock_fd = -1 } };
@@ -655,13 +785,15 @@ int hostjail_start(const hostjail_spec *s, hostjail_proc *ret, char *why, size_t
 	for (int i = 0; i < 3; i++)
 		p.stdio[i] = s->fd[i];
 	p.extra_fd = s->extra_fd;
-	p.extra_fd2 = s->jail && s->jail_fd_path ? s->jail_fd : -1;
+	p.extra_fd2 = (s->jail && s->jail_fd_path) || s->file_server ? s->jail_fd : -1;
 	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	p.cwd_fd = s->jail ? -1 : root;
 	spawn_plan_add_rlimit(&p, RLIMIT_CORE, 0);
 	int r;
 	if (s->jail) {
 		r = start_jailed(s, &p, ret, why, whylen);
+	} else if (s->file_server) {
+		r = start_file_server(s, &p, ret, why, whylen);
 	} else {
 		spawn_failure f = { NULL, 0 };
 		spawn_child c;

@@ -17,6 +17,12 @@
  * own processes, since no bind can carry a memfd); an unprivileged uid (as
  * root, one of the kernel tier's per-sandbox host ids, hostids.h; the caller's otherwise);
  * no new privileges and the kernel tier's seccomp filter; SIGKILL when the host dies.
+ *
+ * A file server (CORDON_HOST_PROCESS_FILE_SERVER, ABI 1.6: virtiofsd, which builds its own
+ * sandbox) is launched as root with other steps: the directory's mount cloned from its
+ * descriptor (open_tree) and moved over jail_fd_path in a mount namespace of its own, then
+ * the owner's ids, then a user namespace made by the owner in which only the owner is
+ * mapped, as its root; no new privileges; SIGKILL when the host dies.
  */
 #pragma once
 
@@ -37,7 +43,10 @@ typedef struct hostjail_spec {
 	const char *const *paths;   /* jail: read-only host paths, NULL-terminated, or NULL */
 	const char *const *devices; /* jail: device nodes, read-write */
 	int jail_fd;                /* jail: its fd 4, opened by name at jail_fd_path, or -1 */
-	const char *jail_fd_path;   /* jail: a link to /proc/self/fd/4, or NULL */
+	const char *jail_fd_path;   /* jail: a link to /proc/self/fd/4, or NULL; file_server:
+				     * where jail_fd's directory is mounted */
+	bool file_server;           /* as root of the user namespace of jail_fd's owner */
+	bool read_only;             /* file_server: the directory's mount read-only */
 } hostjail_spec;
 
 typedef struct hostjail_proc {

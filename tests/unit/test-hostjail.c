@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * host->process_spawn's ABI 1.4 flags and 1.5's jail_fd_path (core/hostspawn.c,
- * core/local/hostjail.c):
+ * host->process_spawn's ABI 1.4 flags, 1.5's jail_fd_path and 1.6's file server
+ * (core/hostspawn.c, core/local/hostjail.c):
  * CORDON_HOST_PROCESS_PDEATHSIG (the program dies with the host, not with the thread that
  * asked for it) and CORDON_HOST_PROCESS_JAIL, red-teamed from the VMM's side: a probe
  * program (tests/helpers/vmm-probe) started exactly as QEMU is reports what it sees.
@@ -491,6 +491,179 @@ START_TEST(test_jail_fails_closed)
 }
 END_TEST
 
+/* ---- a file server (CORDON_HOST_PROCESS_FILE_SERVER, ABI 1.6) --------------------------- */
+
+#define SERVER_UID 4242
+#define SERVER_GID 4243
+
+/* A directory of SERVER_UID's with one file, opened; *ret_dir its path. */
+static int server_dir(char **ret_dir)
+{
+	char *dir = g_dir_make_tmp("cordon-fs-XXXXXX", NULL);
+	ck_assert_ptr_nonnull(dir);
+	g_autofree char *f = g_build_filename(dir, "host-file", NULL);
+	ck_assert(g_file_set_contents(f, "from the host\n", -1, NULL));
+	ck_assert_int_eq(chown(f, SERVER_UID, SERVER_GID), 0);
+	ck_assert_int_eq(chown(dir, SERVER_UID, SERVER_GID), 0);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	*ret_dir = dir;
+	return fd;
+}
+
+static int start_server(const char *script, int dir_fd, uint32_t flags, const char *at,
+			char **ret_out, cordon_error **ret_err)
+{
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	cordon_host_process_spec spec = {
+		.size = sizeof(spec),
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = p[1],
+		.stderr_fd = p[1],
+		.extra_fd = -1,
+		.flags = flags,
+		.jail_fd_path = at,
+		.jail_fd = dir_fd,
+	};
+	cordon_host_process *h = NULL;
+	cordon_plugin_error e = { 0 };
+	int r = host->process_spawn(&spec, &h, &e);
+	close(p[1]);
+	*ret_err = e.err;
+	if (r < 0) {
+		close(p[0]);
+		return r;
+	}
+	*ret_out = read_all(p[0]);
+	int32_t st = -1;
+	ck_assert_int_eq(h->wait(h, 10000, 0, &st), 0);
+	h->release(h);
+	return st;
+}
+
+static void remove_tree(const char *dir)
+{
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* As root: the program is root of a user namespace that maps only the directory's owner; it
+ * finds the directory at the mount point (the one it was opened as, though its path now
+ * names a link to /etc), writes there as the owner, and is the owner elsewhere. */
+START_TEST(test_file_server_as_owner)
+{
+	if (geteuid() != 0)
+		return; /* test_file_server_refusals covers the refusal without root */
+	g_autofree char *dir = NULL;
+	int fd = server_dir(&dir);
+	g_autofree char *moved = g_strconcat(dir, ".moved", NULL);
+	ck_assert_int_eq(rename(dir, moved), 0);
+	ck_assert_int_eq(symlink("/etc", dir), 0); /* the path swapped after the open */
+	const char *script =
+		"id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map; "
+		"cat /mnt/host-file; echo made > /mnt/made && echo wrote; "
+		"cat /etc/shadow >/dev/null 2>&1 || echo no-shadow; "
+		"grep NoNewPrivs /proc/self/status; ls -l /proc/self/fd/4 >/dev/null && "
+		"echo fd4";
+	char *out = NULL;
+	cordon_error *err = NULL;
+	int st = start_server(script, fd, CORDON_HOST_PROCESS_FILE_SERVER, "/mnt", &out, &err);
+	ck_assert_msg(st == 0, "%d: %s %s", st, out ? out : "",
+		      err ? cordon_error_get_message(err) : "");
+	g_autofree char *want = g_strdup_printf(
+		"0\n0\n         0       %d          1\n         0       %d          1\n"
+		"from the host\nwrote\nno-shadow\nNoNewPrivs:\t1\nfd4\n",
+		SERVER_UID, SERVER_GID);
+	ck_assert_str_eq(out, want);
+	g_free(out);
+	g_autofree char *made = g_build_filename(moved, "made", NULL);
+	struct stat st_made;
+	ck_assert_int_eq(stat(made, &st_made), 0);
+	ck_assert_uint_eq(st_made.st_uid, SERVER_UID);
+	ck_assert_uint_eq(st_made.st_gid, SERVER_GID);
+	/* the host's /mnt is untouched */
+	ck_assert_int_ne(access("/mnt/made", F_OK), 0);
+	close(fd);
+	unlink(dir);
+	remove_tree(moved);
+}
+END_TEST
+
+/* READ_ONLY: the host's kernel refuses the write (EROFS), even to the namespace's root. */
+START_TEST(test_file_server_read_only)
+{
+	if (geteuid() != 0)
+		return;
+	g_autofree char *dir = NULL;
+	int fd = server_dir(&dir);
+	char *out = NULL;
+	cordon_error *err = NULL;
+	int st = start_server("cat /mnt/host-file; touch /mnt/x 2>&1 | grep -c 'Read-only'; "
+			      "mount -o remount,rw /mnt 2>/dev/null || echo still-ro",
+			      fd, CORDON_HOST_PROCESS_FILE_SERVER | CORDON_HOST_PROCESS_READ_ONLY,
+			      "/mnt", &out, &err);
+	ck_assert_msg(st == 0, "%d: %s", st, out ? out : "");
+	ck_assert_str_eq(out, "from the host\n1\nstill-ro\n");
+	g_free(out);
+	g_autofree char *x = g_build_filename(dir, "x", NULL);
+	ck_assert_int_ne(access(x, F_OK), 0);
+	close(fd);
+	remove_tree(dir);
+}
+END_TEST
+
+/* Refused, nothing started: a directory of root's, a file, a bad mount point, with JAIL,
+ * READ_ONLY alone, no descriptor; without root every file server. */
+START_TEST(test_file_server_refusals)
+{
+	g_autofree char *dir = NULL;
+	int fd = server_dir(&dir);
+	int root_dir = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int file = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+	const uint32_t fs = CORDON_HOST_PROCESS_FILE_SERVER;
+	struct {
+		uint32_t flags;
+		int fd;
+		const char *at;
+		int want;
+	} bad[] = {
+		{ fs, root_dir, "/mnt", -EPERM },
+		{ fs, file, "/mnt", geteuid() == 0 ? -ENOTDIR : -EPERM },
+		{ fs, fd, "/mnt/../tmp", geteuid() == 0 ? -EINVAL : -EPERM },
+		{ fs, fd, "/etc/hostname", geteuid() == 0 ? -EINVAL : -EPERM },
+		{ fs, fd, NULL, -EINVAL },
+		{ fs, -1, "/mnt", -EINVAL },
+		{ fs | CORDON_HOST_PROCESS_JAIL, fd, "/mnt", -EINVAL },
+		{ CORDON_HOST_PROCESS_READ_ONLY, fd, "/mnt", -EINVAL },
+		{ CORDON_HOST_PROCESS_PDEATHSIG, fd, "/mnt", -EINVAL },
+	};
+	if (geteuid() != 0)
+		bad[0].want = -EPERM;
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		char *out = NULL;
+		cordon_error *err = NULL;
+		int r = start_server("echo ran", bad[i].fd, bad[i].flags, bad[i].at, &out, &err);
+		ck_assert_msg(r == bad[i].want, "case %zu: %d, not %d (%s)", i, r, bad[i].want,
+			      err ? cordon_error_get_message(err) : out);
+		ck_assert_ptr_nonnull(err);
+		cordon_error_free(err);
+	}
+	if (geteuid() != 0) { /* the good spec too */
+		char *out = NULL;
+		cordon_error *err = NULL;
+		ck_assert_int_eq(start_server("echo ran", fd, fs, "/mnt", &out, &err), -EPERM);
+		cordon_error_free(err);
+	}
+	close(file);
+	close(root_dir);
+	close(fd);
+	remove_tree(dir);
+}
+END_TEST
+
 static Suite *hostjail_suite(void)
 {
 	Suite *s = suite_create("hostjail");
@@ -507,6 +680,12 @@ static Suite *hostjail_suite(void)
 	tcase_add_test(tc, test_jail_device);
 	tcase_add_test(tc, test_jail_fd);
 	tcase_add_test(tc, test_jail_fd_checked);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("file-server");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_file_server_as_owner);
+	tcase_add_test(tc, test_file_server_read_only);
+	tcase_add_test(tc, test_file_server_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -483,6 +483,19 @@ enum {
 	 * CORDON_HOST_PROCESS_PDEATHSIG. Fails closed: a jail that cannot be built is an
 	 * error, never a plain spawn. */
 	CORDON_HOST_PROCESS_JAIL = 1u << 1,
+	/* ABI 1.6: the program serves the directory jail_fd to a guest (virtiofsd) and confines
+	 * itself after its start (its own namespaces, a pivot_root into the directory, its own
+	 * seccomp filter). It runs as root of a user namespace of its own that maps only the
+	 * directory's owner (its uid and gid: a directory of root's, either id 0, is refused),
+	 * so that it has the owner's access to files and no more; it sees the directory
+	 * mounted at jail_fd_path (an existing directory of the host's, covered in a mount
+	 * namespace of the program's: no path of the directory's is looked up again), gets
+	 * jail_fd as its fd 4, no new privileges, and CORDON_HOST_PROCESS_PDEATHSIG. As root
+	 * only (the mount is made as the host's root); not with CORDON_HOST_PROCESS_JAIL. */
+	CORDON_HOST_PROCESS_FILE_SERVER = 1u << 2,
+	/* ABI 1.6, with CORDON_HOST_PROCESS_FILE_SERVER: that mount is read-only, so the host's
+	 * kernel refuses every write to the directory, whatever the program does. */
+	CORDON_HOST_PROCESS_READ_ONLY = 1u << 3,
 };
 
 /* process->wait flags. */
