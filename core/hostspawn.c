@@ -212,6 +212,7 @@ static int start_launched(const cordon_host_process_spec *spec, const char *path
 		.jail_fd_path = spec->jail_fd_path,
 		.file_server = (spec->flags & CORDON_HOST_PROCESS_FILE_SERVER) != 0,
 		.read_only = (spec->flags & CORDON_HOST_PROCESS_READ_ONLY) != 0,
+		.file_server_id = spec->file_server_id,
 	};
 	char why[512] = "";
 	hostjail_proc jp;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <poll.h>
 #include <pthread.h>
@@ -655,6 +656,7 @@ static int start_jailed(const hostjail_spec *s, spawn_plan *p, hostjail_proc *re
 
 typedef struct server_plan {
 	unsigned uid, gid; /* the directory's owner */
+	unsigned id;       /* the owner's uid and gid in the namespace */
 	char uid_map[32], gid_map[32];
 	const char *mount_at;
 	bool read_only;
@@ -685,9 +687,25 @@ static RAWSYS_CHILD int step_server_mount(const spawn_plan *p, const void *arg)
 	return r < 0 ? (int)r : 0;
 }
 
-/* The owner's ids, then a user namespace of the owner's with only the owner mapped, as its
- * root: capabilities there reach only the owner's files. Dumpable again after the id change,
- * or /proc/self's maps would be root's and not writable. */
+/* Not root in the namespace: its capabilities (all of them, over the namespace's objects
+ * only) inheritable and ambient, so that they survive the exec. */
+static RAWSYS_CHILD long keep_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	long r = rsys2(SYS_capget, &h, d);
+	for (int i = 0; r >= 0 && i < 2; i++)
+		d[i].inheritable = d[i].permitted;
+	if (r >= 0)
+		r = rsys2(SYS_capset, &h, d);
+	for (long cap = 0; r >= 0 && cap <= CAP_LAST_CAP; cap++)
+		r = rsys5(SYS_prctl, PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0);
+	return r;
+}
+
+/* The owner's ids, then a user namespace of the owner's with only the owner mapped:
+ * capabilities there reach only the owner's files. Dumpable again after the id change, or
+ * /proc/self's maps would be root's and not writable. */
 static RAWSYS_CHILD int step_server_ids(const spawn_plan *p, const void *arg)
 {
 	const server_plan *sp = arg;
@@ -706,6 +724,8 @@ static RAWSYS_CHILD int step_server_ids(const spawn_plan *p, const void *arg)
 		r = child_write_file("/proc/self/uid_map", sp->uid_map);
 	if (r >= 0)
 		r = child_write_file("/proc/self/gid_map", sp->gid_map);
+	if (r >= 0 && sp->id != 0)
+		r = keep_caps();
 	if (r >= 0)
 		r = rsys5(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	return r < 0 ? (int)r : 0;
@@ -744,6 +764,7 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 	}
 	server_plan sp = { .uid = (unsigned)st.st_uid,
 			   .gid = (unsigned)st.st_gid,
+			   .id = s->file_server_id,
 			   .mount_at = s->jail_fd_path,
 			   .read_only = s->read_only,
 			   .parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0) };
@@ -751,8 +772,8 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 		snprintf(why, whylen, "pidfd_open: %s", g_strerror(errno));
 		return -errno;
 	}
-	snprintf(sp.uid_map, sizeof(sp.uid_map), "0 %u 1", sp.uid);
-	snprintf(sp.gid_map, sizeof(sp.gid_map), "0 %u 1", sp.gid);
+	snprintf(sp.uid_map, sizeof(sp.uid_map), "%u %u 1", sp.id, sp.uid);
+	snprintf(sp.gid_map, sizeof(sp.gid_map), "%u %u 1", sp.id, sp.gid);
 	for (size_t i = 0; i < p->n_steps; i++) /* as in insert_steps: ours follows the ids */
 		if (strcmp(p->steps[i].name, "deathsig") == 0)
 			p->steps[i].fn = step_nop;

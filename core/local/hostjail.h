@@ -22,7 +22,8 @@
  * sandbox) is launched as root with other steps: the directory's mount cloned from its
  * descriptor (open_tree) and moved over jail_fd_path in a mount namespace of its own, then
  * the owner's ids, then a user namespace made by the owner in which only the owner is
- * mapped, as its root; no new privileges; SIGKILL when the host dies.
+ * mapped (at file_server_id: 0, its root, or another id with the namespace's capabilities
+ * kept as ambient ones); no new privileges; SIGKILL when the host dies.
  */
 #pragma once
 
@@ -45,7 +46,8 @@ typedef struct hostjail_spec {
 	int jail_fd;                /* jail: its fd 4, opened by name at jail_fd_path, or -1 */
 	const char *jail_fd_path;   /* jail: a link to /proc/self/fd/4, or NULL; file_server:
 				     * where jail_fd's directory is mounted */
-	bool file_server;           /* as root of the user namespace of jail_fd's owner */
+	bool file_server;           /* in a user namespace of jail_fd's owner's */
+	unsigned file_server_id;    /* file_server: the owner's id there */
 	bool read_only;             /* file_server: the directory's mount read-only */
 } hostjail_spec;
 

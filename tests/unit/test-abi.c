@@ -183,7 +183,7 @@ static const abi_row compiled[] = {
 	FIELD(cordon_host_process_spec, jail_devices),
 	FIELD(cordon_host_process_spec, jail_fd_path),
 	FIELD(cordon_host_process_spec, jail_fd),
-	FIELD(cordon_host_process_spec, reserved3),
+	FIELD(cordon_host_process_spec, file_server_id),
 	STRUCT(cordon_host_process),
 	FIELD(cordon_host_process, size),
 	FIELD(cordon_host_process, pid),

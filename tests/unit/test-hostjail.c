@@ -511,8 +511,8 @@ static int server_dir(char **ret_dir)
 	return fd;
 }
 
-static int start_server(const char *script, int dir_fd, uint32_t flags, const char *at,
-			char **ret_out, cordon_error **ret_err)
+static int start_server_as(const char *script, int dir_fd, uint32_t flags, const char *at,
+			   uint32_t id, char **ret_out, cordon_error **ret_err)
 {
 	const char *argv[] = { "/bin/sh", "-c", script, NULL };
 	int p[2];
@@ -527,6 +527,7 @@ static int start_server(const char *script, int dir_fd, uint32_t flags, const ch
 		.flags = flags,
 		.jail_fd_path = at,
 		.jail_fd = dir_fd,
+		.file_server_id = id,
 	};
 	cordon_host_process *h = NULL;
 	cordon_plugin_error e = { 0 };
@@ -542,6 +543,12 @@ static int start_server(const char *script, int dir_fd, uint32_t flags, const ch
 	ck_assert_int_eq(h->wait(h, 10000, 0, &st), 0);
 	h->release(h);
 	return st;
+}
+
+static int start_server(const char *script, int dir_fd, uint32_t flags, const char *at,
+			char **ret_out, cordon_error **ret_err)
+{
+	return start_server_as(script, dir_fd, flags, at, 0, ret_out, ret_err);
 }
 
 static void remove_tree(const char *dir)
@@ -589,6 +596,34 @@ START_TEST(test_file_server_as_owner)
 	close(fd);
 	unlink(dir);
 	remove_tree(moved);
+}
+END_TEST
+
+/* file_server_id: the owner is that id inside, with the namespace's capabilities kept
+ * (ambient), which reach the owner's files only: a file of the owner's mode 0000 is read,
+ * the host's shadow file still is not. */
+START_TEST(test_file_server_other_id)
+{
+	if (geteuid() != 0)
+		return;
+	g_autofree char *dir = NULL;
+	int fd = server_dir(&dir);
+	g_autofree char *f = g_build_filename(dir, "host-file", NULL);
+	ck_assert_int_eq(chmod(f, 0), 0);
+	char *out = NULL;
+	cordon_error *err = NULL;
+	int st = start_server_as("id -u; id -g; cat /mnt/host-file; ls -ln /mnt | "
+				 "awk 'NR>1{print $3\":\"$4}'; "
+				 "cat /etc/shadow >/dev/null 2>&1 || echo no-shadow; "
+				 "grep CapAmb /proc/self/status",
+				 fd, CORDON_HOST_PROCESS_FILE_SERVER, "/mnt", 1000, &out, &err);
+	ck_assert_msg(st == 0, "%d: %s", st, out ? out : "");
+	ck_assert_msg(g_str_has_prefix(out, "1000\n1000\nfrom the host\n1000:1000\nno-shadow\n"
+					    "CapAmb:\t000001"),
+		      "%s", out);
+	g_free(out);
+	close(fd);
+	remove_tree(dir);
 }
 END_TEST
 
@@ -684,6 +719,7 @@ static Suite *hostjail_suite(void)
 	tc = tcase_create("file-server");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_file_server_as_owner);
+	tcase_add_test(tc, test_file_server_other_id);
 	tcase_add_test(tc, test_file_server_read_only);
 	tcase_add_test(tc, test_file_server_refusals);
 	suite_add_tcase(s, tc);

@@ -467,7 +467,11 @@ typedef struct cordon_host_process_spec {
 	 * sealed against writing for a file it must not change. */
 	const char *jail_fd_path;
 	int32_t jail_fd;
-	uint32_t reserved3;
+	/* ABI 1.6, CORDON_HOST_PROCESS_FILE_SERVER: the id (uid and gid) the directory's owner
+	 * has in the program's user namespace: 0, its root, or another (a guest's own uid, so
+	 * that the guest sees its files as its own), and then the program keeps the
+	 * namespace's capabilities as ambient ones. */
+	uint32_t file_server_id;
 } cordon_host_process_spec;
 
 /* cordon_host_process_spec.flags (ABI 1.4). */
@@ -485,9 +489,10 @@ enum {
 	CORDON_HOST_PROCESS_JAIL = 1u << 1,
 	/* ABI 1.6: the program serves the directory jail_fd to a guest (virtiofsd) and confines
 	 * itself after its start (its own namespaces, a pivot_root into the directory, its own
-	 * seccomp filter). It runs as root of a user namespace of its own that maps only the
+	 * seccomp filter). It runs in a user namespace of its own that maps only the
 	 * directory's owner (its uid and gid: a directory of root's, either id 0, is refused),
-	 * so that it has the owner's access to files and no more; it sees the directory
+	 * at file_server_id, with the namespace's capabilities, so that it has the owner's
+	 * access to files and no more; it sees the directory
 	 * mounted at jail_fd_path (an existing directory of the host's, covered in a mount
 	 * namespace of the program's: no path of the directory's is looked up again), gets
 	 * jail_fd as its fd 4, no new privileges, and CORDON_HOST_PROCESS_PDEATHSIG. As root
