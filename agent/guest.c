@@ -6,7 +6,9 @@
  *   /proc, /sys, /dev (devtmpfs)     what the session and the work need
  *   /dev/pts (devpts)                terminal runs' pseudo-terminals (TTY_RUN)
  *   /tmp, /work                      tmpfs, each capped at cordon.scratch= bytes: the guest
- *                                    has no disk, and its RAM is the VM's memory limit
+ *                                    has no disk, and its RAM is the VM's memory limit;
+ *                                    with cordon.virtiofs=rw or =ro, /work is the host's
+ *                                    workspace over virtio-fs instead (tag cordon.work)
  *   /lib/cordon/modules/NN-name.ko   loaded with finit_module in name order (the image
  *                                    builder numbers them in dependency order)
  *   the loopback                     up, for the work's own servers and for the relays
@@ -75,6 +77,25 @@ static uint64_t cmdline_u64(const char *cmdline, const char *key, uint64_t dflt)
 			return v;
 	}
 	return dflt;
+}
+
+/* Whether the command line has key followed by value and a space or its end. */
+static bool cmdline_has(const char *cmdline, const char *key, const char *value)
+{
+	size_t kl = strlen(key), vl = strlen(value);
+	for (const char *p = cmdline; (p = strstr(p, key)); p += kl)
+		if ((p == cmdline || p[-1] == ' ') && strncmp(p + kl, value, vl) == 0 &&
+		    (p[kl + vl] == ' ' || p[kl + vl] == '\n' || p[kl + vl] == '\0'))
+			return true;
+	return false;
+}
+
+/* The host's workspace over virtio-fs as /work (AGENT_VIRTIOFS_ARG rw or ro), once the
+ * modules are in; read-only here too for ro (the host's mount already is). */
+static int mount_virtiofs(bool read_only)
+{
+	unsigned long fl = MS_NOSUID | MS_NODEV | (read_only ? MS_RDONLY : 0);
+	return mount(AGENT_VIRTIOFS_TAG, AGENT_SANDBOX_ROOT, "virtiofs", fl, NULL) < 0 ? -errno : 0;
 }
 
 static int read_cmdline(char *buf, size_t len)
@@ -285,11 +306,15 @@ int guest_init(void)
 	if ((r = read_cmdline(cmdline, sizeof(cmdline))) < 0)
 		return fail("/proc/cmdline", r);
 	uint64_t scratch = cmdline_u64(cmdline, "cordon.scratch=", 64ull << 20);
+	bool vfs_rw = cmdline_has(cmdline, AGENT_VIRTIOFS_ARG, "rw");
+	bool vfs_ro = cmdline_has(cmdline, AGENT_VIRTIOFS_ARG, "ro");
 	if ((r = mount_tmpfs(AGENT_SCRATCH_PATH, scratch, "1777")) < 0 ||
-	    (r = mount_tmpfs(AGENT_SANDBOX_ROOT, scratch, "0755")) < 0)
+	    (!vfs_rw && !vfs_ro && (r = mount_tmpfs(AGENT_SANDBOX_ROOT, scratch, "0755")) < 0))
 		return fail("mounting the scratch tmpfs", r);
 	if ((r = load_modules()) < 0)
 		return fail("loading the virtio modules", r);
+	if ((vfs_rw || vfs_ro) && (r = mount_virtiofs(vfs_ro)) < 0)
+		return fail("mounting the workspace (virtio-fs)", r);
 	if ((r = loopback_up()) < 0)
 		return fail("bringing up lo", r);
 	int port = open_port();

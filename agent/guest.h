@@ -13,8 +13,6 @@
 #define AGENT_GUEST_NET_PORT "org.cordon.net"
 /* Where the image builder puts the kernel modules the guest loads, NN-name.ko. */
 #define AGENT_GUEST_MODULES "/lib/cordon/modules"
-/* The uid and gid the guest's agent and work run as, never root. */
-#define AGENT_GUEST_UID 1000
 
 /* Whether we are the guest's /init: pid 1, run as /init with no arguments. */
 bool guest_is_init(int argc, char **argv);

@@ -63,6 +63,12 @@
 #define AGENT_PATH "/.cordon-agent"
 #define AGENT_SANDBOX_ROOT "/work"
 #define AGENT_SCRATCH_PATH "/tmp"
+/* The uid and gid a microVM guest's agent and work run as, never root. */
+#define AGENT_GUEST_UID 1000
+/* A microVM guest's /work shared by virtio-fs (plugins/qemu/virtiofs.c): the device's tag,
+ * and the kernel command line's key, cordon.virtiofs=rw or =ro. */
+#define AGENT_VIRTIOFS_TAG "cordon.work"
+#define AGENT_VIRTIOFS_ARG "cordon.virtiofs="
 /* gVisor: the host's unix sockets the agent's relays connect to (agent/relay.c) */
 #define AGENT_RELAY_DIR "/.cordon-relay"
 /* A microVM guest: `relay channel:N` carries each connection as a stream on the guest's

@@ -98,9 +98,12 @@ char *qemu_append_line(const qemu_config *c)
 		snprintf(fsize, sizeof(fsize), " cordon.fsize=%" PRIu64, c->fsize);
 	/* cryptomgr.notests: the self-tests cost 0.2 s and test nothing of ours; panic=-1 with
 	 * -no-reboot: a guest panic ends QEMU at once; console=: nothing on a console */
+	const char *vfs = !c->virtiofs       ? ""
+			  : c->vfs_read_only ? " " AGENT_VIRTIOFS_ARG "ro"
+					     : " " AGENT_VIRTIOFS_ARG "rw";
 	return xasprintf("quiet panic=-1 cryptomgr.notests random.trust_cpu=on%s "
-			 "cordon.scratch=%" PRIu64 "%s%s%s",
-			 tsc, c->scratch_bytes, pids, nofile, fsize);
+			 "cordon.scratch=%" PRIu64 "%s%s%s%s",
+			 tsc, c->scratch_bytes, pids, nofile, fsize, vfs);
 }
 
 typedef struct argv_builder {
@@ -127,7 +130,7 @@ static void add2(argv_builder *b, const char *opt, char *owned)
 static char *machine_with_ram(const qemu_config *c)
 {
 	char *m = machine_arg(c);
-	if (!c->mem_path)
+	if (!c->mem_path && !c->virtiofs)
 		return m;
 	char *r = xasprintf("%s,memory-backend=" QEMU_RAM_ID, m);
 	free(m);
@@ -146,6 +149,21 @@ static void add_ram(argv_builder *b, const qemu_config *c)
 		       c->memory_mib, c->mem_path, c->mem_shared ? "on" : "off"));
 }
 
+/* virtio-fs: guest RAM that virtiofsd can map (a memfd QEMU makes, shared), the device on
+ * virtiofsd's socket (QEMU_VFS_FD); MMIO's legacy transport has no vhost-user-fs. */
+static void add_virtiofs(argv_builder *b, const qemu_config *c, bool mmio)
+{
+	add2(b, "-object",
+	     xasprintf("memory-backend-memfd,id=" QEMU_RAM_ID ",size=%" PRIu64 "M,share=on",
+		       c->memory_mib));
+	if (mmio)
+		add2(b, "-global", qemu_xstrdup("virtio-mmio.force-legacy=false"));
+	add2(b, "-chardev", xasprintf("socket,id=vfs,fd=%d", QEMU_VFS_FD));
+	add2(b, "-device",
+	     xasprintf("%s,chardev=vfs,tag=" AGENT_VIRTIOFS_TAG,
+		       mmio ? "vhost-user-fs-device" : "vhost-user-fs-pci"));
+}
+
 static void add_qmp(argv_builder *b, const qemu_config *c)
 {
 	if (c->qmp) {
@@ -159,7 +177,8 @@ static void add_qmp(argv_builder *b, const qemu_config *c)
 char **qemu_argv(const qemu_config *c)
 {
 	if (!c->binary || !c->kernel || !c->initrd || !c->machine || !c->memory_mib || !c->cpus ||
-	    (c->mem_path && strchr(c->mem_path, ',')))
+	    (c->mem_path && strchr(c->mem_path, ',')) ||
+	    (c->virtiofs && (c->mem_path || c->qmp || c->incoming)))
 		return NULL;
 	argv_builder b = { 0 };
 	add(&b, qemu_xstrdup(c->binary));
@@ -185,6 +204,8 @@ char **qemu_argv(const qemu_config *c)
 	add2(&b, "-device", qemu_xstrdup("virtserialport,chardev=agent,name=" QEMU_AGENT_PORT));
 	add2(&b, "-chardev", xasprintf("socket,id=net,fd=%d", QEMU_NET_FD));
 	add2(&b, "-device", qemu_xstrdup("virtserialport,chardev=net,name=" QEMU_NET_PORT));
+	if (c->virtiofs)
+		add_virtiofs(&b, c, mmio);
 	if (c->owner)
 		add2(&b, "-name", xasprintf(QEMU_NAME_PREFIX "%s", c->owner));
 	add2(&b, "-sandbox",

@@ -46,6 +46,7 @@ typedef struct qemu_sandbox {
 	uint64_t out_cap;
 	bool broken; /* the channel failed: the guest is gone */
 	qemu_workspace ws;
+	cordon_host_process *fsd; /* virtiofsd, when ws is shared by virtio-fs (virtiofs.c) */
 	pthread_mutex_t net_lock; /* guards net's making */
 	qemu_net *net; /* the network channel's host end (net.c), made by its first user */
 } qemu_sandbox;
@@ -73,6 +74,7 @@ static void tier_free(qemu_tier *t)
 	free(t->kernel.path);
 	free(t->initrd.path);
 	free(t->machine_ok);
+	free(t->virtiofsd);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -116,6 +118,35 @@ static int read_workspace_limits(const cordon_plugin_config *cfg, qemu_tier *t,
 	return 0;
 }
 
+/* workspace_share: copy (the default) or virtiofs: cold boots only (a clone's RAM is the
+ * template's, copy-on-write, and virtio-fs needs it shared), a 1.6 core (its file server). */
+static int read_share(const cordon_plugin_config *cfg, qemu_tier *t, cordon_plugin_error *err)
+{
+	const char *s = NULL;
+	if (qemu_host->config_string(cfg, "workspace_share", &s) == 1 && strcmp(s, "copy") != 0 &&
+	    strcmp(s, "virtiofs") != 0)
+		return qemu_host->config_error(cfg, "workspace_share", err,
+					       "must be copy or virtiofs");
+	t->virtiofs = s && strcmp(s, "virtiofs") == 0;
+	if (t->virtiofs && t->clone)
+		return qemu_host->config_error(
+			cfg, "workspace_share", err,
+			"virtiofs needs the guest's RAM shared, a clone's is "
+			"its template's, copy-on-write: a clone tier copies");
+	if (t->virtiofs && qemu_host->abi_minor < 6)
+		return qemu_host->config_error(cfg, "workspace_share", err,
+					       "virtiofs needs a core of plugin ABI 1.6 or newer "
+					       "(its file server for virtiofsd)");
+	s = NULL;
+	if (qemu_host->config_string(cfg, "virtiofsd", &s) == 1) {
+		if (s[0] != '/')
+			return qemu_host->config_error(cfg, "virtiofsd", err,
+						       "must be an absolute path");
+		t->virtiofsd = qemu_xstrdup(s);
+	}
+	return 0;
+}
+
 static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_plugin_error *err)
 {
 	const char *s = NULL;
@@ -151,6 +182,9 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 	if (qemu_host->config_int(cfg, "pool", &t->pool_size) == 1 &&
 	    (t->pool_size < 0 || t->pool_size > 8))
 		return qemu_host->config_error(cfg, "pool", err, "must be 0 to 8");
+	int r = read_share(cfg, t, err);
+	if (r < 0)
+		return r;
 	if (t->boot_timeout_ms == 0)
 		t->boot_timeout_ms = DEFAULT_BOOT_TIMEOUT_MS;
 	if (t->scratch == 0)
@@ -263,7 +297,8 @@ static int guest_config(const qemu_tier *t, const cordon_plugin_limits *l, char 
 	return 0;
 }
 
-int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_error *r)
+int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, const qemu_share *share, qemu_vm *vm,
+	      agent_error *r)
 {
 	int ret = qemu_pin_check(t, &t->kernel, "kernel", r);
 	if (ret == 0)
@@ -277,7 +312,12 @@ int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm, agent_er
 				   t->qemu ? t->qemu : qemu_arch_binary(t->arch));
 	qemu_config c;
 	ret = guest_config(t, l, binary, &c, r);
-	if (ret == 0 && t->clone)
+	if (share) {
+		c.virtiofs = true;
+		c.vfs_fd = share->fd;
+		c.vfs_read_only = share->read_only;
+	}
+	if (ret == 0 && t->clone && !share)
 		ret = qemu_clone_start(t, &c, vm, r);
 	else if (ret == 0 && (ret = qemu_vm_start(&c, t->boot_timeout_ms, vm, r)) == 0 &&
 		 (ret = qemu_vm_identity(vm, t->boot_timeout_ms, r)) < 0)
@@ -388,6 +428,14 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	if (!binary)
 		return unavailable(ret, want, "QEMU (%s) is not installed",
 				   t->qemu ? t->qemu : qemu_arch_binary(t->arch));
+	if (t->virtiofs && (access(qemu_virtiofsd_path(t), X_OK) != 0 || geteuid() != 0)) {
+		free(binary);
+		return unavailable(ret, want, "workspace_share: virtiofs: %s%s",
+				   geteuid() != 0 ? "virtiofsd is started as root only (its mount "
+						    "of the workspace, its owner's user namespace)"
+						  : "no virtiofsd at ",
+				   geteuid() != 0 ? "" : qemu_virtiofsd_path(t));
+	}
 	const char *machine = t->family->machine(t->arch);
 	pthread_mutex_lock(&t->lock);
 	bool present = t->machine_ok && strcmp(t->machine_ok, binary) == 0;
@@ -413,7 +461,7 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 	} else {
 		/* the trial boot: the pins are checked on the way */
 		qemu_vm vm;
-		if (qemu_boot(t, &t->limits, &vm, &r) < 0) {
+		if (qemu_boot(t, &t->limits, NULL, &vm, &r) < 0) {
 			free(key);
 			return unavailable(ret, want, "%s", r.message);
 		}
@@ -434,14 +482,24 @@ static int qemu_probe(void *tier, cordon_plugin_probe *ret)
 		ret->features |= CORDON_PLUGIN_PROBE_LISTEN;
 	if (qemu_host->abi_minor >= 5)
 		ret->egress_enforced |= CORDON_PLUGIN_EGRESS_BIT(CORDON_PLUGIN_EGRESS_GOVERNED);
+	char share[300];
+	if (t->virtiofs)
+		snprintf(share, sizeof(share),
+			 "a workspace is shared live by virtio-fs (%.40s, as its owner; read-only "
+			 "for copy-in-only work)",
+			 qemu_virtiofsd_path(t));
+	else
+		snprintf(share, sizeof(share),
+			 "a workspace is copied in (at most %llu entries, %llu bytes) and, "
+			 "writable, back at a clean close",
+			 (unsigned long long)t->workspace.max_files,
+			 (unsigned long long)t->workspace.max_bytes);
 	snprintf(ret->reason, sizeof(ret->reason),
 		 "%s machine, %.200s; kernel and initrd match their pins; a trial boot reached "
 		 "the agent in %lld ms; no network device (cordon's proxy, services and serve "
-		 "over the guest's network channel); a workspace is copied in (at most %llu "
-		 "entries, %llu bytes) and, writable, back at a clean close",
+		 "over the guest's network channel); %.130s",
 		 machine, t->tcg ? "emulated (accel: tcg), not a hardware boundary" : a.reason,
-		 (long long)ms, (unsigned long long)t->workspace.max_files,
-		 (unsigned long long)t->workspace.max_bytes);
+		 (long long)ms, share);
 	return 0;
 }
 
@@ -488,8 +546,8 @@ static int copy_in(qemu_sandbox *sb, const char *data, size_t len, cordon_plugin
  * no error to return: what happened is logged. */
 static void copy_out(qemu_sandbox *sb)
 {
-	if (sb->ws.fd < 0 || !sb->ws.writable || sb->broken)
-		return;
+	if (sb->ws.fd < 0 || !sb->ws.writable || sb->broken || sb->fsd)
+		return; /* virtio-fs: the guest wrote into the workspace itself */
 	qemu_owner_ids saved;
 	int owner = qemu_workspace_as_owner(&sb->ws, &saved);
 	wsarc_unpack *u = owner == 0 ? qemu_workspace_unpack_begin(&sb->ws, &sb->tier->workspace)
@@ -539,6 +597,7 @@ static void qemu_op_close(void *sandbox)
 	copy_out(sb);
 	qemu_net_free(sb->net); /* every stream closed before the guest ends */
 	qemu_vm_stop(&sb->vm);
+	qemu_virtiofs_stop(&sb->fsd);
 	qemu_workspace_close(&sb->ws);
 	pthread_mutex_destroy(&sb->lock);
 	pthread_mutex_destroy(&sb->net_lock);
@@ -573,25 +632,33 @@ static int qemu_op_open(void *tier, const cordon_plugin_open_spec *spec, void **
 		  (spec->size >= offsetof(cordon_plugin_open_spec, reserved3) &&
 		   (spec->flags & CORDON_PLUGIN_OPEN_WORKSPACE_RO));
 	int ret = spec->workspace ? qemu_workspace_open(spec->workspace, !ro, &sb->ws, &r) : 0;
+	/* workspace_share: virtiofs: served live by virtiofsd (read-only by the host's kernel
+	 * for copy-in-only work), else packed here for the guest's unpack */
+	bool shared = ret == 0 && spec->workspace && t->virtiofs;
+	qemu_share share = { .fd = -1, .read_only = !sb->ws.writable };
+	int fsd_rc = shared ? qemu_virtiofs_start(t, &sb->ws, &sb->fsd, &share.fd, err) : 0;
 	char *stream = NULL;
 	size_t stream_len = 0;
-	if (ret == 0 && spec->workspace)
+	if (ret == 0 && spec->workspace && !shared)
 		ret = qemu_workspace_pack(&sb->ws, &t->workspace, &stream, &stream_len, &r);
-	if (ret == 0 && !pooled)
-		ret = qemu_boot(t, &spec->limits, &sb->vm, &r);
-	if (ret < 0) {
+	if (ret == 0 && fsd_rc == 0 && !pooled)
+		ret = qemu_boot(t, &spec->limits, shared ? &share : NULL, &sb->vm, &r);
+	if (share.fd >= 0)
+		close(share.fd); /* QEMU has its copy, or never will */
+	if (ret < 0 || fsd_rc < 0) {
 		free(stream);
+		qemu_virtiofs_stop(&sb->fsd);
 		qemu_workspace_close(&sb->ws);
 		pthread_mutex_destroy(&sb->lock);
 		pthread_mutex_destroy(&sb->net_lock);
 		free(sb);
-		return qemu_fail(err, &r);
+		return fsd_rc < 0 ? fsd_rc : qemu_fail(err, &r);
 	}
 	uint64_t cap = limit_set(&spec->limits, CORDON_PLUGIN_LIMIT_OUTPUT)
 			       ? spec->limits.value[CORDON_PLUGIN_LIMIT_OUTPUT]
 			       : DEFAULT_OUTPUT_CAP;
 	sb->out_cap = cap + 1; /* one byte more than the core keeps: it sees the cut */
-	int rc = sb->ws.fd >= 0 ? copy_in(sb, stream, stream_len, err) : 0;
+	int rc = sb->ws.fd >= 0 && !shared ? copy_in(sb, stream, stream_len, err) : 0;
 	free(stream);
 	if (rc < 0) {
 		sb->ws.writable = false; /* nothing of this guest goes back */

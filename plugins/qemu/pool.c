@@ -71,7 +71,7 @@ static void *refill(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		qemu_vm vm;
 		agent_error r;
-		int ret = qemu_boot(p->tier, &p->tier->limits, &vm, &r);
+		int ret = qemu_boot(p->tier, &p->tier->limits, NULL, &vm, &r);
 		if (ret == 0 && p->tier->clone && qemu_vm_warm(&vm, WARM_MS) < 0) {
 			qemu_vm_stop(&vm);
 			ret = qemu_refuse(&r, EIO, CORDON_PLUGIN_ERROR_TERMINAL, ERRC(vm_failed),

@@ -51,6 +51,9 @@ typedef enum qemu_accel {
  * -serial none, -monitor none): its diagnostics go to stderr. */
 #define QEMU_NET_PORT "org.cordon.net"
 #define QEMU_NET_FD 1
+/* A cold boot's workspace over virtio-fs (virtiofs.c): QEMU's end of virtiofsd's vhost-user
+ * socket is its stdin, which only a clone's QMP takes otherwise (a clone has no virtio-fs). */
+#define QEMU_VFS_FD 0
 /* The id of the memory backend that holds guest RAM in a file. */
 #define QEMU_RAM_ID "cordon.ram"
 
@@ -79,10 +82,17 @@ typedef struct qemu_config {
 	bool mem_shared;
 	bool qmp;
 	bool incoming;
+	/* The workspace over virtio-fs (virtiofs.c), on QEMU_VFS_FD (vfs_fd, ours): guest RAM
+	 * shared (a memfd of QEMU's, which virtiofsd maps), the guest's /work the device's,
+	 * read-only inside too with vfs_read_only. Not with mem_path or qmp. */
+	bool virtiofs;
+	bool vfs_read_only;
+	int vfs_fd;
 } qemu_config;
 
 /* The QEMU argv (NULL-terminated, malloc'd: xstrv_free), or NULL for a config it cannot
- * express (no binary, kernel or initrd, zero memory or cpus, a ',' in mem_path). */
+ * express (no binary, kernel or initrd, zero memory or cpus, a ',' in mem_path, virtiofs
+ * with a clone's pieces). */
 char **qemu_argv(const qemu_config *c) CORDON_INTERNAL;
 /* The kernel command line alone (malloc'd). */
 char *qemu_append_line(const qemu_config *c) CORDON_INTERNAL;
@@ -140,6 +150,8 @@ typedef struct qemu_family {
 		{ "clone", CORDON_PLUGIN_CONFIG_BOOL, 0 }, \
 		{ "workspace_max_size", CORDON_PLUGIN_CONFIG_SIZE, 0 }, \
 		{ "workspace_max_files", CORDON_PLUGIN_CONFIG_INT, 0 }, \
+		{ "workspace_share", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
+		{ "virtiofsd", CORDON_PLUGIN_CONFIG_STRING, 0 }, \
 	{ \
 		"pool", CORDON_PLUGIN_CONFIG_INT, 0 \
 	}

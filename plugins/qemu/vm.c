@@ -207,8 +207,8 @@ int qemu_vm_spawn(const qemu_config *c, qemu_vm *vm, agent_error *r)
 	*vm = (qemu_vm){ .chan = -1, .err = -1, .qmp = -1, .net = -1 };
 	int qmp_peer;
 	int ret = qmp_pair(c, vm, &qmp_peer, r);
-	if (ret == 0)
-		ret = spawn(c, qmp_peer, vm, r);
+	if (ret == 0) /* QEMU_QMP_FD or QEMU_VFS_FD: never both (qemu_argv) */
+		ret = spawn(c, c->virtiofs ? c->vfs_fd : qmp_peer, vm, r);
 	close_fd(&qmp_peer);
 	if (ret < 0)
 		close_fd(&vm->qmp);

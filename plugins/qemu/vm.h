@@ -43,6 +43,8 @@ typedef struct qemu_tier {
 	qemu_clones *clones; /* their templates, when clone */
 	cordon_plugin_limits limits;
 	wsarc_limits workspace;      /* what a workspace's copy in and out may carry */
+	bool virtiofs;               /* workspace_share: virtiofs (cold boots; virtiofs.c) */
+	char *virtiofsd;             /* its configured binary, or NULL: QEMU's */
 	char owner[OWNER_TOKEN_MAX]; /* this host's, in every QEMU's -name */
 	pthread_mutex_t lock;        /* guards the pins' cache and what follows */
 	qemu_pin kernel, initrd;
@@ -74,8 +76,15 @@ void qemu_vm_stop(qemu_vm *vm) CORDON_INTERNAL;
  * changed), and that nobody but root or us can change it; r says why not. */
 int qemu_pin_check(qemu_tier *t, qemu_pin *pin, const char *key, agent_error *r) CORDON_INTERNAL;
 
-/* Boots one guest of tier t under limits l (the pins checked first). */
-int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, qemu_vm *vm,
+/* A cold boot's workspace over virtio-fs: QEMU's end of virtiofsd's socket (-1: none). */
+typedef struct qemu_share {
+	int fd;
+	bool read_only;
+} qemu_share;
+
+/* Boots one guest of tier t under limits l (the pins checked first), with the workspace
+ * share when share is not NULL (never on a clone tier). */
+int qemu_boot(qemu_tier *t, const cordon_plugin_limits *l, const qemu_share *share, qemu_vm *vm,
 	      agent_error *r) CORDON_INTERNAL;
 
 /* pool: N (pool.c): guests booted ahead on the tier's limits, each taken once. */
@@ -142,6 +151,17 @@ typedef struct qemu_owner_ids {
 } qemu_owner_ids;
 int qemu_workspace_as_owner(const qemu_workspace *ws, qemu_owner_ids *saved) CORDON_INTERNAL;
 int qemu_workspace_as_root(qemu_owner_ids *saved) CORDON_INTERNAL;
+
+/* A cold boot's workspace shared by virtio-fs (virtiofs.c): virtiofsd serving ws (read-only
+ * unless ws->writable) in *ret_proc, QEMU's end of its socket in *ret_qemu_fd (ours to close
+ * once QEMU has its copy). */
+int qemu_virtiofs_start(const qemu_tier *t, const qemu_workspace *ws,
+			cordon_host_process **ret_proc, int *ret_qemu_fd,
+			cordon_plugin_error *err) CORDON_INTERNAL;
+/* Ends it (NULL is fine), after QEMU. */
+void qemu_virtiofs_stop(cordon_host_process **proc) CORDON_INTERNAL;
+/* The virtiofsd a tier runs. */
+const char *qemu_virtiofsd_path(const qemu_tier *t) CORDON_INTERNAL;
 
 #define qemu_refuse agent_refuse
 int qemu_fail(cordon_plugin_error *err, const agent_error *r) CORDON_INTERNAL;

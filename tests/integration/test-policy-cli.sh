@@ -35,6 +35,29 @@ else
 	not_ok "the docker plugin is built (plugins/docker/.libs/docker.so)"
 fi
 
+# The microVM tiers' workspace_share: copy or virtiofs, and virtiofs never on clones.
+if [ -e "${CORDON_TOP_BUILDDIR:-.}/plugins/kvm/.libs/kvm.so" ]; then
+	kvmdir=$(cd "${CORDON_TOP_BUILDDIR:-.}/plugins/kvm/.libs" && pwd)
+	vm_tier() { # vm_tier EXTRA: a kvm tier (pins of nothing: configure does not read them)
+		printf 'cordon: 1\nplugins: {dir: %s, load: [kvm]}\ntiers:\n  vm:\n    driver: kvm\n    kernel: /k\n    kernel_sha256: %064d\n    initrd: /i\n    initrd_sha256: %064d\n%s\n' "$kvmdir" 0 0 "$1"
+	}
+	vm_tier '    workspace_share: 9p' >"$tmp/share.yaml"
+	check "workspace_share is copy or virtiofs" 1 "$cordon" policy check "$tmp/share.yaml"
+	has "the refusal says which" err "share.yaml:10:22: tiers.vm.workspace_share: must be copy or virtiofs"
+	vm_tier '    clone: true
+    workspace_share: virtiofs' >"$tmp/share.yaml"
+	check "workspace_share: virtiofs with clone: true is an error" 1 "$cordon" policy check "$tmp/share.yaml"
+	has "the refusal says why" err "tiers.vm.workspace_share: virtiofs needs the guest's RAM shared"
+	vm_tier '    workspace_share: virtiofs
+    virtiofsd: virtiofsd' >"$tmp/share.yaml"
+	check "virtiofsd must be an absolute path" 1 "$cordon" policy check "$tmp/share.yaml"
+	has "the refusal points at it" err "tiers.vm.virtiofsd: must be an absolute path"
+	vm_tier '    workspace_share: virtiofs' >"$tmp/share.yaml"
+	check "workspace_share: virtiofs on a cold-boot tier is valid" 0 "$cordon" policy check "$tmp/share.yaml"
+else
+	not_ok "the kvm plugin is built (plugins/kvm/.libs/kvm.so)"
+fi
+
 check "a bad policy fails with exit 1" 1 "$cordon" policy check "$src/tests/fixtures/policies/bad/unknown-key.yaml"
 has "the error has file:line:col and key path" err "bad/unknown-key.yaml:6:5: rules\[0\].requre: unknown key 'requre' (did you mean 'require'?)"
 has "the verdict names the code" err "is not a valid policy \[policy_unknown_key\]"

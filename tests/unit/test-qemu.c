@@ -357,6 +357,65 @@ START_TEST(test_argv_clone_template_and_restore)
 }
 END_TEST
 
+/* A cold boot's workspace over virtio-fs: RAM a shared memfd of QEMU's, the vhost-user
+ * device on fd 0 (modern MMIO, or PCI on q35), the guest told rw or ro; never with a
+ * clone's pieces. */
+START_TEST(test_argv_virtiofs)
+{
+	qemu_config c = base();
+	c.virtiofs = true;
+	c.vfs_read_only = true;
+	const char *want[] = { "/usr/bin/qemu-system-x86_64",
+			       "-M",
+			       "microvm,pit=off,pic=off,isa-serial=off,memory-backend=cordon.ram",
+			       "-accel",
+			       "kvm",
+			       "-cpu",
+			       "host",
+			       "-m",
+			       "256M",
+			       "-smp",
+			       "2",
+			       COMMON,
+			       "-append",
+			       "quiet panic=-1 cryptomgr.notests random.trust_cpu=on "
+			       "cordon.scratch=1048576 cordon.virtiofs=ro",
+			       "-device",
+			       "virtio-serial-device",
+			       AGENT_CHAN,
+			       "-object",
+			       "memory-backend-memfd,id=cordon.ram,size=256M,share=on",
+			       "-global",
+			       "virtio-mmio.force-legacy=false",
+			       "-chardev",
+			       "socket,id=vfs,fd=0",
+			       "-device",
+			       "vhost-user-fs-device,chardev=vfs,tag=cordon.work",
+			       SANDBOX,
+			       NULL };
+	assert_argv(&c, want);
+	c.vfs_read_only = false;
+	g_autofree char *line = qemu_append_line(&c);
+	ck_assert(g_str_has_suffix(line, " cordon.virtiofs=rw"));
+	c.machine = "q35";
+	char **pci = qemu_argv(&c);
+	bool found = false;
+	for (size_t i = 0; pci[i]; i++) {
+		found |= strcmp(pci[i], "vhost-user-fs-pci,chardev=vfs,tag=cordon.work") == 0;
+		ck_assert_str_ne(pci[i], "virtio-mmio.force-legacy=false");
+	}
+	ck_assert(found);
+	xstrv_free(pci);
+	c = base();
+	c.virtiofs = true;
+	c.qmp = true;
+	ck_assert_ptr_null(qemu_argv(&c));
+	c.qmp = false;
+	c.mem_path = "/dev/shm/x/ram";
+	ck_assert_ptr_null(qemu_argv(&c));
+}
+END_TEST
+
 START_TEST(test_argv_refuses_incomplete)
 {
 	qemu_config c = base();
@@ -449,6 +508,7 @@ static Suite *qemu_suite(void)
 	tcase_add_test(tc, test_argv_owner_for_gc);
 	tcase_add_test(tc, test_argv_refuses_incomplete);
 	tcase_add_test(tc, test_argv_clone_template_and_restore);
+	tcase_add_test(tc, test_argv_virtiofs);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("host");
 	tcase_add_test(tc, test_cpu_khz);
