@@ -1741,6 +1741,44 @@ START_TEST(test_workspace_virtiofs)
 }
 END_TEST
 
+/* A host SIGKILLed mid-run with a virtio-fs workspace open leaves no virtiofsd and no QEMU. */
+START_TEST(test_host_killed_virtiofsd_dies)
+{
+	if (geteuid() != 0)
+		return;
+	g_autofree char *ws = ws_tmpdir();
+	int p[2];
+	ck_assert_int_eq(pipe(p), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		close(p[0]);
+		cordon_context *ctx = ctx_ws(VFS_TIER_EXTRA);
+		cordon_sandbox *sb = open_ws_ok(ctx, "trusted", ws);
+		g_autoptr(GArray) q = my_qemus(getpid());
+		g_autoptr(GArray) f = my_children(getpid(), "(virtiofsd)");
+		pid_t pids[2] = { q->len == 1 ? g_array_index(q, pid_t, 0) : -1,
+				  f->len == 1 ? g_array_index(f, pid_t, 0) : -1 };
+		if (write(p[1], pids, sizeof(pids)) != sizeof(pids))
+			_exit(1);
+		sh(sb, "sleep 100", 0);
+		_exit(0);
+	}
+	close(p[1]);
+	pid_t pids[2] = { -1, -1 };
+	ck_assert_int_eq(read(p[0], pids, sizeof(pids)), sizeof(pids));
+	close(p[0]);
+	g_usleep(300 * 1000);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ck_assert_int_gt(pids[0], 0);
+	ck_assert_int_gt(pids[1], 0);
+	ck_assert_msg(gone_within(pids[0], 1), "QEMU %d survived its host", (int)pids[0]);
+	ck_assert_msg(gone_within(pids[1], 1), "virtiofsd %d survived its host", (int)pids[1]);
+	testutil_rmtree(ws);
+}
+END_TEST
+
 /* What each way costs: open, a run that reads every file, close, for 100 files of 100 KiB,
  * copy against virtio-fs (printed, never asserted). */
 START_TEST(test_workspace_virtiofs_cost)
@@ -2162,6 +2200,7 @@ static Suite *microvm_suite(void)
 	tcase_add_test(wsc, test_workspace_owner);
 	tcase_add_test(wsc, test_workspace_cost);
 	tcase_add_test(wsc, test_workspace_virtiofs);
+	tcase_add_test(wsc, test_host_killed_virtiofsd_dies);
 	tcase_add_test(wsc, test_workspace_virtiofs_cost);
 	suite_add_tcase(s, wsc);
 	/* its own case: CK_RUN_CASE=clones runs it alone */
