@@ -32,8 +32,9 @@
 #include <unistd.h>
 
 /* In dependency order (modules.dep is not in the package: depmod writes it at install). */
-static const char *const guest_modules[] = { "virtio_ring", "virtio", "virtio_mmio",
-					     "virtio_console", "fuse", "virtiofs", NULL };
+static const char *const guest_modules[] = {
+	"virtio_ring", "virtio", "virtio_mmio", "virtio_console", "fuse", "virtiofs", NULL
+};
 
 /* ---- newc ------------------------------------------------------------------------------ */
 

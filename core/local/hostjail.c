@@ -692,7 +692,7 @@ static RAWSYS_CHILD int step_server_mount(const spawn_plan *p, const void *arg)
 static RAWSYS_CHILD long keep_caps(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
+	struct __user_cap_data_struct d[2] = { { 0 }, { 0 } }; /* capget fills them */
 	long r = rsys2(SYS_capget, &h, d);
 	for (int i = 0; r >= 0 && i < 2; i++)
 		d[i].inheritable = d[i].permitted;
