@@ -19,6 +19,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Where the jail's root is built before pivot_root: a directory every host has, which holds
@@ -655,26 +658,30 @@ static int start_jailed(const hostjail_spec *s, spawn_plan *p, hostjail_proc *re
 /* ---- a file server (CORDON_HOST_PROCESS_FILE_SERVER) ----------------------------------- */
 
 typedef struct server_plan {
-	unsigned uid, gid; /* the directory's owner */
+	unsigned uid, gid; /* the directory's owner, and a group of the owner's */
 	unsigned id;       /* the owner's uid and gid in the namespace */
 	char uid_map[32], gid_map[32];
+	int dir_fd; /* the directory (close-on-exec: the program never holds it) */
 	const char *mount_at;
 	bool read_only;
 	int parent_pidfd;
 } server_plan;
 
-/* As the host's root: the directory's mount, cloned from fd 4 (never from a path), moved over
- * mount_at in a mount namespace of the program's (read-only on request: the mount's own
- * flag, which the program's later namespaces inherit locked). */
+/* As the host's root: the directory's mount, cloned from its descriptor (never from a path),
+ * private (no later mount of the host's propagates into it), nosuid, nodev, read-only on
+ * request (the mount's own flag, locked in the program's later namespaces), moved over
+ * mount_at in a mount namespace of the program's; its working directory that namespace's
+ * root. */
 static RAWSYS_CHILD int step_server_mount(const spawn_plan *p, const void *arg)
 {
 	const server_plan *sp = arg;
-	long tree = rsys3(SYS_open_tree, p->extra_fd2, "", /* before "stdio" numbers it 4 */
+	long tree = rsys3(SYS_open_tree, sp->dir_fd, "",
 			  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (tree < 0)
 		return (int)tree;
 	struct mount_attr ma = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
-					     (sp->read_only ? MOUNT_ATTR_RDONLY : 0) };
+					     (sp->read_only ? MOUNT_ATTR_RDONLY : 0),
+				 .propagation = MS_PRIVATE };
 	long r = rsys5(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &ma, sizeof(ma));
 	if (r >= 0)
 		r = rsys1(SYS_unshare, CLONE_NEWNS);
@@ -684,18 +691,21 @@ static RAWSYS_CHILD int step_server_mount(const spawn_plan *p, const void *arg)
 		r = rsys5(SYS_move_mount, tree, "", AT_FDCWD, sp->mount_at,
 			  MOVE_MOUNT_F_EMPTY_PATH);
 	rsys1(SYS_close, tree);
+	if (r >= 0)
+		r = rsys1(SYS_chdir, "/");
 	return r < 0 ? (int)r : 0;
 }
 
 /* Not root in the namespace: its capabilities (all of them, over the namespace's objects
- * only) inheritable and ambient, so that they survive the exec. */
+ * only), kept through the id change (KEEPCAPS), effective, inheritable and ambient again,
+ * so that they survive the exec. */
 static RAWSYS_CHILD long keep_caps(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2] = { { 0 }, { 0 } }; /* capget fills them */
 	long r = rsys2(SYS_capget, &h, d);
 	for (int i = 0; r >= 0 && i < 2; i++)
-		d[i].inheritable = d[i].permitted;
+		d[i].effective = d[i].inheritable = d[i].permitted;
 	if (r >= 0)
 		r = rsys2(SYS_capset, &h, d);
 	for (long cap = 0; r >= 0 && cap <= CAP_LAST_CAP; cap++)
@@ -703,27 +713,73 @@ static RAWSYS_CHILD long keep_caps(void)
 	return r;
 }
 
-/* The owner's ids, then a user namespace of the owner's with only the owner mapped:
- * capabilities there reach only the owner's files. Dumpable again after the id change, or
- * /proc/self's maps would be root's and not writable. */
+/* In a fork of the launcher's child (memory of its own, still the host's root): once the
+ * child has made its user namespace (a byte on ready), its maps, written through proc, its
+ * /proc/self opened before the fork. Exits 0 or 1. */
+static RAWSYS_CHILD void write_maps(const server_plan *sp, long proc_self, long ready)
+{
+	char b;
+	long r = rsys3(SYS_read, ready, &b, 1) == 1 ? 0 : -EIO;
+	const char *file[3] = { "setgroups", "uid_map", "gid_map" };
+	const char *text[3] = { "deny", sp->uid_map, sp->gid_map };
+	for (int i = 0; r >= 0 && i < 3; i++) {
+		long fd = rsys4(SYS_openat, proc_self, file[i], O_WRONLY | O_CLOEXEC, 0);
+		r = fd;
+		if (fd >= 0) {
+			size_t n = rs_strlen(text[i]);
+			r = rsys3(SYS_write, fd, text[i], n) == (long)n ? 0 : -EIO;
+			rsys1(SYS_close, fd);
+		}
+	}
+	rsys1(SYS_exit, r < 0 ? 1 : 0);
+}
+
+/* A user namespace made by the host's root (so that the owner has no power over it, nor
+ * over the program: it is never dumpable as the owner while it shares our memory), in which
+ * only the owner is mapped, at id; maps written by a forked helper that stays the host's
+ * root; then the owner's ids there, no supplementary groups, capabilities there reaching
+ * only the owner's files; no new privileges. */
 static RAWSYS_CHILD int step_server_ids(const spawn_plan *p, const void *arg)
 {
 	const server_plan *sp = arg;
+	long pipefd[2] = { -1, -1 };
+	int fds[2];
 	long r = rsys2(SYS_setgroups, 0, NULL);
+	long proc_self = r >= 0 ? rsys4(SYS_openat, AT_FDCWD, "/proc/self",
+					O_PATH | O_DIRECTORY | O_CLOEXEC, 0)
+				: r;
+	r = proc_self < 0 ? proc_self : rsys2(SYS_pipe2, fds, O_CLOEXEC);
+	if (r >= 0) {
+		pipefd[0] = fds[0];
+		pipefd[1] = fds[1];
+	}
+	long helper = r >= 0 ? rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0) : r;
+	if (helper == 0)
+		write_maps(sp, proc_self, pipefd[0]); /* does not return */
+	r = helper < 0 ? helper : rsys1(SYS_unshare, CLONE_NEWUSER);
+	if (helper > 0) { /* the helper goes on only with our byte: EOF ends it */
+		if (r >= 0 && rsys3(SYS_write, pipefd[1], "x", 1) != 1)
+			r = -EIO;
+		rsys1(SYS_close, pipefd[1]);
+		pipefd[1] = -1;
+		int st = 0;
+		long w;
+		while ((w = rsys4(SYS_wait4, helper, &st, __WALL, 0)) == -EINTR)
+			;
+		if (r >= 0 && (w != helper || !WIFEXITED(st) || WEXITSTATUS(st) != 0))
+			r = -EPERM;
+	}
+	for (int i = 0; i < 2; i++)
+		if (pipefd[i] >= 0)
+			rsys1(SYS_close, pipefd[i]);
+	if (proc_self >= 0)
+		rsys1(SYS_close, proc_self);
+	if (r >= 0 && sp->id != 0)
+		r = rsys5(SYS_prctl, PR_SET_KEEPCAPS, 1, 0, 0, 0);
 	if (r >= 0)
-		r = rsys3(SYS_setresgid, sp->gid, sp->gid, sp->gid);
+		r = rsys3(SYS_setresgid, sp->id, sp->id, sp->id);
 	if (r >= 0)
-		r = rsys3(SYS_setresuid, sp->uid, sp->uid, sp->uid);
-	if (r >= 0)
-		r = rsys5(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
-	if (r >= 0)
-		r = rsys1(SYS_unshare, CLONE_NEWUSER);
-	if (r >= 0)
-		r = child_write_file("/proc/self/setgroups", "deny");
-	if (r >= 0)
-		r = child_write_file("/proc/self/uid_map", sp->uid_map);
-	if (r >= 0)
-		r = child_write_file("/proc/self/gid_map", sp->gid_map);
+		r = rsys3(SYS_setresuid, sp->id, sp->id, sp->id);
 	if (r >= 0 && sp->id != 0)
 		r = keep_caps();
 	if (r >= 0)
@@ -735,6 +791,35 @@ static RAWSYS_CHILD int step_server_deathsig(const spawn_plan *p, const void *ar
 {
 	const server_plan *sp = arg;
 	return deathsig_after_ids(sp->parent_pidfd);
+}
+
+/* The group a file server runs as: the directory's, when its owner is a member of it (a
+ * directory an admin gave another group, or one made in a set-group-id directory, must not
+ * lend that group to the owner's server). */
+static int owner_group(const struct stat *st, char *why, size_t whylen)
+{
+	char buf[4096];
+	struct passwd pw, *found = NULL;
+	if (getpwuid_r(st->st_uid, &pw, buf, sizeof(buf), &found) != 0 || !found) {
+		snprintf(why, whylen,
+			 "the directory's owner, uid %u, is no user of this host: its groups "
+			 "cannot be told",
+			 (unsigned)st->st_uid);
+		return -EPERM;
+	}
+	if (pw.pw_gid == st->st_gid)
+		return 0;
+	gid_t groups[256];
+	int n = (int)G_N_ELEMENTS(groups);
+	if (getgrouplist(pw.pw_name, pw.pw_gid, groups, &n) >= 0)
+		for (int i = 0; i < n; i++)
+			if (groups[i] == st->st_gid)
+				return 0;
+	snprintf(why, whylen,
+		 "the directory's group, gid %u, is not one of its owner's (uid %u): a file "
+		 "server runs as the owner, with the owner's groups only",
+		 (unsigned)st->st_gid, (unsigned)st->st_uid);
+	return -EPERM;
 }
 
 static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_proc *ret, char *why,
@@ -756,6 +841,9 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 			 (unsigned)st.st_uid, (unsigned)st.st_gid);
 		return -EPERM;
 	}
+	int r = owner_group(&st, why, whylen);
+	if (r < 0)
+		return r;
 	if (!clean_path(s->jail_fd_path) || lstat(s->jail_fd_path, &at) < 0 ||
 	    !S_ISDIR(at.st_mode)) {
 		snprintf(why, whylen, "a file server's mount point %s is not a directory",
@@ -765,6 +853,7 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 	server_plan sp = { .uid = (unsigned)st.st_uid,
 			   .gid = (unsigned)st.st_gid,
 			   .id = s->file_server_id,
+			   .dir_fd = s->jail_fd,
 			   .mount_at = s->jail_fd_path,
 			   .read_only = s->read_only,
 			   .parent_pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0) };
@@ -777,10 +866,13 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 	for (size_t i = 0; i < p->n_steps; i++) /* as in insert_steps: ours follows the ids */
 		if (strcmp(p->steps[i].name, "deathsig") == 0)
 			p->steps[i].fn = step_nop;
+	/* a pid namespace of its own: when the program (its init) dies, so does every process
+	 * it made (virtiofsd's sandboxed child ignores the SIGTERM it asks for itself) */
+	p->clone_flags = CLONE_NEWPID;
+	p->cwd_fd = -1; /* step_server_mount's chdir: the new namespace's root */
 	const spawn_step steps[] = { { "server-mount", step_server_mount, &sp },
 				     { "server-ids", step_server_ids, &sp },
 				     { "server-deathsig", step_server_deathsig, &sp } };
-	int r = 0;
 	for (size_t i = 0; r >= 0 && i < G_N_ELEMENTS(steps); i++)
 		r = spawn_plan_insert(p, "cwd", &steps[i]);
 	spawn_failure f = { NULL, 0 };
@@ -806,7 +898,7 @@ int hostjail_start(const hostjail_spec *s, hostjail_proc *ret, char *why, size_t
 	for (int i = 0; i < 3; i++)
 		p.stdio[i] = s->fd[i];
 	p.extra_fd = s->extra_fd;
-	p.extra_fd2 = (s->jail && s->jail_fd_path) || s->file_server ? s->jail_fd : -1;
+	p.extra_fd2 = s->jail && s->jail_fd_path ? s->jail_fd : -1;
 	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	p.cwd_fd = s->jail ? -1 : root;
 	spawn_plan_add_rlimit(&p, RLIMIT_CORE, 0);

@@ -21,8 +21,8 @@
  * A file server (CORDON_HOST_PROCESS_FILE_SERVER, ABI 1.6: virtiofsd, which builds its own
  * sandbox) is launched as root with other steps: the directory's mount cloned from its
  * descriptor (open_tree) and moved over jail_fd_path in a mount namespace of its own, then
- * the owner's ids, then a user namespace made by the owner in which only the owner is
- * mapped (at file_server_id: 0, its root, or another id with the namespace's capabilities
+ * a user namespace made by root in which only the owner is mapped (maps written by a forked
+ * helper that stays root), then the owner's ids there (at file_server_id: 0, its root, or another id with the namespace's capabilities
  * kept as ambient ones); no new privileges; SIGKILL when the host dies.
  */
 #pragma once

@@ -17,6 +17,9 @@
 #include <fcntl.h>
 #include <linux/kvm.h>
 #include <glib.h>
+#include <sys/ptrace.h>
+#include <linux/nsfs.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -493,8 +497,9 @@ END_TEST
 
 /* ---- a file server (CORDON_HOST_PROCESS_FILE_SERVER, ABI 1.6) --------------------------- */
 
-#define SERVER_UID 4242
-#define SERVER_GID 4243
+/* nobody and nogroup: a user of the host, in its own primary group */
+#define SERVER_UID 65534
+#define SERVER_GID 65534
 
 /* A directory of SERVER_UID's with one file, opened; *ret_dir its path. */
 static int server_dir(char **ret_dir)
@@ -573,17 +578,17 @@ START_TEST(test_file_server_as_owner)
 		"id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map; "
 		"cat /mnt/host-file; echo made > /mnt/made && echo wrote; "
 		"cat /etc/shadow >/dev/null 2>&1 || echo no-shadow; "
-		"grep NoNewPrivs /proc/self/status; ls -l /proc/self/fd/4 >/dev/null && "
-		"echo fd4";
+		"grep NoNewPrivs /proc/self/status; [ -e /proc/self/fd/4 ] || echo no-fd4; "
+		"echo $$";
 	char *out = NULL;
 	cordon_error *err = NULL;
 	int st = start_server(script, fd, CORDON_HOST_PROCESS_FILE_SERVER, "/mnt", &out, &err);
 	ck_assert_msg(st == 0, "%d: %s %s", st, out ? out : "",
 		      err ? cordon_error_get_message(err) : "");
 	g_autofree char *want = g_strdup_printf(
-		"0\n0\n         0       %d          1\n         0       %d          1\n"
-		"from the host\nwrote\nno-shadow\nNoNewPrivs:\t1\nfd4\n",
-		SERVER_UID, SERVER_GID);
+		"0\n0\n%10d %10d %10d\n%10d %10d %10d\n"
+		"from the host\nwrote\nno-shadow\nNoNewPrivs:\t1\nno-fd4\n1\n",
+		0, SERVER_UID, 1, 0, SERVER_GID, 1);
 	ck_assert_str_eq(out, want);
 	g_free(out);
 	g_autofree char *made = g_build_filename(moved, "made", NULL);
@@ -627,6 +632,90 @@ START_TEST(test_file_server_other_id)
 }
 END_TEST
 
+/* While it runs: its user namespace is root's (so the owner has no capability over it) and
+ * the owner cannot trace it or read its memory; a mount the host makes under the directory
+ * after the start does not propagate into its view (the clone is private). */
+START_TEST(test_file_server_out_of_the_owners_reach)
+{
+	if (geteuid() != 0)
+		return;
+	g_autofree char *dir = NULL;
+	close(server_dir(&dir));
+	g_autofree char *subdir = g_build_filename(dir, "sub", NULL);
+	ck_assert_int_eq(mkdir(subdir, 0755), 0);
+	/* the directory a shared mount of its own (as on a systemd host's /), opened there */
+	ck_assert_int_eq(mount(dir, dir, NULL, MS_BIND, NULL), 0);
+	ck_assert_int_eq(mount(NULL, dir, NULL, MS_SHARED, NULL), 0);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	const char *argv[] = {
+		"/bin/sh", "-c",
+		"while [ ! -e /mnt/go ]; do sleep 0.05; done; ls -A /mnt/sub | wc -l; "
+		"exec sleep 30",
+		NULL
+	};
+	int p[2];
+	ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+	cordon_host_process_spec spec = {
+		.size = sizeof(spec),
+		.argv = argv,
+		.stdin_fd = -1,
+		.stdout_fd = p[1],
+		.stderr_fd = p[1],
+		.extra_fd = -1,
+		.flags = CORDON_HOST_PROCESS_FILE_SERVER,
+		.jail_fd_path = "/mnt",
+		.jail_fd = fd,
+		.file_server_id = 1000,
+	};
+	cordon_host_process *h = NULL;
+	ck_assert_int_eq(host->process_spawn(&spec, &h, NULL), 0);
+	close(p[1]);
+	g_autofree char *ns = g_strdup_printf("/proc/%d/ns/user", h->pid);
+	int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(nsfd, 0);
+	uid_t owner = 12345;
+	ck_assert_int_eq(ioctl(nsfd, NS_GET_OWNER_UID, &owner), 0);
+	ck_assert_uint_eq(owner, 0);
+	close(nsfd);
+	pid_t probe = fork();
+	ck_assert_int_ge(probe, 0);
+	if (probe == 0) { /* the owner, trying */
+		if (setgroups(0, NULL) < 0 || setresgid(SERVER_GID, SERVER_GID, SERVER_GID) < 0 ||
+		    setresuid(SERVER_UID, SERVER_UID, SERVER_UID) < 0)
+			_exit(2);
+		g_autofree char *mem = g_strdup_printf("/proc/%d/mem", h->pid);
+		if (open(mem, O_RDONLY) >= 0)
+			_exit(3);
+		if (ptrace(PTRACE_ATTACH, h->pid, NULL, NULL) == 0)
+			_exit(4);
+		_exit(0);
+	}
+	int pst = -1;
+	ck_assert_int_eq(waitpid(probe, &pst, 0), probe);
+	ck_assert_msg(WIFEXITED(pst) && WEXITSTATUS(pst) == 0, "the owner reached it: %d",
+		      WEXITSTATUS(pst));
+	/* a mount under the directory, after the start */
+	ck_assert_int_eq(mount("tmpfs", subdir, "tmpfs", 0, "size=64k"), 0);
+	g_autofree char *inside = g_build_filename(subdir, "on-the-new-mount", NULL);
+	ck_assert(g_file_set_contents(inside, "x", 1, NULL));
+	g_autofree char *go = g_build_filename(dir, "go", NULL);
+	ck_assert(g_file_set_contents(go, "", 0, NULL));
+	char line[16] = { 0 };
+	ck_assert_int_gt(read(p[0], line, sizeof(line) - 1), 0);
+	ck_assert_str_eq(line, "0\n");
+	ck_assert_int_eq(umount(subdir), 0);
+	h->kill(h);
+	int32_t st = -1;
+	ck_assert_int_eq(h->wait(h, 5000, 0, &st), 0);
+	h->release(h);
+	close(p[0]);
+	close(fd);
+	ck_assert_int_eq(umount(dir), 0);
+	remove_tree(dir);
+}
+END_TEST
+
 /* READ_ONLY: the host's kernel refuses the write (EROFS), even to the namespace's root. */
 START_TEST(test_file_server_read_only)
 {
@@ -658,6 +747,11 @@ START_TEST(test_file_server_refusals)
 	int fd = server_dir(&dir);
 	int root_dir = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int file = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+	/* a group that is not the owner's (nobody is in no other), an owner that is no user */
+	g_autofree char *alien = NULL, *unknown = NULL;
+	int alien_group = server_dir(&alien), no_user = server_dir(&unknown);
+	ck_assert_int_eq(chown(alien, SERVER_UID, 42), geteuid() == 0 ? 0 : -1);
+	ck_assert_int_eq(chown(unknown, 4242, 4242), geteuid() == 0 ? 0 : -1);
 	const uint32_t fs = CORDON_HOST_PROCESS_FILE_SERVER;
 	struct {
 		uint32_t flags;
@@ -666,6 +760,8 @@ START_TEST(test_file_server_refusals)
 		int want;
 	} bad[] = {
 		{ fs, root_dir, "/mnt", -EPERM },
+		{ fs, alien_group, "/mnt", -EPERM },
+		{ fs, no_user, "/mnt", -EPERM },
 		{ fs, file, "/mnt", geteuid() == 0 ? -ENOTDIR : -EPERM },
 		{ fs, fd, "/mnt/../tmp", geteuid() == 0 ? -EINVAL : -EPERM },
 		{ fs, fd, "/etc/hostname", geteuid() == 0 ? -EINVAL : -EPERM },
@@ -695,7 +791,11 @@ START_TEST(test_file_server_refusals)
 	close(file);
 	close(root_dir);
 	close(fd);
+	close(alien_group);
+	close(no_user);
 	remove_tree(dir);
+	remove_tree(alien);
+	remove_tree(unknown);
 }
 END_TEST
 
@@ -720,6 +820,7 @@ static Suite *hostjail_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_file_server_as_owner);
 	tcase_add_test(tc, test_file_server_other_id);
+	tcase_add_test(tc, test_file_server_out_of_the_owners_reach);
 	tcase_add_test(tc, test_file_server_read_only);
 	tcase_add_test(tc, test_file_server_refusals);
 	suite_add_tcase(s, tc);

@@ -489,14 +489,16 @@ enum {
 	CORDON_HOST_PROCESS_JAIL = 1u << 1,
 	/* ABI 1.6: the program serves the directory jail_fd to a guest (virtiofsd) and confines
 	 * itself after its start (its own namespaces, a pivot_root into the directory, its own
-	 * seccomp filter). It runs in a user namespace of its own that maps only the
-	 * directory's owner (its uid and gid: a directory of root's, either id 0, is refused),
-	 * at file_server_id, with the namespace's capabilities, so that it has the owner's
-	 * access to files and no more; it sees the directory
-	 * mounted at jail_fd_path (an existing directory of the host's, covered in a mount
-	 * namespace of the program's: no path of the directory's is looked up again), gets
-	 * jail_fd as its fd 4, no new privileges, and CORDON_HOST_PROCESS_PDEATHSIG. As root
-	 * only (the mount is made as the host's root); not with CORDON_HOST_PROCESS_JAIL. */
+	 * seccomp filter). It runs in a user namespace of root's that maps only the directory's
+	 * owner (its uid, and its gid when the owner is in that group: a directory of root's,
+	 * either id 0, or of another group is refused), at file_server_id, with the
+	 * namespace's capabilities, so that it has the owner's access to files and no more,
+	 * and the owner no power over it; it sees the directory mounted at jail_fd_path (an
+	 * existing directory of the host's, covered in a mount namespace of the program's,
+	 * private, nosuid, nodev: no path of the directory's is looked up again), never holds
+	 * jail_fd itself, is the init of a pid namespace of its own (what it starts dies with
+	 * it), with no new privileges and CORDON_HOST_PROCESS_PDEATHSIG. As root only (the
+	 * mount is made as the host's root); not with CORDON_HOST_PROCESS_JAIL. */
 	CORDON_HOST_PROCESS_FILE_SERVER = 1u << 2,
 	/* ABI 1.6, with CORDON_HOST_PROCESS_FILE_SERVER: that mount is read-only, so the host's
 	 * kernel refuses every write to the directory, whatever the program does. */
