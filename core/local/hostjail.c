@@ -743,7 +743,7 @@ static RAWSYS_CHILD int step_server_ids(const spawn_plan *p, const void *arg)
 {
 	const server_plan *sp = arg;
 	long pipefd[2] = { -1, -1 };
-	int fds[2];
+	int fds[2] = { -1, -1 };
 	long r = rsys2(SYS_setgroups, 0, NULL);
 	long proc_self = r >= 0 ? rsys4(SYS_openat, AT_FDCWD, "/proc/self",
 					O_PATH | O_DIRECTORY | O_CLOEXEC, 0)
