@@ -716,9 +716,10 @@ static RAWSYS_CHILD long keep_caps(void)
 /* In a fork of the launcher's child (memory of its own, still the host's root): once the
  * child has made its user namespace (a byte on ready), its maps, written through proc, its
  * /proc/self opened before the fork. Exits 0 or 1. */
-static RAWSYS_CHILD void write_maps(const server_plan *sp, long proc_self, long ready)
+static RAWSYS_CHILD void write_maps(const server_plan *sp, long proc_self, long ready, long ready_w)
 {
 	char b;
+	rsys1(SYS_close, ready_w); /* so that the child's end closing is EOF here */
 	long r = rsys3(SYS_read, ready, &b, 1) == 1 ? 0 : -EIO;
 	const char *file[3] = { "setgroups", "uid_map", "gid_map" };
 	const char *text[3] = { "deny", sp->uid_map, sp->gid_map };
@@ -755,9 +756,11 @@ static RAWSYS_CHILD int step_server_ids(const spawn_plan *p, const void *arg)
 	}
 	long helper = r >= 0 ? rsys5(SYS_clone, SIGCHLD, 0, 0, 0, 0) : r;
 	if (helper == 0)
-		write_maps(sp, proc_self, pipefd[0]); /* does not return */
+		write_maps(sp, proc_self, pipefd[0], pipefd[1]); /* does not return */
 	r = helper < 0 ? helper : rsys1(SYS_unshare, CLONE_NEWUSER);
-	if (helper > 0) { /* the helper goes on only with our byte: EOF ends it */
+	if (helper > 0) {  /* the helper goes on only with our byte: EOF ends it */
+		if (r < 0) /* and nothing is left to map */
+			rsys2(SYS_kill, helper, SIGKILL);
 		if (r >= 0 && rsys3(SYS_write, pipefd[1], "x", 1) != 1)
 			r = -EIO;
 		rsys1(SYS_close, pipefd[1]);
@@ -877,8 +880,12 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 		r = spawn_plan_insert(p, "cwd", &steps[i]);
 	spawn_failure f = { NULL, 0 };
 	spawn_child c;
+	/* the child's id change makes the memory it shares with us not dumpable: ours again */
+	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	if (r >= 0)
 		r = launch(p, &c, &f);
+	if (dumpable == 1)
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	close(sp.parent_pidfd);
 	if (r < 0)
 		return launch_failed(r, &f, s->path, why, whylen);

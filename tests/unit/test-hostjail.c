@@ -22,6 +22,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -716,6 +717,63 @@ START_TEST(test_file_server_out_of_the_owners_reach)
 }
 END_TEST
 
+/* Where no user namespace can be made (user.max_user_namespaces=0, here set in a namespace
+ * of the test's own), the launch fails at once with the reason: it hung on its helper. */
+START_TEST(test_file_server_without_user_namespaces)
+{
+	if (geteuid() != 0)
+		return;
+	g_autofree char *dir = NULL;
+	close(server_dir(&dir));
+	ck_assert_int_eq(chmod(dir, 0755), 0); /* its owner is unmapped in the namespace below */
+	int up[2], down[2];
+	ck_assert_int_eq(pipe(up), 0);
+	ck_assert_int_eq(pipe(down), 0);
+	pid_t child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		alarm(20); /* a hang is a failure */
+		char b = 0;
+		/* maps written by the parent, as the host's root: setgroups stays allowed */
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0 || write(up[1], "x", 1) != 1 ||
+		    read(down[0], &b, 1) != 1)
+			_exit(10);
+		int w = open("/proc/sys/user/max_user_namespaces", O_WRONLY | O_CLOEXEC);
+		if (w < 0 || write(w, "0", 1) != 1)
+			_exit(11);
+		close(w);
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		char *out = NULL;
+		cordon_error *err = NULL;
+		int r = start_server("echo ran", fd, CORDON_HOST_PROCESS_FILE_SERVER, "/mnt", &out,
+				     &err);
+		bool said = err && strstr(cordon_error_get_message(err), "server-ids");
+		if (!said)
+			fprintf(stderr, "# %d: %s\n", r, err ? cordon_error_get_message(err) : "");
+		_exit(r < 0 && said ? 0 : 12);
+	}
+	char b;
+	ck_assert_int_eq(read(up[0], &b, 1), 1);
+	const char *maps[] = { "uid_map", "gid_map" };
+	for (size_t i = 0; i < 2; i++) {
+		g_autofree char *path = g_strdup_printf("/proc/%d/%s", child, maps[i]);
+		int w = open(path, O_WRONLY | O_CLOEXEC);
+		ck_assert_int_ge(w, 0);
+		ck_assert_int_eq(write(w, "0 0 1", 5), 5);
+		close(w);
+	}
+	ck_assert_int_eq(write(down[1], "x", 1), 1);
+	int st = -1;
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status 0x%x", st);
+	for (int i = 0; i < 2; i++) {
+		close(up[i]);
+		close(down[i]);
+	}
+	remove_tree(dir);
+}
+END_TEST
+
 /* READ_ONLY: the host's kernel refuses the write (EROFS), even to the namespace's root. */
 START_TEST(test_file_server_read_only)
 {
@@ -821,6 +879,7 @@ static Suite *hostjail_suite(void)
 	tcase_add_test(tc, test_file_server_as_owner);
 	tcase_add_test(tc, test_file_server_other_id);
 	tcase_add_test(tc, test_file_server_out_of_the_owners_reach);
+	tcase_add_test(tc, test_file_server_without_user_namespaces);
 	tcase_add_test(tc, test_file_server_read_only);
 	tcase_add_test(tc, test_file_server_refusals);
 	suite_add_tcase(s, tc);
