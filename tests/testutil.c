@@ -35,6 +35,21 @@ char *testutil_build_path(const char *rel) { return top_path("CORDON_TOP_BUILDDI
 
 char *testutil_src_path(const char *rel) { return top_path("CORDON_TOP_SRCDIR", ".", rel); }
 
+const char *testutil_assert_unix_listener(const char *address)
+{
+	ck_assert_msg(address && g_str_has_prefix(address, "unix:/"), "%s",
+		      address ? address : "(none)");
+	const char *path = address + 5;
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0700);
+	ck_assert_int_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	return path;
+}
+
 char *testutil_tmpdir(void)
 {
 	g_autoptr(GError) err = NULL;

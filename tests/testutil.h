@@ -14,6 +14,9 @@ char *testutil_build_path(const char *rel);
 char *testutil_src_path(const char *rel);
 /* A fresh private directory under $TMPDIR, removed by testutil_rmtree. */
 char *testutil_tmpdir(void);
+/* A serve's "unix:/path" address: a socket, in a directory of mode 0700 of this process's
+ * uid; the socket's path (borrowed from address). */
+const char *testutil_assert_unix_listener(const char *address);
 /* Starts cordon-server on 127.0.0.1:0 with API key key, its files in dir (its sandboxes on
  * the kernel tier, template "base" at semi-trusted), and reads the port it prints once it
  * listens. NULL when it runs, else why not (newly allocated). */

@@ -1726,15 +1726,7 @@ START_TEST(test_serve_unix)
 	ck_assert_msg(cordon_sandbox_serve(sb, httpd, 8080, &o, &s, &err) == 0, "serve: %s",
 		      err ? cordon_error_get_message(err) : "?");
 	g_autofree char *addr = cordon_serve_address(s);
-	ck_assert_msg(addr && g_str_has_prefix(addr, "unix:/"), "%s", addr ? addr : "(none)");
-	const char *path = addr + 5;
-	g_autofree char *dir = g_path_get_dirname(path);
-	struct stat st;
-	ck_assert_int_eq(stat(dir, &st), 0);
-	ck_assert_int_eq(st.st_mode & 07777, 0700);
-	ck_assert_int_eq(st.st_uid, geteuid());
-	ck_assert_int_eq(lstat(path, &st), 0);
-	ck_assert(S_ISSOCK(st.st_mode));
+	const char *path = testutil_assert_unix_listener(addr);
 	for (int i = 0; i < 3; i++) {
 		g_autofree char *body = http_get(addr, "/index.html");
 		ck_assert_msg(body && strstr(body, "200 OK") && strstr(body, "served on unix"),
@@ -1746,6 +1738,8 @@ START_TEST(test_serve_unix)
 	ck_assert_int_eq(cordon_serve_stop(s, &err), 0);
 	cordon_serve_free(s);
 	s = NULL;
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
 	ck_assert_int_lt(lstat(path, &st), 0);
 	ck_assert_int_lt(stat(dir, &st), 0);
 	cordon_sandbox_close(sb);

@@ -2034,15 +2034,7 @@ START_TEST(test_serve_unix)
 	ck_assert_msg(cordon_sandbox_serve(sb, argv, 8084, &o, &srv, &err) == 0, "serve: %s",
 		      err ? cordon_error_get_message(err) : "?");
 	g_autofree char *addr = cordon_serve_address(srv);
-	ck_assert_msg(addr && g_str_has_prefix(addr, "unix:/"), "%s", addr ? addr : "(none)");
-	const char *path = addr + 5;
-	g_autofree char *dir = g_path_get_dirname(path);
-	struct stat st;
-	ck_assert_int_eq(stat(dir, &st), 0);
-	ck_assert_int_eq(st.st_mode & 07777, 0700);
-	ck_assert_int_eq(st.st_uid, geteuid());
-	ck_assert_int_eq(lstat(path, &st), 0);
-	ck_assert(S_ISSOCK(st.st_mode));
+	const char *path = testutil_assert_unix_listener(addr);
 	for (int i = 0; i < 2; i++) {
 		g_autofree char *page = http_get(addr);
 		ck_assert_msg(strstr(page, "200 OK") && strstr(page, "over-unix"),
@@ -2050,6 +2042,8 @@ START_TEST(test_serve_unix)
 	}
 	ck_assert_int_eq(cordon_serve_stop(srv, &err), 0);
 	cordon_serve_free(srv);
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
 	ck_assert_int_lt(lstat(path, &st), 0); /* the socket went with the server */
 	cordon_sandbox_close(sb);
 	ck_assert_int_lt(stat(dir, &st), 0); /* and the directory with the sandbox */

@@ -435,15 +435,7 @@ START_TEST(test_serve_unix_socket)
 	int r = cordon_sandbox_serve(t.sb, argv, 8080, &o, &sv, &err);
 	ck_assert_msg(r == 0, "serve: %s", err ? cordon_error_get_message(err) : "");
 	g_autofree char *addr = cordon_serve_address(sv);
-	ck_assert_msg(g_str_has_prefix(addr, "unix:/"), "%s", addr);
-	const char *path = addr + 5;
-	g_autofree char *dir = g_path_get_dirname(path);
-	struct stat st;
-	ck_assert_int_eq(stat(dir, &st), 0);
-	ck_assert_int_eq(st.st_mode & 07777, 0700);
-	ck_assert_int_eq(st.st_uid, geteuid());
-	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert(S_ISSOCK(st.st_mode));
+	const char *path = testutil_assert_unix_listener(addr);
 	for (int i = 0; i < 2; i++) {
 		int c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -455,6 +447,8 @@ START_TEST(test_serve_unix_socket)
 		ck_assert(memcmp(got->data, "inside:by unix", 14) == 0);
 	}
 	cordon_serve_free(sv);
+	g_autofree char *dir = g_path_get_dirname(path);
+	struct stat st;
 	ck_assert_int_lt(stat(path, &st), 0);
 	ck_assert_int_lt(stat(dir, &st), 0); /* removed at the end */
 	/* Not for a run: only a serve with a port has a listener. */
