@@ -118,6 +118,19 @@ static int read_workspace_limits(const cordon_plugin_config *cfg, qemu_tier *t,
 	return 0;
 }
 
+/* A program's key: an absolute path into *ret (NULL when the key is absent). */
+static int read_program(const cordon_plugin_config *cfg, const char *key, char **ret,
+			cordon_plugin_error *err)
+{
+	const char *s = NULL;
+	if (qemu_host->config_string(cfg, key, &s) != 1)
+		return 0;
+	if (s[0] != '/')
+		return qemu_host->config_error(cfg, key, err, "must be an absolute path");
+	*ret = qemu_xstrdup(s);
+	return 0;
+}
+
 /* workspace_share: copy (the default) or virtiofs: cold boots only (a clone's RAM is the
  * template's, copy-on-write, and virtio-fs needs it shared), a 1.6 core (its file server). */
 static int read_share(const cordon_plugin_config *cfg, qemu_tier *t, cordon_plugin_error *err)
@@ -137,14 +150,7 @@ static int read_share(const cordon_plugin_config *cfg, qemu_tier *t, cordon_plug
 		return qemu_host->config_error(cfg, "workspace_share", err,
 					       "virtiofs needs a core of plugin ABI 1.6 or newer "
 					       "(its file server for virtiofsd)");
-	s = NULL;
-	if (qemu_host->config_string(cfg, "virtiofsd", &s) == 1) {
-		if (s[0] != '/')
-			return qemu_host->config_error(cfg, "virtiofsd", err,
-						       "must be an absolute path");
-		t->virtiofsd = qemu_xstrdup(s);
-	}
-	return 0;
+	return read_program(cfg, "virtiofsd", &t->virtiofsd, err);
 }
 
 static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_plugin_error *err)
@@ -166,13 +172,9 @@ static int read_scalars(const cordon_plugin_config *cfg, qemu_tier *t, cordon_pl
 	if (t->arch != qemu_host_arch() && !t->tcg)
 		return qemu_host->config_error(cfg, "arch", err,
 					       "a guest of another architecture needs accel: tcg");
-	s = NULL;
-	if (qemu_host->config_string(cfg, "qemu", &s) == 1) {
-		if (s[0] != '/')
-			return qemu_host->config_error(cfg, "qemu", err,
-						       "must be an absolute path");
-		t->qemu = qemu_xstrdup(s);
-	}
+	int pr = read_program(cfg, "qemu", &t->qemu, err);
+	if (pr < 0)
+		return pr;
 	qemu_host->config_bool(cfg, "pvm_kernel", &t->pvm_kernel);
 	qemu_host->config_bool(cfg, "clone", &t->clone);
 	qemu_host->config_u64(cfg, "boot_timeout", &t->boot_timeout_ms);

@@ -5,10 +5,11 @@
  * the way, workspace.c) to the guest's /work, live, with no copy.
  *
  * virtiofsd is started through the host services' file server (process_spawn's
- * CORDON_HOST_PROCESS_FILE_SERVER, ABI 1.6): in a user namespace of the workspace owner's
- * where only the owner is mapped, as the guest's work uid (AGENT_GUEST_UID, so the work
+ * CORDON_HOST_PROCESS_FILE_SERVER, ABI 1.6): in a user namespace of root's where only the
+ * workspace's owner is mapped, as the guest's work uid (AGENT_GUEST_UID, so the work
  * sees its files as its own and a guest root maps to nothing), the directory mounted from
- * its descriptor at VFS_MOUNT_AT, read-only by the host's kernel for read-only work. From
+ * its descriptor at VFS_MOUNT_AT (virtiofsd never holds the descriptor), read-only by the
+ * host's kernel for read-only work, the init of a pid namespace of its own. From
  * there it confines itself (-o sandbox=namespace: mount, pid and network namespaces, a
  * pivot_root into the directory, its own seccomp filter).
  *
