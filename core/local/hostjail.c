@@ -616,6 +616,13 @@ static int insert_steps(spawn_plan *p, jail_plan *j)
 
 static int launch_failed(int r, const spawn_failure *f, const char *path, char *why, size_t whylen)
 {
+	if (f->step && strcmp(f->step, "deadline") == 0) {
+		snprintf(why, whylen,
+			 "cannot run %s: its launch did not reach its exec in time (stopped from "
+			 "outside?); killed",
+			 path);
+		return r;
+	}
 	snprintf(why, whylen, "cannot run %s%s: %s%s%s", path, f->step ? " (" : "",
 		 f->step ? f->step : "", f->step ? ") " : "", g_strerror(-r));
 	return r;
@@ -656,6 +663,31 @@ static int start_jailed(const hostjail_spec *s, spawn_plan *p, hostjail_proc *re
 }
 
 /* ---- a file server (CORDON_HOST_PROCESS_FILE_SERVER) ----------------------------------- */
+
+/* How long a file server's launch may take from its clone to its exec (a few milliseconds
+ * when nothing stops it). */
+#define FILE_SERVER_LAUNCH_MS 10000
+
+/* A file server's filter (seccomp_setid_filter_compile): it makes files with the modes a
+ * guest asks for, and a set-id file of the owner's in the workspace would run as the owner
+ * for whoever on the host executes it. Compiled once, kept for the process's life. */
+static struct sock_fprog server_filter;
+static pthread_once_t server_filter_once = PTHREAD_ONCE_INIT;
+static int server_filter_err;
+static const char *server_filter_what;
+
+static void server_filter_compile(void)
+{
+	struct sock_filter *prog = NULL;
+	size_t n = 0;
+	int r = seccomp_setid_filter_compile(&prog, &n, &server_filter_what);
+	if (r < 0) {
+		server_filter_err = -r;
+		return;
+	}
+	server_filter.len = (unsigned short)n;
+	server_filter.filter = prog;
+}
 
 typedef struct server_plan {
 	unsigned uid, gid; /* the directory's owner, and a group of the owner's */
@@ -847,6 +879,13 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 	int r = owner_group(&st, why, whylen);
 	if (r < 0)
 		return r;
+	pthread_once(&server_filter_once, server_filter_compile);
+	if (server_filter_err) {
+		snprintf(why, whylen, "a file server's seccomp filter (%s): %s",
+			 server_filter_what ? server_filter_what : "compile",
+			 g_strerror(server_filter_err));
+		return -server_filter_err;
+	}
 	if (!clean_path(s->jail_fd_path) || lstat(s->jail_fd_path, &at) < 0 ||
 	    !S_ISDIR(at.st_mode)) {
 		snprintf(why, whylen, "a file server's mount point %s is not a directory",
@@ -878,14 +917,16 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 				     { "server-deathsig", step_server_deathsig, &sp } };
 	for (size_t i = 0; r >= 0 && i < G_N_ELEMENTS(steps); i++)
 		r = spawn_plan_insert(p, "cwd", &steps[i]);
+	/* From its id change to its exec the child is the owner's to signal: stopped there, it
+	 * would park the launcher thread for as long as the owner liked. So it has memory of
+	 * its own (a copy, which the id change makes not dumpable: the owner can neither
+	 * trace it nor read it) and a deadline, past which it is killed. */
+	p->exec_deadline_ms = FILE_SERVER_LAUNCH_MS;
+	p->seccomp = &server_filter; /* the last step before its exec */
 	spawn_failure f = { NULL, 0 };
 	spawn_child c;
-	/* the child's id change makes the memory it shares with us not dumpable: ours again */
-	int dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	if (r >= 0)
 		r = launch(p, &c, &f);
-	if (dumpable == 1)
-		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	close(sp.parent_pidfd);
 	if (r < 0)
 		return launch_failed(r, &f, s->path, why, whylen);

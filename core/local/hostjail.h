@@ -23,7 +23,9 @@
  * descriptor (open_tree) and moved over jail_fd_path in a mount namespace of its own, then
  * a user namespace made by root in which only the owner is mapped (maps written by a forked
  * helper that stays root), then the owner's ids there (at file_server_id: 0, its root, or another id with the namespace's capabilities
- * kept as ambient ones); no new privileges; SIGKILL when the host dies.
+ * kept as ambient ones); no new privileges; SIGKILL when the host dies; the set-id filter
+ * (seccomp_setid_filter_compile) as the last step. Its launch forks (memory of its own) and
+ * has a deadline: from the id change on, the owner could stop it.
  */
 #pragma once
 

@@ -415,7 +415,30 @@ static int export_program(scmp_filter_ctx ctx, struct sock_filter **ret_prog, si
 	return 0;
 }
 
-int seccomp_filter_compile(struct sock_filter **ret_prog, size_t *ret_n, const char **ret_what)
+/* The rows a file server's filter holds: the set-id rules, openat2 (its mode is out of the
+ * filter's sight) and io_uring (whose operations no filter sees). */
+static const char *const setid_rows[] = {
+	"chmod",          "fchmod",         "fchmodat",         "fchmodat2", "creat",
+	"open",           "openat",         "openat2",          "mknod",     "mknodat",
+	"io_uring_setup", "io_uring_enter", "io_uring_register"
+};
+
+static bool setid_row(const seccomp_deny_entry *e)
+{
+	for (size_t i = 0; i < sizeof(setid_rows) / sizeof(setid_rows[0]); i++)
+		if (strcmp(e->name, setid_rows[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool every_row(const seccomp_deny_entry *e)
+{
+	(void)e;
+	return true;
+}
+
+static int compile_rows(bool (*want)(const seccomp_deny_entry *), struct sock_filter **ret_prog,
+			size_t *ret_n, const char **ret_what)
 {
 	const char *what = "seccomp_init";
 	int r = -ENOMEM;
@@ -433,6 +456,8 @@ int seccomp_filter_compile(struct sock_filter **ret_prog, size_t *ret_n, const c
 		r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 	what = "seccomp rules";
 	for (size_t i = 0; r >= 0 && i < sizeof(deny_list) / sizeof(deny_list[0]); i++) {
+		if (!want(&deny_list[i]))
+			continue;
 		r = add_entry(ctx, &deny_list[i]);
 		if (r < 0)
 			what = deny_list[i].name;
@@ -445,6 +470,17 @@ out:
 	if (r < 0 && ret_what)
 		*ret_what = what;
 	return r;
+}
+
+int seccomp_filter_compile(struct sock_filter **ret_prog, size_t *ret_n, const char **ret_what)
+{
+	return compile_rows(every_row, ret_prog, ret_n, ret_what);
+}
+
+int seccomp_setid_filter_compile(struct sock_filter **ret_prog, size_t *ret_n,
+				 const char **ret_what)
+{
+	return compile_rows(setid_row, ret_prog, ret_n, ret_what);
 }
 
 /* The program in a sealed memfd: what the sandbox's init reads. */

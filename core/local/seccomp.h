@@ -85,6 +85,13 @@ int seccomp_filter_build(const char **ret_what) CORDON_INTERNAL;
 int seccomp_filter_compile(struct sock_filter **ret_prog, size_t *ret_n,
 			   const char **ret_what) CORDON_INTERNAL;
 
+/* The same for a file server (virtiofsd serving a workspace to a guest, which asks for
+ * the modes of the files it makes): only the deny list's set-id rows (chmod, open's and
+ * mknod's modes), openat2 and io_uring, with the same architecture and newer-call rules.
+ * Whatever else the server does is its own filter's to refuse. */
+int seccomp_setid_filter_compile(struct sock_filter **ret_prog, size_t *ret_n,
+				 const char **ret_what) CORDON_INTERNAL;
+
 /* The program compiled at build time, for the audit architecture
  * seccomp_prebuilt_arch; seccomp_prebuilt_insns is 0 when the build could
  * not run its compiler (cross builds). */

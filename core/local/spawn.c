@@ -50,7 +50,13 @@ typedef struct report {
 	int32_t errnum;
 } report;
 
-enum { STEP_SIGMASK = -1, STEP_SECCOMP = -2, STEP_EXECVE = -3, STEP_SUPERVISE = -4 };
+enum {
+	STEP_SIGMASK = -1,
+	STEP_SECCOMP = -2,
+	STEP_EXECVE = -3,
+	STEP_SUPERVISE = -4,
+	STEP_DEADLINE = -5 /* ours, not the child's: it did not exec in time */
+};
 
 /* ---- the child's steps ---------------------------------------------------------- */
 
@@ -404,6 +410,7 @@ static const char *step_name(const spawn_plan *p, int step)
 	case STEP_SECCOMP: return "seccomp";
 	case STEP_EXECVE: return "execve";
 	case STEP_SUPERVISE: return "supervise";
+	case STEP_DEADLINE: return "deadline";
 	}
 	return step >= 0 && (size_t)step < p->n_steps ? p->steps[step].name : "unknown";
 }
@@ -425,8 +432,10 @@ static pid_t clone_blocked(spawn_plan *p, unsigned long flags, int *ret_pidfd)
 
 static pid_t clone_child(spawn_plan *p, int *ret_pidfd)
 {
-	/* A supervisor outlives the launch: it must have memory of its own. */
-	unsigned long flags = (p->supervise ? 0 : CLONE_VM | CLONE_VFORK) | p->clone_flags;
+	/* A supervisor outlives the launch, and a launch with a deadline must not suspend us
+	 * (CLONE_VFORK): both need memory of their own. */
+	bool own_memory = p->supervise || p->exec_deadline_ms > 0;
+	unsigned long flags = (own_memory ? 0 : CLONE_VM | CLONE_VFORK) | p->clone_flags;
 	*ret_pidfd = -1;
 	if (atomic_load(&clone_pidfd_ok) >= 0 && atomic_load(&pidfd_enabled)) {
 		pid_t pid = clone_blocked(p, flags | CLONE_PIDFD, ret_pidfd);
@@ -439,6 +448,33 @@ static pid_t clone_child(spawn_plan *p, int *ret_pidfd)
 		*ret_pidfd = -1;
 	}
 	return clone_blocked(p, flags, ret_pidfd);
+}
+
+/* The child's report, or 0 at EOF (it exec'd); -ETIMEDOUT when deadline_ms (> 0) passed
+ * first. */
+static ssize_t read_report(int fd, int deadline_ms, report *rep)
+{
+	if (deadline_ms > 0) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		int64_t end = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + deadline_ms;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int r;
+		for (;;) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			int64_t left = end - ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000);
+			r = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+			if (r >= 0 || errno != EINTR)
+				break;
+		}
+		if (r == 0)
+			return -ETIMEDOUT;
+	}
+	ssize_t n;
+	do
+		n = read(fd, rep, sizeof(*rep));
+	while (n < 0 && errno == EINTR);
+	return n;
 }
 
 int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
@@ -478,11 +514,15 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
 	/* EOF once the work has exec'd, or a report: at once with CLONE_VFORK, and
 	 * a supervisor closes its copy of the pipe after forking the work. */
 	report rep;
-	ssize_t n;
-	do
-		n = read(rp[0], &rep, sizeof(rep));
-	while (n < 0 && errno == EINTR);
+	ssize_t n = read_report(rp[0], p->exec_deadline_ms, &rep);
 	close(rp[0]);
+	if (n == -ETIMEDOUT) {
+		/* stopped or stuck before its exec: killed, reaped, reported as ours */
+		if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+			kill(pid, SIGKILL);
+		rep = (report){ .step = STEP_DEADLINE, .errnum = ETIMEDOUT };
+		n = sizeof(rep);
+	}
 	if (n == (ssize_t)sizeof(rep)) {
 		siginfo_t si;
 		while (waitid(P_PID, (id_t)pid, &si, WEXITED | __WALL) < 0 && errno == EINTR)

@@ -9,6 +9,8 @@
  * memory until execve, so it runs only the steps of its plan, each made of
  * raw, async-signal-safe system calls (no malloc, no locks, no libc state,
  * no sanitizer interceptors), and our thread sleeps until it execs or dies.
+ * A plan with an exec deadline forks instead (memory of its own) and waits
+ * for the exec that long at most.
  *
  * The child runs, in order:
  *   the plan's steps (default: "signals", "session", "deathsig", "cwd",
@@ -90,6 +92,11 @@ struct spawn_plan {
 	bool supervise;                   /* a supervisor between us and the work (see above) */
 	bool ctty;                        /* stdin is a terminal: the work's controlling one
 					   * (supervised plans only) */
+	/* > 0: the launch must reach execve within this many milliseconds, or the child is
+	 * killed and spawn_start fails with -ETIMEDOUT (step "deadline"). The child then has
+	 * memory of its own (a fork, not a vfork), so that a child stopped during its steps
+	 * (SIGSTOP from a user whose ids it took) cannot park our thread. */
+	int exec_deadline_ms;
 	spawn_step steps[SPAWN_MAX_STEPS];
 	size_t n_steps;
 	/* set by spawn_start for the child */

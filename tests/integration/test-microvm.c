@@ -1694,8 +1694,11 @@ START_TEST(test_workspace_virtiofs)
 	g_autofree char *out = sh_out(sb, "cat /work/hello; id -u; stat -c %u:%g /work/hello; "
 					  "echo made > /work/made && echo wrote; "
 					  "cat /work/shadow >/dev/null 2>&1 || echo no-shadow; "
-					  "chown 0:0 /work/made 2>/dev/null || echo no-chown");
-	ck_assert_str_eq(out, "from the host\n1000\n1000:1000\nwrote\nno-shadow\nno-chown\n");
+					  "chown 0:0 /work/made 2>/dev/null || echo no-chown; "
+					  "chmod 4755 /work/made 2>/dev/null || echo no-setuid; "
+					  "chmod 2755 /work/made 2>/dev/null || echo no-setgid");
+	ck_assert_str_eq(out, "from the host\n1000\n1000:1000\nwrote\nno-shadow\nno-chown\n"
+			      "no-setuid\nno-setgid\n");
 	/* live: the host's write is seen at once, the guest's is on the host before close */
 	g_autofree char *made = host_file(ws, "made");
 	ck_assert_str_eq(made, "made\n");
@@ -1704,6 +1707,7 @@ START_TEST(test_workspace_virtiofs)
 	ck_assert_int_eq(stat(made_path, &st), 0);
 	ck_assert_uint_eq(st.st_uid, 65534);
 	ck_assert_uint_eq(st.st_gid, 65534);
+	ck_assert_uint_eq(st.st_mode & (S_ISUID | S_ISGID), 0); /* virtiofsd's filter refused */
 	put_host_file(ws, "live", "changed meanwhile\n");
 	g_autofree char *live = sh_out(sb, "cat /work/live");
 	ck_assert_str_eq(live, "changed meanwhile\n");

@@ -797,6 +797,56 @@ START_TEST(test_file_server_read_only)
 }
 END_TEST
 
+/* No set-id file from a file server (it makes files with the modes a guest asks for): a
+ * chmod, a creation and a mknod with S_ISUID or S_ISGID fail with EPERM, io_uring and
+ * openat2 are not there; plain modes and directories still work. The host sees no set-id
+ * bit. */
+START_TEST(test_file_server_no_setid)
+{
+	if (geteuid() != 0)
+		return;
+	g_autofree char *dir = NULL;
+	int fd = server_dir(&dir);
+	char *out = NULL;
+	cordon_error *err = NULL;
+	const char *script =
+		"cd /mnt; touch f; "
+		"chmod 4755 f 2>&1 | grep -c 'not permitted'; "
+		"chmod 2755 f 2>&1 | grep -c 'not permitted'; "
+		"chmod 750 f && echo plain; mkdir d && echo dir; "
+		"python3 -c 'import os, stat\n"
+		"try: os.mknod(\"p\", stat.S_IFIFO | 0o4644)\n"
+		"except PermissionError: print(\"mknod refused\")\n"
+		"try: os.open(\"c\", os.O_CREAT | os.O_WRONLY, 0o6755)\n"
+		"except PermissionError: print(\"create refused\")\n"
+		"import ctypes\n"
+		"libc = ctypes.CDLL(None, use_errno=True)\n"
+		"print(\"io_uring\", libc.syscall(425, 8, bytes(120)), ctypes.get_errno())\n"
+		"print(\"openat2\", libc.syscall(437, -100, b\"x\", bytes(24), 24), "
+		"ctypes.get_errno())'";
+	int st = start_server(script, fd, CORDON_HOST_PROCESS_FILE_SERVER, "/mnt", &out, &err);
+	ck_assert_msg(st == 0, "%d: %s %s", st, out ? out : "",
+		      err ? cordon_error_get_message(err) : "");
+	g_autofree char *want = g_strdup_printf("1\n1\nplain\ndir\nmknod refused\ncreate refused\n"
+						"io_uring -1 %d\nopenat2 -1 %d\n",
+						EPERM, ENOSYS);
+	ck_assert_str_eq(out, want);
+	g_free(out);
+	const char *names[] = { "f", "p", "c" };
+	for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+		g_autofree char *path = g_build_filename(dir, names[i], NULL);
+		struct stat sb;
+		if (stat(path, &sb) == 0)
+			ck_assert_msg(!(sb.st_mode & (S_ISUID | S_ISGID)), "%s: mode %o", names[i],
+				      (unsigned)sb.st_mode);
+		else
+			ck_assert_int_ne(i, 0); /* f was made */
+	}
+	close(fd);
+	remove_tree(dir);
+}
+END_TEST
+
 /* Refused, nothing started: a directory of root's, a file, a bad mount point, with JAIL,
  * READ_ONLY alone, no descriptor; without root every file server. */
 START_TEST(test_file_server_refusals)
@@ -881,6 +931,7 @@ static Suite *hostjail_suite(void)
 	tcase_add_test(tc, test_file_server_out_of_the_owners_reach);
 	tcase_add_test(tc, test_file_server_without_user_namespaces);
 	tcase_add_test(tc, test_file_server_read_only);
+	tcase_add_test(tc, test_file_server_no_setid);
 	tcase_add_test(tc, test_file_server_refusals);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The launcher of the local driver (core/local/spawn.c): the step list, how a
- * failing step or execve is reported, seccomp installed last, descriptors
+ * failing step or execve is reported, the exec deadline, seccomp installed last, descriptors
  * that collide with 0-2, and runs without pidfds (older kernels).
  */
 #include "config.h"
@@ -183,6 +183,48 @@ START_TEST(test_exec_failure_reported)
 }
 END_TEST
 
+/* ---- a deadline on the exec (plan->exec_deadline_ms) ---------------------------- */
+
+/* What a user whose ids the child took can do between its id change and its exec. */
+static SPAWN_CHILD int step_stop_self(const spawn_plan *p, const void *arg)
+{
+	syscall(SYS_kill, syscall(SYS_getpid), SIGSTOP);
+	return 0;
+}
+
+/* A child stopped before its exec does not park us: past the deadline it is killed and
+ * reaped, and the failure is the deadline's. With a deadline the child has memory of its
+ * own (a step's write is not ours), and an ordinary launch still execs. */
+START_TEST(test_exec_deadline)
+{
+	int null_fd = open_null();
+	spawn_plan p;
+	plan_for(&p, "/bin/true", true_argv, null_fd);
+	p.exec_deadline_ms = 300;
+	spawn_step stop = { "server-ids", step_stop_self, NULL };
+	ck_assert_int_eq(spawn_plan_insert(&p, NULL, &stop), 0);
+	spawn_child c;
+	spawn_failure f = { 0 };
+	gint64 t0 = g_get_monotonic_time();
+	ck_assert_int_eq(spawn_start(&p, &c, &f), -ETIMEDOUT);
+	gint64 ms = (g_get_monotonic_time() - t0) / 1000;
+	ck_assert_msg(ms >= 290 && ms < 2000, "returned after %" G_GINT64_FORMAT " ms", ms);
+	ck_assert_str_eq(f.step, "deadline");
+	ck_assert_int_eq(f.errnum, ETIMEDOUT);
+	assert_no_children(); /* killed and reaped by spawn_start */
+
+	trace t = { 0 };
+	plan_for(&p, "/bin/true", true_argv, null_fd);
+	p.exec_deadline_ms = 5000;
+	spawn_step rec = { "record", step_record, &t };
+	ck_assert_int_eq(spawn_plan_insert(&p, NULL, &rec), 0);
+	ck_assert_int_eq(spawn_start(&p, &c, &f), 0);
+	ck_assert_int_eq(reap(&c), 0);
+	ck_assert_int_eq(t.n, 0); /* the step wrote to its own copy */
+	close(null_fd);
+}
+END_TEST
+
 /* ---- seccomp is installed last ------------------------------------------------- */
 
 static struct sock_filter deny_filter[] = {
@@ -341,6 +383,7 @@ static Suite *spawn_suite(void)
 	tcase_add_test(tc, test_steps_run_in_order);
 	tcase_add_test(tc, test_step_failure_reported);
 	tcase_add_test(tc, test_exec_failure_reported);
+	tcase_add_test(tc, test_exec_deadline);
 	tcase_add_test(tc, test_seccomp_last);
 	tcase_add_test(tc, test_closed_stdio_host);
 	tcase_add_test(tc, test_no_pidfd);

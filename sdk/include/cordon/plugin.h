@@ -497,8 +497,11 @@ enum {
 	 * existing directory of the host's, covered in a mount namespace of the program's,
 	 * private, nosuid, nodev: no path of the directory's is looked up again), never holds
 	 * jail_fd itself, is the init of a pid namespace of its own (what it starts dies with
-	 * it), with no new privileges and CORDON_HOST_PROCESS_PDEATHSIG. As root only (the
-	 * mount is made as the host's root); not with CORDON_HOST_PROCESS_JAIL. */
+	 * it), with no new privileges, CORDON_HOST_PROCESS_PDEATHSIG and a seccomp filter
+	 * under its own that refuses set-id modes (chmod, creation, mknod), openat2 and
+	 * io_uring; a launch that has not reached its exec in 10 s is killed and the spawn
+	 * fails. As root only (the mount is made as the host's root); not with
+	 * CORDON_HOST_PROCESS_JAIL. */
 	CORDON_HOST_PROCESS_FILE_SERVER = 1u << 2,
 	/* ABI 1.6, with CORDON_HOST_PROCESS_FILE_SERVER: that mount is read-only, so the host's
 	 * kernel refuses every write to the directory, whatever the program does. */
