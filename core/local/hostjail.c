@@ -58,7 +58,7 @@ _Static_assert(SPAWN_EXTRA_FD + 1 == 4, "JAIL_FD_LINK names spawn's extra_fd2");
 typedef struct launch_job {
 	spawn_plan *plan;
 	spawn_child child;
-	spawn_failure fail;
+	int report_fd;
 	int r;
 	bool pending, done;
 } launch_job;
@@ -83,7 +83,7 @@ static void *launcher_main(void *arg)
 		launch_job *j = job;
 		j->pending = false;
 		pthread_mutex_unlock(&job_lock);
-		j->r = spawn_start(j->plan, &j->child, &j->fail);
+		j->r = spawn_begin(j->plan, &j->child, &j->report_fd);
 		pthread_mutex_lock(&job_lock);
 		j->done = true;
 		pthread_cond_broadcast(&job_cond);
@@ -101,13 +101,15 @@ static void launcher_start(void)
 	pthread_attr_destroy(&at);
 }
 
-/* spawn_start, on the launcher thread. */
+/* The clone on the launcher thread (the parent-death signal follows it), the wait for
+ * the exec on ours: a launch stopped before its exec holds no other launch back. */
 static int launch(spawn_plan *p, spawn_child *ret, spawn_failure *fail)
 {
 	pthread_once(&launcher_once, launcher_start);
+	*fail = (spawn_failure){ "launch", 0 };
 	if (launcher_err)
 		return -launcher_err;
-	launch_job j = { .plan = p, .pending = true, .fail = { "launch", 0 } };
+	launch_job j = { .plan = p, .pending = true, .report_fd = -1 };
 	pthread_mutex_lock(&submit_lock);
 	pthread_mutex_lock(&job_lock);
 	job = &j;
@@ -117,9 +119,12 @@ static int launch(spawn_plan *p, spawn_child *ret, spawn_failure *fail)
 	job = NULL;
 	pthread_mutex_unlock(&job_lock);
 	pthread_mutex_unlock(&submit_lock);
-	*ret = j.child;
-	*fail = j.fail;
-	return j.r;
+	if (j.r < 0)
+		return j.r;
+	int r = spawn_end(p, &j.child, j.report_fd, fail);
+	if (r == 0)
+		*ret = j.child;
+	return r;
 }
 
 /* ---- the jail's plan (read by the child on our memory) ------------------------------- */
@@ -672,21 +677,29 @@ static int start_jailed(const hostjail_spec *s, spawn_plan *p, hostjail_proc *re
  * guest asks for, and a set-id file of the owner's in the workspace would run as the owner
  * for whoever on the host executes it. Compiled once, kept for the process's life. */
 static struct sock_fprog server_filter;
-static pthread_once_t server_filter_once = PTHREAD_ONCE_INIT;
-static int server_filter_err;
-static const char *server_filter_what;
+static pthread_mutex_t server_filter_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void server_filter_compile(void)
+/* The filter, compiled at the first file server; a failed compile (no memfd, no memory) is
+ * tried again at the next. */
+static int server_filter_get(const struct sock_fprog **ret, char *why, size_t whylen)
 {
-	struct sock_filter *prog = NULL;
-	size_t n = 0;
-	int r = seccomp_setid_filter_compile(&prog, &n, &server_filter_what);
-	if (r < 0) {
-		server_filter_err = -r;
-		return;
+	pthread_mutex_lock(&server_filter_lock);
+	int r = 0;
+	if (!server_filter.filter) {
+		struct sock_filter *prog = NULL;
+		size_t n = 0;
+		const char *what = "compile";
+		r = seccomp_setid_filter_compile(&prog, &n, &what);
+		if (r < 0)
+			snprintf(why, whylen, "a file server's seccomp filter (%s): %s", what,
+				 g_strerror(-r));
+		else
+			server_filter = (struct sock_fprog){ .len = (unsigned short)n,
+							     .filter = prog };
 	}
-	server_filter.len = (unsigned short)n;
-	server_filter.filter = prog;
+	pthread_mutex_unlock(&server_filter_lock);
+	*ret = &server_filter;
+	return r;
 }
 
 typedef struct server_plan {
@@ -879,13 +892,9 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 	int r = owner_group(&st, why, whylen);
 	if (r < 0)
 		return r;
-	pthread_once(&server_filter_once, server_filter_compile);
-	if (server_filter_err) {
-		snprintf(why, whylen, "a file server's seccomp filter (%s): %s",
-			 server_filter_what ? server_filter_what : "compile",
-			 g_strerror(server_filter_err));
-		return -server_filter_err;
-	}
+	const struct sock_fprog *filter;
+	if ((r = server_filter_get(&filter, why, whylen)) < 0)
+		return r;
 	if (!clean_path(s->jail_fd_path) || lstat(s->jail_fd_path, &at) < 0 ||
 	    !S_ISDIR(at.st_mode)) {
 		snprintf(why, whylen, "a file server's mount point %s is not a directory",
@@ -920,9 +929,10 @@ static int start_file_server(const hostjail_spec *s, spawn_plan *p, hostjail_pro
 	/* From its id change to its exec the child is the owner's to signal: stopped there, it
 	 * would park the launcher thread for as long as the owner liked. So it has memory of
 	 * its own (a copy, which the id change makes not dumpable: the owner can neither
-	 * trace it nor read it) and a deadline, past which it is killed. */
+	 * trace it nor read it) and a deadline, past which it is killed; the wait for its
+	 * exec is on our thread, not the launcher's (launch). */
 	p->exec_deadline_ms = FILE_SERVER_LAUNCH_MS;
-	p->seccomp = &server_filter; /* the last step before its exec */
+	p->seccomp = filter; /* the last step before its exec */
 	spawn_failure f = { NULL, 0 };
 	spawn_child c;
 	if (r >= 0)

@@ -451,7 +451,7 @@ static pid_t clone_child(spawn_plan *p, int *ret_pidfd)
 }
 
 /* The child's report, or 0 at EOF (it exec'd); -ETIMEDOUT when deadline_ms (> 0) passed
- * first. */
+ * first, another negative errno when waiting failed. */
 static ssize_t read_report(int fd, int deadline_ms, report *rep)
 {
 	if (deadline_ms > 0) {
@@ -467,8 +467,8 @@ static ssize_t read_report(int fd, int deadline_ms, report *rep)
 			if (r >= 0 || errno != EINTR)
 				break;
 		}
-		if (r == 0)
-			return -ETIMEDOUT;
+		if (r <= 0)
+			return r == 0 ? -ETIMEDOUT : -errno;
 	}
 	ssize_t n;
 	do
@@ -477,8 +477,9 @@ static ssize_t read_report(int fd, int deadline_ms, report *rep)
 	return n;
 }
 
-int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
+int spawn_begin(spawn_plan *p, spawn_child *ret, int *ret_report)
 {
+	*ret_report = -1;
 	int rp[2];
 	if (pipe2(rp, O_CLOEXEC) < 0)
 		return -errno;
@@ -511,34 +512,55 @@ int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
 		close(rp[0]);
 		return -clone_errno;
 	}
+	*ret = (spawn_child){ .pid = pid, .pidfd = pidfd, .supervised = p->supervise };
+	*ret_report = rp[0];
+	return 0;
+}
+
+int spawn_end(const spawn_plan *p, spawn_child *c, int report_fd, spawn_failure *ret_fail)
+{
 	/* EOF once the work has exec'd, or a report: at once with CLONE_VFORK, and
 	 * a supervisor closes its copy of the pipe after forking the work. */
 	report rep;
-	ssize_t n = read_report(rp[0], p->exec_deadline_ms, &rep);
-	close(rp[0]);
-	if (n == -ETIMEDOUT) {
-		/* stopped or stuck before its exec: killed, reaped, reported as ours */
-		if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
-			kill(pid, SIGKILL);
-		rep = (report){ .step = STEP_DEADLINE, .errnum = ETIMEDOUT };
+	ssize_t n = read_report(report_fd, p->exec_deadline_ms, &rep);
+	close(report_fd);
+	if (n < 0 && p->exec_deadline_ms > 0) {
+		/* stopped or stuck before its exec (or no way to wait for it): killed, reaped,
+		 * reported as ours. By its pidfd only where it has one: the pid may be another
+		 * process's if a host that reaps for itself took it. */
+		if (c->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+		else
+			kill(c->pid, SIGKILL);
+		rep = (report){ .step = STEP_DEADLINE, .errnum = (int32_t)-n };
 		n = sizeof(rep);
 	}
-	if (n == (ssize_t)sizeof(rep)) {
-		siginfo_t si;
-		while (waitid(P_PID, (id_t)pid, &si, WEXITED | __WALL) < 0 && errno == EINTR)
-			;
-		if (pidfd >= 0)
-			close(pidfd);
-		if (ret_fail) {
-			ret_fail->step = step_name(p, rep.step);
-			ret_fail->errnum = rep.errnum;
-		}
-		return rep.errnum > 0 ? -rep.errnum : -EIO;
+	if (n != (ssize_t)sizeof(rep))
+		return 0;
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)c->pid, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+		;
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	c->pidfd = -1;
+	if (ret_fail) {
+		ret_fail->step = step_name(p, rep.step);
+		ret_fail->errnum = rep.errnum;
 	}
-	ret->pid = pid;
-	ret->pidfd = pidfd;
-	ret->supervised = p->supervise;
-	return 0;
+	return rep.errnum > 0 ? -rep.errnum : -EIO;
+}
+
+int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail)
+{
+	spawn_child c;
+	int report_fd;
+	int r = spawn_begin(p, &c, &report_fd);
+	if (r < 0)
+		return r;
+	r = spawn_end(p, &c, report_fd, ret_fail);
+	if (r == 0)
+		*ret = c;
+	return r;
 }
 
 /* Waits up to ms for the child's exit, without reaping it. */

@@ -131,6 +131,16 @@ int spawn_plan_add_rlimit(spawn_plan *p, int resource, rlim_t value) CORDON_INTE
  * already reaped). The plan's fds are not closed. Thread-safe. */
 int spawn_start(spawn_plan *p, spawn_child *ret, spawn_failure *ret_fail) CORDON_INTERNAL;
 
+/* spawn_start in two halves, for a launcher thread that must not wait out a plan's exec
+ * deadline (it would hold every other launch back): spawn_begin clones and returns the child
+ * and the read end of its report pipe; spawn_end, on any thread, waits for the report (up
+ * to plan->exec_deadline_ms), kills and reaps a child that failed or missed it, and closes
+ * the pipe. With CLONE_VFORK (no deadline) the child has exec'd or died when spawn_begin
+ * returns. */
+int spawn_begin(spawn_plan *p, spawn_child *ret, int *ret_report) CORDON_INTERNAL;
+int spawn_end(const spawn_plan *p, spawn_child *c, int report_fd,
+	      spawn_failure *ret_fail) CORDON_INTERNAL;
+
 /* How long a cancelled run's work has, after the SIGTERM forwarded to it, before SIGKILL. */
 #define SPAWN_FORWARD_GRACE_MS 1000
 

@@ -213,6 +213,21 @@ START_TEST(test_exec_deadline)
 	ck_assert_int_eq(f.errnum, ETIMEDOUT);
 	assert_no_children(); /* killed and reaped by spawn_start */
 
+	/* in halves: the clone returns at once, and while the stopped child's wait goes on
+	 * another launch starts and ends (a launcher thread is not held) */
+	int report = -1;
+	t0 = g_get_monotonic_time();
+	ck_assert_int_eq(spawn_begin(&p, &c, &report), 0);
+	ck_assert_int_lt((g_get_monotonic_time() - t0) / 1000, 250);
+	spawn_plan other;
+	plan_for(&other, "/bin/true", true_argv, null_fd);
+	spawn_child oc;
+	ck_assert_int_eq(spawn_start(&other, &oc, &f), 0);
+	ck_assert_int_eq(reap(&oc), 0);
+	ck_assert_int_eq(spawn_end(&p, &c, report, &f), -ETIMEDOUT);
+	ck_assert_str_eq(f.step, "deadline");
+	assert_no_children();
+
 	trace t = { 0 };
 	plan_for(&p, "/bin/true", true_argv, null_fd);
 	p.exec_deadline_ms = 5000;
