@@ -6,8 +6,8 @@
  * host's kernel is seen; docs/network.md "Governed egress on gVisor"). The
  * agent binds 127.0.0.1:0, answers the port (one DATA frame, decimal, then
  * DONE), and a process of its own (its own session, nothing of the channel
- * open) accepts: each connection is a child that connects to SOCKET and
- * copies bytes both ways unchanged, a half-close passed on. Nothing is
+ * open) accepts: one poll loop that joins each connection to one of its own
+ * to SOCKET and copies bytes both ways unchanged, a half-close passed on. Nothing is
  * parsed: the host's proxy on the other end judges every byte. The relay ends
  * with the container; a host socket that went away refuses its connections.
  *
@@ -42,61 +42,114 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* Connections carried at once: past it the listener waits (its backlog holds the next). */
+#define RELAY_FLOWS 256
+/* Bytes buffered per direction of a connection. */
 #define RELAY_BUF (64u * 1024)
+/* How long the listener rests after accept ran out of descriptors or memory. */
+#define RELAY_REST_MS 100
 
-typedef struct half {
-	int from, to;
-	bool open; /* from has not reached EOF */
-} half;
+/* One direction of a connection: bytes read from one socket, not yet written to the other. */
+typedef struct relay_dir {
+	char *buf;
+	size_t off, len; /* pending: buf[off, len) */
+	bool eof;        /* its source ended; passed on once the pending bytes are written */
+	bool shut;       /* the half-close was passed on */
+} relay_dir;
 
-/* One direction's turn: what from has, written whole to to; false when it ended. */
-static bool copy_once(half *h, char *buf)
+/* A connection: fd[0] the work's, fd[1] the host's; dir[i] carries fd[i] to fd[1 - i]. */
+typedef struct relay_flow {
+	int fd[2];
+	relay_dir dir[2];
+} relay_flow;
+
+static void flow_close(relay_flow *f)
 {
-	ssize_t n = read(h->from, buf, RELAY_BUF);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return true;
-	if (n <= 0) {
-		h->open = false;
-		shutdown(h->to, SHUT_WR);
-		return n == 0;
+	for (int i = 0; i < 2; i++) {
+		close(f->fd[i]);
+		free(f->dir[i].buf);
 	}
-	for (ssize_t off = 0; off < n;) {
-		ssize_t w = write(h->to, buf + off, (size_t)(n - off));
+	memset(f, 0, sizeof(*f));
+	f->fd[0] = f->fd[1] = -1;
+}
+
+/* Writes what d holds to fd; once written, a source that ended is passed on as a
+ * half-close. False when the connection is broken. */
+static bool dir_flush(relay_dir *d, int fd)
+{
+	while (d->off < d->len) {
+		ssize_t w = write(fd, d->buf + d->off, d->len - d->off);
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && errno == EAGAIN)
+			return true;
 		if (w <= 0)
 			return false;
-		off += w;
+		d->off += (size_t)w;
+	}
+	d->off = d->len = 0;
+	if (d->eof && !d->shut) {
+		shutdown(fd, SHUT_WR);
+		d->shut = true;
 	}
 	return true;
 }
 
-static void pump(int a, int b)
+/* One read of fd into d (which holds nothing), written on at once. False when broken. */
+static bool dir_fill(relay_dir *d, int from, int to)
 {
-	static char buf[RELAY_BUF];
-	half h[2] = { { a, b, true }, { b, a, true } };
-	while (h[0].open || h[1].open) {
-		struct pollfd p[2];
-		nfds_t n = 0;
-		half *which[2];
-		for (int i = 0; i < 2; i++)
-			if (h[i].open) {
-				p[n] = (struct pollfd){ h[i].from, POLLIN, 0 };
-				which[n++] = &h[i];
-			}
-		if (poll(p, n, -1) < 0 && errno != EINTR)
-			return;
-		for (nfds_t i = 0; i < n; i++)
-			if (p[i].revents && !copy_once(which[i], buf))
-				return;
+	ssize_t n = read(from, d->buf, RELAY_BUF);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN;
+	if (n == 0)
+		d->eof = true;
+	d->len = (size_t)n;
+	return dir_flush(d, to);
+}
+
+/* The poll events fd[i] of f waits for. */
+static short flow_events(const relay_flow *f, int i)
+{
+	short ev = 0;
+	if (!f->dir[i].eof && f->dir[i].len == 0)
+		ev |= POLLIN;
+	if (f->dir[1 - i].len > 0)
+		ev |= POLLOUT;
+	return ev;
+}
+
+/* f's two entries of the poll set. A socket waited on for nothing is left out: a hangup it
+ * reported would wake us for ever. */
+static void flow_poll(const relay_flow *f, struct pollfd p[2])
+{
+	for (int i = 0; i < 2; i++) {
+		short ev = f->fd[i] >= 0 ? flow_events(f, i) : 0;
+		p[i] = (struct pollfd){ .fd = ev ? f->fd[i] : -1, .events = ev };
 	}
 }
 
+/* A turn of f after poll: false when it is over (both halves closed) or broken. */
+static bool flow_step(relay_flow *f, const struct pollfd *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if ((p[i].revents & POLLOUT) && !dir_flush(&f->dir[1 - i], f->fd[i]))
+			return false;
+		if ((p[i].revents & (POLLIN | POLLHUP | POLLERR)) && (p[i].events & POLLIN) &&
+		    !dir_fill(&f->dir[i], f->fd[i], f->fd[1 - i]))
+			return false;
+		if ((p[i].revents & (POLLERR | POLLNVAL)) && !(p[i].events & POLLIN))
+			return false;
+	}
+	return !(f->dir[0].shut && f->dir[1].shut);
+}
+
+/* Non-blocking from the start: a unix connect then succeeds at once or fails (EAGAIN with
+ * the host's backlog full), and never stalls the other connections. */
 static int connect_host(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	memcpy(a.sun_path, path, strlen(path) + 1); /* the length was checked */
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
 		close(fd);
 		fd = -1;
@@ -104,31 +157,74 @@ static int connect_host(const char *path)
 	return fd;
 }
 
-static void serve_connection(int client, const char *path)
+/* A new connection of the work's, joined to one of the host's in a free slot; a host socket
+ * that went away (or no memory) refuses it: the work sees it closed. */
+static void flow_open(relay_flow *f, int client, const char *path)
 {
 	int host = connect_host(path);
-	if (host >= 0)
-		pump(client, host);
-	_exit(0);
+	char *b0 = host >= 0 ? malloc(RELAY_BUF) : NULL, *b1 = b0 ? malloc(RELAY_BUF) : NULL;
+	if (!b1) {
+		free(b0);
+		free(b1);
+		if (host >= 0)
+			close(host);
+		close(client);
+		return;
+	}
+	*f = (relay_flow){ .fd = { client, host } };
+	f->dir[0].buf = b0;
+	f->dir[1].buf = b1;
 }
 
-/* The relay's own process: accepts for ever (the container's end ends it). */
+/* The relay's own process: one poll loop over the listener and every connection, for ever
+ * (the container's end ends it). No process per connection: under gVisor a fork costs more
+ * than the connection itself. The poll set holds the open connections only (gVisor's poll
+ * pays for every entry). */
 static void accept_loop(int lsn, const char *path)
 {
+	static relay_flow flows[RELAY_FLOWS];
+	static struct pollfd p[1 + 2 * RELAY_FLOWS];
+	static size_t at[RELAY_FLOWS]; /* at[j]: the flow of p[1 + 2j] and p[2 + 2j] */
+	size_t n_open = 0;
+	for (size_t k = 0; k < RELAY_FLOWS; k++)
+		flows[k].fd[0] = flows[k].fd[1] = -1;
+	bool resting = false;
 	for (;;) {
-		int c = accept4(lsn, NULL, NULL, SOCK_CLOEXEC);
+		p[0] = (struct pollfd){ n_open < RELAY_FLOWS && !resting ? lsn : -1, POLLIN, 0 };
+		size_t n = 0;
+		for (size_t k = 0; k < RELAY_FLOWS && n < n_open; k++)
+			if (flows[k].fd[0] >= 0) {
+				flow_poll(&flows[k], &p[1 + 2 * n]);
+				at[n++] = k;
+			}
+		if (poll(p, 1 + 2 * n, resting ? RELAY_REST_MS : -1) < 0) {
+			if (errno != EINTR)
+				_exit(1);
+			continue;
+		}
+		resting = false;
+		for (size_t j = 0; j < n; j++)
+			if ((p[1 + 2 * j].revents || p[2 + 2 * j].revents) &&
+			    !flow_step(&flows[at[j]], &p[1 + 2 * j])) {
+				flow_close(&flows[at[j]]);
+				n_open--;
+			}
+		if (!(p[0].revents & POLLIN))
+			continue;
+		int c = accept4(lsn, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (c < 0) {
-			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE ||
-			    errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
-				continue;
-			_exit(1);
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				resting = true; /* not a busy loop while descriptors are short */
+			else if (errno != EINTR && errno != ECONNABORTED && errno != EAGAIN)
+				_exit(1);
+			continue;
 		}
-		pid_t pid = fork();
-		if (pid == 0) {
-			close(lsn);
-			serve_connection(c, path);
-		}
-		close(c);
+		size_t k = 0;
+		while (flows[k].fd[0] >= 0) /* a slot is free: the listener waits otherwise */
+			k++;
+		flow_open(&flows[k], c, path);
+		n_open += flows[k].fd[0] >= 0;
 	}
 }
 

@@ -371,6 +371,23 @@ static int probe_runtime(oci_tier *t, const char *engine, cordon_plugin_probe *r
 
 static bool is_gvisor(const oci_tier *t) { return oci_runtime_is_gvisor(t->runtime); }
 
+void oci_runtime_learn(oci_tier *t)
+{
+	if (!is_gvisor(t) || t->kind->runtime_is_global || geteuid() != 0)
+		return;
+	pthread_mutex_lock(&t->lock);
+	bool known = t->runtime_ok;
+	pthread_mutex_unlock(&t->lock);
+	oci_refusal r;
+	char *engine = known ? NULL : oci_tier_engine(t, &r);
+	if (!engine)
+		return;
+	cordon_plugin_probe scratch;
+	memset(&scratch, 0, sizeof(scratch));
+	probe_runtime(t, engine, &scratch); /* a failure leaves it unknown: no relay */
+	free(engine);
+}
+
 /* The trial's one-shot `run`, the gVisor profile on its stdin. */
 static int trial_run(oci_tier *t, const char *engine, char **args, oci_cli_result *res)
 {

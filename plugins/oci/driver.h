@@ -292,6 +292,10 @@ void oci_serve_stop(oci_serve *sv) CORDON_INTERNAL;
 
 /* The tier's containers get a relay directory (gVisor as root, runsc given host-uds). */
 bool oci_relay_wanted(const oci_tier *t) CORDON_INTERNAL;
+/* What oci_relay_wanted reads of docker's gVisor runtime (its --host-uds, from `info`) is
+ * learnt by the probe; a probe answered from the core's cache (another process's) ran
+ * nothing here, so a session start asks `info` once itself when it must know. */
+void oci_runtime_learn(oci_tier *t) CORDON_INTERNAL;
 /* OCI_PRIVATE_DIR/NAME.relay (malloc'ed), bind-mounted read-only at AGENT_RELAY_DIR. */
 char *oci_relay_dir(const char *name) CORDON_INTERNAL;
 int oci_relay_prepare(const oci_tier *t, const char *name, oci_refusal *r) CORDON_INTERNAL;

@@ -349,6 +349,7 @@ int oci_session_start(oci_sandbox *sb, const oci_start *st, oci_refusal *r)
 	for (size_t i = 0; i < 1 + OCI_MAX_MOUNTS; i++)
 		ws[i] = (oci_workspace){ .fd = -1 };
 	char **args = NULL;
+	oci_runtime_learn(t);
 	if (oci_relay_wanted(t) && oci_relay_prepare(t, sb->name, r) < 0)
 		return -r->errnum;
 	char *cidfile = cid_path(sb);

@@ -1774,6 +1774,15 @@ static unsigned count_relay_dirs(void)
 	return n;
 }
 
+/* gVisor with host-uds=open: podman's per container, docker's runsc-uds (engines.sh). */
+static const char *gvisor_uds_keys(const engine_case *e)
+{
+	return strcmp(e->engine, "podman") == 0
+		       ? "    runtime: runsc\n"
+			 "    runtime_flags: [network=none, oci-seccomp, host-uds=open]\n"
+		       : "    runtime: runsc-uds\n";
+}
+
 static void add_egress_tiers(GString *p, const engine_case *e, const char *rules)
 {
 	bool podman = strcmp(e->engine, "podman") == 0;
@@ -1783,13 +1792,7 @@ static void add_egress_tiers(GString *p, const engine_case *e, const char *rules
 	g_autofree char *extra = g_strdup_printf("%s%s", podman ? "    runtime: runc\n" : "",
 						 rules);
 	add_tier(p, runc, e->engine, extra, true);
-	/* gVisor with host-uds=open: podman's per container, docker's runsc-uds (engines.sh) */
-	g_autofree char *gextra = g_strdup_printf(
-		"%s%s",
-		podman ? "    runtime: runsc\n"
-			 "    runtime_flags: [network=none, oci-seccomp, host-uds=open]\n"
-		       : "    runtime: runsc-uds\n",
-		rules);
+	g_autofree char *gextra = g_strdup_printf("%s%s", gvisor_uds_keys(e), rules);
 	add_tier(p, runsc, e->engine, gextra, true);
 	/* and without it: no relay, so neither governed egress nor services */
 	g_autofree char *nextra = g_strdup_printf(
@@ -1987,6 +1990,38 @@ START_TEST(test_cli_engine_calls)
 	g_autofree char *ids = engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter",
 					  "label=cordon.tier=cli-calls", NULL);
 	ck_assert_str_eq(g_strstrip(ids), "");
+}
+END_TEST
+
+/* Governed egress on gVisor from the command line, run after run: a run whose probe is
+ * answered from the probe cache (another process's) still knows that docker's runtime
+ * gives runsc --host-uds, which the relay needs (the probe learnt it from `info`, and a
+ * cached answer runs no probe here), so the second and third runs reach the allowed host
+ * as the first did. */
+START_TEST(test_cli_governed_gvisor)
+{
+	const engine_case *e = &engines[_i];
+	netcheck_egress_env g = { 0 };
+	netcheck_egress_start(&g);
+	GString *p = g_string_new(NULL);
+	g_string_append_printf(p, "cordon: 1\nplugins: {dir: %s, load: [%s]}\ntiers:\n", plugin_dir,
+			       e->engine);
+	g_autofree char *rules = netcheck_egress_rules(&g);
+	g_autofree char *extra = g_strdup_printf("%s%s", gvisor_uds_keys(e), rules);
+	add_tier(p, "cli-gvisor-egress", e->engine, extra, true);
+	g_string_append(p, "trust:\n  untrusted: {require: container, relax: true, tiers: "
+			   "[cli-gvisor-egress]}\n");
+	g_autofree char *text = g_string_free(p, FALSE);
+	g_autofree char *pol = g_strdup_printf("%s/gvisor-egress-%s.yaml", wrap_dir, e->engine);
+	ck_assert(g_file_set_contents(pol, text, -1, NULL));
+	g_autofree char *url = g_strdup_printf("http://localhost:%u/", (unsigned)g.http);
+	const char *run[] = { "run",      "--policy",  pol,  "--trust", "untrusted",
+			      "--egress", "governed",  "--", "wget",    "-q",
+			      "-O",       "/dev/null", url,  NULL };
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(cordon_cli(run) == 0, "run %d of 3 did not reach %s", i + 1, url);
+	netcheck_egress_stop(&g);
+	assert_nothing_left(e->engine);
 }
 END_TEST
 
@@ -2281,6 +2316,7 @@ static Suite *containers_suite(void)
 	add_case(s, "pin", test_image_pin, 2);
 	add_case(s, "cli-calls", test_cli_engine_calls, 2);
 	add_case(s, "run-no-image", test_run_says_no_image, 2);
+	add_case(s, "cli-egress-gvisor", test_cli_governed_gvisor, 2);
 	add_case(s, "serve", test_serve_published, 2);
 	add_case(s, "serve-unix", test_serve_unix, 2);
 	add_case(s, "egress", test_governed_egress, 2);

@@ -19,9 +19,12 @@
 #include <fcntl.h>
 #include <glib.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -676,8 +679,155 @@ static void relay_carries(int unix_lsn, unsigned port)
 	close(c);
 }
 
-/* The relay carries a connection to the host's unix socket, lives on past a run's end
- * (which kills everything else the agent started), and is refused over `exec`. */
+/* The children of pid, from /proc. */
+static GArray *children_of(pid_t pid)
+{
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(pid_t));
+	GDir *d = g_dir_open("/proc", 0, NULL);
+	const char *name;
+	while (d && (name = g_dir_read_name(d))) {
+		g_autofree char *path = g_strdup_printf("/proc/%s/stat", name);
+		g_autofree char *st = NULL;
+		if (!g_ascii_isdigit(name[0]) || !g_file_get_contents(path, &st, NULL, NULL))
+			continue;
+		const char *cp = strrchr(st, ')');
+		int ppid = 0;
+		if (cp && sscanf(cp + 2, "%*c %d", &ppid) == 1 && ppid == pid) {
+			pid_t child = (pid_t)atoi(name);
+			g_array_append_val(out, child);
+		}
+	}
+	if (d)
+		g_dir_close(d);
+	return out;
+}
+
+static unsigned open_fds(pid_t pid)
+{
+	g_autofree char *path = g_strdup_printf("/proc/%d/fd", (int)pid);
+	GDir *d = g_dir_open(path, 0, NULL);
+	ck_assert_ptr_nonnull(d);
+	unsigned n = 0;
+	while (g_dir_read_name(d))
+		n++;
+	g_dir_close(d);
+	return n;
+}
+
+static int relay_connect(unsigned port)
+{
+	int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof(a)), 0);
+	return c;
+}
+
+#define BULK_BYTES (8u << 20)
+
+typedef struct bulk_writer {
+	int fd;
+	uint8_t seed;
+} bulk_writer;
+
+/* BULK_BYTES of a pattern of seed's, then the half-close. */
+static void *bulk_write(void *arg)
+{
+	bulk_writer *w = arg;
+	static __thread uint8_t buf[65536];
+	for (size_t sent = 0; sent < BULK_BYTES;) {
+		size_t n = MIN(sizeof(buf), BULK_BYTES - sent);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (uint8_t)(w->seed + (sent + i) * 7);
+		ssize_t k = write(w->fd, buf, n);
+		if (k <= 0)
+			return NULL;
+		sent += (size_t)k;
+	}
+	shutdown(w->fd, SHUT_WR);
+	return NULL;
+}
+
+/* Reads fd to EOF, checking seed's pattern; the bytes read. */
+static size_t bulk_check(int fd, uint8_t seed)
+{
+	uint8_t buf[65536];
+	size_t got = 0;
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			ck_assert_uint_eq(buf[i], (uint8_t)(seed + (got + (size_t)i) * 7));
+		got += (size_t)n;
+	}
+	return got;
+}
+
+typedef struct bulk_reader {
+	int fd;
+	uint8_t seed;
+	size_t got;
+} bulk_reader;
+
+static void *bulk_read(void *arg)
+{
+	bulk_reader *r = arg;
+	r->got = bulk_check(r->fd, r->seed);
+	return NULL;
+}
+
+/* Many connections at once, carried by the relay's one process (no process per
+ * connection), 8 MiB each way at once on one of them (both sides writing while neither
+ * reads all: the relay's buffers fill and drain), and every descriptor of theirs closed
+ * after. */
+static void relay_concurrent(int unix_lsn, unsigned port, pid_t agent)
+{
+	g_autoptr(GArray) kids = children_of(agent);
+	ck_assert_uint_eq(kids->len, 1); /* the relay */
+	pid_t relay = g_array_index(kids, pid_t, 0);
+	unsigned fds_idle = open_fds(relay);
+	enum { N = 32 };
+	int c[N], h[N];
+	for (int i = 0; i < N; i++) {
+		c[i] = relay_connect(port);
+		h[i] = accept4(unix_lsn, NULL, NULL, SOCK_CLOEXEC);
+		ck_assert_int_ge(h[i], 0);
+	}
+	g_autoptr(GArray) during = children_of(relay);
+	ck_assert_uint_eq(during->len, 0);
+	ck_assert_uint_eq(open_fds(relay), fds_idle + 2 * N);
+	for (int i = N - 1; i >= 0; i--) { /* in another order than opened */
+		char msg[16], buf[16] = { 0 };
+		int len = snprintf(msg, sizeof(msg), "ping %d", i);
+		ck_assert_int_eq(write(c[i], msg, (size_t)len), len);
+		ck_assert_int_eq(read(h[i], buf, sizeof(buf)), len);
+		ck_assert(memcmp(buf, msg, (size_t)len) == 0);
+		ck_assert_int_eq(write(h[i], "pong", 4), 4);
+		ck_assert_int_eq(read(c[i], buf, sizeof(buf)), 4);
+	}
+	bulk_writer up = { c[0], 3 }, down = { h[0], 11 };
+	bulk_reader back = { c[0], 11, 0 };
+	pthread_t tu, td, tb;
+	ck_assert_int_eq(pthread_create(&tu, NULL, bulk_write, &up), 0);
+	ck_assert_int_eq(pthread_create(&td, NULL, bulk_write, &down), 0);
+	ck_assert_int_eq(pthread_create(&tb, NULL, bulk_read, &back), 0);
+	ck_assert_uint_eq(bulk_check(h[0], 3), BULK_BYTES); /* and the half-close */
+	pthread_join(tu, NULL);
+	pthread_join(td, NULL);
+	pthread_join(tb, NULL);
+	ck_assert_uint_eq(back.got, BULK_BYTES);
+	for (int i = 0; i < N; i++) {
+		close(c[i]);
+		close(h[i]);
+	}
+	for (int tries = 0; open_fds(relay) != fds_idle && tries < 200; tries++)
+		g_usleep(10000);
+	ck_assert_uint_eq(open_fds(relay), fds_idle);
+}
+
+/* The relay carries a connection to the host's unix socket, many at once, lives on past a
+ * run's end (which kills everything else the agent started) and a host socket that went
+ * away, and is refused over `exec`. */
 START_TEST(test_agent_relay)
 {
 	g_autofree char *dir = testutil_tmpdir();
@@ -693,6 +843,7 @@ START_TEST(test_agent_relay)
 	unsigned port = session_relay(&s, path);
 	ck_assert_uint_gt(port, 0);
 	relay_carries(lsn, port);
+	relay_concurrent(lsn, port, s.pid);
 	/* a run, whose end kills every other descendant of the agent */
 	const char *argv[] = { "/bin/true", NULL };
 	const char *envp[] = { NULL };
@@ -703,6 +854,18 @@ START_TEST(test_agent_relay)
 	free(req);
 	ck_assert_msg(x.done && x.have_status, "%d %d %s %s", x.done, x.have_error, x.error.code,
 		      x.error.message);
+	relay_carries(lsn, port);
+	/* the host's socket gone: the connection is refused (closed at once); a socket there
+	 * again is reached */
+	close(lsn);
+	ck_assert_int_eq(unlink(path), 0);
+	int refused = relay_connect(port);
+	char byte;
+	ck_assert_int_le(read(refused, &byte, 1), 0);
+	close(refused);
+	lsn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_eq(bind(lsn, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(listen(lsn, 8), 0);
 	relay_carries(lsn, port);
 	session_end(&s); /* the relay ends with it (PR_SET_PDEATHSIG) */
 	/* over exec: refused (an orphan there would not outlive the next run) */
