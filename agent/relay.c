@@ -137,14 +137,17 @@ static bool flow_step(relay_flow *f, const struct pollfd *p)
 		if ((p[i].revents & (POLLIN | POLLHUP | POLLERR)) && (p[i].events & POLLIN) &&
 		    !dir_fill(&f->dir[i], f->fd[i], f->fd[1 - i]))
 			return false;
-		if ((p[i].revents & (POLLERR | POLLNVAL)) && !(p[i].events & POLLIN))
+		/* an error, or a hangup of a socket we only write to: nothing more goes there */
+		if ((p[i].revents & (POLLERR | POLLNVAL | POLLHUP)) && !(p[i].events & POLLIN))
 			return false;
 	}
 	return !(f->dir[0].shut && f->dir[1].shut);
 }
 
-/* Non-blocking from the start: a unix connect then succeeds at once or fails (EAGAIN with
- * the host's backlog full), and never stalls the other connections. */
+/* Non-blocking from the start: on Linux a unix connect then succeeds at once or fails
+ * (EAGAIN with the host's backlog full). gVisor's gofer connects a host-uds socket with a
+ * blocking call whatever we ask, so there a full backlog of the host's proxy stalls the loop
+ * until the proxy accepts (cordon's proxy accepts at once, on its own thread). */
 static int connect_host(const char *path)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
@@ -188,6 +191,7 @@ static void accept_loop(int lsn, const char *path)
 	size_t n_open = 0;
 	for (size_t k = 0; k < RELAY_FLOWS; k++)
 		flows[k].fd[0] = flows[k].fd[1] = -1;
+	fcntl(lsn, F_SETFL, O_NONBLOCK); /* a connection gone between poll and accept: no block */
 	bool resting = false;
 	for (;;) {
 		p[0] = (struct pollfd){ n_open < RELAY_FLOWS && !resting ? lsn : -1, POLLIN, 0 };

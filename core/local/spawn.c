@@ -479,6 +479,7 @@ static ssize_t read_report(int fd, int deadline_ms, report *rep)
 
 int spawn_begin(spawn_plan *p, spawn_child *ret, int *ret_report)
 {
+	*ret = (spawn_child){ .pid = -1, .pidfd = -1 };
 	*ret_report = -1;
 	int rp[2];
 	if (pipe2(rp, O_CLOEXEC) < 0)
@@ -521,7 +522,7 @@ int spawn_end(const spawn_plan *p, spawn_child *c, int report_fd, spawn_failure 
 {
 	/* EOF once the work has exec'd, or a report: at once with CLONE_VFORK, and
 	 * a supervisor closes its copy of the pipe after forking the work. */
-	report rep;
+	report rep = { 0 };
 	ssize_t n = read_report(report_fd, p->exec_deadline_ms, &rep);
 	close(report_fd);
 	if (n < 0 && p->exec_deadline_ms > 0) {
