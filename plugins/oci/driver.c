@@ -622,10 +622,10 @@ static int oci_probe(void *tier, cordon_plugin_probe *ret)
 
 /* ---- gc ---------------------------------------------------------------------------------- */
 
-static char *owner_of(oci_tier *t, const char *engine, const char *id)
+static char *owner_of(oci_tier *t, const char *engine, const char *name)
 {
 	const char *args[] = { "inspect", "--format", "{{index .Config.Labels \"cordon.owner\"}}",
-			       "--",      id,         NULL };
+			       "--",      name,       NULL };
 	oci_cli_result res;
 	int r = oci_cli(t, engine, args, NULL, 0, 0, 4096, &res);
 	char line[256] = "";
@@ -635,9 +635,9 @@ static char *owner_of(oci_tier *t, const char *engine, const char *id)
 	return xstrdup(line);
 }
 
-/* Removes cordon's containers whose owning process is gone (a crashed host);
- * those of live processes, this one's included, are left alone. Returns how
- * many were removed. */
+/* Removes cordon's containers whose owning process is gone (a crashed host), and
+ * their relay directories (named by the container's name, not its id); those of live
+ * processes, this one's included, are left alone. Returns how many were removed. */
 static int oci_gc(void *tier, cordon_plugin_error *err)
 {
 	oci_tier *t = tier;
@@ -645,7 +645,8 @@ static int oci_gc(void *tier, cordon_plugin_error *err)
 	char *engine = oci_tier_engine(t, &r);
 	if (!engine)
 		return oci_fail(err, &r);
-	const char *args[] = { "ps", "-a", "-q", "--no-trunc", "--filter", "label=cordon.managed=1",
+	const char *args[] = { "ps",         "-a",       "--format",
+			       "{{.Names}}", "--filter", "label=cordon.managed=1",
 			       NULL };
 	oci_cli_result res;
 	int rc = oci_cli(t, engine, args, NULL, 0, 0, 1 << 20, &res);
@@ -661,10 +662,11 @@ static int oci_gc(void *tier, cordon_plugin_error *err)
 	}
 	int removed = 0;
 	char *save = NULL;
-	for (char *id = strtok_r(res.out, " \n", &save); id; id = strtok_r(NULL, " \n", &save)) {
-		char *owner = owner_of(t, engine, id);
+	for (char *name = strtok_r(res.out, " \n", &save); name;
+	     name = strtok_r(NULL, " \n", &save)) {
+		char *owner = owner_of(t, engine, name);
 		if (oci_owner_is_dead(owner)) {
-			oci_container_remove(t, engine, id);
+			oci_container_remove(t, engine, name);
 			removed++;
 		}
 		free(owner);

@@ -1531,9 +1531,16 @@ START_TEST(test_gc)
 			  "--label", "cordon.managed=1", "--label", foreign_label, image_ref,
 			  "sleep", "600", NULL));
 	ck_assert_int_eq(st, 0);
+	/* the relay directory a gVisor container of it would have had (named by the
+	 * container's name): it goes with the container, whatever the tier */
+	g_autofree char *relay = g_strdup_printf("/run/cordon/oci/%s.relay", dead);
+	ck_assert_int_eq(g_mkdir_with_parents(relay, 0700), 0);
+	g_autofree char *relay_sock = g_build_filename(relay, "0", NULL);
+	ck_assert(g_file_set_contents(relay_sock, "", 0, NULL));
 	cordon_context *ctx = ctx_new();
 	cordon_sandbox *live = open_tier(ctx, e->tier, NULL);
 	ck_assert_int_ge(driver_gc(ctx, e->tier), 1);
+	ck_assert_msg(access(relay, F_OK) != 0, "gc left %s", relay);
 	g_autofree char *foreign_filter = g_strdup_printf("name=%s", foreign);
 	g_autofree char *kept = g_strstrip(
 		engine_run(e->engine, NULL, "ps", "-a", "-q", "--filter", foreign_filter, NULL));
