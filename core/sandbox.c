@@ -606,6 +606,11 @@ static int serve_wait_ready(cordon_serve *s, uint64_t timeout_ms, cordon_error *
 	} else if (s->done && s->rc < 0 && s->err) {
 		r = error_set(reterr, s->err->errnum, s->err->cls, s->err->code, "%s",
 			      s->err->message);
+	} else if (s->done && cordon_result_signal(s->result)) {
+		r = error_set(reterr, ECONNREFUSED, CORDON_ERROR_TERMINAL, ERRC(serve_not_ready),
+			      "the server ended (killed by signal %d) before port %u accepted "
+			      "connections",
+			      cordon_result_signal(s->result), (unsigned)s->port);
 	} else if (s->done) {
 		r = error_set(reterr, ECONNREFUSED, CORDON_ERROR_TERMINAL, ERRC(serve_not_ready),
 			      "the server ended (exit status %d) before port %u accepted "

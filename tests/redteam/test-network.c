@@ -509,6 +509,13 @@ START_TEST(test_serve_not_ready)
 		"%s", cordon_error_get_message(err));
 	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "serve_not_ready");
 	ck_assert_ptr_null(sv);
+	/* one killed by a signal says so (it read "exit status 0") */
+	const char *killed[] = { "/bin/sh", "-c", "kill -KILL $$", NULL };
+	ck_assert_int_lt(cordon_sandbox_serve(t.sb, killed, 8080, NULL, &sv, &err), 0);
+	ck_assert_msg(strstr(cordon_error_get_message(err),
+			     "ended (killed by signal 9) before port 8080"),
+		      "%s", cordon_error_get_message(err));
+	ck_assert_cordon_error(err, CORDON_ERROR_TERMINAL, "serve_not_ready");
 
 	const char *mute[] = { "/bin/sleep", "60", NULL };
 	cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
