@@ -480,6 +480,16 @@ int seccomp_filter_compile(struct sock_filter **ret_prog, size_t *ret_n, const c
 int seccomp_setid_filter_compile(struct sock_filter **ret_prog, size_t *ret_n,
 				 const char **ret_what)
 {
+	/* every name of setid_rows is a row of the deny list: a misspelt one would drop its
+	 * rule without a word, so it fails the compile instead */
+	size_t found = 0;
+	for (size_t i = 0; i < sizeof(deny_list) / sizeof(deny_list[0]); i++)
+		found += setid_row(&deny_list[i]);
+	if (found != sizeof(setid_rows) / sizeof(setid_rows[0])) {
+		if (ret_what)
+			*ret_what = "a set-id row not in the deny list";
+		return -EINVAL;
+	}
 	return compile_rows(setid_row, ret_prog, ret_n, ret_what);
 }
 
